@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Idempotent machine and project set-up, called by `npm start` and `npm test`.
+# Each step checks for its result first, so a set-up machine passes through in about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+TEMPORAL_CLI_VERSION=1.5.1
+PG_MAJOR=${PG_MAJOR:-15}
+PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
+
+# 1. npm packages, reinstalled only when the lockfile changed.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# 2. The Temporal CLI (dev server + Web UI), built once into the Go bin directory.
+GOBIN_DIR=$(go env GOBIN); [ -n "$GOBIN_DIR" ] || GOBIN_DIR="$(go env GOPATH)/bin"
+if ! command -v temporal >/dev/null && ! [ -x "$GOBIN_DIR/temporal" ]; then
+  log "building the Temporal CLI v$TEMPORAL_CLI_VERSION (takes a few minutes, once)"
+  go install "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION"
+fi
+
+# 3. pgvector, built from Debian's source package against the running server.
+if [ ! -f "$($PG_CONFIG --sharedir 2>/dev/null || echo /nonexistent)/extension/vector.control" ]; then
+  log "building pgvector from Debian's source package"
+  src_list=/etc/apt/sources.list.d/weft-trixie-src.sources
+  if [ ! -f "$src_list" ]; then
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | as_root tee "$src_list" >/dev/null
+  fi
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-server-dev-$PG_MAJOR" dpkg-dev >/dev/null
+  build_dir=$(mktemp -d)
+  (cd "$build_dir" && apt-get source -qq pgvector >/dev/null 2>&1 && cd pgvector-*/ \
+    && make -s PG_CONFIG="$PG_CONFIG" && as_root make -s install PG_CONFIG="$PG_CONFIG")
+  rm -rf "$build_dir"
+fi
+
+# 4. Roles, databases, extension and migrations.
+node_modules/.bin/tsx scripts/prepare-database.ts "$@"

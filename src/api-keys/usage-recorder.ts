@@ -1,0 +1,85 @@
+import type { UnitOfWork } from '../db/unit-of-work';
+import type { Logger } from '../logger';
+
+export interface UsageRecorder {
+  record(use: { credentialId: string; workspaceId: string; userId: string }): void;
+  /** Writes buffered counts now; usage reads call it so a caller sees its own requests. */
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Pending {
+  credentialId: string;
+  workspaceId: string;
+  userId: string;
+  day: string;
+  count: number;
+  lastUsedAt: Date;
+}
+
+/**
+ * Counts authenticated requests per credential and UTC day. Counting in memory and writing
+ * once per interval keeps a database write off every request's path.
+ */
+export function createUsageRecorder(deps: { uow: UnitOfWork; logger: Logger; intervalMs: number }): UsageRecorder {
+  let pending = new Map<string, Pending>();
+  let flushing: Promise<void> = Promise.resolve();
+
+  async function write(batch: Pending[]) {
+    const byUser = new Map<string, Pending[]>();
+    for (const entry of batch) byUser.set(entry.userId, [...(byUser.get(entry.userId) ?? []), entry]);
+    for (const [userId, entries] of byUser) {
+      await deps.uow({ userId }, async (m) => {
+        for (const e of entries) {
+          await m.query(
+            `INSERT INTO api_key_daily_usage (api_key_id, day, workspace_id, user_id, request_count)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (api_key_id, day) DO UPDATE SET request_count = api_key_daily_usage.request_count + EXCLUDED.request_count`,
+            [e.credentialId, e.day, e.workspaceId, e.userId, e.count],
+          );
+          await m.query(
+            `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2), $2) WHERE id = $1`,
+            [e.credentialId, e.lastUsedAt],
+          );
+        }
+      });
+    }
+  }
+
+  function flush(): Promise<void> {
+    flushing = flushing.then(async () => {
+      if (pending.size === 0) return;
+      const batch = [...pending.values()];
+      pending = new Map();
+      try {
+        await write(batch);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'key usage flush failed');
+      }
+    });
+    return flushing;
+  }
+
+  const timer = setInterval(() => void flush(), deps.intervalMs);
+  timer.unref();
+
+  return {
+    record({ credentialId, workspaceId, userId }) {
+      const now = new Date();
+      const day = now.toISOString().slice(0, 10);
+      const key = `${credentialId}:${day}`;
+      const entry = pending.get(key);
+      if (entry) {
+        entry.count += 1;
+        entry.lastUsedAt = now;
+      } else {
+        pending.set(key, { credentialId, workspaceId, userId, day, count: 1, lastUsedAt: now });
+      }
+    },
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { Runtime } from '../runtime';
+import { apiKeyRoutes } from '../api-keys/routes';
+import { healthRoutes } from '../health/routes';
+import { mcpTokenRoutes } from '../mcp-tokens/routes';
+import { openApiRoutes } from '../openapi/routes';
+import { HttpError, errorHandler } from './errors';
+import { requestContext, requestLogger } from './request-context';
+import { mountRoutes, type AnyRoute } from './route';
+
+/** Every route of the API, in one list: the router and the OpenAPI document both read it. */
+export function allRoutes(runtime: Runtime): AnyRoute[] {
+  const routes: AnyRoute[] = [
+    ...healthRoutes({ dataSource: runtime.dataSource, temporal: runtime.temporal }),
+    ...apiKeyRoutes(runtime.services.apiKeys),
+    ...mcpTokenRoutes(runtime.services.mcpTokens),
+  ];
+  return [...routes, ...openApiRoutes(() => routes)];
+}
+
+export const JSON_BODY_LIMIT = '1mb';
+
+/** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
+export function createApp(runtime: Runtime): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  const router = new Router();
+  mountRoutes(router, allRoutes(runtime), runtime.authenticator);
+
+  app.use(requestContext());
+  if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
+  app.use(errorHandler(runtime.logger));
+  app.use(
+    koaBody({
+      json: true,
+      jsonStrict: true,
+      jsonLimit: JSON_BODY_LIMIT,
+      formLimit: JSON_BODY_LIMIT,
+      textLimit: JSON_BODY_LIMIT,
+      multipart: false,
+      urlencoded: false,
+      text: false,
+      onError: (error) => {
+        throw error;
+      },
+    }),
+  );
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
+  app.use(async (ctx) => {
+    throw new HttpError(404, `No route for ${ctx.method} ${ctx.path}`);
+  });
+  // Errors are already answered by errorHandler; Koa's own logging would print them twice.
+  app.silent = true;
+  return app;
+}

@@ -1,0 +1,105 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { Principal } from '../auth/principal';
+import type { ScopeName } from '../auth/scopes';
+import { forbidden, validationError } from './errors';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+/** What a handler receives: validated input, and the caller when the route is authenticated. */
+export interface RouteInput<P, Q, B, Auth> {
+  params: P;
+  query: Q;
+  body: B;
+  auth: Auth;
+  ctx: Context;
+}
+
+export interface RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends z.ZodType | undefined,
+  Public extends boolean,
+> {
+  method: Method;
+  /** OpenAPI-style path, e.g. `/v1/ontology/nodes/{node_id}`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Routes are authenticated unless `public`; `scope` additionally requires that scope. */
+  public?: Public;
+  scope?: ScopeName;
+  params?: P;
+  query?: Q;
+  body?: B;
+  status?: number;
+  response?: R;
+  /** Other documented outcomes: status → description. */
+  errors?: Record<number, string>;
+  handler: (
+    input: RouteInput<
+      P extends AnyObject ? z.infer<P> : Record<string, never>,
+      Q extends AnyObject ? z.infer<Q> : Record<string, never>,
+      B extends z.ZodType ? z.infer<B> : undefined,
+      Public extends true ? undefined : Principal
+    >,
+  ) => Promise<R extends z.ZodType ? z.input<R> : unknown>;
+}
+
+// The spec's generic parameters vary per route; the registry only needs this erased view.
+export type AnyRoute = RouteSpec<any, any, any, any, any>;
+
+/** Declares a route; the identity function exists to infer the handler's types from the schemas. */
+export function defineRoute<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType | undefined = undefined,
+  Public extends boolean = false,
+>(spec: RouteSpec<P, Q, B, R, Public>): RouteSpec<P, Q, B, R, Public> {
+  return spec;
+}
+
+/** Koa's router takes `:name` where OpenAPI takes `{name}`. */
+export const toKoaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+export interface Authenticator {
+  authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationError(part, result.error);
+  return result.data;
+}
+
+/**
+ * Mounts routes on a Koa router: authenticate (401) → scope (403) → validate path, query and
+ * body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
+ */
+export function mountRoutes(router: Router, routes: readonly AnyRoute[], authenticator: Authenticator): void {
+  for (const route of routes) {
+    router[route.method](toKoaPath(route.path), async (ctx) => {
+      let principal: Principal | undefined;
+      if (!route.public) {
+        const workspaceParam = typeof ctx.query.workspace_id === 'string' ? ctx.query.workspace_id : undefined;
+        const requested = route.query?.shape.workspace_id && workspaceParam && z.uuid().safeParse(workspaceParam).success
+          ? workspaceParam
+          : undefined;
+        principal = await authenticator.authenticate(ctx, requested);
+        if (route.scope && !principal.scopes.has(route.scope)) throw forbidden(`Missing scope ${route.scope}`);
+      }
+      const params = route.params ? parse(route.params, ctx.params, 'path') : {};
+      const query = route.query ? parse(route.query, ctx.query, 'query') : {};
+      const body = route.body ? parse(route.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
+      // Set first so that a handler may still choose another status (readiness answers 503).
+      ctx.status = route.status ?? 200;
+      const result = await route.handler({ params, query, body, auth: principal, ctx });
+      if (route.response) ctx.body = route.response.parse(result);
+      else if (result !== undefined) ctx.body = result;
+    });
+  }
+}

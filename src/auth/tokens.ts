@@ -1,0 +1,84 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Config } from '../config';
+
+/** Opaque API keys start with this, which is how the authenticator tells them from JWTs. */
+export const API_KEY_MARKER = 'weft_sk_';
+const PREFIX_LENGTH = API_KEY_MARKER.length + 8;
+
+export const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export interface IssuedSecret {
+  token: string;
+  prefix: string;
+  hash: string;
+}
+
+/** A new API key: 256 random bits; only the SHA-256 and a short prefix are ever stored. */
+export function issueApiKeySecret(): IssuedSecret {
+  const token = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
+  return { token, prefix: token.slice(0, PREFIX_LENGTH), hash: sha256Hex(token) };
+}
+
+export type JwtAudience = 'user' | 'mcp';
+
+export interface VerifiedJwt {
+  audience: JwtAudience;
+  userId: string;
+  workspaceId?: string;
+  tokenId?: string;
+}
+
+export interface JwtService {
+  signUser(userId: string, workspaceId: string): Promise<string>;
+  signMcp(input: { userId: string; workspaceId: string; tokenId: string; expiresAt: Date }): Promise<string>;
+  /** Returns undefined for any token that is not a valid, unexpired Weft JWT. */
+  verify(token: string): Promise<VerifiedJwt | undefined>;
+}
+
+export function createJwtService(
+  config: Pick<Config, 'JWT_SECRET' | 'JWT_ISSUER' | 'JWT_AUDIENCE' | 'MCP_JWT_AUDIENCE' | 'USER_JWT_TTL_SECONDS'>,
+): JwtService {
+  const key = new TextEncoder().encode(config.JWT_SECRET);
+  const base = (claims: Record<string, unknown>, subject: string, audience: string) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(subject)
+      .setIssuer(config.JWT_ISSUER)
+      .setAudience(audience)
+      .setIssuedAt();
+
+  return {
+    signUser: (userId, workspaceId) =>
+      base({ wid: workspaceId }, userId, config.JWT_AUDIENCE)
+        .setExpirationTime(`${config.USER_JWT_TTL_SECONDS}s`)
+        .sign(key),
+    signMcp: ({ userId, workspaceId, tokenId, expiresAt }) =>
+      base({ wid: workspaceId }, userId, config.MCP_JWT_AUDIENCE)
+        .setJti(tokenId)
+        .setExpirationTime(expiresAt)
+        .sign(key),
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: config.JWT_ISSUER,
+          audience: [config.JWT_AUDIENCE, config.MCP_JWT_AUDIENCE],
+          requiredClaims: ['sub', 'exp'],
+        });
+        const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+        const audience: JwtAudience = audiences.includes(config.MCP_JWT_AUDIENCE) ? 'mcp' : 'user';
+        const workspaceId = typeof payload.wid === 'string' ? payload.wid : undefined;
+        if (!isUuid(payload.sub) || (workspaceId !== undefined && !isUuid(workspaceId))) return undefined;
+        if (audience === 'mcp' && !isUuid(payload.jti)) return undefined;
+        return { audience, userId: payload.sub!, workspaceId, tokenId: payload.jti };
+      } catch (error) {
+        if (error instanceof joseErrors.JOSEError) return undefined;
+        throw error;
+      }
+    },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);

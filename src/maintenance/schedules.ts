@@ -1,0 +1,59 @@
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import type * as workflows from '../../workflows';
+
+type WorkflowName = keyof typeof workflows;
+
+export interface MaintenanceSchedule {
+  /** Suffix of the schedule id; the full id is `<task queue>.<name>`, so test runs never collide. */
+  name: string;
+  description: string;
+  workflowType: WorkflowName;
+  args: unknown[];
+  spec: ScheduleOptions['spec'];
+}
+
+/** Every recurring job Weft runs. Later features append their schedules here. */
+export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
+  {
+    name: 'outbox-sweep',
+    description: 'Delivers outbox events older than 30 s that the API did not hand off.',
+    workflowType: 'outboxSweepWorkflow',
+    args: [{ minAgeSeconds: 30 }],
+    spec: { intervals: [{ every: '1 minute' }] },
+  },
+];
+
+export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule, 'name'>) => `${taskQueue}.${schedule.name}`;
+
+/**
+ * Creates each schedule, or updates it to the current definition when it exists. Overlap is
+ * skipped and missed runs are not caught up beyond a minute: a maintenance pass that runs late
+ * does the work of the ones it replaced.
+ */
+export async function ensureMaintenanceSchedules(client: Client, taskQueue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const schedule of MAINTENANCE_SCHEDULES) {
+    const id = scheduleId(taskQueue, schedule);
+    const options: ScheduleOptions = {
+      scheduleId: id,
+      spec: schedule.spec,
+      action: {
+        type: 'startWorkflow',
+        workflowType: schedule.workflowType,
+        args: schedule.args,
+        taskQueue,
+        workflowId: id,
+      },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      state: { note: schedule.description },
+    };
+    try {
+      await client.schedule.create(options);
+    } catch (error) {
+      if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+      await client.schedule.getHandle(id).update((previous) => ({ ...previous, spec: options.spec, action: options.action, policies: options.policies }));
+    }
+    ids.push(id);
+  }
+  return ids;
+}

@@ -1,0 +1,48 @@
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Config } from '../config';
+import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
+
+export interface TemporalHandle {
+  connection: Connection;
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+}
+
+export async function connectTemporal(
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
+): Promise<TemporalHandle> {
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  return { connection, client, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE };
+}
+
+/** Registers Weft's search attributes; a server that already has them answers ALREADY_EXISTS. */
+export async function ensureSearchAttributes(handle: TemporalHandle): Promise<void> {
+  const existing = await handle.connection.operatorService.listSearchAttributes({ namespace: handle.namespace });
+  if (existing.customAttributes?.[WORKSPACE_ID_ATTRIBUTE.name] !== undefined) return;
+  try {
+    await handle.connection.operatorService.addSearchAttributes({
+      namespace: handle.namespace,
+      searchAttributes: {
+        [WORKSPACE_ID_ATTRIBUTE.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      },
+    });
+  } catch (error) {
+    // gRPC ALREADY_EXISTS (6): another process registered it first.
+    if ((error as { code?: number }).code !== 6) throw error;
+  }
+}
+
+/** Readiness: the frontend answers a cheap call within the deadline. */
+export async function temporalAnswers(handle: TemporalHandle, timeoutMs = 2000): Promise<boolean> {
+  try {
+    await handle.connection.withDeadline(Date.now() + timeoutMs, () =>
+      handle.connection.workflowService.getSystemInfo({}),
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}

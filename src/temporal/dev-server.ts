@@ -1,0 +1,88 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
+
+/** True when something accepts TCP connections at `host:port`. */
+export function isListening(address: string, timeoutMs = 500): Promise<boolean> {
+  const { host, port } = splitAddress(address);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+export function splitAddress(address: string): { host: string; port: number } {
+  const index = address.lastIndexOf(':');
+  return { host: address.slice(0, index) || '127.0.0.1', port: Number(address.slice(index + 1)) };
+}
+
+/** The CLI that set-up built with `go install`: $TEMPORAL_CLI, else PATH, else the Go bin directory. */
+export function temporalCliPath(): string {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'temporal');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
+  const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
+  return path.join(gobin || path.join(gopath, 'bin'), 'temporal');
+}
+
+export interface DevServerOptions {
+  address: string;
+  /** UI port; omit for a headless server. */
+  uiPort?: number;
+  /** SQLite file; omit for an in-memory server. */
+  dbFile?: string;
+  log?: (line: string) => void;
+}
+
+export interface DevServer {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `temporal server start-dev` and resolves once its frontend accepts connections. */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { host, port } = splitAddress(options.address);
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
+  args.push('--search-attribute', `${WORKSPACE_ID_ATTRIBUTE.name}=Keyword`);
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
+  else args.push('--headless');
+  if (options.dbFile) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk: Buffer) => options.log?.(chunk.toString().trimEnd()));
+  child.stderr?.on('data', (chunk: Buffer) => options.log?.(chunk.toString().trimEnd()));
+
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 60_000;
+  while (!(await isListening(options.address))) {
+    if (child.exitCode !== null) throw new Error(`temporal server start-dev exited with code ${child.exitCode}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('temporal server start-dev did not open its port within 60 s');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    process: child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { issueApiKeySecret, type JwtService } from '../auth/tokens';
+import { SCOPES } from '../auth/scopes';
+import { notFound } from '../api/errors';
+import { Credential } from '../api-keys/entities';
+import { Membership, Tenant, User, Workspace } from './entities';
+
+/**
+ * The workspaces a principal may act in: a user JWT reaches every workspace its user belongs to;
+ * a key or MCP token reaches only its own. Anything else is reported as missing (404), never 403.
+ */
+export async function assertWorkspaceVisible(m: EntityManager, principal: Principal, workspaceId: string): Promise<void> {
+  if (workspaceId === principal.workspaceId) return;
+  if (principal.credential.kind !== 'user_jwt') throw notFound('Workspace not found');
+  const member = await m.getRepository(Membership).existsBy({ workspaceId, userId: principal.userId });
+  if (!member) throw notFound('Workspace not found');
+}
+
+export interface BootstrapResult {
+  tenant_id: string;
+  workspace_id: string;
+  user_id: string;
+  api_key: string;
+  user_jwt: string;
+}
+
+/**
+ * Operator provisioning (the `weft` CLI and tests). It runs on the owner connection because it
+ * creates tenants and workspaces, which no request can do; it never serves a request.
+ */
+export function createProvisioning(deps: { ownerDataSource: DataSource; jwt: JwtService }) {
+  const { ownerDataSource, jwt } = deps;
+
+  return {
+    /** A tenant, a workspace, a user, a full-scope API key and a JWT; or, with `workspaceId`, a new member of it. */
+    async bootstrap(input: { credits?: number; workspaceId?: string; name?: string }): Promise<BootstrapResult> {
+      const label = input.name ?? 'bootstrap';
+      const created = await ownerDataSource.transaction(async (m) => {
+        let workspace: Workspace;
+        if (input.workspaceId) {
+          const existing = await m.getRepository(Workspace).findOneBy({ id: input.workspaceId });
+          if (!existing) throw notFound(`Workspace ${input.workspaceId} not found`);
+          workspace = existing;
+          if (input.credits) await grant(m, workspace.tenantId, input.credits);
+        } else {
+          const tenant = await m.getRepository(Tenant).save(
+            m.getRepository(Tenant).create({ name: label, creditBalance: 0, locked: false }),
+          );
+          if (input.credits) await grant(m, tenant.id, input.credits);
+          workspace = await m.getRepository(Workspace).save(m.getRepository(Workspace).create({ tenantId: tenant.id, name: label }));
+        }
+        const user = await m.getRepository(User).save(m.getRepository(User).create({ displayName: label, email: null }));
+        await m.getRepository(Membership).insert({ workspaceId: workspace.id, userId: user.id, role: 'owner', isDefault: true });
+        const secret = issueApiKeySecret();
+        await m.getRepository(Credential).insert({
+          workspaceId: workspace.id,
+          userId: user.id,
+          kind: 'api_key',
+          name: `${label} key`,
+          scopes: [...SCOPES],
+          prefix: secret.prefix,
+          keyHash: secret.hash,
+          expiresAt: null,
+        });
+        return { tenantId: workspace.tenantId, workspaceId: workspace.id, userId: user.id, apiKey: secret.token };
+      });
+      return {
+        tenant_id: created.tenantId,
+        workspace_id: created.workspaceId,
+        user_id: created.userId,
+        api_key: created.apiKey,
+        user_jwt: await jwt.signUser(created.userId, created.workspaceId),
+      };
+    },
+
+    async grantCredits(tenantId: string, amount: number): Promise<{ tenant_id: string; balance: number }> {
+      return ownerDataSource.transaction(async (m) => {
+        const exists = await m.getRepository(Tenant).existsBy({ id: tenantId });
+        if (!exists) throw notFound(`Tenant ${tenantId} not found`);
+        return { tenant_id: tenantId, balance: await grant(m, tenantId, amount) };
+      });
+    },
+  };
+}
+
+export type Provisioning = ReturnType<typeof createProvisioning>;
+
+/** A grant is a tenant-level ledger row (no workspace) plus the balance change, in one transaction. */
+async function grant(m: EntityManager, tenantId: string, amount: number): Promise<number> {
+  const [row] = await m.query(
+    `UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
+    [tenantId, amount],
+  );
+  await m.query(`INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, NULL, 'credits.grant', $2)`, [
+    tenantId,
+    amount,
+  ]);
+  return Number(row.credit_balance);
+}

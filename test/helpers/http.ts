@@ -1,0 +1,37 @@
+import { getStack } from './stack';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+/** Real HTTP against the running app; `token` becomes the bearer credential. */
+export async function request<T = any>(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${getStack().baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+  return { status: response.status, body: parsed as T, headers: response.headers, text };
+}
+
+/** A client bound to one credential. */
+export const as = (token: string) => ({
+  get: <T = any>(path: string) => request<T>('GET', path, { token }),
+  delete: <T = any>(path: string) => request<T>('DELETE', path, { token }),
+  post: <T = any>(path: string, body?: unknown) => request<T>('POST', path, { token, body }),
+  patch: <T = any>(path: string, body?: unknown) => request<T>('PATCH', path, { token, body }),
+});

@@ -1,0 +1,9 @@
+import { getStack } from './stack';
+import type { BootstrapResult } from '../../src/tenancy/service';
+
+/** A fresh tenant, workspace, user, full-scope key and JWT, as `weft bootstrap` makes them. */
+export const newTenant = (credits = 0): Promise<BootstrapResult> => getStack().provisioning.bootstrap({ credits });
+
+/** Another user in an existing workspace, with their own key and JWT. */
+export const newMember = (workspaceId: string): Promise<BootstrapResult> =>
+  getStack().provisioning.bootstrap({ workspaceId });

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+const ROOT = path.resolve(__dirname, '..');
+const WORKFLOWS_DIR = path.join(ROOT, 'workflows');
+const CACHE_DIR = path.join(ROOT, '.data', 'workflow-bundles');
+
+// The bundle depends on the workflow sources and the SDK version; hash both into the file name.
+function sourceHash(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(WORKFLOWS_DIR, { recursive: true }).map(String).sort()) {
+    if (!file.endsWith('.ts')) continue;
+    hash.update(file).update(readFileSync(path.join(WORKFLOWS_DIR, file)));
+  }
+  hash.update(readFileSync(path.join(ROOT, 'node_modules/@temporalio/workflow/package.json')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The prebuilt workflow bundle: built once per change of `workflows/`, then reused, so a worker
+ * starts without running webpack (production practice in Temporal's samples).
+ */
+export async function loadWorkflowBundle(): Promise<{ code: string }> {
+  const file = path.join(CACHE_DIR, `workflows-${sourceHash()}.js`);
+  if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve(WORKFLOWS_DIR),
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+  });
+  mkdirSync(CACHE_DIR, { recursive: true });
+  writeFileSync(file, code);
+  return { code };
+}
+
+if (require.main === module) {
+  loadWorkflowBundle().then(
+    () => console.log('workflow bundle ready'),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
