@@ -1,7 +1,6 @@
 // The suite runs TypeScript through tsx against its own database and a real Temporal server.
 module.exports = {
   require: ['tsx/cjs', './test/helpers/root-hooks.ts'],
-  spec: ['test/**/*.test.ts'],
   timeout: 30000,
   exit: true,
   reporter: 'spec',

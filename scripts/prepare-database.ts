@@ -3,13 +3,17 @@
  * Run by scripts/setup.sh; `--test` prepares the test database instead.
  */
 import { Client } from 'pg';
-import { loadConfig, withTestDatabase } from '../src/config';
+import { loadConfig, withDatabaseSuffix } from '../src/config';
 import { createMigrationDataSource } from '../src/db/data-source';
 
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 async function main() {
-  const env = process.argv.includes('--test') ? withTestDatabase(process.env) : process.env;
+  const env = process.argv.includes('--test')
+    ? withDatabaseSuffix(process.env, '_test')
+    : process.argv.includes('--bench')
+      ? withDatabaseSuffix(process.env, '_bench')
+      : process.env;
   const config = loadConfig(env);
   const app = new URL(config.DATABASE_URL);
   const owner = new URL(config.DATABASE_OWNER_URL);

@@ -66,14 +66,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
- * The test suite runs against its own database (`<name>_test`) so that `npm start` data survives
- * `npm test`. Set-up and the mocha bootstrap both call this, so the two always agree.
+ * The test suite and the benchmarks run against their own databases (`<name>_test`, `<name>_bench`)
+ * so that `npm start` data survives them. Set-up, the mocha bootstrap and the bench runner all call
+ * this, so they always agree.
  */
-export function withTestDatabase(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_bench'): NodeJS.ProcessEnv {
   const base = EnvSchema.parse({ ...env, NODE_ENV: 'test' });
   const rename = (url: string) => {
     const parsed = new URL(url);
-    if (!parsed.pathname.endsWith('_test')) parsed.pathname = `${parsed.pathname}_test`;
+    if (!parsed.pathname.endsWith(suffix)) parsed.pathname = `${parsed.pathname}${suffix}`;
     return parsed.toString();
   };
   return {
@@ -83,3 +84,5 @@ export function withTestDatabase(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     DATABASE_OWNER_URL: rename(base.DATABASE_OWNER_URL),
   };
 }
+
+export const withTestDatabase = (env: NodeJS.ProcessEnv) => withDatabaseSuffix(env, '_test');

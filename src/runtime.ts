@@ -9,6 +9,7 @@ import { createJwtService, type JwtService } from './auth/tokens';
 import { createAppDataSource } from './db/data-source';
 import { createUnitOfWork, type UnitOfWork } from './db/unit-of-work';
 import { createMcpTokenService, type McpTokenService } from './mcp-tokens/service';
+import { createOntologyConfigService, type OntologyConfigService } from './ontology-config/service';
 import { OUTBOX_HANDLERS } from './outbox/handlers';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay';
 import { connectTemporal, type TemporalHandle } from './temporal/connection';
@@ -27,6 +28,7 @@ export interface Runtime {
   services: {
     apiKeys: ApiKeyService;
     mcpTokens: McpTokenService;
+    ontologyConfig: OntologyConfigService;
   };
   close(): Promise<void>;
 }
@@ -52,6 +54,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     services: {
       apiKeys: createApiKeyService({ uow, usage }),
       mcpTokens: createMcpTokenService({ uow, jwt, config }),
+      ontologyConfig: createOntologyConfigService({ uow }),
     },
     async close() {
       await usage.stop();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes';
+import { LIMITS } from '../limits';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -38,7 +39,9 @@ export const ApiKeyCreateResponse = ApiKeyRow.extend({
 
 export const ApiKeyIdParams = z.object({ api_key_id: z.uuid() });
 
-export const UsageQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });
+export const UsageQuery = z.object({
+  days: z.coerce.number().int().min(1).max(LIMITS.usageWindowDays.max).default(LIMITS.usageWindowDays.default),
+});
 
 export const ApiKeyUsageSummary = z
   .object({

@@ -6,6 +6,7 @@ import { apiKeyRoutes } from '../api-keys/routes';
 import { healthRoutes } from '../health/routes';
 import { mcpTokenRoutes } from '../mcp-tokens/routes';
 import { openApiRoutes } from '../openapi/routes';
+import { ontologyConfigRoutes } from '../ontology-config/routes';
 import { HttpError, errorHandler } from './errors';
 import { requestContext, requestLogger } from './request-context';
 import { mountRoutes, type AnyRoute } from './route';
@@ -16,6 +17,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...healthRoutes({ dataSource: runtime.dataSource, temporal: runtime.temporal }),
     ...apiKeyRoutes(runtime.services.apiKeys),
     ...mcpTokenRoutes(runtime.services.mcpTokens),
+    ...ontologyConfigRoutes(runtime.services.ontologyConfig),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

@@ -8,9 +8,10 @@ import { sha256Hex, type JwtService } from '../auth/tokens';
 import { credentials, toApiKeyRow } from '../api-keys/repository';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { randomUUID } from 'node:crypto';
+import { LIMITS } from '../limits';
 
 /** Contract 8: minting is limited to 60 requests per minute per user. */
-export const MCP_MINT_LIMIT = { requests: 60, windowSeconds: 60 };
+export const MCP_MINT_LIMIT = LIMITS.mcpMint;
 
 const DAY_MS = 24 * 3600 * 1000;
 

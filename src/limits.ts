@@ -1,0 +1,30 @@
+/**
+ * Contract section 8, in one place. Schemas and services read their bounds from here.
+ */
+export const LIMITS = {
+  list: { maxLimit: 10_000, defaultLimit: 50 },
+  typeahead: { min: 1, max: 50, default: 20 },
+  queryLength: 200,
+  typeLength: 80,
+  overview: { maxSupernodes: { min: 10, max: 2000, default: 500 } },
+  stats: { topHubs: { min: 1, max: 50, default: 5 } },
+  neighborhood: {
+    hops: { min: 1, max: 3, default: 2 },
+    nodeLimit: { min: 10, max: 2000, default: 300 },
+    edgeLimit: { min: 10, max: 5000, default: 600 },
+    candidates: 10,
+  },
+  familyTree: {
+    degrees: { min: 1, max: 5, default: 2 },
+    nodeLimit: { min: 10, max: 5000, default: 500 },
+    edgeLimit: { min: 10, max: 10_000, default: 1000 },
+  },
+  unscopedCapabilityRows: 200,
+  idempotencyReplayHours: 24,
+  mcpMint: { requests: 60, windowSeconds: 60 },
+  usageWindowDays: { default: 30, max: 90 },
+  webhook: { bodyBytes: 2 * 1024 * 1024, idempotencyKeyChars: 200, timestampSkewSeconds: 300, retentionDays: 30 },
+  auditSummaryChars: 500,
+  commonPropertyKeys: 10,
+  search: { defaultTopK: 20, maxTopK: 100 },
+} as const;

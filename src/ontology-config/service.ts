@@ -1,0 +1,46 @@
+import type { EntityManager } from 'typeorm';
+import type { UnitOfWork } from '../db/unit-of-work';
+import { HttpError } from '../api/errors';
+import { scopeOf, type Principal } from '../auth/principal';
+import { OntologyConfig, type OntologyConfigPatch } from './schemas';
+
+type Group = keyof OntologyConfig;
+const GROUPS: Group[] = ['search', 'importance', 'resolver'];
+
+/** The effective settings of the transaction's workspace: stored overrides over the contract's defaults. */
+export async function readOntologyConfig(m: EntityManager): Promise<OntologyConfig> {
+  const [row] = await m.query(
+    `SELECT search, importance, resolver FROM workspace_settings WHERE workspace_id = weft_current_workspace()`,
+  );
+  return OntologyConfig.parse({ search: row?.search ?? {}, importance: row?.importance ?? {}, resolver: row?.resolver ?? {} });
+}
+
+export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
+  return {
+    get: (principal: Principal) => deps.uow(scopeOf(principal), readOntologyConfig),
+
+    /** Merges the patch into the stored overrides; the merged result must still be coherent. */
+    patch: (principal: Principal, patch: OntologyConfigPatch) =>
+      deps.uow(scopeOf(principal), async (m) => {
+        const current = await readOntologyConfig(m);
+        const next = OntologyConfig.parse(
+          Object.fromEntries(GROUPS.map((group) => [group, { ...current[group], ...patch[group] }])),
+        );
+        if (next.importance.min_importance > next.importance.max_importance) {
+          throw new HttpError(422, [
+            { loc: ['body', 'importance', 'min_importance'], msg: 'min_importance must not exceed max_importance', type: 'value_error' },
+          ]);
+        }
+        await m.query(
+          `INSERT INTO workspace_settings (workspace_id, search, importance, resolver, updated_at)
+           VALUES ($1, $2, $3, $4, now())
+           ON CONFLICT (workspace_id) DO UPDATE
+             SET search = EXCLUDED.search, importance = EXCLUDED.importance, resolver = EXCLUDED.resolver, updated_at = now()`,
+          [principal.workspaceId, JSON.stringify(next.search), JSON.stringify(next.importance), JSON.stringify(next.resolver)],
+        );
+        return next;
+      }),
+  };
+}
+
+export type OntologyConfigService = ReturnType<typeof createOntologyConfigService>;
