@@ -74,8 +74,39 @@ export function createOutboxRelay(deps: {
     return dispatched;
   }
 
+  // One delivery loop per workspace at a time; a kick during a loop asks for one more pass.
+  const running = new Map<string, { again: boolean }>();
+
+  function kick(workspaceId: string): void {
+    const loop = running.get(workspaceId);
+    if (loop) {
+      loop.again = true;
+      return;
+    }
+    const state = { again: false };
+    running.set(workspaceId, state);
+    void (async () => {
+      try {
+        do {
+          state.again = false;
+          await dispatchWorkspace(workspaceId);
+        } while (state.again);
+      } catch (error) {
+        logger.warn({ err: error, workspace_id: workspaceId }, 'outbox fast path failed; the sweep will deliver');
+      } finally {
+        running.delete(workspaceId);
+      }
+    })();
+  }
+
   return {
     dispatchWorkspace,
+
+    /**
+     * The fast path: call after a transaction that enqueued events has committed. Returns at once;
+     * delivery happens in the background, and the scheduled sweep catches whatever this misses.
+     */
+    kick,
 
     /** Every workspace with rows older than `minAgeSeconds`: the safety net behind the fast path. */
     async sweep(minAgeSeconds: number): Promise<{ workspaces: number; dispatched: number }> {
