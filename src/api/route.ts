@@ -70,6 +70,8 @@ export interface Authenticator {
   authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
 }
 
+const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
+
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
   const result = schema.safeParse(value);
   if (!result.success) throw validationError(part, result.error);
@@ -85,10 +87,11 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
     router[route.method](toKoaPath(route.path), async (ctx) => {
       let principal: Principal | undefined;
       if (!route.public) {
-        const workspaceParam = typeof ctx.query.workspace_id === 'string' ? ctx.query.workspace_id : undefined;
-        const requested = route.query?.shape.workspace_id && workspaceParam && z.uuid().safeParse(workspaceParam).success
-          ? workspaceParam
-          : undefined;
+        // Contract 5.2: a workspace_id parameter must name a workspace the caller belongs to.
+        // It is honoured on every authenticated route, so no route can forget the check.
+        const requested = ctx.query.workspace_id === undefined
+          ? undefined
+          : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
         if (route.scope && !principal.scopes.has(route.scope)) throw forbidden(`Missing scope ${route.scope}`);
       }

@@ -3,6 +3,7 @@ import type { Principal } from '../auth/principal';
 import { issueApiKeySecret, type JwtService } from '../auth/tokens';
 import { SCOPES } from '../auth/scopes';
 import { notFound } from '../api/errors';
+import { CREDIT_GRANT_KIND } from '../credits/costs';
 import { Credential } from '../api-keys/entities';
 import { Membership, Tenant, User, Workspace } from './entities';
 
@@ -88,12 +89,14 @@ export type Provisioning = ReturnType<typeof createProvisioning>;
 
 /** A grant is a tenant-level ledger row (no workspace) plus the balance change, in one transaction. */
 async function grant(m: EntityManager, tenantId: string, amount: number): Promise<number> {
-  const [row] = await m.query(
+  // TypeORM answers an UPDATE with [rows, affected].
+  const [[row]] = await m.query(
     `UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
     [tenantId, amount],
   );
-  await m.query(`INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, NULL, 'credits.grant', $2)`, [
+  await m.query(`INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, NULL, $2, $3)`, [
     tenantId,
+    CREDIT_GRANT_KIND,
     amount,
   ]);
   return Number(row.credit_balance);

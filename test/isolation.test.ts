@@ -1,0 +1,147 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createAppDataSource } from '../src/db/data-source';
+import { createUnitOfWork } from '../src/db/unit-of-work';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+/** Tables with a workspace_id column, read from the catalog so a new table cannot slip past. */
+async function workspaceTables(): Promise<string[]> {
+  const rows: { table_name: string }[] = await getStack().ownerDataSource.query(
+    `SELECT c.table_name FROM information_schema.columns c
+     JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+     WHERE c.table_schema = 'public' AND c.column_name = 'workspace_id' AND t.table_type = 'BASE TABLE'
+     ORDER BY 1`,
+  );
+  return rows.map((row) => row.table_name);
+}
+
+const SEEDED = ['nodes', 'edges', 'type_catalog', 'credit_ledger', 'prompt_runs', 'outbox', 'events', 'workspace_settings', 'api_keys', 'api_key_daily_usage', 'memberships'];
+
+/** One row in every workspace table of the foundation for the given workspace, written through the owner connection. */
+async function seedWorkspace(workspaceId: string, tenantId: string, userId: string) {
+  const owner = getStack().ownerDataSource;
+  const [node] = await owner.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'secret', $2) RETURNING id`, [workspaceId, `Secret of ${workspaceId}`]);
+  await owner.query(
+    `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id) VALUES ($1, 'self', $2, $2)`,
+    [workspaceId, node.id],
+  );
+  await owner.query(`INSERT INTO type_catalog (workspace_id, kind, name, row_count) VALUES ($1, 'node', 'secret', 1)`, [workspaceId]);
+  const [reservation] = await owner.query(
+    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, $2, 'ontology.search.hybrid', -1) RETURNING id`,
+    [tenantId, workspaceId],
+  );
+  await owner.query(
+    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, linked_credit_ledger_id)
+     VALUES ($1, $2, 'markdown_text', repeat('a', 64), 'query', 'ok', $3)`,
+    [workspaceId, randomUUID(), reservation.id],
+  );
+  await owner.query(`INSERT INTO outbox (workspace_id, event_type, aggregate_id, dispatched_at) VALUES ($1, 'test.seed', $2, now())`, [workspaceId, node.id]);
+  await owner.query(`INSERT INTO events (workspace_id, event_type) VALUES ($1, 'test.seed')`, [workspaceId]);
+  await owner.query(`INSERT INTO workspace_settings (workspace_id) VALUES ($1) ON CONFLICT DO NOTHING`, [workspaceId]);
+  const [key] = await owner.query(`SELECT id FROM api_keys WHERE user_id = $1 LIMIT 1`, [userId]);
+  await owner.query(
+    `INSERT INTO api_key_daily_usage (api_key_id, day, workspace_id, user_id, request_count) VALUES ($1, current_date, $2, $3, 1)
+     ON CONFLICT DO NOTHING`,
+    [key.id, workspaceId, userId],
+  );
+  return { nodeId: node.id as string };
+}
+
+describe('workspace isolation in the database (RLS)', () => {
+  let a: Awaited<ReturnType<typeof newTenant>>;
+  let b: Awaited<ReturnType<typeof newTenant>>;
+  let tables: string[];
+
+  before(async () => {
+    a = await newTenant();
+    b = await newTenant();
+    await seedWorkspace(a.workspace_id, a.tenant_id, a.user_id);
+    await seedWorkspace(b.workspace_id, b.tenant_id, b.user_id);
+    tables = await workspaceTables();
+  });
+
+  it('every table with a workspace_id column has forced RLS and a policy', async () => {
+    expect(tables).to.include.members(['nodes', 'edges', 'credit_ledger', 'api_keys', 'memberships']);
+    const rows: { relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean; policies: number }[] =
+      await getStack().ownerDataSource.query(
+        `SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
+                (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND c.relname = ANY($1)`,
+        [tables],
+      );
+    const unprotected = rows.filter((row) => !row.relrowsecurity || !row.relforcerowsecurity || row.policies === 0);
+    expect(unprotected.map((row) => row.relname)).to.deep.equal([]);
+    expect(rows).to.have.length(tables.length);
+  });
+
+  it('the application role is no superuser, cannot bypass RLS and owns no table', async () => {
+    const [role] = await getStack().runtime.dataSource.query(
+      `SELECT rolsuper, rolbypassrls, current_user AS name,
+              (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public' AND tableowner = current_user) AS owned
+       FROM pg_roles WHERE rolname = current_user`,
+    );
+    expect(role).to.deep.include({ rolsuper: false, rolbypassrls: false, owned: 0 });
+  });
+
+  it('a session without the workspace setting sees no row of any workspace table', async () => {
+    for (const table of tables) {
+      const rows = await getStack().runtime.dataSource.query(`SELECT * FROM ${table}`);
+      expect(rows, table).to.have.length(0);
+    }
+  });
+
+  it("workspace A's session never sees B's rows, even with SELECT *", async () => {
+    const { uow } = getStack().runtime;
+    for (const table of tables) {
+      const rows: { workspace_id: string | null }[] = await uow({ workspaceId: a.workspace_id, userId: a.user_id }, (m) =>
+        m.query(`SELECT * FROM ${table}`),
+      );
+      if (SEEDED.includes(table)) expect(rows.length, `${table} shows A its own rows`).to.be.greaterThan(0);
+      expect(rows.filter((row) => row.workspace_id === b.workspace_id), table).to.have.length(0);
+    }
+  });
+
+  it("A's session can neither write into B nor change B's rows", async () => {
+    const { uow } = getStack().runtime;
+    const scope = { workspaceId: a.workspace_id, userId: a.user_id };
+    let error: unknown;
+    try {
+      await uow(scope, (m) => m.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'x', 'planted')`, [b.workspace_id]));
+    } catch (caught) {
+      error = caught;
+    }
+    expect(String(error)).to.match(/row-level security/);
+    const [, updated] = await uow(scope, (m) => m.query(`UPDATE nodes SET name = 'hijacked' WHERE workspace_id = $1`, [b.workspace_id]));
+    expect(updated).to.equal(0);
+    const [, deleted] = await uow(scope, (m) => m.query(`DELETE FROM events WHERE workspace_id = $1`, [b.workspace_id]));
+    expect(deleted).to.equal(0);
+    const [{ count }] = await getStack().ownerDataSource.query(
+      `SELECT count(*)::int AS count FROM nodes WHERE workspace_id = $1 AND name = 'hijacked'`,
+      [b.workspace_id],
+    );
+    expect(count).to.equal(0);
+  });
+
+  it('the setting does not leak to the next user of a pooled connection', async () => {
+    // One connection, so the second query certainly reuses the first transaction's session.
+    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
+    try {
+      const uow = createUnitOfWork(single);
+      const inside = await uow({ workspaceId: a.workspace_id }, (m) => m.query(`SELECT count(*)::int AS n FROM nodes`));
+      expect(inside[0].n).to.be.greaterThan(0);
+      const after = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
+      expect(after[0]).to.deep.equal({ setting: '', n: 0 });
+    } finally {
+      await single.destroy();
+    }
+  });
+
+  it("one user's credentials are invisible to another user, whatever the workspace", async () => {
+    const { uow } = getStack().runtime;
+    const keys: { user_id: string }[] = await uow({ workspaceId: b.workspace_id, userId: a.user_id }, (m) => m.query(`SELECT * FROM api_keys`));
+    expect(keys.length).to.be.greaterThan(0);
+    expect(keys.every((key) => key.user_id === a.user_id)).to.equal(true);
+  });
+});

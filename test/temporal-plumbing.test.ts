@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { MAINTENANCE_SCHEDULES, ensureMaintenanceSchedules, scheduleId } from '../src/maintenance/schedules';
+import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/temporal/search-attributes';
+import { enqueueOutboxEvent } from '../src/outbox/relay';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+describe('Temporal plumbing', () => {
+  it('registers the WeftWorkspaceId search attribute', async () => {
+    const { connection, namespace } = getStack().runtime.temporal;
+    const attributes = await connection.operatorService.listSearchAttributes({ namespace });
+    expect(attributes.customAttributes).to.have.property(WORKSPACE_ID_ATTRIBUTE.name);
+  });
+
+  it('registers every maintenance schedule, idempotently, visible to operators', async () => {
+    const { client } = getStack().runtime.temporal;
+    const taskQueue = getStack().config.TEMPORAL_TASK_QUEUE;
+    // A second start (say, a restarted `npm start`) updates instead of failing.
+    expect(await ensureMaintenanceSchedules(client, taskQueue)).to.have.length(MAINTENANCE_SCHEDULES.length);
+    for (const schedule of MAINTENANCE_SCHEDULES) {
+      const description = await client.schedule.getHandle(scheduleId(taskQueue, schedule)).describe();
+      expect(description.action.type).to.equal('startWorkflow');
+      expect(description.action.workflowType).to.equal(schedule.workflowType);
+      expect(description.action.taskQueue).to.equal(taskQueue);
+    }
+  });
+
+  it('delivers an outbox event through the sweep workflow, end to end on the worker', async () => {
+    const { runtime, config } = getStack();
+    const tenant = await newTenant();
+    const aggregateId = randomUUID();
+    await runtime.uow({ workspaceId: tenant.workspace_id }, (m) =>
+      enqueueOutboxEvent(m, { workspaceId: tenant.workspace_id, eventType: 'test.nothing_listens', aggregateId }),
+    );
+    const workflowId = `outbox-sweep-test-${randomUUID()}`;
+    const result = await runtime.temporal.client.workflow.execute('outboxSweepWorkflow', {
+      args: [{ minAgeSeconds: 0 }],
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId,
+      typedSearchAttributes: workspaceSearchAttributes(tenant.workspace_id),
+    });
+    expect(result.dispatched).to.be.greaterThan(0);
+    const [row] = await getStack().ownerDataSource.query(`SELECT dispatched_at, attempts FROM outbox WHERE aggregate_id = $1`, [aggregateId]);
+    expect(row.dispatched_at).to.be.instanceOf(Date);
+    expect(row.attempts).to.equal(1);
+
+    // Operators find the execution by workspace.
+    const description = await runtime.temporal.client.workflow.getHandle(workflowId).describe();
+    expect(description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(tenant.workspace_id);
+  });
+
+  it('a triggered schedule runs its workflow to completion', async function () {
+    this.timeout(30_000);
+    const { client } = getStack().runtime.temporal;
+    const id = scheduleId(getStack().config.TEMPORAL_TASK_QUEUE, { name: 'outbox-sweep' });
+    const handle = client.schedule.getHandle(id);
+    const before = (await handle.describe()).info.recentActions.length;
+    await handle.trigger();
+    let completed = false;
+    for (let attempt = 0; attempt < 100 && !completed; attempt += 1) {
+      const { info } = await handle.describe();
+      const latest = info.recentActions.at(-1);
+      if (info.recentActions.length > before && latest) {
+        const run = client.workflow.getHandle(latest.action.workflow.workflowId, latest.action.workflow.firstExecutionRunId);
+        const status = (await run.describe()).status.name;
+        completed = status === 'COMPLETED';
+      }
+      if (!completed) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(completed).to.equal(true);
+  });
+});
