@@ -22,6 +22,9 @@ export const EnvSchema = z.object({
   DATABASE_ADMIN_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
 
+  /** Which parts this process runs: both (npm start), or one of them (docker compose runs two). */
+  WEFT_PROCESS: z.enum(['all', 'api', 'worker']).default('all'),
+
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('weft'),

@@ -53,23 +53,28 @@ async function main() {
   await ensureSearchAttributes(runtime.temporal);
   await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
 
-  const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities(runtime),
-  });
-  const running = worker.run();
-  stops.push(async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  });
+  if (config.WEFT_PROCESS !== 'api') {
+    const { worker, connection } = await createWorker({
+      address: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      activities: createActivities(runtime),
+    });
+    const running = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    });
+    logger.info({ task_queue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  }
 
-  const server: Server = createApp(runtime).listen(config.PORT, config.HOST);
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  logger.info(`Weft API: http://${config.HOST}:${config.PORT} (reference: /docs)`);
+  if (config.WEFT_PROCESS !== 'worker') {
+    const server: Server = createApp(runtime).listen(config.PORT, config.HOST);
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    logger.info(`Weft API: http://${config.HOST}:${config.PORT} (reference: /docs)`);
+  }
 }
 
 main().catch((error) => {
