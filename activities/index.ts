@@ -1,15 +1,36 @@
 import type { OutboxRelay } from '../src/outbox/relay';
+import type { UnitOfWork } from '../src/db/unit-of-work';
+import type { PromptService } from '../src/prompt/service';
+import type { MergeService } from '../src/merges/service';
+import type { EmbeddingService } from '../src/embeddings/service';
+import { createEmbeddingActivities } from './embeddings';
+import { createGraphActivities, type GraphActivityDeps } from './graph';
 import { createMaintenanceActivities } from './maintenance';
+import { createMergeActivities } from './merges';
+import { createPromptActivities } from './prompt';
 
 /** Everything activities need: the same domain services the API uses. */
 export interface ActivityDeps {
   outbox: OutboxRelay;
+  dataSource: GraphActivityDeps['dataSource'];
+  uow: UnitOfWork;
+  services: {
+    prompts: PromptService;
+    merges: MergeService;
+    embeddings: EmbeddingService;
+    typeCatalog: GraphActivityDeps['typeCatalog'];
+    importance: GraphActivityDeps['importance'];
+  };
 }
 
 /** The composition root of the worker's activities. Each group is a thin adapter over a service. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
+    ...createPromptActivities({ prompts: deps.services.prompts, uow: deps.uow }),
+    ...createMergeActivities(deps),
+    ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
+    ...createGraphActivities({ dataSource: deps.dataSource, typeCatalog: deps.services.typeCatalog, importance: deps.services.importance }),
   };
 }
 

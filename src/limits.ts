@@ -6,8 +6,12 @@ export const LIMITS = {
   typeahead: { min: 1, max: 50, default: 20 },
   queryLength: 200,
   typeLength: 80,
+  // Not in the contract: bounds on free text so a single row cannot grow without limit.
+  nodeNameLength: 1000,
+  edgeTextLength: 20_000,
   overview: { maxSupernodes: { min: 10, max: 2000, default: 500 } },
-  stats: { topHubs: { min: 1, max: 50, default: 5 } },
+  // Components are computed exactly up to this many live edges; beyond it they read as null.
+  stats: { topHubs: { min: 1, max: 50, default: 5 }, exactConnectivityMaxEdges: 200_000 },
   neighborhood: {
     hops: { min: 1, max: 3, default: 2 },
     nodeLimit: { min: 10, max: 2000, default: 300 },
@@ -26,5 +30,9 @@ export const LIMITS = {
   webhook: { bodyBytes: 2 * 1024 * 1024, idempotencyKeyChars: 200, timestampSkewSeconds: 300, retentionDays: 30 },
   auditSummaryChars: 500,
   commonPropertyKeys: 10,
-  search: { defaultTopK: 20, maxTopK: 100 },
+  // Not in the contract beyond default_top_k: bounds on the query text and the type filter list.
+  search: { defaultTopK: 20, maxTopK: 100, queryLength: 1000, maxTypeFilters: 50 },
+  // Not in the contract: the merge queue's page size, reviewer notes, and how many existing people
+  // one resolver pass may propose (a very common name must not flood the queue).
+  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50 },
 } as const;

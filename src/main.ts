@@ -59,6 +59,7 @@ async function main() {
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       activities: createActivities(runtime),
+      logLevel: config.LOG_LEVEL,
     });
     const running = worker.run();
     stops.push(async () => {

@@ -9,8 +9,24 @@ import { createJwtService, type JwtService } from './auth/tokens';
 import { createAppDataSource } from './db/data-source';
 import { createUnitOfWork, type UnitOfWork } from './db/unit-of-work';
 import { createMcpTokenService, type McpTokenService } from './mcp-tokens/service';
+import { createEdgeService, type EdgeService } from './graph/edge-service';
+import { createNodeService, type NodeService } from './graph/node-service';
+import { createTraversalService, type TraversalService } from './graph/traversal-service';
+import { createImportanceService, type ImportanceService } from './importance/service';
+import { createTypeCatalogService, type TypeCatalogService } from './type-catalog/service';
+import { createMergeService, type MergeService } from './merges/service';
+import { createCreditService, type CreditService } from './credits/service';
+import { createEmbeddingProvider, type EmbeddingProvider } from './llm/embedding-provider';
+import { createEmbeddingService, type EmbeddingService } from './embeddings/service';
+import { createSearchService, type SearchService } from './search/service';
 import { createOntologyConfigService, type OntologyConfigService } from './ontology-config/service';
 import { OUTBOX_HANDLERS } from './outbox/handlers';
+import { createPromptApi, type PromptApi } from './prompt/api';
+import { createPromptModel } from './prompt';
+import { retrieveByName } from './prompt/retrieval';
+import { createSealer } from './prompt/sealed';
+import { createPromptStream } from './prompt/stream';
+import { createPromptService, type PromptService } from './prompt/service';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay';
 import { connectTemporal, type TemporalHandle } from './temporal/connection';
 
@@ -29,7 +45,22 @@ export interface Runtime {
     apiKeys: ApiKeyService;
     mcpTokens: McpTokenService;
     ontologyConfig: OntologyConfigService;
+    prompts: PromptService;
+    promptApi: PromptApi;
+    promptStream: ReturnType<typeof createPromptStream>;
+    credits: CreditService;
+    /** Node embedding steps for the embedding workflow (the provider itself is `embeddings` below). */
+    embeddings: EmbeddingService;
+    search: SearchService;
+    merges: MergeService;
+    nodes: NodeService;
+    edges: EdgeService;
+    traversals: TraversalService;
+    typeCatalog: TypeCatalogService;
+    importance: ImportanceService;
   };
+  /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
+  embeddings: EmbeddingProvider;
   close(): Promise<void>;
 }
 
@@ -39,7 +70,10 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const uow = createUnitOfWork(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
+  const sealer = createSealer(config.JWT_SECRET);
+  const embeddings = createEmbeddingProvider(config);
   const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const prompts = createPromptService({ uow, outbox, model: createPromptModel(config), sealer, retrieve: retrieveByName });
 
   return {
     config,
@@ -55,7 +89,20 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       apiKeys: createApiKeyService({ uow, usage }),
       mcpTokens: createMcpTokenService({ uow, jwt, config }),
       ontologyConfig: createOntologyConfigService({ uow }),
+      prompts,
+      promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
+      promptStream: createPromptStream({ uow, prompts, embed: (text) => embeddings.embed([text]), logger }),
+      credits: createCreditService({ uow, logger }),
+      embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
+      search: createSearchService({ uow, embeddings, logger }),
+      merges: createMergeService({ uow, temporal }),
+      nodes: createNodeService({ uow, outbox }),
+      edges: createEdgeService({ uow }),
+      traversals: createTraversalService({ uow }),
+      typeCatalog: createTypeCatalogService({ uow }),
+      importance: createImportanceService({ uow }),
     },
+    embeddings,
     async close() {
       await usage.stop();
       await temporal.connection.close();

@@ -11,3 +11,28 @@ export const maintenanceActivity: ActivityOptions = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 5 },
 };
+
+/** A step a person is waiting on over HTTP (a reviewer's decision): fail fast so they can retry. */
+export const interactiveActivity: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '2s', maximumAttempts: 4 },
+};
+
+/**
+ * Model calls heartbeat every second: a worker killed mid-call is noticed within 5 s and the call
+ * is retried on another worker. The client inside already retries HTTP failures, so few attempts.
+ */
+/**
+ * Embedding a batch: the provider client retries HTTP failures itself; a few more attempts with
+ * backoff ride out a short outage before the batch is refunded.
+ */
+export const embeddingActivity: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+};
+
+export const modelActivity: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 3 },
+};

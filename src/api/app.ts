@@ -5,8 +5,13 @@ import type { Runtime } from '../runtime';
 import { apiKeyRoutes } from '../api-keys/routes';
 import { healthRoutes } from '../health/routes';
 import { mcpTokenRoutes } from '../mcp-tokens/routes';
+import { graphRoutes } from '../graph/routes';
+import { typeCatalogRoutes } from '../type-catalog/routes';
+import { mergeRoutes } from '../merges/routes';
 import { openApiRoutes } from '../openapi/routes';
 import { ontologyConfigRoutes } from '../ontology-config/routes';
+import { promptRoutes } from '../prompt/routes';
+import { searchRoutes } from '../search/routes';
 import { HttpError, errorHandler } from './errors';
 import { requestContext, requestLogger } from './request-context';
 import { mountRoutes, type AnyRoute } from './route';
@@ -18,6 +23,11 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...apiKeyRoutes(runtime.services.apiKeys),
     ...mcpTokenRoutes(runtime.services.mcpTokens),
     ...ontologyConfigRoutes(runtime.services.ontologyConfig),
+    ...graphRoutes(runtime.services),
+    ...typeCatalogRoutes(runtime.services.typeCatalog),
+    ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
+    ...mergeRoutes(runtime.services.merges),
+    ...searchRoutes(runtime.services.search),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

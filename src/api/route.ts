@@ -37,6 +37,8 @@ export interface RouteSpec<
   body?: B;
   status?: number;
   response?: R;
+  /** The success body's media type when it is not JSON (documentation only). */
+  produces?: string;
   /** Other documented outcomes: status → description. */
   errors?: Record<number, string>;
   handler: (

@@ -21,6 +21,20 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     args: [{ minAgeSeconds: 30 }],
     spec: { intervals: [{ every: '1 minute' }] },
   },
+  {
+    name: 'type-catalog-refresh',
+    description: 'Daily: recomputes every workspace’s type catalog (counts, keys, vanished types) and writes type_stats_refresh.',
+    workflowType: 'typeCatalogRefreshWorkflow',
+    args: [{}],
+    spec: { intervals: [{ every: '1 day', offset: '3 hours' }] },
+  },
+  {
+    name: 'importance-decay',
+    description: 'Nightly: recomputes every live node’s importance with its workspace’s decay settings.',
+    workflowType: 'importanceDecayWorkflow',
+    args: [{}],
+    spec: { intervals: [{ every: '1 day', offset: '2 hours' }] },
+  },
 ];
 
 export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule, 'name'>) => `${taskQueue}.${schedule.name}`;

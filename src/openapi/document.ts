@@ -21,8 +21,12 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
   });
   for (const route of routes) {
     const status = route.status ?? 200;
-    const responses: Record<string, { description: string; content?: ReturnType<typeof json> }> = {
-      [status]: { description: route.summary, ...(route.response ? { content: json(route.response) } : {}) },
+    const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> = {
+      [status]: {
+        description: route.summary,
+        ...(route.response ? { content: json(route.response) } : {}),
+        ...(route.produces ? { content: { [route.produces]: { schema: z.string() } } } : {}),
+      },
     };
     if (!route.public) {
       responses[401] = { description: 'Missing or invalid credential', content: json(ErrorBody) };

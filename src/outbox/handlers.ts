@@ -1,3 +1,5 @@
+import { enqueueEmbedding } from '../embeddings/outbox-handler';
+import { startPersonResolver } from '../merges/outbox-handler';
 import type { TemporalHandle } from '../temporal/connection';
 import type { OutboxHandler } from './relay';
 
@@ -5,4 +7,9 @@ import type { OutboxHandler } from './relay';
  * Which workflows each committed event starts. Every handler derives its workflow id from the
  * event, so redelivery is harmless. Features register their handlers here.
  */
-export const OUTBOX_HANDLERS = (_temporal: TemporalHandle): Record<string, OutboxHandler[]> => ({});
+export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, OutboxHandler[]> => ({
+  // Person-type nodes only; the handler filters by type.
+  'node.created': [startPersonResolver(temporal), enqueueEmbedding(temporal)],
+  // Re-embeds when the name changed; the handler filters on payload.name_changed.
+  'node.updated': [enqueueEmbedding(temporal)],
+});

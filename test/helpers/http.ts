@@ -11,7 +11,7 @@ export interface ApiResponse<T = any> {
 export async function request<T = any>(
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+  options: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; baseUrl?: string } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -21,17 +21,18 @@ export async function request<T = any>(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(`${getStack().baseUrl}${path}`, { method, headers, body });
+  const response = await fetch(`${options.baseUrl ?? getStack().baseUrl}${path}`, { method, headers, body });
   const text = await response.text();
   let parsed: unknown = text;
   if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
   return { status: response.status, body: parsed as T, headers: response.headers, text };
 }
 
-/** A client bound to one credential. */
-export const as = (token: string) => ({
-  get: <T = any>(path: string) => request<T>('GET', path, { token }),
-  delete: <T = any>(path: string) => request<T>('DELETE', path, { token }),
-  post: <T = any>(path: string, body?: unknown) => request<T>('POST', path, { token, body }),
-  patch: <T = any>(path: string, body?: unknown) => request<T>('PATCH', path, { token, body }),
+/** A client bound to one credential (and, for a second stack, its base URL). */
+export const as = (token: string, baseUrl?: string) => ({
+  get: <T = any>(path: string) => request<T>('GET', path, { token, baseUrl }),
+  delete: <T = any>(path: string) => request<T>('DELETE', path, { token, baseUrl }),
+  post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+    request<T>('POST', path, { token, body, baseUrl, headers }),
+  patch: <T = any>(path: string, body?: unknown) => request<T>('PATCH', path, { token, body, baseUrl }),
 });

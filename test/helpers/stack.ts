@@ -28,31 +28,48 @@ export interface Stack {
 }
 
 let stack: Stack | undefined;
+let stopMain: (() => Promise<void>) | undefined;
+let temporalAddress: string | undefined;
 const teardown: (() => Promise<void>)[] = [];
 
 /**
  * Uses the Temporal server at TEMPORAL_ADDRESS when one answers (say, `npm start`'s), otherwise
- * starts an in-memory `temporal server start-dev` on a free port. Each run has its own task queue.
+ * starts an in-memory `temporal server start-dev` on a free port, once per run.
  */
-export async function startStack(): Promise<Stack> {
-  if (stack) return stack;
+async function ensureTemporal(env: NodeJS.ProcessEnv): Promise<string> {
+  if (temporalAddress) return temporalAddress;
+  const probe = loadConfig(env);
+  temporalAddress = probe.TEMPORAL_ADDRESS;
+  if (!(await isListening(probe.TEMPORAL_ADDRESS))) {
+    temporalAddress = `127.0.0.1:${await freePort()}`;
+    const server: DevServer = await startDevServer({ address: temporalAddress });
+    teardown.push(async () => {
+      await server.stop();
+      temporalAddress = undefined;
+    });
+  }
+  return temporalAddress;
+}
+
+/**
+ * A complete service — runtime, worker on its own task queue, HTTP server — configured by the test
+ * environment plus `overrides` (say, OPENAI_API_KEY and OPENAI_BASE_URL of a fake OpenAI server).
+ * Returns the stack and a function that stops it.
+ */
+export async function bootStack(overrides: Record<string, string> = {}): Promise<{ stack: Stack; stop: () => Promise<void> }> {
   const env = withTestDatabase(process.env);
-  env.LOG_LEVEL ??= 'warn';
+  env.LOG_LEVEL ??= 'error';
   env.REQUEST_LOGGING ??= 'false';
   env.USAGE_FLUSH_INTERVAL_MS ??= '200';
+  env.TEMPORAL_ADDRESS = await ensureTemporal(env);
   env.TEMPORAL_TASK_QUEUE = `weft-test-${randomUUID().slice(0, 8)}`;
-  const probe = loadConfig(env);
-  if (!(await isListening(probe.TEMPORAL_ADDRESS))) {
-    env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
-    const server: DevServer = await startDevServer({ address: env.TEMPORAL_ADDRESS });
-    teardown.push(() => server.stop());
-  }
-  Object.assign(process.env, env);
+  Object.assign(env, overrides);
   const config = loadConfig(env);
   const logger = createLogger(config);
+  const stops: (() => Promise<void>)[] = [];
 
   const runtime = await createRuntime(config, logger);
-  teardown.push(() => runtime.close());
+  stops.push(() => runtime.close());
   await ensureSearchAttributes(runtime.temporal);
   await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
 
@@ -61,9 +78,10 @@ export async function startStack(): Promise<Stack> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
+    logLevel: config.LOG_LEVEL,
   });
   const running = worker.run();
-  teardown.push(async () => {
+  stops.push(async () => {
     worker.shutdown();
     await running;
     await connection.close();
@@ -71,19 +89,33 @@ export async function startStack(): Promise<Stack> {
 
   const server: Server = createApp(runtime).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  teardown.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const ownerDataSource = await createMigrationDataSource(config).initialize();
-  teardown.push(() => ownerDataSource.destroy());
+  stops.push(() => ownerDataSource.destroy());
 
-  stack = {
-    config,
-    runtime,
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    ownerDataSource,
-    provisioning: createProvisioning({ ownerDataSource, jwt: runtime.jwt }),
-    worker,
+  return {
+    stack: {
+      config,
+      runtime,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      ownerDataSource,
+      provisioning: createProvisioning({ ownerDataSource, jwt: runtime.jwt }),
+      worker,
+    },
+    stop: async () => {
+      for (const stop of stops.reverse()) await stop();
+    },
   };
+}
+
+/** The suite's main stack, shared by every test file. */
+export async function startStack(): Promise<Stack> {
+  if (stack) return stack;
+  const booted = await bootStack();
+  stack = booted.stack;
+  stopMain = booted.stop;
+  Object.assign(process.env, { ...withTestDatabase(process.env), TEMPORAL_ADDRESS: stack.config.TEMPORAL_ADDRESS });
   return stack;
 }
 
@@ -93,7 +125,8 @@ export function getStack(): Stack {
 }
 
 export async function stopStack(): Promise<void> {
+  await stopMain?.();
+  stack = undefined;
   for (const stop of teardown.reverse()) await stop();
   teardown.length = 0;
-  stack = undefined;
 }

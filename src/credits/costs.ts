@@ -1,0 +1,30 @@
+/**
+ * Contract section 8: every metered operation and its cost, in one place. Services reserve by
+ * kind and never write a number themselves.
+ */
+export const CREDIT_COSTS = {
+  'ontology.prompt.update': 5,
+  'ontology.prompt.query': 3,
+  'ontology.prompt.both': 7,
+  'ontology.search.hybrid': 1,
+  'ontology.search.vector': 1,
+  // The contract prices symbol-context at 1 credit without naming its kind.
+  'ontology.symbol_context': 1,
+  'worker.embed_node': 1,
+  'worker.recompute_type': 0,
+  'worker.person_resolve': 0,
+} as const satisfies Record<string, number>;
+
+export type CreditKind = keyof typeof CREDIT_COSTS;
+
+export const CREDIT_KINDS = Object.keys(CREDIT_COSTS) as CreditKind[];
+
+/** Ledger kinds that are not charges: an operator's grant is a tenant-level positive row. */
+export const CREDIT_GRANT_KIND = 'credits.grant';
+
+export type LedgerKind = CreditKind | typeof CREDIT_GRANT_KIND;
+
+export const isCreditKind = (value: string): value is CreditKind => Object.hasOwn(CREDIT_COSTS, value);
+
+/** The price of `quantity` units of `kind` (embedding 30 nodes is 30 × worker.embed_node). */
+export const creditCost = (kind: CreditKind, quantity = 1): number => CREDIT_COSTS[kind] * quantity;

@@ -1,0 +1,18 @@
+import { HttpError } from '../api/errors';
+import type { CreditKind } from './costs';
+
+export interface InsufficientCreditsDetail {
+  error: 'insufficient_credits';
+  required: number;
+  available: number;
+  kind: CreditKind;
+  /** Present when the account is locked: nothing can be charged whatever the balance. */
+  locked?: true;
+}
+
+/** 402 with the body of contract 7 / interfaces.md; a locked account reports `available: 0`. */
+export class InsufficientCreditsError extends HttpError {
+  constructor(readonly shortfall: InsufficientCreditsDetail) {
+    super(402, shortfall);
+  }
+}

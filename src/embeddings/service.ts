@@ -1,0 +1,101 @@
+import { toSql } from 'pgvector/pg';
+import type { UnitOfWork } from '../db/unit-of-work';
+import { InsufficientCreditsError } from '../credits/errors';
+import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { EmbeddingProvider } from '../llm/embedding-provider';
+import type { Logger } from '../logger';
+import { embedChargeKey, type EmbedRequest } from './queue';
+
+/** What nodes.embedding_error holds when a node is left without a vector. */
+export const EMBEDDING_ERRORS = {
+  insufficientCredits: 'insufficient_credits',
+  providerFailed: 'embedding_provider_failed',
+} as const;
+
+export interface ChargedNode {
+  nodeId: string;
+  ledgerId: string;
+}
+
+/**
+ * Asynchronous node embedding, step by step, for the embedding workflow's activities: charge each
+ * node (worker.embed_node, idempotent per node and event), embed the charged nodes' names in one
+ * provider call, write the vectors. A tenant out of credits leaves its nodes without a vector and
+ * says why in nodes.embedding_error. Every step runs in the node's workspace scope (RLS).
+ */
+export function createEmbeddingService(deps: { uow: UnitOfWork; provider: EmbeddingProvider; logger: Logger }) {
+  const { uow, provider, logger } = deps;
+
+  return {
+    /** Charges one credit per live node; the nodes the balance cannot cover get embedding_error set. */
+    async charge(input: { workspaceId: string; requests: EmbedRequest[] }): Promise<{ charged: ChargedNode[]; refused: string[] }> {
+      return uow({ workspaceId: input.workspaceId }, async (m) => {
+        const [workspace] = await m.query(`SELECT tenant_id FROM workspaces WHERE id = $1`, [input.workspaceId]);
+        if (!workspace) return { charged: [], refused: [] };
+        // The latest request per node wins; deleted nodes are not charged.
+        const latest = new Map(input.requests.map((request) => [request.nodeId, request]));
+        const live: { id: string }[] = await m.query(`SELECT id FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [
+          [...latest.keys()],
+        ]);
+        const charged: ChargedNode[] = [];
+        const refused: string[] = [];
+        for (const { id } of live) {
+          try {
+            const receipt = await reserveCredits(m, {
+              tenantId: workspace.tenant_id,
+              workspaceId: input.workspaceId,
+              kind: 'worker.embed_node',
+              idempotencyKey: embedChargeKey(latest.get(id)!),
+            });
+            charged.push({ nodeId: id, ledgerId: receipt.ledger_id });
+          } catch (error) {
+            // A refusal writes nothing, so the transaction stays usable for the other nodes.
+            if (!(error instanceof InsufficientCreditsError)) throw error;
+            refused.push(id);
+          }
+        }
+        if (refused.length > 0) {
+          await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[])`, [refused, EMBEDDING_ERRORS.insufficientCredits]);
+        }
+        return { charged, refused };
+      });
+    },
+
+    /**
+     * Embeds the nodes' current names (the provider is called outside any transaction) and writes
+     * each vector only if the name is still the one embedded: a rename in between has its own request.
+     */
+    async embedAndStore(input: { workspaceId: string; nodeIds: string[] }): Promise<{ embedded: number; stale: number }> {
+      const nodes: { id: string; name: string }[] = await uow({ workspaceId: input.workspaceId }, (m) =>
+        m.query(`SELECT id, name FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [input.nodeIds]),
+      );
+      if (nodes.length === 0) return { embedded: 0, stale: input.nodeIds.length };
+      const vectors = await provider.embed(nodes.map((node) => node.name));
+      const written: unknown[] = await uow({ workspaceId: input.workspaceId }, (m) =>
+        m.query(
+          `UPDATE nodes n SET embedding = v.embedding::vector, embedding_error = NULL
+           FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, name, embedding)
+           WHERE n.id = v.id AND n.name = v.name AND NOT n.is_deleted
+           RETURNING n.id`,
+          [nodes.map((node) => node.id), nodes.map((node) => node.name), vectors.map((vector) => toSql(vector))],
+        ),
+      );
+      const embedded = Array.isArray(written[0]) ? (written[0] as unknown[]).length : written.length;
+      return { embedded, stale: input.nodeIds.length - embedded };
+    },
+
+    /** Compensation after the provider kept failing: give the credits back and say why. */
+    async refundAndRecordFailure(input: { workspaceId: string; charged: ChargedNode[]; error: string }): Promise<void> {
+      await uow({ workspaceId: input.workspaceId }, async (m) => {
+        for (const { ledgerId } of input.charged) await refundCredits(m, { ledgerId });
+        await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[]) AND embedding IS NULL`, [
+          input.charged.map((node) => node.nodeId),
+          input.error.slice(0, 500),
+        ]);
+      });
+      logger.warn({ workspace_id: input.workspaceId, nodes: input.charged.length }, 'embedding failed; credits refunded');
+    },
+  };
+}
+
+export type EmbeddingService = ReturnType<typeof createEmbeddingService>;

@@ -1,0 +1,172 @@
+import { badRequest, notFound } from '../api/errors';
+import { scopeOf, type Principal } from '../auth/principal';
+import { rowsOf } from './sql';
+import type { UnitOfWork } from '../db/unit-of-work';
+import type { OutboxRelay } from '../outbox/relay';
+import { enqueueOutboxEvent } from '../outbox/relay';
+import { registerType } from '../type-catalog/register';
+import { createNodeInTransaction } from './node-writes';
+import {
+  NODE_COLUMNS,
+  toNodeResponse,
+  type NodeCreateRequest,
+  type NodeListQuery,
+  type NodePatchRequest,
+  type NodeResponse,
+  type NodeRow,
+  type TypeaheadQuery,
+} from './schemas';
+
+export interface GraphServiceDeps {
+  uow: UnitOfWork;
+  outbox: Pick<OutboxRelay, 'kick'>;
+}
+
+/** `%` and `_` in a user's text are literals, not wildcards. */
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Node reads and writes. Every statement runs in the caller's workspace unit of work. */
+export function createNodeService(deps: GraphServiceDeps) {
+  const { uow, outbox } = deps;
+
+  async function findLive(principal: Principal, nodeId: string, includeEmbedding: boolean): Promise<NodeRow> {
+    const [row]: NodeRow[] = await uow(scopeOf(principal), (m) =>
+      m.query(
+        `SELECT ${NODE_COLUMNS}${includeEmbedding ? ', n.embedding::text AS embedding' : ''}
+         FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`,
+        [nodeId],
+      ),
+    );
+    if (!row) throw notFound('Node not found');
+    return row;
+  }
+
+  return {
+    async create(principal: Principal, body: NodeCreateRequest): Promise<NodeResponse> {
+      const row = await uow(scopeOf(principal), (m) => createNodeInTransaction(m, principal.workspaceId, body));
+      outbox.kick(principal.workspaceId);
+      return toNodeResponse(row);
+    },
+
+    get: async (principal: Principal, nodeId: string, includeEmbedding = false) =>
+      toNodeResponse(await findLive(principal, nodeId, includeEmbedding)),
+
+    async list(principal: Principal, query: NodeListQuery): Promise<NodeResponse[]> {
+      const rows: NodeRow[] = await uow(scopeOf(principal), (m) =>
+        m.query(
+          `SELECT ${NODE_COLUMNS} FROM nodes n
+           WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1) AND ($2::uuid IS NULL OR n.connection_id = $2)
+           ORDER BY n.created_at, n.id LIMIT $3 OFFSET $4`,
+          [query.type ?? null, query.connection_id ?? null, query.limit, query.offset],
+        ),
+      );
+      return rows.map(toNodeResponse);
+    },
+
+    /** Case-insensitive substring on name: exact matches first, then by importance. Free of charge. */
+    async typeahead(principal: Principal, query: TypeaheadQuery): Promise<NodeResponse[]> {
+      const rows: NodeRow[] = await uow(scopeOf(principal), (m) =>
+        query.q === undefined
+          ? m.query(
+              `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1)
+               ORDER BY n.created_at, n.id LIMIT $2`,
+              [query.type ?? null, query.limit],
+            )
+          : m.query(typeaheadSql(NODE_COLUMNS), [query.q, likePattern(query.q), query.type ?? null, query.limit]),
+      );
+      return rows.map(toNodeResponse);
+    },
+
+    async patch(principal: Principal, nodeId: string, body: NodePatchRequest): Promise<NodeResponse> {
+      const row = await uow(scopeOf(principal), async (m) => {
+        const [current]: { name: string; type: string }[] = await m.query(
+          `SELECT name, type FROM nodes WHERE id = $1 AND NOT is_deleted FOR UPDATE`,
+          [nodeId],
+        );
+        if (!current) throw notFound('Node not found');
+        const properties = body.properties ?? {};
+        const removed = Object.keys(properties).filter((key) => properties[key] === null);
+        const [updated]: NodeRow[] = await rowsOf(m,
+          `UPDATE nodes n SET name = COALESCE($2, n.name), type = COALESCE($3, n.type),
+             properties = (n.properties || $4::jsonb) - $5::text[], updated_at = now()
+           WHERE n.id = $1 RETURNING ${NODE_COLUMNS}`,
+          [nodeId, body.name ?? null, body.type ?? null, JSON.stringify(properties), removed],
+        );
+        if (body.type !== undefined && body.type !== current.type) {
+          await registerType(m, principal.workspaceId, 'node', body.type);
+        }
+        await enqueueOutboxEvent(m, {
+          workspaceId: principal.workspaceId,
+          eventType: 'node.updated',
+          aggregateId: nodeId,
+          payload: { node_id: nodeId, name_changed: body.name !== undefined && body.name !== current.name },
+        });
+        return updated!;
+      });
+      outbox.kick(principal.workspaceId);
+      return toNodeResponse(row);
+    },
+
+    /** Soft delete of one node and its incident edges; answers with the deleted row. */
+    async remove(principal: Principal, nodeId: string): Promise<NodeResponse> {
+      const row = await uow(scopeOf(principal), async (m) => {
+        const [deleted]: NodeRow[] = await rowsOf(m,
+          `UPDATE nodes n SET is_deleted = true, deleted_at = now(), updated_at = now()
+           WHERE n.id = $1 AND NOT n.is_deleted RETURNING ${NODE_COLUMNS}`,
+          [nodeId],
+        );
+        if (!deleted) throw notFound('Node not found');
+        await rowsOf(m,
+          `UPDATE edges SET is_deleted = true, deleted_at = now()
+           WHERE NOT is_deleted AND (source_node_id = $1 OR target_node_id = $1)`,
+          [nodeId],
+        );
+        return deleted;
+      });
+      return toNodeResponse(row);
+    },
+
+    /** Contract 3: soft-deletes every live node of the type and their incident edges. */
+    async deleteByType(principal: Principal, type: string | undefined) {
+      if (type === undefined || type.trim() === '') throw badRequest('Query parameter type is required');
+      return uow(scopeOf(principal), async (m) => {
+        const nodes: { id: string }[] = await rowsOf(m,
+          `UPDATE nodes SET is_deleted = true, deleted_at = now(), updated_at = now()
+           WHERE type = $1 AND NOT is_deleted RETURNING id`,
+          [type],
+        );
+        let edgesDeleted = 0;
+        if (nodes.length > 0) {
+          const [result]: { count: number }[] = await m.query(
+            `WITH d AS (
+               UPDATE edges SET is_deleted = true, deleted_at = now()
+               WHERE NOT is_deleted AND (source_node_id = ANY($1::uuid[]) OR target_node_id = ANY($1::uuid[]))
+               RETURNING 1)
+             SELECT count(*)::int AS count FROM d`,
+            [nodes.map((node) => node.id)],
+          );
+          edgesDeleted = result!.count;
+        }
+        return { type, nodes_deleted: nodes.length, edges_deleted: edgesDeleted };
+      });
+    },
+  };
+}
+
+export type NodeService = ReturnType<typeof createNodeService>;
+
+/**
+ * Exact (case-insensitive) matches first, then substring matches by importance. Two ordered,
+ * limited branches, so each can use its index: lower(name) for the first, trigram or importance
+ * for the second. $1 q, $2 LIKE pattern, $3 type or NULL, $4 limit.
+ */
+export const typeaheadSql = (columns: string) => `
+SELECT * FROM (
+  (SELECT ${columns}, 0 AS match_rank FROM nodes n
+   WHERE NOT n.is_deleted AND lower(n.name) = lower($1) AND ($3::text IS NULL OR n.type = $3)
+   ORDER BY n.importance_score DESC, n.id LIMIT $4)
+  UNION ALL
+  (SELECT ${columns}, 1 AS match_rank FROM nodes n
+   WHERE NOT n.is_deleted AND n.name ILIKE $2 AND lower(n.name) <> lower($1) AND ($3::text IS NULL OR n.type = $3)
+   ORDER BY n.importance_score DESC, n.id LIMIT $4)
+) ranked ORDER BY match_rank, importance_score DESC, id LIMIT $4`;

@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits';
+
+const timestamp = z.iso.datetime({ offset: true });
+const workspaceId = z.uuid().optional().describe('Must name a workspace the caller belongs to; defaults to the caller’s.');
+const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+/** Contract 2.1: a node type used as a filter. */
+export const NodeTypeFilter = z.string().max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Invalid node type');
+/** Contract 2.2: an edge type used as a filter. */
+export const EdgeTypeFilter = z.string().max(LIMITS.typeLength).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type');
+
+const limit = z.coerce.number().int().min(1).max(LIMITS.list.maxLimit).default(LIMITS.list.defaultLimit);
+const offset = z.coerce.number().int().min(0).default(0);
+const properties = z.record(z.string(), z.unknown());
+
+/** Every field of contract 2.1 except the raw vector; `embedding` only on request. */
+export const NodeResponse = z
+  .object({
+    id: z.uuid(),
+    workspace_id: z.uuid(),
+    type: z.string(),
+    name: z.string(),
+    properties,
+    importance_score: z.number().min(0).max(1),
+    base_salience: z.number(),
+    reference_count: z.number().int(),
+    connection_id: z.uuid().nullable(),
+    has_embedding: z.boolean(),
+    embedding: z.array(z.number()).optional().describe('Only with ?include_embedding=true on GET by id.'),
+    last_touch_at: timestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
+    is_deleted: z.boolean(),
+  })
+  .meta({ id: 'NodeResponse' });
+export type NodeResponse = z.input<typeof NodeResponse>;
+
+/** Columns of `nodes` that `toNodeResponse` reads; select with `SELECT ${NODE_COLUMNS} FROM nodes n`. */
+export const NODE_COLUMNS = `n.id, n.workspace_id, n.type, n.name, n.properties, n.importance_score, n.base_salience,
+  n.reference_count, n.connection_id, n.has_embedding, n.last_touch_at, n.created_at, n.updated_at, n.is_deleted`;
+
+export interface NodeRow {
+  id: string;
+  workspace_id: string;
+  type: string;
+  name: string;
+  properties: Record<string, unknown>;
+  importance_score: number;
+  base_salience: number;
+  reference_count: number;
+  connection_id: string | null;
+  has_embedding: boolean;
+  last_touch_at: Date | string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  is_deleted: boolean;
+  /** pgvector's text form, '[0.1,0.2,...]', when selected. */
+  embedding?: string | null;
+}
+
+const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString());
+
+export function toNodeResponse(row: NodeRow): NodeResponse {
+  const response: NodeResponse = {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    type: row.type,
+    name: row.name,
+    properties: row.properties,
+    importance_score: row.importance_score,
+    base_salience: row.base_salience,
+    reference_count: row.reference_count,
+    connection_id: row.connection_id,
+    has_embedding: row.has_embedding,
+    last_touch_at: iso(row.last_touch_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    is_deleted: row.is_deleted,
+  };
+  if (row.embedding !== undefined) response.embedding = row.embedding ? (JSON.parse(row.embedding) as number[]) : undefined;
+  return response;
+}
+
+export const EdgeResponse = z
+  .object({
+    id: z.uuid(),
+    workspace_id: z.uuid(),
+    type: z.string(),
+    source_node_id: z.uuid(),
+    target_node_id: z.uuid(),
+    properties,
+    reasoning: z.string().nullable(),
+    evidence: z.string().nullable(),
+    created_at: timestamp,
+    is_deleted: z.boolean(),
+  })
+  .meta({ id: 'EdgeResponse' });
+export type EdgeResponse = z.input<typeof EdgeResponse>;
+
+export const EDGE_COLUMNS = `e.id, e.workspace_id, e.type, e.source_node_id, e.target_node_id, e.properties, e.reasoning,
+  e.evidence, e.created_at, e.is_deleted`;
+
+export interface EdgeRow extends Omit<EdgeResponse, 'created_at'> {
+  created_at: Date | string;
+}
+
+export const toEdgeResponse = (row: EdgeRow): EdgeResponse => ({ ...row, created_at: iso(row.created_at) });
+
+// ---- requests ----
+
+export const NodeCreateRequest = z
+  .object({
+    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers'),
+    name: z.string().trim().min(1).max(LIMITS.nodeNameLength),
+    properties: properties.optional(),
+    connection_id: z.uuid().nullable().optional(),
+    base_salience: z.number().min(0).max(1).optional().describe('Defaults to the per-type salience table.'),
+  })
+  .meta({ id: 'NodeCreateRequest' });
+export type NodeCreateRequest = z.infer<typeof NodeCreateRequest>;
+
+export const NodePatchRequest = z
+  .strictObject({
+    name: z.string().trim().min(1).max(LIMITS.nodeNameLength).optional(),
+    properties: properties.optional().describe('Merged into the stored properties; a null value removes a key.'),
+    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers').optional(),
+  })
+  .refine((body) => body.name !== undefined || body.properties !== undefined || body.type !== undefined, {
+    message: 'Give at least one of name, properties, type',
+  })
+  .meta({ id: 'NodePatchRequest' });
+export type NodePatchRequest = z.infer<typeof NodePatchRequest>;
+
+export const EdgeCreateRequest = z
+  .object({
+    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type'),
+    source_node_id: z.uuid(),
+    target_node_id: z.uuid(),
+    properties: properties.optional(),
+    reasoning: z.string().max(LIMITS.edgeTextLength).nullable().optional(),
+    evidence: z.string().max(LIMITS.edgeTextLength).nullable().optional(),
+  })
+  .meta({ id: 'EdgeCreateRequest' });
+export type EdgeCreateRequest = z.infer<typeof EdgeCreateRequest>;
+
+export const NodeIdParams = z.object({ node_id: z.uuid() });
+export const EdgeIdParams = z.object({ edge_id: z.uuid() });
+
+export const NodeGetQuery = z.object({
+  workspace_id: workspaceId,
+  include_embedding: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+});
+export const WorkspaceQuery = z.object({ workspace_id: workspaceId });
+
+export const NodeListQuery = z.object({
+  type: NodeTypeFilter.optional(),
+  connection_id: z.uuid().optional(),
+  workspace_id: workspaceId,
+  limit,
+  offset,
+});
+export type NodeListQuery = z.infer<typeof NodeListQuery>;
+
+export const NodeDeleteByTypeQuery = z.object({
+  // Missing or blank is the contract's 400, so it is not a schema error here.
+  type: z.preprocess(blankToUndefined, z.string().trim().max(LIMITS.typeLength).optional()),
+  workspace_id: workspaceId,
+});
+
+export const DeleteNodesByTypeResponse = z
+  .object({ type: z.string(), nodes_deleted: z.number().int(), edges_deleted: z.number().int() })
+  .meta({ id: 'DeleteNodesByTypeResponse' });
+
+export const TypeaheadQuery = z.object({
+  q: z.preprocess(blankToUndefined, z.string().max(LIMITS.queryLength).optional()),
+  type: NodeTypeFilter.optional(),
+  workspace_id: workspaceId,
+  limit: z.coerce.number().int().min(LIMITS.typeahead.min).max(LIMITS.typeahead.max).default(LIMITS.typeahead.default),
+});
+export type TypeaheadQuery = z.infer<typeof TypeaheadQuery>;
+
+export const EdgeListQuery = z.object({
+  source_node_id: z.uuid().optional(),
+  target_node_id: z.uuid().optional(),
+  type: EdgeTypeFilter.optional(),
+  workspace_id: workspaceId,
+  limit,
+  offset,
+});
+export type EdgeListQuery = z.infer<typeof EdgeListQuery>;

@@ -1,0 +1,31 @@
+import type { EntityManager } from 'typeorm';
+import type { UnitOfWork } from '../db/unit-of-work';
+import { readOntologyConfig } from '../ontology-config/service';
+import { importanceSql, importanceSqlParams } from './formula';
+
+/**
+ * The nightly decay for the transaction's workspace: every live node's importance is recomputed
+ * from the formula (contract 2.7) with the workspace's settings. Recomputing rather than
+ * multiplying the stored score keeps a retried or repeated run from decaying twice.
+ */
+export async function decayImportance(m: EntityManager): Promise<{ updated: number }> {
+  const { importance } = await readOntologyConfig(m);
+  const [row]: { updated: number }[] = await m.query(
+    `WITH scored AS (
+       SELECT n.id, ${importanceSql(1)} AS score FROM nodes n WHERE NOT n.is_deleted),
+     changed AS (
+       UPDATE nodes n SET importance_score = scored.score FROM scored
+       WHERE n.id = scored.id AND n.importance_score IS DISTINCT FROM scored.score RETURNING 1)
+     SELECT count(*)::int AS updated FROM changed`,
+    importanceSqlParams(importance),
+  );
+  return row!;
+}
+
+export function createImportanceService(deps: { uow: UnitOfWork }) {
+  return {
+    decayWorkspace: (workspaceId: string) => deps.uow({ workspaceId }, decayImportance),
+  };
+}
+
+export type ImportanceService = ReturnType<typeof createImportanceService>;

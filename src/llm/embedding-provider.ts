@@ -1,0 +1,18 @@
+import type { OpenAIConfig } from './openai-client';
+import { openAIEnabled } from './openai-client';
+import { createLocalEmbeddingProvider } from './local-embedding';
+import { createOpenAIEmbeddingProvider } from './openai-embedding';
+
+/** Every stored vector has this many dimensions (contract 2.1; the column is vector(512)). */
+export const EMBEDDING_DIMENSIONS = 512;
+
+/** Turns texts into unit-length vectors of EMBEDDING_DIMENSIONS floats, in input order. */
+export interface EmbeddingProvider {
+  readonly name: string;
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+/** OpenAI when OPENAI_API_KEY is set, else the deterministic local provider (no network). */
+export function createEmbeddingProvider(config: OpenAIConfig): EmbeddingProvider {
+  return openAIEnabled(config) ? createOpenAIEmbeddingProvider(config) : createLocalEmbeddingProvider();
+}

@@ -1,0 +1,30 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { OutboxHandler } from '../outbox/relay';
+import type { TemporalHandle } from '../temporal/connection';
+import { workspaceSearchAttributes } from '../temporal/search-attributes';
+import { personResolverWorkflow, resolveWorkflowId } from '../../workflows/merges';
+import { isPersonType } from './person-rules';
+
+/**
+ * `node.created` → the person resolver, for person-type nodes only (see person-rules.ts). The
+ * workflow id is `resolve-<node_id>` and a finished run is not repeated (only a failed one is),
+ * so redelivering the event starts nothing new.
+ */
+export const startPersonResolver =
+  (temporal: TemporalHandle): OutboxHandler =>
+  async (event) => {
+    const nodeId = typeof event.payload.node_id === 'string' ? event.payload.node_id : event.aggregate_id;
+    const type = event.payload.type;
+    if (typeof type !== 'string' || !isPersonType(type)) return;
+    try {
+      await temporal.client.workflow.start(personResolverWorkflow, {
+        workflowId: resolveWorkflowId(nodeId),
+        taskQueue: temporal.taskQueue,
+        args: [{ workspaceId: event.workspace_id, nodeId }],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        typedSearchAttributes: workspaceSearchAttributes(event.workspace_id),
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  };

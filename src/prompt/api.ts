@@ -1,0 +1,103 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { z } from 'zod';
+import type { UnitOfWork } from '../db/unit-of-work';
+import { HttpError, conflict } from '../api/errors';
+import type { Principal } from '../auth/principal';
+import { CREDIT_COSTS } from '../credits/costs';
+import { InsufficientCreditsError } from '../credits/errors';
+import { readCreditBalance } from '../credits/ledger';
+import type { TemporalHandle } from '../temporal/connection';
+import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../temporal/search-attributes';
+import type { FailureDetails } from '../../activities/failures';
+import type { promptWorkflow, PromptWorkflowResult } from '../../workflows/prompt';
+import { PROMPT_CREDIT_KIND, type Intent } from './model';
+import type { PromptRequest } from './schemas';
+import type { Sealer } from './sealed';
+import type { PromptService } from './service';
+import { sourceHash } from './summary';
+
+export const promptWorkflowId = (correlationId: string) => `prompt-${correlationId}`;
+
+/** The cheapest price the prompt may cost: the forced intent's, else the query's (the least). */
+function minimumCost(forceIntent?: Intent) {
+  const kind = PROMPT_CREDIT_KIND[forceIntent ?? 'query'];
+  return { kind, cost: CREDIT_COSTS[kind] };
+}
+
+/**
+ * Runs a prompt as the `prompt-<correlation_id>` workflow and waits for its result. A repeated
+ * correlation id attaches to the first execution (running or finished) instead of running twice.
+ */
+export function createPromptApi(deps: { uow: UnitOfWork; temporal: TemporalHandle; sealer: Sealer; prompts: PromptService }) {
+  const { uow, temporal, sealer, prompts } = deps;
+
+  async function start(principal: Principal, body: z.output<typeof PromptRequest>, correlationId: string, startedAtMs: number) {
+    const workflowId = promptWorkflowId(correlationId);
+    try {
+      return await temporal.client.workflow.start<typeof promptWorkflow>('promptWorkflow', {
+        workflowId,
+        taskQueue: temporal.taskQueue,
+        typedSearchAttributes: workspaceSearchAttributes(principal.workspaceId),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        args: [
+          {
+            workspaceId: principal.workspaceId,
+            tenantId: principal.tenantId,
+            correlationId,
+            prompt: sealer.seal(body.prompt),
+            sourceHash: sourceHash(body.prompt),
+            promptKind: body.prompt_kind,
+            forceIntent: body.force_intent,
+            startedAtMs,
+          },
+        ],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      return temporal.client.workflow.getHandle<typeof promptWorkflow>(workflowId);
+    }
+  }
+
+  return {
+    async run(principal: Principal, body: z.output<typeof PromptRequest>, correlationId: string): Promise<PromptWorkflowResult> {
+      const startedAtMs = Date.now();
+      // Contract 7: the credit check comes before any model call, and classification is one.
+      const { kind, cost } = minimumCost(body.force_intent);
+      const balance = await uow({ workspaceId: principal.workspaceId }, (m) => readCreditBalance(m, principal.tenantId));
+      if (balance.locked || balance.balance < cost) {
+        const refusal = new InsufficientCreditsError({ error: 'insufficient_credits', required: cost, available: balance.locked ? 0 : balance.balance, kind });
+        // Every call gets its audit row, a refused one too.
+        await prompts.fail({
+          workspaceId: principal.workspaceId,
+          correlationId,
+          promptKind: body.prompt_kind,
+          sourceHash: sourceHash(body.prompt),
+          intent: body.force_intent ?? 'query',
+          startedAtMs,
+          errorCode: refusal.constructor.name,
+          ledgerId: null,
+        });
+        throw refusal;
+      }
+      const handle: WorkflowHandle<typeof promptWorkflow> = await start(principal, body, correlationId, startedAtMs);
+      // A correlation id is the client's to choose: never hand one workspace another's execution.
+      const description = await handle.describe();
+      if (description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE) !== principal.workspaceId) {
+        throw conflict('This correlation id belongs to another execution');
+      }
+      try {
+        return await handle.result();
+      } catch (error) {
+        if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
+          const failure = error.cause.details?.[0] as FailureDetails | undefined;
+          if (failure) throw new HttpError(failure.status, failure.detail);
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+export type PromptApi = ReturnType<typeof createPromptApi>;

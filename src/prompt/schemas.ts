@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { EdgeResponse, NodeResponse } from '../graph/schemas';
+import { INTENTS } from './model';
+
+/** Long enough for a page of notes; the refiner and the model see the whole prompt. */
+export const PROMPT_MAX_CHARS = 20_000;
+
+export const PromptRequest = z
+  .object({
+    prompt: z.string().trim().min(1).max(PROMPT_MAX_CHARS),
+    force_intent: z.enum(INTENTS).optional().describe('Skips intent classification.'),
+    prompt_kind: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,39}$/)
+      .default('markdown_text')
+      .describe('The refiner family (free-form, e.g. markdown_text).'),
+  })
+  .meta({ id: 'PromptRequest' });
+
+export const PromptStreamRequest = z
+  .object({ prompt: z.string().trim().min(1).max(PROMPT_MAX_CHARS) })
+  .meta({ id: 'PromptStreamRequest' });
+
+export const PromptResponse = z
+  .object({
+    correlation_id: z.uuid(),
+    intent: z.enum(INTENTS),
+    nodes: z.array(NodeResponse).describe('Nodes the prompt persisted or referenced.'),
+    edges: z.array(EdgeResponse),
+    nodes_created: z.number().int(),
+    edges_created: z.number().int(),
+    answer: z.string().nullable().describe('The grounded answer, for query and both.'),
+    citations: z.array(z.uuid()).describe('Ids of nodes of this workspace the answer rests on.'),
+    credit_receipt: z.object({ ledger_id: z.uuid(), kind: z.string(), amount: z.number().int() }),
+  })
+  .meta({ id: 'PromptResponse' });

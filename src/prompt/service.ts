@@ -1,0 +1,241 @@
+import type { EntityManager } from 'typeorm';
+import type { UnitOfWork } from '../db/unit-of-work';
+import type { OutboxRelay } from '../outbox/relay';
+import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
+import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse, type EdgeResponse, type NodeResponse } from '../graph/schemas';
+import { readOntologyConfig } from '../ontology-config/service';
+import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model';
+import type { Sealer, SealedText } from './sealed';
+import { auditSummary } from './summary';
+
+/** Finds the graph context of a question inside the caller's unit of work (hybrid retrieval). */
+export type Retriever = (m: EntityManager, question: string, topK: number) => Promise<ContextNode[]>;
+
+export const CONTEXT_SIZE = 10;
+
+export interface PersistedGraph {
+  nodes: NodeResponse[];
+  edges: EdgeResponse[];
+  nodes_created: number;
+  edges_created: number;
+}
+
+export interface AuditInput {
+  workspaceId: string;
+  correlationId: string;
+  promptKind: string;
+  sourceHash: string;
+  intent: Intent;
+  startedAtMs: number;
+}
+
+/** Same type and the same name up to case and spacing: a reference, not a duplicate. */
+export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
+
+async function loadWritten(m: EntityManager, nodeIds: string[], edgeIds: string[]) {
+  const nodes = await m.query(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], n.id)`, [nodeIds]);
+  const edges = await m.query(`SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], e.id)`, [edgeIds]);
+  return { nodes: nodes.map(toNodeResponse), edges: edges.map(toEdgeResponse) };
+}
+
+/**
+ * The prompt pipeline's domain steps. Each is safe to repeat: Temporal runs activities at least
+ * once, so writes are keyed by the prompt's correlation id.
+ */
+export function createPromptService(deps: {
+  uow: UnitOfWork;
+  outbox: OutboxRelay;
+  model: PromptModel;
+  sealer: Sealer;
+  retrieve: Retriever;
+}) {
+  const { uow, outbox, model, sealer, retrieve } = deps;
+
+  /** Graph context for a question: the retrieved nodes and the live edges among them. */
+  async function contextFor(m: EntityManager, question: string) {
+    const nodes = await retrieve(m, question, CONTEXT_SIZE);
+    const edges: ContextEdge[] = await m.query(
+      `SELECT type, source_node_id, target_node_id FROM edges
+       WHERE NOT is_deleted AND source_node_id = ANY($1::uuid[]) AND target_node_id = ANY($1::uuid[]) LIMIT 50`,
+      [nodes.map((node) => node.id)],
+    );
+    return { nodes, edges };
+  }
+
+  return {
+    classify: (prompt: SealedText) => model.classify(sealer.open(prompt)),
+
+    refine: (prompt: SealedText, promptKind: string) => model.refine(sealer.open(prompt), promptKind),
+
+    /**
+     * Persists the refined graph in one transaction: an existing live node of the same type and
+     * normalised name is referenced instead of duplicated; edges reference both ends. Exactly once
+     * per correlation id: a repeat returns what the first run wrote.
+     */
+    async persist(input: { workspaceId: string; correlationId: string; refined: RefinedGraph }): Promise<PersistedGraph> {
+      const { workspaceId, correlationId, refined } = input;
+      const result = await uow({ workspaceId }, async (m) => {
+        const [earlier] = await m.query(
+          `SELECT node_ids, edge_ids FROM prompt_writes WHERE correlation_id = $1`,
+          [correlationId],
+        );
+        if (earlier) {
+          const written = await loadWritten(m, earlier.node_ids, earlier.edge_ids);
+          return { ...written, nodes_created: earlier.node_ids.length, edges_created: earlier.edge_ids.length, fresh: false };
+        }
+        const { importance } = await readOntologyConfig(m);
+        const options = { importance };
+        const idByRef = new Map<string, string>();
+        const created: string[] = [];
+        const referenced: string[] = [];
+        for (const node of refined.nodes) {
+          const [existing] = await m.query(
+            `SELECT id FROM nodes WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
+             ORDER BY created_at LIMIT 1`,
+            [node.type, normalizedName(node.name)],
+          );
+          if (existing) {
+            idByRef.set(node.ref, existing.id);
+            referenced.push(existing.id);
+          } else if (!idByRef.has(node.ref)) {
+            const row = await createNodeInTransaction(m, workspaceId, { type: node.type, name: node.name, properties: node.properties }, options);
+            idByRef.set(node.ref, row.id);
+            created.push(row.id);
+          }
+        }
+        await touchNodes(m, referenced, options);
+        const edgeIds: string[] = [];
+        const deltas: Record<string, number> = Object.fromEntries(referenced.map((id) => [id, 1]));
+        for (const edge of refined.edges) {
+          const source = idByRef.get(edge.source_ref);
+          const target = idByRef.get(edge.target_ref);
+          if (!source || !target) continue; // the model named a ref it did not define: skip the edge
+          // A fact already in the graph is a reference of its ends, not a second edge.
+          const [known] = await m.query(
+            `SELECT id FROM edges WHERE NOT is_deleted AND type = $1 AND source_node_id = $2 AND target_node_id = $3 LIMIT 1`,
+            [edge.type, source, target],
+          );
+          if (known) {
+            await touchNodes(m, [source, target], options);
+            for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
+            continue;
+          }
+          const row = await createEdgeInTransaction(
+            m,
+            workspaceId,
+            { type: edge.type, source_node_id: source, target_node_id: target, reasoning: edge.reasoning, evidence: edge.evidence },
+            options,
+          );
+          edgeIds.push(row.id);
+          for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
+        }
+        await m.query(
+          `INSERT INTO prompt_writes (workspace_id, correlation_id, node_ids, edge_ids, reference_deltas) VALUES ($1, $2, $3, $4, $5)`,
+          [workspaceId, correlationId, [...created, ...new Set(referenced)], edgeIds, JSON.stringify(deltas)],
+        );
+        const written = await loadWritten(m, [...created, ...new Set(referenced)], edgeIds);
+        return { ...written, nodes_created: created.length, edges_created: edgeIds.length, fresh: true };
+      });
+      if (result.fresh) outbox.kick(workspaceId);
+      const { fresh: _fresh, ...persisted } = result;
+      return persisted;
+    },
+
+    /**
+     * The compensation of `persist`: every node and edge this prompt created is soft-deleted (with
+     * the incident edges of its nodes) and the references it added to older nodes are taken back.
+     * Idempotent, and a no-op when nothing was persisted.
+     */
+    undo: (input: { workspaceId: string; correlationId: string }) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => {
+        const [written] = await m.query(
+          `UPDATE prompt_writes SET undone_at = now() WHERE correlation_id = $1 AND undone_at IS NULL
+           RETURNING node_ids, edge_ids, reference_deltas`,
+          [input.correlationId],
+        ).then(([rows]: [{ node_ids: string[]; edge_ids: string[]; reference_deltas: Record<string, number> }[]]) => rows);
+        if (!written) return { undone: false };
+        const referencedBefore = Object.keys(written.reference_deltas);
+        const created = written.node_ids.filter((id) => !referencedBefore.includes(id));
+        await m.query(
+          `UPDATE edges SET is_deleted = true, deleted_at = now()
+           WHERE NOT is_deleted AND (id = ANY($1::uuid[]) OR source_node_id = ANY($2::uuid[]) OR target_node_id = ANY($2::uuid[]))`,
+          [written.edge_ids, created],
+        );
+        await m.query(`UPDATE nodes SET is_deleted = true, deleted_at = now() WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [created]);
+        for (const [nodeId, count] of Object.entries(written.reference_deltas)) {
+          await m.query(`UPDATE nodes SET reference_count = GREATEST(0, reference_count - $2) WHERE id = $1`, [nodeId, count]);
+        }
+        return { undone: true };
+      }),
+
+    /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
+    async answer(input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> {
+      const question = sealer.open(input.prompt);
+      const context = await uow({ workspaceId: input.workspaceId }, (m) => contextFor(m, question));
+      const answer = await model.answer(question, context);
+      const known = new Set(context.nodes.map((node) => node.id));
+      return { answer: answer.answer, citations: [...new Set(answer.citations.filter((id) => known.has(id)))] };
+    },
+
+    /**
+     * The success audit row, and the references of cited nodes, in one transaction; a repeat finds
+     * the row and changes nothing.
+     */
+    complete: (input: AuditInput & { persisted: PersistedGraph; answer: GroundedAnswer | null; creditsUsed: number; ledgerId: string }) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => {
+        const inserted = await insertAudit(m, input, {
+          status: 'ok',
+          nodeCount: input.persisted.nodes_created,
+          edgeCount: input.persisted.edges_created,
+          creditsUsed: input.creditsUsed,
+          ledgerId: input.ledgerId,
+          summary: auditSummary({
+            intent: input.intent,
+            nodesCreated: input.persisted.nodes_created,
+            edgesCreated: input.persisted.edges_created,
+            answer: input.answer?.answer,
+          }),
+        });
+        if (inserted && input.answer) await touchNodes(m, input.answer.citations);
+        return { recorded: inserted };
+      }),
+
+    /** The failure audit row: counts 0, credits 0 after the refund, the error's class name. */
+    fail: (input: AuditInput & { errorCode: string; ledgerId: string | null }) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => ({
+        recorded: await insertAudit(m, input, {
+          status: 'error',
+          nodeCount: 0,
+          edgeCount: 0,
+          creditsUsed: 0,
+          ledgerId: input.ledgerId,
+          errorCode: input.errorCode,
+          summary: auditSummary({ intent: input.intent, nodesCreated: 0, edgesCreated: 0, error: input.errorCode }),
+        }),
+      })),
+
+    /** The query pipeline's steps for the stream endpoint, which reports each step as it runs. */
+    contextFor: (workspaceId: string, question: string) => uow({ workspaceId }, (m) => contextFor(m, question)),
+    model,
+  };
+}
+
+async function insertAudit(
+  m: EntityManager,
+  input: AuditInput,
+  row: { status: 'ok' | 'error'; nodeCount: number; edgeCount: number; creditsUsed: number; ledgerId: string | null; summary: string; errorCode?: string },
+): Promise<boolean> {
+  const inserted = await m.query(
+    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, node_count, edge_count,
+       credits_used, linked_credit_ledger_id, summary, error_code, duration_ms)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (workspace_id, correlation_id) DO NOTHING RETURNING id`,
+    [
+      input.workspaceId, input.correlationId, input.promptKind, input.sourceHash, input.intent, row.status, row.nodeCount,
+      row.edgeCount, row.creditsUsed, row.ledgerId, row.summary, row.errorCode ?? null, Math.max(0, Date.now() - input.startedAtMs),
+    ],
+  );
+  return inserted.length > 0;
+}
+
+export type PromptService = ReturnType<typeof createPromptService>;

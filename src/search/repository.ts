@@ -1,0 +1,164 @@
+import type { EntityManager } from 'typeorm';
+import { toSql } from 'pgvector/pg';
+import { NODE_COLUMNS, type NodeRow } from '../graph/schemas';
+
+export interface VectorCandidate extends NodeRow {
+  similarity: number;
+}
+
+export interface StructuralCandidate extends NodeRow {
+  recency: number;
+  structural: number;
+}
+
+/**
+ * HNSW with a filter (the workspace, a type list) can return fewer than k rows, because the
+ * index's candidate list is filled before the filter runs; iterative scans keep walking the graph
+ * until k rows pass. relaxed_order may return them slightly out of order, so callers re-sort.
+ * Transaction-local, set in the search's own unit of work.
+ */
+export async function enableIterativeIndexScan(m: EntityManager, topK: number): Promise<void> {
+  await m.query(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`, [
+    String(efSearchFor(topK)),
+  ]);
+}
+
+/** The HNSW candidate list: a few times k keeps recall@k ≥ 0.95 (see bench/RESULTS-search.md). */
+export const efSearchFor = (topK: number) => Math.max(100, topK * 4);
+
+const typeFilter = (types: readonly string[], param: number) => (types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '');
+
+const vectorSql = (types: readonly string[], order: string) => `
+  WITH c AS MATERIALIZED (
+    SELECT ${NODE_COLUMNS}, n.embedding <=> $1::vector AS distance
+    FROM nodes n
+    WHERE n.workspace_id = $2 AND NOT n.is_deleted AND n.embedding IS NOT NULL ${typeFilter(types, 4)}
+    ORDER BY ${order}
+    LIMIT $3
+  )
+  SELECT * FROM c ORDER BY c.distance, c.id`;
+
+/**
+ * Rule 1: the k nearest live nodes by cosine distance, through the HNSW index, then only those at
+ * or above the similarity threshold. Runs under the workspace's RLS scope; the explicit workspace
+ * predicate is there for the planner. When the index walk ends with fewer than k rows (a filter
+ * so selective that the scan gave up), the same query runs exactly, so k rows come back whenever
+ * k exist; that only happens when few rows match, which is when an exact scan is cheap.
+ */
+export async function vectorCandidates(
+  m: EntityManager,
+  input: { workspaceId: string; embedding: number[]; topK: number; types: readonly string[]; minSimilarity: number },
+): Promise<VectorCandidate[]> {
+  const params = [toSql(input.embedding), input.workspaceId, input.topK, ...(input.types.length ? [input.types] : [])];
+  let rows: (VectorCandidate & { distance: number })[] = await m.query(
+    vectorSql(input.types, 'n.embedding <=> $1::vector'),
+    params,
+  );
+  if (rows.length < input.topK) {
+    // "+ 0" turns the ordering into a plain expression, which no vector index can serve.
+    rows = await m.query(vectorSql(input.types, '(n.embedding <=> $1::vector) + 0'), params);
+  }
+  return rows
+    .filter((row) => 1 - row.distance >= input.minSimilarity)
+    .map(({ distance, ...row }) => ({ ...row, similarity: 1 - distance }));
+}
+
+// Recency with a 7-day half-life (rule 5), computed by the database at the transaction's now().
+const RECENCY_SQL = `power(0.5::float8, GREATEST(extract(epoch FROM now() - n.last_touch_at)::float8, 0) / 604800.0)`;
+
+/**
+ * One pass of the structural top-k: the union of the `depth` most recent and the `depth` most
+ * important nodes, scored exactly. Also returns the bound that proves the answer complete: a node
+ * outside both lists can score at most 0.5 × (recency of the depth-th most recent) + 0.5 ×
+ * (importance of the depth-th most important).
+ */
+async function structuralPass(
+  m: EntityManager,
+  input: { workspaceId: string; topK: number; types: readonly string[] },
+  depth: number,
+): Promise<{ rows: StructuralCandidate[]; bound: number; exhausted: boolean }> {
+  const params: unknown[] = [input.workspaceId, depth, input.topK];
+  let recent: string;
+  let important: string;
+  if (input.types.length > 0) {
+    params.push(input.types);
+    // Per type, so each list is read in index order; a type list cannot be merged by one index scan.
+    const perType = (order: string) => `
+      SELECT x.id, x.last_touch_at, x.importance_score FROM unnest($4::text[]) AS t(type)
+      CROSS JOIN LATERAL (
+        SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
+        WHERE n.workspace_id = $1 AND n.type = t.type AND NOT n.is_deleted
+        ORDER BY ${order} LIMIT $2
+      ) x ORDER BY ${order.replaceAll('n.', 'x.')} LIMIT $2`;
+    recent = perType('n.last_touch_at DESC');
+    important = perType('n.importance_score DESC');
+  } else {
+    const all = (order: string) => `
+      SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
+      WHERE n.workspace_id = $1 AND NOT n.is_deleted ORDER BY ${order} LIMIT $2`;
+    recent = all('n.last_touch_at DESC');
+    important = all('n.importance_score DESC');
+  }
+  const rows: (StructuralCandidate & { bound: number | null; listed: string })[] = await m.query(
+    `WITH r AS MATERIALIZED (${recent}),
+          i AS MATERIALIZED (${important}),
+          b AS (
+            SELECT 0.5 * power(0.5::float8, GREATEST(extract(epoch FROM now() - (SELECT min(last_touch_at) FROM r))::float8, 0) / 604800.0)
+                 + 0.5 * (SELECT min(importance_score) FROM i) AS bound,
+                   (SELECT count(*) FROM r) AS listed
+          )
+     SELECT ${NODE_COLUMNS}, ${RECENCY_SQL} AS recency,
+            0.5 * ${RECENCY_SQL} + 0.5 * n.importance_score AS structural,
+            b.bound, b.listed::text AS listed
+     FROM nodes n CROSS JOIN b
+     WHERE n.id IN (SELECT id FROM r UNION SELECT id FROM i)
+     ORDER BY structural DESC, n.id
+     LIMIT $3`,
+    params,
+  );
+  const first = rows[0];
+  const exhausted = !first || Number(first.listed) < depth;
+  const bound = first?.bound ?? 0;
+  return { rows: rows.map(({ bound: _b, listed: _l, ...row }) => row), bound, exhausted };
+}
+
+/**
+ * Rule 2: the top-k live nodes by 0.5 × recency + 0.5 × importance_score, exactly, without scoring
+ * the whole workspace: widen the two index-ordered lists until the k-th score beats the bound.
+ */
+export async function structuralCandidates(
+  m: EntityManager,
+  input: { workspaceId: string; topK: number; types: readonly string[] },
+): Promise<StructuralCandidate[]> {
+  let depth = Math.max(input.topK * 4, 50);
+  for (;;) {
+    const pass = await structuralPass(m, input, depth);
+    const kth = pass.rows[input.topK - 1];
+    if (pass.exhausted || (kth && kth.structural >= pass.bound)) return pass.rows;
+    depth *= 8;
+  }
+}
+
+export interface KeywordCandidate extends NodeRow {
+  keyword_rank: number;
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Keyword mode of /nodes/search: every word of the query occurs in the name (case-insensitive,
+ * trigram-indexed); exact names first, then by trigram similarity, then importance.
+ */
+export async function keywordCandidates(
+  m: EntityManager,
+  input: { workspaceId: string; q: string; topK: number; types: readonly string[] },
+): Promise<NodeRow[]> {
+  const words = input.q.split(/\s+/).filter(Boolean).map((word) => `%${escapeLike(word)}%`);
+  return m.query(
+    `SELECT ${NODE_COLUMNS} FROM nodes n
+     WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ALL($2::text[]) ${typeFilter(input.types, 5)}
+     ORDER BY (lower(n.name) = lower($3)) DESC, similarity(n.name, $3) DESC, n.importance_score DESC, n.id
+     LIMIT $4`,
+    [input.workspaceId, words, input.q, input.topK, ...(input.types.length ? [input.types] : [])],
+  );
+}

@@ -1,0 +1,185 @@
+import type { UnitOfWork } from '../db/unit-of-work';
+import { scopeOf, type Principal } from '../auth/principal';
+import type { CreditKind } from '../credits/costs';
+import { refundCredits, reserveCredits, type CreditReceipt } from '../credits/ledger';
+import { toNodeResponse, type NodeResponse, type NodeRow } from '../graph/schemas';
+import type { EmbeddingProvider } from '../llm/embedding-provider';
+import type { Logger } from '../logger';
+import type { SearchSettings } from '../ontology-config/schemas';
+import { readOntologyConfig } from '../ontology-config/service';
+import {
+  enableIterativeIndexScan,
+  keywordCandidates,
+  structuralCandidates,
+  vectorCandidates,
+  type StructuralCandidate,
+  type VectorCandidate,
+} from './repository';
+import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, SearchMode } from './schemas';
+import { combinedScore, rankScore, reciprocalRankFusion, type Weights } from './scoring';
+
+interface Merged {
+  row: NodeRow;
+  vector_score: number;
+  structural_score: number;
+  similarity: number | null;
+}
+
+/** Rules 1–3: which weights apply in each mode. Single-component modes rank by that component only. */
+function weightsFor(mode: SearchMode, settings: SearchSettings): Weights {
+  if (mode === 'vector') return { vectorWeight: 1, structuralWeight: 0, importanceRanking: false };
+  if (mode === 'structural') return { vectorWeight: 0, structuralWeight: 1, importanceRanking: false };
+  return {
+    vectorWeight: settings.vector_weight,
+    structuralWeight: settings.structural_weight,
+    importanceRanking: settings.importance_ranking,
+  };
+}
+
+/** Rule 3: merge both candidate lists by node id; a component a node was not found by is 0. */
+export function mergeCandidates(vector: readonly VectorCandidate[], structural: readonly StructuralCandidate[]): Map<string, Merged> {
+  const merged = new Map<string, Merged>();
+  vector.forEach((row, rank) => {
+    merged.set(row.id, { row, vector_score: rankScore(rank, vector.length), structural_score: 0, similarity: row.similarity });
+  });
+  for (const row of structural) {
+    const found = merged.get(row.id);
+    if (found) found.structural_score = row.structural;
+    else merged.set(row.id, { row, vector_score: 0, structural_score: row.structural, similarity: null });
+  }
+  return merged;
+}
+
+/**
+ * Search (contract 4.1). Each call charges first in its own short transaction (402 before any
+ * model call), embeds the query outside any transaction, searches in a second one under the
+ * workspace's RLS scope, and refunds the charge when anything after it fails.
+ */
+export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; logger: Logger }) {
+  const { uow, embeddings, logger } = deps;
+
+  async function charge(principal: Principal, kind: CreditKind): Promise<{ receipt: CreditReceipt; settings: SearchSettings }> {
+    return uow(scopeOf(principal), async (m) => {
+      const receipt = await reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
+      return { receipt, settings: (await readOntologyConfig(m)).search };
+    });
+  }
+
+  async function refundingOnFailure<T>(principal: Principal, receipt: CreditReceipt, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      try {
+        await uow(scopeOf(principal), (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
+      } catch (refundError) {
+        logger.error({ err: refundError, ledger_id: receipt.ledger_id }, 'search refund failed');
+      }
+      throw error;
+    }
+  }
+
+  const embedQuery = async (q: string) => (await embeddings.embed([q]))[0]!;
+
+  return {
+    /** POST /v1/ontology/search: vector, structural or hybrid, per rules 1–5 and the workspace settings. */
+    async search(principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> {
+      const { receipt, settings } = await charge(principal, 'ontology.search.hybrid');
+      return refundingOnFailure(principal, receipt, async () => {
+        const mode = request.mode ?? settings.retrieval_mode;
+        const topK = request.top_k ?? settings.default_top_k;
+        const types = request.filters?.type ?? [];
+        const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
+        const { vector, structural } = await uow(scopeOf(principal), async (m) => {
+          let vector: VectorCandidate[] = [];
+          if (embedding) {
+            await enableIterativeIndexScan(m, topK);
+            vector = await vectorCandidates(m, {
+              workspaceId: principal.workspaceId, embedding, topK, types, minSimilarity: settings.min_similarity_threshold,
+            });
+          }
+          const structural = mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+          return { vector, structural };
+        });
+
+        const weights = weightsFor(mode, settings);
+        const results = [...mergeCandidates(vector, structural).values()]
+          .map((candidate) => {
+            const { score, importance_multiplier } = combinedScore(
+              candidate.vector_score, candidate.structural_score, candidate.row.importance_score, weights,
+            );
+            return { candidate, score, importance_multiplier };
+          })
+          .sort((a, b) =>
+            b.score - a.score
+            || (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1)
+            || (a.candidate.row.id < b.candidate.row.id ? -1 : 1))
+          .slice(0, topK)
+          .map(({ candidate, score, importance_multiplier }) => ({
+            node: toNodeResponse(candidate.row),
+            score,
+            components: {
+              vector_score: candidate.vector_score,
+              structural_score: candidate.structural_score,
+              importance_multiplier,
+              similarity: candidate.similarity,
+            },
+          }));
+
+        return {
+          results,
+          mode,
+          query_plan: {
+            mode,
+            top_k: topK,
+            filters: { type: types },
+            vector_weight: weights.vectorWeight,
+            structural_weight: weights.structuralWeight,
+            importance_ranking: weights.importanceRanking,
+            result_count: results.length,
+            min_similarity_threshold: settings.min_similarity_threshold,
+            candidates: { vector: vector.length, structural: structural.length },
+          },
+          credit_receipt: receipt,
+        };
+      });
+    },
+
+    /**
+     * POST /v1/ontology/nodes/search: semantic (cosine, above the workspace's similarity
+     * threshold), keyword (every word in the name) or hybrid (reciprocal rank fusion of both).
+     */
+    async searchNodes(principal: Principal, request: NodeSearchRequest): Promise<NodeResponse[]> {
+      const { receipt, settings } = await charge(principal, 'ontology.search.vector');
+      return refundingOnFailure(principal, receipt, async () => {
+        const topK = request.top_k ?? settings.default_top_k;
+        const types = request.filters?.type ?? [];
+        // Fusion needs some depth on both sides to reorder anything.
+        const depth = request.mode === 'hybrid' ? topK * 2 : topK;
+        const embedding = request.mode === 'keyword' ? undefined : await embedQuery(request.q);
+        const { semantic, keyword } = await uow(scopeOf(principal), async (m) => {
+          let semantic: VectorCandidate[] = [];
+          if (embedding) {
+            await enableIterativeIndexScan(m, depth);
+            semantic = await vectorCandidates(m, {
+              workspaceId: principal.workspaceId, embedding, topK: depth, types, minSimilarity: settings.min_similarity_threshold,
+            });
+          }
+          const keyword = request.mode === 'semantic'
+            ? []
+            : await keywordCandidates(m, { workspaceId: principal.workspaceId, q: request.q, topK: depth, types });
+          return { semantic, keyword };
+        });
+        if (request.mode === 'semantic') return semantic.map(toNodeResponse);
+        if (request.mode === 'keyword') return keyword.map(toNodeResponse);
+        const rows = new Map<string, NodeRow>([...keyword, ...semantic].map((row) => [row.id, row]));
+        const fused = reciprocalRankFusion([semantic.map((row) => row.id), keyword.map((row) => row.id)]);
+        return [...fused.entries()]
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .slice(0, topK)
+          .map(([id]) => toNodeResponse(rows.get(id)!));
+      });
+    },
+  };
+}
+
+export type SearchService = ReturnType<typeof createSearchService>;

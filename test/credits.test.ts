@@ -1,0 +1,139 @@
+import { expect } from 'chai';
+import { CREDIT_COSTS, CREDIT_GRANT_KIND } from '../src/credits/costs';
+import { InsufficientCreditsError } from '../src/credits/errors';
+import { readCreditBalance, refundCredits, reserveCredits, type CreditReceipt } from '../src/credits/ledger';
+import type { BootstrapResult } from '../src/tenancy/service';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+// The ledger is exercised as services use it: inside the app role's unit of work, under RLS.
+const inWorkspace = <T>(t: BootstrapResult, work: Parameters<ReturnType<typeof getStack>['runtime']['uow']>[1]) =>
+  getStack().runtime.uow({ workspaceId: t.workspace_id }, work) as Promise<T>;
+
+const reserve = (t: BootstrapResult, kind: keyof typeof CREDIT_COSTS, extra: { quantity?: number; idempotencyKey?: string } = {}) =>
+  inWorkspace<CreditReceipt>(t, (m) => reserveCredits(m, { tenantId: t.tenant_id, workspaceId: t.workspace_id, kind, ...extra }));
+
+const balanceOf = async (t: BootstrapResult) =>
+  (await inWorkspace<{ balance: number }>(t, (m) => readCreditBalance(m, t.tenant_id))).balance;
+
+const ledgerRows = async (t: BootstrapResult) =>
+  getStack().ownerDataSource.query(
+    `SELECT id, workspace_id, kind, amount, linked_event_id FROM credit_ledger WHERE tenant_id = $1 ORDER BY created_at, amount`,
+    [t.tenant_id],
+  );
+
+describe('credit ledger', () => {
+  it('holds every kind and cost of contract section 8', () => {
+    expect(CREDIT_COSTS).to.include({
+      'ontology.prompt.update': 5,
+      'ontology.prompt.query': 3,
+      'ontology.prompt.both': 7,
+      'ontology.search.hybrid': 1,
+      'ontology.search.vector': 1,
+      'worker.embed_node': 1,
+      'worker.recompute_type': 0,
+      'worker.person_resolve': 0,
+    });
+  });
+
+  it('records an operator grant as a tenant-level credits.grant row', async () => {
+    const t = await newTenant(12);
+    const rows = await ledgerRows(t);
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ kind: CREDIT_GRANT_KIND, amount: 12, workspace_id: null });
+    expect(await balanceOf(t)).to.equal(12);
+  });
+
+  it('reserves with a negative row and a receipt {ledger_id, kind, amount}', async () => {
+    const t = await newTenant(10);
+    const receipt = await reserve(t, 'ontology.prompt.both');
+    expect(receipt).to.have.all.keys('ledger_id', 'kind', 'amount');
+    expect(receipt).to.include({ kind: 'ontology.prompt.both', amount: 7 });
+    expect(await balanceOf(t)).to.equal(3);
+    const row = (await ledgerRows(t)).find((r: { id: string }) => r.id === receipt.ledger_id);
+    expect(row).to.include({ kind: 'ontology.prompt.both', amount: -7, workspace_id: t.workspace_id });
+  });
+
+  it('charges quantity × cost', async () => {
+    const t = await newTenant(10);
+    const receipt = await reserve(t, 'worker.embed_node', { quantity: 4 });
+    expect(receipt.amount).to.equal(4);
+    expect(await balanceOf(t)).to.equal(6);
+  });
+
+  it('refuses a short balance with the 402 body of the contract and writes nothing', async () => {
+    const t = await newTenant(4);
+    const error = await reserve(t, 'ontology.prompt.update').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(InsufficientCreditsError);
+    const http = error as InsufficientCreditsError;
+    expect(http.status).to.equal(402);
+    expect(http.detail).to.deep.equal({ error: 'insufficient_credits', required: 5, available: 4, kind: 'ontology.prompt.update' });
+    expect(await balanceOf(t)).to.equal(4);
+    expect(await ledgerRows(t)).to.have.length(1);
+  });
+
+  it('refuses a locked account with 402 whatever the balance', async () => {
+    const t = await newTenant(100);
+    await getStack().ownerDataSource.query(`UPDATE tenants SET locked = true WHERE id = $1`, [t.tenant_id]);
+    const error = (await reserve(t, 'ontology.search.hybrid').catch((e: unknown) => e)) as InsufficientCreditsError;
+    expect(error.status).to.equal(402);
+    expect(error.detail).to.include({ error: 'insufficient_credits', required: 1, available: 0, kind: 'ontology.search.hybrid' });
+    expect(await balanceOf(t)).to.equal(100);
+  });
+
+  it('never overdraws: 50 concurrent reservations against a balance of 10', async () => {
+    const t = await newTenant(10);
+    const outcomes = await Promise.allSettled(Array.from({ length: 50 }, () => reserve(t, 'ontology.search.vector')));
+    const ok = outcomes.filter((o) => o.status === 'fulfilled');
+    const refused = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
+    expect(ok).to.have.length(10);
+    expect(refused).to.have.length(40);
+    for (const r of refused) expect((r.reason as InsufficientCreditsError).status).to.equal(402);
+    expect(await balanceOf(t)).to.equal(0);
+    const charges = (await ledgerRows(t)).filter((r: { amount: number }) => r.amount < 0);
+    expect(charges).to.have.length(10);
+  });
+
+  it('is idempotent on the idempotency key, also under concurrency', async () => {
+    const t = await newTenant(10);
+    const first = await reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-1' });
+    const again = await reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-1' });
+    expect(again).to.deep.equal(first);
+    const racing = await Promise.all(Array.from({ length: 8 }, () => reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-2' })));
+    expect(new Set(racing.map((r) => r.ledger_id)).size).to.equal(1);
+    expect(await balanceOf(t)).to.equal(8);
+  });
+
+  it('refunds with a positive linked row of the same kind, once', async () => {
+    const t = await newTenant(10);
+    const receipt = await reserve(t, 'ontology.prompt.query');
+    expect(await balanceOf(t)).to.equal(7);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => inWorkspace<{ refunded: boolean }>(t, (m) => refundCredits(m, { ledgerId: receipt.ledger_id }))),
+    );
+    expect(results.filter((r) => r.refunded)).to.have.length(1);
+    expect(await balanceOf(t)).to.equal(10);
+    const refunds = (await ledgerRows(t)).filter((r: { linked_event_id: string | null }) => r.linked_event_id === receipt.ledger_id);
+    expect(refunds).to.have.length(1);
+    expect(refunds[0]).to.include({ kind: 'ontology.prompt.query', amount: 3, workspace_id: t.workspace_id });
+  });
+
+  it('records free kinds without refusing them at a zero balance', async () => {
+    const t = await newTenant(0);
+    const receipt = await reserve(t, 'worker.person_resolve');
+    expect(receipt.amount).to.equal(0);
+    expect(await balanceOf(t)).to.equal(0);
+  });
+
+  it('keeps reservations inside their workspace: another workspace cannot refund them', async () => {
+    const a = await newTenant(5);
+    const b = await newTenant(5);
+    const receipt = await reserve(a, 'ontology.search.hybrid');
+    const error = (await inWorkspace(b, (m) => refundCredits(m, { ledgerId: receipt.ledger_id })).catch((e: unknown) => e)) as { status: number };
+    expect(error.status).to.equal(404);
+    expect(await balanceOf(a)).to.equal(4);
+  });
+});

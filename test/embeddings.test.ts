@@ -1,0 +1,201 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../src/config';
+import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
+import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
+import { EMBEDDING_QUEUE_WORKFLOW, embeddingQueueWorkflowId } from '../src/embeddings/queue';
+import { createNodeInTransaction } from '../src/graph/node-writes';
+import { localEmbedding } from '../src/llm/local-embedding';
+import { createOpenAIEmbeddingProvider } from '../src/llm/openai-embedding';
+import { WORKSPACE_ID_ATTRIBUTE } from '../src/temporal/search-attributes';
+import * as workflows from '../workflows';
+import { createActivities } from '../activities';
+import { createWorker } from '../workers/worker';
+import { startFakeOpenAI } from './helpers/fake-openai';
+import { as } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+interface NodeState {
+  id: string;
+  name: string;
+  has_embedding: boolean;
+  embedding_error: string | null;
+  embedding: string | null;
+}
+
+const nodeStates = (ids: string[]): Promise<NodeState[]> =>
+  getStack().ownerDataSource.query(
+    `SELECT id, name, has_embedding, embedding_error, embedding::text AS embedding FROM nodes WHERE id = ANY($1::uuid[]) ORDER BY name`,
+    [ids],
+  );
+
+/** Polls until every node is settled (a vector, or a recorded reason), or fails after `ms`. */
+async function settled(ids: string[], done: (node: NodeState) => boolean = (n) => n.has_embedding || n.embedding_error !== null, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const states = await nodeStates(ids);
+    if (states.length === ids.length && states.every(done)) return states;
+    if (Date.now() > deadline) throw new Error(`nodes not settled: ${JSON.stringify(states.map((s) => [s.name, s.has_embedding, s.embedding_error]))}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const charges = (tenantId: string) =>
+  getStack().ownerDataSource.query(
+    `SELECT id, amount, idempotency_key, linked_event_id FROM credit_ledger WHERE tenant_id = $1 AND kind = 'worker.embed_node' ORDER BY created_at`,
+    [tenantId],
+  );
+
+const balanceOf = async (tenantId: string) =>
+  Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
+
+const parseVector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : []);
+const closeTo = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]!) < 1e-6);
+
+/** Several nodes created in one transaction, as a prompt's extraction does; then the outbox fast path. */
+async function createNodes(workspaceId: string, names: string[]): Promise<string[]> {
+  const { runtime } = getStack();
+  const rows = await runtime.uow({ workspaceId }, async (m) => {
+    const created = [];
+    for (const name of names) created.push(await createNodeInTransaction(m, workspaceId, { type: 'topic', name }));
+    return created;
+  });
+  runtime.outbox.kick(workspaceId);
+  return rows.map((row) => row.id);
+}
+
+describe('asynchronous node embedding', function () {
+  this.timeout(60_000);
+
+  it('embeds a node created over HTTP, flips has_embedding and charges worker.embed_node once', async () => {
+    const t = await newTenant(10);
+    const created = await as(t.api_key).post('/v1/ontology/nodes', { type: 'person', name: 'Ada Lovelace' });
+    expect(created.status).to.equal(201);
+    expect(created.body.has_embedding).to.equal(false);
+    const [state] = await settled([created.body.id]);
+    expect(state!.has_embedding).to.equal(true);
+    expect(state!.embedding_error).to.equal(null);
+    expect(closeTo(parseVector(state!.embedding), localEmbedding('Ada Lovelace'))).to.equal(true);
+    const fetched = await as(t.api_key).get(`/v1/ontology/nodes/${created.body.id}`);
+    expect(fetched.body.has_embedding).to.equal(true);
+    const rows = await charges(t.tenant_id);
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ amount: -1 });
+    expect(rows[0].idempotency_key).to.contain(created.body.id);
+    expect(await balanceOf(t.tenant_id)).to.equal(9);
+    // Found by vector search once embedded.
+    const search = await as(t.api_key).post('/v1/ontology/search', { q: 'ada lovelace', mode: 'vector' });
+    expect(search.body.results.map((r: any) => r.node.id)).to.deep.equal([created.body.id]);
+  });
+
+  it('embeds a burst of nodes in batches, in a workflow that carries the workspace search attribute', async () => {
+    const t = await newTenant(100);
+    const names = Array.from({ length: 20 }, (_, i) => `Batch topic ${i}`);
+    const ids = await createNodes(t.workspace_id, names);
+    const states = await settled(ids);
+    expect(states.every((s) => s.has_embedding)).to.equal(true);
+    expect(await charges(t.tenant_id)).to.have.length(20);
+    expect(await balanceOf(t.tenant_id)).to.equal(80);
+
+    const handle = getStack().runtime.temporal.client.workflow.getHandle(embeddingQueueWorkflowId(t.workspace_id));
+    const description = await handle.describe();
+    expect(description.type).to.equal(EMBEDDING_QUEUE_WORKFLOW);
+    expect(description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(t.workspace_id);
+    const history = await handle.fetchHistory();
+    const embedCalls = (history.events ?? []).filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'embedAndStoreNodes',
+    );
+    expect(embedCalls.length).to.be.at.least(1).and.at.most(4);
+  });
+
+  it('leaves nodes unembedded with the reason when the tenant runs out of credits', async () => {
+    const t = await newTenant(2);
+    const ids = await createNodes(t.workspace_id, ['Out one', 'Out two', 'Out three', 'Out four']);
+    const states = await settled(ids);
+    expect(states.filter((s) => s.has_embedding)).to.have.length(2);
+    const refused = states.filter((s) => !s.has_embedding);
+    expect(refused).to.have.length(2);
+    for (const node of refused) expect(node.embedding_error).to.equal(EMBEDDING_ERRORS.insufficientCredits);
+    expect(await balanceOf(t.tenant_id)).to.equal(0);
+    expect(await charges(t.tenant_id)).to.have.length(2);
+  });
+
+  it('re-embeds a node when its name changes (node.updated with name_changed), not otherwise', async () => {
+    const t = await newTenant(10);
+    const created = await as(t.api_key).post('/v1/ontology/nodes', { type: 'project', name: 'Project Apollo' });
+    await settled([created.body.id]);
+    const patched = await as(t.api_key).patch(`/v1/ontology/nodes/${created.body.id}`, { properties: { phase: 2 } });
+    expect(patched.status).to.equal(200);
+    const renamed = await as(t.api_key).patch(`/v1/ontology/nodes/${created.body.id}`, { name: 'Project Artemis' });
+    expect(renamed.status).to.equal(200);
+    const [state] = await settled([created.body.id], (n) => closeTo(parseVector(n.embedding), localEmbedding('Project Artemis')));
+    expect(state!.has_embedding).to.equal(true);
+    // One charge for the creation, one for the rename; the properties change cost nothing.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await charges(t.tenant_id)).to.have.length(2);
+    expect(await balanceOf(t.tenant_id)).to.equal(8);
+  });
+
+  it('absorbs a redelivered event: one embedding, one charge', async () => {
+    const t = await newTenant(10);
+    const [row] = await getStack().ownerDataSource.query(
+      `INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'topic', 'Redelivered node') RETURNING id`,
+      [t.workspace_id],
+    );
+    const event = { id: String(1e12 + Math.floor(Math.random() * 1e9)), workspace_id: t.workspace_id, event_type: 'node.created', aggregate_id: row.id, payload: { node_id: row.id } };
+    const handler = enqueueEmbedding(getStack().runtime.temporal);
+    await handler(event);
+    await handler(event);
+    await settled([row.id]);
+    await handler(event);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await charges(t.tenant_id)).to.have.length(1);
+    expect(await balanceOf(t.tenant_id)).to.equal(9);
+  });
+
+  it('refunds the batch and records why when the provider keeps failing', async () => {
+    const { runtime, config } = getStack();
+    const fake = await startFakeOpenAI();
+    fake.behave({ kind: 'status', status: 500 });
+    const taskQueue = `embed-fail-${randomUUID().slice(0, 8)}`;
+    const provider = createOpenAIEmbeddingProvider(
+      loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0' }),
+    );
+    const embeddings = createEmbeddingService({ uow: runtime.uow, provider, logger: runtime.logger });
+    // A second worker whose only difference is a provider that always answers 500.
+    const { worker, connection } = await createWorker({
+      address: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue,
+      activities: createActivities({ ...runtime, services: { ...runtime.services, embeddings } }),
+    });
+    const running = worker.run();
+    try {
+      const t = await newTenant(5);
+      const [row] = await getStack().ownerDataSource.query(
+        `INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'topic', 'Doomed node') RETURNING id`,
+        [t.workspace_id],
+      );
+      const handle = await runtime.temporal.client.workflow.start(workflows.embeddingQueueWorkflow, {
+        taskQueue,
+        workflowId: `embed-fail-${row.id}`,
+        args: [{ workspaceId: t.workspace_id, pending: [{ nodeId: row.id, eventId: 'e1' }] }],
+      });
+      const [state] = await settled([row.id], (n) => n.embedding_error !== null, 30_000);
+      expect(state!.embedding_error).to.equal(EMBEDDING_ERRORS.providerFailed);
+      expect(state!.has_embedding).to.equal(false);
+      const rows = await charges(t.tenant_id);
+      expect(rows.map((r: any) => r.amount).sort()).to.deep.equal([-1, 1]);
+      expect(rows.find((r: any) => r.amount === 1).linked_event_id).to.equal(rows.find((r: any) => r.amount === -1).id);
+      expect(await balanceOf(t.tenant_id)).to.equal(5);
+      expect(fake.requests.length).to.be.at.least(3);
+      await handle.terminate('test done');
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import { as } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+import { scheduleId } from '../src/maintenance/schedules';
+
+const NODES = '/v1/ontology/nodes';
+const DAY = 86_400_000;
+
+async function runWorkflow(type: 'typeCatalogRefreshWorkflow' | 'importanceDecayWorkflow') {
+  const { runtime, config } = getStack();
+  return runtime.temporal.client.workflow.execute(type, {
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowId: `test-${type}-${Date.now()}`,
+    args: [{}],
+  });
+}
+
+describe('graph: maintenance workflows and schedules', function () {
+  this.timeout(120_000);
+
+  it('has Temporal Schedules for the daily type-catalog recompute and the nightly importance decay', async () => {
+    const { runtime, config } = getStack();
+    for (const name of ['type-catalog-refresh', 'importance-decay']) {
+      const description = await runtime.temporal.client.schedule.getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name })).describe();
+      expect(description.action.type).to.equal('startWorkflow');
+      expect(description.spec.intervals?.[0]?.every).to.equal(DAY);
+    }
+  });
+
+  it('type-catalog refresh recounts rows and keys, soft-deletes vanished types and writes type_stats_refresh', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const a = (await client.post(NODES, { type: 'person', name: 'a', properties: { email: 'x', role: 'r' } })).body;
+    await client.post(NODES, { type: 'person', name: 'b', properties: { email: 'y' } });
+    const b = (await client.post(NODES, { type: 'person', name: 'c', properties: { phone: '1', email: 'z' } })).body;
+    await client.post('/v1/ontology/edges', { type: 'KNOWS', source_node_id: a.id, target_node_id: b.id, properties: { since: 1 } });
+    const gone = (await client.post(NODES, { type: 'ephemeral', name: 'gone' })).body;
+    await client.delete(`${NODES}/${gone.id}`);
+
+    const result = await runWorkflow('typeCatalogRefreshWorkflow');
+    expect(result.workspaces).to.be.greaterThan(0);
+
+    const person = (await client.get('/v1/ontology/types/person')).body;
+    expect(person).to.include({ kind: 'node', row_count: 3 });
+    expect(person.common_property_keys).to.deep.equal(['email', 'phone', 'role']);
+    expect(new Date(person.last_seen_at).getTime()).to.equal(new Date(b.created_at).getTime());
+    const knows = (await client.get('/v1/ontology/types/KNOWS?kind=edge')).body;
+    expect(knows).to.include({ kind: 'edge', row_count: 1 });
+    expect(knows.common_property_keys).to.deep.equal(['since']);
+    expect((await client.get('/v1/ontology/types/ephemeral')).status).to.equal(404);
+    const listed = (await client.get('/v1/ontology/types')).body.map((t: { kind: string; name: string }) => `${t.kind}:${t.name}`);
+    expect(listed).to.deep.equal(['node:person', 'edge:KNOWS']);
+    expect((await client.get('/v1/ontology/types?kind=edge')).body).to.have.length(1);
+
+    const events = await getStack().ownerDataSource.query(
+      `SELECT payload FROM events WHERE workspace_id = $1 AND event_type = 'type_stats_refresh'`,
+      [workspace_id],
+    );
+    expect(events).to.have.length(1);
+    expect(events[0].payload).to.deep.equal({ node_types: 1, edge_types: 1, removed: 1 });
+
+    // A type seen again after its soft delete comes back.
+    await client.post(NODES, { type: 'ephemeral', name: 'back' });
+    expect((await client.get('/v1/ontology/types/ephemeral')).status).to.equal(200);
+  });
+
+  it('importance decay applies the formula with each workspace’s settings, floor and ceiling included', async () => {
+    const one = await newTenant();
+    const two = await newTenant();
+    const owner = getStack().ownerDataSource;
+    const old = (await as(one.api_key).post(NODES, { type: 'note', name: 'old', base_salience: 0.4 })).body;
+    const fresh = (await as(one.api_key).post(NODES, { type: 'note', name: 'fresh', base_salience: 0.4 })).body;
+    const floored = (await as(two.api_key).post(NODES, { type: 'note', name: 'floored', base_salience: 0.4 })).body;
+    const capped = (await as(two.api_key).post(NODES, { type: 'note', name: 'capped', base_salience: 0.9 })).body;
+    await owner.query(
+      `UPDATE nodes SET created_at = now() - interval '10 days', last_touch_at = now() - interval '2 days', reference_count = 3 WHERE id = $1`,
+      [old.id],
+    );
+    await owner.query(`UPDATE nodes SET created_at = now() - interval '1000 days', last_touch_at = now() - interval '1000 days' WHERE id = $1`, [floored.id]);
+    await owner.query(`UPDATE nodes SET reference_count = 40 WHERE id = $1`, [capped.id]);
+    const patched = await as(two.api_key).patch('/v1/ontology/config', { importance: { min_importance: 0.25, max_importance: 0.95 } });
+    expect(patched.status).to.equal(200);
+
+    await runWorkflow('importanceDecayWorkflow');
+
+    const score = async (key: string, id: string) => (await as(key).get(`${NODES}/${id}`)).body.importance_score;
+    // (0.4 + 3 * 0.1 * e^(-0.05*2)) * e^(-0.01*10)
+    expect(await score(one.api_key, old.id)).to.be.closeTo((0.4 + 0.3 * Math.exp(-0.1)) * Math.exp(-0.1), 1e-4);
+    expect(await score(one.api_key, fresh.id)).to.be.closeTo(0.4, 1e-4);
+    // 0.4 * e^(-10) would be 0.00002: the floor holds.
+    expect(await score(two.api_key, floored.id)).to.equal(0.25);
+    // 0.9 + 40 * 0.1 would be 4.9: the ceiling holds.
+    expect(await score(two.api_key, capped.id)).to.equal(0.95);
+
+    // Running it again the same night changes nothing: the score is recomputed, not decayed twice.
+    await runWorkflow('importanceDecayWorkflow');
+    expect(await score(one.api_key, old.id)).to.be.closeTo((0.4 + 0.3 * Math.exp(-0.1)) * Math.exp(-0.1), 1e-4);
+  });
+});

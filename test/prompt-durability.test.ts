@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { createPromptApi } from '../src/prompt/api';
+import { createSealer } from '../src/prompt/sealed';
+import { SCOPES } from '../src/auth/scopes';
+import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** A worker-only Weft process, as `WEFT_PROCESS=worker npm start` runs it, on its own task queue. */
+function startWorkerProcess(env: Record<string, string>): ChildProcess {
+  // node itself with tsx's loader, not the tsx CLI, which would run node as a grandchild and
+  // outlive the SIGKILL meant for the worker.
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, WEFT_PROCESS: 'worker', TEMPORAL_DEV_SERVER: 'never', LOG_LEVEL: 'error' },
+    stdio: 'ignore',
+  });
+}
+
+const until = async (condition: () => boolean, ms: number, what: string) => {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe('prompt durability: a worker killed mid-pipeline', function () {
+  this.timeout(90_000);
+  let fake: FakeOpenAI;
+  const workers: ChildProcess[] = [];
+
+  before(async () => {
+    fake = await startFakeOpenAI();
+  });
+  after(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await fake?.close();
+  });
+
+  it('finishes the prompt exactly once after a restart: one charge, no duplicate nodes, one audit row', async () => {
+    const { runtime, ownerDataSource } = getStack();
+    const tenant = await newTenant(20);
+    const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
+    const env = { TEMPORAL_TASK_QUEUE: taskQueue, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0' };
+
+    let answerCalls = 0;
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') {
+        return {
+          content: JSON.stringify({
+            nodes: [
+              { ref: 'a', type: 'person', name: 'Dorothy Vaughan', properties: [] },
+              { ref: 'b', type: 'organization', name: 'NACA', properties: [] },
+            ],
+            edges: [{ type: 'WORKED_AT', source_ref: 'a', target_ref: 'b', reasoning: 'Stated.', evidence: 'Dorothy Vaughan worked at NACA.' }],
+          }),
+        };
+      }
+      if (schema === 'grounded_answer') {
+        answerCalls += 1;
+        // The first worker never gets its answer: it is killed while waiting for it.
+        return answerCalls === 1 ? { content: '{}', delayMs: 60_000 } : { content: JSON.stringify({ answer: 'At NACA.', citations: [] }) };
+      }
+      return undefined;
+    });
+
+    workers.push(startWorkerProcess(env));
+    // The API, as it runs for this workspace, but dispatching to the task queue the child serves.
+    const api = createPromptApi({
+      uow: runtime.uow,
+      temporal: { ...runtime.temporal, taskQueue },
+      sealer: createSealer(getStack().config.JWT_SECRET),
+      prompts: runtime.services.prompts,
+    });
+    const principal = {
+      userId: tenant.user_id, workspaceId: tenant.workspace_id, tenantId: tenant.tenant_id,
+      scopes: new Set(SCOPES), credential: { kind: 'user_jwt' as const },
+    };
+    const correlationId = randomUUID();
+    const result = api.run(principal, { prompt: 'Dorothy Vaughan worked at NACA. Where did she work?', force_intent: 'both', prompt_kind: 'markdown_text' }, correlationId);
+
+    await until(() => answerCalls === 1, 45_000, 'the first worker to reach the answer step');
+    workers[0]!.kill('SIGKILL');
+    workers.push(startWorkerProcess(env));
+
+    const finished = await result;
+    expect(finished.intent).to.equal('both');
+    expect(finished.answer).to.equal('At NACA.');
+    expect(answerCalls).to.equal(2);
+
+    const charges = await ownerDataSource.query(
+      `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%'`,
+      [tenant.workspace_id],
+    );
+    expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7]);
+    const nodes = await ownerDataSource.query(`SELECT name FROM nodes WHERE workspace_id = $1 AND NOT is_deleted ORDER BY name`, [tenant.workspace_id]);
+    expect(nodes.map((row: { name: string }) => row.name)).to.deep.equal(['Dorothy Vaughan', 'NACA']);
+    const audits = await ownerDataSource.query(`SELECT status FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    expect(audits).to.deep.equal([{ status: 'ok' }]);
+  });
+});

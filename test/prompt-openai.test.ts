@@ -1,0 +1,167 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import { as } from './helpers/http';
+import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
+import { postStream } from './helpers/sse';
+import { bootStack, getStack, type Stack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+const REFINED = JSON.stringify({
+  nodes: [
+    { ref: 'n1', type: 'person', name: 'Katherine Johnson', properties: [{ key: 'role', value: 'mathematician' }] },
+    { ref: 'n2', type: 'organization', name: 'NASA', properties: [] },
+  ],
+  edges: [{ type: 'WORKED_AT', source_ref: 'n1', target_ref: 'n2', reasoning: 'Stated.', evidence: 'Katherine Johnson worked at NASA.' }],
+});
+
+const owner = () => getStack().ownerDataSource;
+const balanceOf = async (tenantId: string) =>
+  Number((await owner().query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
+
+describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', function () {
+  this.timeout(60_000);
+  let fake: FakeOpenAI;
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  const client = (token: string) => as(token, variant.stack.baseUrl);
+
+  before(async () => {
+    fake = await startFakeOpenAI();
+    variant = await bootStack({
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      OPENAI_MAX_RETRIES: '0',
+      OPENAI_TIMEOUT_MS: '1500',
+    });
+  });
+  after(async () => {
+    await variant?.stop();
+    await fake?.close();
+  });
+  beforeEach(() => fake.scriptChat(undefined));
+
+  it('classifies, refines and answers with structured outputs validated by zod', async () => {
+    const tenant = await newTenant(20);
+    let answered: any;
+    fake.scriptChat((schema, body) => {
+      if (schema === 'intent') return { content: JSON.stringify({ intent: 'both' }) };
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') {
+        answered = JSON.parse(body.messages.at(-1).content);
+        const katherine = answered.nodes.find((node: { name: string }) => node.name === 'Katherine Johnson');
+        return { content: JSON.stringify({ answer: 'Katherine Johnson worked at NASA.', citations: [katherine.id, '00000000-0000-4000-8000-000000000000'] }) };
+      }
+      return undefined;
+    });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Katherine Johnson worked at NASA. Where did she work?' });
+    expect(response.status).to.equal(200);
+    expect(response.body.intent).to.equal('both');
+    expect(response.body.nodes_created).to.equal(2);
+    expect(response.body.edges_created).to.equal(1);
+    expect(response.body.answer).to.equal('Katherine Johnson worked at NASA.');
+    const katherine = response.body.nodes.find((node: { name: string }) => node.name === 'Katherine Johnson');
+    expect(katherine.properties).to.deep.equal({ role: 'mathematician' });
+    // A citation outside the retrieved context is dropped.
+    expect(response.body.citations).to.deep.equal([katherine.id]);
+    const chatCalls = fake.requests.filter((request) => request.path === '/v1/chat/completions');
+    expect(chatCalls.map((call) => call.body.response_format?.type)).to.include('json_schema');
+  });
+
+  it('a model answer that fails its schema is a 502, refunded', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: JSON.stringify({ nodes: 'not a list' }) } : undefined));
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'x', force_intent: 'update' });
+    expect(response.status).to.equal(502);
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+  });
+
+  it('a failure after persistence (the answer step errors) undoes the writes, refunds, audits the error and answers 502', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') return { status: 500 };
+      return undefined;
+    });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' });
+    expect(response.status).to.equal(502);
+    expect(response.body.detail).to.include({ error: 'upstream_unavailable' });
+    const correlationId = response.headers.get('x-correlation-id');
+
+    const [live] = await owner().query(
+      `SELECT (SELECT count(*)::int FROM nodes WHERE workspace_id = $1 AND NOT is_deleted) AS nodes,
+              (SELECT count(*)::int FROM nodes WHERE workspace_id = $1 AND is_deleted) AS undone,
+              (SELECT count(*)::int FROM edges WHERE workspace_id = $1 AND NOT is_deleted) AS edges`,
+      [tenant.workspace_id],
+    );
+    expect(live).to.deep.equal({ nodes: 0, undone: 2, edges: 0 });
+
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    const ledger: { id: string; amount: number; linked_event_id: string | null; kind: string }[] = await owner().query(
+      `SELECT id, amount, linked_event_id, kind FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
+      [tenant.workspace_id],
+    );
+    expect(ledger.map((row) => row.amount)).to.deep.equal([-7, 7]);
+    expect(ledger[1]!.linked_event_id).to.equal(ledger[0]!.id);
+    expect(ledger[1]!.kind).to.equal('ontology.prompt.both');
+
+    const [audit] = await owner().query(`SELECT * FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    expect(audit).to.include({
+      status: 'error', error_code: 'UpstreamError', credits_used: 0, node_count: 0, edge_count: 0, intent: 'both',
+      linked_credit_ledger_id: ledger[0]!.id,
+    });
+  });
+
+  it('a model that does not answer in time is a 502, refunded', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: '{}', delayMs: 4000 } : undefined));
+    const started = Date.now();
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who?', force_intent: 'query' });
+    expect(response.status).to.equal(502);
+    expect(response.body.detail).to.include({ reason: 'timeout' });
+    expect(Date.now() - started).to.be.lessThan(4000);
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+  });
+
+  it('the stream reports an error event and refunds when the model fails', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { status: 503 } : undefined));
+    const response = await postStream('/v1/ontology/prompt/stream', tenant.api_key, { prompt: 'Who?' }, variant.stack.baseUrl);
+    expect(response.status).to.equal(200);
+    const last = response.events.at(-1)!;
+    expect(last.event).to.equal('error');
+    expect(last.data).to.include({ status: 502, error_code: 'UpstreamError' });
+    expect(response.events.map((event) => event.event)).not.to.include('done');
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+  });
+
+  it('a stream client that disconnects mid-call is refunded', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 1000 } : undefined));
+    await new Promise<void>((resolve, reject) => {
+      const request = http.request(
+        new URL(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`),
+        { method: 'POST', headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' } },
+        (response) => {
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            if (chunk.includes('llm_call')) {
+              request.destroy();
+              resolve();
+            }
+          });
+        },
+      );
+      request.on('error', () => undefined);
+      request.end(JSON.stringify({ prompt: 'Who?' }));
+      setTimeout(() => reject(new Error('never reached llm_call')), 10_000);
+    });
+    const deadline = Date.now() + 5000;
+    while ((await balanceOf(tenant.tenant_id)) !== 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    await new Promise((resolve) => setTimeout(resolve, 1200)); // the late answer must not charge again
+    const rows = await owner().query(
+      `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
+      [tenant.workspace_id],
+    );
+    expect(rows.map((row: { amount: number }) => row.amount)).to.deep.equal([-3, 3]);
+  });
+});

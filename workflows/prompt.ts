@@ -1,0 +1,110 @@
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { FailureDetails } from '../activities/failures';
+import type { GroundedAnswer, Intent } from '../src/prompt/model';
+import type { SealedText } from '../src/prompt/sealed';
+import type { PersistedGraph } from '../src/prompt/service';
+import { databaseActivity, modelActivity } from './activity-options';
+
+const db = proxyActivities<Activities>(databaseActivity);
+const model = proxyActivities<Activities>(modelActivity);
+
+export interface PromptWorkflowInput {
+  workspaceId: string;
+  tenantId: string;
+  correlationId: string;
+  /** Sealed by the API: Temporal's history never holds the raw prompt. */
+  prompt: SealedText;
+  sourceHash: string;
+  promptKind: string;
+  forceIntent?: Intent;
+  /** Wall-clock start at the API, for the audit row's end-to-end duration. */
+  startedAtMs: number;
+}
+
+export interface PromptWorkflowResult extends PersistedGraph {
+  correlation_id: string;
+  intent: Intent;
+  answer: string | null;
+  citations: string[];
+  credit_receipt: { ledger_id: string; kind: string; amount: number };
+}
+
+/** The failure type the API maps back to HTTP; its details are FailureDetails. */
+export const PROMPT_FAILED = 'PromptFailed';
+
+const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created: 0, edges_created: 0 };
+
+function describeFailure(error: unknown): FailureDetails {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure && cause.details?.[0]) return cause.details[0] as FailureDetails;
+  if (cause instanceof TimeoutFailure) return { status: 502, detail: 'The model did not answer in time', errorCode: 'TimeoutFailure' };
+  return { status: 500, detail: 'Internal server error', errorCode: cause instanceof Error ? cause.name : 'Error' };
+}
+
+/**
+ * The prompt pipeline as a saga (contract 4.1, prompt rules): classify → reserve → refine →
+ * persist → answer → audit. Each step that changes something registers its undo; on any failure
+ * the undos run in reverse, the failure is audited, and the original error is re-raised.
+ */
+export async function promptWorkflow(input: PromptWorkflowInput): Promise<PromptWorkflowResult> {
+  const { workspaceId, correlationId } = input;
+  const audit = {
+    workspaceId,
+    correlationId,
+    promptKind: input.promptKind,
+    sourceHash: input.sourceHash,
+    startedAtMs: input.startedAtMs,
+  };
+  const compensations: (() => Promise<unknown>)[] = [];
+  let intent = input.forceIntent;
+  let ledgerId: string | null = null;
+  try {
+    const classified: Intent = input.forceIntent ?? (await model.classifyPrompt({ prompt: input.prompt }));
+    intent = classified;
+    const receipt = await db.reservePromptCredits({
+      tenantId: input.tenantId,
+      workspaceId,
+      intent: classified,
+      idempotencyKey: `${workflowInfo().workflowId}:reserve`,
+    });
+    ledgerId = receipt.ledger_id;
+    compensations.push(() => db.refundPromptCredits({ workspaceId, ledgerId: receipt.ledger_id }));
+
+    let persisted = NOTHING_PERSISTED;
+    if (classified !== 'query') {
+      const refined = await model.refinePrompt({ prompt: input.prompt, promptKind: input.promptKind });
+      // Registered before the step, unlike the others: persisting commits in one transaction, and a
+      // worker lost between that commit and the step's completion must still be undone. Undoing
+      // a prompt that wrote nothing is a no-op.
+      compensations.push(() => db.undoPromptWrites({ workspaceId, correlationId }));
+      persisted = await db.persistPromptGraph({ workspaceId, correlationId, refined });
+    }
+
+    let answer: GroundedAnswer | null = null;
+    if (classified !== 'update') answer = await model.answerPrompt({ workspaceId, prompt: input.prompt });
+
+    await db.completePromptRun({ ...audit, intent: classified, persisted, answer, creditsUsed: receipt.amount, ledgerId: receipt.ledger_id });
+    return {
+      correlation_id: correlationId,
+      intent: classified,
+      ...persisted,
+      answer: answer?.answer ?? null,
+      citations: answer?.citations ?? [],
+      credit_receipt: receipt,
+    };
+  } catch (error) {
+    const failure = describeFailure(error);
+    for (const undo of compensations.reverse()) {
+      try {
+        await undo();
+      } catch (undoError) {
+        log.error('prompt compensation failed', { correlationId, error: String(undoError) });
+      }
+    }
+    // An intent is required on the audit row; a prompt that failed before classification is
+    // recorded as a query, the pipeline every prompt runs at least.
+    await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorCode, ledgerId });
+    throw ApplicationFailure.create({ type: PROMPT_FAILED, message: failure.errorCode, nonRetryable: true, details: [failure] });
+  }
+}
