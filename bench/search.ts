@@ -295,9 +295,10 @@ async function main(args: string[]) {
         await createNodeInTransaction(m, embedTenant.workspace_id, { type: 'topic', name: `${topicOf(i % CLUSTERS)} item ${i}` }, { importance });
       }
     });
-    runtime.outbox.kick(embedTenant.workspace_id);
   }
   const created = Date.now();
+  // Deliver every outbox row now (the API's fast path plus the minute sweep would, more slowly).
+  while ((await runtime.outbox.dispatchWorkspace(embedTenant.workspace_id)) > 0);
   for (;;) {
     const [row] = await owner.query(`SELECT count(*) FILTER (WHERE has_embedding) AS done FROM nodes WHERE workspace_id = $1`, [embedTenant.workspace_id]);
     if (Number(row.done) >= EMBED_NODES) break;

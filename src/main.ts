@@ -7,8 +7,7 @@ import { createRuntime } from './runtime';
 import { ensureMaintenanceSchedules } from './maintenance/schedules';
 import { ensureSearchAttributes } from './temporal/connection';
 import { isListening, startDevServer, type DevServer } from './temporal/dev-server';
-import { createActivities } from '../activities';
-import { createWorker } from '../workers/worker';
+import { runWorker } from '../workers/worker';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */
 async function main() {
@@ -54,19 +53,8 @@ async function main() {
   await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
 
   if (config.WEFT_PROCESS !== 'api') {
-    const { worker, connection } = await createWorker({
-      address: config.TEMPORAL_ADDRESS,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      activities: createActivities(runtime),
-      logLevel: config.LOG_LEVEL,
-    });
-    const running = worker.run();
-    stops.push(async () => {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    });
+    const { stop: stopWorker } = await runWorker(runtime);
+    stops.push(stopWorker);
     logger.info({ task_queue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   }
 

@@ -23,7 +23,7 @@ import { createOntologyConfigService, type OntologyConfigService } from './ontol
 import { OUTBOX_HANDLERS } from './outbox/handlers';
 import { createPromptApi, type PromptApi } from './prompt/api';
 import { createPromptModel } from './prompt';
-import { retrieveByName } from './prompt/retrieval';
+import { createRetrieval } from './prompt/retrieval';
 import { createSealer } from './prompt/sealed';
 import { createPromptStream } from './prompt/stream';
 import { createPromptService, type PromptService } from './prompt/service';
@@ -73,7 +73,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const sealer = createSealer(config.JWT_SECRET);
   const embeddings = createEmbeddingProvider(config);
   const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
-  const prompts = createPromptService({ uow, outbox, model: createPromptModel(config), sealer, retrieve: retrieveByName });
+  const prompts = createPromptService({ uow, outbox, model: createPromptModel(config), sealer, retrieval: createRetrieval({ uow, embeddings }) });
 
   return {
     config,
@@ -82,7 +82,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     uow,
     jwt,
     usage,
-    authenticator: createAuthenticator({ uow, jwt, usage }),
+    authenticator: createAuthenticator({ dataSource, jwt, usage }),
     temporal,
     outbox,
     services: {
@@ -91,7 +91,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       ontologyConfig: createOntologyConfigService({ uow }),
       prompts,
       promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
-      promptStream: createPromptStream({ uow, prompts, embed: (text) => embeddings.embed([text]), logger }),
+      promptStream: createPromptStream({ uow, prompts, logger }),
       credits: createCreditService({ uow, logger }),
       embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
       search: createSearchService({ uow, embeddings, logger }),

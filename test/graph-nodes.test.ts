@@ -195,4 +195,14 @@ describe('graph: nodes', () => {
       expect((await as(api_key).get(`/v1/ontology/nodes/typeahead?q=${'a'.repeat(200)}`)).status).to.equal(200);
     });
   });
+
+  it('documents every graph route in the OpenAPI document', async () => {
+    const document = await request('GET', '/v1/openapi.json');
+    expect(document.status).to.equal(200);
+    expect(Object.keys(document.body.paths)).to.include.members([
+      '/v1/ontology/nodes', '/v1/ontology/nodes/typeahead', '/v1/ontology/nodes/{node_id}', '/v1/ontology/edges',
+      '/v1/ontology/edges/{edge_id}', '/v1/ontology/types', '/v1/ontology/types/{name}', '/v1/ontology/graph_overview',
+      '/v1/ontology/graph_stats', '/v1/ontology/graph_neighborhood', '/v1/ontology/family_tree',
+    ]);
+  });
 });

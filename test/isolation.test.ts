@@ -138,6 +138,21 @@ describe('workspace isolation in the database (RLS)', () => {
     }
   });
 
+  it('the one-statement authentication lookups leave no setting behind on the connection', async () => {
+    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
+    try {
+      await single.query(`SELECT * FROM weft_authenticate_key($1)`, ['0'.repeat(64)]);
+      await single.query(`SELECT * FROM weft_authenticate_user($1, NULL, NULL)`, [a.user_id]);
+      const [after] = await single.query(
+        `SELECT current_setting('app.key_hash', true) AS key_hash, current_setting('app.user_id', true) AS user_id,
+                (SELECT count(*)::int FROM api_keys) AS keys, (SELECT count(*)::int FROM memberships) AS memberships`,
+      );
+      expect(after).to.deep.equal({ key_hash: '', user_id: '', keys: 0, memberships: 0 });
+    } finally {
+      await single.destroy();
+    }
+  });
+
   it("one user's credentials are invisible to another user, whatever the workspace", async () => {
     const { uow } = getStack().runtime;
     const keys: { user_id: string }[] = await uow({ workspaceId: b.workspace_id, userId: a.user_id }, (m) => m.query(`SELECT * FROM api_keys`));

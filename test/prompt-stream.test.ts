@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import http from 'node:http';
 import { as } from './helpers/http';
 import { postStream } from './helpers/sse';
 import { getStack } from './helpers/stack';
@@ -7,14 +6,6 @@ import { newTenant } from './helpers/tenants';
 
 const balanceOf = async (tenantId: string) =>
   Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
-
-const waitFor = async (condition: () => Promise<boolean>, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('POST /v1/ontology/prompt/stream', function () {
   this.timeout(30_000);
@@ -51,37 +42,6 @@ describe('POST /v1/ontology/prompt/stream', function () {
     const tenant = await newTenant(10);
     expect((await postStream('/v1/ontology/prompt/stream', tenant.api_key, { prompt: '' })).status).to.equal(422);
   });
-
-  it('a client that disconnects mid-stream leaves no reservation unsettled', async () => {
-    const tenant = await newTenant(10);
-    const url = new URL(`${getStack().baseUrl}/v1/ontology/prompt/stream`);
-    await new Promise<void>((resolve, reject) => {
-      const request = http.request(
-        url,
-        { method: 'POST', headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' } },
-        (response) => {
-          // Leave as soon as the first event arrives.
-          response.once('data', () => {
-            request.destroy();
-            resolve();
-          });
-        },
-      );
-      request.on('error', () => resolve());
-      request.end(JSON.stringify({ prompt: 'Who is Grace Hopper?' }));
-      setTimeout(() => reject(new Error('no event')), 10_000);
-    });
-    // Either the answer was delivered before the close was seen (charge stands), or it was refunded;
-    // never a reservation without its settlement.
-    await waitFor(async () => {
-      const rows: { amount: number; linked_event_id: string | null }[] = await getStack().ownerDataSource.query(
-        `SELECT amount, linked_event_id FROM credit_ledger WHERE workspace_id = $1`,
-        [tenant.workspace_id],
-      );
-      const reservations = rows.filter((row) => row.amount < 0);
-      const refunds = rows.filter((row) => row.amount > 0);
-      return reservations.length === 1 && refunds.length === 1;
-    });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(10);
-  });
+  // A client leaving mid-stream is tested in prompt-openai.test.ts, where the model call is slow
+  // enough to leave during it.
 });

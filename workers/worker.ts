@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import type { Activities } from '../activities';
+import { createActivities, type Activities } from '../activities';
+import type { Runtime as WeftRuntime } from '../src/runtime';
 import { loadWorkflowBundle } from './bundle';
 
 let runtimeInstalled = false;
@@ -33,4 +34,25 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     activities: options.activities,
   });
   return { worker, connection };
+}
+
+/** Starts Weft's worker for a runtime (its task queue, its services as activities); `stop` drains it. */
+export async function runWorker(runtime: WeftRuntime): Promise<{ worker: Worker; stop(): Promise<void> }> {
+  const { config } = runtime;
+  const { worker, connection } = await createWorker({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities(runtime),
+    logLevel: config.LOG_LEVEL,
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
 /** Named presets, so each workflow states intent rather than numbers. */
 export const databaseActivity: ActivityOptions = {
@@ -19,10 +19,6 @@ export const interactiveActivity: ActivityOptions = {
 };
 
 /**
- * Model calls heartbeat every second: a worker killed mid-call is noticed within 5 s and the call
- * is retried on another worker. The client inside already retries HTTP failures, so few attempts.
- */
-/**
  * Embedding a batch: the provider client retries HTTP failures itself; a few more attempts with
  * backoff ride out a short outage before the batch is refunded.
  */
@@ -31,8 +27,24 @@ export const embeddingActivity: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
 };
 
+/**
+ * Model calls heartbeat every second: a worker killed mid-call is noticed within 5 s and the call
+ * is retried on another worker. The client inside already retries HTTP failures, so few attempts.
+ */
 export const modelActivity: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 3 },
+};
+
+/**
+ * Short, idempotent database steps of a request someone waits on (the prompt saga's charge,
+ * persist, audit): run as local activities, in the workflow's own worker, which spares each step
+ * a round trip through the server. They are keyed by the workflow, so a re-run after a crash is
+ * harmless.
+ */
+export const databaseLocalActivity: LocalActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 10 },
 };

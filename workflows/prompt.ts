@@ -1,12 +1,12 @@
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { FailureDetails } from '../activities/failures';
 import type { GroundedAnswer, Intent } from '../src/prompt/model';
 import type { SealedText } from '../src/prompt/sealed';
 import type { PersistedGraph } from '../src/prompt/service';
-import { databaseActivity, modelActivity } from './activity-options';
+import { databaseLocalActivity, modelActivity } from './activity-options';
 
-const db = proxyActivities<Activities>(databaseActivity);
+const db = proxyLocalActivities<Activities>(databaseLocalActivity);
 const model = proxyActivities<Activities>(modelActivity);
 
 export interface PromptWorkflowInput {

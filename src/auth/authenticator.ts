@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Authenticator } from '../api/route';
 import { notFound, unauthorized } from '../api/errors';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../api-keys/usage-recorder';
 import type { Principal } from './principal';
 import { SCOPES, isScope, type ScopeName } from './scopes';
@@ -19,11 +19,6 @@ interface CredentialRow {
   usable: boolean;
 }
 
-// One statement answers "does this credential exist, is it live, and is its user still a member".
-const CREDENTIAL_COLUMNS = `
-  k.id, k.user_id, k.workspace_id, w.tenant_id, k.kind, k.scopes,
-  (k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS usable`;
-
 function bearerToken(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -35,8 +30,9 @@ function bearerToken(ctx: Context): string | undefined {
  * a requested `workspace_id` must be one the caller can act in, else 404 (contract 5.2).
  * Credentials are looked up on every request, so a revocation holds from the next one.
  */
-export function createAuthenticator(deps: { uow: UnitOfWork; jwt: JwtService; usage: UsageRecorder }): Authenticator {
-  const { uow, jwt, usage } = deps;
+export function createAuthenticator(deps: { dataSource: DataSource; jwt: JwtService; usage: UsageRecorder }): Authenticator {
+  const { jwt, usage } = deps;
+  const query = (sql: string, params: unknown[]) => deps.dataSource.query(sql, params);
 
   async function fromCredentialRow(row: CredentialRow | undefined, requested: string | undefined): Promise<Principal> {
     if (!row || !row.usable) throw unauthorized('Invalid or revoked credential');
@@ -56,15 +52,9 @@ export function createAuthenticator(deps: { uow: UnitOfWork; jwt: JwtService; us
       const token = bearerToken(ctx);
       if (!token) throw unauthorized();
 
+      // Each lookup is one statement that scopes itself (migrations/1763780002000-auth-lookups.ts).
       if (token.startsWith(API_KEY_MARKER)) {
-        const keyHash = sha256Hex(token);
-        const [row] = await uow({ keyHash }, (m) =>
-          m.query(
-            `SELECT ${CREDENTIAL_COLUMNS} FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-             WHERE k.key_hash = $1 AND k.kind = 'api_key'`,
-            [keyHash],
-          ),
-        );
+        const [row] = await query(`SELECT * FROM weft_authenticate_key($1)`, [sha256Hex(token)]);
         return fromCredentialRow(row, requested);
       }
 
@@ -72,28 +62,15 @@ export function createAuthenticator(deps: { uow: UnitOfWork; jwt: JwtService; us
       if (!claims) throw unauthorized('Invalid token');
 
       if (claims.audience === 'mcp') {
-        const [row] = await uow({ userId: claims.userId }, (m) =>
-          m.query(
-            `SELECT ${CREDENTIAL_COLUMNS} FROM api_keys k
-             JOIN workspaces w ON w.id = k.workspace_id
-             JOIN memberships ms ON ms.workspace_id = k.workspace_id AND ms.user_id = k.user_id
-             WHERE k.id = $1 AND k.kind = 'mcp_token' AND k.user_id = $2`,
-            [claims.tokenId, claims.userId],
-          ),
-        );
+        const [row] = await query(`SELECT * FROM weft_authenticate_mcp($1, $2)`, [claims.userId, claims.tokenId]);
         return fromCredentialRow(row, requested);
       }
 
-      // A user JWT acts in the requested workspace, else the one it was issued for, else the default.
-      const [membership] = await uow({ userId: claims.userId }, (m) =>
-        m.query(
-          `SELECT ms.workspace_id, w.tenant_id FROM memberships ms JOIN workspaces w ON w.id = ms.workspace_id
-           WHERE ms.user_id = $1 AND ($2::uuid IS NULL OR ms.workspace_id = $2::uuid)
-           ORDER BY (ms.workspace_id = $3::uuid) DESC NULLS LAST, ms.is_default DESC, ms.created_at
-           LIMIT 1`,
-          [claims.userId, requested ?? null, claims.workspaceId ?? null],
-        ),
-      );
+      const [membership] = await query(`SELECT * FROM weft_authenticate_user($1, $2, $3)`, [
+        claims.userId,
+        requested ?? null,
+        claims.workspaceId ?? null,
+      ]);
       if (!membership) throw notFound('Workspace not found');
       return {
         userId: claims.userId,

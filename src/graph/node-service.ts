@@ -72,7 +72,7 @@ export function createNodeService(deps: GraphServiceDeps) {
                ORDER BY n.created_at, n.id LIMIT $2`,
               [query.type ?? null, query.limit],
             )
-          : m.query(typeaheadSql(NODE_COLUMNS), [query.q, likePattern(query.q), query.type ?? null, query.limit]),
+          : m.query(typeaheadSql(NODE_COLUMNS), [query.q, likePattern(query.q), query.type ?? null, query.limit, usesTrigram(query.q)]),
       );
       return rows.map(toNodeResponse);
     },
@@ -156,17 +156,14 @@ export function createNodeService(deps: GraphServiceDeps) {
 export type NodeService = ReturnType<typeof createNodeService>;
 
 /**
- * Exact (case-insensitive) matches first, then substring matches by importance. Two ordered,
- * limited branches, so each can use its index: lower(name) for the first, trigram or importance
- * for the second. $1 q, $2 LIKE pattern, $3 type or NULL, $4 limit.
+ * Exact (case-insensitive) matches first, then substring matches by importance. The matching
+ * runs in `weft_name_matches` (see its migration: under row-level security neither lower() nor
+ * ILIKE may use an index); the rows are read back under the caller's own policy.
+ * $1 q, $2 LIKE pattern, $3 type or NULL, $4 limit, $5 use the trigram index.
  */
 export const typeaheadSql = (columns: string) => `
-SELECT * FROM (
-  (SELECT ${columns}, 0 AS match_rank FROM nodes n
-   WHERE NOT n.is_deleted AND lower(n.name) = lower($1) AND ($3::text IS NULL OR n.type = $3)
-   ORDER BY n.importance_score DESC, n.id LIMIT $4)
-  UNION ALL
-  (SELECT ${columns}, 1 AS match_rank FROM nodes n
-   WHERE NOT n.is_deleted AND n.name ILIKE $2 AND lower(n.name) <> lower($1) AND ($3::text IS NULL OR n.type = $3)
-   ORDER BY n.importance_score DESC, n.id LIMIT $4)
-) ranked ORDER BY match_rank, importance_score DESC, id LIMIT $4`;
+SELECT ${columns}, m.match_rank FROM weft_name_matches($1, $2, $3, $4, $5) m JOIN nodes n ON n.id = m.id
+WHERE NOT n.is_deleted ORDER BY m.match_rank, n.importance_score DESC, n.id LIMIT $4`;
+
+/** Trigrams need three characters; below that an index walk by importance is the better plan. */
+export const usesTrigram = (q: string) => q.length >= 3;

@@ -3,7 +3,7 @@ import { notFound } from '../api/errors';
 import { scopeOf, type Principal } from '../auth/principal';
 import type { UnitOfWork } from '../db/unit-of-work';
 import { LIMITS } from '../limits';
-import { likePattern, typeaheadSql } from './node-service';
+import { likePattern, typeaheadSql, usesTrigram } from './node-service';
 import type {
   FamilyTreeQuery,
   GraphNeighborhoodResponse,
@@ -78,6 +78,7 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
             likePattern(query.q),
             null,
             LIMITS.neighborhood.candidates,
+            usesTrigram(query.q),
           ]);
           candidates = candidates.map(({ id, type, name, importance_score, reference_count, connection_id }) => ({
             id, type, name, importance_score, reference_count, connection_id,
@@ -146,7 +147,7 @@ export type TraversalService = ReturnType<typeof createTraversalService>;
  * are more than max_supernodes. Edges between clusters are counted over live edges.
  * $1 group by path (boolean), $2 max_supernodes.
  */
-const OVERVIEW_SQL = `
+export const OVERVIEW_SQL = `
 WITH nc AS MATERIALIZED (
   SELECT n.id, n.type,
     CASE WHEN $1 AND strpos(n.name, '/') > 1 THEN split_part(n.name, '/', 1) END AS path
@@ -180,7 +181,7 @@ SELECT
  * Everything but connectivity, from the node rows and their degree counters, except the edge
  * type distribution, which reads the edge type index. Live rows only. $1 top_hubs_limit.
  */
-const STATS_SQL = `
+export const STATS_SQL = `
 WITH live AS MATERIALIZED (
   SELECT n.id, n.type, n.name, n.connection_id, n.in_degree, n.out_degree, n.in_degree + n.out_degree AS degree
   FROM nodes n WHERE NOT n.is_deleted),

@@ -8,7 +8,8 @@ export function sentences(text: string): string[] {
   return text
     .split(/\n+/)
     .map((line) => line.replace(/^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+/, '').trim())
-    .flatMap((line) => line.match(/[^.!?]+[.!?]*/g) ?? [])
+    // A stop ends a sentence only before whitespace: "grace@navy.example" and "3.5" stay whole.
+    .flatMap((line) => line.split(/(?<=[.!?])\s+/))
     .map((sentence) => sentence.trim())
     .filter(Boolean);
 }

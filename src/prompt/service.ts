@@ -4,14 +4,11 @@ import type { OutboxRelay } from '../outbox/relay';
 import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
 import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse, type EdgeResponse, type NodeResponse } from '../graph/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model';
+import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model';
+import type { Retrieval } from './retrieval';
 import type { Sealer, SealedText } from './sealed';
 import { auditSummary } from './summary';
 
-/** Finds the graph context of a question inside the caller's unit of work (hybrid retrieval). */
-export type Retriever = (m: EntityManager, question: string, topK: number) => Promise<ContextNode[]>;
-
-export const CONTEXT_SIZE = 10;
 
 export interface PersistedGraph {
   nodes: NodeResponse[];
@@ -47,20 +44,9 @@ export function createPromptService(deps: {
   outbox: OutboxRelay;
   model: PromptModel;
   sealer: Sealer;
-  retrieve: Retriever;
+  retrieval: Retrieval;
 }) {
-  const { uow, outbox, model, sealer, retrieve } = deps;
-
-  /** Graph context for a question: the retrieved nodes and the live edges among them. */
-  async function contextFor(m: EntityManager, question: string) {
-    const nodes = await retrieve(m, question, CONTEXT_SIZE);
-    const edges: ContextEdge[] = await m.query(
-      `SELECT type, source_node_id, target_node_id FROM edges
-       WHERE NOT is_deleted AND source_node_id = ANY($1::uuid[]) AND target_node_id = ANY($1::uuid[]) LIMIT 50`,
-      [nodes.map((node) => node.id)],
-    );
-    return { nodes, edges };
-  }
+  const { uow, outbox, model, sealer, retrieval } = deps;
 
   return {
     classify: (prompt: SealedText) => model.classify(sealer.open(prompt)),
@@ -171,7 +157,7 @@ export function createPromptService(deps: {
     /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
     async answer(input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> {
       const question = sealer.open(input.prompt);
-      const context = await uow({ workspaceId: input.workspaceId }, (m) => contextFor(m, question));
+      const context = await retrieval.context(input.workspaceId, question, await retrieval.embed(question));
       const answer = await model.answer(question, context);
       const known = new Set(context.nodes.map((node) => node.id));
       return { answer: answer.answer, citations: [...new Set(answer.citations.filter((id) => known.has(id)))] };
@@ -214,8 +200,8 @@ export function createPromptService(deps: {
         }),
       })),
 
-    /** The query pipeline's steps for the stream endpoint, which reports each step as it runs. */
-    contextFor: (workspaceId: string, question: string) => uow({ workspaceId }, (m) => contextFor(m, question)),
+    /** The query pipeline's parts, for the stream endpoint, which reports each step as it runs. */
+    retrieval,
     model,
   };
 }

@@ -22,7 +22,6 @@ const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.s
 export function createPromptStream(deps: {
   uow: UnitOfWork;
   prompts: PromptService;
-  embed: (text: string) => Promise<unknown>;
   logger: Logger;
 }) {
   const { uow, prompts, logger } = deps;
@@ -65,8 +64,10 @@ export function createPromptStream(deps: {
 
     void (async () => {
       try {
-        await step('embedding', () => deps.embed(question));
-        const context = await step('retrieval', () => prompts.contextFor(workspaceId, question), (c) => ({ nodes: c.nodes.length }));
+        const embedding = await step('embedding', () => prompts.retrieval.embed(question));
+        const context = await step('retrieval', () => prompts.retrieval.context(workspaceId, question, embedding), (c) => ({
+          nodes: c.nodes.length,
+        }));
         const raw = await step('llm_call', () => prompts.model.answer(question, context));
         const answer = await step(
           'parse',

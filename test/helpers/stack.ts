@@ -12,8 +12,7 @@ import { createProvisioning, type Provisioning } from '../../src/tenancy/service
 import { ensureSearchAttributes } from '../../src/temporal/connection';
 import { ensureMaintenanceSchedules } from '../../src/maintenance/schedules';
 import { isListening, startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { createActivities } from '../../activities';
-import { createWorker } from '../../workers/worker';
+import { runWorker } from '../../workers/worker';
 import { freePort } from './ports';
 
 /** The whole service as a test sees it: real Postgres, a real Temporal server, a worker and HTTP. */
@@ -73,19 +72,8 @@ export async function bootStack(overrides: Record<string, string> = {}): Promise
   await ensureSearchAttributes(runtime.temporal);
   await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
 
-  const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities(runtime),
-    logLevel: config.LOG_LEVEL,
-  });
-  const running = worker.run();
-  stops.push(async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  });
+  const { worker, stop: stopWorker } = await runWorker(runtime);
+  stops.push(stopWorker);
 
   const server: Server = createApp(runtime).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));

@@ -1,0 +1,5 @@
+export const anchorActivities = {
+  async noop(): Promise<string> {
+    return 'ok';
+  },
+};

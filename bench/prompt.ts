@@ -1,0 +1,148 @@
+/**
+ * `npm run bench -- prompt [--seconds 4]`
+ *
+ * Start-to-result latency and sustained throughput of update, query and both prompts (local
+ * provider) through HTTP, next to anchors on the same Temporal server, measured interleaved: a
+ * workflow with no activities, one with three activities that return at once, and the prompt
+ * workflow started with the Temporal client directly (the API's own overhead is the difference).
+ * Also: how long a worker takes to be ready with the prebuilt workflow bundle.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { loadConfig, withDatabaseSuffix } from '../src/config';
+import { createLogger } from '../src/logger';
+import { createApp } from '../src/api/app';
+import { createRuntime } from '../src/runtime';
+import { createMigrationDataSource } from '../src/db/data-source';
+import { createProvisioning } from '../src/tenancy/service';
+import { isListening, startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { workspaceSearchAttributes } from '../src/temporal/search-attributes';
+import { sourceHash } from '../src/prompt/summary';
+import { createSealer } from '../src/prompt/sealed';
+import { ensureSearchAttributes } from '../src/temporal/connection';
+import { createActivities } from '../activities';
+import { createWorker } from '../workers/worker';
+import { anchorActivities } from './anchors/activities';
+import { markdownTable, measure, type Measurement } from './lib/measure';
+
+const option = (args: string[], name: string, fallback: number) => {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? Number(args[index + 1]) : fallback;
+};
+
+const PROMPTS = {
+  update: (i: number) => `Person${i} Example works at Company${i % 50} Holdings. Person${i} Example lives in City${i % 20}.`,
+  query: (i: number) => `Who is Person${i % 200} Example?`,
+  both: (i: number) => `Person${i} Example works at Company${i % 50} Holdings. Where does Person${i} Example work?`,
+} as const;
+
+export async function run(args: string[]): Promise<void> {
+  const seconds = option(args, 'seconds', 4);
+  const env = withDatabaseSuffix(process.env, '_bench');
+  env.LOG_LEVEL = 'error';
+  env.REQUEST_LOGGING = 'false';
+  env.OPENAI_API_KEY = '';
+  env.TEMPORAL_TASK_QUEUE = `weft-bench-prompt-${randomUUID().slice(0, 8)}`;
+  let devServer: DevServer | undefined;
+  const probe = loadConfig(env);
+  if (!(await isListening(probe.TEMPORAL_ADDRESS))) devServer = await startDevServer({ address: probe.TEMPORAL_ADDRESS });
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, createLogger(config));
+  await ensureSearchAttributes(runtime.temporal);
+  const owner = await createMigrationDataSource(config).initialize();
+  const tenant = await createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt }).bootstrap({
+    credits: 1_000_000_000,
+    name: 'weft-bench-prompt',
+  });
+
+  // Worker readiness with the prebuilt bundle (built before timing, as `npm start` caches it).
+  const readyStarted = performance.now();
+  const { worker, connection } = await createWorker({
+    address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities(runtime), logLevel: 'error',
+  });
+  const workerReadyMs = performance.now() - readyStarted;
+  const running = worker.run();
+
+  const anchorQueue = `${config.TEMPORAL_TASK_QUEUE}-anchor`;
+  const anchorWorker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: anchorQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'anchors/workflows.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } }),
+    activities: anchorActivities,
+  });
+  const anchorRunning = anchorWorker.run();
+
+  const server: Server = createApp(runtime).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const { client } = runtime.temporal;
+  const sealer = createSealer(config.JWT_SECRET);
+  const httpPrompt = (intent: keyof typeof PROMPTS) => async (i: number) => {
+    const response = await fetch(`${baseUrl}/v1/ontology/prompt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: PROMPTS[intent](i), force_intent: intent }),
+    });
+    if (response.status !== 200) throw new Error(`prompt answered ${response.status}: ${await response.text()}`);
+    await response.arrayBuffer();
+  };
+  const directPrompt = async (i: number) => {
+    const correlationId = randomUUID();
+    const prompt = PROMPTS.query(i);
+    await client.workflow.execute('promptWorkflow', {
+      workflowId: `prompt-${correlationId}`,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      typedSearchAttributes: workspaceSearchAttributes(tenant.workspace_id),
+      args: [{
+        workspaceId: tenant.workspace_id, tenantId: tenant.tenant_id, correlationId, prompt: sealer.seal(prompt),
+        sourceHash: sourceHash(prompt), promptKind: 'markdown_text', forceIntent: 'query', startedAtMs: Date.now(),
+      }],
+    });
+  };
+  const anchor = (workflowType: string) => async () => {
+    await client.workflow.execute(workflowType, { workflowId: `anchor-${randomUUID()}`, taskQueue: anchorQueue, args: [] });
+  };
+
+  const rows: { subject: Measurement; anchor?: Measurement }[] = [];
+  const extra: string[] = [];
+  for (const concurrency of [1, 4]) {
+    const options = { concurrency, durationMs: seconds * 1000 };
+    const empty = await measure('workflow, no activities', anchor('emptyAnchorWorkflow'), options);
+    const three = await measure('workflow, 3 instant activities', anchor('threeActivitiesAnchorWorkflow'), options);
+    rows.push({ subject: empty }, { subject: three, anchor: empty });
+    const direct = await measure('query prompt, Temporal client directly', directPrompt, options);
+    rows.push({ subject: direct, anchor: three });
+    for (const intent of ['update', 'query', 'both'] as const) {
+      const subject = await measure(`${intent} prompt via HTTP`, httpPrompt(intent), options);
+      rows.push({ subject, anchor: three });
+      if (intent === 'query') {
+        extra.push(
+          `| ${concurrency} | ${subject.p50.toFixed(1)} | ${direct.p50.toFixed(1)} | ${(subject.p50 - direct.p50).toFixed(1)} | ` +
+            `${(subject.p50 / three.p50).toFixed(2)} | ${(subject.rps / empty.rps).toFixed(2)} |`,
+        );
+      }
+    }
+  }
+
+  console.log(`\n## Prompt pipeline (local provider), ${seconds} s per point\n`);
+  console.log(markdownTable(rows));
+  console.log('\n| clients | query via HTTP p50 ms | via client p50 ms | API overhead ms | latency ÷ 3-activity anchor | req/s ÷ empty-workflow anchor |');
+  console.log('|---|---|---|---|---|---|');
+  for (const line of extra) console.log(line);
+  console.log(`\nWorker ready with the prebuilt bundle: ${workerReadyMs.toFixed(0)} ms`);
+
+  server.close();
+  worker.shutdown();
+  anchorWorker.shutdown();
+  await Promise.all([running, anchorRunning]);
+  await connection.close();
+  await owner.destroy();
+  await runtime.close();
+  await devServer?.stop();
+}
