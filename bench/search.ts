@@ -111,6 +111,8 @@ async function main(args: string[]) {
     await owner.query(`ANALYZE nodes`);
     console.error(`[bench] HNSW rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
+  // Index-only scans (structural candidates) need an up-to-date visibility map.
+  await owner.query(`VACUUM (ANALYZE) nodes`);
   for (const t of [big, small]) {
     await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
       m.query(

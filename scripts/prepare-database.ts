@@ -34,6 +34,9 @@ async function main() {
     for (const [role, url] of [[ownerRole, owner], [appRole, app]] as const) {
       if (url.password) await admin.query(`ALTER ROLE ${quoteIdent(role)} PASSWORD '${decodeURIComponent(url.password).replace(/'/g, "''")}'`);
     }
+    // Each test run starts from an empty database: maintenance workflows visit every workspace,
+    // and a database that grew over earlier runs would make them slower run after run.
+    if (process.argv.includes('--test')) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
     const db = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database]);
     if (db.rowCount === 0) await admin.query(`CREATE DATABASE ${quoteIdent(database)} OWNER ${quoteIdent(ownerRole)}`);
   } finally {

@@ -74,6 +74,16 @@ export function createOutboxRelay(deps: {
     return dispatched;
   }
 
+  /** Passes until one comes back short of a full batch: a burst larger than a batch goes out at once. */
+  async function drainWorkspace(workspaceId: string, minAgeSeconds = 0): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const dispatched = await dispatchWorkspace(workspaceId, minAgeSeconds);
+      total += dispatched;
+      if (dispatched < BATCH) return total;
+    }
+  }
+
   // One delivery loop per workspace at a time; a kick during a loop asks for one more pass.
   const running = new Map<string, { again: boolean }>();
 
@@ -89,7 +99,7 @@ export function createOutboxRelay(deps: {
       try {
         do {
           state.again = false;
-          await dispatchWorkspace(workspaceId);
+          await drainWorkspace(workspaceId);
         } while (state.again);
       } catch (error) {
         logger.warn({ err: error, workspace_id: workspaceId }, 'outbox fast path failed; the sweep will deliver');
@@ -116,7 +126,7 @@ export function createOutboxRelay(deps: {
       );
       let dispatched = 0;
       for (const { weft_outbox_pending_workspaces: workspaceId } of pending) {
-        dispatched += await dispatchWorkspace(workspaceId, minAgeSeconds);
+        dispatched += await drainWorkspace(workspaceId, minAgeSeconds);
       }
       return { workspaces: pending.length, dispatched };
     },

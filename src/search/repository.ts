@@ -25,6 +25,7 @@ export async function enableIterativeIndexScan(m: EntityManager, topK: number): 
 
 /** The HNSW candidate list: a few times k keeps recall@k ≥ 0.95 (see bench/RESULTS-search.md). */
 export const efSearchFor = (topK: number) => Math.max(100, topK * 4);
+const FILTERED_OVERFETCH = 10;
 
 const typeFilter = (types: readonly string[], param: number) => (types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '');
 
@@ -50,10 +51,14 @@ export async function vectorCandidates(
   input: { workspaceId: string; embedding: number[]; topK: number; types: readonly string[]; minSimilarity: number },
 ): Promise<VectorCandidate[]> {
   const params = [toSql(input.embedding), input.workspaceId, input.topK, ...(input.types.length ? [input.types] : [])];
+  // With a type filter the index walk meets matching rows late and relaxed_order hands back the
+  // first k it meets; reading more and keeping the k closest restores recall.
+  const depth = input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
   let rows: (VectorCandidate & { distance: number })[] = await m.query(
     vectorSql(input.types, 'n.embedding <=> $1::vector'),
-    params,
+    [params[0], params[1], depth, ...params.slice(3)],
   );
+  rows = rows.slice(0, input.topK);
   if (rows.length < input.topK) {
     // "+ 0" turns the ordering into a plain expression, which no vector index can serve.
     rows = await m.query(vectorSql(input.types, '(n.embedding <=> $1::vector) + 0'), params);
@@ -64,13 +69,15 @@ export async function vectorCandidates(
 }
 
 // Recency with a 7-day half-life (rule 5), computed by the database at the transaction's now().
-const RECENCY_SQL = `power(0.5::float8, GREATEST(extract(epoch FROM now() - n.last_touch_at)::float8, 0) / 604800.0)`;
+const recencySql = (column: string) =>
+  `power(0.5::float8, GREATEST(extract(epoch FROM now() - ${column})::float8, 0) / 604800.0)`;
 
 /**
  * One pass of the structural top-k: the union of the `depth` most recent and the `depth` most
- * important nodes, scored exactly. Also returns the bound that proves the answer complete: a node
- * outside both lists can score at most 0.5 × (recency of the depth-th most recent) + 0.5 ×
- * (importance of the depth-th most important).
+ * important nodes (index-only scans of the covering indexes), scored exactly; only the k winners
+ * are read from the heap. Also returns the bound that proves the answer complete: a node outside
+ * both lists scores at most 0.5 × (recency of the depth-th most recent) + 0.5 × (importance of the
+ * depth-th most important).
  */
 async function structuralPass(
   m: EntityManager,
@@ -78,42 +85,37 @@ async function structuralPass(
   depth: number,
 ): Promise<{ rows: StructuralCandidate[]; bound: number; exhausted: boolean }> {
   const params: unknown[] = [input.workspaceId, depth, input.topK];
-  let recent: string;
-  let important: string;
-  if (input.types.length > 0) {
-    params.push(input.types);
+  const list = (order: string) => {
+    if (input.types.length === 0) {
+      return `SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
+              WHERE n.workspace_id = $1 AND NOT n.is_deleted ORDER BY ${order} LIMIT $2`;
+    }
     // Per type, so each list is read in index order; a type list cannot be merged by one index scan.
-    const perType = (order: string) => `
-      SELECT x.id, x.last_touch_at, x.importance_score FROM unnest($4::text[]) AS t(type)
-      CROSS JOIN LATERAL (
-        SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
-        WHERE n.workspace_id = $1 AND n.type = t.type AND NOT n.is_deleted
-        ORDER BY ${order} LIMIT $2
-      ) x ORDER BY ${order.replaceAll('n.', 'x.')} LIMIT $2`;
-    recent = perType('n.last_touch_at DESC');
-    important = perType('n.importance_score DESC');
-  } else {
-    const all = (order: string) => `
-      SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
-      WHERE n.workspace_id = $1 AND NOT n.is_deleted ORDER BY ${order} LIMIT $2`;
-    recent = all('n.last_touch_at DESC');
-    important = all('n.importance_score DESC');
-  }
+    return `SELECT x.id, x.last_touch_at, x.importance_score FROM unnest($4::text[]) AS t(type)
+            CROSS JOIN LATERAL (
+              SELECT n.id, n.last_touch_at, n.importance_score FROM nodes n
+              WHERE n.workspace_id = $1 AND n.type = t.type AND NOT n.is_deleted
+              ORDER BY ${order} LIMIT $2
+            ) x ORDER BY ${order.replaceAll('n.', 'x.')} LIMIT $2`;
+  };
+  if (input.types.length > 0) params.push(input.types);
   const rows: (StructuralCandidate & { bound: number | null; listed: string })[] = await m.query(
-    `WITH r AS MATERIALIZED (${recent}),
-          i AS MATERIALIZED (${important}),
+    `WITH r AS MATERIALIZED (${list('n.last_touch_at DESC')}),
+          i AS MATERIALIZED (${list('n.importance_score DESC')}),
+          top AS MATERIALIZED (
+            SELECT u.id, ${recencySql('u.last_touch_at')} AS recency,
+                   0.5 * ${recencySql('u.last_touch_at')} + 0.5 * u.importance_score AS structural
+            FROM (SELECT * FROM r UNION SELECT * FROM i) u
+            ORDER BY structural DESC, u.id
+            LIMIT $3
+          ),
           b AS (
-            SELECT 0.5 * power(0.5::float8, GREATEST(extract(epoch FROM now() - (SELECT min(last_touch_at) FROM r))::float8, 0) / 604800.0)
-                 + 0.5 * (SELECT min(importance_score) FROM i) AS bound,
+            SELECT 0.5 * ${recencySql('(SELECT min(last_touch_at) FROM r)')} + 0.5 * (SELECT min(importance_score) FROM i) AS bound,
                    (SELECT count(*) FROM r) AS listed
           )
-     SELECT ${NODE_COLUMNS}, ${RECENCY_SQL} AS recency,
-            0.5 * ${RECENCY_SQL} + 0.5 * n.importance_score AS structural,
-            b.bound, b.listed::text AS listed
-     FROM nodes n CROSS JOIN b
-     WHERE n.id IN (SELECT id FROM r UNION SELECT id FROM i)
-     ORDER BY structural DESC, n.id
-     LIMIT $3`,
+     SELECT ${NODE_COLUMNS}, top.recency, top.structural, b.bound, b.listed::text AS listed
+     FROM top JOIN nodes n ON n.id = top.id CROSS JOIN b
+     ORDER BY top.structural DESC, n.id`,
     params,
   );
   const first = rows[0];
@@ -125,12 +127,13 @@ async function structuralPass(
 /**
  * Rule 2: the top-k live nodes by 0.5 × recency + 0.5 × importance_score, exactly, without scoring
  * the whole workspace: widen the two index-ordered lists until the k-th score beats the bound.
+ * The lists are index-only, so starting a few hundred deep is cheaper than a second pass.
  */
 export async function structuralCandidates(
   m: EntityManager,
   input: { workspaceId: string; topK: number; types: readonly string[] },
 ): Promise<StructuralCandidate[]> {
-  let depth = Math.max(input.topK * 4, 50);
+  let depth = Math.max(input.topK * 25, 500);
   for (;;) {
     const pass = await structuralPass(m, input, depth);
     const kth = pass.rows[input.topK - 1];
