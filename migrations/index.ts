@@ -1,6 +1,7 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
 import { OntologyConfig1763780001000 } from './1763780001000-ontology-config';
 import { AuthLookups1763780002000 } from './1763780002000-auth-lookups';
+import { ScopedRead1763780002100 } from './1763780002100-scoped-read';
 import { Graph1763780003100 } from './1763780003100-graph';
 import { Search1763780004000 } from './1763780004000-search';
 import { SearchCovering1763780007300 } from './1763780007300-search-covering';
@@ -10,4 +11,4 @@ import { GraphComponents1763780007100 } from './1763780007100-graph-components';
 import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
-export const migrations = [Foundation1763780000000, OntologyConfig1763780001000, AuthLookups1763780002000, Graph1763780003100, Search1763780004000, Prompt1763780005000, Merges1763780006000, GraphComponents1763780007100, GraphNameSearch1763780007200, SearchCovering1763780007300];
+export const migrations = [Foundation1763780000000, OntologyConfig1763780001000, AuthLookups1763780002000, ScopedRead1763780002100, Graph1763780003100, Search1763780004000, Prompt1763780005000, Merges1763780006000, GraphComponents1763780007100, GraphNameSearch1763780007200, SearchCovering1763780007300];

@@ -7,7 +7,7 @@ import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-record
 import { createAuthenticator } from './auth/authenticator';
 import { createJwtService, type JwtService } from './auth/tokens';
 import { createAppDataSource } from './db/data-source';
-import { createUnitOfWork, type UnitOfWork } from './db/unit-of-work';
+import { createScopedRead, createUnitOfWork, type UnitOfWork } from './db/unit-of-work';
 import { createMcpTokenService, type McpTokenService } from './mcp-tokens/service';
 import { createEdgeService, type EdgeService } from './graph/edge-service';
 import { createNodeService, type NodeService } from './graph/node-service';
@@ -96,7 +96,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
       search: createSearchService({ uow, embeddings, logger }),
       merges: createMergeService({ uow, temporal }),
-      nodes: createNodeService({ uow, outbox }),
+      nodes: createNodeService({ uow, read: createScopedRead(dataSource), outbox }),
       edges: createEdgeService({ uow }),
       traversals: createTraversalService({ uow }),
       typeCatalog: createTypeCatalogService({ uow }),

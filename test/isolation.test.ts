@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createAppDataSource } from '../src/db/data-source';
-import { createUnitOfWork } from '../src/db/unit-of-work';
+import { createScopedRead, createUnitOfWork } from '../src/db/unit-of-work';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -148,6 +148,22 @@ describe('workspace isolation in the database (RLS)', () => {
                 (SELECT count(*)::int FROM api_keys) AS keys, (SELECT count(*)::int FROM memberships) AS memberships`,
       );
       expect(after).to.deep.equal({ key_hash: '', user_id: '', keys: 0, memberships: 0 });
+    } finally {
+      await single.destroy();
+    }
+  });
+
+  it('a one-statement scoped read sees only its workspace and leaves no setting behind', async () => {
+    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
+    try {
+      const read = createScopedRead(single);
+      const rows = await read<{ workspace_id: string }>({ workspaceId: a.workspace_id }, `SELECT workspace_id FROM nodes`);
+      expect(rows.length).to.be.greaterThan(0);
+      expect(rows.every((row) => row.workspace_id === a.workspace_id)).to.equal(true);
+      const asked = await read({ workspaceId: a.workspace_id }, `SELECT id FROM nodes WHERE workspace_id = $1::uuid`, [b.workspace_id]);
+      expect(asked).to.deep.equal([]);
+      const [after] = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
+      expect(after).to.deep.equal({ setting: '', n: 0 });
     } finally {
       await single.destroy();
     }

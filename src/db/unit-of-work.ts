@@ -28,3 +28,28 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
       return work(manager);
     });
 }
+
+/**
+ * One statement, one round trip: `weft_scoped_read` sets the scope and runs `sql` under RLS in the
+ * same statement (migrations/1763780002100-scoped-read.ts). For hot single-query reads, where the
+ * unit of work's BEGIN, set_config and COMMIT would triple the cost. `sql` is Weft's own text;
+ * `params` are bound ($1 … $8, as text: cast them in the query). Rows come back as JSON objects
+ * (timestamps as ISO strings).
+ */
+export type ScopedRead = <T>(scope: Scope, sql: string, params?: readonly (string | number | boolean | null)[]) => Promise<T[]>;
+
+export function createScopedRead(dataSource: DataSource): ScopedRead {
+  // TypeORM's postgres driver keeps its pg Pool as `master`; going to it directly skips the
+  // query-runner bookkeeping on the hottest path.
+  const pool = (dataSource.driver as unknown as { master: { query(sql: string, params: unknown[]): Promise<{ rows: { r: unknown }[] }> } }).master;
+  return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
+    if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
+    const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, [
+      scope.workspaceId ?? null,
+      scope.userId ?? null,
+      sql,
+      params.map((value) => (value === null ? null : String(value))),
+    ]);
+    return rows.map((row) => row.r as T);
+  };
+}

@@ -1,7 +1,7 @@
 import { badRequest, notFound } from '../api/errors';
 import { scopeOf, type Principal } from '../auth/principal';
 import { rowsOf } from './sql';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../db/unit-of-work';
 import type { OutboxRelay } from '../outbox/relay';
 import { enqueueOutboxEvent } from '../outbox/relay';
 import { registerType } from '../type-catalog/register';
@@ -19,6 +19,7 @@ import {
 
 export interface GraphServiceDeps {
   uow: UnitOfWork;
+  read: ScopedRead;
   outbox: Pick<OutboxRelay, 'kick'>;
 }
 
@@ -27,19 +28,7 @@ export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => 
 
 /** Node reads and writes. Every statement runs in the caller's workspace unit of work. */
 export function createNodeService(deps: GraphServiceDeps) {
-  const { uow, outbox } = deps;
-
-  async function findLive(principal: Principal, nodeId: string, includeEmbedding: boolean): Promise<NodeRow> {
-    const [row]: NodeRow[] = await uow(scopeOf(principal), (m) =>
-      m.query(
-        `SELECT ${NODE_COLUMNS}${includeEmbedding ? ', n.embedding::text AS embedding' : ''}
-         FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`,
-        [nodeId],
-      ),
-    );
-    if (!row) throw notFound('Node not found');
-    return row;
-  }
+  const { uow, read, outbox } = deps;
 
   return {
     async create(principal: Principal, body: NodeCreateRequest): Promise<NodeResponse> {
@@ -48,8 +37,17 @@ export function createNodeService(deps: GraphServiceDeps) {
       return toNodeResponse(row);
     },
 
-    get: async (principal: Principal, nodeId: string, includeEmbedding = false) =>
-      toNodeResponse(await findLive(principal, nodeId, includeEmbedding)),
+    /** The hottest read: one statement, one round trip (see createScopedRead). */
+    async get(principal: Principal, nodeId: string, includeEmbedding = false): Promise<NodeResponse> {
+      const [row] = await read<NodeRow>(
+        scopeOf(principal),
+        `SELECT ${NODE_COLUMNS}${includeEmbedding ? ', n.embedding::text AS embedding' : ''}
+         FROM nodes n WHERE n.id = $1::uuid AND NOT n.is_deleted`,
+        [nodeId],
+      );
+      if (!row) throw notFound('Node not found');
+      return toNodeResponse(row);
+    },
 
     async list(principal: Principal, query: NodeListQuery): Promise<NodeResponse[]> {
       const rows: NodeRow[] = await uow(scopeOf(principal), (m) =>

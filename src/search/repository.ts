@@ -26,6 +26,8 @@ export async function enableIterativeIndexScan(m: EntityManager, topK: number): 
 /** The HNSW candidate list: a few times k keeps recall@k ≥ 0.95 (see bench/RESULTS-search.md). */
 export const efSearchFor = (topK: number) => Math.max(100, topK * 4);
 const FILTERED_OVERFETCH = 10;
+/** pgvector's upper bound for hnsw.ef_search. */
+const MAX_EF_SEARCH = 1000;
 
 const typeFilter = (types: readonly string[], param: number) => (types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '');
 
@@ -54,6 +56,10 @@ export async function vectorCandidates(
   // With a type filter the index walk meets matching rows late and relaxed_order hands back the
   // first k it meets; reading more and keeping the k closest restores recall.
   const depth = input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
+  if (input.types.length > 0) {
+    // A wider candidate list too: each step of the walk then looks further for rows of the type.
+    await m.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 2))]);
+  }
   let rows: (VectorCandidate & { distance: number })[] = await m.query(
     vectorSql(input.types, 'n.embedding <=> $1::vector'),
     [params[0], params[1], depth, ...params.slice(3)],
