@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { QueryFailedError } from 'typeorm';
 import { HttpError } from '../src/api/errors';
 
 /** What a workflow learns of a domain failure: enough to answer the client and write the audit row. */
@@ -16,6 +17,12 @@ export interface FailureDetails {
  * connection, a deadlock) stays retryable under the activity's retry policy.
  */
 export function classifyFailure(error: unknown): unknown {
+  // Data exceptions (SQLSTATE class 22) and constraint violations (23) fail the same way every time.
+  const sqlState = error instanceof QueryFailedError ? String((error as { code?: unknown }).code ?? '') : '';
+  if (sqlState.startsWith('22') || sqlState.startsWith('23')) {
+    const details: FailureDetails = { status: 500, detail: 'Internal server error', errorCode: 'QueryFailedError' };
+    return ApplicationFailure.create({ type: 'QueryFailedError', message: error instanceof Error ? error.message : String(error), nonRetryable: true, details: [details] });
+  }
   if (error instanceof HttpError) {
     const details: FailureDetails = { status: error.status, detail: error.detail, errorCode: error.constructor.name };
     return ApplicationFailure.create({ type: error.constructor.name, message: error.message, nonRetryable: true, details: [details] });

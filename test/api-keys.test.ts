@@ -131,6 +131,13 @@ describe('API keys (4.5) and authentication (5)', () => {
     expect(again.body.revoked_at).to.equal(revoked.body.revoked_at);
   });
 
+  it('a key stops working when its user leaves the workspace', async () => {
+    const { api_key, user_id, workspace_id } = await newTenant();
+    expect((await as(api_key).get('/v1/auth/me/api-keys/scopes')).status).to.equal(200);
+    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [workspace_id, user_id]);
+    expect((await as(api_key).get('/v1/auth/me/api-keys/scopes')).status).to.equal(401);
+  });
+
   it('an expired key is refused', async () => {
     const { user_jwt } = await newTenant();
     const created = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'old', scopes: [], expires_in_days: 1 });

@@ -61,6 +61,17 @@ describe('HTTP basics', () => {
       }
     });
 
+    it('422 for a NUL character anywhere in the input (Postgres stores none)', async () => {
+      const body = await as(key).post('/v1/auth/me/api-keys', { name: 'a\u0000b', scopes: [] });
+      expect(body.status).to.equal(422);
+      expect(body.body.detail[0]).to.deep.include({ loc: ['body', 'name'], type: 'string_nul' });
+      const nested = await as(key).patch('/v1/ontology/config', { search: { retrieval_mode: 'x\u0000' } });
+      expect(nested.status).to.equal(422);
+      const query = await as(key).get('/v1/ontology/nodes/typeahead?q=a%00b');
+      expect(query.status).to.equal(422);
+      expect(query.body.detail[0].loc).to.deep.equal(['query', 'q']);
+    });
+
     it('422 for a JSON body that is not an object', async () => {
       const response = await request('POST', '/v1/auth/me/api-keys', {
         token: key,

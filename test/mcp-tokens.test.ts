@@ -19,6 +19,16 @@ describe('MCP tokens (4.3)', () => {
     expect((await as(minted.body.token).get('/v1/auth/me/api-keys')).status).to.equal(403);
   });
 
+  it('never holds more than its creator: a key with only mcp_tokens:manage mints a token of nothing else', async () => {
+    const { user_jwt, workspace_id } = await newTenant();
+    const narrow = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'minter', scopes: ['mcp_tokens:manage'] });
+    const minted = await as(narrow.body.token).post('/v1/mcp/token', { workspace_id });
+    expect(minted.status).to.equal(201);
+    expect((await as(minted.body.token).get('/v1/ontology/config')).status).to.equal(403);
+    const listed = await as(user_jwt).get(`/v1/workspaces/${workspace_id}/mcp-tokens`);
+    expect(listed.body[0].scopes).to.deep.equal([]);
+  });
+
   it('404 when the workspace is missing or the caller is not a member', async () => {
     const { user_jwt } = await newTenant();
     const other = await newTenant();

@@ -110,6 +110,29 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     });
   });
 
+  it('a node the model names twice is created once, and undone with the rest', async () => {
+    const tenant = await newTenant(20);
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') {
+        return {
+          content: JSON.stringify({
+            nodes: [
+              { ref: 'n1', type: 'person', name: 'Ada', properties: [] },
+              { ref: 'n2', type: 'person', name: 'ada', properties: [] },
+            ],
+            edges: [{ type: 'SAME_AS', source_ref: 'n1', target_ref: 'n2', reasoning: 'r', evidence: 'e' }],
+          }),
+        };
+      }
+      if (schema === 'grounded_answer') return { status: 500 };
+      return undefined;
+    });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Ada. Who?', force_intent: 'both' });
+    expect(response.status).to.equal(502);
+    const rows = await owner().query(`SELECT name, is_deleted FROM nodes WHERE workspace_id = $1`, [tenant.workspace_id]);
+    expect(rows).to.deep.equal([{ name: 'Ada', is_deleted: true }]);
+  });
+
   it('a model that does not answer in time is a 502, refunded', async () => {
     const tenant = await newTenant(20);
     fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: '{}', delayMs: 4000 } : undefined));

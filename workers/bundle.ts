@@ -7,12 +7,17 @@ const ROOT = path.resolve(__dirname, '..');
 const WORKFLOWS_DIR = path.join(ROOT, 'workflows');
 const CACHE_DIR = path.join(ROOT, '.data', 'workflow-bundles');
 
-// The bundle depends on the workflow sources and the SDK version; hash both into the file name.
+// The bundle depends on the workflow sources, whatever they import from src/ and activities/,
+// and the SDK version; hashing all of them (a superset) into the file name keeps it fresh.
+const SOURCE_DIRS = ['workflows', 'src', 'activities'].map((dir) => path.join(ROOT, dir));
+
 function sourceHash(): string {
   const hash = createHash('sha256');
-  for (const file of readdirSync(WORKFLOWS_DIR, { recursive: true }).map(String).sort()) {
-    if (!file.endsWith('.ts')) continue;
-    hash.update(file).update(readFileSync(path.join(WORKFLOWS_DIR, file)));
+  for (const dir of SOURCE_DIRS) {
+    for (const file of readdirSync(dir, { recursive: true }).map(String).sort()) {
+      if (!file.endsWith('.ts')) continue;
+      hash.update(file).update(readFileSync(path.join(dir, file)));
+    }
   }
   hash.update(readFileSync(path.join(ROOT, 'node_modules/@temporalio/workflow/package.json')));
   return hash.digest('hex').slice(0, 16);

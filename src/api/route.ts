@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { forbidden, validationError } from './errors';
+import { HttpError, forbidden, validationError } from './errors';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -74,10 +74,34 @@ export interface Authenticator {
 
 const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
 
+/** Postgres stores no NUL character in text or jsonb; refuse it at the door (422), not as a 500. */
+function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) {
+      throw new HttpError(422, [{ loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' }]);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => assertNoNul(item, part, [...path, index]));
+  } else if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      assertNoNul(key, part, [...path, key]);
+      assertNoNul(item, part, [...path, key]);
+    }
+  }
+}
+
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
+  assertNoNul(value, part);
   const result = schema.safeParse(value);
   if (!result.success) throw validationError(part, result.error);
   return result.data;
+}
+
+/** A response that fails its own schema is Weft's bug: a 500, never a 422 about the client's body. */
+function shapeResponse(route: AnyRoute, result: unknown): unknown {
+  const shaped = (route.response as z.ZodType).safeParse(result);
+  if (shaped.success) return shaped.data;
+  throw new Error(`response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${shaped.error.message}`);
 }
 
 /**
@@ -103,7 +127,7 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
       // Set first so that a handler may still choose another status (readiness answers 503).
       ctx.status = route.status ?? 200;
       const result = await route.handler({ params, query, body, auth: principal, ctx });
-      if (route.response) ctx.body = route.response.parse(result);
+      if (route.response) ctx.body = shapeResponse(route, result);
       else if (result !== undefined) ctx.body = result;
     });
   }

@@ -44,11 +44,15 @@ export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule
  * skipped and missed runs are not caught up beyond a minute: a maintenance pass that runs late
  * does the work of the ones it replaced.
  */
-export async function ensureMaintenanceSchedules(client: Client, taskQueue: string): Promise<string[]> {
+export async function ensureMaintenanceSchedules(
+  client: Client,
+  taskQueue: string,
+  options: { paused?: boolean } = {},
+): Promise<string[]> {
   const ids: string[] = [];
   for (const schedule of MAINTENANCE_SCHEDULES) {
     const id = scheduleId(taskQueue, schedule);
-    const options: ScheduleOptions = {
+    const definition: ScheduleOptions = {
       scheduleId: id,
       spec: schedule.spec,
       action: {
@@ -59,15 +63,24 @@ export async function ensureMaintenanceSchedules(client: Client, taskQueue: stri
         workflowId: id,
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-      state: { note: schedule.description },
+      state: { note: schedule.description, paused: options.paused ?? false },
     };
     try {
-      await client.schedule.create(options);
+      await client.schedule.create(definition);
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-      await client.schedule.getHandle(id).update((previous) => ({ ...previous, spec: options.spec, action: options.action, policies: options.policies }));
+      await client.schedule
+        .getHandle(id)
+        .update((previous) => ({ ...previous, spec: definition.spec, action: definition.action, policies: definition.policies }));
     }
     ids.push(id);
   }
   return ids;
+}
+
+/** Removes a task queue's schedules (test stacks clean up after themselves on a shared server). */
+export async function deleteMaintenanceSchedules(client: Client, taskQueue: string): Promise<void> {
+  for (const schedule of MAINTENANCE_SCHEDULES) {
+    await client.schedule.getHandle(scheduleId(taskQueue, schedule)).delete();
+  }
 }

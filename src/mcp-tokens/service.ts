@@ -33,7 +33,17 @@ export function createMcpTokenService(deps: {
     await m.query(
       `INSERT INTO api_keys (id, workspace_id, user_id, kind, name, scopes, prefix, key_hash, expires_at)
        VALUES ($1, $2, $3, 'mcp_token', $4, $5, $6, $7, $8)`,
-      [tokenId, workspaceId, principal.userId, name, MCP_TOKEN_SCOPES, `mcp_${tokenId.slice(0, 8)}`, sha256Hex(token), expiresAt],
+      [
+        tokenId,
+        workspaceId,
+        principal.userId,
+        name,
+        // Never more than its creator holds (a key with only mcp_tokens:manage mints a token of nothing else).
+        MCP_TOKEN_SCOPES.filter((scope) => principal.scopes.has(scope)),
+        `mcp_${tokenId.slice(0, 8)}`,
+        sha256Hex(token),
+        expiresAt,
+      ],
     );
     return { token, tokenId, expiresAt };
   }

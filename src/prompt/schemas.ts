@@ -5,9 +5,15 @@ import { INTENTS } from './model';
 /** Long enough for a page of notes; the refiner and the model see the whole prompt. */
 export const PROMPT_MAX_CHARS = 20_000;
 
+// Not trimmed: the audit's source_hash is of the raw prompt (contract 2.5).
+const promptText = z
+  .string()
+  .max(PROMPT_MAX_CHARS)
+  .refine((text) => text.trim().length > 0, 'The prompt is empty');
+
 export const PromptRequest = z
   .object({
-    prompt: z.string().trim().min(1).max(PROMPT_MAX_CHARS),
+    prompt: promptText,
     force_intent: z.enum(INTENTS).optional().describe('Skips intent classification.'),
     prompt_kind: z
       .string()
@@ -18,7 +24,7 @@ export const PromptRequest = z
   .meta({ id: 'PromptRequest' });
 
 export const PromptStreamRequest = z
-  .object({ prompt: z.string().trim().min(1).max(PROMPT_MAX_CHARS) })
+  .object({ prompt: promptText })
   .meta({ id: 'PromptStreamRequest' });
 
 export const PromptResponse = z

@@ -62,32 +62,41 @@ export function createPromptService(deps: {
       const { workspaceId, correlationId, refined } = input;
       const result = await uow({ workspaceId }, async (m) => {
         const [earlier] = await m.query(
-          `SELECT node_ids, edge_ids FROM prompt_writes WHERE correlation_id = $1`,
+          `SELECT node_ids, edge_ids, reference_deltas FROM prompt_writes WHERE correlation_id = $1`,
           [correlationId],
         );
         if (earlier) {
           const written = await loadWritten(m, earlier.node_ids, earlier.edge_ids);
-          return { ...written, nodes_created: earlier.node_ids.length, edges_created: earlier.edge_ids.length, fresh: false };
+          const createdBefore = earlier.node_ids.filter((id: string) => !(id in earlier.reference_deltas));
+          return { ...written, nodes_created: createdBefore.length, edges_created: earlier.edge_ids.length, fresh: false };
         }
         const { importance } = await readOntologyConfig(m);
         const options = { importance };
         const idByRef = new Map<string, string>();
+        // One node per (type, normalised name) within the prompt too: the model may name it twice.
+        const idByKey = new Map<string, string>();
         const created: string[] = [];
         const referenced: string[] = [];
         for (const node of refined.nodes) {
-          const [existing] = await m.query(
-            `SELECT id FROM nodes WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
-             ORDER BY created_at LIMIT 1`,
-            [node.type, normalizedName(node.name)],
-          );
-          if (existing) {
-            idByRef.set(node.ref, existing.id);
-            referenced.push(existing.id);
-          } else if (!idByRef.has(node.ref)) {
-            const row = await createNodeInTransaction(m, workspaceId, { type: node.type, name: node.name, properties: node.properties }, options);
-            idByRef.set(node.ref, row.id);
-            created.push(row.id);
+          const key = `${node.type}\u0000${normalizedName(node.name)}`;
+          let id = idByKey.get(key);
+          if (!id) {
+            const [existing] = await m.query(
+              `SELECT id FROM nodes WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
+               ORDER BY created_at LIMIT 1`,
+              [node.type, normalizedName(node.name)],
+            );
+            if (existing) {
+              id = existing.id as string;
+              referenced.push(id);
+            } else {
+              const row = await createNodeInTransaction(m, workspaceId, { type: node.type, name: node.name, properties: node.properties }, options);
+              id = row.id;
+              created.push(id);
+            }
+            idByKey.set(key, id);
           }
+          idByRef.set(node.ref, id);
         }
         await touchNodes(m, referenced, options);
         const edgeIds: string[] = [];
@@ -117,9 +126,9 @@ export function createPromptService(deps: {
         }
         await m.query(
           `INSERT INTO prompt_writes (workspace_id, correlation_id, node_ids, edge_ids, reference_deltas) VALUES ($1, $2, $3, $4, $5)`,
-          [workspaceId, correlationId, [...created, ...new Set(referenced)], edgeIds, JSON.stringify(deltas)],
+          [workspaceId, correlationId, [...created, ...referenced], edgeIds, JSON.stringify(deltas)],
         );
-        const written = await loadWritten(m, [...created, ...new Set(referenced)], edgeIds);
+        const written = await loadWritten(m, [...created, ...referenced], edgeIds);
         return { ...written, nodes_created: created.length, edges_created: edgeIds.length, fresh: true };
       });
       if (result.fresh) outbox.kick(workspaceId);
@@ -215,7 +224,17 @@ async function insertAudit(
     `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, node_count, edge_count,
        credits_used, linked_credit_ledger_id, summary, error_code, duration_ms)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (workspace_id, correlation_id) DO NOTHING RETURNING id`,
+     ON CONFLICT (workspace_id, correlation_id) DO UPDATE SET
+       prompt_kind = EXCLUDED.prompt_kind, source_hash = EXCLUDED.source_hash, intent = EXCLUDED.intent,
+       status = EXCLUDED.status, node_count = EXCLUDED.node_count, edge_count = EXCLUDED.edge_count,
+       credits_used = EXCLUDED.credits_used, linked_credit_ledger_id = EXCLUDED.linked_credit_ledger_id,
+       summary = EXCLUDED.summary, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
+       created_at = now()
+     -- Only a refusal that never reserved anything gives way (the client retried the correlation
+     -- id after a 402); any other row of this correlation id is final.
+     WHERE prompt_runs.linked_credit_ledger_id IS NULL AND prompt_runs.status = 'error'
+       AND EXCLUDED.linked_credit_ledger_id IS NOT NULL
+     RETURNING id`,
     [
       input.workspaceId, input.correlationId, input.promptKind, input.sourceHash, input.intent, row.status, row.nodeCount,
       row.edgeCount, row.creditsUsed, row.ledgerId, row.summary, row.errorCode ?? null, Math.max(0, Date.now() - input.startedAtMs),

@@ -43,11 +43,14 @@ export function createPromptStream(deps: {
     let clientGone = false;
     // The response closing before it finished means the client left (a request's own 'close'
     // fires as soon as its body has been read, so it cannot tell).
-    ctx.res.once('close', () => {
+    const leave = () => {
       if (settled || ctx.res.writableFinished) return;
       clientGone = true;
       refund().catch((error) => logger.error({ err: error }, 'stream refund failed'));
-    });
+    };
+    ctx.res.once('close', leave);
+    // A client that left while the reservation was being made closed before the listener existed.
+    if (ctx.req.socket.destroyed) leave();
     ctx.status = 200;
     ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     ctx.body = body;

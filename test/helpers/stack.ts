@@ -10,7 +10,7 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 import { createMigrationDataSource } from '../../src/db/data-source';
 import { createProvisioning, type Provisioning } from '../../src/tenancy/service';
 import { ensureSearchAttributes } from '../../src/temporal/connection';
-import { ensureMaintenanceSchedules } from '../../src/maintenance/schedules';
+import { deleteMaintenanceSchedules, ensureMaintenanceSchedules } from '../../src/maintenance/schedules';
 import { isListening, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { runWorker } from '../../workers/worker';
 import { freePort } from './ports';
@@ -70,7 +70,10 @@ export async function bootStack(overrides: Record<string, string> = {}): Promise
   const runtime = await createRuntime(config, logger);
   stops.push(() => runtime.close());
   await ensureSearchAttributes(runtime.temporal);
-  await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
+  // Paused, so that a nightly job firing mid-run cannot change what a test asserts; tests start
+  // the maintenance workflows (or trigger the schedules) themselves.
+  await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE, { paused: true });
+  stops.push(() => deleteMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE));
 
   const { worker, stop: stopWorker } = await runWorker(runtime);
   stops.push(stopWorker);
