@@ -1,6 +1,7 @@
 import type { OutboxRelay } from '../src/outbox/relay';
 import type { UnitOfWork } from '../src/db/unit-of-work';
 import type { PromptService } from '../src/prompt/service';
+import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { MergeService } from '../src/merges/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import { createEmbeddingActivities } from './embeddings';
@@ -16,6 +17,7 @@ export interface ActivityDeps {
   uow: UnitOfWork;
   services: {
     prompts: PromptService;
+    promptReconciler: PromptReconciler;
     merges: MergeService;
     embeddings: EmbeddingService;
     typeCatalog: GraphActivityDeps['typeCatalog'];

@@ -1,10 +1,15 @@
 import type { ActivityDeps } from './index';
 
-export function createMaintenanceActivities(deps: Pick<ActivityDeps, 'outbox'>) {
+export function createMaintenanceActivities(deps: Pick<ActivityDeps, 'outbox'> & { services: Pick<ActivityDeps['services'], 'promptReconciler'> }) {
   return {
     /** Delivers outbox rows the API's fast path missed (for example after a crash). */
     async sweepOutbox(input: { minAgeSeconds: number }) {
       return deps.outbox.sweep(input.minAgeSeconds);
+    },
+
+    /** Refunds and undoes prompts whose workflow was terminated or timed out (no compensation ran). */
+    async settleAbandonedPrompts(input: { minAgeSeconds: number }) {
+      return deps.services.promptReconciler.settle(input);
     },
   };
 }

@@ -27,6 +27,7 @@ import { createRetrieval } from './prompt/retrieval';
 import { createSealer } from './prompt/sealed';
 import { createPromptStream } from './prompt/stream';
 import { createPromptService, type PromptService } from './prompt/service';
+import { createPromptReconciler, type PromptReconciler } from './prompt/reconciler';
 import { createOutboxRelay, type OutboxRelay } from './outbox/relay';
 import { connectTemporal, type TemporalHandle } from './temporal/connection';
 
@@ -48,6 +49,7 @@ export interface Runtime {
     prompts: PromptService;
     promptApi: PromptApi;
     promptStream: ReturnType<typeof createPromptStream>;
+    promptReconciler: PromptReconciler;
     credits: CreditService;
     /** Node embedding steps for the embedding workflow (the provider itself is `embeddings` below). */
     embeddings: EmbeddingService;
@@ -92,6 +94,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       prompts,
       promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
       promptStream: createPromptStream({ uow, prompts, logger }),
+      promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
       credits: createCreditService({ uow, logger }),
       embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
       search: createSearchService({ uow, embeddings, logger }),

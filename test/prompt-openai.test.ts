@@ -144,6 +144,55 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(await balanceOf(tenant.tenant_id)).to.equal(20);
   });
 
+  it('a terminated prompt (no compensation runs) is settled by the reconcile pass: writes undone, refund, audit', async () => {
+    const tenant = await newTenant(20);
+    let answering = false;
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') {
+        answering = true;
+        return { content: '{}', delayMs: 30_000 };
+      }
+      return undefined;
+    });
+    const correlationId = '5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    const pending = client(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
+      { 'x-correlation-id': correlationId },
+    );
+    const deadline = Date.now() + 20_000;
+    while (!answering && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answering).to.equal(true);
+    const { client: temporal } = variant.stack.runtime.temporal;
+    await temporal.workflow.getHandle(`prompt-${correlationId}`).terminate('operator stopped it');
+    expect((await pending).status).to.equal(500);
+    expect(await balanceOf(tenant.tenant_id)).to.equal(13); // the terminated saga refunded nothing
+
+    const result = await temporal.workflow.execute('promptReconcileWorkflow', {
+      args: [{ minAgeSeconds: 0 }],
+      taskQueue: variant.stack.config.TEMPORAL_TASK_QUEUE,
+      workflowId: `prompt-reconcile-test-${correlationId}`,
+    });
+    expect(result.settled).to.be.at.least(1);
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    const [live] = await owner().query(
+      `SELECT count(*)::int AS n FROM nodes WHERE workspace_id = $1 AND NOT is_deleted`,
+      [tenant.workspace_id],
+    );
+    expect(live.n).to.equal(0);
+    const [audit] = await owner().query(`SELECT status, error_code, credits_used FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    expect(audit).to.deep.equal({ status: 'error', error_code: 'WorkflowClosedWithoutCompensation', credits_used: 0 });
+    // A second pass finds nothing left to settle for this prompt.
+    const again = await temporal.workflow.execute('promptReconcileWorkflow', {
+      args: [{ minAgeSeconds: 0 }],
+      taskQueue: variant.stack.config.TEMPORAL_TASK_QUEUE,
+      workflowId: `prompt-reconcile-test-again-${correlationId}`,
+    });
+    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(again.settled).to.equal(0);
+  });
+
   it('the stream reports an error event and refunds when the model fails', async () => {
     const tenant = await newTenant(20);
     fake.scriptChat((schema) => (schema === 'grounded_answer' ? { status: 503 } : undefined));

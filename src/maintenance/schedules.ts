@@ -22,6 +22,13 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     spec: { intervals: [{ every: '1 minute' }] },
   },
   {
+    name: 'prompt-reconcile',
+    description: 'Refunds and undoes prompts whose workflow was terminated or timed out before its compensation ran.',
+    workflowType: 'promptReconcileWorkflow',
+    args: [{ minAgeSeconds: 300 }],
+    spec: { intervals: [{ every: '10 minutes' }] },
+  },
+  {
     name: 'type-catalog-refresh',
     description: 'Daily: recomputes every workspace’s type catalog (counts, keys, vanished types) and writes type_stats_refresh.',
     workflowType: 'typeCatalogRefreshWorkflow',

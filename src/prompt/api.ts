@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, TerminatedFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import type { UnitOfWork } from '../db/unit-of-work';
 import { HttpError, conflict } from '../api/errors';
@@ -93,6 +93,10 @@ export function createPromptApi(deps: { uow: UnitOfWork; temporal: TemporalHandl
         if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
           const failure = error.cause.details?.[0] as FailureDetails | undefined;
           if (failure) throw new HttpError(failure.status, failure.detail);
+        }
+        if (error instanceof WorkflowFailedError && error.cause instanceof TerminatedFailure) {
+          // No compensation runs for a terminated execution; the reconcile schedule settles it.
+          throw new HttpError(500, 'The prompt execution was terminated; its credits are settled shortly');
         }
         throw error;
       }

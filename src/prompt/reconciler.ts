@@ -1,0 +1,89 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { UnitOfWork } from '../db/unit-of-work';
+import type { Logger } from '../logger';
+import { refundCredits } from '../credits/ledger';
+import type { TemporalHandle } from '../temporal/connection';
+import type { PromptService } from './service';
+
+interface Unsettled {
+  ledger_id: string;
+  idempotency_key: string;
+  kind: string;
+}
+
+const INTENT_OF_KIND: Record<string, 'update' | 'query' | 'both'> = {
+  'ontology.prompt.update': 'update',
+  'ontology.prompt.query': 'query',
+  'ontology.prompt.both': 'both',
+};
+
+/**
+ * Settles prompt reservations whose workflow ended without running its compensation: a
+ * terminated or timed-out execution skips the saga's catch block (Temporal runs no code then).
+ * For each reservation older than `minAgeSeconds` with neither a refund nor an ok audit row,
+ * and whose `prompt-<correlation_id>` execution is closed or gone, it does what the compensation
+ * would have done: undo the prompt's writes, refund, and audit the failure. Every step is
+ * idempotent, so overlapping passes are harmless.
+ */
+export function createPromptReconciler(deps: {
+  dataSource: DataSource;
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  prompts: PromptService;
+  logger: Logger;
+}) {
+  const { dataSource, uow, temporal, prompts, logger } = deps;
+
+  async function isRunning(workflowId: string): Promise<boolean> {
+    try {
+      return (await temporal.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  }
+
+  return {
+    async settle(input: { minAgeSeconds: number }): Promise<{ settled: number }> {
+      const workspaces: { id: string }[] = await dataSource.query(`SELECT id FROM workspaces`);
+      let settled = 0;
+      for (const { id: workspaceId } of workspaces) {
+        const unsettled: Unsettled[] = await uow({ workspaceId }, (m) =>
+          m.query(
+            `SELECT l.id AS ledger_id, l.idempotency_key, l.kind FROM credit_ledger l
+             WHERE l.amount < 0 AND l.kind LIKE 'ontology.prompt.%' AND l.idempotency_key LIKE 'prompt-%:reserve'
+               AND l.created_at <= now() - make_interval(secs => $1)
+               AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
+               AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
+             ORDER BY l.created_at LIMIT 100`,
+            [input.minAgeSeconds],
+          ),
+        );
+        for (const row of unsettled) {
+          const workflowId = row.idempotency_key.slice(0, -':reserve'.length);
+          if (await isRunning(workflowId)) continue;
+          const correlationId = workflowId.slice('prompt-'.length);
+          await prompts.undo({ workspaceId, correlationId });
+          await uow({ workspaceId }, (m) => refundCredits(m, { ledgerId: row.ledger_id }));
+          await prompts.fail({
+            workspaceId,
+            correlationId,
+            // What the workflow knew of the prompt did not survive it; the hash of nothing marks that.
+            promptKind: 'unknown',
+            sourceHash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+            intent: INTENT_OF_KIND[row.kind] ?? 'query',
+            startedAtMs: Date.now(),
+            errorCode: 'WorkflowClosedWithoutCompensation',
+            ledgerId: row.ledger_id,
+          });
+          logger.warn({ workspace_id: workspaceId, workflow_id: workflowId }, 'settled an abandoned prompt reservation');
+          settled += 1;
+        }
+      }
+      return { settled };
+    },
+  };
+}
+
+export type PromptReconciler = ReturnType<typeof createPromptReconciler>;
