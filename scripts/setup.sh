@@ -11,10 +11,12 @@ TEMPORAL_CLI_VERSION=1.5.1
 PG_MAJOR=${PG_MAJOR:-15}
 PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 
-# 1. npm packages, reinstalled only when the lockfile changed.
+# 1. npm packages, installed only when node_modules is missing or older than the lockfile.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` installs exactly the lockfile's versions too; `npm ci` (npm 11) refuses this
+  # lockfile because @swc/core's platform packages for other systems are not listed in it.
+  npm install --no-audit --no-fund --loglevel=error
 fi
 
 # 2. The Temporal CLI (dev server + Web UI), built once into the Go bin directory.
