@@ -70,6 +70,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const dataSource = await createAppDataSource(config).initialize();
   const temporal = await connectTemporal(config);
   const uow = createUnitOfWork(dataSource);
+  const read = createScopedRead(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const sealer = createSealer(config.JWT_SECRET);
@@ -99,8 +100,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
       search: createSearchService({ uow, embeddings, logger }),
       merges: createMergeService({ uow, temporal }),
-      nodes: createNodeService({ uow, read: createScopedRead(dataSource), outbox }),
-      edges: createEdgeService({ uow }),
+      nodes: createNodeService({ uow, read, outbox }),
+      edges: createEdgeService({ uow, read }),
       traversals: createTraversalService({ uow }),
       typeCatalog: createTypeCatalogService({ uow }),
       importance: createImportanceService({ uow }),

@@ -1,13 +1,13 @@
 import { HttpError, badRequest, notFound } from '../api/errors';
 import { scopeOf, type Principal } from '../auth/principal';
 import { rowsOf } from './sql';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../db/unit-of-work';
 import { createEdgeInTransaction } from './node-writes';
 import { EDGE_COLUMNS, toEdgeResponse, type EdgeCreateRequest, type EdgeListQuery, type EdgeResponse, type EdgeRow } from './schemas';
 
 /** Edge reads and writes, in the caller's workspace unit of work. */
-export function createEdgeService(deps: { uow: UnitOfWork }) {
-  const { uow } = deps;
+export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
+  const { uow, read } = deps;
 
   /**
    * Contract 4.1: 400 when the two nodes are in different workspaces. A node this workspace
@@ -45,22 +45,23 @@ export function createEdgeService(deps: { uow: UnitOfWork }) {
     },
 
     async get(principal: Principal, edgeId: string): Promise<EdgeResponse> {
-      const [row]: EdgeRow[] = await uow(scopeOf(principal), (m) =>
-        m.query(`SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = $1 AND NOT e.is_deleted`, [edgeId]),
+      const [row] = await read<EdgeRow>(
+        scopeOf(principal),
+        `SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = $1::uuid AND NOT e.is_deleted`,
+        [edgeId],
       );
       if (!row) throw notFound('Edge not found');
       return toEdgeResponse(row);
     },
 
     async list(principal: Principal, query: EdgeListQuery): Promise<EdgeResponse[]> {
-      const rows: EdgeRow[] = await uow(scopeOf(principal), (m) =>
-        m.query(
-          `SELECT ${EDGE_COLUMNS} FROM edges e
-           WHERE NOT e.is_deleted AND ($1::uuid IS NULL OR e.source_node_id = $1) AND ($2::uuid IS NULL OR e.target_node_id = $2)
-             AND ($3::text IS NULL OR e.type = $3)
-           ORDER BY e.created_at, e.id LIMIT $4 OFFSET $5`,
-          [query.source_node_id ?? null, query.target_node_id ?? null, query.type ?? null, query.limit, query.offset],
-        ),
+      const rows = await read<EdgeRow>(
+        scopeOf(principal),
+        `SELECT ${EDGE_COLUMNS} FROM edges e
+         WHERE NOT e.is_deleted AND ($1::uuid IS NULL OR e.source_node_id = $1::uuid) AND ($2::uuid IS NULL OR e.target_node_id = $2::uuid)
+           AND ($3::text IS NULL OR e.type = $3::text)
+         ORDER BY e.created_at, e.id LIMIT $4::int OFFSET $5::int`,
+        [query.source_node_id ?? null, query.target_node_id ?? null, query.type ?? null, query.limit, query.offset],
       );
       return rows.map(toEdgeResponse);
     },

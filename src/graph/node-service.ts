@@ -50,13 +50,12 @@ export function createNodeService(deps: GraphServiceDeps) {
     },
 
     async list(principal: Principal, query: NodeListQuery): Promise<NodeResponse[]> {
-      const rows: NodeRow[] = await uow(scopeOf(principal), (m) =>
-        m.query(
-          `SELECT ${NODE_COLUMNS} FROM nodes n
-           WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1) AND ($2::uuid IS NULL OR n.connection_id = $2)
-           ORDER BY n.created_at, n.id LIMIT $3 OFFSET $4`,
-          [query.type ?? null, query.connection_id ?? null, query.limit, query.offset],
-        ),
+      const rows = await read<NodeRow>(
+        scopeOf(principal),
+        `SELECT ${NODE_COLUMNS} FROM nodes n
+         WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1::text) AND ($2::uuid IS NULL OR n.connection_id = $2::uuid)
+         ORDER BY n.created_at, n.id LIMIT $3::int OFFSET $4::int`,
+        [query.type ?? null, query.connection_id ?? null, query.limit, query.offset],
       );
       return rows.map(toNodeResponse);
     },
