@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 log() { printf '[setup] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# Go lives here on these machines even when a non-login shell's PATH lacks it.
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
+
 TEMPORAL_CLI_VERSION=1.5.1
 PG_MAJOR=${PG_MAJOR:-15}
 PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config

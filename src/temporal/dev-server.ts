@@ -1,6 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
 
@@ -31,8 +32,12 @@ export function temporalCliPath(): string {
     const candidate = path.join(dir, 'temporal');
     if (dir && existsSync(candidate)) return candidate;
   }
-  const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
-  const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
+  // Go's default GOPATH first, so that finding the CLI does not depend on `go` being on PATH.
+  const usual = path.join(os.homedir(), 'go', 'bin', 'temporal');
+  if (existsSync(usual)) return usual;
+  const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+  const gobin = execFileSync(go, ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
+  const gopath = execFileSync(go, ['env', 'GOPATH'], { encoding: 'utf8' }).trim();
   return path.join(gobin || path.join(gopath, 'bin'), 'temporal');
 }
 
