@@ -56,7 +56,9 @@ export type Config = z.infer<typeof EnvSchema>;
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
+  // An empty variable counts as unset (docker compose passes `${OPENAI_BASE_URL:-}` as '').
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = EnvSchema.safeParse(set);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);

@@ -17,6 +17,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ JWT_SECRET: 'short' })).to.throw(ConfigError, /JWT_SECRET/);
   });
 
+  it('treats an empty variable as unset', () => {
+    const config = loadConfig({ OPENAI_BASE_URL: '', OPENAI_API_KEY: '', PORT: '' });
+    expect(config.OPENAI_BASE_URL).to.equal(undefined);
+    expect(config.OPENAI_API_KEY).to.equal(undefined);
+    expect(config.PORT).to.equal(8080);
+  });
+
   it('refuses the development JWT secret in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /JWT_SECRET must be set/);
     expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).NODE_ENV).to.equal('production');
