@@ -58,7 +58,7 @@ export async function vectorCandidates(
   const depth = input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
   if (input.types.length > 0) {
     // A wider candidate list too: each step of the walk then looks further for rows of the type.
-    await m.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 2))]);
+    await m.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 4))]);
   }
   let rows: (VectorCandidate & { distance: number })[] = await m.query(
     vectorSql(input.types, 'n.embedding <=> $1::vector'),
