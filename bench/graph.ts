@@ -23,12 +23,7 @@ import { NODE_COLUMNS } from '../src/graph/schemas';
 import { likePattern, typeaheadSql, usesTrigram } from '../src/graph/node-service';
 import { OVERVIEW_SQL, STATS_SQL, SUBGRAPH_SQL } from '../src/graph/traversal-service';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
-import { markdownTable, measure, type Measurement } from './lib/measure';
-
-const option = (args: string[], name: string, fallback: number) => {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 ? Number(args[index + 1]) : fallback;
-};
+import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
 
 async function listen(app: Koa): Promise<{ server: Server; url: string }> {
   const server = app.listen(0, '127.0.0.1');
@@ -37,9 +32,9 @@ async function listen(app: Koa): Promise<{ server: Server; url: string }> {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const seconds = option(args, 'seconds', 3);
-  const nodeCount = option(args, 'nodes', 100_000);
-  const edgeCount = option(args, 'edges', 1_000_000);
+  const seconds = numberOption(args, 'seconds', 3);
+  const nodeCount = numberOption(args, 'nodes', 100_000);
+  const edgeCount = numberOption(args, 'edges', 1_000_000);
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';

@@ -26,12 +26,7 @@ import { ensureSearchAttributes } from '../src/temporal/connection';
 import { createActivities } from '../activities';
 import { createWorker } from '../workers/worker';
 import { anchorActivities } from './anchors/activities';
-import { markdownTable, measure, type Measurement } from './lib/measure';
-
-const option = (args: string[], name: string, fallback: number) => {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 ? Number(args[index + 1]) : fallback;
-};
+import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
 
 const PROMPTS = {
   update: (i: number) => `Person${i} Example works at Company${i % 50} Holdings. Person${i} Example lives in City${i % 20}.`,
@@ -40,7 +35,7 @@ const PROMPTS = {
 } as const;
 
 export async function run(args: string[]): Promise<void> {
-  const seconds = option(args, 'seconds', 4);
+  const seconds = numberOption(args, 'seconds', 4);
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';

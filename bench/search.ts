@@ -25,7 +25,7 @@ import { isListening, startDevServer } from '../src/temporal/dev-server';
 import { createProvisioning } from '../src/tenancy/service';
 import { createActivities } from '../activities';
 import { createWorker } from '../workers/worker';
-import { markdownTable, measure, type Measurement } from './lib/measure';
+import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
 
 const BIG = 'weft-bench-search-big';
 const SMALL = 'weft-bench-search-small';
@@ -34,11 +34,6 @@ const CLUSTERS = 200;
 // Uniform noise of ±0.04 per dimension around a unit centre: members sit at cosine ≈ 0.89 of it.
 const NOISE = 0.08;
 
-const arg = (args: string[], name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-
 const topicOf = (c: number) => `topic${c} area${c % 17} field${c % 23}`;
 
 /** Plain pg behind the one method the repositories use, so "the same SQL" runs without TypeORM. */
@@ -46,8 +41,8 @@ const asManager = (client: PoolClient) =>
   ({ query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows }) as unknown as EntityManager;
 
 async function main(args: string[]) {
-  const totalNodes = arg(args, 'nodes', 100_000);
-  const seconds = arg(args, 'seconds', 2);
+  const totalNodes = numberOption(args, 'nodes', 100_000);
+  const seconds = numberOption(args, 'seconds', 2);
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';
@@ -288,7 +283,7 @@ async function main(args: string[]) {
   });
   const running = worker.run();
   const embedTenant = await provisioning.bootstrap({ credits: 1_000_000, name: `weft-bench-embed-${Date.now()}` });
-  const EMBED_NODES = arg(args, 'embed-nodes', 2000);
+  const EMBED_NODES = numberOption(args, 'embed-nodes', 2000);
   const t0 = Date.now();
   for (let start = 0; start < EMBED_NODES; start += 200) {
     await runtime.uow({ workspaceId: embedTenant.workspace_id }, async (m) => {

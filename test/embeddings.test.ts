@@ -14,7 +14,7 @@ import { createWorker } from '../workers/worker';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newTenant, creditBalance } from './helpers/tenants';
 
 interface NodeState {
   id: string;
@@ -47,8 +47,6 @@ const charges = (tenantId: string) =>
     [tenantId],
   );
 
-const balanceOf = async (tenantId: string) =>
-  Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
 
 const parseVector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : []);
 const closeTo = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]!) < 1e-6);
@@ -83,7 +81,7 @@ describe('asynchronous node embedding', function () {
     expect(rows).to.have.length(1);
     expect(rows[0]).to.include({ amount: -1 });
     expect(rows[0].idempotency_key).to.contain(created.body.id);
-    expect(await balanceOf(t.tenant_id)).to.equal(9);
+    expect(await creditBalance(t.tenant_id)).to.equal(9);
     // Found by vector search once embedded.
     const search = await as(t.api_key).post('/v1/ontology/search', { q: 'ada lovelace', mode: 'vector' });
     expect(search.body.results.map((r: any) => r.node.id)).to.deep.equal([created.body.id]);
@@ -96,7 +94,7 @@ describe('asynchronous node embedding', function () {
     const states = await settled(ids);
     expect(states.every((s) => s.has_embedding)).to.equal(true);
     expect(await charges(t.tenant_id)).to.have.length(20);
-    expect(await balanceOf(t.tenant_id)).to.equal(80);
+    expect(await creditBalance(t.tenant_id)).to.equal(80);
 
     const handle = getStack().runtime.temporal.client.workflow.getHandle(embeddingQueueWorkflowId(t.workspace_id));
     const description = await handle.describe();
@@ -117,7 +115,7 @@ describe('asynchronous node embedding', function () {
     const refused = states.filter((s) => !s.has_embedding);
     expect(refused).to.have.length(2);
     for (const node of refused) expect(node.embedding_error).to.equal(EMBEDDING_ERRORS.insufficientCredits);
-    expect(await balanceOf(t.tenant_id)).to.equal(0);
+    expect(await creditBalance(t.tenant_id)).to.equal(0);
     expect(await charges(t.tenant_id)).to.have.length(2);
   });
 
@@ -134,7 +132,7 @@ describe('asynchronous node embedding', function () {
     // One charge for the creation, one for the rename; the properties change cost nothing.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await charges(t.tenant_id)).to.have.length(2);
-    expect(await balanceOf(t.tenant_id)).to.equal(8);
+    expect(await creditBalance(t.tenant_id)).to.equal(8);
   });
 
   it('absorbs a redelivered event: one embedding, one charge', async () => {
@@ -151,7 +149,7 @@ describe('asynchronous node embedding', function () {
     await handler(event);
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await charges(t.tenant_id)).to.have.length(1);
-    expect(await balanceOf(t.tenant_id)).to.equal(9);
+    expect(await creditBalance(t.tenant_id)).to.equal(9);
   });
 
   it('refunds the batch and records why when the provider keeps failing', async () => {
@@ -188,7 +186,7 @@ describe('asynchronous node embedding', function () {
       const rows = await charges(t.tenant_id);
       expect(rows.map((r: any) => r.amount).sort()).to.deep.equal([-1, 1]);
       expect(rows.find((r: any) => r.amount === 1).linked_event_id).to.equal(rows.find((r: any) => r.amount === -1).id);
-      expect(await balanceOf(t.tenant_id)).to.equal(5);
+      expect(await creditBalance(t.tenant_id)).to.equal(5);
       expect(fake.requests.length).to.be.at.least(3);
       await handle.terminate('test done');
     } finally {

@@ -1,9 +1,20 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
 import { createAppDataSource } from '../src/db/data-source';
 import { createScopedRead, createUnitOfWork } from '../src/db/unit-of-work';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
+
+/** Runs `check` on a one-connection pool, so every query in it reuses the same session. */
+async function onOneConnection(check: (single: DataSource) => Promise<void>): Promise<void> {
+  const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
+  try {
+    await check(single);
+  } finally {
+    await single.destroy();
+  }
+}
 
 /** Tables with a workspace_id column, read from the catalog so a new table cannot slip past. */
 async function workspaceTables(): Promise<string[]> {
@@ -126,21 +137,17 @@ describe('workspace isolation in the database (RLS)', () => {
 
   it('the setting does not leak to the next user of a pooled connection', async () => {
     // One connection, so the second query certainly reuses the first transaction's session.
-    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
-    try {
+    await onOneConnection(async (single) => {
       const uow = createUnitOfWork(single);
       const inside = await uow({ workspaceId: a.workspace_id }, (m) => m.query(`SELECT count(*)::int AS n FROM nodes`));
       expect(inside[0].n).to.be.greaterThan(0);
       const after = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
       expect(after[0]).to.deep.equal({ setting: '', n: 0 });
-    } finally {
-      await single.destroy();
-    }
+    });
   });
 
   it('the one-statement authentication lookups leave no setting behind on the connection', async () => {
-    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
-    try {
+    await onOneConnection(async (single) => {
       await single.query(`SELECT * FROM weft_authenticate_key($1)`, ['0'.repeat(64)]);
       await single.query(`SELECT * FROM weft_authenticate_user($1, NULL, NULL)`, [a.user_id]);
       const [after] = await single.query(
@@ -148,14 +155,11 @@ describe('workspace isolation in the database (RLS)', () => {
                 (SELECT count(*)::int FROM api_keys) AS keys, (SELECT count(*)::int FROM memberships) AS memberships`,
       );
       expect(after).to.deep.equal({ key_hash: '', user_id: '', keys: 0, memberships: 0 });
-    } finally {
-      await single.destroy();
-    }
+    });
   });
 
   it('a one-statement scoped read sees only its workspace and leaves no setting behind', async () => {
-    const single = await createAppDataSource({ ...getStack().config, DATABASE_POOL_SIZE: 1 }).initialize();
-    try {
+    await onOneConnection(async (single) => {
       const read = createScopedRead(single);
       const rows = await read<{ workspace_id: string }>({ workspaceId: a.workspace_id }, `SELECT workspace_id FROM nodes`);
       expect(rows.length).to.be.greaterThan(0);
@@ -164,9 +168,7 @@ describe('workspace isolation in the database (RLS)', () => {
       expect(asked).to.deep.equal([]);
       const [after] = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
       expect(after).to.deep.equal({ setting: '', n: 0 });
-    } finally {
-      await single.destroy();
-    }
+    });
   });
 
   it("one user's credentials are invisible to another user, whatever the workspace", async () => {

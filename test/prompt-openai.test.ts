@@ -4,7 +4,7 @@ import { as } from './helpers/http';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
 import { postStream } from './helpers/sse';
 import { bootStack, getStack, type Stack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newTenant, creditBalance } from './helpers/tenants';
 
 const REFINED = JSON.stringify({
   nodes: [
@@ -15,8 +15,6 @@ const REFINED = JSON.stringify({
 });
 
 const owner = () => getStack().ownerDataSource;
-const balanceOf = async (tenantId: string) =>
-  Number((await owner().query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
 
 describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', function () {
   this.timeout(60_000);
@@ -71,7 +69,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: JSON.stringify({ nodes: 'not a list' }) } : undefined));
     const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'x', force_intent: 'update' });
     expect(response.status).to.equal(502);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
   it('a failure after persistence (the answer step errors) undoes the writes, refunds, audits the error and answers 502', async () => {
@@ -94,7 +92,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     );
     expect(live).to.deep.equal({ nodes: 0, undone: 2, edges: 0 });
 
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     const ledger: { id: string; amount: number; linked_event_id: string | null; kind: string }[] = await owner().query(
       `SELECT id, amount, linked_event_id, kind FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
       [tenant.workspace_id],
@@ -141,7 +139,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(response.status).to.equal(502);
     expect(response.body.detail).to.include({ reason: 'timeout' });
     expect(Date.now() - started).to.be.lessThan(4000);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
   it('a terminated prompt (no compensation runs) is settled by the reconcile pass: writes undone, refund, audit', async () => {
@@ -167,7 +165,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     const { client: temporal } = variant.stack.runtime.temporal;
     await temporal.workflow.getHandle(`prompt-${correlationId}`).terminate('operator stopped it');
     expect((await pending).status).to.equal(500);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(13); // the terminated saga refunded nothing
+    expect(await creditBalance(tenant.tenant_id)).to.equal(13); // the terminated saga refunded nothing
 
     const result = await temporal.workflow.execute('promptReconcileWorkflow', {
       args: [{ minAgeSeconds: 0 }],
@@ -175,7 +173,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       workflowId: `prompt-reconcile-test-${correlationId}`,
     });
     expect(result.settled).to.be.at.least(1);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     const [live] = await owner().query(
       `SELECT count(*)::int AS n FROM nodes WHERE workspace_id = $1 AND NOT is_deleted`,
       [tenant.workspace_id],
@@ -189,7 +187,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       taskQueue: variant.stack.config.TEMPORAL_TASK_QUEUE,
       workflowId: `prompt-reconcile-test-again-${correlationId}`,
     });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     expect(again.settled).to.equal(0);
   });
 
@@ -202,7 +200,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(last.event).to.equal('error');
     expect(last.data).to.include({ status: 502, error_code: 'UpstreamError' });
     expect(response.events.map((event) => event.event)).not.to.include('done');
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
   it('a stream client that disconnects mid-call is refunded', async () => {
@@ -227,8 +225,8 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       setTimeout(() => reject(new Error('never reached llm_call')), 10_000);
     });
     const deadline = Date.now() + 5000;
-    while ((await balanceOf(tenant.tenant_id)) !== 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20);
+    while ((await creditBalance(tenant.tenant_id)) !== 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     await new Promise((resolve) => setTimeout(resolve, 1200)); // the late answer must not charge again
     const rows = await owner().query(
       `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,

@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 import { as } from './helpers/http';
 import { postStream } from './helpers/sse';
-import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newTenant, creditBalance } from './helpers/tenants';
 
-const balanceOf = async (tenantId: string) =>
-  Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
 
 describe('POST /v1/ontology/prompt/stream', function () {
   this.timeout(30_000);
@@ -27,7 +24,7 @@ describe('POST /v1/ontology/prompt/stream', function () {
     expect(done.narrative).to.contain('Grace Hopper');
     expect(done.citations).to.include(grace.id);
     expect(done.credit_receipt).to.include({ kind: 'ontology.prompt.query', amount: 3 });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(20 - 5 - 3);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20 - 5 - 3);
   });
 
   it('402 (JSON, before the stream opens) when credits are short', async () => {
@@ -35,7 +32,7 @@ describe('POST /v1/ontology/prompt/stream', function () {
     const response = await postStream('/v1/ontology/prompt/stream', tenant.api_key, { prompt: 'Who is Grace Hopper?' });
     expect(response.status).to.equal(402);
     expect(response.json).to.deep.equal({ detail: { error: 'insufficient_credits', required: 3, available: 2, kind: 'ontology.prompt.query' } });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(2);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(2);
   });
 
   it('422 for a bad body', async () => {

@@ -2,13 +2,11 @@ import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newTenant, creditBalance } from './helpers/tenants';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const owner = () => getStack().ownerDataSource;
-const balanceOf = async (tenantId: string) =>
-  Number((await owner().query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
 const auditOf = async (correlationId: string) =>
   (await owner().query(`SELECT * FROM prompt_runs WHERE correlation_id = $1`, [correlationId])) as [Record<string, any>];
 
@@ -33,7 +31,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(response.body.answer).to.equal(null);
     expect(response.headers.get('x-correlation-id')).to.equal(response.body.correlation_id);
     expect(response.body.credit_receipt).to.include({ kind: 'ontology.prompt.update', amount: 5 });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(15);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(15);
 
     const [audit] = await auditOf(response.body.correlation_id);
     expect(audit).to.include({
@@ -91,7 +89,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(response.body.credit_receipt).to.include({ kind: 'ontology.prompt.query', amount: 3 });
     const after = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0].reference_count;
     expect(after).to.equal(before + 1);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(30 - 5 - 3);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(30 - 5 - 3);
 
     const stranger = await newTenant(10);
     const elsewhere = await as(stranger.api_key).post('/v1/ontology/prompt', { prompt: 'Who is Charles Babbage?' });
@@ -110,7 +108,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const grace = response.body.nodes.find((node: { name: string }) => node.name === 'Grace Hopper');
     expect(response.body.citations).to.include(grace.id);
     expect(response.body.credit_receipt).to.include({ kind: 'ontology.prompt.both', amount: 7 });
-    expect(await balanceOf(tenant.tenant_id)).to.equal(3);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(3);
   });
 
   it('force_intent skips classification', async () => {
@@ -135,7 +133,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const refused = await as(four.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     expect(refused.status).to.equal(402);
     expect(refused.body.detail).to.include({ required: 5, available: 4, kind: 'ontology.prompt.update' });
-    expect(await balanceOf(four.tenant_id)).to.equal(4);
+    expect(await creditBalance(four.tenant_id)).to.equal(4);
     const [{ nodes }] = await owner().query(`SELECT count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`, [four.workspace_id]);
     expect(nodes).to.equal(0);
   });
@@ -148,7 +146,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const second = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS }, headers);
     expect(first.body.correlation_id).to.equal(correlationId);
     expect(second.body).to.deep.equal(first.body);
-    expect(await balanceOf(tenant.tenant_id)).to.equal(15);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(15);
     expect(await auditOf(correlationId)).to.have.length(1);
 
     const other = await newTenant(20);

@@ -12,7 +12,7 @@ import type { BootstrapResult } from '../src/tenancy/service';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newTenant, creditBalance } from './helpers/tenants';
 
 interface Fixture {
   type?: string;
@@ -44,8 +44,6 @@ async function insertNodes(workspaceId: string, fixtures: Fixture[]): Promise<Re
   return Object.fromEntries(rows.map((row) => [row.name, row.id]));
 }
 
-const balanceOf = async (tenantId: string) =>
-  Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
 
 const ledgerOf = (tenantId: string) =>
   getStack().ownerDataSource.query(
@@ -71,7 +69,7 @@ describe('POST /v1/ontology/search', () => {
   });
 
   it('vector mode ranks by cosine only, with rank-derived scores, and charges 1 credit', async () => {
-    const before = await balanceOf(t.tenant_id);
+    const before = await creditBalance(t.tenant_id);
     const response = await as(t.api_key).post('/v1/ontology/search', { q: 'Alice Smith', mode: 'vector', top_k: 5 });
     expect(response.status).to.equal(200);
     const { results, mode, query_plan, credit_receipt } = response.body;
@@ -96,7 +94,7 @@ describe('POST /v1/ontology/search', () => {
     });
     expect(credit_receipt).to.deep.include({ kind: 'ontology.search.hybrid', amount: 1 });
     expect(credit_receipt.ledger_id).to.match(/^[0-9a-f-]{36}$/);
-    expect(await balanceOf(t.tenant_id)).to.equal(before - 1);
+    expect(await creditBalance(t.tenant_id)).to.equal(before - 1);
     const row = (await ledgerOf(t.tenant_id)).find((r: { id: string }) => r.id === credit_receipt.ledger_id);
     expect(row).to.include({ kind: 'ontology.search.hybrid', amount: -1 });
   });
@@ -211,11 +209,11 @@ describe('POST /v1/ontology/search', () => {
     const response = await as(locked.api_key).post('/v1/ontology/search', { q: 'Alice' });
     expect(response.status).to.equal(402);
     expect(response.body.detail).to.include({ error: 'insufficient_credits', kind: 'ontology.search.hybrid', required: 1 });
-    expect(await balanceOf(locked.tenant_id)).to.equal(50);
+    expect(await creditBalance(locked.tenant_id)).to.equal(50);
   });
 
   it('rejects invalid requests with 422 and charges nothing', async () => {
-    const before = await balanceOf(t.tenant_id);
+    const before = await creditBalance(t.tenant_id);
     for (const body of [
       {},
       { q: '' },
@@ -234,16 +232,16 @@ describe('POST /v1/ontology/search', () => {
       expect(response.status, JSON.stringify(body).slice(0, 80)).to.equal(422);
       expect(response.body.detail[0]).to.have.all.keys('loc', 'msg', 'type');
     }
-    expect(await balanceOf(t.tenant_id)).to.equal(before);
+    expect(await creditBalance(t.tenant_id)).to.equal(before);
   });
 
   it('needs the search:read scope', async () => {
     const created = await as(t.user_jwt).post('/v1/auth/me/api-keys', { name: 'no search', scopes: ['ontology:read'], workspace: t.workspace_id });
     expect(created.status).to.equal(201);
-    const before = await balanceOf(t.tenant_id);
+    const before = await creditBalance(t.tenant_id);
     expect((await as(created.body.token).post('/v1/ontology/search', { q: 'Alice' })).status).to.equal(403);
     expect((await as(created.body.token).post('/v1/ontology/nodes/search', { q: 'Alice' })).status).to.equal(403);
-    expect(await balanceOf(t.tenant_id)).to.equal(before);
+    expect(await creditBalance(t.tenant_id)).to.equal(before);
   });
 });
 
@@ -261,13 +259,13 @@ describe('POST /v1/ontology/nodes/search', () => {
   });
 
   it('semantic: nodes by cosine similarity above the workspace threshold, 1 credit of ontology.search.vector', async () => {
-    const before = await balanceOf(t.tenant_id);
+    const before = await creditBalance(t.tenant_id);
     const response = await as(t.api_key).post('/v1/ontology/nodes/search', { q: 'alice smith', mode: 'semantic', top_k: 10 });
     expect(response.status).to.equal(200);
     expect(response.body).to.be.an('array');
     expect(response.body[0].name).to.equal('Alice Smith');
     expect(response.body.map((n: any) => n.name)).to.not.include('Payment service');
-    expect(await balanceOf(t.tenant_id)).to.equal(before - 1);
+    expect(await creditBalance(t.tenant_id)).to.equal(before - 1);
     const last = (await ledgerOf(t.tenant_id)).at(-1);
     expect(last).to.include({ kind: 'ontology.search.vector', amount: -1 });
   });
@@ -358,13 +356,13 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
   ] as const) {
     it(`answers 502 and refunds the charge on ${label} from the provider`, async () => {
       fake.behave(behaviour);
-      const before = await balanceOf(t.tenant_id);
+      const before = await creditBalance(t.tenant_id);
       for (const path of ['/v1/ontology/search', '/v1/ontology/nodes/search']) {
         const response = await post(path, t.api_key, { q: 'Alice' });
         expect(response.status, path).to.equal(502);
         expect(response.body.detail).to.include({ error: 'upstream_unavailable', provider: 'openai' });
       }
-      expect(await balanceOf(t.tenant_id)).to.equal(before);
+      expect(await creditBalance(t.tenant_id)).to.equal(before);
       const ledger = await ledgerOf(t.tenant_id);
       const charges = ledger.filter((r: any) => r.amount < 0).slice(-2);
       for (const charge of charges) {

@@ -1,3 +1,9 @@
+/** `--name N` from a benchmark's arguments, else `fallback`. */
+export function numberOption(args: readonly string[], name: string, fallback: number): number {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? Number(args[index + 1]) : fallback;
+}
+
 /** Latency and throughput of an async operation run by N concurrent clients for a fixed time. */
 export interface Measurement {
   name: string;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from '../logger';
+import { isUuid } from '../auth/tokens';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Gives every request an id and a correlation id. A client-supplied `X-Correlation-Id` (a uuid)
@@ -12,7 +12,7 @@ export function requestContext(): Middleware {
   return async (ctx, next) => {
     const supplied = ctx.get('x-correlation-id');
     ctx.state.requestId = randomUUID();
-    ctx.state.correlationId = UUID.test(supplied) ? supplied.toLowerCase() : randomUUID();
+    ctx.state.correlationId = isUuid(supplied) ? supplied.toLowerCase() : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.set('X-Correlation-Id', ctx.state.correlationId);
     await next();

@@ -4,7 +4,10 @@ import type { UnitOfWork } from '../db/unit-of-work';
 import type { Logger } from '../logger';
 import { refundCredits } from '../credits/ledger';
 import type { TemporalHandle } from '../temporal/connection';
+import { workspaceIdsAfter } from '../graph/maintenance';
+import { PROMPT_CREDIT_KIND, type Intent } from './model';
 import type { PromptService } from './service';
+import { sourceHash } from './summary';
 
 interface Unsettled {
   ledger_id: string;
@@ -12,11 +15,11 @@ interface Unsettled {
   kind: string;
 }
 
-const INTENT_OF_KIND: Record<string, 'update' | 'query' | 'both'> = {
-  'ontology.prompt.update': 'update',
-  'ontology.prompt.query': 'query',
-  'ontology.prompt.both': 'both',
-};
+const INTENT_OF_KIND = Object.fromEntries(
+  Object.entries(PROMPT_CREDIT_KIND).map(([intent, kind]) => [kind, intent as Intent]),
+) as Record<string, Intent>;
+
+const WORKSPACE_BATCH = 500;
 
 /**
  * Settles prompt reservations whose workflow ended without running its compensation: a
@@ -44,44 +47,53 @@ export function createPromptReconciler(deps: {
     }
   }
 
+  /** One workspace's reservations older than `minAgeSeconds` with no refund and no ok audit. */
+  async function settleWorkspace(workspaceId: string, minAgeSeconds: number): Promise<number> {
+    let settled = 0;
+    const unsettled: Unsettled[] = await uow({ workspaceId }, (m) =>
+      m.query(
+        `SELECT l.id AS ledger_id, l.idempotency_key, l.kind FROM credit_ledger l
+         WHERE l.amount < 0 AND l.kind LIKE 'ontology.prompt.%' AND l.idempotency_key LIKE 'prompt-%:reserve'
+           AND l.created_at <= now() - make_interval(secs => $1)
+           AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
+           AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
+         ORDER BY l.created_at LIMIT 100`,
+        [minAgeSeconds],
+      ),
+    );
+    for (const row of unsettled) {
+      const workflowId = row.idempotency_key.slice(0, -':reserve'.length);
+      if (await isRunning(workflowId)) continue;
+      const correlationId = workflowId.slice('prompt-'.length);
+      await prompts.undo({ workspaceId, correlationId });
+      await uow({ workspaceId }, (m) => refundCredits(m, { ledgerId: row.ledger_id }));
+      await prompts.fail({
+        workspaceId,
+        correlationId,
+        // What the workflow knew of the prompt did not survive it; the hash of nothing marks that.
+        promptKind: 'unknown',
+        sourceHash: sourceHash(''),
+        intent: INTENT_OF_KIND[row.kind] ?? 'query',
+        startedAtMs: Date.now(),
+        errorCode: 'WorkflowClosedWithoutCompensation',
+        ledgerId: row.ledger_id,
+      });
+      logger.warn({ workspace_id: workspaceId, workflow_id: workflowId }, 'settled an abandoned prompt reservation');
+      settled += 1;
+    }
+    return settled;
+  }
+
   return {
     async settle(input: { minAgeSeconds: number }): Promise<{ settled: number }> {
-      const workspaces: { id: string }[] = await dataSource.query(`SELECT id FROM workspaces`);
       let settled = 0;
-      for (const { id: workspaceId } of workspaces) {
-        const unsettled: Unsettled[] = await uow({ workspaceId }, (m) =>
-          m.query(
-            `SELECT l.id AS ledger_id, l.idempotency_key, l.kind FROM credit_ledger l
-             WHERE l.amount < 0 AND l.kind LIKE 'ontology.prompt.%' AND l.idempotency_key LIKE 'prompt-%:reserve'
-               AND l.created_at <= now() - make_interval(secs => $1)
-               AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
-               AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
-             ORDER BY l.created_at LIMIT 100`,
-            [input.minAgeSeconds],
-          ),
-        );
-        for (const row of unsettled) {
-          const workflowId = row.idempotency_key.slice(0, -':reserve'.length);
-          if (await isRunning(workflowId)) continue;
-          const correlationId = workflowId.slice('prompt-'.length);
-          await prompts.undo({ workspaceId, correlationId });
-          await uow({ workspaceId }, (m) => refundCredits(m, { ledgerId: row.ledger_id }));
-          await prompts.fail({
-            workspaceId,
-            correlationId,
-            // What the workflow knew of the prompt did not survive it; the hash of nothing marks that.
-            promptKind: 'unknown',
-            sourceHash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
-            intent: INTENT_OF_KIND[row.kind] ?? 'query',
-            startedAtMs: Date.now(),
-            errorCode: 'WorkflowClosedWithoutCompensation',
-            ledgerId: row.ledger_id,
-          });
-          logger.warn({ workspace_id: workspaceId, workflow_id: workflowId }, 'settled an abandoned prompt reservation');
-          settled += 1;
-        }
+      let after: string | null = null;
+      for (;;) {
+        const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
+        if (batch.length === 0) return { settled };
+        for (const workspaceId of batch) settled += await settleWorkspace(workspaceId, input.minAgeSeconds);
+        after = batch.at(-1)!;
       }
-      return { settled };
     },
   };
 }
