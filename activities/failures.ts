@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { QueryFailedError } from 'typeorm';
-import { HttpError } from '../src/api/errors';
+import { HttpError } from '../src/platform/api/errors';
 
 /** What a workflow learns of a domain failure: enough to answer the client and write the audit row. */
 export interface FailureDetails {

@@ -1,6 +1,6 @@
 import { heartbeat } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
-import { workspaceIdsAfter } from '../src/graph/maintenance';
+import { workspaceIdsAfter } from '../src/tenancy/repository';
 import type { ImportanceService } from '../src/importance/service';
 import type { TypeCatalogService } from '../src/type-catalog/service';
 

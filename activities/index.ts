@@ -1,5 +1,5 @@
-import type { OutboxRelay } from '../src/outbox/relay';
-import type { UnitOfWork } from '../src/db/unit-of-work';
+import type { OutboxRelay } from '../src/platform/outbox/relay';
+import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { PromptService } from '../src/prompt/service';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { MergeService } from '../src/merges/service';

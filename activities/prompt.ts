@@ -1,8 +1,8 @@
-import { PROMPT_CREDIT_KIND, type Intent, type RefinedGraph } from '../src/prompt/model';
+import { PROMPT_CREDIT_KIND, type Intent, type RefinedGraph } from '../src/prompt/model/contract';
 import type { SealedText } from '../src/prompt/sealed';
 import type { AuditInput, PersistedGraph, PromptService } from '../src/prompt/service';
-import type { GroundedAnswer } from '../src/prompt/model';
-import type { UnitOfWork } from '../src/db/unit-of-work';
+import type { GroundedAnswer } from '../src/prompt/model/contract';
+import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import { refundCredits, reserveCredits } from '../src/credits/ledger';
 import { classified, heartbeating } from './failures';
 

@@ -3,8 +3,8 @@
  * Run by scripts/setup.sh; `--test` prepares the test database instead.
  */
 import { Client } from 'pg';
-import { loadConfig, withDatabaseSuffix } from '../src/config';
-import { createMigrationDataSource } from '../src/db/data-source';
+import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
+import { createMigrationDataSource } from '../src/platform/db/data-source';
 
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { Server } from 'node:http';
-import { loadConfig } from './config';
-import { createLogger } from './logger';
-import { createApp } from './api/app';
+import { loadConfig } from './platform/config';
+import { createLogger } from './platform/logger';
+import { createApp } from './platform/api/app';
 import { createRuntime } from './runtime';
 import { ensureMaintenanceSchedules } from './maintenance/schedules';
-import { ensureSearchAttributes } from './temporal/connection';
-import { isListening, startDevServer, type DevServer } from './temporal/dev-server';
+import { ensureSearchAttributes } from './platform/temporal/connection';
+import { isListening, startDevServer, type DevServer } from './platform/temporal/dev-server';
 import { runWorker } from '../workers/worker';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */

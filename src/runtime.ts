@@ -1,13 +1,13 @@
 import type { DataSource } from 'typeorm';
-import type { Config } from './config';
-import type { Logger } from './logger';
-import type { Authenticator } from './api/route';
+import type { Config } from './platform/config';
+import type { Logger } from './platform/logger';
+import type { Authenticator } from './platform/api/route';
 import { createApiKeyService, type ApiKeyService } from './api-keys/service';
 import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder';
-import { createAuthenticator } from './auth/authenticator';
-import { createJwtService, type JwtService } from './auth/tokens';
-import { createAppDataSource } from './db/data-source';
-import { createScopedRead, createUnitOfWork, type UnitOfWork } from './db/unit-of-work';
+import { createAuthenticator } from './platform/auth/authenticator';
+import { createJwtService, type JwtService } from './platform/auth/tokens';
+import { createAppDataSource } from './platform/db/data-source';
+import { createScopedRead, createUnitOfWork, type UnitOfWork } from './platform/db/unit-of-work';
 import { createMcpTokenService, type McpTokenService } from './mcp-tokens/service';
 import { createEdgeService, type EdgeService } from './graph/edge-service';
 import { createNodeService, type NodeService } from './graph/node-service';
@@ -16,20 +16,20 @@ import { createImportanceService, type ImportanceService } from './importance/se
 import { createTypeCatalogService, type TypeCatalogService } from './type-catalog/service';
 import { createMergeService, type MergeService } from './merges/service';
 import { createCreditService, type CreditService } from './credits/service';
-import { createEmbeddingProvider, type EmbeddingProvider } from './llm/embedding-provider';
+import { createEmbeddingProvider, type EmbeddingProvider } from './platform/llm/embedding-provider';
 import { createEmbeddingService, type EmbeddingService } from './embeddings/service';
 import { createSearchService, type SearchService } from './search/service';
 import { createOntologyConfigService, type OntologyConfigService } from './ontology-config/service';
-import { OUTBOX_HANDLERS } from './outbox/handlers';
-import { createPromptApi, type PromptApi } from './prompt/api';
-import { createPromptModel } from './prompt';
+import { OUTBOX_HANDLERS } from './outbox-handlers';
+import { createPromptApi, type PromptApi } from './prompt/dispatcher';
+import { createPromptModel } from './prompt/model/factory';
 import { createRetrieval } from './prompt/retrieval';
 import { createSealer } from './prompt/sealed';
 import { createPromptStream } from './prompt/stream';
 import { createPromptService, type PromptService } from './prompt/service';
 import { createPromptReconciler, type PromptReconciler } from './prompt/reconciler';
-import { createOutboxRelay, type OutboxRelay } from './outbox/relay';
-import { connectTemporal, type TemporalHandle } from './temporal/connection';
+import { createOutboxRelay, type OutboxRelay } from './platform/outbox/relay';
+import { connectTemporal, type TemporalHandle } from './platform/temporal/connection';
 
 /** The one composition root: the API and the worker's activities are built from the same services. */
 export interface Runtime {

@@ -3,7 +3,7 @@ import { SignJWT } from 'jose';
 import { as, request } from './helpers/http';
 import { newMember, newTenant } from './helpers/tenants';
 import { getStack } from './helpers/stack';
-import { SCOPES } from '../src/auth/scopes';
+import { SCOPES } from '../src/platform/auth/scopes';
 
 describe('API keys (4.5) and authentication (5)', () => {
   it('lists the valid scopes, sorted', async () => {

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../src/platform/config';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
 import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
 import { EMBEDDING_QUEUE_WORKFLOW, embeddingQueueWorkflowId } from '../src/embeddings/queue';
 import { createNodeInTransaction } from '../src/graph/node-writes';
-import { localEmbedding } from '../src/llm/local-embedding';
-import { createOpenAIEmbeddingProvider } from '../src/llm/openai-embedding';
-import { WORKSPACE_ID_ATTRIBUTE } from '../src/temporal/search-attributes';
+import { localEmbedding } from '../src/platform/llm/local-embedding';
+import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
+import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import * as workflows from '../workflows';
 import { createActivities } from '../activities';
 import { createWorker } from '../workers/worker';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createAppDataSource } from '../src/db/data-source';
-import { createScopedRead, createUnitOfWork } from '../src/db/unit-of-work';
+import { createAppDataSource } from '../src/platform/db/data-source';
+import { createScopedRead, createUnitOfWork } from '../src/platform/db/unit-of-work';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 

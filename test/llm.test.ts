@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { loadConfig } from '../src/config';
-import { createEmbeddingProvider } from '../src/llm/embedding-provider';
-import { UpstreamError } from '../src/llm/errors';
-import { createLocalEmbeddingProvider, localEmbedding } from '../src/llm/local-embedding';
-import { createOpenAIClient } from '../src/llm/openai-client';
-import { createOpenAIEmbeddingProvider } from '../src/llm/openai-embedding';
-import { openAIStructuredOutput } from '../src/llm/structured-output';
+import { loadConfig } from '../src/platform/config';
+import { createEmbeddingProvider } from '../src/platform/llm/embedding-provider';
+import { UpstreamError } from '../src/platform/llm/errors';
+import { createLocalEmbeddingProvider, localEmbedding } from '../src/platform/llm/local-embedding';
+import { createOpenAIClient } from '../src/platform/llm/openai-client';
+import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
+import { openAIStructuredOutput } from '../src/platform/llm/structured-output';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { WORKSPACE_ID_ATTRIBUTE } from '../src/temporal/search-attributes';
+import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { answerLocally, classifyIntent, refineLocally } from '../src/prompt/local-model';
+import { answerLocally, classifyIntent, refineLocally } from '../src/prompt/model/local';
 import { questionWords } from '../src/prompt/retrieval';
 import { createSealer } from '../src/prompt/sealed';
 import { auditSummary, sourceHash } from '../src/prompt/summary';

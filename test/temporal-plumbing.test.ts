@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { MAINTENANCE_SCHEDULES, ensureMaintenanceSchedules, scheduleId } from '../src/maintenance/schedules';
-import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/temporal/search-attributes';
-import { enqueueOutboxEvent } from '../src/outbox/relay';
+import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
+import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { FailureDetails } from '../activities/failures';
-import type { GroundedAnswer, Intent } from '../src/prompt/model';
+import type { GroundedAnswer, Intent } from '../src/prompt/model/contract';
 import type { SealedText } from '../src/prompt/sealed';
 import type { PersistedGraph } from '../src/prompt/service';
 import { databaseLocalActivity, modelActivity } from './activity-options';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SCOPES } from '../auth/scopes';
+import { SCOPES } from '../platform/auth/scopes';
 import { LIMITS } from '../limits';
 
 const timestamp = z.iso.datetime({ offset: true });

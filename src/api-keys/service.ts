@@ -1,8 +1,8 @@
-import type { UnitOfWork } from '../db/unit-of-work';
-import { forbidden, notFound } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
-import { SCOPES, normalizeScopes } from '../auth/scopes';
-import { issueApiKeySecret } from '../auth/tokens';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { forbidden, notFound } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
+import { SCOPES, normalizeScopes } from '../platform/auth/scopes';
+import { issueApiKeySecret } from '../platform/auth/tokens';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { credentials, toApiKeyRow } from './repository';
 import type { UsageRecorder } from './usage-recorder';

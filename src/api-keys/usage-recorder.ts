@@ -1,5 +1,5 @@
-import type { UnitOfWork } from '../db/unit-of-work';
-import type { Logger } from '../logger';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 
 export interface UsageRecorder {
   record(use: { credentialId: string; workspaceId: string; userId: string }): void;

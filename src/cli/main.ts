@@ -6,11 +6,11 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../config';
-import { createJwtService } from '../auth/tokens';
-import { createMigrationDataSource } from '../db/data-source';
+import { loadConfig } from '../platform/config';
+import { createJwtService } from '../platform/auth/tokens';
+import { createMigrationDataSource } from '../platform/db/data-source';
 import { createProvisioning } from '../tenancy/service';
-import { HttpError } from '../api/errors';
+import { HttpError } from '../platform/api/errors';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]

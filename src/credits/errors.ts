@@ -1,4 +1,4 @@
-import { HttpError } from '../api/errors';
+import { HttpError } from '../platform/api/errors';
 import type { CreditKind } from './costs';
 
 export interface InsufficientCreditsDetail {

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../api/errors';
+import { notFound } from '../platform/api/errors';
 import { creditCost, type CreditKind } from './costs';
 import { InsufficientCreditsError } from './errors';
 

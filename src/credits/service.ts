@@ -1,6 +1,6 @@
-import type { UnitOfWork } from '../db/unit-of-work';
-import { scopeOf, type Principal } from '../auth/principal';
-import type { Logger } from '../logger';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { scopeOf, type Principal } from '../platform/auth/principal';
+import type { Logger } from '../platform/logger';
 import type { CreditKind } from './costs';
 import { readCreditBalance, refundCredits, reserveCredits, type CreditBalance, type CreditReceipt } from './ledger';
 

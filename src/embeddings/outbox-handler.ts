@@ -1,6 +1,6 @@
-import type { OutboxEvent, OutboxHandler } from '../outbox/relay';
-import type { TemporalHandle } from '../temporal/connection';
-import { workspaceSearchAttributes } from '../temporal/search-attributes';
+import type { OutboxEvent, OutboxHandler } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { EMBEDDING_QUEUE_WORKFLOW, ENQUEUE_EMBEDDING_SIGNAL, embeddingQueueWorkflowId, type EmbedRequest } from './queue';
 
 /**

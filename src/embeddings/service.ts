@@ -1,9 +1,9 @@
 import { toSql } from 'pgvector/pg';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { InsufficientCreditsError } from '../credits/errors';
 import { refundCredits, reserveCredits } from '../credits/ledger';
-import type { EmbeddingProvider } from '../llm/embedding-provider';
-import type { Logger } from '../logger';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { Logger } from '../platform/logger';
 import { embedChargeKey, type EmbedRequest } from './queue';
 
 /** What nodes.embedding_error holds when a node is left without a vector. */

@@ -1,7 +1,7 @@
-import { HttpError, badRequest, notFound } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
+import { HttpError, badRequest, notFound } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
 import { rowsOf } from './sql';
-import type { ScopedRead, UnitOfWork } from '../db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { createEdgeInTransaction } from './node-writes';
 import { EDGE_COLUMNS, toEdgeResponse, type EdgeCreateRequest, type EdgeListQuery, type EdgeResponse, type EdgeRow } from './schemas';
 

@@ -1,9 +1,9 @@
-import { badRequest, notFound } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
+import { badRequest, notFound } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
 import { rowsOf } from './sql';
-import type { ScopedRead, UnitOfWork } from '../db/unit-of-work';
-import type { OutboxRelay } from '../outbox/relay';
-import { enqueueOutboxEvent } from '../outbox/relay';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
 import { createNodeInTransaction } from './node-writes';
 import {

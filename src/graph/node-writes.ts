@@ -1,11 +1,11 @@
 import type { EntityManager } from 'typeorm';
 import { rowsOf } from './sql';
-import { notFound } from '../api/errors';
+import { notFound } from '../platform/api/errors';
 import { importanceSql, importanceSqlParams } from '../importance/formula';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import { enqueueOutboxEvent } from '../outbox/relay';
+import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
 import { EDGE_COLUMNS, NODE_COLUMNS, type EdgeRow, type NodeRow } from './schemas';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import type { EdgeService } from './edge-service';
 import type { NodeService } from './node-service';
 import {

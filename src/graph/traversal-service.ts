@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
-import type { UnitOfWork } from '../db/unit-of-work';
+import { notFound } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../limits';
 import { likePattern, typeaheadSql, usesTrigram } from './node-service';
 import type {

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { defineRoute } from '../api/route';
-import { temporalAnswers, type TemporalHandle } from '../temporal/connection';
+import { defineRoute } from '../platform/api/route';
+import { temporalAnswers, type TemporalHandle } from '../platform/temporal/connection';
 
 const Liveness = z.object({ status: z.literal('ok') }).meta({ id: 'Liveness' });
 const Readiness = z

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { readOntologyConfig } from '../ontology-config/service';
 import { importanceSql, importanceSqlParams } from './formula';
 

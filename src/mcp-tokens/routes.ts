@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import { ApiKeyRow } from '../api-keys/schemas';
 import {
   McpTokenCreateBody,

@@ -1,10 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import type { Config } from '../config';
-import type { UnitOfWork } from '../db/unit-of-work';
-import { notFound, tooManyRequests } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
-import { MCP_TOKEN_SCOPES } from '../auth/scopes';
-import { sha256Hex, type JwtService } from '../auth/tokens';
+import type { Config } from '../platform/config';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { notFound, tooManyRequests } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
+import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
+import { sha256Hex, type JwtService } from '../platform/auth/tokens';
 import { credentials, toApiKeyRow } from '../api-keys/repository';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { randomUUID } from 'node:crypto';

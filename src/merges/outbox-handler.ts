@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { OutboxHandler } from '../outbox/relay';
-import type { TemporalHandle } from '../temporal/connection';
-import { workspaceSearchAttributes } from '../temporal/search-attributes';
+import type { OutboxHandler } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { personResolverWorkflow, resolveWorkflowId } from '../../workflows/merges';
 import { isPersonType } from './person-rules';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import { MergeCandidate, MergeDecisionBody, MergeDecisionResponse, MergeIdParams, MergeListQuery } from './schemas';
 import type { MergeService } from './service';
 

@@ -1,13 +1,13 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { HttpError, conflict, notFound } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
+import { HttpError, conflict, notFound } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
 import { reserveCredits } from '../credits/ledger';
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
-import type { TemporalHandle } from '../temporal/connection';
-import { workspaceSearchAttributes } from '../temporal/search-attributes';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { decideMergeUpdate, mergeCandidateWorkflow, mergeWorkflowId } from '../../workflows/merges';
 import { scoreMatch, shouldAutoMerge } from './person-rules';
 import {

@@ -1,4 +1,4 @@
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import { OntologyConfig, OntologyConfigPatch } from './schemas';
 import type { OntologyConfigService } from './service';
 

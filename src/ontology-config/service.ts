@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import type { UnitOfWork } from '../db/unit-of-work';
-import { HttpError } from '../api/errors';
-import { scopeOf, type Principal } from '../auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { HttpError } from '../platform/api/errors';
+import { scopeOf, type Principal } from '../platform/auth/principal';
 import { OntologyConfig, type OntologyConfigPatch } from './schemas';
 
 type Group = keyof OntologyConfig;

@@ -1,11 +1,11 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { UnitOfWork } from '../db/unit-of-work';
-import type { Logger } from '../logger';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import { refundCredits } from '../credits/ledger';
-import type { TemporalHandle } from '../temporal/connection';
-import { workspaceIdsAfter } from '../graph/maintenance';
-import { PROMPT_CREDIT_KIND, type Intent } from './model';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { workspaceIdsAfter } from '../tenancy/repository';
+import { PROMPT_CREDIT_KIND, type Intent } from './model/contract';
 import type { PromptService } from './service';
 import { sourceHash } from './summary';
 

@@ -1,10 +1,10 @@
-import type { UnitOfWork } from '../db/unit-of-work';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NODE_COLUMNS, type NodeRow } from '../graph/schemas';
-import type { EmbeddingProvider } from '../llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { readOntologyConfig } from '../ontology-config/service';
 import { enableIterativeIndexScan, vectorCandidates } from '../search/repository';
 import { reciprocalRankFusion } from '../search/scoring';
-import type { ContextEdge, ContextNode } from './model';
+import type { ContextEdge, ContextNode } from './model/contract';
 
 /** How many nodes a grounded answer may draw on. */
 export const CONTEXT_SIZE = 10;

@@ -1,5 +1,5 @@
-import { defineRoute } from '../api/route';
-import type { PromptApi } from './api';
+import { defineRoute } from '../platform/api/route';
+import type { PromptApi } from './dispatcher';
 import { PromptRequest, PromptResponse, PromptStreamRequest } from './schemas';
 import type { createPromptStream } from './stream';
 

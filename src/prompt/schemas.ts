@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { INTENTS } from './model';
+import { INTENTS } from './model/contract';
 
 /** Long enough for a page of notes; the refiner and the model see the whole prompt. */
 export const PROMPT_MAX_CHARS = 20_000;

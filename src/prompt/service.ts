@@ -1,10 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import type { UnitOfWork } from '../db/unit-of-work';
-import type { OutboxRelay } from '../outbox/relay';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
 import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse, type EdgeResponse, type NodeResponse } from '../graph/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model';
+import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
 import type { Retrieval } from './retrieval';
 import type { Sealer, SealedText } from './sealed';
 import { auditSummary } from './summary';

@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { UnitOfWork } from '../db/unit-of-work';
-import type { Logger } from '../logger';
-import { HttpError } from '../api/errors';
-import type { Principal } from '../auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
+import { HttpError } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
 import { refundCredits, reserveCredits, type CreditReceipt } from '../credits/ledger';
-import { PROMPT_CREDIT_KIND } from './model';
+import { PROMPT_CREDIT_KIND } from './model/contract';
 import type { PromptService } from './service';
 
 export const STREAM_STEPS = ['embedding', 'retrieval', 'llm_call', 'parse'] as const;

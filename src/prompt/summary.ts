@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LIMITS } from '../limits';
-import type { Intent } from './model';
+import type { Intent } from './model/contract';
 
 export const sourceHash = (prompt: string) => createHash('sha256').update(prompt, 'utf8').digest('hex');
 

@@ -1,4 +1,4 @@
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, NodeSearchResponse } from './schemas';
 import type { SearchService } from './service';
 

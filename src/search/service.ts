@@ -1,10 +1,10 @@
-import type { UnitOfWork } from '../db/unit-of-work';
-import { scopeOf, type Principal } from '../auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { scopeOf, type Principal } from '../platform/auth/principal';
 import type { CreditKind } from '../credits/costs';
 import { refundCredits, reserveCredits, type CreditReceipt } from '../credits/ledger';
 import { toNodeResponse, type NodeResponse, type NodeRow } from '../graph/schemas';
-import type { EmbeddingProvider } from '../llm/embedding-provider';
-import type { Logger } from '../logger';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { Logger } from '../platform/logger';
 import type { SearchSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import {

@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Principal } from '../auth/principal';
-import { issueApiKeySecret, type JwtService } from '../auth/tokens';
-import { SCOPES } from '../auth/scopes';
-import { notFound } from '../api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { issueApiKeySecret, type JwtService } from '../platform/auth/tokens';
+import { SCOPES } from '../platform/auth/scopes';
+import { notFound } from '../platform/api/errors';
 import { CREDIT_GRANT_KIND } from '../credits/costs';
 import { Credential } from '../api-keys/entities';
 import { Membership, Tenant, User, Workspace } from './entities';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '../api/route';
+import { defineRoute } from '../platform/api/route';
 import { TypeCatalogRow, TypeGetQuery, TypeListQuery, TypeNameParams } from './schemas';
 import type { TypeCatalogService } from './service';
 

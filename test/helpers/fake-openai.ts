@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localEmbedding } from '../../src/llm/local-embedding';
+import { localEmbedding } from '../../src/platform/llm/local-embedding';
 
 export type FakeBehaviour =
   | { kind: 'ok' }

@@ -1,11 +1,11 @@
-import { enqueueEmbedding } from '../embeddings/outbox-handler';
-import { startPersonResolver } from '../merges/outbox-handler';
-import type { TemporalHandle } from '../temporal/connection';
-import type { OutboxHandler } from './relay';
+import { enqueueEmbedding } from './embeddings/outbox-handler';
+import { startPersonResolver } from './merges/outbox-handler';
+import type { TemporalHandle } from './platform/temporal/connection';
+import type { OutboxHandler } from './platform/outbox/relay';
 
 /**
  * Which workflows each committed event starts. Every handler derives its workflow id from the
- * event, so redelivery is harmless. Features register their handlers here.
+ * event, so redelivery is harmless. Features register their handlers here (the composition root wires the relay with this map).
  */
 export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, OutboxHandler[]> => ({
   // Person-type nodes only; the handler filters by type.

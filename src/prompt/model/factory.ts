@@ -1,8 +1,8 @@
-import type { Config } from '../config';
-import { createOpenAIClient, openAIEnabled, type OpenAIConfig } from '../llm/openai-client';
-import { createLocalPromptModel } from './local-model';
-import type { PromptModel } from './model';
-import { createOpenAIPromptModel } from './openai-model';
+import type { Config } from '../../platform/config';
+import { createOpenAIClient, openAIEnabled, type OpenAIConfig } from '../../platform/llm/openai-client';
+import { createLocalPromptModel } from './local';
+import type { PromptModel } from './contract';
+import { createOpenAIPromptModel } from './openai';
 
 /** OpenAI when OPENAI_API_KEY is set, else the deterministic local model. */
 export function createPromptModel(config: OpenAIConfig & Pick<Config, 'OPENAI_CHAT_MODEL'>): PromptModel {

@@ -1,4 +1,4 @@
-import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model';
+import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel, RefinedGraph } from './contract';
 
 const QUESTION_START =
   /^(who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|list|show|tell|find|explain|describe|summari[sz]e)\b/i;

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Authenticator } from '../api/route';
 import { notFound, unauthorized } from '../api/errors';
 import type { DataSource } from 'typeorm';
-import type { UsageRecorder } from '../api-keys/usage-recorder';
+import type { UsageRecorder } from '../../api-keys/usage-recorder';
 import type { Principal } from './principal';
 import { SCOPES, isScope, type ScopeName } from './scopes';
 import { API_KEY_MARKER, sha256Hex, type JwtService } from './tokens';

@@ -1,8 +1,8 @@
 import type OpenAI from 'openai';
 import { z } from 'zod';
-import { UpstreamError } from '../llm/errors';
-import { openAIStructuredOutput } from '../llm/structured-output';
-import { INTENTS, RefinedGraph, type PromptModel } from './model';
+import { UpstreamError } from '../../platform/llm/errors';
+import { openAIStructuredOutput } from '../../platform/llm/structured-output';
+import { INTENTS, RefinedGraph, type PromptModel } from './contract';
 
 // Strict structured outputs take no free-form objects, so properties travel as key/value pairs.
 const RefinedGraphWire = z.object({
