@@ -21,11 +21,21 @@ export function classifyFailure(error: unknown): unknown {
   const sqlState = error instanceof QueryFailedError ? String((error as { code?: unknown }).code ?? '') : '';
   if (sqlState.startsWith('22') || sqlState.startsWith('23')) {
     const details: FailureDetails = { status: 500, detail: 'Internal server error', errorCode: 'QueryFailedError' };
-    return ApplicationFailure.create({ type: 'QueryFailedError', message: error instanceof Error ? error.message : String(error), nonRetryable: true, details: [details] });
+    return ApplicationFailure.create({
+      type: 'QueryFailedError',
+      message: error instanceof Error ? error.message : String(error),
+      nonRetryable: true,
+      details: [details],
+    });
   }
   if (error instanceof HttpError) {
     const details: FailureDetails = { status: error.status, detail: error.detail, errorCode: error.constructor.name };
-    return ApplicationFailure.create({ type: error.constructor.name, message: error.message, nonRetryable: true, details: [details] });
+    return ApplicationFailure.create({
+      type: error.constructor.name,
+      message: error.message,
+      nonRetryable: true,
+      details: [details],
+    });
   }
   return error;
 }

@@ -1,7 +1,7 @@
 import { heartbeat } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
-import { workspaceIdsAfter } from '../src/tenancy/repository';
 import type { ImportanceService } from '../src/importance/service';
+import { workspaceIdsAfter } from '../src/tenancy/repository';
 import type { TypeCatalogService } from '../src/type-catalog/service';
 
 export interface GraphActivityDeps {
@@ -23,7 +23,11 @@ export interface WorkspaceBatchResult {
 }
 
 /** Runs `work` for one batch of workspaces, each in its own unit of work, heartbeating between them. */
-async function forBatch(deps: GraphActivityDeps, batch: WorkspaceBatch, work: (workspaceId: string) => Promise<unknown>) {
+async function forBatch(
+  deps: GraphActivityDeps,
+  batch: WorkspaceBatch,
+  work: (workspaceId: string) => Promise<unknown>,
+) {
   const ids = await workspaceIdsAfter(deps.dataSource, batch.after, batch.size);
   for (const [index, workspaceId] of ids.entries()) {
     await work(workspaceId);

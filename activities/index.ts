@@ -1,11 +1,12 @@
-import type { OutboxRelay } from '../src/platform/outbox/relay';
-import type { UnitOfWork } from '../src/platform/db/unit-of-work';
-import type { PromptService } from '../src/prompt/service';
-import type { PromptReconciler } from '../src/prompt/reconciler';
-import type { MergeService } from '../src/merges/service';
 import type { EmbeddingService } from '../src/embeddings/service';
+import type { MergeService } from '../src/merges/service';
+import type { UnitOfWork } from '../src/platform/db/unit-of-work';
+import type { OutboxRelay } from '../src/platform/outbox/relay';
+import type { PromptReconciler } from '../src/prompt/reconciler';
+import type { PromptService } from '../src/prompt/service';
 import { createEmbeddingActivities } from './embeddings';
-import { createGraphActivities, type GraphActivityDeps } from './graph';
+import type { GraphActivityDeps } from './graph';
+import { createGraphActivities } from './graph';
 import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
@@ -32,7 +33,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createPromptActivities({ prompts: deps.services.prompts, uow: deps.uow }),
     ...createMergeActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
-    ...createGraphActivities({ dataSource: deps.dataSource, typeCatalog: deps.services.typeCatalog, importance: deps.services.importance }),
+    ...createGraphActivities({
+      dataSource: deps.dataSource,
+      typeCatalog: deps.services.typeCatalog,
+      importance: deps.services.importance,
+    }),
   };
 }
 

@@ -1,6 +1,8 @@
 import type { ActivityDeps } from './index';
 
-export function createMaintenanceActivities(deps: Pick<ActivityDeps, 'outbox'> & { services: Pick<ActivityDeps['services'], 'promptReconciler'> }) {
+export function createMaintenanceActivities(
+  deps: Pick<ActivityDeps, 'outbox'> & { services: Pick<ActivityDeps['services'], 'promptReconciler'> },
+) {
   return {
     /** Delivers outbox rows the API's fast path missed (for example after a crash). */
     async sweepOutbox(input: { minAgeSeconds: number }) {

@@ -1,16 +1,17 @@
-import { PROMPT_CREDIT_KIND, type Intent, type RefinedGraph } from '../src/prompt/model/contract';
+import { refundCredits, reserveCredits } from '../src/credits/ledger';
+import type { UnitOfWork } from '../src/platform/db/unit-of-work';
+import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
+import { PROMPT_CREDIT_KIND } from '../src/prompt/model/contract';
 import type { SealedText } from '../src/prompt/sealed';
 import type { AuditInput, PersistedGraph, PromptService } from '../src/prompt/service';
-import type { GroundedAnswer } from '../src/prompt/model/contract';
-import type { UnitOfWork } from '../src/platform/db/unit-of-work';
-import { refundCredits, reserveCredits } from '../src/credits/ledger';
 import { classified, heartbeating } from './failures';
 
 /** The prompt saga's steps: thin adapters over the prompt service and the credit ledger. */
 export function createPromptActivities(deps: { prompts: PromptService; uow: UnitOfWork }) {
   const { prompts, uow } = deps;
   return {
-    classifyPrompt: (input: { prompt: SealedText }) => classified(() => heartbeating(() => prompts.classify(input.prompt))),
+    classifyPrompt: (input: { prompt: SealedText }) =>
+      classified(() => heartbeating(() => prompts.classify(input.prompt))),
 
     refinePrompt: (input: { prompt: SealedText; promptKind: string }): Promise<RefinedGraph> =>
       classified(() => heartbeating(() => prompts.refine(input.prompt, input.promptKind))),
@@ -34,15 +35,24 @@ export function createPromptActivities(deps: { prompts: PromptService; uow: Unit
     refundPromptCredits: (input: { workspaceId: string; ledgerId: string }) =>
       classified(() => uow({ workspaceId: input.workspaceId }, (m) => refundCredits(m, { ledgerId: input.ledgerId }))),
 
-    persistPromptGraph: (input: { workspaceId: string; correlationId: string; refined: RefinedGraph }): Promise<PersistedGraph> =>
-      classified(() => prompts.persist(input)),
+    persistPromptGraph: (input: {
+      workspaceId: string;
+      correlationId: string;
+      refined: RefinedGraph;
+    }): Promise<PersistedGraph> => classified(() => prompts.persist(input)),
 
     undoPromptWrites: (input: { workspaceId: string; correlationId: string }) => classified(() => prompts.undo(input)),
 
     completePromptRun: (
-      input: AuditInput & { persisted: PersistedGraph; answer: GroundedAnswer | null; creditsUsed: number; ledgerId: string },
+      input: AuditInput & {
+        persisted: PersistedGraph;
+        answer: GroundedAnswer | null;
+        creditsUsed: number;
+        ledgerId: string;
+      },
     ) => classified(() => prompts.complete(input)),
 
-    failPromptRun: (input: AuditInput & { errorCode: string; ledgerId: string | null }) => classified(() => prompts.fail(input)),
+    failPromptRun: (input: AuditInput & { errorCode: string; ledgerId: string | null }) =>
+      classified(() => prompts.fail(input)),
   };
 }

@@ -7,23 +7,26 @@
  * a bare Koa route doing one raw `pg` query. Every point runs for a few seconds, so the whole
  * bench ends in a few minutes.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import { Pool } from 'pg';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createLogger } from '../src/platform/logger';
-import { createApp } from '../src/platform/api/app';
-import { createRuntime } from '../src/runtime';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
-import { createProvisioning } from '../src/tenancy/service';
-import { isListening, startDevServer, type DevServer } from '../src/platform/temporal/dev-server';
-import { NODE_COLUMNS } from '../src/graph/schemas';
 import { likePattern, typeaheadSql, usesTrigram } from '../src/graph/node-service';
+import { NODE_COLUMNS } from '../src/graph/schemas';
 import { OVERVIEW_SQL, STATS_SQL, SUBGRAPH_SQL } from '../src/graph/traversal-service';
+import { createApp } from '../src/platform/api/app';
+import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
+import { createMigrationDataSource } from '../src/platform/db/data-source';
+import { createLogger } from '../src/platform/logger';
+import type { DevServer } from '../src/platform/temporal/dev-server';
+import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
+import { createRuntime } from '../src/runtime';
+import { createProvisioning } from '../src/tenancy/service';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
-import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
+import type { Measurement } from './lib/measure';
+import { markdownTable, measure, numberOption } from './lib/measure';
 
 async function listen(app: Koa): Promise<{ server: Server; url: string }> {
   const server = app.listen(0, '127.0.0.1');
@@ -108,7 +111,9 @@ export async function run(args: string[]): Promise<void> {
   });
   const bare = new Koa();
   bare.use(async (ctx) => {
-    const { rows } = await rawPool.query(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [ctx.path.slice(1)]);
+    const { rows } = await rawPool.query(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [
+      ctx.path.slice(1),
+    ]);
     ctx.body = rows[0];
   });
   const bareServer = await listen(bare);
@@ -121,26 +126,99 @@ export async function run(args: string[]): Promise<void> {
   await sql(STATS_SQL, [5]);
   const statsSqlColdMs = Number(process.hrtime.bigint() - sqlColdStarted) / 1e6;
 
-  type Op = { name: string; http: (i: number) => Promise<unknown>; anchorName: string; anchor: (i: number) => Promise<unknown>; concurrency?: number[] };
+  type Op = {
+    name: string;
+    http: (i: number) => Promise<unknown>;
+    anchorName: string;
+    anchor: (i: number) => Promise<unknown>;
+    concurrency?: number[];
+  };
   const subgraph = (ids: string[], depth: number, nodeLimit: number, edgeLimit: number) => (i: number) =>
     sql(SUBGRAPH_SQL, [[pick(ids, i)], depth, nodeLimit, edgeLimit]);
   const ops: Op[] = [
-    { name: 'get node by id', http: (i) => http(`/v1/ontology/nodes/${pick(randomIds, i)}`), anchorName: 'bare Koa + pg', anchor: (i) => fetch(`${bareServer.url}/${pick(randomIds, i)}`).then((r) => r.text()) },
-    { name: 'get node by id (vs SQL)', http: (i) => http(`/v1/ontology/nodes/${pick(randomIds, i)}`), anchorName: 'same SQL via pg', anchor: (i) => sql(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [pick(randomIds, i)]) },
-    { name: 'list by type (limit 50)', http: (i) => http(`/v1/ontology/nodes?type=${pick(types, i)}&limit=50`), anchorName: 'same SQL via pg', anchor: (i) => sql(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND n.type = $1 ORDER BY n.created_at, n.id LIMIT 50 OFFSET 0`, [pick(types, i)]) },
-    { name: 'typeahead', http: (i) => http(`/v1/ontology/nodes/typeahead?q=${encodeURIComponent(pick(terms, i))}`), anchorName: 'same SQL via pg', anchor: (i) => sql(typeaheadSql(NODE_COLUMNS), [pick(terms, i), likePattern(pick(terms, i)), null, 20, usesTrigram(pick(terms, i))]) },
+    {
+      name: 'get node by id',
+      http: (i) => http(`/v1/ontology/nodes/${pick(randomIds, i)}`),
+      anchorName: 'bare Koa + pg',
+      anchor: (i) => fetch(`${bareServer.url}/${pick(randomIds, i)}`).then((r) => r.text()),
+    },
+    {
+      name: 'get node by id (vs SQL)',
+      http: (i) => http(`/v1/ontology/nodes/${pick(randomIds, i)}`),
+      anchorName: 'same SQL via pg',
+      anchor: (i) =>
+        sql(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [pick(randomIds, i)]),
+    },
+    {
+      name: 'list by type (limit 50)',
+      http: (i) => http(`/v1/ontology/nodes?type=${pick(types, i)}&limit=50`),
+      anchorName: 'same SQL via pg',
+      anchor: (i) =>
+        sql(
+          `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND n.type = $1 ORDER BY n.created_at, n.id LIMIT 50 OFFSET 0`,
+          [pick(types, i)],
+        ),
+    },
+    {
+      name: 'typeahead',
+      http: (i) => http(`/v1/ontology/nodes/typeahead?q=${encodeURIComponent(pick(terms, i))}`),
+      anchorName: 'same SQL via pg',
+      anchor: (i) =>
+        sql(typeaheadSql(NODE_COLUMNS), [
+          pick(terms, i),
+          likePattern(pick(terms, i)),
+          null,
+          20,
+          usesTrigram(pick(terms, i)),
+        ]),
+    },
     ...[1, 2, 3].map((hops) => ({
-      name: `neighborhood hops=${hops} (random)`, http: (i: number) => http(`/v1/ontology/graph_neighborhood?node_id=${pick(randomIds, i)}&hops=${hops}`),
-      anchorName: 'same SQL via pg', anchor: subgraph(randomIds, hops, 300, 600),
+      name: `neighborhood hops=${hops} (random)`,
+      http: (i: number) => http(`/v1/ontology/graph_neighborhood?node_id=${pick(randomIds, i)}&hops=${hops}`),
+      anchorName: 'same SQL via pg',
+      anchor: subgraph(randomIds, hops, 300, 600),
     })),
     ...[2, 3].map((hops) => ({
-      name: `neighborhood hops=${hops} (top-10 hubs)`, http: (i: number) => http(`/v1/ontology/graph_neighborhood?node_id=${pick(hubs, i).id}&hops=${hops}`),
-      anchorName: 'same SQL via pg', anchor: subgraph(hubs.map((h) => h.id), hops, 300, 600),
+      name: `neighborhood hops=${hops} (top-10 hubs)`,
+      http: (i: number) => http(`/v1/ontology/graph_neighborhood?node_id=${pick(hubs, i).id}&hops=${hops}`),
+      anchorName: 'same SQL via pg',
+      anchor: subgraph(
+        hubs.map((h) => h.id),
+        hops,
+        300,
+        600,
+      ),
     })),
-    { name: 'family_tree degrees=2 (random)', http: (i) => http(`/v1/ontology/family_tree?node_id=${pick(randomIds, i)}&degrees=2`), anchorName: 'same SQL via pg', anchor: subgraph(randomIds, 2, 500, 1000) },
-    { name: 'family_tree degrees=2 (top-10 hubs)', http: (i) => http(`/v1/ontology/family_tree?node_id=${pick(hubs, i).id}&degrees=2`), anchorName: 'same SQL via pg', anchor: subgraph(hubs.map((h) => h.id), 2, 500, 1000) },
-    { name: 'graph_stats', http: () => http('/v1/ontology/graph_stats'), anchorName: 'same SQL via pg', anchor: () => sql(STATS_SQL, [5]) },
-    { name: 'graph_overview (type_path)', http: () => http('/v1/ontology/graph_overview'), anchorName: 'same SQL via pg', anchor: () => sql(OVERVIEW_SQL, [true, 500]), concurrency: [1] },
+    {
+      name: 'family_tree degrees=2 (random)',
+      http: (i) => http(`/v1/ontology/family_tree?node_id=${pick(randomIds, i)}&degrees=2`),
+      anchorName: 'same SQL via pg',
+      anchor: subgraph(randomIds, 2, 500, 1000),
+    },
+    {
+      name: 'family_tree degrees=2 (top-10 hubs)',
+      http: (i) => http(`/v1/ontology/family_tree?node_id=${pick(hubs, i).id}&degrees=2`),
+      anchorName: 'same SQL via pg',
+      anchor: subgraph(
+        hubs.map((h) => h.id),
+        2,
+        500,
+        1000,
+      ),
+    },
+    {
+      name: 'graph_stats',
+      http: () => http('/v1/ontology/graph_stats'),
+      anchorName: 'same SQL via pg',
+      anchor: () => sql(STATS_SQL, [5]),
+    },
+    {
+      name: 'graph_overview (type_path)',
+      http: () => http('/v1/ontology/graph_overview'),
+      anchorName: 'same SQL via pg',
+      anchor: () => sql(OVERVIEW_SQL, [true, 500]),
+      concurrency: [1],
+    },
   ];
 
   const rows: { subject: Measurement; anchor: Measurement }[] = [];
@@ -150,20 +228,28 @@ export async function run(args: string[]): Promise<void> {
       const subject = await measure(op.name, op.http, { concurrency, durationMs: seconds * 1000 });
       const anchor = await measure(op.anchorName, op.anchor, { concurrency, durationMs: seconds * 1000 });
       rows.push({ subject, anchor });
-      console.error(`[bench] ${op.name} c=${concurrency}: ${subject.rps.toFixed(0)} req/s p95 ${subject.p95.toFixed(2)} ms | anchor ${anchor.rps.toFixed(0)} req/s p95 ${anchor.p95.toFixed(2)} ms`);
+      console.error(
+        `[bench] ${op.name} c=${concurrency}: ${subject.rps.toFixed(0)} req/s p95 ${subject.p95.toFixed(2)} ms | anchor ${anchor.rps.toFixed(0)} req/s p95 ${anchor.p95.toFixed(2)} ms`,
+      );
     }
   }
 
   const random = rows.find((r) => r.subject.name === 'neighborhood hops=2 (random)' && r.subject.concurrency === 1)!;
   const hub = rows.find((r) => r.subject.name === 'neighborhood hops=2 (top-10 hubs)' && r.subject.concurrency === 1)!;
-  console.log(`\nData: ${nodeCount} nodes, ${counts!.edges} live edges; top hub degree ${hubs[0]?.degree}; ${seconds} s per point, 2-core machine.\n`);
+  console.log(
+    `\nData: ${nodeCount} nodes, ${counts!.edges} live edges; top hub degree ${hubs[0]?.degree}; ${seconds} s per point, 2-core machine.\n`,
+  );
   console.log(markdownTable(rows));
-  console.log(`\n- p95 difference (ours − same SQL) per traversal row: ${rows
-    .filter((r) => /neighborhood|family_tree/.test(r.subject.name))
-    .map((r) => `${r.subject.name} c=${r.subject.concurrency}: ${(r.subject.p95 - r.anchor.p95).toFixed(2)} ms`)
-    .join('; ')}`);
+  console.log(
+    `\n- p95 difference (ours − same SQL) per traversal row: ${rows
+      .filter((r) => /neighborhood|family_tree/.test(r.subject.name))
+      .map((r) => `${r.subject.name} c=${r.subject.concurrency}: ${(r.subject.p95 - r.anchor.p95).toFixed(2)} ms`)
+      .join('; ')}`,
+  );
   console.log(`- hub p99 / random p99 (hops=2, 1 client): ${(hub.subject.p99 / random.subject.p99).toFixed(2)}`);
-  console.log(`- graph_stats cold (first call after start): HTTP ${statsColdMs.toFixed(0)} ms; its SQL through pg, first call: ${statsSqlColdMs.toFixed(0)} ms`);
+  console.log(
+    `- graph_stats cold (first call after start): HTTP ${statsColdMs.toFixed(0)} ms; its SQL through pg, first call: ${statsSqlColdMs.toFixed(0)} ms`,
+  );
 
   await new Promise<void>((resolve) => api.server.close(() => resolve()));
   await new Promise<void>((resolve) => bareServer.server.close(() => resolve()));

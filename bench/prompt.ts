@@ -7,29 +7,33 @@
  * workflow started with the Temporal client directly (the API's own overhead is the difference).
  * Also: how long a worker takes to be ready with the prebuilt workflow bundle.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createLogger } from '../src/platform/logger';
-import { createApp } from '../src/platform/api/app';
-import { createRuntime } from '../src/runtime';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
-import { createProvisioning } from '../src/tenancy/service';
-import { isListening, startDevServer, type DevServer } from '../src/platform/temporal/dev-server';
-import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
-import { sourceHash } from '../src/prompt/summary';
-import { createSealer } from '../src/prompt/sealed';
-import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { createApp } from '../src/platform/api/app';
+import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
+import { createMigrationDataSource } from '../src/platform/db/data-source';
+import { createLogger } from '../src/platform/logger';
+import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import type { DevServer } from '../src/platform/temporal/dev-server';
+import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
+import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
+import { createSealer } from '../src/prompt/sealed';
+import { sourceHash } from '../src/prompt/summary';
+import { createRuntime } from '../src/runtime';
+import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import { anchorActivities } from './anchors/activities';
-import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
+import type { Measurement } from './lib/measure';
+import { markdownTable, measure, numberOption } from './lib/measure';
 
 const PROMPTS = {
-  update: (i: number) => `Person${i} Example works at Company${i % 50} Holdings. Person${i} Example lives in City${i % 20}.`,
+  update: (i: number) =>
+    `Person${i} Example works at Company${i % 50} Holdings. Person${i} Example lives in City${i % 20}.`,
   query: (i: number) => `Who is Person${i % 200} Example?`,
   both: (i: number) => `Person${i} Example works at Company${i % 50} Holdings. Where does Person${i} Example work?`,
 } as const;
@@ -43,7 +47,8 @@ export async function run(args: string[]): Promise<void> {
   env.TEMPORAL_TASK_QUEUE = `weft-bench-prompt-${randomUUID().slice(0, 8)}`;
   let devServer: DevServer | undefined;
   const probe = loadConfig(env);
-  if (!(await isListening(probe.TEMPORAL_ADDRESS))) devServer = await startDevServer({ address: probe.TEMPORAL_ADDRESS });
+  if (!(await isListening(probe.TEMPORAL_ADDRESS)))
+    devServer = await startDevServer({ address: probe.TEMPORAL_ADDRESS });
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   await ensureSearchAttributes(runtime.temporal);
@@ -56,8 +61,11 @@ export async function run(args: string[]): Promise<void> {
   // Worker readiness with the prebuilt bundle (built before timing, as `npm start` caches it).
   const readyStarted = performance.now();
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities(runtime), logLevel: 'error',
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities(runtime),
+    logLevel: 'error',
   });
   const workerReadyMs = performance.now() - readyStarted;
   const running = worker.run();
@@ -67,7 +75,10 @@ export async function run(args: string[]): Promise<void> {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: anchorQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'anchors/workflows.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: path.join(__dirname, 'anchors/workflows.ts'),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
+    }),
     activities: anchorActivities,
   });
   const anchorRunning = anchorWorker.run();
@@ -94,14 +105,26 @@ export async function run(args: string[]): Promise<void> {
       workflowId: `prompt-${correlationId}`,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       typedSearchAttributes: workspaceSearchAttributes(tenant.workspace_id),
-      args: [{
-        workspaceId: tenant.workspace_id, tenantId: tenant.tenant_id, correlationId, prompt: sealer.seal(prompt),
-        sourceHash: sourceHash(prompt), promptKind: 'markdown_text', forceIntent: 'query', startedAtMs: Date.now(),
-      }],
+      args: [
+        {
+          workspaceId: tenant.workspace_id,
+          tenantId: tenant.tenant_id,
+          correlationId,
+          prompt: sealer.seal(prompt),
+          sourceHash: sourceHash(prompt),
+          promptKind: 'markdown_text',
+          forceIntent: 'query',
+          startedAtMs: Date.now(),
+        },
+      ],
     });
   };
   const anchor = (workflowType: string) => async () => {
-    await client.workflow.execute(workflowType, { workflowId: `anchor-${randomUUID()}`, taskQueue: anchorQueue, args: [] });
+    await client.workflow.execute(workflowType, {
+      workflowId: `anchor-${randomUUID()}`,
+      taskQueue: anchorQueue,
+      args: [],
+    });
   };
 
   const rows: { subject: Measurement; anchor?: Measurement }[] = [];
@@ -127,7 +150,9 @@ export async function run(args: string[]): Promise<void> {
 
   console.log(`\n## Prompt pipeline (local provider), ${seconds} s per point\n`);
   console.log(markdownTable(rows));
-  console.log('\n| clients | query via HTTP p50 ms | via client p50 ms | API overhead ms | latency ÷ 3-activity anchor | req/s ÷ empty-workflow anchor |');
+  console.log(
+    '\n| clients | query via HTTP p50 ms | via client p50 ms | API overhead ms | latency ÷ 3-activity anchor | req/s ÷ empty-workflow anchor |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const line of extra) console.log(line);
   console.log(`\nWorker ready with the prebuilt bundle: ${workerReadyMs.toFixed(0)} ms`);

@@ -5,27 +5,30 @@
  * pipeline's throughput through the worker with the local provider. Data is loaded once into
  * weft_bench (SQL on the owner connection) and reused by later runs.
  */
+
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import { Pool, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
+import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
+import { createActivities } from '../activities';
+import { reserveCredits } from '../src/credits/ledger';
+import { createNodeInTransaction } from '../src/graph/node-writes';
+import { readOntologyConfig } from '../src/ontology-config/service';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { reserveCredits } from '../src/credits/ledger';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
-import { createNodeInTransaction } from '../src/graph/node-writes';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createLogger } from '../src/platform/logger';
-import { readOntologyConfig } from '../src/ontology-config/service';
-import { createRuntime } from '../src/runtime';
-import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
+import { createRuntime } from '../src/runtime';
+import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
 import { createProvisioning } from '../src/tenancy/service';
-import { createActivities } from '../activities';
 import { createWorker } from '../workers/worker';
-import { markdownTable, measure, type Measurement, numberOption } from './lib/measure';
+import type { Measurement } from './lib/measure';
+import { markdownTable, measure, numberOption } from './lib/measure';
 
 const BIG = 'weft-bench-search-big';
 const SMALL = 'weft-bench-search-small';
@@ -38,7 +41,9 @@ const topicOf = (c: number) => `topic${c} area${c % 17} field${c % 23}`;
 
 /** Plain pg behind the one method the repositories use, so "the same SQL" runs without TypeORM. */
 const asManager = (client: PoolClient) =>
-  ({ query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows }) as unknown as EntityManager;
+  ({
+    query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
+  }) as unknown as EntityManager;
 
 async function main(args: string[]) {
   const totalNodes = numberOption(args, 'nodes', 100_000);
@@ -79,7 +84,9 @@ async function main(args: string[]) {
   const small = await ensureTenant(SMALL);
   const centres = Array.from({ length: CLUSTERS }, (_, c) => `[${localEmbedding(topicOf(c)).join(',')}]`);
   const load = async (workspaceId: string, count: number) => {
-    const have = Number((await owner.query(`SELECT count(*) FROM nodes WHERE workspace_id = $1`, [workspaceId]))[0].count);
+    const have = Number(
+      (await owner.query(`SELECT count(*) FROM nodes WHERE workspace_id = $1`, [workspaceId]))[0].count,
+    );
     if (have >= count) return false;
     const t0 = Date.now();
     for (let start = have; start < count; start += 10_000) {
@@ -134,14 +141,21 @@ async function main(args: string[]) {
     await owner.query(`CREATE SCHEMA IF NOT EXISTS bench_toast`);
     await owner.query(`CREATE TABLE bench_toast.nodes (LIKE public.nodes INCLUDING DEFAULTS)`);
     await owner.query(`ALTER TABLE bench_toast.nodes ALTER COLUMN embedding SET STORAGE EXTERNAL`);
-    await owner.query(`INSERT INTO bench_toast.nodes (id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at)
-      SELECT id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at FROM public.nodes WHERE workspace_id = $1`, [big.workspace_id]);
+    await owner.query(
+      `INSERT INTO bench_toast.nodes (id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at)
+      SELECT id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at FROM public.nodes WHERE workspace_id = $1`,
+      [big.workspace_id],
+    );
     await owner.query(`SET maintenance_work_mem = '1GB'`);
     await owner.query(`CREATE INDEX ON bench_toast.nodes USING hnsw (embedding vector_cosine_ops)`);
     await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, last_touch_at DESC) WHERE NOT is_deleted`);
     await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, importance_score DESC) WHERE NOT is_deleted`);
-    await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, type, last_touch_at DESC) WHERE NOT is_deleted`);
-    await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, type, importance_score DESC) WHERE NOT is_deleted`);
+    await owner.query(
+      `CREATE INDEX ON bench_toast.nodes (workspace_id, type, last_touch_at DESC) WHERE NOT is_deleted`,
+    );
+    await owner.query(
+      `CREATE INDEX ON bench_toast.nodes (workspace_id, type, importance_score DESC) WHERE NOT is_deleted`,
+    );
     await owner.query(`ANALYZE bench_toast.nodes`);
     console.error(`[bench] toasted copy built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
@@ -150,7 +164,10 @@ async function main(args: string[]) {
   const server: Server = createApp(runtime).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const queries = Array.from({ length: 64 }, (_, i) => `${topicOf((i * 37) % CLUSTERS)} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]}`);
+  const queries = Array.from(
+    { length: 64 },
+    (_, i) => `${topicOf((i * 37) % CLUSTERS)} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]}`,
+  );
   const http = (t: { api_key: string }, body: object) => async (i: number) => {
     const response = await fetch(`${baseUrl}/v1/ontology/search`, {
       method: 'POST',
@@ -164,21 +181,34 @@ async function main(args: string[]) {
   // The same statements a search request runs (charge + settings, then the search), through pg.
   const appPool = new Pool({ connectionString: config.DATABASE_URL, max: 10 });
   const ownerPool = new Pool({ connectionString: config.DATABASE_OWNER_URL, max: 10 });
-  const sql = (t: { workspace_id: string; tenant_id: string }, mode: 'vector' | 'hybrid', topK: number, types: string[]) =>
+  const sql =
+    (t: { workspace_id: string; tenant_id: string }, mode: 'vector' | 'hybrid', topK: number, types: string[]) =>
     async (i: number) => {
       const client = await appPool.connect();
       try {
         const m = asManager(client);
         await client.query('BEGIN');
-        await client.query(`SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`, [t.workspace_id]);
+        await client.query(
+          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`,
+          [t.workspace_id],
+        );
         await reserveCredits(m, { tenantId: t.tenant_id, workspaceId: t.workspace_id, kind: 'ontology.search.hybrid' });
         const settings = (await readOntologyConfig(m)).search;
         await client.query('COMMIT');
         const embedding = localEmbedding(queries[i % queries.length]!);
         await client.query('BEGIN');
-        await client.query(`SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`, [t.workspace_id]);
+        await client.query(
+          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`,
+          [t.workspace_id],
+        );
         await enableIterativeIndexScan(m, topK);
-        await vectorCandidates(m, { workspaceId: t.workspace_id, embedding, topK, types, minSimilarity: settings.min_similarity_threshold });
+        await vectorCandidates(m, {
+          workspaceId: t.workspace_id,
+          embedding,
+          topK,
+          types,
+          minSimilarity: settings.min_similarity_threshold,
+        });
         if (mode === 'hybrid') await structuralCandidates(m, { workspaceId: t.workspace_id, topK, types });
         await client.query('COMMIT');
       } finally {
@@ -192,7 +222,8 @@ async function main(args: string[]) {
   const cases: { label: string; t: typeof big; mode: 'vector' | 'hybrid'; topK: number; types: string[] }[] = [];
   for (const mode of ['hybrid', 'vector'] as const) {
     for (const topK of [10, 20]) {
-      for (const types of [[], ['type_3']]) cases.push({ label: `${mode} k${topK}${types.length ? ' type' : ''}`, t: big, mode, topK, types });
+      for (const types of [[], ['type_3']])
+        cases.push({ label: `${mode} k${topK}${types.length ? ' type' : ''}`, t: big, mode, topK, types });
     }
   }
   cases.push({ label: 'hybrid k10 small-ws', t: small, mode: 'hybrid', topK: 10, types: [] });
@@ -200,7 +231,11 @@ async function main(args: string[]) {
   for (const c of cases) {
     for (const concurrency of [1, 4]) {
       const anchor = await measure(`SQL ${c.label}`, sql(c.t, c.mode, c.topK, c.types), opts(concurrency));
-      const subject = await measure(`HTTP ${c.label}`, http(c.t, { mode: c.mode, top_k: c.topK, filters: { type: c.types } }), opts(concurrency));
+      const subject = await measure(
+        `HTTP ${c.label}`,
+        http(c.t, { mode: c.mode, top_k: c.topK, filters: { type: c.types } }),
+        opts(concurrency),
+      );
       rows.push({ subject, anchor });
       if (concurrency === 4) {
         goals.push(
@@ -224,7 +259,13 @@ async function main(args: string[]) {
         await client.query('BEGIN');
         await client.query(`SELECT set_config('app.workspace_id', $1, true)`, [c.t.workspace_id]);
         await enableIterativeIndexScan(m, c.topK);
-        const found = await vectorCandidates(m, { workspaceId: c.t.workspace_id, embedding, topK: c.topK, types: c.types, minSimilarity: 0 });
+        const found = await vectorCandidates(m, {
+          workspaceId: c.t.workspace_id,
+          embedding,
+          topK: c.topK,
+          types: c.types,
+          minSimilarity: 0,
+        });
         const exact: { id: string; d: number }[] = await m.query(
           `SELECT id, embedding <=> $1::vector AS d FROM nodes WHERE workspace_id = $2 AND NOT is_deleted AND embedding IS NOT NULL
              ${c.types.length ? 'AND type = ANY($4::text[])' : ''} ORDER BY (embedding <=> $1::vector) + 0 LIMIT $3`,
@@ -245,31 +286,45 @@ async function main(args: string[]) {
   // ---- inline vs TOASTed vectors: the hybrid SQL on the owner connection, one client ----
   const storage = async (schema: string) => {
     const name = `hybrid SQL k10, ${schema === 'public' ? 'PLAIN (inline)' : 'EXTERNAL (TOASTed)'}`;
-    return measure(name, async (i) => {
-      const client = await ownerPool.connect();
-      try {
-        const m = asManager(client);
-        await client.query('BEGIN');
-        await client.query(`SET LOCAL search_path = ${schema}, public`);
-        await enableIterativeIndexScan(m, 10);
-        const embedding = localEmbedding(queries[i % queries.length]!);
-        await vectorCandidates(m, { workspaceId: big.workspace_id, embedding, topK: 10, types: [], minSimilarity: 0.7 });
-        await structuralCandidates(m, { workspaceId: big.workspace_id, topK: 10, types: [] });
-        await client.query('COMMIT');
-      } finally {
-        client.release();
-      }
-    }, opts(1));
+    return measure(
+      name,
+      async (i) => {
+        const client = await ownerPool.connect();
+        try {
+          const m = asManager(client);
+          await client.query('BEGIN');
+          await client.query(`SET LOCAL search_path = ${schema}, public`);
+          await enableIterativeIndexScan(m, 10);
+          const embedding = localEmbedding(queries[i % queries.length]!);
+          await vectorCandidates(m, {
+            workspaceId: big.workspace_id,
+            embedding,
+            topK: 10,
+            types: [],
+            minSimilarity: 0.7,
+          });
+          await structuralCandidates(m, { workspaceId: big.workspace_id, topK: 10, types: [] });
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      },
+      opts(1),
+    );
   };
   const plain = await storage('public');
   const toasted = await storage('bench_toast');
   const exactScan = async (schema: string) =>
-    measure(`exact top-10 scan, ${schema === 'public' ? 'PLAIN' : 'TOASTed'}`, async (i) => {
-      await ownerPool.query(
-        `SELECT id FROM ${schema}.nodes WHERE workspace_id = $2 ORDER BY (embedding <=> $1::vector) + 0 LIMIT 10`,
-        [`[${localEmbedding(queries[i % queries.length]!).join(',')}]`, big.workspace_id],
-      );
-    }, { concurrency: 1, durationMs: seconds * 1000, warmupMs: 200 });
+    measure(
+      `exact top-10 scan, ${schema === 'public' ? 'PLAIN' : 'TOASTed'}`,
+      async (i) => {
+        await ownerPool.query(
+          `SELECT id FROM ${schema}.nodes WHERE workspace_id = $2 ORDER BY (embedding <=> $1::vector) + 0 LIMIT 10`,
+          [`[${localEmbedding(queries[i % queries.length]!).join(',')}]`, big.workspace_id],
+        );
+      },
+      { concurrency: 1, durationMs: seconds * 1000, warmupMs: 200 },
+    );
   const plainScan = await exactScan('public');
   const toastScan = await exactScan('bench_toast');
 
@@ -289,7 +344,12 @@ async function main(args: string[]) {
     await runtime.uow({ workspaceId: embedTenant.workspace_id }, async (m) => {
       const importance = (await readOntologyConfig(m)).importance;
       for (let i = start; i < Math.min(EMBED_NODES, start + 200); i++) {
-        await createNodeInTransaction(m, embedTenant.workspace_id, { type: 'topic', name: `${topicOf(i % CLUSTERS)} item ${i}` }, { importance });
+        await createNodeInTransaction(
+          m,
+          embedTenant.workspace_id,
+          { type: 'topic', name: `${topicOf(i % CLUSTERS)} item ${i}` },
+          { importance },
+        );
       }
     });
   }
@@ -297,23 +357,37 @@ async function main(args: string[]) {
   // Deliver every outbox row now (the API's fast path plus the minute sweep would, more slowly).
   while ((await runtime.outbox.dispatchWorkspace(embedTenant.workspace_id)) > 0);
   for (;;) {
-    const [row] = await owner.query(`SELECT count(*) FILTER (WHERE has_embedding) AS done FROM nodes WHERE workspace_id = $1`, [embedTenant.workspace_id]);
+    const [row] = await owner.query(
+      `SELECT count(*) FILTER (WHERE has_embedding) AS done FROM nodes WHERE workspace_id = $1`,
+      [embedTenant.workspace_id],
+    );
     if (Number(row.done) >= EMBED_NODES) break;
     if (Date.now() - t0 > 180_000) throw new Error(`embedding pipeline stalled at ${row.done}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const embedSeconds = (Date.now() - t0) / 1000;
-  const localOnly = await measure('local provider alone, 64 names per call', async (i) => {
-    for (let j = 0; j < 64; j++) localEmbedding(`${topicOf((i + j) % CLUSTERS)} item ${j}`);
-  }, { concurrency: 1, durationMs: 1000, warmupMs: 100 });
+  const localOnly = await measure(
+    'local provider alone, 64 names per call',
+    async (i) => {
+      for (let j = 0; j < 64; j++) localEmbedding(`${topicOf((i + j) % CLUSTERS)} item ${j}`);
+    },
+    { concurrency: 1, durationMs: 1000, warmupMs: 100 },
+  );
 
   // ---- report ----
   const [{ version }] = await owner.query(`SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'`);
-  const counts = await owner.query(`SELECT (SELECT count(*) FROM nodes) AS total, (SELECT count(*) FROM nodes WHERE workspace_id = $1) AS big, (SELECT count(*) FROM nodes WHERE workspace_id = $2) AS small`, [big.workspace_id, small.workspace_id]);
+  const counts = await owner.query(
+    `SELECT (SELECT count(*) FROM nodes) AS total, (SELECT count(*) FROM nodes WHERE workspace_id = $1) AS big, (SELECT count(*) FROM nodes WHERE workspace_id = $2) AS small`,
+    [big.workspace_id, small.workspace_id],
+  );
   log(`## Search benchmark (\`npm run bench -- search\`)`);
   log();
-  log(`${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ${TYPES} types (\`filters.type\` = one type, 10%); pgvector ${version}; ${seconds} s per row; HTTP client and server in one Node process on 2 cores.`);
-  log(`"SQL" is the same statements a request runs (charge + settings transaction, then the search transaction with iterative HNSW scan) through \`pg\`, without HTTP, auth and TypeORM.`);
+  log(
+    `${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ${TYPES} types (\`filters.type\` = one type, 10%); pgvector ${version}; ${seconds} s per row; HTTP client and server in one Node process on 2 cores.`,
+  );
+  log(
+    `"SQL" is the same statements a request runs (charge + settings transaction, then the search transaction with iterative HNSW scan) through \`pg\`, without HTTP, auth and TypeORM.`,
+  );
   log();
   log(markdownTable(rows));
   log();
@@ -323,7 +397,9 @@ async function main(args: string[]) {
   log(`|---|---|---|---|`);
   for (const goal of goals) log(goal);
   log();
-  log(`Recall@k of the vector search (HNSW, iterative scan, ef_search = max(100, 4k)) against exact search, 30 queries each:`);
+  log(
+    `Recall@k of the vector search (HNSW, iterative scan, ef_search = max(100, 4k)) against exact search, 30 queries each:`,
+  );
   log();
   log(`| case | recall@k | queries with fewer than k rows |`);
   log(`|---|---|---|`);
@@ -331,9 +407,16 @@ async function main(args: string[]) {
   log();
   log(`Inline vs TOASTed embedding column (same data, same indexes, one client):`);
   log();
-  log(markdownTable([{ subject: plain, anchor: toasted }, { subject: plainScan, anchor: toastScan }]));
+  log(
+    markdownTable([
+      { subject: plain, anchor: toasted },
+      { subject: plainScan, anchor: toastScan },
+    ]),
+  );
   log();
-  log(`Embedding pipeline (outbox → signal-with-start → embedding queue workflow → charge, local provider, write), ${EMBED_NODES} nodes created in transactions of 200: ${(EMBED_NODES / embedSeconds).toFixed(0)} nodes/s end to end (${embedSeconds.toFixed(1)} s, creation took ${((created - t0) / 1000).toFixed(1)} s of it). The local provider alone embeds ${(localOnly.rps * 64).toFixed(0)} names/s.`);
+  log(
+    `Embedding pipeline (outbox → signal-with-start → embedding queue workflow → charge, local provider, write), ${EMBED_NODES} nodes created in transactions of 200: ${(EMBED_NODES / embedSeconds).toFixed(0)} nodes/s end to end (${embedSeconds.toFixed(1)} s, creation took ${((created - t0) / 1000).toFixed(1)} s of it). The local provider alone embeds ${(localOnly.rps * 64).toFixed(0)} names/s.`,
+  );
 
   const { writeFileSync } = await import('node:fs');
   writeFileSync(new URL('./RESULTS-search.md', `file://${__dirname}/`), `${out.join('\n')}\n`);

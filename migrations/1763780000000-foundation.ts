@@ -198,12 +198,14 @@ CREATE FUNCTION weft_outbox_pending_workspaces(min_age interval) RETURNS SETOF u
   AS $$ SELECT DISTINCT workspace_id FROM outbox WHERE dispatched_at IS NULL AND created_at <= now() - min_age $$;
 `);
     // A user sees their memberships in every workspace (to pick one); a workspace sees its members.
-    await q.query(
-      workspaceRlsSql('memberships', `workspace_id = ${CURRENT_WORKSPACE} OR user_id = ${CURRENT_USER}`),
-    );
+    await q.query(workspaceRlsSql('memberships', `workspace_id = ${CURRENT_WORKSPACE} OR user_id = ${CURRENT_USER}`));
     // Credentials belong to their user; authentication finds a row only by knowing its secret's hash.
     await q.query(
-      workspaceRlsSql('api_keys', `user_id = ${CURRENT_USER} OR key_hash = weft_current_key_hash()`, `user_id = ${CURRENT_USER}`),
+      workspaceRlsSql(
+        'api_keys',
+        `user_id = ${CURRENT_USER} OR key_hash = weft_current_key_hash()`,
+        `user_id = ${CURRENT_USER}`,
+      ),
     );
     await q.query(workspaceRlsSql('api_key_daily_usage', `user_id = ${CURRENT_USER}`));
     for (const table of ['nodes', 'edges', 'type_catalog', 'credit_ledger', 'prompt_runs', 'outbox', 'events']) {

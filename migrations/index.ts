@@ -4,12 +4,25 @@ import { AuthLookups1763780002000 } from './1763780002000-auth-lookups';
 import { ScopedRead1763780002100 } from './1763780002100-scoped-read';
 import { Graph1763780003100 } from './1763780003100-graph';
 import { Search1763780004000 } from './1763780004000-search';
-import { SearchCovering1763780007300 } from './1763780007300-search-covering';
-import { KeyMembership1763780007400 } from './1763780007400-key-membership';
 import { Prompt1763780005000 } from './1763780005000-prompt';
 import { Merges1763780006000 } from './1763780006000-merges';
 import { GraphComponents1763780007100 } from './1763780007100-graph-components';
 import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search';
+import { SearchCovering1763780007300 } from './1763780007300-search-covering';
+import { KeyMembership1763780007400 } from './1763780007400-key-membership';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
-export const migrations = [Foundation1763780000000, OntologyConfig1763780001000, AuthLookups1763780002000, ScopedRead1763780002100, Graph1763780003100, Search1763780004000, Prompt1763780005000, Merges1763780006000, GraphComponents1763780007100, GraphNameSearch1763780007200, SearchCovering1763780007300, KeyMembership1763780007400];
+export const migrations = [
+  Foundation1763780000000,
+  OntologyConfig1763780001000,
+  AuthLookups1763780002000,
+  ScopedRead1763780002100,
+  Graph1763780003100,
+  Search1763780004000,
+  Prompt1763780005000,
+  Merges1763780006000,
+  GraphComponents1763780007100,
+  GraphNameSearch1763780007200,
+  SearchCovering1763780007300,
+  KeyMembership1763780007400,
+];

@@ -31,12 +31,19 @@ async function main() {
     // The owner runs migrations and the definer functions; it bypasses RLS. The app role never does.
     if (!existing.has(ownerRole)) await admin.query(`CREATE ROLE ${quoteIdent(ownerRole)} LOGIN BYPASSRLS`);
     if (!existing.has(appRole)) await admin.query(`CREATE ROLE ${quoteIdent(appRole)} LOGIN NOSUPERUSER NOBYPASSRLS`);
-    for (const [role, url] of [[ownerRole, owner], [appRole, app]] as const) {
-      if (url.password) await admin.query(`ALTER ROLE ${quoteIdent(role)} PASSWORD '${decodeURIComponent(url.password).replace(/'/g, "''")}'`);
+    for (const [role, url] of [
+      [ownerRole, owner],
+      [appRole, app],
+    ] as const) {
+      if (url.password)
+        await admin.query(
+          `ALTER ROLE ${quoteIdent(role)} PASSWORD '${decodeURIComponent(url.password).replace(/'/g, "''")}'`,
+        );
     }
     // Each test run starts from an empty database: maintenance workflows visit every workspace,
     // and a database that grew over earlier runs would make them slower run after run.
-    if (process.argv.includes('--test')) await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+    if (process.argv.includes('--test'))
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
     const db = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database]);
     if (db.rowCount === 0) await admin.query(`CREATE DATABASE ${quoteIdent(database)} OWNER ${quoteIdent(ownerRole)}`);
   } finally {

@@ -1,13 +1,14 @@
-import path from 'node:path';
 import type { Server } from 'node:http';
+import path from 'node:path';
+import { runWorker } from '../workers/worker';
+import { ensureMaintenanceSchedules } from './maintenance/schedules';
+import { createApp } from './platform/api/app';
 import { loadConfig } from './platform/config';
 import { createLogger } from './platform/logger';
-import { createApp } from './platform/api/app';
-import { createRuntime } from './runtime';
-import { ensureMaintenanceSchedules } from './maintenance/schedules';
 import { ensureSearchAttributes } from './platform/temporal/connection';
-import { isListening, startDevServer, type DevServer } from './platform/temporal/dev-server';
-import { runWorker } from '../workers/worker';
+import type { DevServer } from './platform/temporal/dev-server';
+import { isListening, startDevServer } from './platform/temporal/dev-server';
+import { createRuntime } from './runtime';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */
 async function main() {

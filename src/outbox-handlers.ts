@@ -1,7 +1,7 @@
 import { enqueueEmbedding } from './embeddings/outbox-handler';
 import { startPersonResolver } from './merges/outbox-handler';
-import type { TemporalHandle } from './platform/temporal/connection';
 import type { OutboxHandler } from './platform/outbox/relay';
+import type { TemporalHandle } from './platform/temporal/connection';
 
 /**
  * Which workflows each committed event starts. Every handler derives its workflow id from the

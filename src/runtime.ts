@@ -1,35 +1,56 @@
 import type { DataSource } from 'typeorm';
-import type { Config } from './platform/config';
-import type { Logger } from './platform/logger';
-import type { Authenticator } from './platform/api/route';
-import { createApiKeyService, type ApiKeyService } from './api-keys/service';
-import { createUsageRecorder, type UsageRecorder } from './api-keys/usage-recorder';
-import { createAuthenticator } from './platform/auth/authenticator';
-import { createJwtService, type JwtService } from './platform/auth/tokens';
-import { createAppDataSource } from './platform/db/data-source';
-import { createScopedRead, createUnitOfWork, type UnitOfWork } from './platform/db/unit-of-work';
-import { createMcpTokenService, type McpTokenService } from './mcp-tokens/service';
-import { createEdgeService, type EdgeService } from './graph/edge-service';
-import { createNodeService, type NodeService } from './graph/node-service';
-import { createTraversalService, type TraversalService } from './graph/traversal-service';
-import { createImportanceService, type ImportanceService } from './importance/service';
-import { createTypeCatalogService, type TypeCatalogService } from './type-catalog/service';
-import { createMergeService, type MergeService } from './merges/service';
-import { createCreditService, type CreditService } from './credits/service';
-import { createEmbeddingProvider, type EmbeddingProvider } from './platform/llm/embedding-provider';
-import { createEmbeddingService, type EmbeddingService } from './embeddings/service';
-import { createSearchService, type SearchService } from './search/service';
-import { createOntologyConfigService, type OntologyConfigService } from './ontology-config/service';
+import type { ApiKeyService } from './api-keys/service';
+import { createApiKeyService } from './api-keys/service';
+import type { UsageRecorder } from './api-keys/usage-recorder';
+import { createUsageRecorder } from './api-keys/usage-recorder';
+import type { CreditService } from './credits/service';
+import { createCreditService } from './credits/service';
+import type { EmbeddingService } from './embeddings/service';
+import { createEmbeddingService } from './embeddings/service';
+import type { EdgeService } from './graph/edge-service';
+import { createEdgeService } from './graph/edge-service';
+import type { NodeService } from './graph/node-service';
+import { createNodeService } from './graph/node-service';
+import type { TraversalService } from './graph/traversal-service';
+import { createTraversalService } from './graph/traversal-service';
+import type { ImportanceService } from './importance/service';
+import { createImportanceService } from './importance/service';
+import type { McpTokenService } from './mcp-tokens/service';
+import { createMcpTokenService } from './mcp-tokens/service';
+import type { MergeService } from './merges/service';
+import { createMergeService } from './merges/service';
+import type { OntologyConfigService } from './ontology-config/service';
+import { createOntologyConfigService } from './ontology-config/service';
 import { OUTBOX_HANDLERS } from './outbox-handlers';
-import { createPromptApi, type PromptApi } from './prompt/dispatcher';
+import type { Authenticator } from './platform/api/route';
+import { createAuthenticator } from './platform/auth/authenticator';
+import type { JwtService } from './platform/auth/tokens';
+import { createJwtService } from './platform/auth/tokens';
+import type { Config } from './platform/config';
+import { createAppDataSource } from './platform/db/data-source';
+import type { UnitOfWork } from './platform/db/unit-of-work';
+import { createScopedRead, createUnitOfWork } from './platform/db/unit-of-work';
+import type { EmbeddingProvider } from './platform/llm/embedding-provider';
+import { createEmbeddingProvider } from './platform/llm/embedding-provider';
+import type { Logger } from './platform/logger';
+import type { OutboxRelay } from './platform/outbox/relay';
+import { createOutboxRelay } from './platform/outbox/relay';
+import type { TemporalHandle } from './platform/temporal/connection';
+import { connectTemporal } from './platform/temporal/connection';
+import type { PromptApi } from './prompt/dispatcher';
+import { createPromptApi } from './prompt/dispatcher';
 import { createPromptModel } from './prompt/model/factory';
+import type { PromptReconciler } from './prompt/reconciler';
+import { createPromptReconciler } from './prompt/reconciler';
 import { createRetrieval } from './prompt/retrieval';
 import { createSealer } from './prompt/sealed';
+import type { PromptService } from './prompt/service';
+import { createPromptService } from './prompt/service';
 import { createPromptStream } from './prompt/stream';
-import { createPromptService, type PromptService } from './prompt/service';
-import { createPromptReconciler, type PromptReconciler } from './prompt/reconciler';
-import { createOutboxRelay, type OutboxRelay } from './platform/outbox/relay';
-import { connectTemporal, type TemporalHandle } from './platform/temporal/connection';
+import type { SearchService } from './search/service';
+import { createSearchService } from './search/service';
+import type { TypeCatalogService } from './type-catalog/service';
+import { createTypeCatalogService } from './type-catalog/service';
 
 /** The one composition root: the API and the worker's activities are built from the same services. */
 export interface Runtime {
@@ -76,7 +97,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const sealer = createSealer(config.JWT_SECRET);
   const embeddings = createEmbeddingProvider(config);
   const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
-  const prompts = createPromptService({ uow, outbox, model: createPromptModel(config), sealer, retrieval: createRetrieval({ uow, embeddings }) });
+  const prompts = createPromptService({
+    uow,
+    outbox,
+    model: createPromptModel(config),
+    sealer,
+    retrieval: createRetrieval({ uow, embeddings }),
+  });
 
   return {
     config,

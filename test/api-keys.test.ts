@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
-import { as, request } from './helpers/http';
-import { newMember, newTenant } from './helpers/tenants';
-import { getStack } from './helpers/stack';
 import { SCOPES } from '../src/platform/auth/scopes';
+import { as, request } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { newMember, newTenant } from './helpers/tenants';
 
 describe('API keys (4.5) and authentication (5)', () => {
   it('lists the valid scopes, sorted', async () => {
@@ -67,17 +67,27 @@ describe('API keys (4.5) and authentication (5)', () => {
 
   it('creates a key with an API key, but never with scopes the caller lacks (403)', async () => {
     const { user_jwt, api_key } = await newTenant();
-    const viaKey = await as(api_key).post('/v1/auth/me/api-keys', { name: 'child', scopes: ['api_keys:manage', 'ontology:read'] });
+    const viaKey = await as(api_key).post('/v1/auth/me/api-keys', {
+      name: 'child',
+      scopes: ['api_keys:manage', 'ontology:read'],
+    });
     expect(viaKey.status).to.equal(201);
     const narrow = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'narrow', scopes: ['api_keys:manage'] });
-    const escalate = await as(narrow.body.token).post('/v1/auth/me/api-keys', { name: 'wide', scopes: ['ontology:write'] });
+    const escalate = await as(narrow.body.token).post('/v1/auth/me/api-keys', {
+      name: 'wide',
+      scopes: ['ontology:write'],
+    });
     expect(escalate.status).to.equal(403);
   });
 
   it('404 when the key is for a workspace the caller cannot see', async () => {
     const mine = await newTenant();
     const other = await newTenant();
-    const response = await as(mine.user_jwt).post('/v1/auth/me/api-keys', { name: 'x', scopes: [], workspace: other.workspace_id });
+    const response = await as(mine.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'x',
+      scopes: [],
+      workspace: other.workspace_id,
+    });
     expect(response.status).to.equal(404);
   });
 
@@ -90,10 +100,18 @@ describe('API keys (4.5) and authentication (5)', () => {
       `INSERT INTO memberships (workspace_id, user_id, role, is_default) VALUES ($1, $2, 'member', false)`,
       [second.workspace_id, first.user_id],
     );
-    const viaJwt = await as(first.user_jwt).post('/v1/auth/me/api-keys', { name: 'second', scopes: [], workspace: second.workspace_id });
+    const viaJwt = await as(first.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'second',
+      scopes: [],
+      workspace: second.workspace_id,
+    });
     expect(viaJwt.status).to.equal(201);
     expect(viaJwt.body.workspace_id).to.equal(second.workspace_id);
-    const viaKey = await as(first.api_key).post('/v1/auth/me/api-keys', { name: 'second', scopes: [], workspace: second.workspace_id });
+    const viaKey = await as(first.api_key).post('/v1/auth/me/api-keys', {
+      name: 'second',
+      scopes: [],
+      workspace: second.workspace_id,
+    });
     expect(viaKey.status).to.equal(404);
     expect(member.workspace_id).to.equal(second.workspace_id);
   });
@@ -115,12 +133,17 @@ describe('API keys (4.5) and authentication (5)', () => {
     expect((await as(colleague.user_jwt).get(`/v1/auth/me/api-keys/${a.body.id}`)).status).to.equal(404);
     expect((await as(colleague.user_jwt).delete(`/v1/auth/me/api-keys/${b.body.id}`)).status).to.equal(404);
     expect((await as(colleague.user_jwt).get(`/v1/auth/me/api-keys/${b.body.id}/usage`)).status).to.equal(404);
-    expect((await as(owner.user_jwt).get('/v1/auth/me/api-keys/00000000-0000-4000-8000-000000000000')).status).to.equal(404);
+    expect((await as(owner.user_jwt).get('/v1/auth/me/api-keys/00000000-0000-4000-8000-000000000000')).status).to.equal(
+      404,
+    );
   });
 
   it('revocation: the revoking request completes, the next request with that key is 401, revoking again is a no-op', async () => {
     const { user_jwt } = await newTenant();
-    const created = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'short-lived', scopes: ['api_keys:manage'] });
+    const created = await as(user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'short-lived',
+      scopes: ['api_keys:manage'],
+    });
     const key = created.body.token;
     const revoked = await as(key).delete(`/v1/auth/me/api-keys/${created.body.id}`);
     expect(revoked.status).to.equal(200);
@@ -134,14 +157,20 @@ describe('API keys (4.5) and authentication (5)', () => {
   it('a key stops working when its user leaves the workspace', async () => {
     const { api_key, user_id, workspace_id } = await newTenant();
     expect((await as(api_key).get('/v1/auth/me/api-keys/scopes')).status).to.equal(200);
-    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [workspace_id, user_id]);
+    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+      workspace_id,
+      user_id,
+    ]);
     expect((await as(api_key).get('/v1/auth/me/api-keys/scopes')).status).to.equal(401);
   });
 
   it('an expired key is refused', async () => {
     const { user_jwt } = await newTenant();
     const created = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'old', scopes: [], expires_in_days: 1 });
-    await getStack().ownerDataSource.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [created.body.id]);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [created.body.id],
+    );
     expect((await as(created.body.token).get('/v1/auth/me/api-keys/scopes')).status).to.equal(401);
   });
 
@@ -167,7 +196,9 @@ describe('API keys (4.5) and authentication (5)', () => {
     const other = await newTenant();
     expect((await as(mine.api_key).get(`/v1/ontology/config?workspace_id=${mine.workspace_id}`)).status).to.equal(200);
     expect((await as(mine.api_key).get(`/v1/ontology/config?workspace_id=${other.workspace_id}`)).status).to.equal(404);
-    expect((await as(mine.user_jwt).get(`/v1/ontology/config?workspace_id=${other.workspace_id}`)).status).to.equal(404);
+    expect((await as(mine.user_jwt).get(`/v1/ontology/config?workspace_id=${other.workspace_id}`)).status).to.equal(
+      404,
+    );
   });
 });
 

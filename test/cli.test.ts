@@ -1,7 +1,7 @@
-import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from 'chai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 
@@ -34,7 +34,9 @@ describe('weft CLI', function () {
     expect(created).to.have.all.keys('tenant_id', 'workspace_id', 'user_id', 'api_key', 'user_jwt');
     expect((await as(created.api_key).get('/v1/auth/me/api-keys')).status).to.equal(200);
     expect((await as(created.user_jwt).get('/v1/auth/me/api-keys')).status).to.equal(200);
-    const [tenant] = await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [created.tenant_id]);
+    const [tenant] = await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [
+      created.tenant_id,
+    ]);
     expect(Number(tenant.credit_balance)).to.equal(25);
 
     const joined = JSON.parse((await weft('bootstrap', '--workspace', created.workspace_id)).stdout);
@@ -50,7 +52,9 @@ describe('weft CLI', function () {
     const granted = await weft('credits', 'grant', '--tenant', created.tenant_id, '--amount', '40');
     expect(granted.code).to.equal(0);
     expect(JSON.parse(granted.stdout)).to.deep.equal({ tenant_id: created.tenant_id, balance: 40 });
-    const rows = await getStack().ownerDataSource.query(`SELECT amount FROM credit_ledger WHERE tenant_id = $1`, [created.tenant_id]);
+    const rows = await getStack().ownerDataSource.query(`SELECT amount FROM credit_ledger WHERE tenant_id = $1`, [
+      created.tenant_id,
+    ]);
     expect(rows.map((row: { amount: number }) => row.amount)).to.deep.equal([40]);
   });
 

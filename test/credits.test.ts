@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { CREDIT_COSTS, CREDIT_GRANT_KIND } from '../src/credits/costs';
 import { InsufficientCreditsError } from '../src/credits/errors';
-import { readCreditBalance, refundCredits, reserveCredits, type CreditReceipt } from '../src/credits/ledger';
+import type { CreditReceipt } from '../src/credits/ledger';
+import { readCreditBalance, refundCredits, reserveCredits } from '../src/credits/ledger';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -10,8 +11,14 @@ import { newTenant } from './helpers/tenants';
 const inWorkspace = <T>(t: BootstrapResult, work: Parameters<ReturnType<typeof getStack>['runtime']['uow']>[1]) =>
   getStack().runtime.uow({ workspaceId: t.workspace_id }, work) as Promise<T>;
 
-const reserve = (t: BootstrapResult, kind: keyof typeof CREDIT_COSTS, extra: { quantity?: number; idempotencyKey?: string } = {}) =>
-  inWorkspace<CreditReceipt>(t, (m) => reserveCredits(m, { tenantId: t.tenant_id, workspaceId: t.workspace_id, kind, ...extra }));
+const reserve = (
+  t: BootstrapResult,
+  kind: keyof typeof CREDIT_COSTS,
+  extra: { quantity?: number; idempotencyKey?: string } = {},
+) =>
+  inWorkspace<CreditReceipt>(t, (m) =>
+    reserveCredits(m, { tenantId: t.tenant_id, workspaceId: t.workspace_id, kind, ...extra }),
+  );
 
 const balanceOf = async (t: BootstrapResult) =>
   (await inWorkspace<{ balance: number }>(t, (m) => readCreditBalance(m, t.tenant_id))).balance;
@@ -70,7 +77,12 @@ describe('credit ledger', () => {
     expect(error).to.be.instanceOf(InsufficientCreditsError);
     const http = error as InsufficientCreditsError;
     expect(http.status).to.equal(402);
-    expect(http.detail).to.deep.equal({ error: 'insufficient_credits', required: 5, available: 4, kind: 'ontology.prompt.update' });
+    expect(http.detail).to.deep.equal({
+      error: 'insufficient_credits',
+      required: 5,
+      available: 4,
+      kind: 'ontology.prompt.update',
+    });
     expect(await balanceOf(t)).to.equal(4);
     expect(await ledgerRows(t)).to.have.length(1);
   });
@@ -80,7 +92,12 @@ describe('credit ledger', () => {
     await getStack().ownerDataSource.query(`UPDATE tenants SET locked = true WHERE id = $1`, [t.tenant_id]);
     const error = (await reserve(t, 'ontology.search.hybrid').catch((e: unknown) => e)) as InsufficientCreditsError;
     expect(error.status).to.equal(402);
-    expect(error.detail).to.include({ error: 'insufficient_credits', required: 1, available: 0, kind: 'ontology.search.hybrid' });
+    expect(error.detail).to.include({
+      error: 'insufficient_credits',
+      required: 1,
+      available: 0,
+      kind: 'ontology.search.hybrid',
+    });
     expect(await balanceOf(t)).to.equal(100);
   });
 
@@ -102,7 +119,9 @@ describe('credit ledger', () => {
     const first = await reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-1' });
     const again = await reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-1' });
     expect(again).to.deep.equal(first);
-    const racing = await Promise.all(Array.from({ length: 8 }, () => reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-2' })));
+    const racing = await Promise.all(
+      Array.from({ length: 8 }, () => reserve(t, 'worker.embed_node', { idempotencyKey: 'embed-x:node-2' })),
+    );
     expect(new Set(racing.map((r) => r.ledger_id)).size).to.equal(1);
     expect(await balanceOf(t)).to.equal(8);
   });
@@ -112,11 +131,15 @@ describe('credit ledger', () => {
     const receipt = await reserve(t, 'ontology.prompt.query');
     expect(await balanceOf(t)).to.equal(7);
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => inWorkspace<{ refunded: boolean }>(t, (m) => refundCredits(m, { ledgerId: receipt.ledger_id }))),
+      Array.from({ length: 5 }, () =>
+        inWorkspace<{ refunded: boolean }>(t, (m) => refundCredits(m, { ledgerId: receipt.ledger_id })),
+      ),
     );
     expect(results.filter((r) => r.refunded)).to.have.length(1);
     expect(await balanceOf(t)).to.equal(10);
-    const refunds = (await ledgerRows(t)).filter((r: { linked_event_id: string | null }) => r.linked_event_id === receipt.ledger_id);
+    const refunds = (await ledgerRows(t)).filter(
+      (r: { linked_event_id: string | null }) => r.linked_event_id === receipt.ledger_id,
+    );
     expect(refunds).to.have.length(1);
     expect(refunds[0]).to.include({ kind: 'ontology.prompt.query', amount: 3, workspace_id: t.workspace_id });
   });
@@ -132,7 +155,9 @@ describe('credit ledger', () => {
     const a = await newTenant(5);
     const b = await newTenant(5);
     const receipt = await reserve(a, 'ontology.search.hybrid');
-    const error = (await inWorkspace(b, (m) => refundCredits(m, { ledgerId: receipt.ledger_id })).catch((e: unknown) => e)) as { status: number };
+    const error = (await inWorkspace(b, (m) => refundCredits(m, { ledgerId: receipt.ledger_id })).catch(
+      (e: unknown) => e,
+    )) as { status: number };
     expect(error.status).to.equal(404);
     expect(await balanceOf(a)).to.equal(4);
   });

@@ -1,20 +1,20 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../src/platform/config';
-import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
+import { expect } from 'chai';
+import { createActivities } from '../activities';
 import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
 import { EMBEDDING_QUEUE_WORKFLOW, embeddingQueueWorkflowId } from '../src/embeddings/queue';
+import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
 import { createNodeInTransaction } from '../src/graph/node-writes';
+import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
-import * as workflows from '../workflows';
-import { createActivities } from '../activities';
 import { createWorker } from '../workers/worker';
+import * as workflows from '../workflows';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant, creditBalance } from './helpers/tenants';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 interface NodeState {
   id: string;
@@ -31,12 +31,19 @@ const nodeStates = (ids: string[]): Promise<NodeState[]> =>
   );
 
 /** Polls until every node is settled (a vector, or a recorded reason), or fails after `ms`. */
-async function settled(ids: string[], done: (node: NodeState) => boolean = (n) => n.has_embedding || n.embedding_error !== null, ms = 20_000) {
+async function settled(
+  ids: string[],
+  done: (node: NodeState) => boolean = (n) => n.has_embedding || n.embedding_error !== null,
+  ms = 20_000,
+) {
   const deadline = Date.now() + ms;
   for (;;) {
     const states = await nodeStates(ids);
     if (states.length === ids.length && states.every(done)) return states;
-    if (Date.now() > deadline) throw new Error(`nodes not settled: ${JSON.stringify(states.map((s) => [s.name, s.has_embedding, s.embedding_error]))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `nodes not settled: ${JSON.stringify(states.map((s) => [s.name, s.has_embedding, s.embedding_error]))}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -46,7 +53,6 @@ const charges = (tenantId: string) =>
     `SELECT id, amount, idempotency_key, linked_event_id FROM credit_ledger WHERE tenant_id = $1 AND kind = 'worker.embed_node' ORDER BY created_at`,
     [tenantId],
   );
-
 
 const parseVector = (text: string | null) => (text ? (JSON.parse(text) as number[]) : []);
 const closeTo = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]!) < 1e-6);
@@ -127,7 +133,9 @@ describe('asynchronous node embedding', function () {
     expect(patched.status).to.equal(200);
     const renamed = await as(t.api_key).patch(`/v1/ontology/nodes/${created.body.id}`, { name: 'Project Artemis' });
     expect(renamed.status).to.equal(200);
-    const [state] = await settled([created.body.id], (n) => closeTo(parseVector(n.embedding), localEmbedding('Project Artemis')));
+    const [state] = await settled([created.body.id], (n) =>
+      closeTo(parseVector(n.embedding), localEmbedding('Project Artemis')),
+    );
     expect(state!.has_embedding).to.equal(true);
     // One charge for the creation, one for the rename; the properties change cost nothing.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -141,7 +149,13 @@ describe('asynchronous node embedding', function () {
       `INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'topic', 'Redelivered node') RETURNING id`,
       [t.workspace_id],
     );
-    const event = { id: String(1e12 + Math.floor(Math.random() * 1e9)), workspace_id: t.workspace_id, event_type: 'node.created', aggregate_id: row.id, payload: { node_id: row.id } };
+    const event = {
+      id: String(1e12 + Math.floor(Math.random() * 1e9)),
+      workspace_id: t.workspace_id,
+      event_type: 'node.created',
+      aggregate_id: row.id,
+      payload: { node_id: row.id },
+    };
     const handler = enqueueEmbedding(getStack().runtime.temporal);
     await handler(event);
     await handler(event);

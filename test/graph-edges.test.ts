@@ -12,10 +12,22 @@ describe('graph: edges', () => {
     const a = (await as(api_key).post(NODES, { type: 'person', name: 'a' })).body;
     const b = (await as(api_key).post(NODES, { type: 'project', name: 'b' })).body;
     const created = await as(api_key).post(EDGES, {
-      type: 'WORKS_ON', source_node_id: a.id, target_node_id: b.id, properties: { since: 2020 }, reasoning: 'said so', evidence: 'line 3',
+      type: 'WORKS_ON',
+      source_node_id: a.id,
+      target_node_id: b.id,
+      properties: { since: 2020 },
+      reasoning: 'said so',
+      evidence: 'line 3',
     });
     expect(created.status).to.equal(201);
-    expect(created.body).to.include({ type: 'WORKS_ON', source_node_id: a.id, target_node_id: b.id, reasoning: 'said so', evidence: 'line 3', is_deleted: false });
+    expect(created.body).to.include({
+      type: 'WORKS_ON',
+      source_node_id: a.id,
+      target_node_id: b.id,
+      reasoning: 'said so',
+      evidence: 'line 3',
+      is_deleted: false,
+    });
     expect(created.body.properties).to.deep.equal({ since: 2020 });
 
     const after = (await as(api_key).get(`${NODES}/${a.id}`)).body;
@@ -33,23 +45,34 @@ describe('graph: edges', () => {
     const a = (await as(api_key).post(NODES, { type: 'note', name: 'a' })).body;
     const b = (await as(api_key).post(NODES, { type: 'note', name: 'b' })).body;
     const missing = '6f1c1f0e-3a55-4c55-9a2a-0f8f3c1d2e4b';
-    expect((await as(api_key).post(EDGES, { type: 'r', source_node_id: a.id, target_node_id: missing })).status).to.equal(404);
+    expect(
+      (await as(api_key).post(EDGES, { type: 'r', source_node_id: a.id, target_node_id: missing })).status,
+    ).to.equal(404);
     await as(api_key).delete(`${NODES}/${b.id}`);
-    expect((await as(api_key).post(EDGES, { type: 'r', source_node_id: a.id, target_node_id: b.id })).status).to.equal(404);
+    expect((await as(api_key).post(EDGES, { type: 'r', source_node_id: a.id, target_node_id: b.id })).status).to.equal(
+      404,
+    );
     // The failed attempts left no reference behind.
     expect((await as(api_key).get(`${NODES}/${a.id}`)).body.reference_count).to.equal(0);
-    for (const body of [{ type: 'r', source_node_id: a.id }, { type: '9bad', source_node_id: a.id, target_node_id: a.id }, { type: 'r', source_node_id: 'x', target_node_id: a.id }]) {
+    for (const body of [
+      { type: 'r', source_node_id: a.id },
+      { type: '9bad', source_node_id: a.id, target_node_id: a.id },
+      { type: 'r', source_node_id: 'x', target_node_id: a.id },
+    ]) {
       expect((await as(api_key).post(EDGES, body)).status, JSON.stringify(body)).to.equal(422);
     }
   });
 
   it('lists with source, target and type filters and soft-deletes an edge', async () => {
     const { api_key } = await newTenant();
-    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map(async (name) => (await as(api_key).post(NODES, { type: 'note', name })).body));
+    const [a, b, c] = await Promise.all(
+      ['a', 'b', 'c'].map(async (name) => (await as(api_key).post(NODES, { type: 'note', name })).body),
+    );
     const ab = (await as(api_key).post(EDGES, { type: 'knows', source_node_id: a.id, target_node_id: b.id })).body;
     const ac = (await as(api_key).post(EDGES, { type: 'cites', source_node_id: a.id, target_node_id: c.id })).body;
     const cb = (await as(api_key).post(EDGES, { type: 'knows', source_node_id: c.id, target_node_id: b.id })).body;
-    const ids = async (query: string) => (await as(api_key).get(`${EDGES}?${query}`)).body.map((e: { id: string }) => e.id);
+    const ids = async (query: string) =>
+      (await as(api_key).get(`${EDGES}?${query}`)).body.map((e: { id: string }) => e.id);
     expect(await ids(`source_node_id=${a.id}`)).to.deep.equal([ab.id, ac.id]);
     expect(await ids(`target_node_id=${b.id}`)).to.deep.equal([ab.id, cb.id]);
     expect(await ids('type=knows')).to.deep.equal([ab.id, cb.id]);
@@ -70,11 +93,16 @@ describe('graph: edges', () => {
     const first = await newTenant();
     const second = await newTenant();
     // The first user also joins the second workspace.
-    await getStack().ownerDataSource.query(`INSERT INTO memberships (workspace_id, user_id) VALUES ($1, $2)`, [second.workspace_id, first.user_id]);
+    await getStack().ownerDataSource.query(`INSERT INTO memberships (workspace_id, user_id) VALUES ($1, $2)`, [
+      second.workspace_id,
+      first.user_id,
+    ]);
     const here = (await as(first.api_key).post(NODES, { type: 'note', name: 'here' })).body;
     const there = (await as(second.api_key).post(NODES, { type: 'note', name: 'there' })).body;
     const response = await as(first.user_jwt).post(`${EDGES}?workspace_id=${first.workspace_id}`, {
-      type: 'r', source_node_id: here.id, target_node_id: there.id,
+      type: 'r',
+      source_node_id: here.id,
+      target_node_id: there.id,
     });
     expect(response.status).to.equal(400);
     expect(response.body.detail.error).to.equal('cross_workspace_edge');
@@ -87,7 +115,8 @@ describe('graph: workspace isolation', () => {
     const stranger = await newTenant();
     const node = (await as(owner.api_key).post(NODES, { type: 'secret', name: 'classified' })).body;
     const other = (await as(owner.api_key).post(NODES, { type: 'secret', name: 'other' })).body;
-    const edge = (await as(owner.api_key).post(EDGES, { type: 'r', source_node_id: node.id, target_node_id: other.id })).body;
+    const edge = (await as(owner.api_key).post(EDGES, { type: 'r', source_node_id: node.id, target_node_id: other.id }))
+      .body;
     const mine = (await as(stranger.api_key).post(NODES, { type: 'note', name: 'mine' })).body;
     const s = as(stranger.api_key);
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
+import { scheduleId } from '../src/maintenance/schedules';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
-import { scheduleId } from '../src/maintenance/schedules';
 
 const NODES = '/v1/ontology/nodes';
 const DAY = 86_400_000;
@@ -22,7 +22,9 @@ describe('graph: maintenance workflows and schedules', function () {
   it('has Temporal Schedules for the daily type-catalog recompute and the nightly importance decay', async () => {
     const { runtime, config } = getStack();
     for (const name of ['type-catalog-refresh', 'importance-decay']) {
-      const description = await runtime.temporal.client.schedule.getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name })).describe();
+      const description = await runtime.temporal.client.schedule
+        .getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name }))
+        .describe();
       expect(description.action.type).to.equal('startWorkflow');
       expect(description.spec.intervals?.[0]?.every).to.equal(DAY);
     }
@@ -34,7 +36,12 @@ describe('graph: maintenance workflows and schedules', function () {
     const a = (await client.post(NODES, { type: 'person', name: 'a', properties: { email: 'x', role: 'r' } })).body;
     await client.post(NODES, { type: 'person', name: 'b', properties: { email: 'y' } });
     const b = (await client.post(NODES, { type: 'person', name: 'c', properties: { phone: '1', email: 'z' } })).body;
-    await client.post('/v1/ontology/edges', { type: 'KNOWS', source_node_id: a.id, target_node_id: b.id, properties: { since: 1 } });
+    await client.post('/v1/ontology/edges', {
+      type: 'KNOWS',
+      source_node_id: a.id,
+      target_node_id: b.id,
+      properties: { since: 1 },
+    });
     const gone = (await client.post(NODES, { type: 'ephemeral', name: 'gone' })).body;
     await client.delete(`${NODES}/${gone.id}`);
 
@@ -49,7 +56,9 @@ describe('graph: maintenance workflows and schedules', function () {
     expect(knows).to.include({ kind: 'edge', row_count: 1 });
     expect(knows.common_property_keys).to.deep.equal(['since']);
     expect((await client.get('/v1/ontology/types/ephemeral')).status).to.equal(404);
-    const listed = (await client.get('/v1/ontology/types')).body.map((t: { kind: string; name: string }) => `${t.kind}:${t.name}`);
+    const listed = (await client.get('/v1/ontology/types')).body.map(
+      (t: { kind: string; name: string }) => `${t.kind}:${t.name}`,
+    );
     expect(listed).to.deep.equal(['node:person', 'edge:KNOWS']);
     expect((await client.get('/v1/ontology/types?kind=edge')).body).to.have.length(1);
 
@@ -77,9 +86,14 @@ describe('graph: maintenance workflows and schedules', function () {
       `UPDATE nodes SET created_at = now() - interval '10 days', last_touch_at = now() - interval '2 days', reference_count = 3 WHERE id = $1`,
       [old.id],
     );
-    await owner.query(`UPDATE nodes SET created_at = now() - interval '1000 days', last_touch_at = now() - interval '1000 days' WHERE id = $1`, [floored.id]);
+    await owner.query(
+      `UPDATE nodes SET created_at = now() - interval '1000 days', last_touch_at = now() - interval '1000 days' WHERE id = $1`,
+      [floored.id],
+    );
     await owner.query(`UPDATE nodes SET reference_count = 40 WHERE id = $1`, [capped.id]);
-    const patched = await as(two.api_key).patch('/v1/ontology/config', { importance: { min_importance: 0.25, max_importance: 0.95 } });
+    const patched = await as(two.api_key).patch('/v1/ontology/config', {
+      importance: { min_importance: 0.25, max_importance: 0.95 },
+    });
     expect(patched.status).to.equal(200);
 
     await runWorkflow('importanceDecayWorkflow');

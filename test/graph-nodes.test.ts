@@ -1,8 +1,8 @@
 import { expect } from 'chai';
+import { BASE_SALIENCE } from '../src/importance/salience';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
-import { BASE_SALIENCE } from '../src/importance/salience';
 
 const NODES = '/v1/ontology/nodes';
 
@@ -10,10 +10,22 @@ describe('graph: nodes', () => {
   describe('POST /v1/ontology/nodes', () => {
     it('creates a node (201) with type-derived salience, registers the type, and writes node.created in the outbox', async () => {
       const { api_key, workspace_id } = await newTenant();
-      const created = await as(api_key).post(NODES, { type: 'person', name: 'Ada Lovelace', properties: { email: 'ada@example.com' } });
+      const created = await as(api_key).post(NODES, {
+        type: 'person',
+        name: 'Ada Lovelace',
+        properties: { email: 'ada@example.com' },
+      });
       expect(created.status).to.equal(201);
       const node = created.body;
-      expect(node).to.include({ type: 'person', name: 'Ada Lovelace', workspace_id, reference_count: 0, is_deleted: false, has_embedding: false, connection_id: null });
+      expect(node).to.include({
+        type: 'person',
+        name: 'Ada Lovelace',
+        workspace_id,
+        reference_count: 0,
+        is_deleted: false,
+        has_embedding: false,
+        connection_id: null,
+      });
       expect(node.base_salience).to.equal(BASE_SALIENCE.person);
       expect(node.importance_score).to.equal(BASE_SALIENCE.person);
       expect(node.properties).to.deep.equal({ email: 'ada@example.com' });
@@ -26,18 +38,29 @@ describe('graph: nodes', () => {
         `SELECT event_type, payload FROM outbox WHERE workspace_id = $1 AND aggregate_id = $2`,
         [workspace_id, node.id],
       );
-      expect(outbox).to.deep.equal([{ event_type: 'node.created', payload: { node_id: node.id, type: 'person', name: 'Ada Lovelace' } }]);
+      expect(outbox).to.deep.equal([
+        { event_type: 'node.created', payload: { node_id: node.id, type: 'person', name: 'Ada Lovelace' } },
+      ]);
     });
 
     it('uses the default salience for an unknown type and honours an explicit one', async () => {
       const { api_key } = await newTenant();
       expect((await as(api_key).post(NODES, { type: 'gizmo', name: 'g' })).body.base_salience).to.equal(0.5);
-      expect((await as(api_key).post(NODES, { type: 'gizmo', name: 'h', base_salience: 0.9 })).body.importance_score).to.equal(0.9);
+      expect(
+        (await as(api_key).post(NODES, { type: 'gizmo', name: 'h', base_salience: 0.9 })).body.importance_score,
+      ).to.equal(0.9);
     });
 
     it('rejects bad bodies with 422', async () => {
       const { api_key } = await newTenant();
-      for (const body of [{}, { type: 'person' }, { type: 'Person', name: 'x' }, { type: 'x'.repeat(81), name: 'x' }, { type: 'p', name: '' }, { type: 'p', name: 'x', base_salience: 2 }]) {
+      for (const body of [
+        {},
+        { type: 'person' },
+        { type: 'Person', name: 'x' },
+        { type: 'x'.repeat(81), name: 'x' },
+        { type: 'p', name: '' },
+        { type: 'p', name: 'x', base_salience: 2 },
+      ]) {
         const response = await as(api_key).post(NODES, body);
         expect(response.status, JSON.stringify(body)).to.equal(422);
         expect(response.body.detail[0]).to.have.all.keys('loc', 'msg', 'type');
@@ -58,8 +81,13 @@ describe('graph: nodes', () => {
       expect(got.body).to.deep.include({ id: node.id, name: 'n1', type: 'note', created_at: node.created_at });
       // The embedding workflow may also write one; either way the vector appears once it is there.
       const vector = Array.from({ length: 512 }, (_, i) => (i === 0 ? 1 : 0));
-      await getStack().ownerDataSource.query(`UPDATE nodes SET embedding = $2 WHERE id = $1 AND embedding IS NULL`, [node.id, `[${vector.join(',')}]`]);
-      const withEmbedding = await as(api_key).get(`${NODES}/${node.id}?include_embedding=true&workspace_id=${workspace_id}`);
+      await getStack().ownerDataSource.query(`UPDATE nodes SET embedding = $2 WHERE id = $1 AND embedding IS NULL`, [
+        node.id,
+        `[${vector.join(',')}]`,
+      ]);
+      const withEmbedding = await as(api_key).get(
+        `${NODES}/${node.id}?include_embedding=true&workspace_id=${workspace_id}`,
+      );
       expect(withEmbedding.body.has_embedding).to.equal(true);
       expect(withEmbedding.body.embedding).to.have.length(512);
       expect(withEmbedding.body.embedding.every((x: unknown) => typeof x === 'number')).to.equal(true);
@@ -72,11 +100,17 @@ describe('graph: nodes', () => {
       const { api_key } = await newTenant();
       const connection = '11111111-2222-4333-8444-555555555555';
       const made: string[] = [];
-      for (let i = 0; i < 5; i++) made.push((await as(api_key).post(NODES, { type: 'task', name: `t${i}`, connection_id: i < 2 ? connection : null })).body.id);
+      for (let i = 0; i < 5; i++)
+        made.push(
+          (await as(api_key).post(NODES, { type: 'task', name: `t${i}`, connection_id: i < 2 ? connection : null }))
+            .body.id,
+        );
       await as(api_key).post(NODES, { type: 'note', name: 'other' });
       const all = await as(api_key).get(`${NODES}?type=task`);
       expect(all.body.map((n: { id: string }) => n.id)).to.deep.equal(made);
-      expect((await as(api_key).get(`${NODES}?type=task&limit=2&offset=1`)).body.map((n: { id: string }) => n.id)).to.deep.equal(made.slice(1, 3));
+      expect(
+        (await as(api_key).get(`${NODES}?type=task&limit=2&offset=1`)).body.map((n: { id: string }) => n.id),
+      ).to.deep.equal(made.slice(1, 3));
       expect((await as(api_key).get(`${NODES}?connection_id=${connection}`)).body).to.have.length(2);
       expect((await as(api_key).get(NODES)).body).to.have.length(6);
     });
@@ -84,7 +118,15 @@ describe('graph: nodes', () => {
     it('validates the list limits (422): limit 1..10000, offset >= 0, type pattern and length', async () => {
       const { api_key } = await newTenant();
       expect((await as(api_key).get(`${NODES}?limit=10000`)).status).to.equal(200);
-      for (const query of ['limit=10001', 'limit=0', 'offset=-1', 'type=Bad', `type=${'a'.repeat(81)}`, 'connection_id=x', 'limit=abc']) {
+      for (const query of [
+        'limit=10001',
+        'limit=0',
+        'offset=-1',
+        'type=Bad',
+        `type=${'a'.repeat(81)}`,
+        'connection_id=x',
+        'limit=abc',
+      ]) {
         const response = await as(api_key).get(`${NODES}?${query}`);
         expect(response.status, query).to.equal(422);
         expect(response.body.detail[0].loc[0]).to.equal('query');
@@ -119,7 +161,9 @@ describe('graph: nodes', () => {
       const node = (await as(api_key).post(NODES, { type: 'note', name: 'x' })).body;
       expect((await as(api_key).patch(`${NODES}/${node.id}`, {})).status).to.equal(422);
       expect((await as(api_key).patch(`${NODES}/${node.id}`, { colour: 'red' })).status).to.equal(422);
-      expect((await as(api_key).patch(`${NODES}/6f1c1f0e-3a55-4c55-9a2a-0f8f3c1d2e4b`, { name: 'y' })).status).to.equal(404);
+      expect((await as(api_key).patch(`${NODES}/6f1c1f0e-3a55-4c55-9a2a-0f8f3c1d2e4b`, { name: 'y' })).status).to.equal(
+        404,
+      );
     });
   });
 
@@ -128,7 +172,9 @@ describe('graph: nodes', () => {
       const { api_key } = await newTenant();
       const a = (await as(api_key).post(NODES, { type: 'note', name: 'a' })).body;
       const b = (await as(api_key).post(NODES, { type: 'note', name: 'b' })).body;
-      const edge = (await as(api_key).post('/v1/ontology/edges', { type: 'links', source_node_id: a.id, target_node_id: b.id })).body;
+      const edge = (
+        await as(api_key).post('/v1/ontology/edges', { type: 'links', source_node_id: a.id, target_node_id: b.id })
+      ).body;
       const deleted = await as(api_key).delete(`${NODES}/${a.id}`);
       expect(deleted.status).to.equal(200);
       expect(deleted.body).to.include({ id: a.id, is_deleted: true });
@@ -146,7 +192,8 @@ describe('graph: nodes', () => {
       const edges = '/v1/ontology/edges';
       await as(api_key).post(edges, { type: 'r', source_node_id: t1.id, target_node_id: t2.id });
       await as(api_key).post(edges, { type: 'r', source_node_id: keep.id, target_node_id: t1.id });
-      const survivor = (await as(api_key).post(edges, { type: 'r', source_node_id: keep.id, target_node_id: keep.id })).body;
+      const survivor = (await as(api_key).post(edges, { type: 'r', source_node_id: keep.id, target_node_id: keep.id }))
+        .body;
 
       expect((await as(api_key).delete(NODES)).status).to.equal(400);
       expect((await as(api_key).delete(`${NODES}?type=`)).status).to.equal(400);
@@ -158,14 +205,19 @@ describe('graph: nodes', () => {
       expect(result.body).to.deep.equal({ type: 'tmp', nodes_deleted: 2, edges_deleted: 2 });
       expect((await as(api_key).get(`${NODES}?type=tmp`)).body).to.deep.equal([]);
       expect((await as(api_key).get(edges)).body.map((e: { id: string }) => e.id)).to.deep.equal([survivor.id]);
-      expect((await as(api_key).delete(`${NODES}?type=tmp`)).body).to.deep.equal({ type: 'tmp', nodes_deleted: 0, edges_deleted: 0 });
+      expect((await as(api_key).delete(`${NODES}?type=tmp`)).body).to.deep.equal({
+        type: 'tmp',
+        nodes_deleted: 0,
+        edges_deleted: 0,
+      });
     });
   });
 
   describe('GET /v1/ontology/nodes/typeahead', () => {
     it('matches substrings case-insensitively: exact matches first, then by importance', async () => {
       const { api_key } = await newTenant();
-      const post = (type: string, name: string, base_salience: number) => as(api_key).post(NODES, { type, name, base_salience });
+      const post = (type: string, name: string, base_salience: number) =>
+        as(api_key).post(NODES, { type, name, base_salience });
       const low = (await post('project', 'Weft graph', 0.2)).body;
       const high = (await post('project', 'The WEFT service', 0.9)).body;
       const exact = (await post('project', 'weft', 0.1)).body;
@@ -187,7 +239,10 @@ describe('graph: nodes', () => {
       const { api_key, tenant_id } = await newTenant(5);
       await as(api_key).post(NODES, { type: 'note', name: 'abc' });
       expect((await as(api_key).get('/v1/ontology/nodes/typeahead?q=abc&limit=50')).status).to.equal(200);
-      const [{ credit_balance }] = await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenant_id]);
+      const [{ credit_balance }] = await getStack().ownerDataSource.query(
+        `SELECT credit_balance FROM tenants WHERE id = $1`,
+        [tenant_id],
+      );
       expect(Number(credit_balance)).to.equal(5);
       for (const query of ['limit=0', 'limit=51', `q=${'a'.repeat(201)}`, 'type=NotValid']) {
         expect((await as(api_key).get(`/v1/ontology/nodes/typeahead?${query}`)).status, query).to.equal(422);
@@ -200,9 +255,17 @@ describe('graph: nodes', () => {
     const document = await request('GET', '/v1/openapi.json');
     expect(document.status).to.equal(200);
     expect(Object.keys(document.body.paths)).to.include.members([
-      '/v1/ontology/nodes', '/v1/ontology/nodes/typeahead', '/v1/ontology/nodes/{node_id}', '/v1/ontology/edges',
-      '/v1/ontology/edges/{edge_id}', '/v1/ontology/types', '/v1/ontology/types/{name}', '/v1/ontology/graph_overview',
-      '/v1/ontology/graph_stats', '/v1/ontology/graph_neighborhood', '/v1/ontology/family_tree',
+      '/v1/ontology/nodes',
+      '/v1/ontology/nodes/typeahead',
+      '/v1/ontology/nodes/{node_id}',
+      '/v1/ontology/edges',
+      '/v1/ontology/edges/{edge_id}',
+      '/v1/ontology/types',
+      '/v1/ontology/types/{name}',
+      '/v1/ontology/graph_overview',
+      '/v1/ontology/graph_stats',
+      '/v1/ontology/graph_neighborhood',
+      '/v1/ontology/family_tree',
     ]);
   });
 });

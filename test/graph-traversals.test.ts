@@ -24,7 +24,7 @@ describe('graph: traversals', () => {
   // unconnected node: the hop bounds, both directions and the edges-in-set rule are all visible.
   let client: Client;
   let c: string, a1: string, a2: string, a3: string, a4: string, b1: string, lone: string;
-  let e1: string, e2: string, e3: string, e4: string, eb: string, chord: string;
+  let e1: string, e2: string, e3: string, eb: string, chord: string;
   before(async () => {
     client = as((await newTenant()).api_key);
     c = await node(client, 'person', 'Centre Person');
@@ -37,7 +37,7 @@ describe('graph: traversals', () => {
     e1 = await edge(client, c, a1);
     e2 = await edge(client, a2, a1);
     e3 = await edge(client, a2, a3);
-    e4 = await edge(client, a4, a3);
+    await edge(client, a4, a3);
     eb = await edge(client, b1, c, 'KNOWS');
     chord = await edge(client, b1, a1);
   });
@@ -89,15 +89,28 @@ describe('graph: traversals', () => {
 
     it('validates its query (422) and 404s an unknown or deleted centre', async () => {
       for (const query of [
-        '', `node_id=${c}&q=x`, `node_id=${c}&hops=0`, `node_id=${c}&hops=4`, `node_id=${c}&node_limit=9`, `node_id=${c}&node_limit=2001`,
-        `node_id=${c}&edge_limit=9`, `node_id=${c}&edge_limit=5001`, `q=${'a'.repeat(201)}`, 'node_id=nope',
+        '',
+        `node_id=${c}&q=x`,
+        `node_id=${c}&hops=0`,
+        `node_id=${c}&hops=4`,
+        `node_id=${c}&node_limit=9`,
+        `node_id=${c}&node_limit=2001`,
+        `node_id=${c}&edge_limit=9`,
+        `node_id=${c}&edge_limit=5001`,
+        `q=${'a'.repeat(201)}`,
+        'node_id=nope',
       ]) {
         const response = await client.get(`/v1/ontology/graph_neighborhood?${query}`);
         expect(response.status, query).to.equal(422);
         expect(response.body.detail[0].loc[0]).to.equal('query');
       }
-      expect((await client.get(`/v1/ontology/graph_neighborhood?node_id=${c}&hops=3&node_limit=2000&edge_limit=5000`)).status).to.equal(200);
-      expect((await client.get('/v1/ontology/graph_neighborhood?node_id=6f1c1f0e-3a55-4c55-9a2a-0f8f3c1d2e4b')).status).to.equal(404);
+      expect(
+        (await client.get(`/v1/ontology/graph_neighborhood?node_id=${c}&hops=3&node_limit=2000&edge_limit=5000`))
+          .status,
+      ).to.equal(200);
+      expect(
+        (await client.get('/v1/ontology/graph_neighborhood?node_id=6f1c1f0e-3a55-4c55-9a2a-0f8f3c1d2e4b')).status,
+      ).to.equal(404);
     });
   });
 
@@ -120,10 +133,20 @@ describe('graph: traversals', () => {
       const xy = await edge(own, x, y);
       await own.delete(`${EDGES}/${xy}`);
       expect(ids((await own.get(`/v1/ontology/family_tree?node_id=${x}`)).body.nodes)).to.deep.equal([x]);
-      for (const query of ['', `node_id=${x}&degrees=0`, `node_id=${x}&degrees=6`, `node_id=${x}&node_limit=9`, `node_id=${x}&node_limit=5001`, `node_id=${x}&edge_limit=9`, `node_id=${x}&edge_limit=10001`]) {
+      for (const query of [
+        '',
+        `node_id=${x}&degrees=0`,
+        `node_id=${x}&degrees=6`,
+        `node_id=${x}&node_limit=9`,
+        `node_id=${x}&node_limit=5001`,
+        `node_id=${x}&edge_limit=9`,
+        `node_id=${x}&edge_limit=10001`,
+      ]) {
         expect((await own.get(`/v1/ontology/family_tree?${query}`)).status, query).to.equal(422);
       }
-      expect((await own.get(`/v1/ontology/family_tree?node_id=${x}&degrees=5&node_limit=5000&edge_limit=10000`)).status).to.equal(200);
+      expect(
+        (await own.get(`/v1/ontology/family_tree?node_id=${x}&degrees=5&node_limit=5000&edge_limit=10000`)).status,
+      ).to.equal(200);
     });
   });
 
@@ -134,12 +157,23 @@ describe('graph: traversals', () => {
       const stats = response.body;
       expect(stats.totals).to.deep.equal({ nodes: 7, edges: 6, node_types: 4, edge_types: 2 });
       expect(stats.nodes_by_type).to.deep.equal([
-        { type: 'project', count: 3 }, { type: 'person', count: 2 }, { type: 'document', count: 1 }, { type: 'note', count: 1 },
+        { type: 'project', count: 3 },
+        { type: 'person', count: 2 },
+        { type: 'document', count: 1 },
+        { type: 'note', count: 1 },
       ]);
-      expect(stats.edges_by_type).to.deep.equal([{ type: 'r', count: 5 }, { type: 'KNOWS', count: 1 }]);
+      expect(stats.edges_by_type).to.deep.equal([
+        { type: 'r', count: 5 },
+        { type: 'KNOWS', count: 1 },
+      ]);
       expect(stats.by_connection).to.deep.equal([{ connection_id: '_manual', nodes: 7, edges: 6 }]);
-      expect(stats.top_hubs.map((h: { id: string; degree: number }) => [h.id, h.degree])).to.deep.equal([[a1, 3], ...(
-        [c, a2, a3, b1].sort().slice(0, 1).map((id) => [id, 2]))]);
+      expect(stats.top_hubs.map((h: { id: string; degree: number }) => [h.id, h.degree])).to.deep.equal([
+        [a1, 3],
+        ...[c, a2, a3, b1]
+          .sort()
+          .slice(0, 1)
+          .map((id) => [id, 2]),
+      ]);
       expect(stats.degree_distribution).to.deep.equal([
         { min_degree: 0, max_degree: 0, nodes: 1 },
         { min_degree: 1, max_degree: 1, nodes: 1 },
@@ -161,9 +195,13 @@ describe('graph: traversals', () => {
       await own.delete(`${NODES}/${y}`);
       const stats = (await own.get('/v1/ontology/graph_stats')).body;
       expect(stats.totals).to.deep.include({ nodes: 2, edges: 1 });
-      expect(stats.by_connection).to.deep.equal([{ connection_id: '_manual', nodes: 1, edges: 1 }, { connection_id: connection, nodes: 1, edges: 0 }]);
+      expect(stats.by_connection).to.deep.equal([
+        { connection_id: '_manual', nodes: 1, edges: 1 },
+        { connection_id: connection, nodes: 1, edges: 0 },
+      ]);
       expect(stats.connectivity).to.deep.include({ components: 1, largest_component: 2, isolated_nodes: 0 });
-      for (const query of ['top_hubs_limit=0', 'top_hubs_limit=51']) expect((await own.get(`/v1/ontology/graph_stats?${query}`)).status).to.equal(422);
+      for (const query of ['top_hubs_limit=0', 'top_hubs_limit=51'])
+        expect((await own.get(`/v1/ontology/graph_stats?${query}`)).status).to.equal(422);
       expect((await own.get('/v1/ontology/graph_stats?top_hubs_limit=50')).status).to.equal(200);
       const empty = (await as((await newTenant()).api_key).get('/v1/ontology/graph_stats')).body;
       expect(empty.totals).to.deep.equal({ nodes: 0, edges: 0, node_types: 0, edge_types: 0 });
@@ -200,7 +238,12 @@ describe('graph: traversals', () => {
       expect(overview.clusters).to.have.length(10);
       expect(overview.clusters).to.deep.include({ id: 'kind_00', type: 'kind_00', path: null, node_count: 2 });
       // 12 types: the 9 biggest stay, the other 3 (one node each) fold into _other.
-      expect(overview.clusters.find((cl: { id: string }) => cl.id === '_other')).to.deep.equal({ id: '_other', type: null, path: null, node_count: 3 });
+      expect(overview.clusters.find((cl: { id: string }) => cl.id === '_other')).to.deep.equal({
+        id: '_other',
+        type: null,
+        path: null,
+        node_count: 3,
+      });
       expect(overview.truncated).to.equal(true);
       for (const query of ['max_supernodes=9', 'max_supernodes=2001', 'group_by=name']) {
         expect((await own.get(`/v1/ontology/graph_overview?${query}`)).status, query).to.equal(422);

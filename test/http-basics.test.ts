@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { request, as } from './helpers/http';
+import { as, request } from './helpers/http';
 import { newTenant } from './helpers/tenants';
 
 describe('HTTP basics', () => {

@@ -1,5 +1,5 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
 import { createAppDataSource } from '../src/platform/db/data-source';
 import { createScopedRead, createUnitOfWork } from '../src/platform/db/unit-of-work';
@@ -27,17 +27,34 @@ async function workspaceTables(): Promise<string[]> {
   return rows.map((row) => row.table_name);
 }
 
-const SEEDED = ['nodes', 'edges', 'type_catalog', 'credit_ledger', 'prompt_runs', 'outbox', 'events', 'workspace_settings', 'api_keys', 'api_key_daily_usage', 'memberships'];
+const SEEDED = [
+  'nodes',
+  'edges',
+  'type_catalog',
+  'credit_ledger',
+  'prompt_runs',
+  'outbox',
+  'events',
+  'workspace_settings',
+  'api_keys',
+  'api_key_daily_usage',
+  'memberships',
+];
 
 /** One row in every workspace table of the foundation for the given workspace, written through the owner connection. */
 async function seedWorkspace(workspaceId: string, tenantId: string, userId: string) {
   const owner = getStack().ownerDataSource;
-  const [node] = await owner.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'secret', $2) RETURNING id`, [workspaceId, `Secret of ${workspaceId}`]);
+  const [node] = await owner.query(
+    `INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'secret', $2) RETURNING id`,
+    [workspaceId, `Secret of ${workspaceId}`],
+  );
   await owner.query(
     `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id) VALUES ($1, 'self', $2, $2)`,
     [workspaceId, node.id],
   );
-  await owner.query(`INSERT INTO type_catalog (workspace_id, kind, name, row_count) VALUES ($1, 'node', 'secret', 1)`, [workspaceId]);
+  await owner.query(`INSERT INTO type_catalog (workspace_id, kind, name, row_count) VALUES ($1, 'node', 'secret', 1)`, [
+    workspaceId,
+  ]);
   const [reservation] = await owner.query(
     `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, $2, 'ontology.search.hybrid', -1) RETURNING id`,
     [tenantId, workspaceId],
@@ -47,7 +64,10 @@ async function seedWorkspace(workspaceId: string, tenantId: string, userId: stri
      VALUES ($1, $2, 'markdown_text', repeat('a', 64), 'query', 'ok', $3)`,
     [workspaceId, randomUUID(), reservation.id],
   );
-  await owner.query(`INSERT INTO outbox (workspace_id, event_type, aggregate_id, dispatched_at) VALUES ($1, 'test.seed', $2, now())`, [workspaceId, node.id]);
+  await owner.query(
+    `INSERT INTO outbox (workspace_id, event_type, aggregate_id, dispatched_at) VALUES ($1, 'test.seed', $2, now())`,
+    [workspaceId, node.id],
+  );
   await owner.query(`INSERT INTO events (workspace_id, event_type) VALUES ($1, 'test.seed')`, [workspaceId]);
   await owner.query(`INSERT INTO workspace_settings (workspace_id) VALUES ($1) ON CONFLICT DO NOTHING`, [workspaceId]);
   const [key] = await owner.query(`SELECT id FROM api_keys WHERE user_id = $1 LIMIT 1`, [userId]);
@@ -106,11 +126,15 @@ describe('workspace isolation in the database (RLS)', () => {
   it("workspace A's session never sees B's rows, even with SELECT *", async () => {
     const { uow } = getStack().runtime;
     for (const table of tables) {
-      const rows: { workspace_id: string | null }[] = await uow({ workspaceId: a.workspace_id, userId: a.user_id }, (m) =>
-        m.query(`SELECT * FROM ${table}`),
+      const rows: { workspace_id: string | null }[] = await uow(
+        { workspaceId: a.workspace_id, userId: a.user_id },
+        (m) => m.query(`SELECT * FROM ${table}`),
       );
       if (SEEDED.includes(table)) expect(rows.length, `${table} shows A its own rows`).to.be.greaterThan(0);
-      expect(rows.filter((row) => row.workspace_id === b.workspace_id), table).to.have.length(0);
+      expect(
+        rows.filter((row) => row.workspace_id === b.workspace_id),
+        table,
+      ).to.have.length(0);
     }
   });
 
@@ -119,14 +143,20 @@ describe('workspace isolation in the database (RLS)', () => {
     const scope = { workspaceId: a.workspace_id, userId: a.user_id };
     let error: unknown;
     try {
-      await uow(scope, (m) => m.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'x', 'planted')`, [b.workspace_id]));
+      await uow(scope, (m) =>
+        m.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'x', 'planted')`, [b.workspace_id]),
+      );
     } catch (caught) {
       error = caught;
     }
     expect(String(error)).to.match(/row-level security/);
-    const [, updated] = await uow(scope, (m) => m.query(`UPDATE nodes SET name = 'hijacked' WHERE workspace_id = $1`, [b.workspace_id]));
+    const [, updated] = await uow(scope, (m) =>
+      m.query(`UPDATE nodes SET name = 'hijacked' WHERE workspace_id = $1`, [b.workspace_id]),
+    );
     expect(updated).to.equal(0);
-    const [, deleted] = await uow(scope, (m) => m.query(`DELETE FROM events WHERE workspace_id = $1`, [b.workspace_id]));
+    const [, deleted] = await uow(scope, (m) =>
+      m.query(`DELETE FROM events WHERE workspace_id = $1`, [b.workspace_id]),
+    );
     expect(deleted).to.equal(0);
     const [{ count }] = await getStack().ownerDataSource.query(
       `SELECT count(*)::int AS count FROM nodes WHERE workspace_id = $1 AND name = 'hijacked'`,
@@ -141,7 +171,9 @@ describe('workspace isolation in the database (RLS)', () => {
       const uow = createUnitOfWork(single);
       const inside = await uow({ workspaceId: a.workspace_id }, (m) => m.query(`SELECT count(*)::int AS n FROM nodes`));
       expect(inside[0].n).to.be.greaterThan(0);
-      const after = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
+      const after = await single.query(
+        `SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`,
+      );
       expect(after[0]).to.deep.equal({ setting: '', n: 0 });
     });
   });
@@ -161,19 +193,28 @@ describe('workspace isolation in the database (RLS)', () => {
   it('a one-statement scoped read sees only its workspace and leaves no setting behind', async () => {
     await onOneConnection(async (single) => {
       const read = createScopedRead(single);
-      const rows = await read<{ workspace_id: string }>({ workspaceId: a.workspace_id }, `SELECT workspace_id FROM nodes`);
+      const rows = await read<{ workspace_id: string }>(
+        { workspaceId: a.workspace_id },
+        `SELECT workspace_id FROM nodes`,
+      );
       expect(rows.length).to.be.greaterThan(0);
       expect(rows.every((row) => row.workspace_id === a.workspace_id)).to.equal(true);
-      const asked = await read({ workspaceId: a.workspace_id }, `SELECT id FROM nodes WHERE workspace_id = $1::uuid`, [b.workspace_id]);
+      const asked = await read({ workspaceId: a.workspace_id }, `SELECT id FROM nodes WHERE workspace_id = $1::uuid`, [
+        b.workspace_id,
+      ]);
       expect(asked).to.deep.equal([]);
-      const [after] = await single.query(`SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`);
+      const [after] = await single.query(
+        `SELECT current_setting('app.workspace_id', true) AS setting, (SELECT count(*)::int FROM nodes) AS n`,
+      );
       expect(after).to.deep.equal({ setting: '', n: 0 });
     });
   });
 
   it("one user's credentials are invisible to another user, whatever the workspace", async () => {
     const { uow } = getStack().runtime;
-    const keys: { user_id: string }[] = await uow({ workspaceId: b.workspace_id, userId: a.user_id }, (m) => m.query(`SELECT * FROM api_keys`));
+    const keys: { user_id: string }[] = await uow({ workspaceId: b.workspace_id, userId: a.user_id }, (m) =>
+      m.query(`SELECT * FROM api_keys`),
+    );
     expect(keys.length).to.be.greaterThan(0);
     expect(keys.every((key) => key.user_id === a.user_id)).to.equal(true);
   });

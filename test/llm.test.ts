@@ -7,13 +7,20 @@ import { createLocalEmbeddingProvider, localEmbedding } from '../src/platform/ll
 import { createOpenAIClient } from '../src/platform/llm/openai-client';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
 import { openAIStructuredOutput } from '../src/platform/llm/structured-output';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
+import type { FakeOpenAI } from './helpers/fake-openai';
+import { startFakeOpenAI } from './helpers/fake-openai';
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 const norm = (a: number[]) => Math.sqrt(cosine(a, a));
 
 const openAIConfig = (baseUrl: string, overrides: Record<string, string> = {}) =>
-  loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: baseUrl, OPENAI_MAX_RETRIES: '0', OPENAI_TIMEOUT_MS: '2000', ...overrides });
+  loadConfig({
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: baseUrl,
+    OPENAI_MAX_RETRIES: '0',
+    OPENAI_TIMEOUT_MS: '2000',
+    ...overrides,
+  });
 
 async function upstreamFailure(promise: Promise<unknown>): Promise<UpstreamError> {
   const error = await promise.then(
@@ -60,7 +67,9 @@ describe('OpenAI provider against a fake OpenAI-compatible server', () => {
   });
 
   it('embeds through the real client with dimensions 512 and the configured model', async () => {
-    const provider = createOpenAIEmbeddingProvider(openAIConfig(fake.baseUrl, { OPENAI_EMBEDDING_MODEL: 'embed-test' }));
+    const provider = createOpenAIEmbeddingProvider(
+      openAIConfig(fake.baseUrl, { OPENAI_EMBEDDING_MODEL: 'embed-test' }),
+    );
     const vectors = await provider.embed(['first text', 'second text']);
     expect(vectors).to.have.length(2);
     for (const vector of vectors) {
@@ -113,7 +122,10 @@ describe('OpenAI provider against a fake OpenAI-compatible server', () => {
       fake.chatReplies.push(JSON.stringify({ intent: 'query', confidence: 0.9 }));
       const client = createOpenAIClient(openAIConfig(fake.baseUrl));
       const answer = await openAIStructuredOutput(client, {
-        model: 'chat-test', name: 'intent', schema: Intent, messages: [{ role: 'user', content: 'who is alice?' }],
+        model: 'chat-test',
+        name: 'intent',
+        schema: Intent,
+        messages: [{ role: 'user', content: 'who is alice?' }],
       });
       expect(answer).to.deep.equal({ intent: 'query', confidence: 0.9 });
       const sent = fake.requests[0]!.body;
@@ -126,7 +138,12 @@ describe('OpenAI provider against a fake OpenAI-compatible server', () => {
     it('turns an answer that does not match the schema into a 502', async () => {
       fake.chatReplies.push(JSON.stringify({ intent: 'dance' }), 'not json');
       const client = createOpenAIClient(openAIConfig(fake.baseUrl));
-      const request = { model: 'm', name: 'intent', schema: Intent, messages: [{ role: 'user' as const, content: 'x' }] };
+      const request = {
+        model: 'm',
+        name: 'intent',
+        schema: Intent,
+        messages: [{ role: 'user' as const, content: 'x' }],
+      };
       expect((await upstreamFailure(openAIStructuredOutput(client, request))).reason).to.equal('invalid_response');
       expect((await upstreamFailure(openAIStructuredOutput(client, request))).reason).to.equal('invalid_response');
     });

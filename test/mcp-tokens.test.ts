@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { as } from './helpers/http';
-import { newMember, newTenant } from './helpers/tenants';
 import { getStack } from './helpers/stack';
+import { newMember, newTenant } from './helpers/tenants';
 
 describe('MCP tokens (4.3)', () => {
   it('mints an MCP-audience JWT that authenticates as its user in that workspace', async () => {
@@ -33,8 +33,12 @@ describe('MCP tokens (4.3)', () => {
     const { user_jwt } = await newTenant();
     const other = await newTenant();
     expect((await as(user_jwt).post('/v1/mcp/token', { workspace_id: other.workspace_id })).status).to.equal(404);
-    expect((await as(user_jwt).post('/v1/mcp/token', { workspace_id: '00000000-0000-4000-8000-000000000000' })).status).to.equal(404);
-    expect((await as(user_jwt).post(`/v1/workspaces/${other.workspace_id}/mcp-tokens`, { name: 'x' })).status).to.equal(404);
+    expect(
+      (await as(user_jwt).post('/v1/mcp/token', { workspace_id: '00000000-0000-4000-8000-000000000000' })).status,
+    ).to.equal(404);
+    expect((await as(user_jwt).post(`/v1/workspaces/${other.workspace_id}/mcp-tokens`, { name: 'x' })).status).to.equal(
+      404,
+    );
     expect((await as(user_jwt).get(`/v1/workspaces/${other.workspace_id}/mcp-tokens`)).status).to.equal(404);
   });
 
@@ -50,7 +54,11 @@ describe('MCP tokens (4.3)', () => {
     const { user_jwt, workspace_id } = await newTenant();
     const colleague = await newMember(workspace_id);
     const statuses = await Promise.all(
-      Array.from({ length: 61 }, () => as(user_jwt).post('/v1/mcp/token', { workspace_id }).then((r) => r.status)),
+      Array.from({ length: 61 }, () =>
+        as(user_jwt)
+          .post('/v1/mcp/token', { workspace_id })
+          .then((r) => r.status),
+      ),
     );
     expect(statuses.filter((status) => status === 201)).to.have.length(60);
     const limited = await as(user_jwt).post('/v1/mcp/token', { workspace_id });
@@ -69,7 +77,10 @@ describe('MCP tokens (4.3)', () => {
     expect(first.body).to.include({ name: 'claude', kind: 'mcp_token', workspace_id: owner.workspace_id });
     expect(first.body.token).to.be.a('string');
     const second = await as(owner.user_jwt).post(base, { name: 'cursor' });
-    await getStack().ownerDataSource.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [first.body.id]);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`,
+      [first.body.id],
+    );
     await as(colleague.user_jwt).post(base, { name: 'theirs' });
 
     const listed = await as(owner.user_jwt).get(base);
@@ -93,7 +104,9 @@ describe('MCP tokens (4.3)', () => {
     const key = await as(owner.user_jwt).post('/v1/auth/me/api-keys', { name: 'k', scopes: [] });
     expect((await as(owner.user_jwt).delete(`${base}/${key.body.id}`)).status).to.equal(404);
     // The right token under another workspace's path is not found either.
-    expect((await as(other.user_jwt).delete(`/v1/workspaces/${other.workspace_id}/mcp-tokens/${created.body.id}`)).status).to.equal(404);
+    expect(
+      (await as(other.user_jwt).delete(`/v1/workspaces/${other.workspace_id}/mcp-tokens/${created.body.id}`)).status,
+    ).to.equal(404);
 
     const revoked = await as(owner.user_jwt).delete(`${base}/${created.body.id}`);
     expect(revoked.status).to.equal(204);

@@ -1,10 +1,10 @@
-import { expect } from 'chai';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { expect } from 'chai';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
+import type { BootstrapResult } from '../src/tenancy/service';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
-import type { BootstrapResult } from '../src/tenancy/service';
 
 // ---- helpers ------------------------------------------------------------------------------------
 
@@ -24,7 +24,9 @@ const temporal = () => getStack().runtime.temporal.client;
 const owner = () => getStack().ownerDataSource;
 
 /** Waits for `resolve-<node_id>` to exist (the outbox starts it after the commit), then for its result. */
-async function resolved(nodeId: string): Promise<{ status: string; pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
+async function resolved(
+  nodeId: string,
+): Promise<{ status: string; pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
   const handle = temporal().workflow.getHandle(`resolve-${nodeId}`);
   await eventually(async () => {
     try {
@@ -45,14 +47,23 @@ async function createNode(t: BootstrapResult, type: string, name: string, proper
 }
 
 /** A person node whose resolver pass has finished. */
-async function createPerson(t: BootstrapResult, name: string, properties: Record<string, unknown> = {}, type = 'person') {
+async function createPerson(
+  t: BootstrapResult,
+  name: string,
+  properties: Record<string, unknown> = {},
+  type = 'person',
+) {
   const node = await createNode(t, type, name, properties);
   const result = await resolved(node.id);
   return { ...node, result };
 }
 
 async function createEdge(t: BootstrapResult, type: string, source: string, target: string) {
-  const response = await as(t.api_key).post('/v1/ontology/edges', { type, source_node_id: source, target_node_id: target });
+  const response = await as(t.api_key).post('/v1/ontology/edges', {
+    type,
+    source_node_id: source,
+    target_node_id: target,
+  });
   expect(response.status, response.text).to.equal(201);
   return response.body as { id: string };
 }
@@ -90,7 +101,10 @@ describe('person resolution and the merge queue', function () {
       const [candidate, ...rest] = await pending(t);
       expect(rest).to.deep.equal([]);
       expect(candidate).to.include({
-        status: 'pending', confidence_score: 1, survivor_node_id: ada.id, duplicate_node_id: twin.id,
+        status: 'pending',
+        confidence_score: 1,
+        survivor_node_id: ada.id,
+        duplicate_node_id: twin.id,
       });
       expect(candidate.match_reasons).to.deep.equal(['email_match', 'normalized_name_match']);
       expect(candidate.created_at).to.be.a('string');
@@ -112,7 +126,11 @@ describe('person resolution and the merge queue', function () {
       const first = await createPerson(t, 'José Núñez-García', { email: 'jose@a.example' });
       const second = await createPerson(t, 'jose nunez garcia', { email: 'jn@b.example' });
       const [candidate] = await pending(t);
-      expect(candidate).to.include({ confidence_score: 0.75, survivor_node_id: first.id, duplicate_node_id: second.id });
+      expect(candidate).to.include({
+        confidence_score: 0.75,
+        survivor_node_id: first.id,
+        duplicate_node_id: second.id,
+      });
       expect(candidate.match_reasons).to.deep.equal(['normalized_name_match']);
     });
 
@@ -139,7 +157,9 @@ describe('person resolution and the merge queue', function () {
 
     it('honours person_resolver_enabled = false', async () => {
       const t = await newTenant();
-      expect((await as(t.api_key).patch('/v1/ontology/config', { resolver: { person_resolver_enabled: false } })).status).to.equal(200);
+      expect(
+        (await as(t.api_key).patch('/v1/ontology/config', { resolver: { person_resolver_enabled: false } })).status,
+      ).to.equal(200);
       await createPerson(t, 'Linus Torvalds', { email: 'linus@example.org' });
       const again = await createPerson(t, 'Linus Torvalds', { email: 'linus@example.org' });
       expect(again.result.status).to.equal('disabled');
@@ -155,23 +175,45 @@ describe('person resolution and the merge queue', function () {
     const c = await createPerson(t, 'sam  carter');
     const list = await pending(t);
     expect(list).to.have.length(3);
-    expect(list.map(pairOf)).to.have.members([[a.id, b.id], [a.id, c.id], [b.id, c.id]].map((p) => p.sort().join('|')));
+    expect(list.map(pairOf)).to.have.members(
+      [
+        [a.id, b.id],
+        [a.id, c.id],
+        [b.id, c.id],
+      ].map((p) => p.sort().join('|')),
+    );
     expect(pairOf(list[2])).to.equal([a.id, b.id].sort().join('|'));
     const times = list.map((item) => Date.parse(item.created_at));
     expect(times).to.deep.equal([...times].sort((x, y) => y - x));
     for (const item of list) {
-      expect(item).to.include.all.keys('id', 'status', 'match_reasons', 'confidence_score', 'survivor_node_id', 'duplicate_node_id', 'created_at');
+      expect(item).to.include.all.keys(
+        'id',
+        'status',
+        'match_reasons',
+        'confidence_score',
+        'survivor_node_id',
+        'duplicate_node_id',
+        'created_at',
+      );
     }
   });
 
   describe('approve', () => {
     it('merges in one go: edges re-pointed without duplicates, properties combined, counts summed, duplicate soft-deleted', async () => {
       const t = await newTenant();
-      const alan = await createPerson(t, 'Alan Turing', { email: 'alan@bletchley.example', title: 'Dr', aliases: ['A. M. Turing'] });
+      const alan = await createPerson(t, 'Alan Turing', {
+        email: 'alan@bletchley.example',
+        title: 'Dr',
+        aliases: ['A. M. Turing'],
+      });
       const park = await createNode(t, 'organization', 'Bletchley Park');
       const enigma = await createNode(t, 'project', 'Enigma');
       const joan = await createPerson(t, 'Joan Clarke');
-      const dup = await createPerson(t, 'alan turing', { email: 'ALAN@bletchley.example', title: 'Prof', phone: '123' });
+      const dup = await createPerson(t, 'alan turing', {
+        email: 'ALAN@bletchley.example',
+        title: 'Prof',
+        phone: '123',
+      });
 
       await createEdge(t, 'works_at', alan.id, park.id);
       const dupWorksAt = await createEdge(t, 'works_at', dup.id, park.id); // same as alan's: removed
@@ -181,11 +223,16 @@ describe('person resolution and the merge queue', function () {
 
       const [candidate] = await pending(t);
       expect(candidate).to.include({ survivor_node_id: alan.id, duplicate_node_id: dup.id });
-      expect(await workflowStatus(`merge-${candidate.id}`)).to.deep.equal({ status: 'RUNNING', workspace: t.workspace_id });
+      expect(await workflowStatus(`merge-${candidate.id}`)).to.deep.equal({
+        status: 'RUNNING',
+        workspace: t.workspace_id,
+      });
       const before = { alan: (await nodeRow(alan.id)).reference_count, dup: (await nodeRow(dup.id)).reference_count };
       expect(before.dup).to.be.greaterThan(0);
 
-      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, { notes: 'same person' });
+      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {
+        notes: 'same person',
+      });
       expect(response.status, response.text).to.equal(200);
       expect(response.body.candidate).to.include({ id: candidate.id, status: 'applied' });
       expect(response.body.candidate.resolved_at).to.be.a('string');
@@ -197,7 +244,10 @@ describe('person resolution and the merge queue', function () {
       expect(survivor.is_deleted).to.equal(false);
       expect(survivor.reference_count).to.equal(before.alan + before.dup);
       expect(survivor.properties).to.deep.equal({
-        email: 'alan@bletchley.example', title: 'Dr', phone: '123', aliases: ['A. M. Turing', 'alan turing'],
+        email: 'alan@bletchley.example',
+        title: 'Dr',
+        phone: '123',
+        aliases: ['A. M. Turing', 'alan turing'],
       });
       expect((await nodeRow(dup.id)).is_deleted).to.equal(true);
       expect((await as(t.api_key).get(`/v1/ontology/nodes/${dup.id}`)).status).to.equal(404);
@@ -212,17 +262,27 @@ describe('person resolution and the merge queue', function () {
         ['works_on', alan.id, enigma.id],
       ]);
       expect(live.map((e: any) => e.id)).to.include.members([worksOn.id, knows.id]);
-      const removed = await owner().query(`SELECT id FROM edges WHERE id = ANY($1) AND is_deleted`, [[dupWorksAt.id, between.id]]);
+      const removed = await owner().query(`SELECT id FROM edges WHERE id = ANY($1) AND is_deleted`, [
+        [dupWorksAt.id, between.id],
+      ]);
       expect(removed).to.have.length(2);
 
-      const [action] = await owner().query(`SELECT action, performed_by, notes FROM merge_actions WHERE candidate_id = $1`, [candidate.id]);
+      const [action] = await owner().query(
+        `SELECT action, performed_by, notes FROM merge_actions WHERE candidate_id = $1`,
+        [candidate.id],
+      );
       expect(action).to.deep.equal({ action: 'merged', performed_by: t.user_id, notes: 'same person' });
       expect(await pending(t)).to.deep.equal([]);
-      await eventually(async () => ((await workflowStatus(`merge-${candidate.id}`)).status === 'COMPLETED' ? true : undefined), 'the review workflow to end');
+      await eventually(
+        async () => ((await workflowStatus(`merge-${candidate.id}`)).status === 'COMPLETED' ? true : undefined),
+        'the review workflow to end',
+      );
 
       // Already resolved: 409 for either decision.
       expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {})).status).to.equal(409);
-      expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, { notes: 'late' })).status).to.equal(409);
+      expect(
+        (await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, { notes: 'late' })).status,
+      ).to.equal(409);
     });
 
     it('supersedes the other candidates of the merged-away node and closes their reviews', async () => {
@@ -241,7 +301,10 @@ describe('person resolution and the merge queue', function () {
       expect(response.body.merge.superseded_candidate_ids).to.deep.equal([ac.id]);
       expect((await pending(t)).map((item) => item.id)).to.deep.equal([ab.id]);
       expect((await as(t.api_key).post(`/v1/ontology/merges/${ac.id}/approve`, {})).status).to.equal(409);
-      await eventually(async () => ((await workflowStatus(`merge-${ac.id}`)).status === 'COMPLETED' ? true : undefined), 'the superseded review to close');
+      await eventually(
+        async () => ((await workflowStatus(`merge-${ac.id}`)).status === 'COMPLETED' ? true : undefined),
+        'the superseded review to close',
+      );
     });
   });
 
@@ -270,7 +333,9 @@ describe('person resolution and the merge queue', function () {
       const reader = created.body.token as string;
       const [candidate] = await pending({ ...t, api_key: reader });
       expect((await as(reader).post(`/v1/ontology/merges/${candidate.id}/approve`, {})).status).to.equal(403);
-      const writerOnly = (await as(t.api_key).post('/v1/auth/me/api-keys', { name: 'writer', scopes: ['ontology:write'] })).body.token;
+      const writerOnly = (
+        await as(t.api_key).post('/v1/auth/me/api-keys', { name: 'writer', scopes: ['ontology:write'] })
+      ).body.token;
       expect((await as(writerOnly).get('/v1/ontology/merges')).status).to.equal(403);
       expect((await pending(t)).map((item) => item.id)).to.deep.equal([candidate.id]);
     });
@@ -283,10 +348,16 @@ describe('person resolution and the merge queue', function () {
       const second = await createPerson(t, 'Margaret Hamilton', { email: 'margaret@actor.example' });
       const [candidate] = await pending(t);
 
-      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, { notes: 'the actress, not the engineer' });
+      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, {
+        notes: 'the actress, not the engineer',
+      });
       expect(response.status, response.text).to.equal(200);
       expect(response.body.candidate.status).to.equal('rejected');
-      expect(response.body.action).to.include({ action: 'rejected', performed_by: t.user_id, notes: 'the actress, not the engineer' });
+      expect(response.body.action).to.include({
+        action: 'rejected',
+        performed_by: t.user_id,
+        notes: 'the actress, not the engineer',
+      });
       expect(response.body.merge).to.equal(null);
       expect((await nodeRow(first.id)).is_deleted).to.equal(false);
       expect((await nodeRow(second.id)).is_deleted).to.equal(false);
@@ -294,13 +365,20 @@ describe('person resolution and the merge queue', function () {
 
       // Another pass over the same node (as a retried or repeated resolver would run it)...
       const rerun = await getStack().runtime.services.merges.resolvePerson({
-        workspaceId: t.workspace_id, nodeId: second.id, workflowId: `test-rerun-${second.id}`,
+        workspaceId: t.workspace_id,
+        nodeId: second.id,
+        workflowId: `test-rerun-${second.id}`,
       });
       expect(rerun.pendingCandidateIds).to.deep.equal([]);
       // ...and a third namesake: both new pairs are proposed, the rejected one is not.
       const third = await createPerson(t, 'margaret hamilton');
       const list = await pending(t);
-      expect(list.map(pairOf)).to.have.members([[first.id, third.id], [second.id, third.id]].map((p) => p.sort().join('|')));
+      expect(list.map(pairOf)).to.have.members(
+        [
+          [first.id, third.id],
+          [second.id, third.id],
+        ].map((p) => p.sort().join('|')),
+      );
       const rows = await owner().query(`SELECT status FROM merge_candidates WHERE id = $1`, [candidate.id]);
       expect(rows).to.deep.equal([{ status: 'rejected' }]);
       expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, {})).status).to.equal(409);
@@ -310,7 +388,9 @@ describe('person resolution and the merge queue', function () {
   describe('auto-merge', () => {
     it('merges at once when enabled and the score reaches the threshold, with performed_by null', async () => {
       const t = await newTenant();
-      const patched = await as(t.api_key).patch('/v1/ontology/config', { resolver: { auto_merge_enabled: true, merge_confidence_threshold: 0.9 } });
+      const patched = await as(t.api_key).patch('/v1/ontology/config', {
+        resolver: { auto_merge_enabled: true, merge_confidence_threshold: 0.9 },
+      });
       expect(patched.status).to.equal(200);
       const barbara = await createPerson(t, 'Barbara Liskov', { email: 'liskov@mit.example' });
       const dup = await createPerson(t, 'B. Liskov', { email: 'LISKOV@mit.example', lab: 'CSAIL' });
@@ -332,7 +412,11 @@ describe('person resolution and the merge queue', function () {
       const namesake = await createPerson(t, 'Barbara Liskov', { email: 'other@example.org' });
       const [candidate, ...rest] = await pending(t);
       expect(rest).to.deep.equal([]);
-      expect(candidate).to.include({ confidence_score: 0.75, survivor_node_id: barbara.id, duplicate_node_id: namesake.id });
+      expect(candidate).to.include({
+        confidence_score: 0.75,
+        survivor_node_id: barbara.id,
+        duplicate_node_id: namesake.id,
+      });
       expect((await nodeRow(namesake.id)).is_deleted).to.equal(false);
     });
   });
@@ -345,7 +429,10 @@ describe('person resolution and the merge queue', function () {
       const [candidate] = await pending(t);
       const resolver = temporal().workflow.getHandle(`resolve-${dup.id}`);
       const firstRun = (await resolver.describe()).runId;
-      expect(await workflowStatus(`resolve-${dup.id}`)).to.deep.equal({ status: 'COMPLETED', workspace: t.workspace_id });
+      expect(await workflowStatus(`resolve-${dup.id}`)).to.deep.equal({
+        status: 'COMPLETED',
+        workspace: t.workspace_id,
+      });
 
       // Redeliver the committed event twice, through the relay as a crash-and-retry would.
       const { runtime } = getStack();
@@ -385,14 +472,19 @@ describe('person resolution and the merge queue', function () {
       const [candidate] = await pending(mine);
 
       expect(await pending(theirs)).to.deep.equal([]);
-      const approve = await as(theirs.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, { notes: 'mine now' });
+      const approve = await as(theirs.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {
+        notes: 'mine now',
+      });
       expect(approve.status).to.equal(404);
       expect(approve.body).to.have.property('detail');
       expect((await as(theirs.user_jwt).post(`/v1/ontology/merges/${candidate.id}/reject`, {})).status).to.equal(404);
 
       const [still] = await pending(mine);
       expect(still).to.include({ id: candidate.id, status: 'pending' });
-      expect((await owner().query(`SELECT count(*)::int AS n FROM merge_actions WHERE candidate_id = $1`, [candidate.id]))[0].n).to.equal(0);
+      expect(
+        (await owner().query(`SELECT count(*)::int AS n FROM merge_actions WHERE candidate_id = $1`, [candidate.id]))[0]
+          .n,
+      ).to.equal(0);
     });
 
     it('404 for an unknown id, 422 for a malformed id or body, 401 without a token', async () => {
@@ -401,7 +493,9 @@ describe('person resolution and the merge queue', function () {
       expect((await as(t.api_key).post(`/v1/ontology/merges/${unknown}/approve`, {})).status).to.equal(404);
       expect((await as(t.api_key).post(`/v1/ontology/merges/${unknown}/reject`, {})).status).to.equal(404);
       // notes are optional, and so is the body itself.
-      expect((await request('POST', `/v1/ontology/merges/${unknown}/approve`, { token: t.api_key })).status).to.equal(404);
+      expect((await request('POST', `/v1/ontology/merges/${unknown}/approve`, { token: t.api_key })).status).to.equal(
+        404,
+      );
       const malformed = await as(t.api_key).post('/v1/ontology/merges/not-a-uuid/approve', {});
       expect(malformed.status).to.equal(422);
       expect(malformed.body.detail[0].loc).to.deep.equal(['path', 'id']);
@@ -409,7 +503,9 @@ describe('person resolution and the merge queue', function () {
       expect(tooLong.status).to.equal(422);
       expect(tooLong.body.detail[0].loc).to.deep.equal(['body', 'notes']);
       expect((await as(t.api_key).post(`/v1/ontology/merges/${unknown}/reject`, { notes: 42 })).status).to.equal(422);
-      expect((await as(t.api_key).post(`/v1/ontology/merges/${unknown}/reject`, { survivor: 'a' })).status).to.equal(422);
+      expect((await as(t.api_key).post(`/v1/ontology/merges/${unknown}/reject`, { survivor: 'a' })).status).to.equal(
+        422,
+      );
       expect((await as(t.api_key).get('/v1/ontology/merges?limit=0')).status).to.equal(422);
       expect((await as('nope').get('/v1/ontology/merges')).status).to.equal(401);
     });

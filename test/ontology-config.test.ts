@@ -9,16 +9,26 @@ describe('GET/PATCH /v1/ontology/config', () => {
     expect(response.status).to.equal(200);
     expect(response.body).to.deep.equal({
       search: {
-        retrieval_mode: 'hybrid', vector_weight: 0.6, structural_weight: 0.4,
-        min_similarity_threshold: 0.7, default_top_k: 20, importance_ranking: true,
+        retrieval_mode: 'hybrid',
+        vector_weight: 0.6,
+        structural_weight: 0.4,
+        min_similarity_threshold: 0.7,
+        default_top_k: 20,
+        importance_ranking: true,
       },
       importance: {
-        recency_influences_importance: true, recency_lambda: 0.05, boost_per_reference: 0.1,
-        base_decay_lambda: 0.01, max_importance: 1.0, min_importance: 0.0,
+        recency_influences_importance: true,
+        recency_lambda: 0.05,
+        boost_per_reference: 0.1,
+        base_decay_lambda: 0.01,
+        max_importance: 1.0,
+        min_importance: 0.0,
       },
       resolver: {
-        person_resolver_enabled: true, organization_resolver_enabled: false,
-        merge_confidence_threshold: 0.9, auto_merge_enabled: false,
+        person_resolver_enabled: true,
+        organization_resolver_enabled: false,
+        merge_confidence_threshold: 0.9,
+        auto_merge_enabled: false,
       },
     });
   });

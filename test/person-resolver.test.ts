@@ -9,18 +9,25 @@ async function sql<T>(expression: string, value: unknown): Promise<T> {
   return row.v as T;
 }
 const nameKey = (name: string) => sql<string | null>('weft_person_name_key($1)', name);
-const emailKey = (properties: unknown) => sql<string | null>('weft_person_email_key($1::jsonb)', JSON.stringify(properties));
+const emailKey = (properties: unknown) =>
+  sql<string | null>('weft_person_email_key($1::jsonb)', JSON.stringify(properties));
 
 describe('person resolver rules', () => {
   describe('score (contract 2.4)', () => {
     it('email and normalised name → 1.00 with both reasons', () => {
-      expect(scoreMatch({ email: true, name: true })).to.deep.equal({ reasons: ['email_match', 'normalized_name_match'], score: 1.0 });
+      expect(scoreMatch({ email: true, name: true })).to.deep.equal({
+        reasons: ['email_match', 'normalized_name_match'],
+        score: 1.0,
+      });
     });
     it('email only → 0.95', () => {
       expect(scoreMatch({ email: true, name: false })).to.deep.equal({ reasons: ['email_match'], score: 0.95 });
     });
     it('normalised name only → 0.75', () => {
-      expect(scoreMatch({ email: false, name: true })).to.deep.equal({ reasons: ['normalized_name_match'], score: 0.75 });
+      expect(scoreMatch({ email: false, name: true })).to.deep.equal({
+        reasons: ['normalized_name_match'],
+        score: 0.75,
+      });
     });
     it('neither → no candidate', () => {
       expect(scoreMatch({ email: false, name: false })).to.equal(null);
@@ -68,8 +75,15 @@ describe('person resolver rules', () => {
 
   describe('person types', () => {
     const cases: [string, boolean][] = [
-      ['person', true], ['contact', true], ['employee', true], ['crm.person', true], ['github:person', true],
-      ['organization', false], ['personal_note', false], ['person_group', false], ['code.function', false],
+      ['person', true],
+      ['contact', true],
+      ['employee', true],
+      ['crm.person', true],
+      ['github:person', true],
+      ['organization', false],
+      ['personal_note', false],
+      ['person_group', false],
+      ['code.function', false],
     ];
     it('agree between TypeScript (which events start the resolver) and SQL (which nodes match)', async () => {
       for (const [type, expected] of cases) {

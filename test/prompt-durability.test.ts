@@ -1,11 +1,13 @@
-import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { expect } from 'chai';
+import { SCOPES } from '../src/platform/auth/scopes';
 import { createPromptApi } from '../src/prompt/dispatcher';
 import { createSealer } from '../src/prompt/sealed';
-import { SCOPES } from '../src/platform/auth/scopes';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
+import type { FakeOpenAI } from './helpers/fake-openai';
+import { startFakeOpenAI } from './helpers/fake-openai';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -47,7 +49,12 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
     const { runtime, ownerDataSource } = getStack();
     const tenant = await newTenant(20);
     const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
-    const env = { TEMPORAL_TASK_QUEUE: taskQueue, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0' };
+    const env = {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      OPENAI_MAX_RETRIES: '0',
+    };
 
     let answerCalls = 0;
     fake.scriptChat((schema) => {
@@ -58,14 +65,24 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
               { ref: 'a', type: 'person', name: 'Dorothy Vaughan', properties: [] },
               { ref: 'b', type: 'organization', name: 'NACA', properties: [] },
             ],
-            edges: [{ type: 'WORKED_AT', source_ref: 'a', target_ref: 'b', reasoning: 'Stated.', evidence: 'Dorothy Vaughan worked at NACA.' }],
+            edges: [
+              {
+                type: 'WORKED_AT',
+                source_ref: 'a',
+                target_ref: 'b',
+                reasoning: 'Stated.',
+                evidence: 'Dorothy Vaughan worked at NACA.',
+              },
+            ],
           }),
         };
       }
       if (schema === 'grounded_answer') {
         answerCalls += 1;
         // The first worker never gets its answer: it is killed while waiting for it.
-        return answerCalls === 1 ? { content: '{}', delayMs: 60_000 } : { content: JSON.stringify({ answer: 'At NACA.', citations: [] }) };
+        return answerCalls === 1
+          ? { content: '{}', delayMs: 60_000 }
+          : { content: JSON.stringify({ answer: 'At NACA.', citations: [] }) };
       }
       return undefined;
     });
@@ -79,11 +96,22 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
       prompts: runtime.services.prompts,
     });
     const principal = {
-      userId: tenant.user_id, workspaceId: tenant.workspace_id, tenantId: tenant.tenant_id,
-      scopes: new Set(SCOPES), credential: { kind: 'user_jwt' as const },
+      userId: tenant.user_id,
+      workspaceId: tenant.workspace_id,
+      tenantId: tenant.tenant_id,
+      scopes: new Set(SCOPES),
+      credential: { kind: 'user_jwt' as const },
     };
     const correlationId = randomUUID();
-    const result = api.run(principal, { prompt: 'Dorothy Vaughan worked at NACA. Where did she work?', force_intent: 'both', prompt_kind: 'markdown_text' }, correlationId);
+    const result = api.run(
+      principal,
+      {
+        prompt: 'Dorothy Vaughan worked at NACA. Where did she work?',
+        force_intent: 'both',
+        prompt_kind: 'markdown_text',
+      },
+      correlationId,
+    );
 
     await until(() => answerCalls === 1, 45_000, 'the first worker to reach the answer step');
     workers[0]!.kill('SIGKILL');
@@ -99,9 +127,14 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
       [tenant.workspace_id],
     );
     expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7]);
-    const nodes = await ownerDataSource.query(`SELECT name FROM nodes WHERE workspace_id = $1 AND NOT is_deleted ORDER BY name`, [tenant.workspace_id]);
+    const nodes = await ownerDataSource.query(
+      `SELECT name FROM nodes WHERE workspace_id = $1 AND NOT is_deleted ORDER BY name`,
+      [tenant.workspace_id],
+    );
     expect(nodes.map((row: { name: string }) => row.name)).to.deep.equal(['Dorothy Vaughan', 'NACA']);
-    const audits = await ownerDataSource.query(`SELECT status FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    const audits = await ownerDataSource.query(`SELECT status FROM prompt_runs WHERE correlation_id = $1`, [
+      correlationId,
+    ]);
     expect(audits).to.deep.equal([{ status: 'ok' }]);
   });
 });

@@ -25,7 +25,9 @@ describe('prompt pipeline: the local model and audit rules (unit)', () => {
   });
 
   it('reads "key: value" lines as properties of the last subject, and e-mail addresses', () => {
-    const graph = refineLocally('Grace Hopper designed compilers, reach her at grace@navy.example.\n- rank: Rear Admiral');
+    const graph = refineLocally(
+      'Grace Hopper designed compilers, reach her at grace@navy.example.\n- rank: Rear Admiral',
+    );
     const grace = graph.nodes.find((node) => node.name === 'Grace Hopper')!;
     expect(grace.properties).to.deep.equal({ email: 'grace@navy.example', rank: 'Rear Admiral' });
   });

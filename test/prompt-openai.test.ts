@@ -1,17 +1,27 @@
-import { expect } from 'chai';
 import http from 'node:http';
+import { expect } from 'chai';
+import type { FakeOpenAI } from './helpers/fake-openai';
+import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
 import { postStream } from './helpers/sse';
-import { bootStack, getStack, type Stack } from './helpers/stack';
-import { newTenant, creditBalance } from './helpers/tenants';
+import type { Stack } from './helpers/stack';
+import { bootStack, getStack } from './helpers/stack';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 const REFINED = JSON.stringify({
   nodes: [
     { ref: 'n1', type: 'person', name: 'Katherine Johnson', properties: [{ key: 'role', value: 'mathematician' }] },
     { ref: 'n2', type: 'organization', name: 'NASA', properties: [] },
   ],
-  edges: [{ type: 'WORKED_AT', source_ref: 'n1', target_ref: 'n2', reasoning: 'Stated.', evidence: 'Katherine Johnson worked at NASA.' }],
+  edges: [
+    {
+      type: 'WORKED_AT',
+      source_ref: 'n1',
+      target_ref: 'n2',
+      reasoning: 'Stated.',
+      evidence: 'Katherine Johnson worked at NASA.',
+    },
+  ],
 });
 
 const owner = () => getStack().ownerDataSource;
@@ -46,11 +56,18 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       if (schema === 'grounded_answer') {
         answered = JSON.parse(body.messages.at(-1).content);
         const katherine = answered.nodes.find((node: { name: string }) => node.name === 'Katherine Johnson');
-        return { content: JSON.stringify({ answer: 'Katherine Johnson worked at NASA.', citations: [katherine.id, '00000000-0000-4000-8000-000000000000'] }) };
+        return {
+          content: JSON.stringify({
+            answer: 'Katherine Johnson worked at NASA.',
+            citations: [katherine.id, '00000000-0000-4000-8000-000000000000'],
+          }),
+        };
       }
       return undefined;
     });
-    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Katherine Johnson worked at NASA. Where did she work?' });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA. Where did she work?',
+    });
     expect(response.status).to.equal(200);
     expect(response.body.intent).to.equal('both');
     expect(response.body.nodes_created).to.equal(2);
@@ -66,7 +83,9 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a model answer that fails its schema is a 502, refunded', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: JSON.stringify({ nodes: 'not a list' }) } : undefined));
+    fake.scriptChat((schema) =>
+      schema === 'refined_graph' ? { content: JSON.stringify({ nodes: 'not a list' }) } : undefined,
+    );
     const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'x', force_intent: 'update' });
     expect(response.status).to.equal(502);
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
@@ -79,7 +98,10 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       if (schema === 'grounded_answer') return { status: 500 };
       return undefined;
     });
-    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA. Where?',
+      force_intent: 'both',
+    });
     expect(response.status).to.equal(502);
     expect(response.body.detail).to.include({ error: 'upstream_unavailable' });
     const correlationId = response.headers.get('x-correlation-id');
@@ -103,7 +125,12 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
     const [audit] = await owner().query(`SELECT * FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
     expect(audit).to.include({
-      status: 'error', error_code: 'UpstreamError', credits_used: 0, node_count: 0, edge_count: 0, intent: 'both',
+      status: 'error',
+      error_code: 'UpstreamError',
+      credits_used: 0,
+      node_count: 0,
+      edge_count: 0,
+      intent: 'both',
       linked_credit_ledger_id: ledger[0]!.id,
     });
   });
@@ -125,9 +152,14 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       if (schema === 'grounded_answer') return { status: 500 };
       return undefined;
     });
-    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Ada. Who?', force_intent: 'both' });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Ada. Who?',
+      force_intent: 'both',
+    });
     expect(response.status).to.equal(502);
-    const rows = await owner().query(`SELECT name, is_deleted FROM nodes WHERE workspace_id = $1`, [tenant.workspace_id]);
+    const rows = await owner().query(`SELECT name, is_deleted FROM nodes WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
     expect(rows).to.deep.equal([{ name: 'Ada', is_deleted: true }]);
   });
 
@@ -135,7 +167,10 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     const tenant = await newTenant(20);
     fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: '{}', delayMs: 4000 } : undefined));
     const started = Date.now();
-    const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who?', force_intent: 'query' });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Who?',
+      force_intent: 'query',
+    });
     expect(response.status).to.equal(502);
     expect(response.body.detail).to.include({ reason: 'timeout' });
     expect(Date.now() - started).to.be.lessThan(4000);
@@ -179,7 +214,10 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       [tenant.workspace_id],
     );
     expect(live.n).to.equal(0);
-    const [audit] = await owner().query(`SELECT status, error_code, credits_used FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    const [audit] = await owner().query(
+      `SELECT status, error_code, credits_used FROM prompt_runs WHERE correlation_id = $1`,
+      [correlationId],
+    );
     expect(audit).to.deep.equal({ status: 'error', error_code: 'WorkflowClosedWithoutCompensation', credits_used: 0 });
     // A second pass finds nothing left to settle for this prompt.
     const again = await temporal.workflow.execute('promptReconcileWorkflow', {
@@ -194,7 +232,12 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
   it('the stream reports an error event and refunds when the model fails', async () => {
     const tenant = await newTenant(20);
     fake.scriptChat((schema) => (schema === 'grounded_answer' ? { status: 503 } : undefined));
-    const response = await postStream('/v1/ontology/prompt/stream', tenant.api_key, { prompt: 'Who?' }, variant.stack.baseUrl);
+    const response = await postStream(
+      '/v1/ontology/prompt/stream',
+      tenant.api_key,
+      { prompt: 'Who?' },
+      variant.stack.baseUrl,
+    );
     expect(response.status).to.equal(200);
     const last = response.events.at(-1)!;
     expect(last.event).to.equal('error');
@@ -205,7 +248,11 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a stream client that disconnects mid-call is refunded', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 1000 } : undefined));
+    fake.scriptChat((schema) =>
+      schema === 'grounded_answer'
+        ? { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 1000 }
+        : undefined,
+    );
     await new Promise<void>((resolve, reject) => {
       const request = http.request(
         new URL(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`),
@@ -225,7 +272,8 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       setTimeout(() => reject(new Error('never reached llm_call')), 10_000);
     });
     const deadline = Date.now() + 5000;
-    while ((await creditBalance(tenant.tenant_id)) !== 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await creditBalance(tenant.tenant_id)) !== 20 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     await new Promise((resolve) => setTimeout(resolve, 1200)); // the late answer must not charge again
     const rows = await owner().query(

@@ -1,14 +1,16 @@
-import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant, creditBalance } from './helpers/tenants';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const owner = () => getStack().ownerDataSource;
 const auditOf = async (correlationId: string) =>
-  (await owner().query(`SELECT * FROM prompt_runs WHERE correlation_id = $1`, [correlationId])) as [Record<string, any>];
+  (await owner().query(`SELECT * FROM prompt_runs WHERE correlation_id = $1`, [correlationId])) as [
+    Record<string, any>,
+  ];
 
 const FACTS = 'Ada Lovelace works at Analytical Engines Ltd. Charles Babbage mentored Ada Lovelace.';
 
@@ -23,7 +25,9 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(response.body.nodes_created).to.equal(3);
     expect(response.body.edges_created).to.equal(2);
     expect(response.body.nodes.map((node: { name: string }) => node.name)).to.have.members([
-      'Ada Lovelace', 'Analytical Engines Ltd', 'Charles Babbage',
+      'Ada Lovelace',
+      'Analytical Engines Ltd',
+      'Charles Babbage',
     ]);
     expect(response.body.edges.map((edge: { type: string }) => edge.type)).to.have.members(['WORKS_AT', 'MENTORED']);
     expect(response.body.edges[0].reasoning).to.be.a('string').and.not.empty;
@@ -35,8 +39,15 @@ describe('POST /v1/ontology/prompt (local model)', function () {
 
     const [audit] = await auditOf(response.body.correlation_id);
     expect(audit).to.include({
-      status: 'ok', intent: 'update', node_count: 3, edge_count: 2, credits_used: 5, prompt_kind: 'markdown_text', error_code: null,
-      linked_credit_ledger_id: response.body.credit_receipt.ledger_id, source_hash: sha256(FACTS),
+      status: 'ok',
+      intent: 'update',
+      node_count: 3,
+      edge_count: 2,
+      credits_used: 5,
+      prompt_kind: 'markdown_text',
+      error_code: null,
+      linked_credit_ledger_id: response.body.credit_receipt.ledger_id,
+      source_hash: sha256(FACTS),
     });
     expect(audit.summary.length).to.be.at.most(500);
     expect(audit.summary).not.to.contain('Lovelace');
@@ -47,10 +58,19 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const tenant = await newTenant(20);
     const secret = `Zebulon Quartermaine works at Xylophone Industries Corp. Marker ${randomUUID()}.`;
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: secret });
-    const rows = await owner().query(`SELECT row_to_json(p)::text AS row FROM prompt_runs p WHERE correlation_id = $1`, [response.body.correlation_id]);
+    const rows = await owner().query(
+      `SELECT row_to_json(p)::text AS row FROM prompt_runs p WHERE correlation_id = $1`,
+      [response.body.correlation_id],
+    );
     expect(rows[0].row).not.to.contain('Marker');
-    const history = await getStack().runtime.temporal.client.workflow.getHandle(`prompt-${response.body.correlation_id}`).fetchHistory();
-    const decoded = JSON.stringify(history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.map((p) => Buffer.from(p.data!).toString('utf8')));
+    const history = await getStack()
+      .runtime.temporal.client.workflow.getHandle(`prompt-${response.body.correlation_id}`)
+      .fetchHistory();
+    const decoded = JSON.stringify(
+      history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.map((p) =>
+        Buffer.from(p.data!).toString('utf8'),
+      ),
+    );
     expect(decoded).to.contain('sealed');
     expect(decoded).not.to.contain('Marker');
   });
@@ -59,8 +79,11 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const tenant = await newTenant(20);
     const first = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     const ada = first.body.nodes.find((node: { name: string }) => node.name === 'Ada Lovelace');
-    const before = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [ada.id]))[0].reference_count;
-    const again = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Ada  Lovelace works at Analytical Engines Ltd.' });
+    const before = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [ada.id]))[0]
+      .reference_count;
+    const again = await as(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Ada  Lovelace works at Analytical Engines Ltd.',
+    });
     expect(again.status).to.equal(200);
     expect(again.body.nodes_created).to.equal(0);
     expect(again.body.edges_created).to.equal(0);
@@ -79,7 +102,8 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const tenant = await newTenant(30);
     const seeded = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     const babbage = seeded.body.nodes.find((node: { name: string }) => node.name === 'Charles Babbage');
-    const before = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0].reference_count;
+    const before = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0]
+      .reference_count;
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who is Charles Babbage?' });
     expect(response.status).to.equal(200);
     expect(response.body.intent).to.equal('query');
@@ -87,7 +111,8 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(response.body.answer).to.contain('Charles Babbage');
     expect(response.body.citations).to.include(babbage.id);
     expect(response.body.credit_receipt).to.include({ kind: 'ontology.prompt.query', amount: 3 });
-    const after = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0].reference_count;
+    const after = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0]
+      .reference_count;
     expect(after).to.equal(before + 1);
     expect(await creditBalance(tenant.tenant_id)).to.equal(30 - 5 - 3);
 
@@ -113,7 +138,10 @@ describe('POST /v1/ontology/prompt (local model)', function () {
 
   it('force_intent skips classification', async () => {
     const tenant = await newTenant(10);
-    const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who is Grace Hopper?', force_intent: 'update' });
+    const response = await as(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Who is Grace Hopper?',
+      force_intent: 'update',
+    });
     expect(response.body.intent).to.equal('update');
     expect(response.body.credit_receipt.kind).to.equal('ontology.prompt.update');
   });
@@ -122,11 +150,20 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const tenant = await newTenant(2);
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     expect(response.status).to.equal(402);
-    expect(response.body).to.deep.equal({ detail: { error: 'insufficient_credits', required: 3, available: 2, kind: 'ontology.prompt.query' } });
-    const [{ count }] = await owner().query(`SELECT count(*)::int AS count FROM nodes WHERE workspace_id = $1`, [tenant.workspace_id]);
+    expect(response.body).to.deep.equal({
+      detail: { error: 'insufficient_credits', required: 3, available: 2, kind: 'ontology.prompt.query' },
+    });
+    const [{ count }] = await owner().query(`SELECT count(*)::int AS count FROM nodes WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
     expect(count).to.equal(0);
     const [audit] = await auditOf(response.headers.get('x-correlation-id')!);
-    expect(audit).to.include({ status: 'error', error_code: 'InsufficientCreditsError', credits_used: 0, node_count: 0 });
+    expect(audit).to.include({
+      status: 'error',
+      error_code: 'InsufficientCreditsError',
+      credits_used: 0,
+      node_count: 0,
+    });
 
     // Enough for a query, not for the update this prompt turns out to be: refused by the reservation.
     const four = await newTenant(4);
@@ -134,7 +171,9 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(refused.status).to.equal(402);
     expect(refused.body.detail).to.include({ required: 5, available: 4, kind: 'ontology.prompt.update' });
     expect(await creditBalance(four.tenant_id)).to.equal(4);
-    const [{ nodes }] = await owner().query(`SELECT count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`, [four.workspace_id]);
+    const [{ nodes }] = await owner().query(`SELECT count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`, [
+      four.workspace_id,
+    ]);
     expect(nodes).to.equal(0);
   });
 
@@ -166,10 +205,22 @@ describe('POST /v1/ontology/prompt (local model)', function () {
 
   it('422 for bad bodies, 403 without the prompt:write scope, 401 without a credential', async () => {
     const tenant = await newTenant(10);
-    for (const body of [{}, { prompt: '' }, { prompt: '   ' }, { prompt: 'x', force_intent: 'delete' }, { prompt: 'x'.repeat(20_001) }]) {
-      expect((await as(tenant.api_key).post('/v1/ontology/prompt', body)).status, JSON.stringify(body).slice(0, 40)).to.equal(422);
+    for (const body of [
+      {},
+      { prompt: '' },
+      { prompt: '   ' },
+      { prompt: 'x', force_intent: 'delete' },
+      { prompt: 'x'.repeat(20_001) },
+    ]) {
+      expect(
+        (await as(tenant.api_key).post('/v1/ontology/prompt', body)).status,
+        JSON.stringify(body).slice(0, 40),
+      ).to.equal(422);
     }
-    const narrow = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['ontology:read'] });
+    const narrow = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'reader',
+      scopes: ['ontology:read'],
+    });
     expect((await as(narrow.body.token).post('/v1/ontology/prompt', { prompt: FACTS })).status).to.equal(403);
     expect((await as('').post('/v1/ontology/prompt', { prompt: FACTS })).status).to.equal(401);
   });

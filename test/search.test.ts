@@ -1,18 +1,19 @@
-import { expect } from 'chai';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
 import { toSql } from 'pgvector/pg';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
-import { createSearchService } from '../src/search/service';
 import { recencyScore } from '../src/search/scoring';
+import { createSearchService } from '../src/search/service';
 import type { BootstrapResult } from '../src/tenancy/service';
-import { startFakeOpenAI, type FakeOpenAI } from './helpers/fake-openai';
+import type { FakeOpenAI } from './helpers/fake-openai';
+import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant, creditBalance } from './helpers/tenants';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 interface Fixture {
   type?: string;
@@ -22,8 +23,6 @@ interface Fixture {
   /** false: no vector yet; a number[]: this vector; default: the local embedding of the name. */
   embedding?: false | number[];
 }
-
-const DAY_MS = 86_400_000;
 
 /** Fixture nodes through the owner connection, so scores are controlled exactly. Returns ids by name. */
 async function insertNodes(workspaceId: string, fixtures: Fixture[]): Promise<Record<string, string>> {
@@ -43,7 +42,6 @@ async function insertNodes(workspaceId: string, fixtures: Fixture[]): Promise<Re
   );
   return Object.fromEntries(rows.map((row) => [row.name, row.id]));
 }
-
 
 const ledgerOf = (tenantId: string) =>
   getStack().ownerDataSource.query(
@@ -76,7 +74,11 @@ describe('POST /v1/ontology/search', () => {
     expect(mode).to.equal('vector');
     // Names sharing words with the query pass the 0.7 threshold; unrelated ones and the unembedded node do not.
     expect(names(response.body)[0]).to.equal('Alice Smith');
-    expect(names(response.body)).to.not.include.members(['Quarterly revenue report', 'Payment service', 'Alice without vector']);
+    expect(names(response.body)).to.not.include.members([
+      'Quarterly revenue report',
+      'Payment service',
+      'Alice without vector',
+    ]);
     const n = results.length;
     results.forEach((result: any, rank: number) => {
       expect(result.components.vector_score).to.be.closeTo(1 - rank / n, 1e-9);
@@ -87,10 +89,16 @@ describe('POST /v1/ontology/search', () => {
       expect(result.node).to.include.keys('id', 'type', 'name', 'importance_score', 'has_embedding', 'workspace_id');
       expect(result.node).to.not.have.property('embedding');
     });
-    for (let i = 1; i < n; i++) expect(results[i - 1].components.similarity).to.be.at.least(results[i].components.similarity);
+    for (let i = 1; i < n; i++)
+      expect(results[i - 1].components.similarity).to.be.at.least(results[i].components.similarity);
     expect(query_plan).to.deep.include({
-      mode: 'vector', top_k: 5, filters: { type: [] }, vector_weight: 1, structural_weight: 0,
-      importance_ranking: false, result_count: n,
+      mode: 'vector',
+      top_k: 5,
+      filters: { type: [] },
+      vector_weight: 1,
+      structural_weight: 0,
+      importance_ranking: false,
+      result_count: n,
     });
     expect(credit_receipt).to.deep.include({ kind: 'ontology.search.hybrid', amount: 1 });
     expect(credit_receipt.ledger_id).to.match(/^[0-9a-f-]{36}$/);
@@ -107,7 +115,8 @@ describe('POST /v1/ontology/search', () => {
     expect(byName['Bob Alice Marley'].components.structural_score).to.be.closeTo(0.5, 1e-3);
     expect(byName['Alice Jones'].components.structural_score).to.be.closeTo(0.5 * 0.25 + 0.5 * 0.2, 1e-3);
     for (const result of response.body.results) {
-      const expected = 0.5 * recencyScore(new Date(result.node.last_touch_at), new Date()) + 0.5 * result.node.importance_score;
+      const expected =
+        0.5 * recencyScore(new Date(result.node.last_touch_at), new Date()) + 0.5 * result.node.importance_score;
       expect(result.components.structural_score).to.be.closeTo(expected, 1e-3);
       expect(result.score).to.equal(result.components.structural_score);
       expect(result.components.vector_score).to.equal(0);
@@ -117,13 +126,20 @@ describe('POST /v1/ontology/search', () => {
     expect(names(response.body)[0]).to.equal('Alice without vector');
     const scores = response.body.results.map((r: any) => r.score);
     expect(scores).to.deep.equal([...scores].sort((a: number, b: number) => b - a));
-    expect(response.body.query_plan).to.deep.include({ mode: 'structural', vector_weight: 0, structural_weight: 1, result_count: 6 });
+    expect(response.body.query_plan).to.deep.include({
+      mode: 'structural',
+      vector_weight: 0,
+      structural_weight: 1,
+      result_count: 6,
+    });
   });
 
   it('filters by type in every mode', async () => {
     for (const mode of ['vector', 'structural', 'hybrid']) {
       const response = await as(t.api_key).post('/v1/ontology/search', {
-        q: 'Quarterly revenue report', mode, filters: { type: ['document', 'code.module'] },
+        q: 'Quarterly revenue report',
+        mode,
+        filters: { type: ['document', 'code.module'] },
       });
       expect(response.status).to.equal(200);
       expect(response.body.results.length, mode).to.be.greaterThan(0);
@@ -137,7 +153,13 @@ describe('POST /v1/ontology/search', () => {
     expect(response.status).to.equal(200);
     expect(response.body.mode).to.equal('hybrid');
     const { results, query_plan } = response.body;
-    expect(query_plan).to.deep.include({ mode: 'hybrid', vector_weight: 0.6, structural_weight: 0.4, importance_ranking: true, top_k: 10 });
+    expect(query_plan).to.deep.include({
+      mode: 'hybrid',
+      vector_weight: 0.6,
+      structural_weight: 0.4,
+      importance_ranking: true,
+      top_k: 10,
+    });
     for (const r of results) {
       const c = r.components;
       expect(c.importance_multiplier).to.equal(r.node.importance_score);
@@ -170,11 +192,22 @@ describe('POST /v1/ontology/search', () => {
     expect(names(response.body)).to.deep.equal(['Carol Danvers']);
 
     await as(other.api_key).patch('/v1/ontology/config', {
-      search: { retrieval_mode: 'hybrid', min_similarity_threshold: 0, vector_weight: 0.2, structural_weight: 0.8, importance_ranking: false },
+      search: {
+        retrieval_mode: 'hybrid',
+        min_similarity_threshold: 0,
+        vector_weight: 0.2,
+        structural_weight: 0.8,
+        importance_ranking: false,
+      },
     });
     response = await as(other.api_key).post('/v1/ontology/search', { q: 'carol' });
     expect(response.body.results).to.have.length(2);
-    expect(response.body.query_plan).to.deep.include({ top_k: 2, vector_weight: 0.2, structural_weight: 0.8, importance_ranking: false });
+    expect(response.body.query_plan).to.deep.include({
+      top_k: 2,
+      vector_weight: 0.2,
+      structural_weight: 0.8,
+      importance_ranking: false,
+    });
     for (const r of response.body.results) {
       expect(r.components.importance_multiplier).to.equal(1);
       expect(r.score).to.be.closeTo(0.2 * r.components.vector_score + 0.8 * r.components.structural_score, 1e-9);
@@ -208,7 +241,11 @@ describe('POST /v1/ontology/search', () => {
     await getStack().ownerDataSource.query(`UPDATE tenants SET locked = true WHERE id = $1`, [locked.tenant_id]);
     const response = await as(locked.api_key).post('/v1/ontology/search', { q: 'Alice' });
     expect(response.status).to.equal(402);
-    expect(response.body.detail).to.include({ error: 'insufficient_credits', kind: 'ontology.search.hybrid', required: 1 });
+    expect(response.body.detail).to.include({
+      error: 'insufficient_credits',
+      kind: 'ontology.search.hybrid',
+      required: 1,
+    });
     expect(await creditBalance(locked.tenant_id)).to.equal(50);
   });
 
@@ -236,7 +273,11 @@ describe('POST /v1/ontology/search', () => {
   });
 
   it('needs the search:read scope', async () => {
-    const created = await as(t.user_jwt).post('/v1/auth/me/api-keys', { name: 'no search', scopes: ['ontology:read'], workspace: t.workspace_id });
+    const created = await as(t.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'no search',
+      scopes: ['ontology:read'],
+      workspace: t.workspace_id,
+    });
     expect(created.status).to.equal(201);
     const before = await creditBalance(t.tenant_id);
     expect((await as(created.body.token).post('/v1/ontology/search', { q: 'Alice' })).status).to.equal(403);
@@ -260,7 +301,11 @@ describe('POST /v1/ontology/nodes/search', () => {
 
   it('semantic: nodes by cosine similarity above the workspace threshold, 1 credit of ontology.search.vector', async () => {
     const before = await creditBalance(t.tenant_id);
-    const response = await as(t.api_key).post('/v1/ontology/nodes/search', { q: 'alice smith', mode: 'semantic', top_k: 10 });
+    const response = await as(t.api_key).post('/v1/ontology/nodes/search', {
+      q: 'alice smith',
+      mode: 'semantic',
+      top_k: 10,
+    });
     expect(response.status).to.equal(200);
     expect(response.body).to.be.an('array');
     expect(response.body[0].name).to.equal('Alice Smith');
@@ -284,10 +329,17 @@ describe('POST /v1/ontology/nodes/search', () => {
   it('hybrid (the default) fuses both lists, honours filters.type and top_k', async () => {
     let response = await as(t.api_key).post('/v1/ontology/nodes/search', { q: 'alice' });
     expect(response.status).to.equal(200);
-    expect(response.body.map((n: any) => n.name)).to.include.members(['Alice Smith', 'Alice Jones', 'Alice 100% done_ok']);
+    expect(response.body.map((n: any) => n.name)).to.include.members([
+      'Alice Smith',
+      'Alice Jones',
+      'Alice 100% done_ok',
+    ]);
     response = await as(t.api_key).post('/v1/ontology/nodes/search', { q: 'alice', top_k: 1 });
     expect(response.body).to.have.length(1);
-    response = await as(t.api_key).post('/v1/ontology/nodes/search', { q: 'smith', filters: { type: ['organization'] } });
+    response = await as(t.api_key).post('/v1/ontology/nodes/search', {
+      q: 'smith',
+      filters: { type: ['organization'] },
+    });
     expect(response.body.map((n: any) => n.name)).to.deep.equal(['Smithsonian Institute']);
   });
 
@@ -298,7 +350,12 @@ describe('POST /v1/ontology/nodes/search', () => {
     expect(response.body).to.deep.equal({
       detail: { error: 'insufficient_credits', required: 1, available: 0, kind: 'ontology.search.vector' },
     });
-    for (const body of [{ q: '' }, { q: 'a', mode: 'vector' }, { q: 'a', top_k: 0 }, { q: 'a', filters: { type: ['BAD TYPE'] } }]) {
+    for (const body of [
+      { q: '' },
+      { q: 'a', mode: 'vector' },
+      { q: 'a', top_k: 0 },
+      { q: 'a', filters: { type: ['BAD TYPE'] } },
+    ]) {
       expect((await as(t.api_key).post('/v1/ontology/nodes/search', body)).status, JSON.stringify(body)).to.equal(422);
     }
   });
@@ -323,7 +380,12 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
     fake = await startFakeOpenAI();
     const { runtime } = getStack();
     const provider = createOpenAIEmbeddingProvider(
-      loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0', OPENAI_TIMEOUT_MS: '300' }),
+      loadConfig({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        OPENAI_MAX_RETRIES: '0',
+        OPENAI_TIMEOUT_MS: '300',
+      }),
     );
     // The real app and database, with only the provider swapped for the OpenAI one.
     const search = createSearchService({ uow: runtime.uow, embeddings: provider, logger: runtime.logger });
@@ -369,7 +431,10 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
         const refund = ledger.find((r: any) => r.linked_event_id === charge.id);
         expect(refund, 'refund row').to.include({ kind: charge.kind, amount: 1 });
       }
-      expect(charges.map((c: any) => c.kind).sort()).to.deep.equal(['ontology.search.hybrid', 'ontology.search.vector']);
+      expect(charges.map((c: any) => c.kind).sort()).to.deep.equal([
+        'ontology.search.hybrid',
+        'ontology.search.vector',
+      ]);
     });
   }
 
@@ -394,16 +459,23 @@ describe('vector search recall: a small workspace beside a big one', function ()
   }
   const random = rng(42);
   const vocabulary = Array.from({ length: 150 }, (_, i) => `w${(i * 7919).toString(36)}x${i}`);
-  const phrase = (words: number) => Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
+  const phrase = (words: number) =>
+    Array.from({ length: words }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
   const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
   it('always returns k rows when k exist, with recall@10 ≥ 0.95 against exact search, filtered or not', async () => {
     const big = await newTenant(1000);
     const small = await newTenant(1000);
     // The big workspace holds ~99% of these vectors: unfiltered HNSW candidates are mostly its rows.
-    const bigNodes = Array.from({ length: 4000 }, (_, i) => ({ name: `${phrase(3)} b${i}`, type: i % 4 === 0 ? 'rare' : 'common' }));
+    const bigNodes = Array.from({ length: 4000 }, (_, i) => ({
+      name: `${phrase(3)} b${i}`,
+      type: i % 4 === 0 ? 'rare' : 'common',
+    }));
     for (let i = 0; i < bigNodes.length; i += 1000) await insertNodes(big.workspace_id, bigNodes.slice(i, i + 1000));
-    const smallNodes = Array.from({ length: 40 }, (_, i) => ({ name: `${phrase(3)} s${i}`, type: i % 4 === 0 ? 'rare' : 'common' }));
+    const smallNodes = Array.from({ length: 40 }, (_, i) => ({
+      name: `${phrase(3)} s${i}`,
+      type: i % 4 === 0 ? 'rare' : 'common',
+    }));
     await insertNodes(small.workspace_id, smallNodes);
     await as(small.api_key).patch('/v1/ontology/config', { search: { min_similarity_threshold: 0 } });
 
@@ -420,9 +492,17 @@ describe('vector search recall: a small workspace beside a big one', function ()
         .filter((similarity) => similarity >= -1e-3)
         .sort((a, b) => b - a)
         .slice(0, 10);
-      const response = await as(small.api_key).post('/v1/ontology/search', { q: text, mode: 'vector', top_k: 10, filters: { type: types } });
+      const response = await as(small.api_key).post('/v1/ontology/search', {
+        q: text,
+        mode: 'vector',
+        top_k: 10,
+        filters: { type: types },
+      });
       expect(response.status).to.equal(200);
-      const results = response.body.results as { node: { workspace_id: string; type: string }; components: { similarity: number } }[];
+      const results = response.body.results as {
+        node: { workspace_id: string; type: string };
+        components: { similarity: number };
+      }[];
       // k rows whenever k pass the threshold (float4 in the database may put a ±0.001 cosine either side of 0).
       expect(results.length, `query ${q}`).to.be.within(exact.filter((sim) => sim > 1e-3).length, exact.length);
       for (const result of results) {

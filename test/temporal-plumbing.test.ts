@@ -1,8 +1,8 @@
-import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { MAINTENANCE_SCHEDULES, ensureMaintenanceSchedules, scheduleId } from '../src/maintenance/schedules';
-import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
+import { expect } from 'chai';
+import { ensureMaintenanceSchedules, MAINTENANCE_SCHEDULES, scheduleId } from '../src/maintenance/schedules';
 import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
+import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -41,7 +41,10 @@ describe('Temporal plumbing', () => {
       typedSearchAttributes: workspaceSearchAttributes(tenant.workspace_id),
     });
     expect(result.dispatched).to.be.greaterThan(0);
-    const [row] = await getStack().ownerDataSource.query(`SELECT dispatched_at, attempts FROM outbox WHERE aggregate_id = $1`, [aggregateId]);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT dispatched_at, attempts FROM outbox WHERE aggregate_id = $1`,
+      [aggregateId],
+    );
     expect(row.dispatched_at).to.be.instanceOf(Date);
     expect(row.attempts).to.equal(1);
 
@@ -62,7 +65,10 @@ describe('Temporal plumbing', () => {
       const { info } = await handle.describe();
       const latest = info.recentActions.at(-1);
       if (info.recentActions.length > before && latest) {
-        const run = client.workflow.getHandle(latest.action.workflow.workflowId, latest.action.workflow.firstExecutionRunId);
+        const run = client.workflow.getHandle(
+          latest.action.workflow.workflowId,
+          latest.action.workflow.firstExecutionRunId,
+        );
         const status = (await run.describe()).status.name;
         completed = status === 'COMPLETED';
       }

@@ -1,5 +1,6 @@
-import { DefaultLogger, NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import { createActivities, type Activities } from '../activities';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { Activities } from '../activities';
+import { createActivities } from '../activities';
 import type { Runtime as WeftRuntime } from '../src/runtime';
 import { loadWorkflowBundle } from './bundle';
 
@@ -10,7 +11,11 @@ function installRuntime(level: 'ERROR' | 'WARN') {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   // No shutdown signals: the process entrypoint owns Ctrl-C and stops the API, worker and server in order.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  Runtime.install({
+    shutdownSignals: [],
+    logger: new DefaultLogger(level),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
 }
 
 export interface WorkerOptions {
@@ -24,7 +29,9 @@ export interface WorkerOptions {
 
 /** A worker for Weft's task queue with the prebuilt workflow bundle and the given activities. */
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  installRuntime(options.logLevel === 'error' || options.logLevel === 'fatal' || options.logLevel === 'silent' ? 'ERROR' : 'WARN');
+  installRuntime(
+    options.logLevel === 'error' || options.logLevel === 'fatal' || options.logLevel === 'silent' ? 'ERROR' : 'WARN',
+  );
   const connection = await NativeConnection.connect({ address: options.address });
   const worker = await Worker.create({
     connection,

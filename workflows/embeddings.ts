@@ -9,7 +9,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ENQUEUE_EMBEDDING_SIGNAL, type EmbedRequest } from '../src/embeddings/queue';
+import type { EmbedRequest } from '../src/embeddings/queue';
+import { ENQUEUE_EMBEDDING_SIGNAL } from '../src/embeddings/queue';
 import { databaseActivity, embeddingActivity } from './activity-options';
 
 const { chargeEmbeddings, refundEmbeddings } = proxyActivities<Activities>(databaseActivity);
@@ -65,7 +66,10 @@ export async function embeddingQueueWorkflow(input: EmbeddingQueueInput): Promis
     totals.refused += refused.length;
     if (charged.length > 0) {
       try {
-        const { embedded } = await embedAndStoreNodes({ workspaceId: input.workspaceId, nodeIds: charged.map((node) => node.nodeId) });
+        const { embedded } = await embedAndStoreNodes({
+          workspaceId: input.workspaceId,
+          nodeIds: charged.map((node) => node.nodeId),
+        });
         totals.embedded += embedded;
       } catch (error) {
         // Retries are exhausted: compensate (refund, record the reason) and keep serving the queue.
@@ -77,7 +81,10 @@ export async function embeddingQueueWorkflow(input: EmbeddingQueueInput): Promis
     }
 
     if (batches + 1 >= BATCHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
-      return continueAsNew<typeof embeddingQueueWorkflow>({ workspaceId: input.workspaceId, pending: [...pending.values()] });
+      return continueAsNew<typeof embeddingQueueWorkflow>({
+        workspaceId: input.workspaceId,
+        pending: [...pending.values()],
+      });
     }
   }
 }

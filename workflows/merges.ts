@@ -1,7 +1,6 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ApplicationFailure,
-  ParentClosePolicy,
-  WorkflowIdReusePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -10,12 +9,13 @@ import {
   defineUpdate,
   getExternalWorkflowHandle,
   log,
+  ParentClosePolicy,
   proxyActivities,
   setHandler,
   startChild,
+  WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type {
   DecisionOutcome,
@@ -49,7 +49,9 @@ const REVIEW_CHECK_INTERVAL = '7 days';
  * upserts candidates and auto-merges in a single transaction; each candidate left pending gets
  * its own `merge-<candidate_id>` workflow, abandoned so that it outlives this one.
  */
-export async function personResolverWorkflow(input: Omit<ResolvePersonInput, 'workflowId'>): Promise<ResolvePersonResult> {
+export async function personResolverWorkflow(
+  input: Omit<ResolvePersonInput, 'workflowId'>,
+): Promise<ResolvePersonResult> {
   const info = workflowInfo();
   const result = await resolvePerson({ ...input, workflowId: info.workflowId });
   for (const candidateId of result.pendingCandidateIds) {
@@ -82,7 +84,8 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
   let closedReason: string | undefined;
 
   setHandler(mergeStatusQuery, () => {
-    if (finished) return finished.outcome.ok ? (finished.decision.decision === 'approve' ? 'applied' : 'rejected') : 'closed';
+    if (finished)
+      return finished.outcome.ok ? (finished.decision.decision === 'approve' ? 'applied' : 'rejected') : 'closed';
     if (closedReason) return 'closed';
     return deciding ? 'deciding' : 'pending';
   });
@@ -111,7 +114,10 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
           throw ApplicationFailure.nonRetryable('Merge candidate not found', 'MergeNotFound');
         }
         if (deciding || finished || closedReason) {
-          throw ApplicationFailure.nonRetryable('Merge candidate is already being resolved or resolved', 'MergeConflict');
+          throw ApplicationFailure.nonRetryable(
+            'Merge candidate is already being resolved or resolved',
+            'MergeConflict',
+          );
         }
       },
     },
@@ -132,9 +138,15 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
 
   if (finished?.outcome.ok) {
     await closeSuperseded(finished.outcome.response.merge?.superseded_candidate_ids ?? []);
-    return { status: finished.outcome.response.candidate.status as 'applied' | 'rejected', performedBy: finished.decision.userId };
+    return {
+      status: finished.outcome.response.candidate.status as 'applied' | 'rejected',
+      performedBy: finished.decision.userId,
+    };
   }
-  return { status: 'closed', reason: closedReason ?? (finished?.outcome.ok === false ? finished.outcome.detail : 'closed') };
+  return {
+    status: 'closed',
+    reason: closedReason ?? (finished?.outcome.ok === false ? finished.outcome.detail : 'closed'),
+  };
 }
 
 /** Best effort: a superseded candidate may never have had a workflow, or it may have ended. */

@@ -1,4 +1,12 @@
-import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { FailureDetails } from '../activities/failures';
 import type { GroundedAnswer, Intent } from '../src/prompt/model/contract';
@@ -38,7 +46,8 @@ const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created:
 function describeFailure(error: unknown): FailureDetails {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure && cause.details?.[0]) return cause.details[0] as FailureDetails;
-  if (cause instanceof TimeoutFailure) return { status: 502, detail: 'The model did not answer in time', errorCode: 'TimeoutFailure' };
+  if (cause instanceof TimeoutFailure)
+    return { status: 502, detail: 'The model did not answer in time', errorCode: 'TimeoutFailure' };
   return { status: 500, detail: 'Internal server error', errorCode: cause instanceof Error ? cause.name : 'Error' };
 }
 
@@ -84,7 +93,14 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     let answer: GroundedAnswer | null = null;
     if (classified !== 'update') answer = await model.answerPrompt({ workspaceId, prompt: input.prompt });
 
-    await db.completePromptRun({ ...audit, intent: classified, persisted, answer, creditsUsed: receipt.amount, ledgerId: receipt.ledger_id });
+    await db.completePromptRun({
+      ...audit,
+      intent: classified,
+      persisted,
+      answer,
+      creditsUsed: receipt.amount,
+      ledgerId: receipt.ledger_id,
+    });
     return {
       correlation_id: correlationId,
       intent: classified,
@@ -105,6 +121,11 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     // An intent is required on the audit row; a prompt that failed before classification is
     // recorded as a query, the pipeline every prompt runs at least.
     await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorCode, ledgerId });
-    throw ApplicationFailure.create({ type: PROMPT_FAILED, message: failure.errorCode, nonRetryable: true, details: [failure] });
+    throw ApplicationFailure.create({
+      type: PROMPT_FAILED,
+      message: failure.errorCode,
+      nonRetryable: true,
+      details: [failure],
+    });
   }
 }

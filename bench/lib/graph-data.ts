@@ -12,10 +12,18 @@ const EDGE_TYPES = ['KNOWS', 'WORKS_ON', 'MENTIONS', 'DEPENDS_ON', 'CONTAINS', '
  * so the first nodes become hubs with tens of thousands of edges (a power-law-like tail).
  * Code nodes get path-like names ("src/mod7/file123") so type_path grouping has paths to group.
  */
-export async function loadPowerLawGraph(owner: DataSource, workspaceId: string, nodes: number, edges: number): Promise<void> {
+export async function loadPowerLawGraph(
+  owner: DataSource,
+  workspaceId: string,
+  nodes: number,
+  edges: number,
+): Promise<void> {
   await owner.transaction(async (m) => {
-    await m.query(`CREATE TEMP TABLE bench_nodes ON COMMIT DROP AS
-      SELECT g AS i, gen_random_uuid() AS id FROM generate_series(0, $1 - 1) g`, [nodes]);
+    await m.query(
+      `CREATE TEMP TABLE bench_nodes ON COMMIT DROP AS
+      SELECT g AS i, gen_random_uuid() AS id FROM generate_series(0, $1 - 1) g`,
+      [nodes],
+    );
     await m.query(`CREATE UNIQUE INDEX ON bench_nodes (i)`);
     await m.query(
       `INSERT INTO nodes (id, workspace_id, type, name, properties, base_salience, importance_score, reference_count, created_at, last_touch_at)

@@ -25,6 +25,10 @@ export class CredentialDailyUsage {
   @PrimaryColumn({ type: 'date' }) day!: string;
   @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
   @Column({ type: 'uuid', name: 'user_id' }) userId!: string;
-  @Column({ type: 'bigint', name: 'request_count', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  @Column({
+    type: 'bigint',
+    name: 'request_count',
+    transformer: { to: (v: number) => v, from: (v: string) => Number(v) },
+  })
   requestCount!: number;
 }

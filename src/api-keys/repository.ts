@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
+import type { CredentialKind } from './entities';
+import { Credential } from './entities';
 import type { ApiKeyRow } from './schemas';
-import { Credential, type CredentialKind } from './entities';
 
 export const toApiKeyRow = (row: Credential): ApiKeyRow => ({
   id: row.id,
@@ -33,7 +34,7 @@ export const credentials = (m: EntityManager) => ({
   async revoke(row: Credential): Promise<Credential> {
     if (!row.revokedAt) {
       await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [row.id]);
-      return (await m.getRepository(Credential).findOneByOrFail({ id: row.id }));
+      return await m.getRepository(Credential).findOneByOrFail({ id: row.id });
     }
     return row;
   },

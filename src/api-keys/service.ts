@@ -1,8 +1,9 @@
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { forbidden, notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import { SCOPES, normalizeScopes } from '../platform/auth/scopes';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import { normalizeScopes, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { credentials, toApiKeyRow } from './repository';
 import type { UsageRecorder } from './usage-recorder';
@@ -15,7 +16,10 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
   return {
     scopes: () => [...SCOPES].sort(),
 
-    async create(principal: Principal, input: { name: string; scopes: string[]; workspace?: string; expires_in_days?: number }) {
+    async create(
+      principal: Principal,
+      input: { name: string; scopes: string[]; workspace?: string; expires_in_days?: number },
+    ) {
       const workspaceId = input.workspace ?? principal.workspaceId;
       const scopes = normalizeScopes(input.scopes);
       // A key can hand out only what its caller holds; a user JWT holds every scope.
@@ -39,7 +43,9 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
     },
 
     list: (principal: Principal) =>
-      uow(scopeOf(principal), async (m) => (await credentials(m).listOwned(principal.userId, 'api_key')).map(toApiKeyRow)),
+      uow(scopeOf(principal), async (m) =>
+        (await credentials(m).listOwned(principal.userId, 'api_key')).map(toApiKeyRow),
+      ),
 
     get: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {

@@ -37,10 +37,10 @@ export function createUsageRecorder(deps: { uow: UnitOfWork; logger: Logger; int
              ON CONFLICT (api_key_id, day) DO UPDATE SET request_count = api_key_daily_usage.request_count + EXCLUDED.request_count`,
             [e.credentialId, e.day, e.workspaceId, e.userId, e.count],
           );
-          await m.query(
-            `UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2), $2) WHERE id = $1`,
-            [e.credentialId, e.lastUsedAt],
-          );
+          await m.query(`UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2), $2) WHERE id = $1`, [
+            e.credentialId,
+            e.lastUsedAt,
+          ]);
         }
       });
     }

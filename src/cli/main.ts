@@ -6,11 +6,11 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../platform/config';
+import { HttpError } from '../platform/api/errors';
 import { createJwtService } from '../platform/auth/tokens';
+import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
 import { createProvisioning } from '../tenancy/service';
-import { HttpError } from '../platform/api/errors';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
@@ -43,7 +43,10 @@ async function run(argv: string[]): Promise<unknown> {
     }
     if (command === 'credits grant') {
       if (!values.tenant || values.amount === undefined) throw new UsageError();
-      return await provisioning.grantCredits(z.uuid().parse(values.tenant), z.coerce.number().int().min(1).parse(values.amount));
+      return await provisioning.grantCredits(
+        z.uuid().parse(values.tenant),
+        z.coerce.number().int().min(1).parse(values.amount),
+      );
     }
     throw new UsageError();
   } finally {
@@ -59,7 +62,8 @@ run(process.argv.slice(2)).then(
   },
   (error) => {
     if (error instanceof UsageError) console.error(USAGE);
-    else if (error instanceof z.ZodError) console.error(`invalid argument: ${error.issues.map((i) => i.message).join('; ')}\n${USAGE}`);
+    else if (error instanceof z.ZodError)
+      console.error(`invalid argument: ${error.issues.map((i) => i.message).join('; ')}\n${USAGE}`);
     else if (error instanceof HttpError) console.error(String(error.detail));
     else console.error(error instanceof Error ? error.message : error);
     process.exit(error instanceof UsageError || error instanceof z.ZodError ? 2 : 1);

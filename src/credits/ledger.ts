@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { notFound } from '../platform/api/errors';
-import { creditCost, type CreditKind } from './costs';
+import type { CreditKind } from './costs';
+import { creditCost } from './costs';
 import { InsufficientCreditsError } from './errors';
 
 /** What a charge returns to the caller; `amount` is the number of credits charged (positive). */
@@ -31,7 +32,11 @@ interface LedgerRow {
 
 const receiptOf = (row: LedgerRow): CreditReceipt => ({ ledger_id: row.id, kind: row.kind, amount: -row.amount });
 
-async function findByIdempotencyKey(m: EntityManager, workspaceId: string, key: string): Promise<LedgerRow | undefined> {
+async function findByIdempotencyKey(
+  m: EntityManager,
+  workspaceId: string,
+  key: string,
+): Promise<LedgerRow | undefined> {
   const [row] = await m.query(
     `SELECT id, kind, amount FROM credit_ledger WHERE workspace_id = $1 AND idempotency_key = $2`,
     [workspaceId, key],
@@ -86,7 +91,12 @@ async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKi
   if (tenant.locked) {
     throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
   }
-  throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: Number(tenant.credit_balance), kind });
+  throw new InsufficientCreditsError({
+    error: 'insufficient_credits',
+    required,
+    available: Number(tenant.credit_balance),
+    kind,
+  });
 }
 
 export interface RefundResult {
@@ -104,10 +114,9 @@ export interface RefundResult {
  * second call (or a concurrent one) changes nothing. Runs in the reservation's workspace scope.
  */
 export async function refundCredits(m: EntityManager, input: { ledgerId: string }): Promise<RefundResult> {
-  const [reservation] = await m.query(
-    `SELECT id, tenant_id, kind, amount FROM credit_ledger WHERE id = $1`,
-    [input.ledgerId],
-  );
+  const [reservation] = await m.query(`SELECT id, tenant_id, kind, amount FROM credit_ledger WHERE id = $1`, [
+    input.ledgerId,
+  ]);
   if (!reservation) throw notFound('Credit reservation not found');
   if (reservation.amount >= 0) return { ledger_id: null, kind: reservation.kind, amount: 0, refunded: false };
 
@@ -124,7 +133,10 @@ export async function refundCredits(m: EntityManager, input: { ledgerId: string 
     ]);
     return { ledger_id: earlier?.id ?? null, kind: reservation.kind, amount: earlier?.amount ?? 0, refunded: false };
   }
-  await m.query(`UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1`, [reservation.tenant_id, refund.amount]);
+  await m.query(`UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1`, [
+    reservation.tenant_id,
+    refund.amount,
+  ]);
   return { ledger_id: refund.id, kind: reservation.kind, amount: refund.amount, refunded: true };
 }
 

@@ -1,8 +1,10 @@
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { scopeOf, type Principal } from '../platform/auth/principal';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from './costs';
-import { readCreditBalance, refundCredits, reserveCredits, type CreditBalance, type CreditReceipt } from './ledger';
+import type { CreditBalance, CreditReceipt } from './ledger';
+import { readCreditBalance, refundCredits, reserveCredits } from './ledger';
 
 /**
  * The ledger for request handlers: each call is its own short transaction (the tenant row is locked
@@ -11,7 +13,11 @@ import { readCreditBalance, refundCredits, reserveCredits, type CreditBalance, t
 export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
   const { uow, logger } = deps;
 
-  const reserve = (principal: Principal, kind: CreditKind, options: { quantity?: number; idempotencyKey?: string } = {}) =>
+  const reserve = (
+    principal: Principal,
+    kind: CreditKind,
+    options: { quantity?: number; idempotencyKey?: string } = {},
+  ) =>
     uow(scopeOf(principal), (m) =>
       reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind, ...options }),
     );
@@ -20,7 +26,8 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
     uow(scopeOf(principal), (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
 
   return {
-    balance: (principal: Principal): Promise<CreditBalance> => uow(scopeOf(principal), (m) => readCreditBalance(m, principal.tenantId)),
+    balance: (principal: Principal): Promise<CreditBalance> =>
+      uow(scopeOf(principal), (m) => readCreditBalance(m, principal.tenantId)),
     reserve,
     refund,
 

@@ -1,10 +1,11 @@
 import { toSql } from 'pgvector/pg';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { InsufficientCreditsError } from '../credits/errors';
 import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
-import { embedChargeKey, type EmbedRequest } from './queue';
+import type { EmbedRequest } from './queue';
+import { embedChargeKey } from './queue';
 
 /** What nodes.embedding_error holds when a node is left without a vector. */
 export const EMBEDDING_ERRORS = {
@@ -28,15 +29,19 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
 
   return {
     /** Charges one credit per live node; the nodes the balance cannot cover get embedding_error set. */
-    async charge(input: { workspaceId: string; requests: EmbedRequest[] }): Promise<{ charged: ChargedNode[]; refused: string[] }> {
+    async charge(input: {
+      workspaceId: string;
+      requests: EmbedRequest[];
+    }): Promise<{ charged: ChargedNode[]; refused: string[] }> {
       return uow({ workspaceId: input.workspaceId }, async (m) => {
         const [workspace] = await m.query(`SELECT tenant_id FROM workspaces WHERE id = $1`, [input.workspaceId]);
         if (!workspace) return { charged: [], refused: [] };
         // The latest request per node wins; deleted nodes are not charged.
         const latest = new Map(input.requests.map((request) => [request.nodeId, request]));
-        const live: { id: string }[] = await m.query(`SELECT id FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [
-          [...latest.keys()],
-        ]);
+        const live: { id: string }[] = await m.query(
+          `SELECT id FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
+          [[...latest.keys()]],
+        );
         const charged: ChargedNode[] = [];
         const refused: string[] = [];
         for (const { id } of live) {
@@ -55,7 +60,10 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
           }
         }
         if (refused.length > 0) {
-          await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[])`, [refused, EMBEDDING_ERRORS.insufficientCredits]);
+          await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[])`, [
+            refused,
+            EMBEDDING_ERRORS.insufficientCredits,
+          ]);
         }
         return { charged, refused };
       });
@@ -65,7 +73,10 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
      * Embeds the nodes' current names (the provider is called outside any transaction) and writes
      * each vector only if the name is still the one embedded: a rename in between has its own request.
      */
-    async embedAndStore(input: { workspaceId: string; nodeIds: string[] }): Promise<{ embedded: number; stale: number }> {
+    async embedAndStore(input: {
+      workspaceId: string;
+      nodeIds: string[];
+    }): Promise<{ embedded: number; stale: number }> {
       const nodes: { id: string; name: string }[] = await uow({ workspaceId: input.workspaceId }, (m) =>
         m.query(`SELECT id, name FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [input.nodeIds]),
       );
@@ -93,7 +104,10 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
           input.error.slice(0, 500),
         ]);
       });
-      logger.warn({ workspace_id: input.workspaceId, nodes: input.charged.length }, 'embedding failed; credits refunded');
+      logger.warn(
+        { workspace_id: input.workspaceId, nodes: input.charged.length },
+        'embedding failed; credits refunded',
+      );
     },
   };
 }

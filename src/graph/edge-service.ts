@@ -1,9 +1,11 @@
-import { HttpError, badRequest, notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import { rowsOf } from './sql';
+import { badRequest, HttpError, notFound } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { createEdgeInTransaction } from './node-writes';
-import { EDGE_COLUMNS, toEdgeResponse, type EdgeCreateRequest, type EdgeListQuery, type EdgeResponse, type EdgeRow } from './schemas';
+import type { EdgeCreateRequest, EdgeListQuery, EdgeResponse, EdgeRow } from './schemas';
+import { EDGE_COLUMNS, toEdgeResponse } from './schemas';
+import { rowsOf } from './sql';
 
 /** Edge reads and writes, in the caller's workspace unit of work. */
 export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
@@ -36,9 +38,15 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
         const row = await uow(scopeOf(principal), (m) => createEdgeInTransaction(m, principal.workspaceId, body));
         return toEdgeResponse(row);
       } catch (error) {
-        const missing = error instanceof HttpError && error.status === 404 ? (error.detail as { node_ids?: string[] }).node_ids : undefined;
+        const missing =
+          error instanceof HttpError && error.status === 404
+            ? (error.detail as { node_ids?: string[] }).node_ids
+            : undefined;
         if (missing && (await inOtherWorkspaceOfCaller(principal, missing))) {
-          throw badRequest({ error: 'cross_workspace_edge', message: 'Source and target nodes are in different workspaces' });
+          throw badRequest({
+            error: 'cross_workspace_edge',
+            message: 'Source and target nodes are in different workspaces',
+          });
         }
         throw error;
       }
@@ -69,7 +77,8 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
     /** Soft delete; answers with the deleted row. */
     async remove(principal: Principal, edgeId: string): Promise<EdgeResponse> {
       const [row]: EdgeRow[] = await uow(scopeOf(principal), (m) =>
-        rowsOf(m,
+        rowsOf(
+          m,
           `UPDATE edges e SET is_deleted = true, deleted_at = now() WHERE e.id = $1 AND NOT e.is_deleted RETURNING ${EDGE_COLUMNS}`,
           [edgeId],
         ),

@@ -1,21 +1,21 @@
 import { badRequest, notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import { rowsOf } from './sql';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
 import { createNodeInTransaction } from './node-writes';
-import {
-  NODE_COLUMNS,
-  toNodeResponse,
-  type NodeCreateRequest,
-  type NodeListQuery,
-  type NodePatchRequest,
-  type NodeResponse,
-  type NodeRow,
-  type TypeaheadQuery,
+import type {
+  NodeCreateRequest,
+  NodeListQuery,
+  NodePatchRequest,
+  NodeResponse,
+  NodeRow,
+  TypeaheadQuery,
 } from './schemas';
+import { NODE_COLUMNS, toNodeResponse } from './schemas';
+import { rowsOf } from './sql';
 
 export interface GraphServiceDeps {
   uow: UnitOfWork;
@@ -69,7 +69,13 @@ export function createNodeService(deps: GraphServiceDeps) {
                ORDER BY n.created_at, n.id LIMIT $2`,
               [query.type ?? null, query.limit],
             )
-          : m.query(typeaheadSql(NODE_COLUMNS), [query.q, likePattern(query.q), query.type ?? null, query.limit, usesTrigram(query.q)]),
+          : m.query(typeaheadSql(NODE_COLUMNS), [
+              query.q,
+              likePattern(query.q),
+              query.type ?? null,
+              query.limit,
+              usesTrigram(query.q),
+            ]),
       );
       return rows.map(toNodeResponse);
     },
@@ -83,7 +89,8 @@ export function createNodeService(deps: GraphServiceDeps) {
         if (!current) throw notFound('Node not found');
         const properties = body.properties ?? {};
         const removed = Object.keys(properties).filter((key) => properties[key] === null);
-        const [updated]: NodeRow[] = await rowsOf(m,
+        const [updated]: NodeRow[] = await rowsOf(
+          m,
           `UPDATE nodes n SET name = COALESCE($2, n.name), type = COALESCE($3, n.type),
              properties = (n.properties || $4::jsonb) - $5::text[], updated_at = now()
            WHERE n.id = $1 RETURNING ${NODE_COLUMNS}`,
@@ -107,13 +114,15 @@ export function createNodeService(deps: GraphServiceDeps) {
     /** Soft delete of one node and its incident edges; answers with the deleted row. */
     async remove(principal: Principal, nodeId: string): Promise<NodeResponse> {
       const row = await uow(scopeOf(principal), async (m) => {
-        const [deleted]: NodeRow[] = await rowsOf(m,
+        const [deleted]: NodeRow[] = await rowsOf(
+          m,
           `UPDATE nodes n SET is_deleted = true, deleted_at = now(), updated_at = now()
            WHERE n.id = $1 AND NOT n.is_deleted RETURNING ${NODE_COLUMNS}`,
           [nodeId],
         );
         if (!deleted) throw notFound('Node not found');
-        await rowsOf(m,
+        await rowsOf(
+          m,
           `UPDATE edges SET is_deleted = true, deleted_at = now()
            WHERE NOT is_deleted AND (source_node_id = $1 OR target_node_id = $1)`,
           [nodeId],
@@ -127,7 +136,8 @@ export function createNodeService(deps: GraphServiceDeps) {
     async deleteByType(principal: Principal, type: string | undefined) {
       if (type === undefined || type.trim() === '') throw badRequest('Query parameter type is required');
       return uow(scopeOf(principal), async (m) => {
-        const nodes: { id: string }[] = await rowsOf(m,
+        const nodes: { id: string }[] = await rowsOf(
+          m,
           `UPDATE nodes SET is_deleted = true, deleted_at = now(), updated_at = now()
            WHERE type = $1 AND NOT is_deleted RETURNING id`,
           [type],

@@ -1,13 +1,14 @@
 import type { EntityManager } from 'typeorm';
-import { rowsOf } from './sql';
-import { notFound } from '../platform/api/errors';
 import { importanceSql, importanceSqlParams } from '../importance/formula';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
+import { notFound } from '../platform/api/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
-import { EDGE_COLUMNS, NODE_COLUMNS, type EdgeRow, type NodeRow } from './schemas';
+import type { EdgeRow, NodeRow } from './schemas';
+import { EDGE_COLUMNS, NODE_COLUMNS } from './schemas';
+import { rowsOf } from './sql';
 
 export interface NodeCreateInput {
   type: string;
@@ -78,7 +79,8 @@ async function touch(m: EntityManager, nodeIds: readonly string[], options?: Wri
   const ids = [...new Set(nodeIds)].sort();
   if (ids.length === 0) return [];
   const settings = await settingsOf(m, options);
-  const rows: { id: string }[] = await rowsOf(m,
+  const rows: { id: string }[] = await rowsOf(
+    m,
     `UPDATE nodes n SET reference_count = n.reference_count + 1, last_touch_at = now(),
        importance_score = ${importanceSql(2, { referenceCount: '(n.reference_count + 1)', lastTouchAt: 'now()' })}
      WHERE n.id = ANY($1::uuid[]) AND NOT n.is_deleted
@@ -93,7 +95,11 @@ async function touch(m: EntityManager, nodeIds: readonly string[], options?: Wri
  * = now(), and importance recomputed with the new values. Live nodes only; ids are deduplicated.
  * Returns how many nodes were touched.
  */
-export async function touchNodes(m: EntityManager, nodeIds: readonly string[], options?: WriteOptions): Promise<number> {
+export async function touchNodes(
+  m: EntityManager,
+  nodeIds: readonly string[],
+  options?: WriteOptions,
+): Promise<number> {
   return (await touch(m, nodeIds, options)).length;
 }
 

@@ -2,13 +2,22 @@ import { z } from 'zod';
 import { LIMITS } from '../limits';
 
 const timestamp = z.iso.datetime({ offset: true });
-const workspaceId = z.uuid().optional().describe('Must name a workspace the caller belongs to; defaults to the caller’s.');
+const workspaceId = z
+  .uuid()
+  .optional()
+  .describe('Must name a workspace the caller belongs to; defaults to the caller’s.');
 const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
 /** Contract 2.1: a node type used as a filter. */
-export const NodeTypeFilter = z.string().max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Invalid node type');
+export const NodeTypeFilter = z
+  .string()
+  .max(LIMITS.typeLength)
+  .regex(/^[a-z_][a-z0-9_.:-]*$/, 'Invalid node type');
 /** Contract 2.2: an edge type used as a filter. */
-export const EdgeTypeFilter = z.string().max(LIMITS.typeLength).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type');
+export const EdgeTypeFilter = z
+  .string()
+  .max(LIMITS.typeLength)
+  .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type');
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.list.maxLimit).default(LIMITS.list.defaultLimit);
 const offset = z.coerce.number().int().min(0).default(0);
@@ -78,7 +87,8 @@ export function toNodeResponse(row: NodeRow): NodeResponse {
     updated_at: iso(row.updated_at),
     is_deleted: row.is_deleted,
   };
-  if (row.embedding !== undefined) response.embedding = row.embedding ? (JSON.parse(row.embedding) as number[]) : undefined;
+  if (row.embedding !== undefined)
+    response.embedding = row.embedding ? (JSON.parse(row.embedding) as number[]) : undefined;
   return response;
 }
 
@@ -111,7 +121,12 @@ export const toEdgeResponse = (row: EdgeRow): EdgeResponse => ({ ...row, created
 
 export const NodeCreateRequest = z
   .object({
-    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers'),
+    type: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.typeLength)
+      .regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers'),
     name: z.string().trim().min(1).max(LIMITS.nodeNameLength),
     properties: properties.optional(),
     connection_id: z.uuid().nullable().optional(),
@@ -124,7 +139,13 @@ export const NodePatchRequest = z
   .strictObject({
     name: z.string().trim().min(1).max(LIMITS.nodeNameLength).optional(),
     properties: properties.optional().describe('Merged into the stored properties; a null value removes a key.'),
-    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers').optional(),
+    type: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.typeLength)
+      .regex(/^[a-z_][a-z0-9_.:-]*$/, 'Node types are lower-case identifiers')
+      .optional(),
   })
   .refine((body) => body.name !== undefined || body.properties !== undefined || body.type !== undefined, {
     message: 'Give at least one of name, properties, type',
@@ -134,7 +155,12 @@ export type NodePatchRequest = z.infer<typeof NodePatchRequest>;
 
 export const EdgeCreateRequest = z
   .object({
-    type: z.string().trim().min(1).max(LIMITS.typeLength).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type'),
+    type: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.typeLength)
+      .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type'),
     source_node_id: z.uuid(),
     target_node_id: z.uuid(),
     properties: properties.optional(),
@@ -149,7 +175,10 @@ export const EdgeIdParams = z.object({ edge_id: z.uuid() });
 
 export const NodeGetQuery = z.object({
   workspace_id: workspaceId,
-  include_embedding: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  include_embedding: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
 });
 export const WorkspaceQuery = z.object({ workspace_id: workspaceId });
 

@@ -95,15 +95,32 @@ export const GraphStatsRecord = z
     nodes_by_type: z.array(z.object({ type: z.string(), count })),
     edges_by_type: z.array(z.object({ type: z.string(), count })),
     by_connection: z.array(
-      z.object({ connection_id: z.string().describe('A connection id, or "_manual" for nodes made without one.'), nodes: count, edges: count }),
+      z.object({
+        connection_id: z.string().describe('A connection id, or "_manual" for nodes made without one.'),
+        nodes: count,
+        edges: count,
+      }),
     ),
-    top_hubs: z.array(z.object({ id: z.uuid(), type: z.string(), name: z.string(), degree: count, in_degree: count, out_degree: count })),
+    top_hubs: z.array(
+      z.object({
+        id: z.uuid(),
+        type: z.string(),
+        name: z.string(),
+        degree: count,
+        in_degree: count,
+        out_degree: count,
+      }),
+    ),
     degree_distribution: z.array(z.object({ min_degree: count, max_degree: count, nodes: count })),
     connectivity: z.object({
-      components: count.nullable().describe('Weakly connected components, isolated nodes included; null above the exact-computation bound.'),
+      components: count
+        .nullable()
+        .describe('Weakly connected components, isolated nodes included; null above the exact-computation bound.'),
       largest_component: count.nullable(),
       isolated_nodes: count,
-      exact: z.boolean().describe('false when the graph has more live edges than the bound for computing components per request.'),
+      exact: z
+        .boolean()
+        .describe('false when the graph has more live edges than the bound for computing components per request.'),
     }),
     density: z.number().describe('edges / (nodes * (nodes - 1)), directed.'),
   })

@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../limits';
+import { notFound } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { likePattern, typeaheadSql, usesTrigram } from './node-service';
 import type {
   FamilyTreeQuery,
@@ -50,10 +51,8 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
     edgeLimit: number,
     candidates: CompactNode[],
   ): Promise<GraphNeighborhoodResponse> {
-    const [row]: { nodes: GraphNeighborhoodResponse['nodes']; edges: GraphNeighborhoodResponse['edges'] }[] = await m.query(
-      SUBGRAPH_SQL,
-      [[centre], depth, nodeLimit, edgeLimit],
-    );
+    const [row]: { nodes: GraphNeighborhoodResponse['nodes']; edges: GraphNeighborhoodResponse['edges'] }[] =
+      await m.query(SUBGRAPH_SQL, [[centre], depth, nodeLimit, edgeLimit]);
     const nodes = row!.nodes;
     if (nodes.length === 0) throw notFound('Node not found');
     return {
@@ -81,11 +80,23 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
             usesTrigram(query.q),
           ]);
           candidates = candidates.map(({ id, type, name, importance_score, reference_count, connection_id }) => ({
-            id, type, name, importance_score, reference_count, connection_id,
+            id,
+            type,
+            name,
+            importance_score,
+            reference_count,
+            connection_id,
           }));
           centre = candidates[0]?.id;
           if (!centre) {
-            return { center_node_id: null, depth_limit: query.hops, nodes: [], edges: [], candidates, truncated: { nodes: false, edges: false } };
+            return {
+              center_node_id: null,
+              depth_limit: query.hops,
+              nodes: [],
+              edges: [],
+              candidates,
+              truncated: { nodes: false, edges: false },
+            };
           }
         }
         return subgraph(m, centre!, query.hops, query.node_limit, query.edge_limit, candidates);
@@ -96,8 +107,13 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 
     overview: (principal: Principal, query: GraphOverviewQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphOverviewRecord> => {
-        const [row]: { clusters: GraphOverviewRecord['clusters']; edges: GraphOverviewRecord['edges']; total_nodes: number; total_edges: number; folded: boolean }[] =
-          await m.query(OVERVIEW_SQL, [query.group_by === 'type_path', query.max_supernodes]);
+        const [row]: {
+          clusters: GraphOverviewRecord['clusters'];
+          edges: GraphOverviewRecord['edges'];
+          total_nodes: number;
+          total_edges: number;
+          folded: boolean;
+        }[] = await m.query(OVERVIEW_SQL, [query.group_by === 'type_path', query.max_supernodes]);
         return {
           group_by: query.group_by,
           total_nodes: row!.total_nodes,
@@ -110,9 +126,10 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 
     stats: (principal: Principal, query: GraphStatsQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphStatsRecord> => {
-        const [row]: (Omit<GraphStatsRecord, 'connectivity' | 'density'> & { isolated: number })[] = await m.query(STATS_SQL, [
-          query.top_hubs_limit,
-        ]);
+        const [row]: (Omit<GraphStatsRecord, 'connectivity' | 'density'> & { isolated: number })[] = await m.query(
+          STATS_SQL,
+          [query.top_hubs_limit],
+        );
         const { isolated, ...stats } = row!;
         // Components need several passes over every edge (17 s at 1M edges here), so they are
         // computed per request only for graphs below the bound; the rest is always exact.

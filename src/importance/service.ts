@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { readOntologyConfig } from '../ontology-config/service';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { importanceSql, importanceSqlParams } from './formula';
 
 /**

@@ -1,4 +1,5 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import type { Client, ScheduleOptions } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type * as workflows from '../../workflows';
 
 type WorkflowName = keyof typeof workflows;
@@ -30,7 +31,8 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
   },
   {
     name: 'type-catalog-refresh',
-    description: 'Daily: recomputes every workspace’s type catalog (counts, keys, vanished types) and writes type_stats_refresh.',
+    description:
+      'Daily: recomputes every workspace’s type catalog (counts, keys, vanished types) and writes type_stats_refresh.',
     workflowType: 'typeCatalogRefreshWorkflow',
     args: [{}],
     spec: { intervals: [{ every: '1 day', offset: '3 hours' }] },
@@ -44,7 +46,8 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
   },
 ];
 
-export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule, 'name'>) => `${taskQueue}.${schedule.name}`;
+export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule, 'name'>) =>
+  `${taskQueue}.${schedule.name}`;
 
 /**
  * Creates each schedule, or updates it to the current definition when it exists. Overlap is
@@ -76,9 +79,12 @@ export async function ensureMaintenanceSchedules(
       await client.schedule.create(definition);
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-      await client.schedule
-        .getHandle(id)
-        .update((previous) => ({ ...previous, spec: definition.spec, action: definition.action, policies: definition.policies }));
+      await client.schedule.getHandle(id).update((previous) => ({
+        ...previous,
+        spec: definition.spec,
+        action: definition.action,
+        policies: definition.policies,
+      }));
     }
     ids.push(id);
   }

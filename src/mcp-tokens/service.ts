@@ -1,14 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { credentials, toApiKeyRow } from '../api-keys/repository';
+import { LIMITS } from '../limits';
+import { notFound, tooManyRequests } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
+import type { JwtService } from '../platform/auth/tokens';
+import { sha256Hex } from '../platform/auth/tokens';
 import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { notFound, tooManyRequests } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
-import { sha256Hex, type JwtService } from '../platform/auth/tokens';
-import { credentials, toApiKeyRow } from '../api-keys/repository';
 import { assertWorkspaceVisible } from '../tenancy/service';
-import { randomUUID } from 'node:crypto';
-import { LIMITS } from '../limits';
 
 /** Contract 8: minting is limited to 60 requests per minute per user. */
 export const MCP_MINT_LIMIT = LIMITS.mcpMint;
@@ -61,7 +63,10 @@ export function createMcpTokenService(deps: {
       [userId, MCP_MINT_LIMIT.windowSeconds],
     );
     if (recent >= MCP_MINT_LIMIT.requests) {
-      const retryAfter = Math.max(1, Math.ceil((new Date(oldest).getTime() + MCP_MINT_LIMIT.windowSeconds * 1000 - Date.now()) / 1000));
+      const retryAfter = Math.max(
+        1,
+        Math.ceil((new Date(oldest).getTime() + MCP_MINT_LIMIT.windowSeconds * 1000 - Date.now()) / 1000),
+      );
       throw tooManyRequests(retryAfter);
     }
   }

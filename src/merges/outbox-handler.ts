@@ -1,8 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { personResolverWorkflow, resolveWorkflowId } from '../../workflows/merges';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
-import { personResolverWorkflow, resolveWorkflowId } from '../../workflows/merges';
 import { isPersonType } from './person-rules';
 
 /**

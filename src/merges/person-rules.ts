@@ -34,7 +34,10 @@ export function scoreMatch(match: { email: boolean; name: boolean }): { reasons:
 }
 
 /** Auto-merge only when the workspace enables it and the score reaches its threshold (contract 3). */
-export function shouldAutoMerge(score: number, settings: { auto_merge_enabled: boolean; merge_confidence_threshold: number }): boolean {
+export function shouldAutoMerge(
+  score: number,
+  settings: { auto_merge_enabled: boolean; merge_confidence_threshold: number },
+): boolean {
   return settings.auto_merge_enabled && score >= settings.merge_confidence_threshold;
 }
 
@@ -58,7 +61,10 @@ export function combineProperties(
   const combined: Properties = { ...duplicate.properties, ...survivor.properties };
   const survivorAliases = survivor.properties.aliases;
   if (survivorAliases !== undefined && !Array.isArray(survivorAliases)) return combined;
-  const aliases: unknown[] = [...((survivorAliases as unknown[] | undefined) ?? []), ...stringList(duplicate.properties.aliases)];
+  const aliases: unknown[] = [
+    ...((survivorAliases as unknown[] | undefined) ?? []),
+    ...stringList(duplicate.properties.aliases),
+  ];
   if (duplicate.name !== survivor.name) aliases.push(duplicate.name);
   const unique = [...new Set(aliases)].filter((alias) => alias !== survivor.name);
   if (unique.length > 0) combined.aliases = unique;

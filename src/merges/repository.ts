@@ -1,8 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import { NODE_COLUMNS, toNodeResponse, type NodeRow } from '../graph/schemas';
+import type { NodeRow } from '../graph/schemas';
+import { NODE_COLUMNS, toNodeResponse } from '../graph/schemas';
 import { importanceSql, importanceSqlParams } from '../importance/formula';
 import type { ImportanceSettings } from '../ontology-config/schemas';
-import { combineProperties, type MatchReason } from './person-rules';
+import type { MatchReason } from './person-rules';
+import { combineProperties } from './person-rules';
 import type { MergeAction, MergeCandidate, MergeSummary } from './schemas';
 import type { DecisionOutcome } from './types';
 
@@ -79,7 +81,10 @@ const toAction = (row: ActionRow): MergeAction => ({
 });
 
 /** Pending candidates whose two nodes are both still live, newest first. */
-export async function listPendingCandidates(m: EntityManager, page: { limit: number; offset: number }): Promise<MergeCandidate[]> {
+export async function listPendingCandidates(
+  m: EntityManager,
+  page: { limit: number; offset: number },
+): Promise<MergeCandidate[]> {
   const rows: CandidateRow[] = await m.query(
     `${CANDIDATE_SELECT}
      WHERE c.workspace_id = weft_current_workspace() AND c.status = 'pending' AND NOT s.is_deleted AND NOT d.is_deleted
@@ -257,7 +262,9 @@ async function replayOrConflict(
   wanted: 'merged' | 'rejected',
   performedBy: string | null,
 ): Promise<DecisionOutcome> {
-  const [action]: ActionRow[] = await m.query(`SELECT ${ACTION_COLUMNS} FROM merge_actions WHERE candidate_id = $1`, [candidate.id]);
+  const [action]: ActionRow[] = await m.query(`SELECT ${ACTION_COLUMNS} FROM merge_actions WHERE candidate_id = $1`, [
+    candidate.id,
+  ]);
   if (action && action.action === wanted && action.performed_by === performedBy) {
     return {
       ok: true,
@@ -279,8 +286,16 @@ export async function rejectCandidate(
   if (!candidate) return { ok: false, code: 'not_found', detail: 'Merge candidate not found' };
   if (candidate.status !== 'pending') return replayOrConflict(m, candidate, 'rejected', input.performedBy);
   await resolveCandidate(m, candidate.id, 'rejected');
-  const action = await insertAction(m, { candidate, action: 'rejected', performedBy: input.performedBy, notes: input.notes });
-  return { ok: true, response: { candidate: (await findCandidate(m, candidate.id))!, action: toAction(action), merge: null } };
+  const action = await insertAction(m, {
+    candidate,
+    action: 'rejected',
+    performedBy: input.performedBy,
+    notes: input.notes,
+  });
+  return {
+    ok: true,
+    response: { candidate: (await findCandidate(m, candidate.id))!, action: toAction(action), merge: null },
+  };
 }
 
 interface LockedNode {
@@ -321,7 +336,11 @@ export async function mergeCandidate(
   const duplicate = nodes.find((node) => node.id === duplicateId);
   if (!survivor || !duplicate || survivor.is_deleted || duplicate.is_deleted) {
     await resolveCandidate(m, candidate.id, 'superseded');
-    return { ok: false, code: 'conflict', detail: 'A node of this pair is no longer live; the candidate is superseded' };
+    return {
+      ok: false,
+      code: 'conflict',
+      detail: 'A node of this pair is no longer live; the candidate is superseded',
+    };
   }
 
   const between = rowsOf<{ id: string }>(
@@ -386,7 +405,9 @@ export async function mergeCandidate(
       ...importanceSqlParams(input.importance),
     ],
   );
-  await m.query(`UPDATE nodes SET is_deleted = true, deleted_at = now(), updated_at = now() WHERE id = $1`, [duplicateId]);
+  await m.query(`UPDATE nodes SET is_deleted = true, deleted_at = now(), updated_at = now() WHERE id = $1`, [
+    duplicateId,
+  ]);
 
   await resolveCandidate(m, candidate.id, 'applied');
   const superseded = rowsOf<{ id: string }>(

@@ -1,14 +1,15 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { HttpError, conflict, notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
+import { decideMergeUpdate, mergeCandidateWorkflow, mergeWorkflowId } from '../../workflows/merges';
 import { reserveCredits } from '../credits/ledger';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
+import { conflict, HttpError, notFound } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
-import { decideMergeUpdate, mergeCandidateWorkflow, mergeWorkflowId } from '../../workflows/merges';
 import { scoreMatch, shouldAutoMerge } from './person-rules';
 import {
   candidateStatus,
@@ -21,7 +22,13 @@ import {
   upsertCandidate,
 } from './repository';
 import type { MergeDecisionBody, MergeDecisionResponse, MergeListQuery } from './schemas';
-import type { DecisionOutcome, MergeDecision, MergeWorkflowInput, ResolvePersonInput, ResolvePersonResult } from './types';
+import type {
+  DecisionOutcome,
+  MergeDecision,
+  MergeWorkflowInput,
+  ResolvePersonInput,
+  ResolvePersonResult,
+} from './types';
 
 const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => ({
   status,
@@ -49,7 +56,12 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
    * unknown one), then delivers the decision to `merge-<id>` with update-with-start: the review
    * workflow normally exists already, and is started here if it was somehow lost.
    */
-  async function decide(principal: Principal, candidateId: string, decision: MergeDecision['decision'], body: MergeDecisionBody) {
+  async function decide(
+    principal: Principal,
+    candidateId: string,
+    decision: MergeDecision['decision'],
+    body: MergeDecisionBody,
+  ) {
     const status = await uow(scopeOf(principal), (m) => candidateStatus(m, candidateId));
     if (!status) throw notFound('Merge candidate not found');
     if (status !== 'pending') throw conflict(`Merge candidate is already ${status}`);
@@ -71,7 +83,8 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
       // The workflow's validator refused the update: someone else's decision got there first.
       if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
         if (error.cause.type === 'MergeNotFound') throw notFound('Merge candidate not found');
-        if (error.cause.type === 'MergeConflict') throw conflict('Merge candidate is already being resolved or resolved');
+        if (error.cause.type === 'MergeConflict')
+          throw conflict('Merge candidate is already being resolved or resolved');
       }
       throw error;
     }
@@ -110,7 +123,11 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
           idempotencyKey: input.workflowId,
         });
 
-        const matches = await findMatchingPeople(m, { workspaceId: input.workspaceId, node, limit: LIMITS.merges.matchesPerNode });
+        const matches = await findMatchingPeople(m, {
+          workspaceId: input.workspaceId,
+          node,
+          limit: LIMITS.merges.matchesPerNode,
+        });
         const candidates: { id: string; score: number }[] = [];
         for (const match of matches) {
           const scored = scoreMatch(match);
@@ -131,12 +148,19 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
         // Matches come strongest first, so the first candidate is the one to auto-merge.
         const best = candidates[0];
         if (best && shouldAutoMerge(best.score, config.resolver)) {
-          const outcome = await mergeCandidate(m, { candidateId: best.id, performedBy: null, notes: null, importance: config.importance });
+          const outcome = await mergeCandidate(m, {
+            candidateId: best.id,
+            performedBy: null,
+            notes: null,
+            importance: config.importance,
+          });
           if (outcome.ok) {
             const superseded = outcome.response.merge?.superseded_candidate_ids ?? [];
             return {
               status: 'resolved',
-              pendingCandidateIds: candidates.map((c) => c.id).filter((id) => id !== best.id && !superseded.includes(id)),
+              pendingCandidateIds: candidates
+                .map((c) => c.id)
+                .filter((id) => id !== best.id && !superseded.includes(id)),
               autoMergedCandidateId: best.id,
               supersededCandidateIds: superseded,
             };
@@ -144,7 +168,12 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
           // Refused: a concurrent pass resolved it first, so it no longer needs a review.
           candidates.shift();
         }
-        return { status: 'resolved', pendingCandidateIds: candidates.map((c) => c.id), autoMergedCandidateId: null, supersededCandidateIds: [] };
+        return {
+          status: 'resolved',
+          pendingCandidateIds: candidates.map((c) => c.id),
+          autoMergedCandidateId: null,
+          supersededCandidateIds: [],
+        };
       }),
 
     /** A reviewer's decision, applied in one transaction as that reviewer. */
@@ -154,7 +183,12 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
           return rejectCandidate(m, { candidateId: input.candidateId, performedBy: input.userId, notes: input.notes });
         }
         const { importance } = await readOntologyConfig(m);
-        return mergeCandidate(m, { candidateId: input.candidateId, performedBy: input.userId, notes: input.notes, importance });
+        return mergeCandidate(m, {
+          candidateId: input.candidateId,
+          performedBy: input.userId,
+          notes: input.notes,
+          importance,
+        });
       }),
 
     candidateStatus: (input: MergeWorkflowInput) =>

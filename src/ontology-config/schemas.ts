@@ -49,7 +49,11 @@ export type OntologyConfig = z.output<typeof OntologyConfig>;
 
 // A patch names only what changes; no defaults may sneak in, so each group is partial and strict.
 const partialOf = <T extends z.ZodObject<z.ZodRawShape>>(schema: T) =>
-  z.strictObject(Object.fromEntries(Object.entries(schema.shape).map(([key, field]) => [key, (field as z.ZodDefault<z.ZodType>).unwrap().optional()])));
+  z.strictObject(
+    Object.fromEntries(
+      Object.entries(schema.shape).map(([key, field]) => [key, (field as z.ZodDefault<z.ZodType>).unwrap().optional()]),
+    ),
+  );
 
 export const OntologyConfigPatch = z
   .strictObject({

@@ -1,8 +1,10 @@
 import type { EntityManager } from 'typeorm';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { HttpError } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import { OntologyConfig, type OntologyConfigPatch } from './schemas';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { OntologyConfigPatch } from './schemas';
+import { OntologyConfig } from './schemas';
 
 type Group = keyof OntologyConfig;
 const GROUPS: Group[] = ['search', 'importance', 'resolver'];
@@ -12,7 +14,11 @@ export async function readOntologyConfig(m: EntityManager): Promise<OntologyConf
   const [row] = await m.query(
     `SELECT search, importance, resolver FROM workspace_settings WHERE workspace_id = weft_current_workspace()`,
   );
-  return OntologyConfig.parse({ search: row?.search ?? {}, importance: row?.importance ?? {}, resolver: row?.resolver ?? {} });
+  return OntologyConfig.parse({
+    search: row?.search ?? {},
+    importance: row?.importance ?? {},
+    resolver: row?.resolver ?? {},
+  });
 }
 
 export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
@@ -28,7 +34,11 @@ export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
         );
         if (next.importance.min_importance > next.importance.max_importance) {
           throw new HttpError(422, [
-            { loc: ['body', 'importance', 'min_importance'], msg: 'min_importance must not exceed max_importance', type: 'value_error' },
+            {
+              loc: ['body', 'importance', 'min_importance'],
+              msg: 'min_importance must not exceed max_importance',
+              type: 'value_error',
+            },
           ]);
         }
         await m.query(
@@ -36,7 +46,12 @@ export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
            VALUES ($1, $2, $3, $4, now())
            ON CONFLICT (workspace_id) DO UPDATE
              SET search = EXCLUDED.search, importance = EXCLUDED.importance, resolver = EXCLUDED.resolver, updated_at = now()`,
-          [principal.workspaceId, JSON.stringify(next.search), JSON.stringify(next.importance), JSON.stringify(next.resolver)],
+          [
+            principal.workspaceId,
+            JSON.stringify(next.search),
+            JSON.stringify(next.importance),
+            JSON.stringify(next.resolver),
+          ],
         );
         return next;
       }),

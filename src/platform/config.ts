@@ -3,9 +3,7 @@ import { z } from 'zod';
 // Development-only secret: refused when NODE_ENV=production (see loadConfig).
 const DEV_JWT_SECRET = 'weft-development-secret-change-me-0123456789';
 
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((value) => value === 'true' || value === '1');
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** Every environment variable Weft reads, with the defaults that work on a development machine. */
 export const EnvSchema = z.object({
@@ -36,7 +34,11 @@ export const EnvSchema = z.object({
   JWT_ISSUER: z.string().default('weft'),
   JWT_AUDIENCE: z.string().default('weft-api'),
   MCP_JWT_AUDIENCE: z.string().default('weft-mcp'),
-  USER_JWT_TTL_SECONDS: z.coerce.number().int().min(60).default(30 * 24 * 3600),
+  USER_JWT_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(30 * 24 * 3600),
   MCP_TOKEN_DEFAULT_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
 
   OPENAI_API_KEY: z.string().optional(),

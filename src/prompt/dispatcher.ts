@@ -1,17 +1,19 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TerminatedFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { HttpError, conflict } from '../platform/api/errors';
-import type { Principal } from '../platform/auth/principal';
+import type { FailureDetails } from '../../activities/failures';
+import type { PromptWorkflowResult, promptWorkflow } from '../../workflows/prompt';
 import { CREDIT_COSTS } from '../credits/costs';
 import { InsufficientCreditsError } from '../credits/errors';
 import { readCreditBalance } from '../credits/ledger';
+import { conflict, HttpError } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../platform/temporal/search-attributes';
-import type { FailureDetails } from '../../activities/failures';
-import type { promptWorkflow, PromptWorkflowResult } from '../../workflows/prompt';
-import { PROMPT_CREDIT_KIND, type Intent } from './model/contract';
+import type { Intent } from './model/contract';
+import { PROMPT_CREDIT_KIND } from './model/contract';
 import type { PromptRequest } from './schemas';
 import type { Sealer } from './sealed';
 import type { PromptService } from './service';
@@ -29,10 +31,20 @@ function minimumCost(forceIntent?: Intent) {
  * Runs a prompt as the `prompt-<correlation_id>` workflow and waits for its result. A repeated
  * correlation id attaches to the first execution (running or finished) instead of running twice.
  */
-export function createPromptApi(deps: { uow: UnitOfWork; temporal: TemporalHandle; sealer: Sealer; prompts: PromptService }) {
+export function createPromptApi(deps: {
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  sealer: Sealer;
+  prompts: PromptService;
+}) {
   const { uow, temporal, sealer, prompts } = deps;
 
-  async function start(principal: Principal, body: z.output<typeof PromptRequest>, correlationId: string, startedAtMs: number) {
+  async function start(
+    principal: Principal,
+    body: z.output<typeof PromptRequest>,
+    correlationId: string,
+    startedAtMs: number,
+  ) {
     const workflowId = promptWorkflowId(correlationId);
     try {
       return await temporal.client.workflow.start<typeof promptWorkflow>('promptWorkflow', {
@@ -61,13 +73,24 @@ export function createPromptApi(deps: { uow: UnitOfWork; temporal: TemporalHandl
   }
 
   return {
-    async run(principal: Principal, body: z.output<typeof PromptRequest>, correlationId: string): Promise<PromptWorkflowResult> {
+    async run(
+      principal: Principal,
+      body: z.output<typeof PromptRequest>,
+      correlationId: string,
+    ): Promise<PromptWorkflowResult> {
       const startedAtMs = Date.now();
       // Contract 7: the credit check comes before any model call, and classification is one.
       const { kind, cost } = minimumCost(body.force_intent);
-      const balance = await uow({ workspaceId: principal.workspaceId }, (m) => readCreditBalance(m, principal.tenantId));
+      const balance = await uow({ workspaceId: principal.workspaceId }, (m) =>
+        readCreditBalance(m, principal.tenantId),
+      );
       if (balance.locked || balance.balance < cost) {
-        const refusal = new InsufficientCreditsError({ error: 'insufficient_credits', required: cost, available: balance.locked ? 0 : balance.balance, kind });
+        const refusal = new InsufficientCreditsError({
+          error: 'insufficient_credits',
+          required: cost,
+          available: balance.locked ? 0 : balance.balance,
+          kind,
+        });
         // Every call gets its audit row, a refused one too.
         await prompts.fail({
           workspaceId: principal.workspaceId,

@@ -1,11 +1,12 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
+import { refundCredits } from '../credits/ledger';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
-import { refundCredits } from '../credits/ledger';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { workspaceIdsAfter } from '../tenancy/repository';
-import { PROMPT_CREDIT_KIND, type Intent } from './model/contract';
+import type { Intent } from './model/contract';
+import { PROMPT_CREDIT_KIND } from './model/contract';
 import type { PromptService } from './service';
 import { sourceHash } from './summary';
 

@@ -1,7 +1,8 @@
-import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { NODE_COLUMNS, type NodeRow } from '../graph/schemas';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { NodeRow } from '../graph/schemas';
+import { NODE_COLUMNS } from '../graph/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { enableIterativeIndexScan, vectorCandidates } from '../search/repository';
 import { reciprocalRankFusion } from '../search/scoring';
 import type { ContextEdge, ContextNode } from './model/contract';
@@ -9,7 +10,40 @@ import type { ContextEdge, ContextNode } from './model/contract';
 /** How many nodes a grounded answer may draw on. */
 export const CONTEXT_SIZE = 10;
 
-const STOPWORDS = new Set(['who', 'whom', 'what', 'which', 'when', 'where', 'why', 'how', 'the', 'and', 'are', 'was', 'were', 'does', 'did', 'has', 'have', 'about', 'with', 'from', 'for', 'tell', 'show', 'list', 'that', 'this', 'these', 'those', 'there', 'their', 'work', 'works']);
+const STOPWORDS = new Set([
+  'who',
+  'whom',
+  'what',
+  'which',
+  'when',
+  'where',
+  'why',
+  'how',
+  'the',
+  'and',
+  'are',
+  'was',
+  'were',
+  'does',
+  'did',
+  'has',
+  'have',
+  'about',
+  'with',
+  'from',
+  'for',
+  'tell',
+  'show',
+  'list',
+  'that',
+  'this',
+  'these',
+  'those',
+  'there',
+  'their',
+  'work',
+  'works',
+]);
 
 /** The words of a question worth matching against node names. */
 export function questionWords(question: string): string[] {
@@ -37,17 +71,24 @@ export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingPr
         const { search } = await readOntologyConfig(m);
         await enableIterativeIndexScan(m, CONTEXT_SIZE);
         const semantic = await vectorCandidates(m, {
-          workspaceId, embedding, topK: CONTEXT_SIZE, types: [], minSimilarity: search.min_similarity_threshold,
+          workspaceId,
+          embedding,
+          topK: CONTEXT_SIZE,
+          types: [],
+          minSimilarity: search.min_similarity_threshold,
         });
         const words = questionWords(question);
-        const named: (NodeRow & { matched: number })[] = words.length === 0 ? [] : await m.query(
-          `SELECT ${NODE_COLUMNS}, (SELECT count(*) FROM unnest($2::text[]) w WHERE n.name ILIKE '%' || w || '%')::int AS matched
+        const named: (NodeRow & { matched: number })[] =
+          words.length === 0
+            ? []
+            : await m.query(
+                `SELECT ${NODE_COLUMNS}, (SELECT count(*) FROM unnest($2::text[]) w WHERE n.name ILIKE '%' || w || '%')::int AS matched
            FROM nodes n
            WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ANY (SELECT '%' || w || '%' FROM unnest($2::text[]) w)
            ORDER BY matched DESC, n.importance_score DESC, n.id
            LIMIT $3`,
-          [workspaceId, words, CONTEXT_SIZE],
-        );
+                [workspaceId, words, CONTEXT_SIZE],
+              );
         const rows = new Map<string, NodeRow>([...named, ...semantic].map((row) => [row.id, row]));
         const fused = [...reciprocalRankFusion([semantic.map((row) => row.id), named.map((row) => row.id)]).entries()]
           .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))

@@ -12,15 +12,26 @@ const errors = {
 
 export const promptRoutes = (deps: { api: PromptApi; stream: ReturnType<typeof createPromptStream> }) => [
   defineRoute({
-    method: 'post', path: '/v1/ontology/prompt', tags, scope: 'prompt:write',
+    method: 'post',
+    path: '/v1/ontology/prompt',
+    tags,
+    scope: 'prompt:write',
     summary: 'Classify a prompt, then extract graph facts (update), answer from the graph (query), or both',
-    body: PromptRequest, response: PromptResponse, errors,
+    body: PromptRequest,
+    response: PromptResponse,
+    errors,
     handler: ({ auth, body, ctx }) => deps.api.run(auth, body, ctx.state.correlationId),
   }),
   defineRoute({
-    method: 'post', path: '/v1/ontology/prompt/stream', tags, scope: 'prompt:write',
-    summary: 'The query pipeline as server-sent events: embedding, retrieval, llm_call, parse (start/done), then done or error',
-    body: PromptStreamRequest, produces: 'text/event-stream', errors,
+    method: 'post',
+    path: '/v1/ontology/prompt/stream',
+    tags,
+    scope: 'prompt:write',
+    summary:
+      'The query pipeline as server-sent events: embedding, retrieval, llm_call, parse (start/done), then done or error',
+    body: PromptStreamRequest,
+    produces: 'text/event-stream',
+    errors,
     handler: ({ auth, body, ctx }) => deps.stream(ctx, auth, body.prompt),
   }),
 ];

@@ -23,9 +23,7 @@ export const PromptRequest = z
   })
   .meta({ id: 'PromptRequest' });
 
-export const PromptStreamRequest = z
-  .object({ prompt: promptText })
-  .meta({ id: 'PromptStreamRequest' });
+export const PromptStreamRequest = z.object({ prompt: promptText }).meta({ id: 'PromptStreamRequest' });
 
 export const PromptResponse = z
   .object({

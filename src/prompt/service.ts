@@ -1,14 +1,14 @@
 import type { EntityManager } from 'typeorm';
+import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
+import type { EdgeResponse, NodeResponse } from '../graph/schemas';
+import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse } from '../graph/schemas';
+import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
-import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse, type EdgeResponse, type NodeResponse } from '../graph/schemas';
-import { readOntologyConfig } from '../ontology-config/service';
 import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
 import type { Retrieval } from './retrieval';
-import type { Sealer, SealedText } from './sealed';
+import type { SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
-
 
 export interface PersistedGraph {
   nodes: NodeResponse[];
@@ -30,8 +30,14 @@ export interface AuditInput {
 export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 async function loadWritten(m: EntityManager, nodeIds: string[], edgeIds: string[]) {
-  const nodes = await m.query(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], n.id)`, [nodeIds]);
-  const edges = await m.query(`SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], e.id)`, [edgeIds]);
+  const nodes = await m.query(
+    `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], n.id)`,
+    [nodeIds],
+  );
+  const edges = await m.query(
+    `SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], e.id)`,
+    [edgeIds],
+  );
   return { nodes: nodes.map(toNodeResponse), edges: edges.map(toEdgeResponse) };
 }
 
@@ -58,7 +64,11 @@ export function createPromptService(deps: {
      * normalised name is referenced instead of duplicated; edges reference both ends. Exactly once
      * per correlation id: a repeat returns what the first run wrote.
      */
-    async persist(input: { workspaceId: string; correlationId: string; refined: RefinedGraph }): Promise<PersistedGraph> {
+    async persist(input: {
+      workspaceId: string;
+      correlationId: string;
+      refined: RefinedGraph;
+    }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
       const result = await uow({ workspaceId }, async (m) => {
         const [earlier] = await m.query(
@@ -68,7 +78,12 @@ export function createPromptService(deps: {
         if (earlier) {
           const written = await loadWritten(m, earlier.node_ids, earlier.edge_ids);
           const createdBefore = earlier.node_ids.filter((id: string) => !(id in earlier.reference_deltas));
-          return { ...written, nodes_created: createdBefore.length, edges_created: earlier.edge_ids.length, fresh: false };
+          return {
+            ...written,
+            nodes_created: createdBefore.length,
+            edges_created: earlier.edge_ids.length,
+            fresh: false,
+          };
         }
         const { importance } = await readOntologyConfig(m);
         const options = { importance };
@@ -90,7 +105,12 @@ export function createPromptService(deps: {
               id = existing.id as string;
               referenced.push(id);
             } else {
-              const row = await createNodeInTransaction(m, workspaceId, { type: node.type, name: node.name, properties: node.properties }, options);
+              const row = await createNodeInTransaction(
+                m,
+                workspaceId,
+                { type: node.type, name: node.name, properties: node.properties },
+                options,
+              );
               id = row.id;
               created.push(id);
             }
@@ -118,7 +138,13 @@ export function createPromptService(deps: {
           const row = await createEdgeInTransaction(
             m,
             workspaceId,
-            { type: edge.type, source_node_id: source, target_node_id: target, reasoning: edge.reasoning, evidence: edge.evidence },
+            {
+              type: edge.type,
+              source_node_id: source,
+              target_node_id: target,
+              reasoning: edge.reasoning,
+              evidence: edge.evidence,
+            },
             options,
           );
           edgeIds.push(row.id);
@@ -143,11 +169,15 @@ export function createPromptService(deps: {
      */
     undo: (input: { workspaceId: string; correlationId: string }) =>
       uow({ workspaceId: input.workspaceId }, async (m) => {
-        const [written] = await m.query(
-          `UPDATE prompt_writes SET undone_at = now() WHERE correlation_id = $1 AND undone_at IS NULL
+        const [written] = await m
+          .query(
+            `UPDATE prompt_writes SET undone_at = now() WHERE correlation_id = $1 AND undone_at IS NULL
            RETURNING node_ids, edge_ids, reference_deltas`,
-          [input.correlationId],
-        ).then(([rows]: [{ node_ids: string[]; edge_ids: string[]; reference_deltas: Record<string, number> }[]]) => rows);
+            [input.correlationId],
+          )
+          .then(
+            ([rows]: [{ node_ids: string[]; edge_ids: string[]; reference_deltas: Record<string, number> }[]]) => rows,
+          );
         if (!written) return { undone: false };
         const referencedBefore = Object.keys(written.reference_deltas);
         const created = written.node_ids.filter((id) => !referencedBefore.includes(id));
@@ -156,9 +186,15 @@ export function createPromptService(deps: {
            WHERE NOT is_deleted AND (id = ANY($1::uuid[]) OR source_node_id = ANY($2::uuid[]) OR target_node_id = ANY($2::uuid[]))`,
           [written.edge_ids, created],
         );
-        await m.query(`UPDATE nodes SET is_deleted = true, deleted_at = now() WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [created]);
+        await m.query(
+          `UPDATE nodes SET is_deleted = true, deleted_at = now() WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
+          [created],
+        );
         for (const [nodeId, count] of Object.entries(written.reference_deltas)) {
-          await m.query(`UPDATE nodes SET reference_count = GREATEST(0, reference_count - $2) WHERE id = $1`, [nodeId, count]);
+          await m.query(`UPDATE nodes SET reference_count = GREATEST(0, reference_count - $2) WHERE id = $1`, [
+            nodeId,
+            count,
+          ]);
         }
         return { undone: true };
       }),
@@ -176,7 +212,14 @@ export function createPromptService(deps: {
      * The success audit row, and the references of cited nodes, in one transaction; a repeat finds
      * the row and changes nothing.
      */
-    complete: (input: AuditInput & { persisted: PersistedGraph; answer: GroundedAnswer | null; creditsUsed: number; ledgerId: string }) =>
+    complete: (
+      input: AuditInput & {
+        persisted: PersistedGraph;
+        answer: GroundedAnswer | null;
+        creditsUsed: number;
+        ledgerId: string;
+      },
+    ) =>
       uow({ workspaceId: input.workspaceId }, async (m) => {
         const inserted = await insertAudit(m, input, {
           status: 'ok',
@@ -218,7 +261,15 @@ export function createPromptService(deps: {
 async function insertAudit(
   m: EntityManager,
   input: AuditInput,
-  row: { status: 'ok' | 'error'; nodeCount: number; edgeCount: number; creditsUsed: number; ledgerId: string | null; summary: string; errorCode?: string },
+  row: {
+    status: 'ok' | 'error';
+    nodeCount: number;
+    edgeCount: number;
+    creditsUsed: number;
+    ledgerId: string | null;
+    summary: string;
+    errorCode?: string;
+  },
 ): Promise<boolean> {
   const inserted = await m.query(
     `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, node_count, edge_count,
@@ -236,8 +287,19 @@ async function insertAudit(
        AND EXCLUDED.linked_credit_ledger_id IS NOT NULL
      RETURNING id`,
     [
-      input.workspaceId, input.correlationId, input.promptKind, input.sourceHash, input.intent, row.status, row.nodeCount,
-      row.edgeCount, row.creditsUsed, row.ledgerId, row.summary, row.errorCode ?? null, Math.max(0, Date.now() - input.startedAtMs),
+      input.workspaceId,
+      input.correlationId,
+      input.promptKind,
+      input.sourceHash,
+      input.intent,
+      row.status,
+      row.nodeCount,
+      row.edgeCount,
+      row.creditsUsed,
+      row.ledgerId,
+      row.summary,
+      row.errorCode ?? null,
+      Math.max(0, Date.now() - input.startedAtMs),
     ],
   );
   return inserted.length > 0;

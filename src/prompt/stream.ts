@@ -1,10 +1,11 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { Logger } from '../platform/logger';
+import type { CreditReceipt } from '../credits/ledger';
+import { refundCredits, reserveCredits } from '../credits/ledger';
 import { HttpError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
-import { refundCredits, reserveCredits, type CreditReceipt } from '../credits/ledger';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import { PROMPT_CREDIT_KIND } from './model/contract';
 import type { PromptService } from './service';
 
@@ -19,11 +20,7 @@ const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.s
  * and citations, or `error`. It costs what a query costs; an error or a client that leaves
  * before `done` gets the reservation refunded, so none is left unsettled.
  */
-export function createPromptStream(deps: {
-  uow: UnitOfWork;
-  prompts: PromptService;
-  logger: Logger;
-}) {
+export function createPromptStream(deps: { uow: UnitOfWork; prompts: PromptService; logger: Logger }) {
   const { uow, prompts, logger } = deps;
 
   return async function stream(ctx: Context, principal: Principal, question: string): Promise<void> {
@@ -52,25 +49,39 @@ export function createPromptStream(deps: {
     // A client that left while the reservation was being made closed before the listener existed.
     if (ctx.req.socket.destroyed) leave();
     ctx.status = 200;
-    ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    ctx.set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+    });
     ctx.body = body;
 
-    const step = async <T>(name: Step, work: () => Promise<T>, summary: (value: T) => object = () => ({})): Promise<T> => {
+    const step = async <T>(
+      name: Step,
+      work: () => Promise<T>,
+      summary: (value: T) => object = () => ({}),
+    ): Promise<T> => {
       if (clientGone) throw new ClientGone();
       body.write(frame(name, { step: name, status: 'start' }));
       const started = performance.now();
       const value = await work();
       if (clientGone) throw new ClientGone();
-      body.write(frame(name, { step: name, status: 'done', ms: Math.round(performance.now() - started), ...summary(value) }));
+      body.write(
+        frame(name, { step: name, status: 'done', ms: Math.round(performance.now() - started), ...summary(value) }),
+      );
       return value;
     };
 
     void (async () => {
       try {
         const embedding = await step('embedding', () => prompts.retrieval.embed(question));
-        const context = await step('retrieval', () => prompts.retrieval.context(workspaceId, question, embedding), (c) => ({
-          nodes: c.nodes.length,
-        }));
+        const context = await step(
+          'retrieval',
+          () => prompts.retrieval.context(workspaceId, question, embedding),
+          (c) => ({
+            nodes: c.nodes.length,
+          }),
+        );
         const raw = await step('llm_call', () => prompts.model.answer(question, context));
         const answer = await step(
           'parse',
@@ -88,7 +99,9 @@ export function createPromptStream(deps: {
           const detail = error instanceof HttpError ? error.detail : 'Internal server error';
           if (!(error instanceof HttpError)) logger.error({ err: error }, 'prompt stream failed');
           await refund().catch((refundError) => logger.error({ err: refundError }, 'stream refund failed'));
-          body.write(frame('error', { status, detail, error_code: error instanceof Error ? error.constructor.name : 'Error' }));
+          body.write(
+            frame('error', { status, detail, error_code: error instanceof Error ? error.constructor.name : 'Error' }),
+          );
         }
       } finally {
         body.end();

@@ -8,7 +8,13 @@ export const sourceHash = (prompt: string) => createHash('sha256').update(prompt
  * The audit summary: counts and a fragment of the answer, never the prompt (contract 2.5),
  * at most 500 characters.
  */
-export function auditSummary(input: { intent: Intent; nodesCreated: number; edgesCreated: number; answer?: string | null; error?: string }): string {
+export function auditSummary(input: {
+  intent: Intent;
+  nodesCreated: number;
+  edgesCreated: number;
+  answer?: string | null;
+  error?: string;
+}): string {
   const parts = [`${input.intent}: ${input.nodesCreated} nodes and ${input.edgesCreated} edges created`];
   if (input.error) parts.push(`failed with ${input.error}`);
   if (input.answer) parts.push(`answer: ${input.answer.replace(/\s+/g, ' ').trim()}`);

@@ -1,6 +1,7 @@
-import type { EntityManager } from 'typeorm';
 import { toSql } from 'pgvector/pg';
-import { NODE_COLUMNS, type NodeRow } from '../graph/schemas';
+import type { EntityManager } from 'typeorm';
+import type { NodeRow } from '../graph/schemas';
+import { NODE_COLUMNS } from '../graph/schemas';
 
 export interface VectorCandidate extends NodeRow {
   similarity: number;
@@ -18,9 +19,10 @@ export interface StructuralCandidate extends NodeRow {
  * Transaction-local, set in the search's own unit of work.
  */
 export async function enableIterativeIndexScan(m: EntityManager, topK: number): Promise<void> {
-  await m.query(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`, [
-    String(efSearchFor(topK)),
-  ]);
+  await m.query(
+    `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
+    [String(efSearchFor(topK))],
+  );
 }
 
 /** The HNSW candidate list: a few times k keeps recall@k ≥ 0.95 (see bench/RESULTS-search.md). */
@@ -29,7 +31,8 @@ const FILTERED_OVERFETCH = 10;
 /** pgvector's upper bound for hnsw.ef_search. */
 const MAX_EF_SEARCH = 1000;
 
-const typeFilter = (types: readonly string[], param: number) => (types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '');
+const typeFilter = (types: readonly string[], param: number) =>
+  types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '';
 
 const vectorSql = (types: readonly string[], order: string) => `
   WITH c AS MATERIALIZED (
@@ -55,7 +58,8 @@ export async function vectorCandidates(
   const params = [toSql(input.embedding), input.workspaceId, input.topK, ...(input.types.length ? [input.types] : [])];
   // With a type filter the index walk meets matching rows late and relaxed_order hands back the
   // first k it meets; reading more and keeping the k closest restores recall.
-  const depth = input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
+  const depth =
+    input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
   if (input.types.length > 0) {
     // A wider candidate list too: each step of the walk then looks further for rows of the type.
     await m.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 4))]);
@@ -162,7 +166,10 @@ export async function keywordCandidates(
   m: EntityManager,
   input: { workspaceId: string; q: string; topK: number; types: readonly string[] },
 ): Promise<NodeRow[]> {
-  const words = input.q.split(/\s+/).filter(Boolean).map((word) => `%${escapeLike(word)}%`);
+  const words = input.q
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => `%${escapeLike(word)}%`);
   return m.query(
     `SELECT ${NODE_COLUMNS} FROM nodes n
      WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ALL($2::text[]) ${typeFilter(input.types, 5)}

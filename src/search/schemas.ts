@@ -6,7 +6,11 @@ const query = z.string().trim().min(1).max(LIMITS.search.queryLength);
 const topK = z.number().int().min(1).max(LIMITS.search.maxTopK);
 const Filters = z
   .strictObject({
-    type: z.array(NodeTypeFilter).max(LIMITS.search.maxTypeFilters).optional().describe('Only nodes of these types; empty means all.'),
+    type: z
+      .array(NodeTypeFilter)
+      .max(LIMITS.search.maxTypeFilters)
+      .optional()
+      .describe('Only nodes of these types; empty means all.'),
   })
   .meta({ id: 'SearchFilters' });
 
@@ -29,7 +33,9 @@ export const CreditReceipt = z
 export const ScoreComponents = z
   .object({
     vector_score: z.number().describe('Rank-derived score in [0, 1]; 0 when the node was not a vector candidate.'),
-    structural_score: z.number().describe('0.5 × recency (7-day half-life) + 0.5 × importance_score; 0 when not a structural candidate.'),
+    structural_score: z
+      .number()
+      .describe('0.5 × recency (7-day half-life) + 0.5 × importance_score; 0 when not a structural candidate.'),
     importance_multiplier: z.number().describe('importance_score in hybrid mode with importance_ranking, else 1.'),
     similarity: z.number().nullable().describe('Cosine similarity to the query, when the node was a vector candidate.'),
   })

@@ -11,7 +11,7 @@ export const RRF_K = 60;
 /** Rule 5: 1 for a node touched now, 0.5 after 7 days, 0.25 after 14. */
 export function recencyScore(lastTouchAt: Date, now: Date): number {
   const ageDays = Math.max(0, (now.getTime() - lastTouchAt.getTime()) / MS_PER_DAY);
-  return Math.pow(0.5, ageDays / RECENCY_HALF_LIFE_DAYS);
+  return 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS);
 }
 
 /** Rule 5: structural candidates blend recency and importance 50/50. */
@@ -42,7 +42,7 @@ export function combinedScore(vector: number, structural: number, importance: nu
 export function reciprocalRankFusion(lists: readonly (readonly string[])[]): Map<string, number> {
   const scores = new Map<string, number>();
   for (const list of lists) {
-    list.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+    for (const [rank, id] of list.entries()) scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + rank + 1));
   }
   return scores;
 }

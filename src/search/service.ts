@@ -1,22 +1,20 @@
-import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { scopeOf, type Principal } from '../platform/auth/principal';
 import type { CreditKind } from '../credits/costs';
-import { refundCredits, reserveCredits, type CreditReceipt } from '../credits/ledger';
-import { toNodeResponse, type NodeResponse, type NodeRow } from '../graph/schemas';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
-import type { Logger } from '../platform/logger';
+import type { CreditReceipt } from '../credits/ledger';
+import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { NodeResponse, NodeRow } from '../graph/schemas';
+import { toNodeResponse } from '../graph/schemas';
 import type { SearchSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import {
-  enableIterativeIndexScan,
-  keywordCandidates,
-  structuralCandidates,
-  vectorCandidates,
-  type StructuralCandidate,
-  type VectorCandidate,
-} from './repository';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { Logger } from '../platform/logger';
+import type { StructuralCandidate, VectorCandidate } from './repository';
+import { enableIterativeIndexScan, keywordCandidates, structuralCandidates, vectorCandidates } from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, SearchMode } from './schemas';
-import { combinedScore, rankScore, reciprocalRankFusion, type Weights } from './scoring';
+import type { Weights } from './scoring';
+import { combinedScore, rankScore, reciprocalRankFusion } from './scoring';
 
 interface Merged {
   row: NodeRow;
@@ -37,10 +35,18 @@ function weightsFor(mode: SearchMode, settings: SearchSettings): Weights {
 }
 
 /** Rule 3: merge both candidate lists by node id; a component a node was not found by is 0. */
-export function mergeCandidates(vector: readonly VectorCandidate[], structural: readonly StructuralCandidate[]): Map<string, Merged> {
+export function mergeCandidates(
+  vector: readonly VectorCandidate[],
+  structural: readonly StructuralCandidate[],
+): Map<string, Merged> {
   const merged = new Map<string, Merged>();
   vector.forEach((row, rank) => {
-    merged.set(row.id, { row, vector_score: rankScore(rank, vector.length), structural_score: 0, similarity: row.similarity });
+    merged.set(row.id, {
+      row,
+      vector_score: rankScore(rank, vector.length),
+      structural_score: 0,
+      similarity: row.similarity,
+    });
   });
   for (const row of structural) {
     const found = merged.get(row.id);
@@ -58,14 +64,25 @@ export function mergeCandidates(vector: readonly VectorCandidate[], structural: 
 export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; logger: Logger }) {
   const { uow, embeddings, logger } = deps;
 
-  async function charge(principal: Principal, kind: CreditKind): Promise<{ receipt: CreditReceipt; settings: SearchSettings }> {
+  async function charge(
+    principal: Principal,
+    kind: CreditKind,
+  ): Promise<{ receipt: CreditReceipt; settings: SearchSettings }> {
     return uow(scopeOf(principal), async (m) => {
-      const receipt = await reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
+      const receipt = await reserveCredits(m, {
+        tenantId: principal.tenantId,
+        workspaceId: principal.workspaceId,
+        kind,
+      });
       return { receipt, settings: (await readOntologyConfig(m)).search };
     });
   }
 
-  async function refundingOnFailure<T>(principal: Principal, receipt: CreditReceipt, work: () => Promise<T>): Promise<T> {
+  async function refundingOnFailure<T>(
+    principal: Principal,
+    receipt: CreditReceipt,
+    work: () => Promise<T>,
+  ): Promise<T> {
     try {
       return await work();
     } catch (error) {
@@ -94,10 +111,15 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
           if (embedding) {
             await enableIterativeIndexScan(m, topK);
             vector = await vectorCandidates(m, {
-              workspaceId: principal.workspaceId, embedding, topK, types, minSimilarity: settings.min_similarity_threshold,
+              workspaceId: principal.workspaceId,
+              embedding,
+              topK,
+              types,
+              minSimilarity: settings.min_similarity_threshold,
             });
           }
-          const structural = mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+          const structural =
+            mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
           return { vector, structural };
         });
 
@@ -105,14 +127,19 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         const results = [...mergeCandidates(vector, structural).values()]
           .map((candidate) => {
             const { score, importance_multiplier } = combinedScore(
-              candidate.vector_score, candidate.structural_score, candidate.row.importance_score, weights,
+              candidate.vector_score,
+              candidate.structural_score,
+              candidate.row.importance_score,
+              weights,
             );
             return { candidate, score, importance_multiplier };
           })
-          .sort((a, b) =>
-            b.score - a.score
-            || (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1)
-            || (a.candidate.row.id < b.candidate.row.id ? -1 : 1))
+          .sort(
+            (a, b) =>
+              b.score - a.score ||
+              (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
+              (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
+          )
           .slice(0, topK)
           .map(({ candidate, score, importance_multiplier }) => ({
             node: toNodeResponse(candidate.row),
@@ -161,12 +188,17 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
           if (embedding) {
             await enableIterativeIndexScan(m, depth);
             semantic = await vectorCandidates(m, {
-              workspaceId: principal.workspaceId, embedding, topK: depth, types, minSimilarity: settings.min_similarity_threshold,
+              workspaceId: principal.workspaceId,
+              embedding,
+              topK: depth,
+              types,
+              minSimilarity: settings.min_similarity_threshold,
             });
           }
-          const keyword = request.mode === 'semantic'
-            ? []
-            : await keywordCandidates(m, { workspaceId: principal.workspaceId, q: request.q, topK: depth, types });
+          const keyword =
+            request.mode === 'semantic'
+              ? []
+              : await keywordCandidates(m, { workspaceId: principal.workspaceId, q: request.q, topK: depth, types });
           return { semantic, keyword };
         });
         if (request.mode === 'semantic') return semantic.map(toNodeResponse);

@@ -5,7 +5,11 @@ export class Tenant {
   @PrimaryGeneratedColumn('uuid') id!: string;
   @Column({ type: 'text' }) name!: string;
   // bigint arrives as a string from pg; balances stay far below 2^53.
-  @Column({ type: 'bigint', name: 'credit_balance', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  @Column({
+    type: 'bigint',
+    name: 'credit_balance',
+    transformer: { to: (v: number) => v, from: (v: string) => Number(v) },
+  })
   creditBalance!: number;
   @Column({ type: 'boolean' }) locked!: boolean;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;

@@ -1,17 +1,22 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Principal } from '../platform/auth/principal';
-import { issueApiKeySecret, type JwtService } from '../platform/auth/tokens';
-import { SCOPES } from '../platform/auth/scopes';
-import { notFound } from '../platform/api/errors';
-import { CREDIT_GRANT_KIND } from '../credits/costs';
 import { Credential } from '../api-keys/entities';
+import { CREDIT_GRANT_KIND } from '../credits/costs';
+import { notFound } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { SCOPES } from '../platform/auth/scopes';
+import type { JwtService } from '../platform/auth/tokens';
+import { issueApiKeySecret } from '../platform/auth/tokens';
 import { Membership, Tenant, User, Workspace } from './entities';
 
 /**
  * The workspaces a principal may act in: a user JWT reaches every workspace its user belongs to;
  * a key or MCP token reaches only its own. Anything else is reported as missing (404), never 403.
  */
-export async function assertWorkspaceVisible(m: EntityManager, principal: Principal, workspaceId: string): Promise<void> {
+export async function assertWorkspaceVisible(
+  m: EntityManager,
+  principal: Principal,
+  workspaceId: string,
+): Promise<void> {
   if (workspaceId === principal.workspaceId) return;
   if (principal.credential.kind !== 'user_jwt') throw notFound('Workspace not found');
   const member = await m.getRepository(Membership).existsBy({ workspaceId, userId: principal.userId });
@@ -45,14 +50,20 @@ export function createProvisioning(deps: { ownerDataSource: DataSource; jwt: Jwt
           workspace = existing;
           if (input.credits) await grant(m, workspace.tenantId, input.credits);
         } else {
-          const tenant = await m.getRepository(Tenant).save(
-            m.getRepository(Tenant).create({ name: label, creditBalance: 0, locked: false }),
-          );
+          const tenant = await m
+            .getRepository(Tenant)
+            .save(m.getRepository(Tenant).create({ name: label, creditBalance: 0, locked: false }));
           if (input.credits) await grant(m, tenant.id, input.credits);
-          workspace = await m.getRepository(Workspace).save(m.getRepository(Workspace).create({ tenantId: tenant.id, name: label }));
+          workspace = await m
+            .getRepository(Workspace)
+            .save(m.getRepository(Workspace).create({ tenantId: tenant.id, name: label }));
         }
-        const user = await m.getRepository(User).save(m.getRepository(User).create({ displayName: label, email: null }));
-        await m.getRepository(Membership).insert({ workspaceId: workspace.id, userId: user.id, role: 'owner', isDefault: true });
+        const user = await m
+          .getRepository(User)
+          .save(m.getRepository(User).create({ displayName: label, email: null }));
+        await m
+          .getRepository(Membership)
+          .insert({ workspaceId: workspace.id, userId: user.id, role: 'owner', isDefault: true });
         const secret = issueApiKeySecret();
         await m.getRepository(Credential).insert({
           workspaceId: workspace.id,

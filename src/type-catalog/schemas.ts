@@ -10,7 +10,9 @@ export const TypeCatalogRow = z
     description: z.string().nullable(),
     row_count: z.number().int().describe('Live rows of this type, as of the last daily recompute.'),
     last_seen_at: z.iso.datetime({ offset: true }).nullable(),
-    common_property_keys: z.array(z.string()).describe(`Most frequent property keys, top ${LIMITS.commonPropertyKeys}.`),
+    common_property_keys: z
+      .array(z.string())
+      .describe(`Most frequent property keys, top ${LIMITS.commonPropertyKeys}.`),
     properties: z.record(z.string(), z.unknown()).nullable(),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
@@ -22,5 +24,8 @@ export const TypeListQuery = z.object({ workspace_id: z.uuid().optional(), kind:
 export const TypeNameParams = z.object({ name: z.string().min(1).max(LIMITS.typeLength) });
 export const TypeGetQuery = z.object({
   workspace_id: z.uuid().optional(),
-  kind: z.enum(['node', 'edge']).optional().describe('When a node type and an edge type share the name; node first by default.'),
+  kind: z
+    .enum(['node', 'edge'])
+    .optional()
+    .describe('When a node type and an edge type share the name; node first by default.'),
 });

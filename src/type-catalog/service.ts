@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../platform/api/errors';
-import { scopeOf, type Principal } from '../platform/auth/principal';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../limits';
+import { notFound } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TypeCatalogRow } from './schemas';
 
 const COLUMNS = `name, kind, display_name, description, row_count::int AS row_count, last_seen_at, common_property_keys,
@@ -86,9 +87,10 @@ export function createTypeCatalogService(deps: { uow: UnitOfWork }) {
   return {
     async list(principal: Principal, kind?: 'node' | 'edge'): Promise<TypeCatalogRow[]> {
       const rows: Row[] = await uow(scopeOf(principal), (m) =>
-        m.query(`SELECT ${COLUMNS} FROM type_catalog WHERE NOT is_deleted AND ($1::text IS NULL OR kind = $1) ORDER BY kind DESC, name`, [
-          kind ?? null,
-        ]),
+        m.query(
+          `SELECT ${COLUMNS} FROM type_catalog WHERE NOT is_deleted AND ($1::text IS NULL OR kind = $1) ORDER BY kind DESC, name`,
+          [kind ?? null],
+        ),
       );
       return rows.map(toResponse);
     },

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localEmbedding } from '../../src/platform/llm/local-embedding';
 
@@ -24,10 +25,10 @@ export interface FakeRequest {
  * (`response_format.json_schema.name`): a reply, an HTTP error, or a reply after a delay.
  * `undefined` falls back to `chatReplies`.
  */
-export type ChatScript = (schemaName: string | undefined, body: any) =>
-  | { content: string; delayMs?: number }
-  | { status: number }
-  | undefined;
+export type ChatScript = (
+  schemaName: string | undefined,
+  body: any,
+) => { content: string; delayMs?: number } | { status: number } | undefined;
 
 export interface FakeOpenAI {
   /** The base URL to give the client (`…/v1`). */
@@ -71,7 +72,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const path = (req.url ?? '').split('?')[0]!;
     requests.push({ path, authorization: req.headers.authorization, body });
     const current = behaviour;
-    if (current.kind === 'status') return send(res, current.status, { error: { message: 'injected failure', type: 'server_error' } });
+    if (current.kind === 'status')
+      return send(res, current.status, { error: { message: 'injected failure', type: 'server_error' } });
     if (current.kind === 'delay') {
       pending.add(res);
       await new Promise((resolve) => setTimeout(resolve, current.ms));
@@ -80,11 +82,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     }
     if (path === '/v1/embeddings') {
       const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input];
-      const dims = current.kind === 'wrong_dimensions' ? 3 : body?.dimensions ?? 1536;
+      const dims = current.kind === 'wrong_dimensions' ? 3 : (body?.dimensions ?? 1536);
       return send(res, 200, {
         object: 'list',
         model: body?.model,
-        data: inputs.map((text, index) => ({ object: 'embedding', index, embedding: localEmbedding(String(text)).slice(0, dims) })),
+        data: inputs.map((text, index) => ({
+          object: 'embedding',
+          index,
+          embedding: localEmbedding(String(text)).slice(0, dims),
+        })),
         usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
       });
     }
@@ -104,7 +110,13 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: body?.model,
-        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: scripted?.content ?? chatReplies.shift() ?? '{}', refusal: null } }],
+        choices: [
+          {
+            index: 0,
+            finish_reason: 'stop',
+            message: { role: 'assistant', content: scripted?.content ?? chatReplies.shift() ?? '{}', refusal: null },
+          },
+        ],
         usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       });
     }

@@ -11,7 +11,13 @@ export interface ApiResponse<T = any> {
 export async function request<T = any>(
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; baseUrl?: string } = {},
+  options: {
+    token?: string;
+    body?: unknown;
+    rawBody?: string | Buffer;
+    headers?: Record<string, string>;
+    baseUrl?: string;
+  } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -13,7 +13,10 @@ export function parseSse(text: string): SseEvent[] {
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
       return { event, data: data ? JSON.parse(data) : undefined };
     });
 }
@@ -27,5 +30,10 @@ export async function postStream(path: string, token: string, body: unknown, bas
   });
   const text = await response.text();
   const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  return { status: response.status, headers: response.headers, events: isStream ? parseSse(text) : [], json: isStream ? undefined : JSON.parse(text) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    events: isStream ? parseSse(text) : [],
+    json: isStream ? undefined : JSON.parse(text),
+  };
 }

@@ -1,17 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import type { Worker } from '@temporalio/worker';
-import { loadConfig, withTestDatabase, type Config } from '../../src/platform/config';
-import { createLogger } from '../../src/platform/logger';
-import { createApp } from '../../src/platform/api/app';
-import { createRuntime, type Runtime } from '../../src/runtime';
-import { createMigrationDataSource } from '../../src/platform/db/data-source';
-import { createProvisioning, type Provisioning } from '../../src/tenancy/service';
-import { ensureSearchAttributes } from '../../src/platform/temporal/connection';
+import type { DataSource } from 'typeorm';
 import { deleteMaintenanceSchedules, ensureMaintenanceSchedules } from '../../src/maintenance/schedules';
-import { isListening, startDevServer, type DevServer } from '../../src/platform/temporal/dev-server';
+import { createApp } from '../../src/platform/api/app';
+import type { Config } from '../../src/platform/config';
+import { loadConfig, withTestDatabase } from '../../src/platform/config';
+import { createMigrationDataSource } from '../../src/platform/db/data-source';
+import { createLogger } from '../../src/platform/logger';
+import { ensureSearchAttributes } from '../../src/platform/temporal/connection';
+import type { DevServer } from '../../src/platform/temporal/dev-server';
+import { isListening, startDevServer } from '../../src/platform/temporal/dev-server';
+import type { Runtime } from '../../src/runtime';
+import { createRuntime } from '../../src/runtime';
+import type { Provisioning } from '../../src/tenancy/service';
+import { createProvisioning } from '../../src/tenancy/service';
 import { runWorker } from '../../workers/worker';
 import { freePort } from './ports';
 
@@ -55,7 +59,9 @@ async function ensureTemporal(env: NodeJS.ProcessEnv): Promise<string> {
  * environment plus `overrides` (say, OPENAI_API_KEY and OPENAI_BASE_URL of a fake OpenAI server).
  * Returns the stack and a function that stops it.
  */
-export async function bootStack(overrides: Record<string, string> = {}): Promise<{ stack: Stack; stop: () => Promise<void> }> {
+export async function bootStack(
+  overrides: Record<string, string> = {},
+): Promise<{ stack: Stack; stop: () => Promise<void> }> {
   const env = withTestDatabase(process.env);
   env.LOG_LEVEL ??= 'error';
   env.REQUEST_LOGGING ??= 'false';

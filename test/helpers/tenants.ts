@@ -1,5 +1,5 @@
-import { getStack } from './stack';
 import type { BootstrapResult } from '../../src/tenancy/service';
+import { getStack } from './stack';
 
 /** A fresh tenant, workspace, user, full-scope key and JWT, as `weft bootstrap` makes them. */
 export const newTenant = (credits = 0): Promise<BootstrapResult> => getStack().provisioning.bootstrap({ credits });
@@ -10,4 +10,7 @@ export const newMember = (workspaceId: string): Promise<BootstrapResult> =>
 
 /** A tenant's balance, read past RLS through the owner connection. */
 export const creditBalance = async (tenantId: string): Promise<number> =>
-  Number((await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0].credit_balance);
+  Number(
+    (await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0]
+      .credit_balance,
+  );

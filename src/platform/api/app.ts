@@ -1,20 +1,21 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import type { Runtime } from '../../runtime';
 import { apiKeyRoutes } from '../../api-keys/routes';
+import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
-import { graphRoutes } from '../../graph/routes';
-import { typeCatalogRoutes } from '../../type-catalog/routes';
 import { mergeRoutes } from '../../merges/routes';
-import { openApiRoutes } from '../openapi/routes';
 import { ontologyConfigRoutes } from '../../ontology-config/routes';
 import { promptRoutes } from '../../prompt/routes';
+import type { Runtime } from '../../runtime';
 import { searchRoutes } from '../../search/routes';
-import { HttpError, errorHandler } from './errors';
+import { typeCatalogRoutes } from '../../type-catalog/routes';
+import { openApiRoutes } from '../openapi/routes';
+import { errorHandler, HttpError } from './errors';
 import { requestContext, requestLogger } from './request-context';
-import { mountRoutes, type AnyRoute } from './route';
+import type { AnyRoute } from './route';
+import { mountRoutes } from './route';
 
 /** Every route of the API, in one list: the router and the OpenAPI document both read it. */
 export function allRoutes(runtime: Runtime): AnyRoute[] {

@@ -45,7 +45,8 @@ export function validationError(part: 'body' | 'query' | 'path' | 'header', erro
 // koa-body and raw-body signal malformed or oversize input with these statuses/types.
 function bodyParserError(error: unknown): HttpError | undefined {
   if (!(error instanceof Error)) return undefined;
-  const status = (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
+  const status =
+    (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
   const type = (error as { type?: string }).type;
   if (status === 413 || type === 'entity.too.large') return new HttpError(413, 'Request body too large');
   if (status === 415) return new HttpError(415, 'Unsupported media type');

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { Logger } from '../logger';
 import { isUuid } from '../auth/tokens';
-
+import type { Logger } from '../logger';
 
 /**
  * Gives every request an id and a correlation id. A client-supplied `X-Correlation-Id` (a uuid)

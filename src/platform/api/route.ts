@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { HttpError, forbidden, validationError } from './errors';
+import { forbidden, HttpError, validationError } from './errors';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -81,7 +81,7 @@ function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (str
       throw new HttpError(422, [{ loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' }]);
     }
   } else if (Array.isArray(value)) {
-    value.forEach((item, index) => assertNoNul(item, part, [...path, index]));
+    for (const [index, item] of value.entries()) assertNoNul(item, part, [...path, index]);
   } else if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       assertNoNul(key, part, [...path, key]);
@@ -101,7 +101,9 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'q
 function shapeResponse(route: AnyRoute, result: unknown): unknown {
   const shaped = (route.response as z.ZodType).safeParse(result);
   if (shaped.success) return shaped.data;
-  throw new Error(`response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${shaped.error.message}`);
+  throw new Error(
+    `response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${shaped.error.message}`,
+  );
 }
 
 /**
@@ -115,9 +117,8 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
       if (!route.public) {
         // Contract 5.2: a workspace_id parameter must name a workspace the caller belongs to.
         // It is honoured on every authenticated route, so no route can forget the check.
-        const requested = ctx.query.workspace_id === undefined
-          ? undefined
-          : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
+        const requested =
+          ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
         if (route.scope && !principal.scopes.has(route.scope)) throw forbidden(`Missing scope ${route.scope}`);
       }

@@ -1,11 +1,13 @@
 import type { Context } from 'koa';
-import type { Authenticator } from '../api/route';
-import { notFound, unauthorized } from '../api/errors';
 import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../../api-keys/usage-recorder';
+import { notFound, unauthorized } from '../api/errors';
+import type { Authenticator } from '../api/route';
 import type { Principal } from './principal';
-import { SCOPES, isScope, type ScopeName } from './scopes';
-import { API_KEY_MARKER, sha256Hex, type JwtService } from './tokens';
+import type { ScopeName } from './scopes';
+import { isScope, SCOPES } from './scopes';
+import type { JwtService } from './tokens';
+import { API_KEY_MARKER, sha256Hex } from './tokens';
 
 const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(SCOPES);
 
@@ -30,12 +32,16 @@ function bearerToken(ctx: Context): string | undefined {
  * a requested `workspace_id` must be one the caller can act in, else 404 (contract 5.2).
  * Credentials are looked up on every request, so a revocation holds from the next one.
  */
-export function createAuthenticator(deps: { dataSource: DataSource; jwt: JwtService; usage: UsageRecorder }): Authenticator {
+export function createAuthenticator(deps: {
+  dataSource: DataSource;
+  jwt: JwtService;
+  usage: UsageRecorder;
+}): Authenticator {
   const { jwt, usage } = deps;
   const query = (sql: string, params: unknown[]) => deps.dataSource.query(sql, params);
 
   async function fromCredentialRow(row: CredentialRow | undefined, requested: string | undefined): Promise<Principal> {
-    if (!row || !row.usable) throw unauthorized('Invalid or revoked credential');
+    if (!row?.usable) throw unauthorized('Invalid or revoked credential');
     if (requested && requested !== row.workspace_id) throw notFound('Workspace not found');
     usage.record({ credentialId: row.id, workspaceId: row.workspace_id, userId: row.user_id });
     return {

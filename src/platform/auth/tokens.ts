@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config';
 
 /** Opaque API keys start with this, which is how the authenticator tells them from JWTs. */

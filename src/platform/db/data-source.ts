@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import type { Config } from '../config';
 import { migrations } from '../../../migrations';
+import type { Config } from '../config';
 import { entities } from './entities';
 
 /** The application's data source: the non-owner role, so every query is subject to RLS. */

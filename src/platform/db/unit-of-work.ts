@@ -36,12 +36,20 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
  * `params` are bound ($1 … $8, as text: cast them in the query). Rows come back as JSON objects
  * (timestamps as ISO strings).
  */
-export type ScopedRead = <T>(scope: Scope, sql: string, params?: readonly (string | number | boolean | null)[]) => Promise<T[]>;
+export type ScopedRead = <T>(
+  scope: Scope,
+  sql: string,
+  params?: readonly (string | number | boolean | null)[],
+) => Promise<T[]>;
 
 export function createScopedRead(dataSource: DataSource): ScopedRead {
   // TypeORM's postgres driver keeps its pg Pool as `master`; going to it directly skips the
   // query-runner bookkeeping on the hottest path.
-  const pool = (dataSource.driver as unknown as { master: { query(sql: string, params: unknown[]): Promise<{ rows: { r: unknown }[] }> } }).master;
+  const pool = (
+    dataSource.driver as unknown as {
+      master: { query(sql: string, params: unknown[]): Promise<{ rows: { r: unknown }[] }> };
+    }
+  ).master;
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
     const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, [

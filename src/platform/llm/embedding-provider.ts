@@ -1,6 +1,6 @@
+import { createLocalEmbeddingProvider } from './local-embedding';
 import type { OpenAIConfig } from './openai-client';
 import { openAIEnabled } from './openai-client';
-import { createLocalEmbeddingProvider } from './local-embedding';
 import { createOpenAIEmbeddingProvider } from './openai-embedding';
 
 /** Every stored vector has this many dimensions (contract 2.1; the column is vector(512)). */

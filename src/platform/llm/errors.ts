@@ -23,8 +23,10 @@ export class UpstreamError extends HttpError {
 /** Classifies anything the `openai` client throws; already-classified errors pass through. */
 export function toUpstreamError(error: unknown, provider = 'openai'): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new UpstreamError(provider, 'timeout', undefined, { cause: error });
-  if (error instanceof OpenAI.APIConnectionError) return new UpstreamError(provider, 'connection', undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionTimeoutError)
+    return new UpstreamError(provider, 'timeout', undefined, { cause: error });
+  if (error instanceof OpenAI.APIConnectionError)
+    return new UpstreamError(provider, 'connection', undefined, { cause: error });
   if (error instanceof OpenAI.APIError) {
     const reason = error.status === 429 ? 'rate_limited' : 'http_error';
     return new UpstreamError(provider, reason, error.status, { cause: error });

@@ -1,7 +1,8 @@
 // The model and embedding providers: one interface each, an OpenAI and a local implementation.
-export { createOpenAIClient, openAIEnabled, type OpenAIConfig } from './openai-client';
+
 export { createEmbeddingProvider, EMBEDDING_DIMENSIONS, type EmbeddingProvider } from './embedding-provider';
+export { callProvider, toUpstreamError, UpstreamError, type UpstreamReason } from './errors';
 export { createLocalEmbeddingProvider, localEmbedding, tokenize } from './local-embedding';
+export { createOpenAIClient, type OpenAIConfig, openAIEnabled } from './openai-client';
 export { createOpenAIEmbeddingProvider } from './openai-embedding';
-export { openAIStructuredOutput, type ChatMessage, type StructuredOutputRequest } from './structured-output';
-export { UpstreamError, toUpstreamError, callProvider, type UpstreamReason } from './errors';
+export { type ChatMessage, openAIStructuredOutput, type StructuredOutputRequest } from './structured-output';

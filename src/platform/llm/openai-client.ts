@@ -3,7 +3,12 @@ import type { Config } from '../config';
 
 export type OpenAIConfig = Pick<
   Config,
-  'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_TIMEOUT_MS' | 'OPENAI_MAX_RETRIES' | 'OPENAI_CHAT_MODEL' | 'OPENAI_EMBEDDING_MODEL'
+  | 'OPENAI_API_KEY'
+  | 'OPENAI_BASE_URL'
+  | 'OPENAI_TIMEOUT_MS'
+  | 'OPENAI_MAX_RETRIES'
+  | 'OPENAI_CHAT_MODEL'
+  | 'OPENAI_EMBEDDING_MODEL'
 >;
 
 /** True when the OpenAI path is configured; without a key Weft runs its local providers. */

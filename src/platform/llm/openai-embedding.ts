@@ -1,6 +1,7 @@
 import type { EmbeddingProvider } from './embedding-provider';
 import { callProvider, UpstreamError } from './errors';
-import { createOpenAIClient, type OpenAIConfig } from './openai-client';
+import type { OpenAIConfig } from './openai-client';
+import { createOpenAIClient } from './openai-client';
 
 const DIMENSIONS = 512;
 // The embeddings endpoint takes up to 2048 inputs; smaller requests fail and retry cheaper.
@@ -26,7 +27,12 @@ export function createOpenAIEmbeddingProvider(config: OpenAIConfig): EmbeddingPr
         const data = [...(response.data ?? [])].sort((a, b) => a.index - b.index);
         const valid =
           data.length === input.length &&
-          data.every((item) => Array.isArray(item.embedding) && item.embedding.length === DIMENSIONS && item.embedding.every(Number.isFinite));
+          data.every(
+            (item) =>
+              Array.isArray(item.embedding) &&
+              item.embedding.length === DIMENSIONS &&
+              item.embedding.every(Number.isFinite),
+          );
         if (!valid) throw new UpstreamError('openai', 'invalid_response');
         vectors.push(...data.map((item) => item.embedding));
       }

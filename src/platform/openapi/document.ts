@@ -6,7 +6,9 @@ export const API_VERSION = '0.21.8';
 
 const ErrorBody = z.object({ detail: z.unknown() }).meta({ id: 'ErrorBody' });
 const HTTPValidationError = z
-  .object({ detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })) })
+  .object({
+    detail: z.array(z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() })),
+  })
   .meta({ id: 'HTTPValidationError' });
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });

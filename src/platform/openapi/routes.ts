@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../api/route';
+import type { AnyRoute } from '../api/route';
+import { defineRoute } from '../api/route';
 import { buildOpenApiDocument } from './document';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -25,21 +26,33 @@ export function openApiRoutes(routes: () => readonly AnyRoute[]) {
   const tags = ['meta'];
   return [
     defineRoute({
-      method: 'get', path: '/v1/openapi.json', summary: 'The OpenAPI 3.1 document', tags, public: true,
+      method: 'get',
+      path: '/v1/openapi.json',
+      summary: 'The OpenAPI 3.1 document',
+      tags,
+      public: true,
       handler: async () => {
         document ??= buildOpenApiDocument(routes());
         return document;
       },
     }),
     defineRoute({
-      method: 'get', path: '/docs', summary: 'Browsable API reference', tags, public: true,
+      method: 'get',
+      path: '/docs',
+      summary: 'Browsable API reference',
+      tags,
+      public: true,
       handler: async ({ ctx }) => {
         ctx.type = 'text/html; charset=utf-8';
         return DOCS_PAGE;
       },
     }),
     defineRoute({
-      method: 'get', path: '/docs/assets/{file}', summary: 'Reference page assets', tags, public: true,
+      method: 'get',
+      path: '/docs/assets/{file}',
+      summary: 'Reference page assets',
+      tags,
+      public: true,
       params: z.object({ file: z.enum(Object.keys(SWAGGER_ASSETS) as [string, ...string[]]) }),
       handler: async ({ ctx, params }) => {
         ctx.type = SWAGGER_ASSETS[params.file]!;

@@ -58,11 +58,16 @@ export function createOutboxRelay(deps: {
       try {
         for (const handle of handlers[row.event_type] ?? []) await handle(row);
         await uow({ workspaceId }, (m) =>
-          m.query(`UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`, [row.id]),
+          m.query(`UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`, [
+            row.id,
+          ]),
         );
         dispatched += 1;
       } catch (error) {
-        logger.warn({ err: error, outbox_id: row.id, event_type: row.event_type }, 'outbox delivery failed; will retry');
+        logger.warn(
+          { err: error, outbox_id: row.id, event_type: row.event_type },
+          'outbox delivery failed; will retry',
+        );
         await uow({ workspaceId }, (m) =>
           m.query(`UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [
             row.id,

@@ -16,7 +16,11 @@ export const RefinedGraph = z.object({
     .array(
       z.object({
         ref: z.string().min(1).max(40).describe('A local reference that edges use, e.g. "n1".'),
-        type: z.string().min(1).max(80).regex(/^[a-z_][a-z0-9_.:-]*$/),
+        type: z
+          .string()
+          .min(1)
+          .max(80)
+          .regex(/^[a-z_][a-z0-9_.:-]*$/),
         name: z.string().trim().min(1).max(500),
         properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
       }),
@@ -25,7 +29,11 @@ export const RefinedGraph = z.object({
   edges: z
     .array(
       z.object({
-        type: z.string().min(1).max(80).regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/),
+        type: z
+          .string()
+          .min(1)
+          .max(80)
+          .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/),
         source_ref: z.string(),
         target_ref: z.string(),
         reasoning: z.string().max(1000),

@@ -1,7 +1,8 @@
 import type { Config } from '../../platform/config';
-import { createOpenAIClient, openAIEnabled, type OpenAIConfig } from '../../platform/llm/openai-client';
-import { createLocalPromptModel } from './local';
+import type { OpenAIConfig } from '../../platform/llm/openai-client';
+import { createOpenAIClient, openAIEnabled } from '../../platform/llm/openai-client';
 import type { PromptModel } from './contract';
+import { createLocalPromptModel } from './local';
 import { createOpenAIPromptModel } from './openai';
 
 /** OpenAI when OPENAI_API_KEY is set, else the deterministic local model. */

@@ -5,13 +5,15 @@ const QUESTION_START =
 
 /** Sentences, keeping their end punctuation; markdown list markers and headings become sentences too. */
 export function sentences(text: string): string[] {
-  return text
-    .split(/\n+/)
-    .map((line) => line.replace(/^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+/, '').trim())
-    // A stop ends a sentence only before whitespace: "grace@navy.example" and "3.5" stay whole.
-    .flatMap((line) => line.split(/(?<=[.!?])\s+/))
-    .map((sentence) => sentence.trim())
-    .filter(Boolean);
+  return (
+    text
+      .split(/\n+/)
+      .map((line) => line.replace(/^\s*(?:[-*+]|\d+[.)]|#{1,6})\s+/, '').trim())
+      // A stop ends a sentence only before whitespace: "grace@navy.example" and "3.5" stay whole.
+      .flatMap((line) => line.split(/(?<=[.!?])\s+/))
+      .map((sentence) => sentence.trim())
+      .filter(Boolean)
+  );
 }
 
 const isQuestion = (sentence: string) => sentence.endsWith('?') || QUESTION_START.test(sentence);
@@ -24,10 +26,33 @@ export function classifyIntent(prompt: string): Intent {
   return questions === all.length ? 'query' : 'both';
 }
 
-const ORGANIZATION_SUFFIX = /\b(Inc|Corp|Corporation|Ltd|LLC|GmbH|AG|SA|Labs|University|Institute|Foundation|Company|Group)\.?$/;
+const ORGANIZATION_SUFFIX =
+  /\b(Inc|Corp|Corporation|Ltd|LLC|GmbH|AG|SA|Labs|University|Institute|Foundation|Company|Group)\.?$/;
 const ORGANIZATION_CUE = /\b(at|for|joined|acquired|founded|leads?|owns?)\s*$/i;
 const PLACE_CUE = /\b(in|from|near|to)\s*$/i;
-const STOP_CAPITALS = new Set(['The', 'A', 'An', 'This', 'That', 'These', 'Those', 'It', 'He', 'She', 'They', 'We', 'I', 'And', 'But', 'Or', 'Also', 'Then', 'Yesterday', 'Today', 'Tomorrow']);
+const STOP_CAPITALS = new Set([
+  'The',
+  'A',
+  'An',
+  'This',
+  'That',
+  'These',
+  'Those',
+  'It',
+  'He',
+  'She',
+  'They',
+  'We',
+  'I',
+  'And',
+  'But',
+  'Or',
+  'Also',
+  'Then',
+  'Yesterday',
+  'Today',
+  'Tomorrow',
+]);
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/;
 
 interface Mention {
@@ -132,7 +157,10 @@ const words = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/
  * The local answerer is extractive: it names the context nodes that share words with the question
  * (or the best-ranked ones when none do) and the relations among them, citing exactly those nodes.
  */
-export function answerLocally(question: string, context: { nodes: ContextNode[]; edges: ContextEdge[] }): GroundedAnswer {
+export function answerLocally(
+  question: string,
+  context: { nodes: ContextNode[]; edges: ContextEdge[] },
+): GroundedAnswer {
   if (context.nodes.length === 0) return { answer: 'The graph holds nothing about this yet.', citations: [] };
   const asked = words(question);
   const matching = context.nodes.filter((node) => [...words(node.name)].some((word) => asked.has(word)));

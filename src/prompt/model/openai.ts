@@ -2,7 +2,8 @@ import type OpenAI from 'openai';
 import { z } from 'zod';
 import { UpstreamError } from '../../platform/llm/errors';
 import { openAIStructuredOutput } from '../../platform/llm/structured-output';
-import { INTENTS, RefinedGraph, type PromptModel } from './contract';
+import type { PromptModel } from './contract';
+import { INTENTS, RefinedGraph } from './contract';
 
 // Strict structured outputs take no free-form objects, so properties travel as key/value pairs.
 const RefinedGraphWire = z.object({
@@ -51,7 +52,10 @@ export function createOpenAIPromptModel(client: OpenAI, model: string): PromptMo
         ],
       });
       const graph = RefinedGraph.safeParse({
-        nodes: wire.nodes.map((node) => ({ ...node, properties: Object.fromEntries(node.properties.map((p) => [p.key, p.value])) })),
+        nodes: wire.nodes.map((node) => ({
+          ...node,
+          properties: Object.fromEntries(node.properties.map((p) => [p.key, p.value])),
+        })),
         edges: wire.edges,
       });
       if (!graph.success) throw new UpstreamError('openai', 'invalid_response', undefined, { cause: graph.error });
