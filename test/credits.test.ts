@@ -76,7 +76,7 @@ describe('credit ledger', () => {
     );
     expect(error).to.be.instanceOf(InsufficientCreditsError);
     const http = error as InsufficientCreditsError;
-    expect(http.status).to.equal(402);
+    expect(http.code).to.equal('insufficient_credits');
     expect(http.detail).to.deep.equal({
       error: 'insufficient_credits',
       required: 5,
@@ -91,7 +91,7 @@ describe('credit ledger', () => {
     const t = await newTenant(100);
     await getStack().ownerDataSource.query(`UPDATE tenants SET locked = true WHERE id = $1`, [t.tenant_id]);
     const error = (await reserve(t, 'ontology.search.hybrid').catch((e: unknown) => e)) as InsufficientCreditsError;
-    expect(error.status).to.equal(402);
+    expect(error.code).to.equal('insufficient_credits');
     expect(error.detail).to.include({
       error: 'insufficient_credits',
       required: 1,
@@ -108,7 +108,7 @@ describe('credit ledger', () => {
     const refused = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
     expect(ok).to.have.length(10);
     expect(refused).to.have.length(40);
-    for (const r of refused) expect((r.reason as InsufficientCreditsError).status).to.equal(402);
+    for (const r of refused) expect((r.reason as InsufficientCreditsError).code).to.equal('insufficient_credits');
     expect(await balanceOf(t)).to.equal(0);
     const charges = (await ledgerRows(t)).filter((r: { amount: number }) => r.amount < 0);
     expect(charges).to.have.length(10);
@@ -157,8 +157,8 @@ describe('credit ledger', () => {
     const receipt = await reserve(a, 'ontology.search.hybrid');
     const error = (await inWorkspace(b, (m) => refundCredits(m, { ledgerId: receipt.ledger_id })).catch(
       (e: unknown) => e,
-    )) as { status: number };
-    expect(error.status).to.equal(404);
+    )) as { code: string };
+    expect(error.code).to.equal('not_found');
     expect(await balanceOf(a)).to.equal(4);
   });
 });

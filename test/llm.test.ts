@@ -87,7 +87,7 @@ describe('OpenAI provider against a fake OpenAI-compatible server', () => {
     fake.behave({ kind: 'status', status: 500 });
     const provider = createOpenAIEmbeddingProvider(openAIConfig(fake.baseUrl, { OPENAI_MAX_RETRIES: '1' }));
     const error = await upstreamFailure(provider.embed(['x']));
-    expect(error.status).to.equal(502);
+    expect(error.code).to.equal('upstream_unavailable');
     expect(error.detail).to.deep.equal({ error: 'upstream_unavailable', provider: 'openai', reason: 'http_error' });
     expect(fake.requests).to.have.length(2);
   });
@@ -97,7 +97,7 @@ describe('OpenAI provider against a fake OpenAI-compatible server', () => {
     const provider = createOpenAIEmbeddingProvider(openAIConfig(fake.baseUrl, { OPENAI_TIMEOUT_MS: '200' }));
     const started = Date.now();
     const error = await upstreamFailure(provider.embed(['x']));
-    expect(error.status).to.equal(502);
+    expect(error.code).to.equal('upstream_unavailable');
     expect(error.reason).to.equal('timeout');
     expect(Date.now() - started).to.be.lessThan(3000);
   });

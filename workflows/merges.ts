@@ -1,6 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -25,6 +24,7 @@ import type {
   ResolvePersonInput,
   ResolvePersonResult,
 } from '../src/merges/types';
+import { toApplicationFailure } from '../src/platform/temporal/failures';
 import { databaseActivity, interactiveActivity } from './activity-options';
 
 const { resolvePerson, mergeCandidateStatus } = proxyActivities<Activities>(databaseActivity);
@@ -111,13 +111,18 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
       validator: (decision) => {
         // Defence in depth: the API already resolved the candidate inside the caller's workspace.
         if (decision.workspaceId !== input.workspaceId) {
-          throw ApplicationFailure.nonRetryable('Merge candidate not found', 'MergeNotFound');
+          throw toApplicationFailure({
+            code: 'not_found',
+            errorClass: 'NotFoundError',
+            detail: 'Merge candidate not found',
+          });
         }
         if (deciding || finished || closedReason) {
-          throw ApplicationFailure.nonRetryable(
-            'Merge candidate is already being resolved or resolved',
-            'MergeConflict',
-          );
+          throw toApplicationFailure({
+            code: 'conflict',
+            errorClass: 'ConflictError',
+            detail: 'Merge candidate is already being resolved or resolved',
+          });
         }
       },
     },

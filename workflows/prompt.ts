@@ -1,6 +1,5 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   log,
   proxyActivities,
   proxyLocalActivities,
@@ -8,7 +7,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { FailureDetails } from '../activities/failures';
+import type { FailureDetails } from '../src/platform/temporal/failures';
+import { findFailureDetails, toApplicationFailure } from '../src/platform/temporal/failures';
 import type { GroundedAnswer, Intent } from '../src/prompt/model/contract';
 import type { SealedText } from '../src/prompt/sealed';
 import type { PersistedGraph } from '../src/prompt/service';
@@ -38,17 +38,21 @@ export interface PromptWorkflowResult extends PersistedGraph {
   credit_receipt: { ledger_id: string; kind: string; amount: number };
 }
 
-/** The failure type the API maps back to HTTP; its details are FailureDetails. */
-export const PROMPT_FAILED = 'PromptFailed';
-
 const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created: 0, edges_created: 0 };
 
+/** The domain failure behind `error`, for the audit row and the caller; a model timeout is the provider's. */
 function describeFailure(error: unknown): FailureDetails {
+  const carried = findFailureDetails(error);
+  if (carried) return carried;
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && cause.details?.[0]) return cause.details[0] as FailureDetails;
-  if (cause instanceof TimeoutFailure)
-    return { status: 502, detail: 'The model did not answer in time', errorCode: 'TimeoutFailure' };
-  return { status: 500, detail: 'Internal server error', errorCode: cause instanceof Error ? cause.name : 'Error' };
+  if (cause instanceof TimeoutFailure) {
+    return { code: 'upstream_unavailable', errorClass: 'TimeoutFailure', detail: 'The model did not answer in time' };
+  }
+  return {
+    code: 'internal',
+    errorClass: cause instanceof Error ? cause.name : 'Error',
+    detail: 'Internal server error',
+  };
 }
 
 /**
@@ -120,12 +124,7 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     }
     // An intent is required on the audit row; a prompt that failed before classification is
     // recorded as a query, the pipeline every prompt runs at least.
-    await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorCode, ledgerId });
-    throw ApplicationFailure.create({
-      type: PROMPT_FAILED,
-      message: failure.errorCode,
-      nonRetryable: true,
-      details: [failure],
-    });
+    await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorClass, ledgerId });
+    throw toApplicationFailure(failure);
   }
 }

@@ -1,9 +1,9 @@
-import { forbidden, notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { normalizeScopes, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ForbiddenError, NotFoundError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { credentials, toApiKeyRow } from './repository';
 import type { UsageRecorder } from './usage-recorder';
@@ -24,7 +24,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
       const scopes = normalizeScopes(input.scopes);
       // A key can hand out only what its caller holds; a user JWT holds every scope.
       const beyond = scopes.filter((scope) => !principal.scopes.has(scope));
-      if (beyond.length > 0) throw forbidden(`Cannot grant scopes the caller lacks: ${beyond.join(', ')}`);
+      if (beyond.length > 0) throw new ForbiddenError(`Cannot grant scopes the caller lacks: ${beyond.join(', ')}`);
       const secret = issueApiKeySecret();
       const row = await uow(scopeOf(principal), async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
@@ -50,7 +50,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
     get: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
         const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw notFound('API key not found');
+        if (!row) throw new NotFoundError('API key not found');
         return toApiKeyRow(row);
       }),
 
@@ -58,7 +58,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
     revoke: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
         const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw notFound('API key not found');
+        if (!row) throw new NotFoundError('API key not found');
         return toApiKeyRow(await credentials(m).revoke(row));
       }),
 
@@ -66,7 +66,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
       await usage.flush();
       return uow(scopeOf(principal), async (m) => {
         const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw notFound('API key not found');
+        if (!row) throw new NotFoundError('API key not found');
         const series: { date: string; requests: string }[] = await m.query(
           `SELECT d::date::text AS date, COALESCE(u.request_count, 0) AS requests
            FROM generate_series((now() AT TIME ZONE 'utc')::date - ($2::int - 1), (now() AT TIME ZONE 'utc')::date, interval '1 day') d

@@ -6,10 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { HttpError } from '../platform/api/errors';
 import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
+import { DomainError } from '../platform/errors';
 import { createProvisioning } from '../tenancy/service';
 
 const USAGE = `usage:
@@ -64,7 +64,7 @@ run(process.argv.slice(2)).then(
     if (error instanceof UsageError) console.error(USAGE);
     else if (error instanceof z.ZodError)
       console.error(`invalid argument: ${error.issues.map((i) => i.message).join('; ')}\n${USAGE}`);
-    else if (error instanceof HttpError) console.error(String(error.detail));
+    else if (error instanceof DomainError) console.error(String(error.detail));
     else console.error(error instanceof Error ? error.message : error);
     process.exit(error instanceof UsageError || error instanceof z.ZodError ? 2 : 1);
   },

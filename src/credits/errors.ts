@@ -1,4 +1,4 @@
-import { HttpError } from '../platform/api/errors';
+import { DomainError } from '../platform/errors';
 import type { CreditKind } from './costs';
 
 export interface InsufficientCreditsDetail {
@@ -11,8 +11,8 @@ export interface InsufficientCreditsDetail {
 }
 
 /** 402 with the body of contract 7 / interfaces.md; a locked account reports `available: 0`. */
-export class InsufficientCreditsError extends HttpError {
+export class InsufficientCreditsError extends DomainError {
   constructor(readonly shortfall: InsufficientCreditsDetail) {
-    super(402, shortfall);
+    super('insufficient_credits', shortfall);
   }
 }

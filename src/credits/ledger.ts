@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../platform/api/errors';
+import { NotFoundError } from '../platform/errors';
 import type { CreditKind } from './costs';
 import { creditCost } from './costs';
 import { InsufficientCreditsError } from './errors';
@@ -87,7 +87,7 @@ export async function reserveCredits(m: EntityManager, input: ReserveInput): Pro
 
 async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKind, required: number): Promise<never> {
   const [tenant] = await m.query(`SELECT credit_balance, locked FROM tenants WHERE id = $1`, [tenantId]);
-  if (!tenant) throw notFound('Tenant not found');
+  if (!tenant) throw new NotFoundError('Tenant not found');
   if (tenant.locked) {
     throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
   }
@@ -117,7 +117,7 @@ export async function refundCredits(m: EntityManager, input: { ledgerId: string 
   const [reservation] = await m.query(`SELECT id, tenant_id, kind, amount FROM credit_ledger WHERE id = $1`, [
     input.ledgerId,
   ]);
-  if (!reservation) throw notFound('Credit reservation not found');
+  if (!reservation) throw new NotFoundError('Credit reservation not found');
   if (reservation.amount >= 0) return { ledger_id: null, kind: reservation.kind, amount: 0, refunded: false };
 
   const [refund] = await m.query(
@@ -149,6 +149,6 @@ export interface CreditBalance {
 /** The tenant's current balance (tenants are not workspace-scoped; callers pass their principal's tenant). */
 export async function readCreditBalance(m: EntityManager, tenantId: string): Promise<CreditBalance> {
   const [row] = await m.query(`SELECT id, credit_balance, locked FROM tenants WHERE id = $1`, [tenantId]);
-  if (!row) throw notFound('Tenant not found');
+  if (!row) throw new NotFoundError('Tenant not found');
   return { tenant_id: row.id, balance: Number(row.credit_balance), locked: row.locked };
 }

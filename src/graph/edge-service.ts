@@ -1,7 +1,7 @@
-import { badRequest, HttpError, notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import { BadRequestError, NotFoundError } from '../platform/errors';
 import { createEdgeInTransaction } from './node-writes';
 import type { EdgeCreateRequest, EdgeListQuery, EdgeResponse, EdgeRow } from './schemas';
 import { EDGE_COLUMNS, toEdgeResponse } from './schemas';
@@ -38,12 +38,9 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
         const row = await uow(scopeOf(principal), (m) => createEdgeInTransaction(m, principal.workspaceId, body));
         return toEdgeResponse(row);
       } catch (error) {
-        const missing =
-          error instanceof HttpError && error.status === 404
-            ? (error.detail as { node_ids?: string[] }).node_ids
-            : undefined;
+        const missing = error instanceof NotFoundError ? (error.detail as { node_ids?: string[] }).node_ids : undefined;
         if (missing && (await inOtherWorkspaceOfCaller(principal, missing))) {
-          throw badRequest({
+          throw new BadRequestError({
             error: 'cross_workspace_edge',
             message: 'Source and target nodes are in different workspaces',
           });
@@ -58,7 +55,7 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
         `SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = $1::uuid AND NOT e.is_deleted`,
         [edgeId],
       );
-      if (!row) throw notFound('Edge not found');
+      if (!row) throw new NotFoundError('Edge not found');
       return toEdgeResponse(row);
     },
 
@@ -83,7 +80,7 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
           [edgeId],
         ),
       );
-      if (!row) throw notFound('Edge not found');
+      if (!row) throw new NotFoundError('Edge not found');
       return toEdgeResponse(row);
     },
   };

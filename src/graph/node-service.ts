@@ -1,7 +1,7 @@
-import { badRequest, notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
@@ -45,7 +45,7 @@ export function createNodeService(deps: GraphServiceDeps) {
          FROM nodes n WHERE n.id = $1::uuid AND NOT n.is_deleted`,
         [nodeId],
       );
-      if (!row) throw notFound('Node not found');
+      if (!row) throw new NotFoundError('Node not found');
       return toNodeResponse(row);
     },
 
@@ -86,7 +86,7 @@ export function createNodeService(deps: GraphServiceDeps) {
           `SELECT name, type FROM nodes WHERE id = $1 AND NOT is_deleted FOR UPDATE`,
           [nodeId],
         );
-        if (!current) throw notFound('Node not found');
+        if (!current) throw new NotFoundError('Node not found');
         const properties = body.properties ?? {};
         const removed = Object.keys(properties).filter((key) => properties[key] === null);
         const [updated]: NodeRow[] = await rowsOf(
@@ -120,7 +120,7 @@ export function createNodeService(deps: GraphServiceDeps) {
            WHERE n.id = $1 AND NOT n.is_deleted RETURNING ${NODE_COLUMNS}`,
           [nodeId],
         );
-        if (!deleted) throw notFound('Node not found');
+        if (!deleted) throw new NotFoundError('Node not found');
         await rowsOf(
           m,
           `UPDATE edges SET is_deleted = true, deleted_at = now()
@@ -134,7 +134,7 @@ export function createNodeService(deps: GraphServiceDeps) {
 
     /** Contract 3: soft-deletes every live node of the type and their incident edges. */
     async deleteByType(principal: Principal, type: string | undefined) {
-      if (type === undefined || type.trim() === '') throw badRequest('Query parameter type is required');
+      if (type === undefined || type.trim() === '') throw new BadRequestError('Query parameter type is required');
       return uow(scopeOf(principal), async (m) => {
         const nodes: { id: string }[] = await rowsOf(
           m,

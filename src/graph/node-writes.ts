@@ -3,7 +3,7 @@ import { importanceSql, importanceSqlParams } from '../importance/formula';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import { notFound } from '../platform/api/errors';
+import { NotFoundError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
 import type { EdgeRow, NodeRow } from './schemas';
@@ -117,7 +117,7 @@ export async function createEdgeInTransaction(
   // cannot leave this edge pointing at a deleted node; a failure below rolls the touch back.
   const found = new Set(await touch(m, [input.source_node_id, input.target_node_id], options));
   const missing = [input.source_node_id, input.target_node_id].filter((id) => !found.has(id));
-  if (missing.length > 0) throw notFound({ error: 'node_not_found', node_ids: [...new Set(missing)] });
+  if (missing.length > 0) throw new NotFoundError({ error: 'node_not_found', node_ids: [...new Set(missing)] });
   const [row]: EdgeRow[] = await m.query(
     `INSERT INTO edges AS e (workspace_id, type, source_node_id, target_node_id, properties, reasoning, evidence)
      VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../limits';
-import { notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { NotFoundError } from '../platform/errors';
 import { likePattern, typeaheadSql, usesTrigram } from './node-service';
 import type {
   FamilyTreeQuery,
@@ -54,7 +54,7 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
     const [row]: { nodes: GraphNeighborhoodResponse['nodes']; edges: GraphNeighborhoodResponse['edges'] }[] =
       await m.query(SUBGRAPH_SQL, [[centre], depth, nodeLimit, edgeLimit]);
     const nodes = row!.nodes;
-    if (nodes.length === 0) throw notFound('Node not found');
+    if (nodes.length === 0) throw new NotFoundError('Node not found');
     return {
       center_node_id: centre,
       depth_limit: depth,

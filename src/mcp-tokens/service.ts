@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { credentials, toApiKeyRow } from '../api-keys/repository';
 import { LIMITS } from '../limits';
-import { notFound, tooManyRequests } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
@@ -10,6 +9,7 @@ import type { JwtService } from '../platform/auth/tokens';
 import { sha256Hex } from '../platform/auth/tokens';
 import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { NotFoundError, RateLimitedError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
 
 /** Contract 8: minting is limited to 60 requests per minute per user. */
@@ -67,7 +67,7 @@ export function createMcpTokenService(deps: {
         1,
         Math.ceil((new Date(oldest).getTime() + MCP_MINT_LIMIT.windowSeconds * 1000 - Date.now()) / 1000),
       );
-      throw tooManyRequests(retryAfter);
+      throw new RateLimitedError(retryAfter);
     }
   }
 
@@ -106,7 +106,7 @@ export function createMcpTokenService(deps: {
       uow(scopeOf(principal), async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
         const row = await credentials(m).findOwned(principal.userId, tokenId, 'mcp_token');
-        if (!row || row.workspaceId !== workspaceId) throw notFound('MCP token not found');
+        if (!row || row.workspaceId !== workspaceId) throw new NotFoundError('MCP token not found');
         await credentials(m).revoke(row);
       }),
   };

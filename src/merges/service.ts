@@ -1,14 +1,15 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { decideMergeUpdate, mergeCandidateWorkflow, mergeWorkflowId } from '../../workflows/merges';
 import { reserveCredits } from '../credits/ledger';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
-import { conflict, HttpError, notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { DomainError } from '../platform/errors';
+import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { scoreMatch, shouldAutoMerge } from './person-rules';
 import {
@@ -37,10 +38,10 @@ const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => 
   supersededCandidateIds: [],
 });
 
-function toHttpError(outcome: Extract<DecisionOutcome, { ok: false }>): HttpError {
-  if (outcome.code === 'not_found') return notFound(outcome.detail);
-  if (outcome.code === 'conflict') return conflict(outcome.detail);
-  return new HttpError(503, outcome.detail, { 'Retry-After': '1' });
+function refusalOf(outcome: Extract<DecisionOutcome, { ok: false }>): DomainError {
+  if (outcome.code === 'not_found') return new NotFoundError(outcome.detail);
+  if (outcome.code === 'conflict') return new ConflictError(outcome.detail);
+  return new UnavailableError(outcome.detail, 1);
 }
 
 /**
@@ -63,8 +64,8 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
     body: MergeDecisionBody,
   ) {
     const status = await uow(scopeOf(principal), (m) => candidateStatus(m, candidateId));
-    if (!status) throw notFound('Merge candidate not found');
-    if (status !== 'pending') throw conflict(`Merge candidate is already ${status}`);
+    if (!status) throw new NotFoundError('Merge candidate not found');
+    if (status !== 'pending') throw new ConflictError(`Merge candidate is already ${status}`);
 
     const input: MergeWorkflowInput = { workspaceId: principal.workspaceId, candidateId };
     let outcome: DecisionOutcome;
@@ -81,14 +82,10 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
       });
     } catch (error) {
       // The workflow's validator refused the update: someone else's decision got there first.
-      if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-        if (error.cause.type === 'MergeNotFound') throw notFound('Merge candidate not found');
-        if (error.cause.type === 'MergeConflict')
-          throw conflict('Merge candidate is already being resolved or resolved');
-      }
-      throw error;
+      const refused = error instanceof WorkflowUpdateFailedError ? findFailureDetails(error) : undefined;
+      throw refused ? toDomainError(refused) : error;
     }
-    if (!outcome.ok) throw toHttpError(outcome);
+    if (!outcome.ok) throw refusalOf(outcome);
     return outcome.response;
   }
 

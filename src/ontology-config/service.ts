@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
-import { HttpError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ValidationFailedError } from '../platform/errors';
 import type { OntologyConfigPatch } from './schemas';
 import { OntologyConfig } from './schemas';
 
@@ -33,7 +33,7 @@ export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
           Object.fromEntries(GROUPS.map((group) => [group, { ...current[group], ...patch[group] }])),
         );
         if (next.importance.min_importance > next.importance.max_importance) {
-          throw new HttpError(422, [
+          throw new ValidationFailedError([
             {
               loc: ['body', 'importance', 'min_importance'],
               msg: 'min_importance must not exceed max_importance',

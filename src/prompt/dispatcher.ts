@@ -1,16 +1,16 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, TerminatedFailure } from '@temporalio/common';
+import { TerminatedFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import type { FailureDetails } from '../../activities/failures';
 import type { PromptWorkflowResult, promptWorkflow } from '../../workflows/prompt';
 import { CREDIT_COSTS } from '../credits/costs';
 import { InsufficientCreditsError } from '../credits/errors';
 import { readCreditBalance } from '../credits/ledger';
-import { conflict, HttpError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, InternalError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import type { Intent } from './model/contract';
 import { PROMPT_CREDIT_KIND } from './model/contract';
@@ -108,18 +108,16 @@ export function createPromptApi(deps: {
       // A correlation id is the client's to choose: never hand one workspace another's execution.
       const description = await handle.describe();
       if (description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE) !== principal.workspaceId) {
-        throw conflict('This correlation id belongs to another execution');
+        throw new ConflictError('This correlation id belongs to another execution');
       }
       try {
         return await handle.result();
       } catch (error) {
-        if (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure) {
-          const failure = error.cause.details?.[0] as FailureDetails | undefined;
-          if (failure) throw new HttpError(failure.status, failure.detail);
-        }
+        const failure = findFailureDetails(error);
+        if (failure) throw toDomainError(failure);
         if (error instanceof WorkflowFailedError && error.cause instanceof TerminatedFailure) {
           // No compensation runs for a terminated execution; the reconcile schedule settles it.
-          throw new HttpError(500, 'The prompt execution was terminated; its credits are settled shortly');
+          throw new InternalError('The prompt execution was terminated; its credits are settled shortly');
         }
         throw error;
       }

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { CreditReceipt } from '../credits/ledger';
 import { refundCredits, reserveCredits } from '../credits/ledger';
-import { HttpError } from '../platform/api/errors';
+import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
@@ -95,9 +95,9 @@ export function createPromptStream(deps: { uow: UnitOfWork; prompts: PromptServi
         body.write(frame('done', { narrative: answer.answer, citations: answer.citations, credit_receipt: receipt }));
       } catch (error) {
         if (!(error instanceof ClientGone)) {
-          const status = error instanceof HttpError ? error.status : 500;
-          const detail = error instanceof HttpError ? error.detail : 'Internal server error';
-          if (!(error instanceof HttpError)) logger.error({ err: error }, 'prompt stream failed');
+          const answer = describeError(error) ?? { status: 500, detail: 'Internal server error' };
+          if (answer.status === 500) logger.error({ err: error }, 'prompt stream failed');
+          const { status, detail } = answer;
           await refund().catch((refundError) => logger.error({ err: refundError }, 'stream refund failed'));
           body.write(
             frame('error', { status, detail, error_code: error instanceof Error ? error.constructor.name : 'Error' }),

@@ -1,11 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { Credential } from '../api-keys/entities';
 import { CREDIT_GRANT_KIND } from '../credits/costs';
-import { notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { SCOPES } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { issueApiKeySecret } from '../platform/auth/tokens';
+import { NotFoundError } from '../platform/errors';
 import { Membership, Tenant, User, Workspace } from './entities';
 
 /**
@@ -18,9 +18,9 @@ export async function assertWorkspaceVisible(
   workspaceId: string,
 ): Promise<void> {
   if (workspaceId === principal.workspaceId) return;
-  if (principal.credential.kind !== 'user_jwt') throw notFound('Workspace not found');
+  if (principal.credential.kind !== 'user_jwt') throw new NotFoundError('Workspace not found');
   const member = await m.getRepository(Membership).existsBy({ workspaceId, userId: principal.userId });
-  if (!member) throw notFound('Workspace not found');
+  if (!member) throw new NotFoundError('Workspace not found');
 }
 
 export interface BootstrapResult {
@@ -46,7 +46,7 @@ export function createProvisioning(deps: { ownerDataSource: DataSource; jwt: Jwt
         let workspace: Workspace;
         if (input.workspaceId) {
           const existing = await m.getRepository(Workspace).findOneBy({ id: input.workspaceId });
-          if (!existing) throw notFound(`Workspace ${input.workspaceId} not found`);
+          if (!existing) throw new NotFoundError(`Workspace ${input.workspaceId} not found`);
           workspace = existing;
           if (input.credits) await grant(m, workspace.tenantId, input.credits);
         } else {
@@ -89,7 +89,7 @@ export function createProvisioning(deps: { ownerDataSource: DataSource; jwt: Jwt
     async grantCredits(tenantId: string, amount: number): Promise<{ tenant_id: string; balance: number }> {
       return ownerDataSource.transaction(async (m) => {
         const exists = await m.getRepository(Tenant).existsBy({ id: tenantId });
-        if (!exists) throw notFound(`Tenant ${tenantId} not found`);
+        if (!exists) throw new NotFoundError(`Tenant ${tenantId} not found`);
         return { tenant_id: tenantId, balance: await grant(m, tenantId, amount) };
       });
     },

@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../limits';
-import { notFound } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { NotFoundError } from '../platform/errors';
 import type { TypeCatalogRow } from './schemas';
 
 const COLUMNS = `name, kind, display_name, description, row_count::int AS row_count, last_seen_at, common_property_keys,
@@ -103,7 +103,7 @@ export function createTypeCatalogService(deps: { uow: UnitOfWork }) {
           [name, kind ?? null],
         ),
       );
-      if (!row) throw notFound('Type not found');
+      if (!row) throw new NotFoundError('Type not found');
       return toResponse(row);
     },
 

@@ -1,45 +1,48 @@
 import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
+import type { ErrorCode } from '../errors';
+import { DomainError, ValidationFailedError } from '../errors';
 import type { Logger } from '../logger';
+import { findFailureDetails, toDomainError } from '../temporal/failures';
+
+/** The one place a domain error's code becomes an HTTP status (the contract's error table). */
+const STATUS_OF: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  insufficient_credits: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal: 500,
+  upstream_unavailable: 502,
+  unavailable: 503,
+  timeout: 504,
+};
 
 /**
- * A failure a client can act on. Services throw these; `errorHandler` turns them into the
- * contract's `{"detail": ...}` bodies. Anything else is a 500 with a generic message.
+ * Transport-level refusals that belong to no feature (no route, wrong method, a body that is not
+ * JSON or too large). Everything else a client sees is a DomainError.
  */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly detail: unknown,
-    readonly headers: Record<string, string> = {},
+    readonly detail: string,
   ) {
-    super(typeof detail === 'string' ? detail : JSON.stringify(detail));
+    super(detail);
   }
 }
 
-export const badRequest = (detail: unknown) => new HttpError(400, detail);
-export const unauthorized = (detail = 'Not authenticated') =>
-  new HttpError(401, detail, { 'WWW-Authenticate': 'Bearer' });
-export const forbidden = (detail: unknown = 'Insufficient permissions') => new HttpError(403, detail);
-export const notFound = (detail: unknown = 'Not found') => new HttpError(404, detail);
-export const conflict = (detail: unknown) => new HttpError(409, detail);
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new HttpError(429, 'Rate limit exceeded', { 'Retry-After': String(retryAfterSeconds) });
-export const badGateway = (detail: unknown = 'External service unavailable') => new HttpError(502, detail);
-
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
-
 /** 422 in the HTTPValidationError shape: one entry per zod issue, located under `part`. */
-export function validationError(part: 'body' | 'query' | 'path' | 'header', error: ZodError): HttpError {
-  const detail: ValidationIssue[] = error.issues.map((issue) => ({
-    loc: [part, ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
-    msg: issue.message,
-    type: issue.code,
-  }));
-  return new HttpError(422, detail);
+export function validationError(part: 'body' | 'query' | 'path' | 'header', error: ZodError): ValidationFailedError {
+  return new ValidationFailedError(
+    error.issues.map((issue) => ({
+      loc: [part, ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
+      msg: issue.message,
+      type: issue.code,
+    })),
+  );
 }
 
 // koa-body and raw-body signal malformed or oversize input with these statuses/types.
@@ -56,22 +59,47 @@ function bodyParserError(error: unknown): HttpError | undefined {
   return undefined;
 }
 
+interface Answer {
+  status: number;
+  detail: unknown;
+  headers: Record<string, string>;
+}
+
+function answerFor(error: DomainError): Answer {
+  const headers: Record<string, string> = {};
+  if (error.code === 'unauthenticated') headers['WWW-Authenticate'] = 'Bearer';
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
+  // An internal error's detail is never the inner text.
+  const detail = error.code === 'internal' ? 'Internal server error' : error.detail;
+  return { status: STATUS_OF[error.code], detail, headers };
+}
+
+/** What the client is told for `error`, or undefined when it is not one of ours (a 500). */
+export function describeError(error: unknown): Answer | undefined {
+  if (error instanceof DomainError) return answerFor(error);
+  if (error instanceof HttpError) return { status: error.status, detail: error.detail, headers: {} };
+  if (error instanceof ZodError) return answerFor(validationError('body', error));
+  // A domain failure that crossed Temporal (a workflow's, an update's) keeps its code.
+  const carried = findFailureDetails(error);
+  if (carried) return answerFor(toDomainError(carried));
+  const refused = bodyParserError(error);
+  return refused && { status: refused.status, detail: refused.detail, headers: {} };
+}
+
 /** The first middleware: every error leaves as JSON with the contract's shape. */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      let http = error instanceof HttpError ? error : undefined;
-      if (!http && error instanceof ZodError) http = validationError('body', error);
-      http ??= bodyParserError(error);
-      if (!http) {
+      let answer = describeError(error);
+      if (!answer || answer.status === 500) {
         logger.error({ err: error, path: ctx.path, request_id: ctx.state.requestId }, 'unhandled error');
-        http = new HttpError(500, 'Internal server error');
+        answer ??= { status: 500, detail: 'Internal server error', headers: {} };
       }
-      ctx.status = http.status;
-      ctx.set(http.headers);
-      ctx.body = { detail: http.detail };
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = { detail: answer.detail };
     }
   };
 }

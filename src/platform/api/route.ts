@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { forbidden, HttpError, validationError } from './errors';
+import { ForbiddenError, ValidationFailedError } from '../errors';
+import { validationError } from './errors';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -78,7 +79,9 @@ const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
 function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) {
-      throw new HttpError(422, [{ loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' }]);
+      throw new ValidationFailedError([
+        { loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' },
+      ]);
     }
   } else if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) assertNoNul(item, part, [...path, index]);
@@ -120,7 +123,7 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
-        if (route.scope && !principal.scopes.has(route.scope)) throw forbidden(`Missing scope ${route.scope}`);
+        if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
       }
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
       const query = route.query ? parse(route.query, ctx.query, 'query') : {};

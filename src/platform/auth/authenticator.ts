@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../../api-keys/usage-recorder';
-import { notFound, unauthorized } from '../api/errors';
 import type { Authenticator } from '../api/route';
+import { NotFoundError, UnauthenticatedError } from '../errors';
 import type { Principal } from './principal';
 import type { ScopeName } from './scopes';
 import { isScope, SCOPES } from './scopes';
@@ -41,8 +41,8 @@ export function createAuthenticator(deps: {
   const query = (sql: string, params: unknown[]) => deps.dataSource.query(sql, params);
 
   async function fromCredentialRow(row: CredentialRow | undefined, requested: string | undefined): Promise<Principal> {
-    if (!row?.usable) throw unauthorized('Invalid or revoked credential');
-    if (requested && requested !== row.workspace_id) throw notFound('Workspace not found');
+    if (!row?.usable) throw new UnauthenticatedError('Invalid or revoked credential');
+    if (requested && requested !== row.workspace_id) throw new NotFoundError('Workspace not found');
     usage.record({ credentialId: row.id, workspaceId: row.workspace_id, userId: row.user_id });
     return {
       userId: row.user_id,
@@ -56,7 +56,7 @@ export function createAuthenticator(deps: {
   return {
     async authenticate(ctx, requested) {
       const token = bearerToken(ctx);
-      if (!token) throw unauthorized();
+      if (!token) throw new UnauthenticatedError();
 
       // Each lookup is one statement that scopes itself (migrations/1763780002000-auth-lookups.ts).
       if (token.startsWith(API_KEY_MARKER)) {
@@ -65,7 +65,7 @@ export function createAuthenticator(deps: {
       }
 
       const claims = await jwt.verify(token);
-      if (!claims) throw unauthorized('Invalid token');
+      if (!claims) throw new UnauthenticatedError('Invalid token');
 
       if (claims.audience === 'mcp') {
         const [row] = await query(`SELECT * FROM weft_authenticate_mcp($1, $2)`, [claims.userId, claims.tokenId]);
@@ -77,7 +77,7 @@ export function createAuthenticator(deps: {
         requested ?? null,
         claims.workspaceId ?? null,
       ]);
-      if (!membership) throw notFound('Workspace not found');
+      if (!membership) throw new NotFoundError('Workspace not found');
       return {
         userId: claims.userId,
         workspaceId: membership.workspace_id,

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { HttpError } from '../api/errors';
+import { DomainError } from '../errors';
 
 export type UpstreamReason = 'timeout' | 'connection' | 'http_error' | 'rate_limited' | 'invalid_response';
 
@@ -8,15 +8,14 @@ export type UpstreamReason = 'timeout' | 'connection' | 'http_error' | 'rate_lim
  * answers 502 with a user-safe body; the provider's own text stays in the logs. Callers that
  * reserved credits refund them when this is thrown.
  */
-export class UpstreamError extends HttpError {
+export class UpstreamError extends DomainError {
   constructor(
     readonly provider: string,
     readonly reason: UpstreamReason,
     readonly upstreamStatus?: number,
     options?: { cause?: unknown },
   ) {
-    super(502, { error: 'upstream_unavailable', provider, reason });
-    if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;
+    super('upstream_unavailable', { error: 'upstream_unavailable', provider, reason }, { cause: options?.cause });
   }
 }
 
