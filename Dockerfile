@@ -8,4 +8,4 @@ COPY . .
 RUN node_modules/.bin/tsx workers/bundle.ts
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 EXPOSE 8080
-CMD ["node_modules/.bin/tsx", "src/main.ts"]
+CMD ["node_modules/.bin/tsx", "main.ts"]

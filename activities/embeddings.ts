@@ -1,5 +1,5 @@
-import type { EmbedRequest } from '../src/embeddings/queue';
 import type { ChargedNode, EmbeddingService } from '../src/embeddings/service';
+import type { EmbedRequest } from '../src/embeddings/workflow';
 
 /** Thin adapters over the embedding service; each step is idempotent, so retries are harmless. */
 export function createEmbeddingActivities(deps: { embeddings: EmbeddingService }) {

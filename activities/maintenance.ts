@@ -1,8 +1,10 @@
-import type { ActivityDeps } from './index';
+import type { OutboxRelay } from '../src/platform/outbox/relay';
+import type { PromptReconciler } from '../src/prompt/reconciler';
 
-export function createMaintenanceActivities(
-  deps: Pick<ActivityDeps, 'outbox'> & { services: Pick<ActivityDeps['services'], 'promptReconciler'> },
-) {
+export function createMaintenanceActivities(deps: {
+  outbox: OutboxRelay;
+  services: { promptReconciler: PromptReconciler };
+}) {
   return {
     /** Delivers outbox rows the API's fast path missed (for example after a crash). */
     async sweepOutbox(input: { minAgeSeconds: number }) {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
 import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
-import { EMBEDDING_QUEUE_WORKFLOW, embeddingQueueWorkflowId } from '../src/embeddings/queue';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
+import { embeddingQueueWorkflow, embeddingQueueWorkflowId } from '../src/embeddings/workflow';
 import { createNodeInTransaction } from '../src/graph/node-writes';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
@@ -104,7 +104,7 @@ describe('asynchronous node embedding', function () {
 
     const handle = getStack().runtime.temporal.client.workflow.getHandle(embeddingQueueWorkflowId(t.workspace_id));
     const description = await handle.describe();
-    expect(description.type).to.equal(EMBEDDING_QUEUE_WORKFLOW);
+    expect(description.type).to.equal(embeddingQueueWorkflow.type);
     expect(description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(t.workspace_id);
     const history = await handle.fetchHistory();
     const embedCalls = (history.events ?? []).filter(

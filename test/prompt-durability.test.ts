@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'chai';
 import { SCOPES } from '../src/platform/auth/scopes';
+import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { createPromptApi } from '../src/prompt/dispatcher';
 import { createSealer } from '../src/prompt/sealed';
 import type { FakeOpenAI } from './helpers/fake-openai';
@@ -17,7 +18,7 @@ const ROOT = path.resolve(__dirname, '..');
 function startWorkerProcess(env: Record<string, string>): ChildProcess {
   // node itself with tsx's loader, not the tsx CLI, which would run node as a grandchild and
   // outlive the SIGKILL meant for the worker.
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  return spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, WEFT_PROCESS: 'worker', TEMPORAL_DEV_SERVER: 'never', LOG_LEVEL: 'error' },
     stdio: 'ignore',
@@ -91,7 +92,7 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
     // The API, as it runs for this workspace, but dispatching to the task queue the child serves.
     const api = createPromptApi({
       uow: runtime.uow,
-      temporal: { ...runtime.temporal, taskQueue },
+      temporal: { ...runtime.temporal, taskQueue, workflows: new WorkflowStarter(runtime.temporal.client, taskQueue) },
       sealer: createSealer(getStack().config.JWT_SECRET),
       prompts: runtime.services.prompts,
     });

@@ -21,7 +21,7 @@ describe('Temporal plumbing', () => {
     for (const schedule of MAINTENANCE_SCHEDULES) {
       const description = await client.schedule.getHandle(scheduleId(taskQueue, schedule)).describe();
       expect(description.action.type).to.equal('startWorkflow');
-      expect(description.action.workflowType).to.equal(schedule.workflowType);
+      expect(description.action.workflowType).to.equal(schedule.workflow.type);
       expect(description.action.taskQueue).to.equal(taskQueue);
     }
   });

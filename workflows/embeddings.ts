@@ -2,39 +2,24 @@ import {
   ActivityFailure,
   condition,
   continueAsNew,
-  defineSignal,
   log,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { EmbedRequest } from '../src/embeddings/queue';
-import { ENQUEUE_EMBEDDING_SIGNAL } from '../src/embeddings/queue';
+import type { EmbeddingQueueInput, EmbeddingQueueTotals, EmbedRequest } from '../src/embeddings/workflow';
+import { enqueueEmbeddingSignal } from '../src/embeddings/workflow';
 import { databaseActivity, embeddingActivity } from './activity-options';
 
 const { chargeEmbeddings, refundEmbeddings } = proxyActivities<Activities>(databaseActivity);
 const { embedAndStoreNodes } = proxyActivities<Activities>(embeddingActivity);
-
-export const enqueueEmbeddingSignal = defineSignal<[EmbedRequest[]]>(ENQUEUE_EMBEDDING_SIGNAL);
 
 const BATCH_SIZE = 64;
 // A burst of creations (a prompt's extraction) lands in one batch if it arrives within this window.
 const COLLECT_WINDOW = '200 milliseconds';
 const IDLE_TIMEOUT = '1 minute';
 const BATCHES_PER_RUN = 200;
-
-export interface EmbeddingQueueInput {
-  workspaceId: string;
-  /** Requests carried over by continue-as-new. */
-  pending?: EmbedRequest[];
-}
-
-export interface EmbeddingQueueTotals {
-  embedded: number;
-  refused: number;
-  failed: number;
-}
 
 /**
  * One per workspace (`embed-queue-<workspace_id>`), fed by node.created / node.updated through

@@ -1,19 +1,10 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { WorkspaceBatchResult } from '../activities/graph';
+import type { WorkspaceSweepInput, WorkspaceSweepResult } from '../src/maintenance/workflows';
 import { maintenanceActivity } from './activity-options';
 
 const { refreshTypeCatalogs, decayImportance } = proxyActivities<Activities>(maintenanceActivity);
-
-export interface WorkspaceSweepInput {
-  /** Resume after this workspace id (set by continue-as-new). */
-  after?: string | null;
-  batchSize?: number;
-}
-
-export interface WorkspaceSweepResult {
-  workspaces: number;
-}
 
 const BATCH = 50;
 // Enough batches per run to keep the history small; the rest continues as a new run.

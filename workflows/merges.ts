@@ -3,9 +3,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
@@ -24,20 +21,12 @@ import type {
   ResolvePersonInput,
   ResolvePersonResult,
 } from '../src/merges/types';
+import * as contract from '../src/merges/workflow';
 import { toApplicationFailure } from '../src/platform/temporal/failures';
 import { databaseActivity, interactiveActivity } from './activity-options';
 
 const { resolvePerson, mergeCandidateStatus } = proxyActivities<Activities>(databaseActivity);
 const { decideMergeCandidate } = proxyActivities<Activities>(interactiveActivity);
-
-export const resolveWorkflowId = (nodeId: string) => `resolve-${nodeId}`;
-export const mergeWorkflowId = (candidateId: string) => `merge-${candidateId}`;
-
-/** A reviewer's approve or reject; answers with what applying it came to. */
-export const decideMergeUpdate = defineUpdate<DecisionOutcome, [MergeDecision]>('decideMerge');
-/** The candidate was resolved elsewhere (superseded by another merge): stop waiting. */
-export const closeMergeSignal = defineSignal<[{ reason: string }]>('closeMerge');
-export const mergeStatusQuery = defineQuery<'pending' | 'deciding' | 'applied' | 'rejected' | 'closed'>('mergeStatus');
 
 // The contract sets no deadline for a review. The workflow wakes this often to check that its
 // candidate is still pending (a lost close signal must not keep it open for ever) and then
@@ -57,7 +46,7 @@ export async function personResolverWorkflow(
   for (const candidateId of result.pendingCandidateIds) {
     try {
       await startChild(mergeCandidateWorkflow, {
-        workflowId: mergeWorkflowId(candidateId),
+        workflowId: contract.mergeWorkflowId(candidateId),
         args: [{ workspaceId: input.workspaceId, candidateId }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A review already running (or finished) for this candidate is the one that counts.
@@ -83,17 +72,17 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
   let finished: { outcome: DecisionOutcome; decision: MergeDecision } | undefined;
   let closedReason: string | undefined;
 
-  setHandler(mergeStatusQuery, () => {
+  setHandler(contract.mergeStatusQuery, () => {
     if (finished)
       return finished.outcome.ok ? (finished.decision.decision === 'approve' ? 'applied' : 'rejected') : 'closed';
     if (closedReason) return 'closed';
     return deciding ? 'deciding' : 'pending';
   });
-  setHandler(closeMergeSignal, ({ reason }) => {
+  setHandler(contract.closeMergeSignal, ({ reason }) => {
     closedReason ??= reason;
   });
   setHandler(
-    decideMergeUpdate,
+    contract.decideMergeUpdate,
     async (decision) => {
       deciding = true;
       try {
@@ -158,7 +147,9 @@ export async function mergeCandidateWorkflow(input: MergeWorkflowInput): Promise
 async function closeSuperseded(candidateIds: readonly string[]): Promise<void> {
   for (const candidateId of candidateIds) {
     try {
-      await getExternalWorkflowHandle(mergeWorkflowId(candidateId)).signal(closeMergeSignal, { reason: 'superseded' });
+      await getExternalWorkflowHandle(contract.mergeWorkflowId(candidateId)).signal(contract.closeMergeSignal, {
+        reason: 'superseded',
+      });
     } catch {
       log.info('no open review to close', { candidateId });
     }

@@ -10,33 +10,12 @@ import type { Activities } from '../activities';
 import type { FailureDetails } from '../src/platform/temporal/failures';
 import { findFailureDetails, toApplicationFailure } from '../src/platform/temporal/failures';
 import type { GroundedAnswer, Intent } from '../src/prompt/model/contract';
-import type { SealedText } from '../src/prompt/sealed';
 import type { PersistedGraph } from '../src/prompt/service';
+import type { PromptWorkflowInput, PromptWorkflowResult } from '../src/prompt/workflow';
 import { databaseLocalActivity, modelActivity } from './activity-options';
 
 const db = proxyLocalActivities<Activities>(databaseLocalActivity);
 const model = proxyActivities<Activities>(modelActivity);
-
-export interface PromptWorkflowInput {
-  workspaceId: string;
-  tenantId: string;
-  correlationId: string;
-  /** Sealed by the API: Temporal's history never holds the raw prompt. */
-  prompt: SealedText;
-  sourceHash: string;
-  promptKind: string;
-  forceIntent?: Intent;
-  /** Wall-clock start at the API, for the audit row's end-to-end duration. */
-  startedAtMs: number;
-}
-
-export interface PromptWorkflowResult extends PersistedGraph {
-  correlation_id: string;
-  intent: Intent;
-  answer: string | null;
-  citations: string[];
-  credit_receipt: { ledger_id: string; kind: string; amount: number };
-}
 
 const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created: 0, edges_created: 0 };
 

@@ -1,8 +1,7 @@
 import type { OutboxEvent, OutboxHandler } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
-import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
-import type { EmbedRequest } from './queue';
-import { EMBEDDING_QUEUE_WORKFLOW, ENQUEUE_EMBEDDING_SIGNAL, embeddingQueueWorkflowId } from './queue';
+import type { EmbedRequest } from './workflow';
+import { embeddingQueueWorkflow, enqueueEmbeddingSignal } from './workflow';
 
 /**
  * node.created, and node.updated when the name changed: hand the node to its workspace's embedding
@@ -15,12 +14,7 @@ export const enqueueEmbedding =
     if (event.event_type === 'node.updated' && event.payload.name_changed !== true) return;
     const nodeId = typeof event.payload.node_id === 'string' ? event.payload.node_id : event.aggregate_id;
     const request: EmbedRequest = { nodeId, eventId: String(event.id) };
-    await temporal.client.workflow.signalWithStart(EMBEDDING_QUEUE_WORKFLOW, {
-      workflowId: embeddingQueueWorkflowId(event.workspace_id),
-      taskQueue: temporal.taskQueue,
-      args: [{ workspaceId: event.workspace_id }],
-      signal: ENQUEUE_EMBEDDING_SIGNAL,
-      signalArgs: [[request]],
-      typedSearchAttributes: workspaceSearchAttributes(event.workspace_id),
+    await temporal.workflows.signalWithStart(embeddingQueueWorkflow, enqueueEmbeddingSignal, [[request]], {
+      workspaceId: event.workspace_id,
     });
   };

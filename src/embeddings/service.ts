@@ -4,8 +4,8 @@ import { refundCredits, reserveCredits } from '../credits/ledger';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
-import type { EmbedRequest } from './queue';
-import { embedChargeKey } from './queue';
+import type { EmbedRequest } from './workflow';
+import { embedChargeKey } from './workflow';
 
 /** What nodes.embedding_error holds when a node is left without a vector. */
 export const EMBEDDING_ERRORS = {

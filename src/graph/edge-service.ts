@@ -1,11 +1,11 @@
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
+import { queryRows } from '../platform/db/query';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import { createEdgeInTransaction } from './node-writes';
 import type { EdgeCreateRequest, EdgeListQuery, EdgeResponse, EdgeRow } from './schemas';
 import { EDGE_COLUMNS, toEdgeResponse } from './schemas';
-import { rowsOf } from './sql';
 
 /** Edge reads and writes, in the caller's workspace unit of work. */
 export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
@@ -74,7 +74,7 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
     /** Soft delete; answers with the deleted row. */
     async remove(principal: Principal, edgeId: string): Promise<EdgeResponse> {
       const [row]: EdgeRow[] = await uow(scopeOf(principal), (m) =>
-        rowsOf(
+        queryRows(
           m,
           `UPDATE edges e SET is_deleted = true, deleted_at = now() WHERE e.id = $1 AND NOT e.is_deleted RETURNING ${EDGE_COLUMNS}`,
           [edgeId],

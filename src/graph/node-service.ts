@@ -1,5 +1,6 @@
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
+import { queryRows } from '../platform/db/query';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -15,7 +16,6 @@ import type {
   TypeaheadQuery,
 } from './schemas';
 import { NODE_COLUMNS, toNodeResponse } from './schemas';
-import { rowsOf } from './sql';
 
 export interface GraphServiceDeps {
   uow: UnitOfWork;
@@ -89,7 +89,7 @@ export function createNodeService(deps: GraphServiceDeps) {
         if (!current) throw new NotFoundError('Node not found');
         const properties = body.properties ?? {};
         const removed = Object.keys(properties).filter((key) => properties[key] === null);
-        const [updated]: NodeRow[] = await rowsOf(
+        const [updated]: NodeRow[] = await queryRows(
           m,
           `UPDATE nodes n SET name = COALESCE($2, n.name), type = COALESCE($3, n.type),
              properties = (n.properties || $4::jsonb) - $5::text[], updated_at = now()
@@ -114,14 +114,14 @@ export function createNodeService(deps: GraphServiceDeps) {
     /** Soft delete of one node and its incident edges; answers with the deleted row. */
     async remove(principal: Principal, nodeId: string): Promise<NodeResponse> {
       const row = await uow(scopeOf(principal), async (m) => {
-        const [deleted]: NodeRow[] = await rowsOf(
+        const [deleted]: NodeRow[] = await queryRows(
           m,
           `UPDATE nodes n SET is_deleted = true, deleted_at = now(), updated_at = now()
            WHERE n.id = $1 AND NOT n.is_deleted RETURNING ${NODE_COLUMNS}`,
           [nodeId],
         );
         if (!deleted) throw new NotFoundError('Node not found');
-        await rowsOf(
+        await queryRows(
           m,
           `UPDATE edges SET is_deleted = true, deleted_at = now()
            WHERE NOT is_deleted AND (source_node_id = $1 OR target_node_id = $1)`,
@@ -136,7 +136,7 @@ export function createNodeService(deps: GraphServiceDeps) {
     async deleteByType(principal: Principal, type: string | undefined) {
       if (type === undefined || type.trim() === '') throw new BadRequestError('Query parameter type is required');
       return uow(scopeOf(principal), async (m) => {
-        const nodes: { id: string }[] = await rowsOf(
+        const nodes: { id: string }[] = await queryRows(
           m,
           `UPDATE nodes SET is_deleted = true, deleted_at = now(), updated_at = now()
            WHERE type = $1 AND NOT is_deleted RETURNING id`,

@@ -3,12 +3,12 @@ import { importanceSql, importanceSqlParams } from '../importance/formula';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
+import { queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/register';
 import type { EdgeRow, NodeRow } from './schemas';
 import { EDGE_COLUMNS, NODE_COLUMNS } from './schemas';
-import { rowsOf } from './sql';
 
 export interface NodeCreateInput {
   type: string;
@@ -79,7 +79,7 @@ async function touch(m: EntityManager, nodeIds: readonly string[], options?: Wri
   const ids = [...new Set(nodeIds)].sort();
   if (ids.length === 0) return [];
   const settings = await settingsOf(m, options);
-  const rows: { id: string }[] = await rowsOf(
+  const rows: { id: string }[] = await queryRows(
     m,
     `UPDATE nodes n SET reference_count = n.reference_count + 1, last_touch_at = now(),
        importance_score = ${importanceSql(2, { referenceCount: '(n.reference_count + 1)', lastTouchAt: 'now()' })}

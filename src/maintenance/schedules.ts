@@ -1,14 +1,18 @@
 import type { Client, ScheduleOptions } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
-import type * as workflows from '../../workflows';
-
-type WorkflowName = keyof typeof workflows;
+import type { WorkflowContract } from '../platform/temporal/contract';
+import {
+  importanceDecayWorkflow,
+  outboxSweepWorkflow,
+  promptReconcileWorkflow,
+  typeCatalogRefreshWorkflow,
+} from './workflows';
 
 export interface MaintenanceSchedule {
   /** Suffix of the schedule id; the full id is `<task queue>.<name>`, so test runs never collide. */
   name: string;
   description: string;
-  workflowType: WorkflowName;
+  workflow: WorkflowContract<any, unknown>;
   args: unknown[];
   spec: ScheduleOptions['spec'];
 }
@@ -18,14 +22,14 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
   {
     name: 'outbox-sweep',
     description: 'Delivers outbox events older than 30 s that the API did not hand off.',
-    workflowType: 'outboxSweepWorkflow',
+    workflow: outboxSweepWorkflow,
     args: [{ minAgeSeconds: 30 }],
     spec: { intervals: [{ every: '1 minute' }] },
   },
   {
     name: 'prompt-reconcile',
     description: 'Refunds and undoes prompts whose workflow was terminated or timed out before its compensation ran.',
-    workflowType: 'promptReconcileWorkflow',
+    workflow: promptReconcileWorkflow,
     args: [{ minAgeSeconds: 300 }],
     spec: { intervals: [{ every: '10 minutes' }] },
   },
@@ -33,14 +37,14 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     name: 'type-catalog-refresh',
     description:
       'Daily: recomputes every workspace’s type catalog (counts, keys, vanished types) and writes type_stats_refresh.',
-    workflowType: 'typeCatalogRefreshWorkflow',
+    workflow: typeCatalogRefreshWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '1 day', offset: '3 hours' }] },
   },
   {
     name: 'importance-decay',
     description: 'Nightly: recomputes every live node’s importance with its workspace’s decay settings.',
-    workflowType: 'importanceDecayWorkflow',
+    workflow: importanceDecayWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '1 day', offset: '2 hours' }] },
   },
@@ -67,7 +71,7 @@ export async function ensureMaintenanceSchedules(
       spec: schedule.spec,
       action: {
         type: 'startWorkflow',
-        workflowType: schedule.workflowType,
+        workflowType: schedule.workflow.type,
         args: schedule.args,
         taskQueue,
         workflowId: id,

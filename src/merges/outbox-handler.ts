@@ -1,9 +1,7 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { personResolverWorkflow, resolveWorkflowId } from '../../workflows/merges';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
-import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { isPersonType } from './person-rules';
+import { personResolverWorkflow } from './workflow';
 
 /**
  * `node.created` → the person resolver, for person-type nodes only (see person-rules.ts). The
@@ -16,15 +14,5 @@ export const startPersonResolver =
     const nodeId = typeof event.payload.node_id === 'string' ? event.payload.node_id : event.aggregate_id;
     const type = event.payload.type;
     if (typeof type !== 'string' || !isPersonType(type)) return;
-    try {
-      await temporal.client.workflow.start(personResolverWorkflow, {
-        workflowId: resolveWorkflowId(nodeId),
-        taskQueue: temporal.taskQueue,
-        args: [{ workspaceId: event.workspace_id, nodeId }],
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        typedSearchAttributes: workspaceSearchAttributes(event.workspace_id),
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+    await temporal.workflows.start(personResolverWorkflow, { workspaceId: event.workspace_id, nodeId });
   };

@@ -1,5 +1,4 @@
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { decideMergeUpdate, mergeCandidateWorkflow, mergeWorkflowId } from '../../workflows/merges';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { reserveCredits } from '../credits/ledger';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
@@ -10,7 +9,6 @@ import type { DomainError } from '../platform/errors';
 import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
-import { workspaceSearchAttributes } from '../platform/temporal/search-attributes';
 import { scoreMatch, shouldAutoMerge } from './person-rules';
 import {
   candidateStatus,
@@ -30,6 +28,7 @@ import type {
   ResolvePersonInput,
   ResolvePersonResult,
 } from './types';
+import { decideMergeUpdate, mergeCandidateWorkflow } from './workflow';
 
 const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => ({
   status,
@@ -70,16 +69,12 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
     const input: MergeWorkflowInput = { workspaceId: principal.workspaceId, candidateId };
     let outcome: DecisionOutcome;
     try {
-      outcome = await temporal.client.workflow.executeUpdateWithStart(decideMergeUpdate, {
-        args: [{ decision, workspaceId: principal.workspaceId, userId: principal.userId, notes: body.notes ?? null }],
-        startWorkflowOperation: new WithStartWorkflowOperation(mergeCandidateWorkflow, {
-          workflowId: mergeWorkflowId(candidateId),
-          taskQueue: temporal.taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          typedSearchAttributes: workspaceSearchAttributes(principal.workspaceId),
-        }),
-      });
+      outcome = await temporal.workflows.executeUpdateWithStart(
+        mergeCandidateWorkflow,
+        decideMergeUpdate,
+        [{ decision, workspaceId: principal.workspaceId, userId: principal.userId, notes: body.notes ?? null }],
+        input,
+      );
     } catch (error) {
       // The workflow's validator refused the update: someone else's decision got there first.
       const refused = error instanceof WorkflowUpdateFailedError ? findFailureDetails(error) : undefined;

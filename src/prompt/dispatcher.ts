@@ -1,8 +1,6 @@
-import type { WorkflowHandle } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { TerminatedFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import type { PromptWorkflowResult, promptWorkflow } from '../../workflows/prompt';
 import { CREDIT_COSTS } from '../credits/costs';
 import { InsufficientCreditsError } from '../credits/errors';
 import { readCreditBalance } from '../credits/ledger';
@@ -11,15 +9,15 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, InternalError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
-import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../platform/temporal/search-attributes';
+import { WORKSPACE_ID_ATTRIBUTE } from '../platform/temporal/search-attributes';
 import type { Intent } from './model/contract';
 import { PROMPT_CREDIT_KIND } from './model/contract';
 import type { PromptRequest } from './schemas';
 import type { Sealer } from './sealed';
 import type { PromptService } from './service';
 import { sourceHash } from './summary';
-
-export const promptWorkflowId = (correlationId: string) => `prompt-${correlationId}`;
+import type { PromptWorkflowResult } from './workflow';
+import { promptWorkflow } from './workflow';
 
 /** The cheapest price the prompt may cost: the forced intent's, else the query's (the least). */
 function minimumCost(forceIntent?: Intent) {
@@ -39,38 +37,22 @@ export function createPromptApi(deps: {
 }) {
   const { uow, temporal, sealer, prompts } = deps;
 
-  async function start(
+  const start = (
     principal: Principal,
     body: z.output<typeof PromptRequest>,
     correlationId: string,
     startedAtMs: number,
-  ) {
-    const workflowId = promptWorkflowId(correlationId);
-    try {
-      return await temporal.client.workflow.start<typeof promptWorkflow>('promptWorkflow', {
-        workflowId,
-        taskQueue: temporal.taskQueue,
-        typedSearchAttributes: workspaceSearchAttributes(principal.workspaceId),
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [
-          {
-            workspaceId: principal.workspaceId,
-            tenantId: principal.tenantId,
-            correlationId,
-            prompt: sealer.seal(body.prompt),
-            sourceHash: sourceHash(body.prompt),
-            promptKind: body.prompt_kind,
-            forceIntent: body.force_intent,
-            startedAtMs,
-          },
-        ],
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      return temporal.client.workflow.getHandle<typeof promptWorkflow>(workflowId);
-    }
-  }
+  ) =>
+    temporal.workflows.start(promptWorkflow, {
+      workspaceId: principal.workspaceId,
+      tenantId: principal.tenantId,
+      correlationId,
+      prompt: sealer.seal(body.prompt),
+      sourceHash: sourceHash(body.prompt),
+      promptKind: body.prompt_kind,
+      forceIntent: body.force_intent,
+      startedAtMs,
+    });
 
   return {
     async run(
@@ -104,7 +86,7 @@ export function createPromptApi(deps: {
         });
         throw refusal;
       }
-      const handle: WorkflowHandle<typeof promptWorkflow> = await start(principal, body, correlationId, startedAtMs);
+      const handle = await start(principal, body, correlationId, startedAtMs);
       // A correlation id is the client's to choose: never hand one workspace another's execution.
       const description = await handle.describe();
       if (description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE) !== principal.workspaceId) {

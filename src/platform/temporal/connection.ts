@@ -2,12 +2,15 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
 import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
+import { WorkflowStarter } from './starter';
 
 export interface TemporalHandle {
   connection: Connection;
   client: Client;
   namespace: string;
   taskQueue: string;
+  /** The one way to start a workflow (ids, task queue, search attributes from its contract). */
+  workflows: WorkflowStarter;
 }
 
 export async function connectTemporal(
@@ -15,7 +18,13 @@ export async function connectTemporal(
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  return { connection, client, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE };
+  return {
+    connection,
+    client,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflows: new WorkflowStarter(client, config.TEMPORAL_TASK_QUEUE),
+  };
 }
 
 /** Registers Weft's search attributes; a server that already has them answers ALREADY_EXISTS. */

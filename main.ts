@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { runWorker } from '../workers/worker';
-import { ensureMaintenanceSchedules } from './maintenance/schedules';
-import { createApp } from './platform/api/app';
-import { loadConfig } from './platform/config';
-import { createLogger } from './platform/logger';
-import { ensureSearchAttributes } from './platform/temporal/connection';
-import type { DevServer } from './platform/temporal/dev-server';
-import { isListening, startDevServer } from './platform/temporal/dev-server';
-import { createRuntime } from './runtime';
+import { ensureMaintenanceSchedules } from './src/maintenance/schedules';
+import { createApp } from './src/platform/api/app';
+import { loadConfig } from './src/platform/config';
+import { createLogger } from './src/platform/logger';
+import { ensureSearchAttributes } from './src/platform/temporal/connection';
+import type { DevServer } from './src/platform/temporal/dev-server';
+import { isListening, startDevServer } from './src/platform/temporal/dev-server';
+import { createRuntime } from './src/runtime';
+import { runWorker } from './workers/worker';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */
 async function main() {
@@ -40,7 +40,7 @@ async function main() {
     devServer = await startDevServer({
       address: config.TEMPORAL_ADDRESS,
       uiPort: config.TEMPORAL_UI_PORT,
-      dbFile: path.resolve(__dirname, '..', '.data', 'temporal.db'),
+      dbFile: path.resolve(__dirname, '.data', 'temporal.db'),
       log: (line) => logger.debug({ temporal: line }),
     });
     stops.push(() => devServer!.stop());

@@ -1,0 +1,45 @@
+import { defineWorkflow } from '../platform/temporal/contract';
+
+/**
+ * The maintenance workflows, started by the schedules in `schedules.ts` (which give each run the
+ * schedule's id); the ids below are for a run an operator or a test starts by hand.
+ */
+
+export interface WorkspaceSweepInput {
+  /** Resume after this workspace id (set by continue-as-new). */
+  after?: string | null;
+  batchSize?: number;
+}
+
+export interface WorkspaceSweepResult {
+  workspaces: number;
+}
+
+export interface SweepInput {
+  /** Rows younger than this belong to the fast path. */
+  minAgeSeconds: number;
+}
+
+/** Every minute: the outbox safety net. */
+export const outboxSweepWorkflow = defineWorkflow<[SweepInput], unknown>({
+  type: 'outboxSweepWorkflow',
+  id: () => 'outbox-sweep',
+});
+
+/** Every ten minutes: settles the reservations of prompts that ended without compensation. */
+export const promptReconcileWorkflow = defineWorkflow<[SweepInput], unknown>({
+  type: 'promptReconcileWorkflow',
+  id: () => 'prompt-reconcile',
+});
+
+/** Daily: recomputes every workspace's type catalog. */
+export const typeCatalogRefreshWorkflow = defineWorkflow<[WorkspaceSweepInput], WorkspaceSweepResult>({
+  type: 'typeCatalogRefreshWorkflow',
+  id: () => 'type-catalog-refresh',
+});
+
+/** Nightly: applies the importance decay in every workspace. */
+export const importanceDecayWorkflow = defineWorkflow<[WorkspaceSweepInput], WorkspaceSweepResult>({
+  type: 'importanceDecayWorkflow',
+  id: () => 'importance-decay',
+});

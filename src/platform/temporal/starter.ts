@@ -1,0 +1,82 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import type { WorkflowContract } from './contract';
+import { workspaceSearchAttributes } from './search-attributes';
+
+type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[1];
+
+/**
+ * The one way Weft starts a workflow: task queue, id, search attributes and policies all come from
+ * the contract, so no caller can forget one.
+ */
+export class WorkflowStarter {
+  constructor(
+    private readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  options<Args extends unknown[], Result>(contract: WorkflowContract<Args, Result>, args: Args) {
+    return {
+      workflowId: contract.id(...args),
+      taskQueue: this.taskQueue,
+      args,
+      ...(contract.workspaceId
+        ? { typedSearchAttributes: workspaceSearchAttributes(contract.workspaceId(...args)) }
+        : {}),
+      ...(contract.idReusePolicy ? { workflowIdReusePolicy: contract.idReusePolicy } : {}),
+      ...(contract.idConflictPolicy ? { workflowIdConflictPolicy: contract.idConflictPolicy } : {}),
+      ...(contract.executionTimeout ? { workflowExecutionTimeout: contract.executionTimeout } : {}),
+    };
+  }
+
+  /** Starts the workflow; when the id is taken (and the contract refuses a second run), the handle of the first. */
+  async start<Args extends unknown[], Result>(
+    contract: WorkflowContract<Args, Result>,
+    ...args: Args
+  ): Promise<WorkflowHandle<(...args: Args) => Promise<Result>>> {
+    const options = this.options(contract, args);
+    try {
+      return await this.client.workflow.start<(...args: Args) => Promise<Result>>(contract.type, options);
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      return this.handle(contract, options.workflowId);
+    }
+  }
+
+  /** Signals the workflow, starting it first when it is not running (a queue fed by events). */
+  async signalWithStart<Args extends unknown[], Result, SignalArgs extends unknown[]>(
+    contract: WorkflowContract<Args, Result>,
+    signal: SignalDefinition<SignalArgs>,
+    signalArgs: SignalArgs,
+    ...args: Args
+  ): Promise<void> {
+    // The SDK's option type is conditional on the workflow's arguments, which a generic Args
+    // cannot resolve; the contract already ties `args` to the workflow, so widen it here.
+    const options = { ...this.options(contract, args), signal, signalArgs };
+    await this.client.workflow.signalWithStart(contract.type, options as SignalWithStartOptions);
+  }
+
+  /** Sends an update and waits for its answer, starting the workflow first when it was lost. */
+  executeUpdateWithStart<Args extends unknown[], Result, UpdateResult, UpdateArgs extends unknown[]>(
+    contract: WorkflowContract<Args, Result>,
+    update: UpdateDefinition<UpdateResult, UpdateArgs>,
+    updateArgs: UpdateArgs,
+    ...args: Args
+  ): Promise<UpdateResult> {
+    return this.client.workflow.executeUpdateWithStart(update, {
+      args: updateArgs,
+      startWorkflowOperation: new WithStartWorkflowOperation<(...args: Args) => Promise<Result>>(contract.type, {
+        ...this.options(contract, args),
+        workflowIdConflictPolicy: contract.idConflictPolicy ?? 'USE_EXISTING',
+      }),
+    });
+  }
+
+  handle<Args extends unknown[], Result>(
+    _contract: WorkflowContract<Args, Result>,
+    workflowId: string,
+  ): WorkflowHandle<(...args: Args) => Promise<Result>> {
+    return this.client.workflow.getHandle<(...args: Args) => Promise<Result>>(workflowId);
+  }
+}
