@@ -11,6 +11,7 @@ import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedd
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import { createWorker } from '../workers/worker';
 import * as workflows from '../workflows';
+import { eventually } from './helpers/eventually';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
@@ -36,16 +37,18 @@ async function settled(
   done: (node: NodeState) => boolean = (n) => n.has_embedding || n.embedding_error !== null,
   ms = 20_000,
 ) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const states = await nodeStates(ids);
-    if (states.length === ids.length && states.every(done)) return states;
-    if (Date.now() > deadline)
-      throw new Error(
-        `nodes not settled: ${JSON.stringify(states.map((s) => [s.name, s.has_embedding, s.embedding_error]))}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let states: NodeState[] = [];
+  return eventually(
+    async () => {
+      states = await nodeStates(ids);
+      return states.length === ids.length && states.every(done) && states;
+    },
+    { what: 'nodes to settle', timeoutMs: ms },
+  ).catch(() => {
+    throw new Error(
+      `nodes not settled: ${JSON.stringify(states.map((s) => [s.name, s.has_embedding, s.embedding_error]))}`,
+    );
+  });
 }
 
 const charges = (tenantId: string) =>

@@ -2,23 +2,12 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import type { BootstrapResult } from '../src/tenancy/service';
+import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const temporal = () => getStack().runtime.temporal.client;
 const owner = () => getStack().ownerDataSource;
@@ -28,15 +17,18 @@ async function resolved(
   nodeId: string,
 ): Promise<{ status: string; pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
   const handle = temporal().workflow.getHandle(`resolve-${nodeId}`);
-  await eventually(async () => {
-    try {
-      await handle.describe();
-      return true;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return undefined;
-      throw error;
-    }
-  }, `resolve-${nodeId} to start`);
+  await eventually(
+    async () => {
+      try {
+        await handle.describe();
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      }
+    },
+    { what: `resolve-${nodeId} to start` },
+  );
   return handle.result();
 }
 
@@ -275,7 +267,7 @@ describe('person resolution and the merge queue', function () {
       expect(await pending(t)).to.deep.equal([]);
       await eventually(
         async () => ((await workflowStatus(`merge-${candidate.id}`)).status === 'COMPLETED' ? true : undefined),
-        'the review workflow to end',
+        { what: 'the review workflow to end' },
       );
 
       // Already resolved: 409 for either decision.
@@ -303,7 +295,7 @@ describe('person resolution and the merge queue', function () {
       expect((await as(t.api_key).post(`/v1/ontology/merges/${ac.id}/approve`, {})).status).to.equal(409);
       await eventually(
         async () => ((await workflowStatus(`merge-${ac.id}`)).status === 'COMPLETED' ? true : undefined),
-        'the superseded review to close',
+        { what: 'the superseded review to close' },
       );
     });
   });

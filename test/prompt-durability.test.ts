@@ -7,6 +7,7 @@ import { SCOPES } from '../src/platform/auth/scopes';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { createPromptApi } from '../src/prompt/dispatcher';
 import { createSealer } from '../src/prompt/sealed';
+import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { getStack } from './helpers/stack';
@@ -24,14 +25,6 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
     stdio: 'ignore',
   });
 }
-
-const until = async (condition: () => boolean, ms: number, what: string) => {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('prompt durability: a worker killed mid-pipeline', function () {
   this.timeout(90_000);
@@ -114,7 +107,7 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
       correlationId,
     );
 
-    await until(() => answerCalls === 1, 45_000, 'the first worker to reach the answer step');
+    await eventually(() => answerCalls === 1, { what: 'the first worker to reach the answer step', timeoutMs: 45_000 });
     workers[0]!.kill('SIGKILL');
     workers.push(startWorkerProcess(env));
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { expect } from 'chai';
+import { eventually, sleep } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
@@ -194,8 +195,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
       { 'x-correlation-id': correlationId },
     );
-    const deadline = Date.now() + 20_000;
-    while (!answering && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => answering, { what: 'the answer step', timeoutMs: 20_000, intervalMs: 50 });
     expect(answering).to.equal(true);
     const { client: temporal } = variant.stack.runtime.temporal;
     await temporal.workflow.getHandle(`prompt-${correlationId}`).terminate('operator stopped it');
@@ -271,11 +271,11 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       request.end(JSON.stringify({ prompt: 'Who?' }));
       setTimeout(() => reject(new Error('never reached llm_call')), 10_000);
     });
-    const deadline = Date.now() + 5000;
-    while ((await creditBalance(tenant.tenant_id)) !== 20 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
-    await new Promise((resolve) => setTimeout(resolve, 1200)); // the late answer must not charge again
+    await eventually(async () => (await creditBalance(tenant.tenant_id)) === 20, {
+      what: 'the refund',
+      timeoutMs: 5000,
+    });
+    await sleep(1200); // the late answer must not charge again
     const rows = await owner().query(
       `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
       [tenant.workspace_id],

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { ensureMaintenanceSchedules, MAINTENANCE_SCHEDULES, scheduleId } from '../src/maintenance/schedules';
 import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
+import { eventually } from './helpers/eventually';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -60,20 +61,18 @@ describe('Temporal plumbing', () => {
     const handle = client.schedule.getHandle(id);
     const before = (await handle.describe()).info.recentActions.length;
     await handle.trigger();
-    let completed = false;
-    for (let attempt = 0; attempt < 100 && !completed; attempt += 1) {
-      const { info } = await handle.describe();
-      const latest = info.recentActions.at(-1);
-      if (info.recentActions.length > before && latest) {
-        const run = client.workflow.getHandle(
-          latest.action.workflow.workflowId,
-          latest.action.workflow.firstExecutionRunId,
+    const completed = await eventually(
+      async () => {
+        const { info } = await handle.describe();
+        const latest = info.recentActions.at(-1);
+        if (info.recentActions.length <= before || !latest) return false;
+        const { workflowId, firstExecutionRunId } = latest.action.workflow;
+        return (
+          (await client.workflow.getHandle(workflowId, firstExecutionRunId).describe()).status.name === 'COMPLETED'
         );
-        const status = (await run.describe()).status.name;
-        completed = status === 'COMPLETED';
-      }
-      if (!completed) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      },
+      { what: 'the triggered run to complete', timeoutMs: 20_000, intervalMs: 200 },
+    );
     expect(completed).to.equal(true);
   });
 });
