@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { answerLocally, classifyIntent, refineLocally } from '../src/prompt/model/local';
-import { questionWords } from '../src/prompt/retrieval';
-import { createSealer } from '../src/prompt/sealed';
-import { auditSummary, sourceHash } from '../src/prompt/summary';
+import { answerLocally, classifyIntent, refineLocally } from '../../src/prompt/model/local';
+import { questionWords } from '../../src/prompt/retrieval';
+import { createSealer } from '../../src/prompt/sealed';
+import { auditSummary, sourceHash } from '../../src/prompt/summary';
 
 describe('prompt pipeline: the local model and audit rules (unit)', () => {
   it('classifies statements as update, questions as query, a mix as both', () => {

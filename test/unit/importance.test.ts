@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { ageDays, importanceScore } from '../src/importance/formula';
-import { baseSalienceFor, DEFAULT_BASE_SALIENCE } from '../src/importance/salience';
-import { ImportanceSettings } from '../src/ontology-config/schemas';
+import { ageDays, importanceScore } from '../../src/importance/formula';
+import { baseSalienceFor, DEFAULT_BASE_SALIENCE } from '../../src/importance/salience';
+import { ImportanceSettings } from '../../src/ontology-config/schemas';
 
 const DAY = 86_400_000;
 const now = new Date('2026-01-31T00:00:00Z');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig, withTestDatabase } from '../src/platform/config';
+import { ConfigError, loadConfig, withTestDatabase } from '../../src/platform/config';
 
 describe('configuration', () => {
   it('has defaults that work on a development machine', () => {

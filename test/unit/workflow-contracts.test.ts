@@ -1,0 +1,54 @@
+import { expect } from 'chai';
+import * as embeddings from '../../src/embeddings/workflow';
+import * as maintenance from '../../src/maintenance/workflows';
+import * as merges from '../../src/merges/workflow';
+import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
+import * as prompt from '../../src/prompt/workflow';
+import * as implementations from '../../workflows';
+
+// Compile time: each implementation has exactly its contract's signature, so a change to one
+// without the other fails `tsc` (which `npm test` runs) before any test starts.
+type Conforms<C, F> = F extends WorkflowFunction<C> ? (WorkflowFunction<C> extends F ? true : false) : false;
+const conformance: Record<string, true> = {
+  prompt: true satisfies Conforms<typeof prompt.promptWorkflow, typeof implementations.promptWorkflow>,
+  resolver: true satisfies Conforms<
+    typeof merges.personResolverWorkflow,
+    typeof implementations.personResolverWorkflow
+  >,
+  review: true satisfies Conforms<typeof merges.mergeCandidateWorkflow, typeof implementations.mergeCandidateWorkflow>,
+  embeddings: true satisfies Conforms<
+    typeof embeddings.embeddingQueueWorkflow,
+    typeof implementations.embeddingQueueWorkflow
+  >,
+};
+
+const contracts: WorkflowContract<any, unknown>[] = [
+  prompt.promptWorkflow,
+  merges.personResolverWorkflow,
+  merges.mergeCandidateWorkflow,
+  embeddings.embeddingQueueWorkflow,
+  ...Object.values(maintenance).filter((value): value is WorkflowContract<any, unknown> =>
+    Boolean(value && typeof value === 'object' && 'type' in value),
+  ),
+];
+
+describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (workflows/)', () => {
+  it('names a workflow the bundle exports for every contract, and every export has a contract', () => {
+    expect(Object.keys(conformance)).to.have.length.greaterThan(0);
+    const exported = Object.entries(implementations)
+      .filter(([, value]) => typeof value === 'function')
+      .map(([name]) => name)
+      .sort();
+    expect(contracts.map((contract) => contract.type).sort()).to.deep.equal(exported);
+  });
+
+  it('gives every contract a distinct, meaningful id', () => {
+    const ids = [
+      prompt.promptWorkflow.id({ correlationId: 'c1' } as never),
+      merges.personResolverWorkflow.id({ nodeId: 'n1', workspaceId: 'w1' }),
+      merges.mergeCandidateWorkflow.id({ candidateId: 'm1', workspaceId: 'w1' }),
+      embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
+    ];
+    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1']);
+  });
+});
