@@ -1,7 +1,12 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
+import { createMergeService } from '../src/merges/service';
 import { mergeCandidateWorkflow, mergeStatusQuery } from '../src/merges/workflow';
+import { createApp } from '../src/platform/api/app';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
+import { WorkflowStarter } from '../src/platform/temporal/starter';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
@@ -630,6 +635,39 @@ describe('person resolution and the merge queue', function () {
       const retried = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, {});
       expect(retried.status, retried.text).to.equal(200);
       expect(await handle.result()).to.deep.equal({ status: 'rejected', performedBy: t.user_id });
+    });
+  });
+  describe('deadline', () => {
+    it('answers 504 when no worker takes the decision in time, and leaves the candidate pending', async () => {
+      const { runtime } = getStack();
+      // The real app and database, with decisions sent to a task queue that no worker serves.
+      const unserved = new WorkflowStarter(runtime.temporal.client, `weft-unserved-${Date.now()}`);
+      const merges = createMergeService({
+        uow: runtime.uow,
+        temporal: { ...runtime.temporal, workflows: unserved },
+        decisionWaitMs: 1500,
+      });
+      const server: Server = createApp({ ...runtime, services: { ...runtime.services, merges } }).listen(
+        0,
+        '127.0.0.1',
+      );
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const t = await newTenant();
+      const candidate = await unreviewedCandidate(t);
+      try {
+        const started = Date.now();
+        const response = await as(t.api_key, baseUrl).post(`/v1/ontology/merges/${candidate.id}/approve`, {});
+        expect(response.status, response.text).to.equal(504);
+        expect(response.body.detail).to.be.a('string');
+        expect(Date.now() - started).to.be.lessThan(8000);
+        expect(await candidateRow(candidate.id)).to.equal('pending');
+        expect((await nodeRow(candidate.duplicate.id)).is_deleted).to.equal(false);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Update-with-start started the review on the unserved queue: stop it.
+        await temporal().workflow.getHandle(`merge-${candidate.id}`).terminate('test cleanup');
+      }
     });
   });
 });

@@ -1,3 +1,4 @@
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import { reserveCredits } from '../credits/ledger';
@@ -7,7 +8,7 @@ import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { ConflictError, NotFoundError } from '../platform/errors';
+import { ConflictError, DeadlineExceededError, NotFoundError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import {
@@ -35,7 +36,7 @@ const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => 
 
 /**
  * What a failed decision tells the client: the workflow's refusal as the domain error it carries
- * (404, 409, or 503 when the merge kept failing).
+ * (404, 409, or 503 when the merge kept failing), or 504 when no worker answered in time.
  */
 function decisionFailure(error: unknown): unknown {
   const refused = findFailureDetails(error);
@@ -43,6 +44,10 @@ function decisionFailure(error: unknown): unknown {
   // The review ended without resolving its candidate (an operator terminated it, say).
   if (error instanceof WorkflowExecutionAlreadyStartedError) {
     return new ConflictError('The review of this merge candidate has ended');
+  }
+  // Not 503: the server may still hand the admitted decision to a worker later.
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return new DeadlineExceededError('The decision was not applied in time; check the candidate before retrying');
   }
   return error;
 }
@@ -76,13 +81,19 @@ async function autoMerge(
  * decision to the candidate's workflow; the worker side (through activities) does the work, each
  * step in one unit of work of the candidate's workspace.
  */
-export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHandle }) {
-  const { uow, temporal } = deps;
+export function createMergeService(deps: {
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  /** How long a decision waits for the worker (LIMITS.merges.decisionWaitMs unless a test says). */
+  decisionWaitMs?: number;
+}) {
+  const { uow, temporal, decisionWaitMs = LIMITS.merges.decisionWaitMs } = deps;
 
   /**
    * Checks the candidate in the caller's workspace (another workspace's id is 404, as is an
    * unknown one), then delivers the decision to `merge-<id>` with update-with-start: the review
-   * workflow normally exists already, and is started here if it was somehow lost.
+   * workflow normally exists already, and is started here if it was somehow lost. Waits at most
+   * `decisionWaitMs` for the answer.
    */
   async function decide(
     principal: Principal,
@@ -102,11 +113,8 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
       notes: body.notes ?? null,
     };
     try {
-      return await temporal.workflows.executeUpdateWithStart(
-        mergeCandidateWorkflow,
-        decideMergeUpdate,
-        [request],
-        input,
+      return await temporal.client.withDeadline(Date.now() + decisionWaitMs, () =>
+        temporal.workflows.executeUpdateWithStart(mergeCandidateWorkflow, decideMergeUpdate, [request], input),
       );
     } catch (error) {
       throw decisionFailure(error);
