@@ -32,7 +32,8 @@ export const LIMITS = {
   commonPropertyKeys: 10,
   // Not in the contract beyond default_top_k: bounds on the query text and the type filter list.
   search: { defaultTopK: 20, maxTopK: 100, queryLength: 1000, maxTypeFilters: 50 },
-  // Not in the contract: the merge queue's page size, reviewer notes, and how many existing people
-  // one resolver pass may propose (a very common name must not flood the queue).
-  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50 },
+  // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
+  // one resolver pass may propose (a very common name must not flood the queue), and how long a
+  // decision waits for a worker to apply it before the API answers 504.
+  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50, decisionWaitMs: 10_000 },
 } as const;

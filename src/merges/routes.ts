@@ -8,7 +8,8 @@ const tags = ['merges'];
 const decisionErrors = {
   404: 'Unknown merge candidate, or one of another workspace',
   409: 'Already resolved (applied, rejected or superseded), or a decision is in progress',
-  503: 'The decision could not be applied just now; retry',
+  503: 'The decision could not be applied just now; retry after Retry-After seconds',
+  504: 'No worker applied the decision in time; it may still apply, so read the queue before retrying',
 };
 
 export const mergeRoutes = (merges: MergeService) => [

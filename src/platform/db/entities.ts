@@ -1,5 +1,15 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
+import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
 
 /** Every TypeORM entity. Features add theirs here. */
-export const entities = [Tenant, Workspace, User, Membership, Credential, CredentialDailyUsage];
+export const entities = [
+  Tenant,
+  Workspace,
+  User,
+  Membership,
+  Credential,
+  CredentialDailyUsage,
+  MergeCandidate,
+  MergeAction,
+];
