@@ -102,6 +102,9 @@ function credentialsOf(route: AnyRoute): readonly CredentialKind[] {
   return mcp ? ['api_key', 'user_jwt', 'mcp_token'] : ['api_key', 'user_jwt'];
 }
 
+// A body schema with a default (a bare POST approves a merge) makes the body optional.
+const bodyRequired = (route: AnyRoute) => !(route.body as z.ZodType).safeParse(undefined).success;
+
 const pathParams = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
 
 /**
@@ -218,7 +221,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
         ...(route.params ? { params: route.params } : {}),
         ...(query ? { query } : {}),
         ...(route.headers ? { headers: route.headers } : {}),
-        ...(route.body ? { body: { content: json(route.body, route.example), required: true } } : {}),
+        ...(route.body ? { body: { content: json(route.body, route.example), required: bodyRequired(route) } } : {}),
       },
       responses: responsesOf(route),
     };
