@@ -88,7 +88,9 @@ export const apiKeyRoutes = (keys: ApiKeyService) => [
     path: '/v1/auth/me/api-keys/{api_key_id}/usage',
     operationId: 'getApiKeyUsage',
     summary: 'Request counts of an API key: total and per day',
-    description: `Requests made with the key over the last \`days\` days (default ${LIMITS.usageWindowDays.default}, at most ${LIMITS.usageWindowDays.max}), in total and per day.`,
+    description:
+      `Requests made with the key over the last \`days\` days (default ${LIMITS.usageWindowDays.default}, ` +
+      `at most ${LIMITS.usageWindowDays.max}), in total and per day.`,
     tags,
     scope,
     params: ApiKeyIdParams,

@@ -92,7 +92,8 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       description:
         `Case-insensitive substring match of \`q\` (at most ${LIMITS.queryLength} characters) on names: exact ` +
         'matches first, then by importance. Without `q`, the first nodes of `type`. ' +
-        `\`limit\` ${LIMITS.typeahead.min} to ${LIMITS.typeahead.max} (default ${LIMITS.typeahead.default}). No credit charge.`,
+        `\`limit\` ${LIMITS.typeahead.min} to ${LIMITS.typeahead.max} (default ${LIMITS.typeahead.default}). ` +
+        'No credit charge.',
       tags,
       scope: read,
       query: TypeaheadQuery,
@@ -215,7 +216,8 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       description:
         'Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. ' +
         `At most \`max_supernodes\` clusters (${LIMITS.overview.maxSupernodes.min} to ` +
-        `${LIMITS.overview.maxSupernodes.max}, default ${LIMITS.overview.maxSupernodes.default}); the rest fold into \`_other\`.`,
+        `${LIMITS.overview.maxSupernodes.max}, default ${LIMITS.overview.maxSupernodes.default}); ` +
+        'the rest fold into `_other`.',
       tags,
       scope: read,
       query: GraphOverviewQuery,

@@ -33,7 +33,7 @@ export const mcpTokenRoutes = (tokens: McpTokenService) => [
     response: MintMCPTokenResponse,
     errors: {
       404: notMember,
-      429: `More than ${LIMITS.mcpMint.requests} mints in the last ${LIMITS.mcpMint.windowSeconds} seconds by this user`,
+      429: `More than ${LIMITS.mcpMint.requests} mints in ${LIMITS.mcpMint.windowSeconds} seconds by this user`,
     },
     handler: ({ auth, body }) => tokens.mint(auth, body),
   }),

@@ -41,8 +41,7 @@ export const promptRoutes = (deps: { api: PromptApi; stream: ReturnType<typeof c
     path: '/v1/ontology/prompt/stream',
     tags,
     scope: 'prompt:write',
-    summary:
-      'The query pipeline as server-sent events: embedding, retrieval, llm_call, parse (start/done), then done or error',
+    summary: 'The query pipeline as server-sent events: embedding, retrieval, llm_call, parse, then done or error',
     operationId: 'streamPrompt',
     description:
       `Answers a question (at most ${PROMPT_MAX_CHARS} characters) from the graph as \`text/event-stream\`: the ` +

@@ -41,7 +41,8 @@ export const searchRoutes = (search: SearchService) => [
     description:
       'Semantic (embedding), keyword (name) or hybrid (both, fused by reciprocal rank) search; answers with nodes. ' +
       `\`top_k\` at most ${LIMITS.search.maxTopK} (default from the workspace settings), \`q\` at most ` +
-      `${LIMITS.search.queryLength} characters. The charge comes before the embedding call and is refunded when it fails.`,
+      `${LIMITS.search.queryLength} characters. The charge comes before the embedding call and is refunded ` +
+      'when it fails.',
     credits: ['ontology.search.vector'],
     body: NodeSearchRequest,
     example: { q: 'Ada', top_k: 10, mode: 'hybrid' },
