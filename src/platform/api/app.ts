@@ -15,7 +15,7 @@ import { openApiRoutes } from '../openapi/routes';
 import { errorHandler, HttpError } from './errors';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
-import { mountRoutes } from './route';
+import { JSON_BODY_LIMIT, mountRoutes } from './route';
 
 /** Every route of the API, in one list: the router and the OpenAPI document both read it. */
 export function allRoutes(runtime: Runtime): AnyRoute[] {
@@ -32,8 +32,6 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }
-
-export const JSON_BODY_LIMIT = '1mb';
 
 /** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
 export function createApp(runtime: Runtime): Koa {
