@@ -35,4 +35,6 @@ export const LIMITS = {
   // Not in the contract: the merge queue's page size, reviewer notes, and how many existing people
   // one resolver pass may propose (a very common name must not flood the queue).
   merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50 },
+  // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
+  temporalCodecPayloads: 1000,
 } as const;
