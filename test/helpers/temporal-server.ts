@@ -28,6 +28,9 @@ export interface SuiteTemporal {
   own: boolean;
 }
 
+/** TEMPORAL_ADDRESS as the suite found it (say, `npm start`'s server), before pointing it at its own. */
+export const OPERATOR_TEMPORAL_ADDRESS = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+
 let started: Promise<{ suite: SuiteTemporal; stop(): Promise<void> }> | undefined;
 
 async function start() {
