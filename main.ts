@@ -51,7 +51,11 @@ async function main() {
   const runtime = await createRuntime(config, logger);
   stops.push(() => runtime.close());
   await ensureSearchAttributes(runtime.temporal);
-  await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
+  // One writer of the schedules: the process that runs the API. A worker-only process (docker
+  // compose's `worker`, or a test's) leaves them alone, so it never creates schedules of its own.
+  if (config.WEFT_PROCESS !== 'worker') {
+    await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
+  }
 
   if (config.WEFT_PROCESS !== 'api') {
     const { stop: stopWorker } = await runWorker(runtime);

@@ -2,7 +2,7 @@ import { refundCredits, reserveCredits } from '../src/credits/ledger';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
 import { PROMPT_CREDIT_KIND } from '../src/prompt/model/contract';
-import type { SealedText } from '../src/prompt/sealed';
+import type { SealBinding, SealedText } from '../src/prompt/sealed';
 import type { AuditInput, PersistedGraph, PromptService } from '../src/prompt/service';
 import { classified, heartbeating } from './failures';
 
@@ -10,13 +10,13 @@ import { classified, heartbeating } from './failures';
 export function createPromptActivities(deps: { prompts: PromptService; uow: UnitOfWork }) {
   const { prompts, uow } = deps;
   return {
-    classifyPrompt: (input: { prompt: SealedText }) =>
-      classified(() => heartbeating(() => prompts.classify(input.prompt))),
+    classifyPrompt: (input: SealBinding & { prompt: SealedText }) =>
+      classified(() => heartbeating(() => prompts.classify(input.prompt, input))),
 
-    refinePrompt: (input: { prompt: SealedText; promptKind: string }): Promise<RefinedGraph> =>
-      classified(() => heartbeating(() => prompts.refine(input.prompt, input.promptKind))),
+    refinePrompt: (input: SealBinding & { prompt: SealedText; promptKind: string }): Promise<RefinedGraph> =>
+      classified(() => heartbeating(() => prompts.refine(input.prompt, input.promptKind, input))),
 
-    answerPrompt: (input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> =>
+    answerPrompt: (input: SealBinding & { prompt: SealedText }): Promise<GroundedAnswer> =>
       classified(() => heartbeating(() => prompts.answer(input))),
 
     /** Keyed by the workflow, so a retried reservation charges once. */

@@ -18,6 +18,7 @@ import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
+import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import type { DevServer } from '../src/platform/temporal/dev-server';
 import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
@@ -61,8 +62,7 @@ export async function run(args: string[]): Promise<void> {
   // Worker readiness with the prebuilt bundle (built before timing, as `npm start` caches it).
   const readyStarted = performance.now();
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
     logLevel: 'error',
@@ -80,6 +80,8 @@ export async function run(args: string[]): Promise<void> {
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     }),
     activities: anchorActivities,
+    // The same codec as Weft's worker, so the anchor pays the same encryption cost.
+    dataConverter: dataConverter(createPayloadCodec(config)),
   });
   const anchorRunning = anchorWorker.run();
 
@@ -110,7 +112,7 @@ export async function run(args: string[]): Promise<void> {
           workspaceId: tenant.workspace_id,
           tenantId: tenant.tenant_id,
           correlationId,
-          prompt: sealer.seal(prompt),
+          prompt: sealer.seal(prompt, { workspaceId: tenant.workspace_id, correlationId }),
           sourceHash: sourceHash(prompt),
           promptKind: 'markdown_text',
           forceIntent: 'query',

@@ -331,8 +331,7 @@ async function main(args: string[]) {
   // ---- embedding pipeline throughput through the worker (local provider) ----
   await ensureSearchAttributes(runtime.temporal);
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
   });

@@ -36,4 +36,6 @@ export const LIMITS = {
   // one resolver pass may propose (a very common name must not flood the queue), and how long a
   // decision waits for a worker to apply it before the API answers 504.
   merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50, decisionWaitMs: 10_000 },
+  // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
+  temporalCodecPayloads: 1000,
 } as const;

@@ -180,8 +180,7 @@ describe('asynchronous node embedding', function () {
     const embeddings = createEmbeddingService({ uow: runtime.uow, provider, logger: runtime.logger });
     // A second worker whose only difference is a provider that always answers 500.
     const { worker, connection } = await createWorker({
-      address: config.TEMPORAL_ADDRESS,
-      namespace: config.TEMPORAL_NAMESPACE,
+      config,
       taskQueue,
       activities: createActivities({ ...runtime, services: { ...runtime.services, embeddings } }),
     });

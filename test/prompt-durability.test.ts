@@ -10,6 +10,7 @@ import { createSealer } from '../src/prompt/sealed';
 import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
+import { terminateTaskQueue } from './helpers/leftovers';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -30,19 +31,21 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
   this.timeout(90_000);
   let fake: FakeOpenAI;
   const workers: ChildProcess[] = [];
+  const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
 
   before(async () => {
     fake = await startFakeOpenAI();
   });
   after(async () => {
     for (const worker of workers) worker.kill('SIGKILL');
+    // The killed worker's queue still holds what its process started (embedding, person resolution).
+    await terminateTaskQueue(getStack().runtime.temporal.client, taskQueue);
     await fake?.close();
   });
 
   it('finishes the prompt exactly once after a restart: one charge, no duplicate nodes, one audit row', async () => {
     const { runtime, ownerDataSource } = getStack();
     const tenant = await newTenant(20);
-    const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
     const env = {
       TEMPORAL_TASK_QUEUE: taskQueue,
       OPENAI_API_KEY: 'sk-test',

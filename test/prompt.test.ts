@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
@@ -66,8 +67,10 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const history = await getStack()
       .runtime.temporal.client.workflow.getHandle(`prompt-${response.body.correlation_id}`)
       .fetchHistory();
+    // The history holds ciphertext (the payload codec); decrypted, the input holds the sealed prompt.
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
     const decoded = JSON.stringify(
-      history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.map((p) =>
+      (await getStack().runtime.temporal.codec.decode(input as Payload[])).map((p) =>
         Buffer.from(p.data!).toString('utf8'),
       ),
     );

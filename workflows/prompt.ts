@@ -52,7 +52,8 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
   let intent = input.forceIntent;
   let ledgerId: string | null = null;
   try {
-    const classified: Intent = input.forceIntent ?? (await model.classifyPrompt({ prompt: input.prompt }));
+    const classified: Intent =
+      input.forceIntent ?? (await model.classifyPrompt({ workspaceId, correlationId, prompt: input.prompt }));
     intent = classified;
     const receipt = await db.reservePromptCredits({
       tenantId: input.tenantId,
@@ -65,7 +66,12 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
 
     let persisted = NOTHING_PERSISTED;
     if (classified !== 'query') {
-      const refined = await model.refinePrompt({ prompt: input.prompt, promptKind: input.promptKind });
+      const refined = await model.refinePrompt({
+        workspaceId,
+        correlationId,
+        prompt: input.prompt,
+        promptKind: input.promptKind,
+      });
       // Registered before the step, unlike the others: persisting commits in one transaction, and a
       // worker lost between that commit and the step's completion must still be undone. Undoing
       // a prompt that wrote nothing is a no-op.
@@ -74,7 +80,8 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     }
 
     let answer: GroundedAnswer | null = null;
-    if (classified !== 'update') answer = await model.answerPrompt({ workspaceId, prompt: input.prompt });
+    if (classified !== 'update')
+      answer = await model.answerPrompt({ workspaceId, correlationId, prompt: input.prompt });
 
     await db.completePromptRun({
       ...audit,

@@ -1,5 +1,5 @@
 import type { Client, ScheduleOptions } from '@temporalio/client';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { WorkflowContract } from '../platform/temporal/contract';
 import {
   importanceDecayWorkflow,
@@ -95,9 +95,16 @@ export async function ensureMaintenanceSchedules(
   return ids;
 }
 
-/** Removes a task queue's schedules (test stacks clean up after themselves on a shared server). */
+/**
+ * Removes a task queue's schedules (test stacks clean up after themselves). Idempotent: a schedule
+ * already gone is what was asked for.
+ */
 export async function deleteMaintenanceSchedules(client: Client, taskQueue: string): Promise<void> {
   for (const schedule of MAINTENANCE_SCHEDULES) {
-    await client.schedule.getHandle(scheduleId(taskQueue, schedule)).delete();
+    try {
+      await client.schedule.getHandle(scheduleId(taskQueue, schedule)).delete();
+    } catch (error) {
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
   }
 }

@@ -29,6 +29,24 @@ export const EnvSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   /** `auto` starts `temporal server start-dev` when nothing answers at TEMPORAL_ADDRESS. */
   TEMPORAL_DEV_SERVER: z.enum(['auto', 'never']).default('auto'),
+  /** Unset: TLS when an API key or any TLS file is given (as the Temporal CLI decides); `false` forces plaintext. */
+  TEMPORAL_TLS: booleanFlag.optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  /** mTLS: the client certificate and its key, both or neither. */
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  /** Temporal Cloud (or any server with API-key auth): sent as `Authorization: Bearer`. */
+  TEMPORAL_API_KEY: z.string().optional(),
+  /** Origins (comma-separated) of a Temporal UI allowed to call the codec endpoint from the browser. */
+  TEMPORAL_UI_ORIGIN: z.string().optional(),
+
+  /**
+   * Encrypts every Temporal payload (AES-256-GCM). Required in production; in development and tests a
+   * key derived from JWT_SECRET. Retired keys (comma-separated) still open histories written before a rotation.
+   */
+  WEFT_ENCRYPTION_KEY: z.string().min(32).optional(),
+  WEFT_ENCRYPTION_PREVIOUS_KEYS: z.string().optional(),
 
   JWT_SECRET: z.string().min(32).default(DEV_JWT_SECRET),
   JWT_ISSUER: z.string().default('weft'),
@@ -68,6 +86,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = parsed.data;
   if (config.NODE_ENV === 'production' && config.JWT_SECRET === DEV_JWT_SECRET) {
     throw new ConfigError('JWT_SECRET must be set in production');
+  }
+  if (config.NODE_ENV === 'production' && !config.WEFT_ENCRYPTION_KEY) {
+    throw new ConfigError('WEFT_ENCRYPTION_KEY must be set in production');
   }
   return config;
 }

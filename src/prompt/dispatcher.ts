@@ -47,7 +47,7 @@ export function createPromptApi(deps: {
       workspaceId: principal.workspaceId,
       tenantId: principal.tenantId,
       correlationId,
-      prompt: sealer.seal(body.prompt),
+      prompt: sealer.seal(body.prompt, { workspaceId: principal.workspaceId, correlationId }),
       sourceHash: sourceHash(body.prompt),
       promptKind: body.prompt_kind,
       forceIntent: body.force_intent,

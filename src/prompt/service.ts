@@ -7,7 +7,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
 import type { Retrieval } from './retrieval';
-import type { SealedText, Sealer } from './sealed';
+import type { SealBinding, SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
 
 export interface PersistedGraph {
@@ -55,9 +55,10 @@ export function createPromptService(deps: {
   const { uow, outbox, model, sealer, retrieval } = deps;
 
   return {
-    classify: (prompt: SealedText) => model.classify(sealer.open(prompt)),
+    classify: (prompt: SealedText, binding: SealBinding) => model.classify(sealer.open(prompt, binding)),
 
-    refine: (prompt: SealedText, promptKind: string) => model.refine(sealer.open(prompt), promptKind),
+    refine: (prompt: SealedText, promptKind: string, binding: SealBinding) =>
+      model.refine(sealer.open(prompt, binding), promptKind),
 
     /**
      * Persists the refined graph in one transaction: an existing live node of the same type and
@@ -200,8 +201,8 @@ export function createPromptService(deps: {
       }),
 
     /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
-    async answer(input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> {
-      const question = sealer.open(input.prompt);
+    async answer(input: SealBinding & { prompt: SealedText }): Promise<GroundedAnswer> {
+      const question = sealer.open(input.prompt, input);
       const context = await retrieval.context(input.workspaceId, question, await retrieval.embed(question));
       const answer = await model.answer(question, context);
       const known = new Set(context.nodes.map((node) => node.id));

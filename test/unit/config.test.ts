@@ -26,7 +26,8 @@ describe('configuration', () => {
 
   it('refuses the development JWT secret in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /JWT_SECRET must be set/);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).NODE_ENV).to.equal('production');
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), WEFT_ENCRYPTION_KEY: 'y'.repeat(40) };
+    expect(loadConfig(production).NODE_ENV).to.equal('production');
   });
 
   it('points the test suite at its own database', () => {

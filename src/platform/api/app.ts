@@ -12,6 +12,8 @@ import type { Runtime } from '../../runtime';
 import { searchRoutes } from '../../search/routes';
 import { typeCatalogRoutes } from '../../type-catalog/routes';
 import { openApiRoutes } from '../openapi/routes';
+import { codecCors } from '../temporal/codec-server/cors';
+import { temporalCodecRoutes } from '../temporal/codec-server/routes';
 import { errorHandler, HttpError } from './errors';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
@@ -29,6 +31,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
+    ...temporalCodecRoutes(runtime.temporal.codec),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }
@@ -43,6 +46,7 @@ export function createApp(runtime: Runtime): Koa {
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
   app.use(errorHandler(runtime.logger));
+  app.use(codecCors(runtime.config.TEMPORAL_UI_ORIGIN));
   app.use(
     koaBody({
       json: true,

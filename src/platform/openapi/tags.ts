@@ -19,6 +19,7 @@ export const API_TAGS = {
   runs: 'Agent runs: dispatch and follow executions.',
   approvals: 'Human approvals that suspended runs wait on.',
   triggers: 'Signed inbound webhooks that start runs.',
+  temporal: 'Operator tools for Temporal: the codec server that decrypts workflow payloads for the UI and CLI.',
 } as const;
 
 export type ApiTag = keyof typeof API_TAGS;
