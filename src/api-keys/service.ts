@@ -5,7 +5,14 @@ import { issueApiKeySecret } from '../platform/auth/tokens';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
-import { credentials, toApiKeyRow } from './repository';
+import {
+  dailyRequestCounts,
+  findCredential,
+  insertCredential,
+  listCredentials,
+  revokeCredential,
+  toApiKeyRow,
+} from './repository';
 import type { UsageRecorder } from './usage-recorder';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -28,7 +35,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
       const secret = issueApiKeySecret();
       const row = await uow(scopeOf(principal), async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
-        return credentials(m).insert({
+        return insertCredential(m, {
           workspaceId,
           userId: principal.userId,
           kind: 'api_key',
@@ -44,12 +51,12 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
 
     list: (principal: Principal) =>
       uow(scopeOf(principal), async (m) =>
-        (await credentials(m).listOwned(principal.userId, 'api_key')).map(toApiKeyRow),
+        (await listCredentials(m, { userId: principal.userId, kind: 'api_key' })).map(toApiKeyRow),
       ),
 
     get: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
+        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
         if (!row) throw new NotFoundError('API key not found');
         return toApiKeyRow(row);
       }),
@@ -57,24 +64,17 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
     /** Idempotent; the request that revokes completes, the next one with that key gets 401. */
     revoke: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
+        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
         if (!row) throw new NotFoundError('API key not found');
-        return toApiKeyRow(await credentials(m).revoke(row));
+        return toApiKeyRow(await revokeCredential(m, row));
       }),
 
     async usage(principal: Principal, id: string, days: number) {
       await usage.flush();
       return uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
+        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
         if (!row) throw new NotFoundError('API key not found');
-        const series: { date: string; requests: string }[] = await m.query(
-          `SELECT d::date::text AS date, COALESCE(u.request_count, 0) AS requests
-           FROM generate_series((now() AT TIME ZONE 'utc')::date - ($2::int - 1), (now() AT TIME ZONE 'utc')::date, interval '1 day') d
-           LEFT JOIN api_key_daily_usage u ON u.api_key_id = $1 AND u.day = d::date
-           ORDER BY d`,
-          [id, days],
-        );
-        const daily = series.map((point) => ({ date: point.date, requests: Number(point.requests) }));
+        const daily = await dailyRequestCounts(m, id, days);
         return {
           api_key_id: id,
           days,
