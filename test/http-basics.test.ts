@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { assertCleanInput } from '../src/platform/api/clean-input';
 import { as, request } from './helpers/http';
 import { newTenant } from './helpers/tenants';
 
@@ -70,6 +71,79 @@ describe('HTTP basics', () => {
       const query = await as(key).get('/v1/ontology/nodes/typeahead?q=a%00b');
       expect(query.status).to.equal(422);
       expect(query.body.detail[0].loc).to.deep.equal(['query', 'q']);
+    });
+
+    it('422 for an unpaired UTF-16 surrogate in any string, property key or PATCH (jsonb refuses them)', async () => {
+      const nodes = as(key);
+      const name = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'a\ud800' });
+      expect(name.status).to.equal(422);
+      expect(name.body.detail[0]).to.deep.include({ loc: ['body', 'name'], type: 'string_surrogate' });
+      const value = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'v', properties: { note: 'x\udc00' } });
+      expect(value.status).to.equal(422);
+      expect(value.body.detail[0].loc).to.deep.equal(['body', 'properties', 'note']);
+      const nested = await nodes.post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'k',
+        properties: { list: [{ 'bad\ud83d': 1 }] },
+      });
+      expect(nested.status).to.equal(422);
+      expect(nested.body.detail[0].loc).to.deep.equal(['body', 'properties', 'list', 0, 'bad\ud83d']);
+
+      // A surrogate pair is a well-formed character (an emoji) and is stored as it is.
+      const created = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'ok \ud83d\ude00' });
+      expect(created.status).to.equal(201);
+      expect(created.body.name).to.equal('ok 😀');
+      const patched = await nodes.patch(`/v1/ontology/nodes/${created.body.id}`, { properties: { p: '\udfff' } });
+      expect(patched.status).to.equal(422);
+      expect((await nodes.get(`/v1/ontology/nodes/${created.body.id}`)).body.properties).to.deep.equal({});
+      expect((await nodes.patch('/v1/ontology/config', { search: { retrieval_mode: '\ud800' } })).status).to.equal(422);
+      // Percent-encoded surrogate bytes are not UTF-8: the query decodes them to U+FFFD, never to a 500.
+      const query = await nodes.get('/v1/ontology/nodes/typeahead?q=%ED%A0%80');
+      expect(query.status).to.equal(200);
+    });
+
+    it('422 for JSON nested deeper than 64 levels: a 6 KB body of 3,000 nested arrays', async () => {
+      const deep = `{"type":"t","name":"deep","properties":{"x":${'['.repeat(3000)}${']'.repeat(3000)}}}`;
+      expect(deep.length).to.be.within(6000, 6100);
+      const response = await request('POST', '/v1/ontology/nodes', {
+        token: key,
+        rawBody: deep,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).to.equal(422);
+      const [issue] = response.body.detail;
+      expect(issue.type).to.equal('json_too_deep');
+      // The body is level 1, so the first refused array is the 65th container.
+      expect(issue.loc).to.deep.equal(['body', 'properties', 'x', ...Array(62).fill(0)]);
+
+      const nest = (levels: number): unknown => (levels === 0 ? 'leaf' : [nest(levels - 1)]);
+      const atTheCap = await as(key).post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'cap',
+        properties: { x: nest(62) },
+      });
+      expect(atTheCap.status).to.equal(201);
+      const overTheCap = await as(key).post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'cap',
+        properties: { x: nest(63) },
+      });
+      expect(overTheCap.status).to.equal(422);
+    });
+
+    it('walks a 200 KB body in a few milliseconds', () => {
+      // Wide (10,000 keys), deep (nested 60 levels, repeated) and long-string bodies of about 200 KB each.
+      const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, `v${i}x`]));
+      const deepOnce = (levels: number): unknown => (levels === 0 ? 'v' : { a: deepOnce(levels - 1) });
+      const deep = Array.from({ length: 500 }, () => deepOnce(60));
+      const long = { text: 'x'.repeat(200_000) };
+      for (const [shape, body] of Object.entries({ wide, deep, long })) {
+        expect(JSON.stringify(body).length, shape).to.be.within(150_000, 260_000);
+        const started = performance.now();
+        assertCleanInput({ properties: body }, 'body');
+        const ms = performance.now() - started;
+        expect(ms, `${shape}: ${ms.toFixed(1)} ms`).to.be.below(50);
+      }
     });
 
     it('422 for a JSON body that is not an object', async () => {

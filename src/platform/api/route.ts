@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { ForbiddenError, ValidationFailedError } from '../errors';
+import { ForbiddenError } from '../errors';
+import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -75,26 +76,8 @@ export interface Authenticator {
 
 const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
 
-/** Postgres stores no NUL character in text or jsonb; refuse it at the door (422), not as a 500. */
-function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) {
-      throw new ValidationFailedError([
-        { loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' },
-      ]);
-    }
-  } else if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) assertNoNul(item, part, [...path, index]);
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      assertNoNul(key, part, [...path, key]);
-      assertNoNul(item, part, [...path, key]);
-    }
-  }
-}
-
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
-  assertNoNul(value, part);
+  assertCleanInput(value, part);
   const result = schema.safeParse(value);
   if (!result.success) throw validationError(part, result.error);
   return result.data;
