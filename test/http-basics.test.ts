@@ -9,7 +9,7 @@ import { assertCleanInput } from '../src/platform/api/clean-input';
 import { describeError } from '../src/platform/api/errors';
 import type { PoolRole } from '../src/platform/db/data-source';
 import { createAppDataSource } from '../src/platform/db/data-source';
-import { eventually } from './helpers/eventually';
+import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { freePort } from './helpers/ports';
 import { bootStack, getStack } from './helpers/stack';
@@ -371,5 +371,54 @@ describe('database deadlines and pools', () => {
       await exited;
       await deleteMaintenanceSchedules(runtime.temporal.client, taskQueue);
     }
+  });
+});
+
+describe('rate limits per credential', () => {
+  let booted: Awaited<ReturnType<typeof bootStack>>;
+  before(async function () {
+    this.timeout(60_000);
+    // One request a second, and a reserve of three for bursts.
+    booted = await bootStack({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3' });
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await booted?.stop();
+  });
+
+  it('429 with Retry-After once a credential spends its second and its burst reserve; others are unaffected', async () => {
+    const { baseUrl } = booted.stack;
+    const tenant = await newTenant();
+    const started = Date.now();
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => as(tenant.api_key, baseUrl).get('/v1/ontology/config')),
+    );
+    const elapsedSeconds = (Date.now() - started) / 1000;
+    const passed = responses.filter((response) => response.status === 200).length;
+    // 1 + 3 within one second; a second that turned over while they ran may let one more through each.
+    expect(passed).to.be.within(4, 4 + Math.floor(elapsedSeconds));
+    const limited = responses.find((response) => response.status === 429);
+    expect(limited?.body).to.deep.equal({ detail: 'Rate limit exceeded' });
+    expect(limited?.headers.get('retry-after')).to.equal('1');
+
+    // Another credential of the same user has a bucket of its own; health checks are not limited.
+    expect((await as(tenant.user_jwt, baseUrl).get('/v1/ontology/config')).status).to.equal(200);
+    expect((await request('GET', '/v1/health', { baseUrl })).status).to.equal(200);
+
+    // After Retry-After, the next second's request goes through, and the one after it does not.
+    await sleep(1100);
+    expect((await as(tenant.api_key, baseUrl).get('/v1/ontology/config')).status).to.equal(200);
+    expect((await as(tenant.api_key, baseUrl).get('/v1/ontology/config')).status).to.equal(429);
+  });
+
+  it('counts refused requests too: a key probing a scope it lacks is limited like any other', async () => {
+    const { baseUrl } = booted.stack;
+    const tenant = await newTenant();
+    const narrow = await as(tenant.user_jwt, baseUrl).post('/v1/auth/me/api-keys', { name: 'narrow', scopes: [] });
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, async () => (await as(narrow.body.token, baseUrl).get('/v1/ontology/config')).status),
+    );
+    expect(statuses).to.include(403);
+    expect(statuses).to.include(429);
   });
 });

@@ -13,6 +13,7 @@ import { searchRoutes } from '../../search/routes';
 import { typeCatalogRoutes } from '../../type-catalog/routes';
 import { openApiRoutes } from '../openapi/routes';
 import { errorHandler, HttpError } from './errors';
+import { createRateLimiter } from './rate-limit';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
 import { mountRoutes } from './route';
@@ -40,7 +41,10 @@ export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
-  mountRoutes(router, allRoutes(runtime), runtime.authenticator);
+  mountRoutes(router, allRoutes(runtime), {
+    authenticator: runtime.authenticator,
+    rateLimiter: createRateLimiter(runtime.config),
+  });
 
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));

@@ -6,6 +6,7 @@ import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
+import type { RateLimiter } from './rate-limit';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -93,10 +94,15 @@ function shapeResponse(route: AnyRoute, result: unknown): unknown {
 }
 
 /**
- * Mounts routes on a Koa router: authenticate (401) → scope (403) → validate path, query and
+ * Mounts routes on a Koa router: authenticate (401) → rate limit (429) → scope (403) → validate path, query and
  * body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
  */
-export function mountRoutes(router: Router, routes: readonly AnyRoute[], authenticator: Authenticator): void {
+export function mountRoutes(
+  router: Router,
+  routes: readonly AnyRoute[],
+  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter },
+): void {
+  const { authenticator, rateLimiter } = guards;
   for (const route of routes) {
     router[route.method](toKoaPath(route.path), async (ctx) => {
       let principal: Principal | undefined;
@@ -106,6 +112,8 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
+        // Every authenticated request counts, refused ones included, so probing scopes costs too.
+        await rateLimiter?.take(principal.credential, principal.userId);
         if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
       }
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
