@@ -1,5 +1,6 @@
+import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
-import { scopeOf } from '../platform/auth/principal';
+import { boundWorkspace, childExpiry, scopeOf } from '../platform/auth/principal';
 import { normalizeScopes, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -19,6 +20,14 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorder }) {
   const { uow, usage } = deps;
+
+  /** One of the caller's keys; a key-authenticated caller reaches only its own workspace's (else 404). */
+  async function ownKey(m: EntityManager, principal: Principal, id: string) {
+    const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
+    const bound = boundWorkspace(principal);
+    if (!row || (bound && row.workspaceId !== bound)) throw new NotFoundError('API key not found');
+    return row;
+  }
 
   return {
     scopes: () => [...SCOPES].sort(),
@@ -43,7 +52,10 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
           scopes,
           prefix: secret.prefix,
           keyHash: secret.hash,
-          expiresAt: input.expires_in_days ? new Date(Date.now() + input.expires_in_days * DAY_MS) : null,
+          expiresAt: childExpiry(
+            principal,
+            input.expires_in_days ? new Date(Date.now() + input.expires_in_days * DAY_MS) : null,
+          ),
         });
       });
       return { ...toApiKeyRow(row), token: secret.token };
@@ -51,29 +63,32 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
 
     list: (principal: Principal) =>
       uow(scopeOf(principal), async (m) =>
-        (await listCredentials(m, { userId: principal.userId, kind: 'api_key' })).map(toApiKeyRow),
+        (
+          await listCredentials(m, {
+            userId: principal.userId,
+            kind: 'api_key',
+            workspaceId: boundWorkspace(principal),
+          })
+        ).map(toApiKeyRow),
       ),
 
     get: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
-        if (!row) throw new NotFoundError('API key not found');
+        const row = await ownKey(m, principal, id);
         return toApiKeyRow(row);
       }),
 
     /** Idempotent; the request that revokes completes, the next one with that key gets 401. */
     revoke: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
-        if (!row) throw new NotFoundError('API key not found');
+        const row = await ownKey(m, principal, id);
         return toApiKeyRow(await revokeCredential(m, row));
       }),
 
     async usage(principal: Principal, id: string, days: number) {
       await usage.flush();
       return uow(scopeOf(principal), async (m) => {
-        const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
-        if (!row) throw new NotFoundError('API key not found');
+        const row = await ownKey(m, principal, id);
         const daily = await dailyRequestCounts(m, id, days);
         return {
           api_key_id: id,

@@ -10,7 +10,7 @@ import {
 } from '../api-keys/repository';
 import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
-import { scopeOf } from '../platform/auth/principal';
+import { childExpiry, scopeOf } from '../platform/auth/principal';
 import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { sha256Hex } from '../platform/auth/tokens';
@@ -44,7 +44,9 @@ export function createMcpTokenService(deps: {
     ttlDays?: number,
   ): Promise<{ token: string; row: Credential }> {
     const tokenId = randomUUID();
-    const expiresAt = new Date(Date.now() + (ttlDays ?? config.MCP_TOKEN_DEFAULT_TTL_DAYS) * DAY_MS);
+    const requested = new Date(Date.now() + (ttlDays ?? config.MCP_TOKEN_DEFAULT_TTL_DAYS) * DAY_MS);
+    // Never outlives the key or token that creates it.
+    const expiresAt = childExpiry(principal, requested) ?? requested;
     const token = await jwt.signMcp({ userId: principal.userId, workspaceId, tokenId, expiresAt });
     const row = await insertCredential(m, {
       id: tokenId,

@@ -11,9 +11,9 @@ export interface RateLimiter {
   take(credential: CredentialRef, userId: string): Promise<void>;
 }
 
-/** One bucket per credential: a key, an MCP token, or a user JWT (by its id, else by its user). */
+/** One bucket per credential: a key, an MCP token, or a user JWT (by its jti, else by its user). */
 const bucketOf = (credential: CredentialRef, userId: string): string =>
-  credential.kind === 'user_jwt' ? `user:${userId}` : `${credential.kind}:${credential.id}`;
+  credential.id ? `${credential.kind}:${credential.id}` : `user:${userId}`;
 
 /**
  * Per-credential limits in this process (rate-limiter-flexible's memory store): RATE_LIMIT_RPS

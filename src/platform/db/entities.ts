@@ -1,5 +1,6 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
+import { RevokedToken } from '../auth/entities';
 
 /** Every TypeORM entity. Features add theirs here. */
-export const entities = [Tenant, Workspace, User, Membership, Credential, CredentialDailyUsage];
+export const entities = [Tenant, Workspace, User, Membership, Credential, CredentialDailyUsage, RevokedToken];
