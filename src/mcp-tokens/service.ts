@@ -42,7 +42,7 @@ export function createMcpTokenService(deps: {
     workspaceId: string,
     name: string,
     ttlDays?: number,
-  ): Promise<{ token: string; row: Credential }> {
+  ): Promise<{ token: string; row: Credential; expiresAt: Date }> {
     const tokenId = randomUUID();
     const requested = new Date(Date.now() + (ttlDays ?? config.MCP_TOKEN_DEFAULT_TTL_DAYS) * DAY_MS);
     // Never outlives the key or token that creates it.
@@ -60,7 +60,7 @@ export function createMcpTokenService(deps: {
       keyHash: sha256Hex(token),
       expiresAt,
     });
-    return { token, row };
+    return { token, row, expiresAt };
   }
 
   /**
@@ -81,8 +81,13 @@ export function createMcpTokenService(deps: {
       uow(scopeOf(principal), async (m) => {
         await assertWorkspaceVisible(m, principal, input.workspace_id);
         await enforceMintLimit(m, principal.userId);
-        const { token, row } = await issue(m, principal, input.workspace_id, MINT_NAME, input.expires_in_days);
-        const expiresAt = row.expiresAt ?? new Date();
+        const { token, row, expiresAt } = await issue(
+          m,
+          principal,
+          input.workspace_id,
+          MINT_NAME,
+          input.expires_in_days,
+        );
         return {
           token,
           token_type: 'Bearer' as const,
