@@ -90,7 +90,7 @@ export async function run(args: string[]): Promise<void> {
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const { client } = runtime.temporal;
-  const sealer = createSealer(config.JWT_SECRET);
+  const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const httpPrompt = (intent: keyof typeof PROMPTS) => async (i: number) => {
     const response = await fetch(`${baseUrl}/v1/ontology/prompt`, {
       method: 'POST',

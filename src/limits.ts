@@ -3,6 +3,8 @@
  */
 export const LIMITS = {
   list: { maxLimit: 10_000, defaultLimit: 50 },
+  // Not in the contract: how deeply request JSON (bodies, query, path) may nest; deeper is 422.
+  jsonDepth: 64,
   typeahead: { min: 1, max: 50, default: 20 },
   queryLength: 200,
   typeLength: 80,

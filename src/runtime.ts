@@ -27,6 +27,7 @@ import { createAuthenticator } from './platform/auth/authenticator';
 import type { JwtService } from './platform/auth/tokens';
 import { createJwtService } from './platform/auth/tokens';
 import type { Config } from './platform/config';
+import type { PoolRole } from './platform/db/data-source';
 import { createAppDataSource } from './platform/db/data-source';
 import type { UnitOfWork } from './platform/db/unit-of-work';
 import { createScopedRead, createUnitOfWork } from './platform/db/unit-of-work';
@@ -87,14 +88,15 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
-  const dataSource = await createAppDataSource(config).initialize();
+/** `role` picks the database pool: the API's and the worker's are separate (sizes and timeouts in config). */
+export async function createRuntime(config: Config, logger: Logger, role: PoolRole = 'api'): Promise<Runtime> {
+  const dataSource = await createAppDataSource(config, role).initialize();
   const temporal = await connectTemporal(config);
   const uow = createUnitOfWork(dataSource);
   const read = createScopedRead(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
-  const sealer = createSealer(config.JWT_SECRET);
+  const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const embeddings = createEmbeddingProvider(config);
   const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
   const prompts = createPromptService({

@@ -89,7 +89,7 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
     const api = createPromptApi({
       uow: runtime.uow,
       temporal: { ...runtime.temporal, taskQueue, workflows: new WorkflowStarter(runtime.temporal.client, taskQueue) },
-      sealer: createSealer(getStack().config.JWT_SECRET),
+      sealer: createSealer(getStack().config.WEFT_ENCRYPTION_KEY),
       prompts: runtime.services.prompts,
     });
     const principal = {

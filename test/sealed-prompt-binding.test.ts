@@ -18,7 +18,7 @@ describe('sealed prompts are bound to their workspace and correlation id (over T
 
   const startByHand = async (target: { workspace_id: string; tenant_id: string }, sealedFor: string) => {
     const { runtime, config } = getStack();
-    const sealed = createSealer(config.JWT_SECRET).seal(PROMPT, {
+    const sealed = createSealer(config.WEFT_ENCRYPTION_KEY).seal(PROMPT, {
       workspaceId: sealedFor,
       correlationId: randomUUID(),
     });

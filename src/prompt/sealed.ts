@@ -18,7 +18,7 @@ export interface SealBinding {
   correlationId: string;
 }
 
-const keyFrom = (secret: string) => Buffer.from(hkdfSync('sha256', secret, 'weft', 'weft-prompt-seal-v1', 32));
+const keyFrom = (secret: string | Buffer) => Buffer.from(hkdfSync('sha256', secret, 'weft', 'weft-prompt-seal-v1', 32));
 
 // Unambiguous: a uuid never holds a newline. Lower-cased, so that the same ids in another case still match.
 const additionalData = (binding: SealBinding) =>
@@ -27,7 +27,7 @@ const additionalData = (binding: SealBinding) =>
 /** Final, never retried: a prompt sealed for another workspace or correlation id opens under no retry. */
 export class SealedTextError extends ForbiddenError {}
 
-export function createSealer(secret: string) {
+export function createSealer(secret: string | Buffer) {
   const key = keyFrom(secret);
   return {
     seal(text: string, binding: SealBinding): SealedText {

@@ -38,19 +38,25 @@ describe('OpenAPI document from the route list', () => {
   describe('start-up checks', () => {
     it('refuses to mount two routes with the same operationId', () => {
       const routes = [route(), route({ path: '/v1/other-things' })];
-      expect(() => mountRoutes(new Router(), routes, noAuthenticator)).to.throw(/listThings is used twice/);
+      expect(() => mountRoutes(new Router(), routes, { authenticator: noAuthenticator })).to.throw(
+        /listThings is used twice/,
+      );
     });
 
     it('refuses an operationId that is not camelCase, and an empty description', () => {
-      expect(() => mountRoutes(new Router(), [route({ operationId: 'list_things' })], noAuthenticator)).to.throw(
-        /camelCase/,
-      );
-      expect(() => mountRoutes(new Router(), [route({ description: ' ' })], noAuthenticator)).to.throw(/description/);
+      expect(() =>
+        mountRoutes(new Router(), [route({ operationId: 'list_things' })], { authenticator: noAuthenticator }),
+      ).to.throw(/camelCase/);
+      expect(() =>
+        mountRoutes(new Router(), [route({ description: ' ' })], { authenticator: noAuthenticator }),
+      ).to.throw(/description/);
     });
 
     it('refuses a body whose example does not match its schema', () => {
       const bad = route({ method: 'post', body: Thing, example: { name: '' } });
-      expect(() => mountRoutes(new Router(), [bad], noAuthenticator)).to.throw(/example does not match/);
+      expect(() => mountRoutes(new Router(), [bad], { authenticator: noAuthenticator })).to.throw(
+        /example does not match/,
+      );
     });
 
     it('refuses a route with a path parameter that cannot answer 404', () => {

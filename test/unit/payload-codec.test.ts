@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/platform/config';
 import { codecKey, createPayloadCodec, ENCRYPTED_ENCODING, EncryptionCodec } from '../../src/platform/temporal/codec';
@@ -5,6 +6,8 @@ import { codecKey, createPayloadCodec, ENCRYPTED_ENCODING, EncryptionCodec } fro
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
 const plain = { metadata: { encoding: utf8('json/plain') }, data: utf8('{"name":"Ada Lovelace"}') };
+
+const NEW_KEY = randomBytes(32).toString('hex');
 
 describe('payload codec (unit)', () => {
   const codec = new EncryptionCodec(codecKey('k'.repeat(40)));
@@ -27,11 +30,11 @@ describe('payload codec (unit)', () => {
   it('opens payloads of a retired key after a rotation, and refuses an unknown key or a tampered payload', async () => {
     const [old] = await new EncryptionCodec(codecKey('o'.repeat(40))).encode([plain]);
     const rotated = createPayloadCodec(
-      loadConfig({ WEFT_ENCRYPTION_KEY: 'n'.repeat(40), WEFT_ENCRYPTION_PREVIOUS_KEYS: `${'o'.repeat(40)}` }),
+      loadConfig({ WEFT_ENCRYPTION_KEY: NEW_KEY, WEFT_ENCRYPTION_PREVIOUS_KEYS: `${'o'.repeat(40)}` }),
     );
     expect(text((await rotated.decode([old!]))[0]!.data)).to.equal('{"name":"Ada Lovelace"}');
     const [fresh] = await rotated.encode([plain]);
-    expect(text(fresh!.metadata!['encryption-key-id'])).to.equal(codecKey('n'.repeat(40)).id);
+    expect(text(fresh!.metadata!['encryption-key-id'])).to.equal(codecKey(Buffer.from(NEW_KEY, 'hex')).id);
 
     let refused = 0;
     await codec.decode([old!]).catch(() => refused++);
@@ -48,10 +51,12 @@ describe('payload codec (unit)', () => {
   });
 
   it('takes its key from WEFT_ENCRYPTION_KEY, else (development only) from JWT_SECRET', () => {
-    const configured = createPayloadCodec(loadConfig({ WEFT_ENCRYPTION_KEY: 'e'.repeat(40) }));
+    const configured = createPayloadCodec(loadConfig({ WEFT_ENCRYPTION_KEY: NEW_KEY }));
     const derived = createPayloadCodec(loadConfig({ JWT_SECRET: 'j'.repeat(40) }));
-    expect(configured.keyId).to.equal(codecKey('e'.repeat(40)).id);
-    expect(derived.keyId).to.equal(codecKey('j'.repeat(40)).id);
+    const otherDerived = createPayloadCodec(loadConfig({ JWT_SECRET: 'k'.repeat(40) }));
+    expect(configured.keyId).to.equal(codecKey(Buffer.from(NEW_KEY, 'hex')).id);
+    expect(derived.keyId).to.equal(codecKey(loadConfig({ JWT_SECRET: 'j'.repeat(40) }).WEFT_ENCRYPTION_KEY).id);
+    expect(derived.keyId).not.to.equal(otherDerived.keyId);
     expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) })).to.throw(/WEFT_ENCRYPTION_KEY/);
   });
 });

@@ -15,6 +15,7 @@ import { openApiRoutes } from '../openapi/routes';
 import { codecCors } from '../temporal/codec-server/cors';
 import { temporalCodecRoutes } from '../temporal/codec-server/routes';
 import { errorHandler, HttpError } from './errors';
+import { createRateLimiter } from './rate-limit';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
 import { JSON_BODY_LIMIT, mountRoutes } from './route';
@@ -41,7 +42,10 @@ export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
-  mountRoutes(router, allRoutes(runtime), runtime.authenticator);
+  mountRoutes(router, allRoutes(runtime), {
+    authenticator: runtime.authenticator,
+    rateLimiter: createRateLimiter(runtime.config),
+  });
 
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));

@@ -4,9 +4,11 @@ import { z } from 'zod';
 import type { CreditKind } from '../../credits/costs';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { ForbiddenError, ValidationFailedError } from '../errors';
+import { ForbiddenError } from '../errors';
 import type { ApiTag } from '../openapi/tags';
+import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
+import type { RateLimiter } from './rate-limit';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -116,26 +118,8 @@ export interface Authenticator {
 
 const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
 
-/** Postgres stores no NUL character in text or jsonb; refuse it at the door (422), not as a 500. */
-function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) {
-      throw new ValidationFailedError([
-        { loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' },
-      ]);
-    }
-  } else if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) assertNoNul(item, part, [...path, index]);
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      assertNoNul(key, part, [...path, key]);
-      assertNoNul(item, part, [...path, key]);
-    }
-  }
-}
-
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
-  assertNoNul(value, part);
+  assertCleanInput(value, part);
   const result = schema.safeParse(value);
   if (!result.success) throw validationError(part, result.error);
   return result.data;
@@ -177,10 +161,15 @@ export function assertRoutesDocumented(routes: readonly AnyRoute[]): void {
 }
 
 /**
- * Mounts routes on a Koa router: authenticate (401) → scope (403) → validate path, query and
+ * Mounts routes on a Koa router: authenticate (401) → rate limit (429) → scope (403) → validate path, query and
  * body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
  */
-export function mountRoutes(router: Router, routes: readonly AnyRoute[], authenticator: Authenticator): void {
+export function mountRoutes(
+  router: Router,
+  routes: readonly AnyRoute[],
+  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter },
+): void {
+  const { authenticator, rateLimiter } = guards;
   assertRoutesDocumented(routes);
   for (const route of routes) {
     router[route.method](toKoaPath(route.path), async (ctx) => {
@@ -191,6 +180,8 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
+        // Every authenticated request counts, refused ones included, so probing scopes costs too.
+        await rateLimiter?.take(principal.credential, principal.userId);
         if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
       }
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};

@@ -1,6 +1,7 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
+import { RevokedToken } from '../auth/entities';
 
 /** Every TypeORM entity. Features add theirs here. */
 export const entities = [
@@ -10,6 +11,7 @@ export const entities = [
   Membership,
   Credential,
   CredentialDailyUsage,
+  RevokedToken,
   MergeCandidate,
   MergeAction,
 ];

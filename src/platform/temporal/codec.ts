@@ -19,7 +19,7 @@ export interface CodecKey {
 }
 
 /** A 256-bit key derived from a secret of any format (HKDF), so the variable may be a passphrase or random text. */
-export function codecKey(secret: string): CodecKey {
+export function codecKey(secret: string | Buffer): CodecKey {
   const key = Buffer.from(hkdfSync('sha256', secret, 'weft', 'weft-temporal-payload-codec-v1', 32));
   return { id: createHash('sha256').update(key).digest('hex').slice(0, 16), key };
 }
@@ -90,16 +90,16 @@ export class EncryptionCodec implements PayloadCodec {
 /** A payload that is not this codec's ciphertext under any configured key. */
 export class PayloadDecryptionError extends Error {}
 
-export type PayloadCodecConfig = Pick<Config, 'WEFT_ENCRYPTION_KEY' | 'WEFT_ENCRYPTION_PREVIOUS_KEYS' | 'JWT_SECRET'>;
+export type PayloadCodecConfig = Pick<Config, 'WEFT_ENCRYPTION_KEY' | 'WEFT_ENCRYPTION_PREVIOUS_KEYS'>;
 
-/** The codec from configuration: WEFT_ENCRYPTION_KEY (development: derived from JWT_SECRET) plus retired keys. */
+/** The codec from configuration: WEFT_ENCRYPTION_KEY (outside production: derived from JWT_SECRET) plus retired keys. */
 export function createPayloadCodec(config: PayloadCodecConfig): EncryptionCodec {
   const previous = (config.WEFT_ENCRYPTION_PREVIOUS_KEYS ?? '')
     .split(',')
     .map((secret) => secret.trim())
     .filter(Boolean)
     .map(codecKey);
-  return new EncryptionCodec(codecKey(config.WEFT_ENCRYPTION_KEY ?? config.JWT_SECRET), previous);
+  return new EncryptionCodec(codecKey(config.WEFT_ENCRYPTION_KEY), previous);
 }
 
 /** The data converter both the client and the worker install: the default converters, then encryption. */
