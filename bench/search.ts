@@ -13,7 +13,7 @@ import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { createActivities } from '../activities';
-import { reserveCredits } from '../src/credits/ledger';
+import { reserveCredits } from '../src/credits/repository';
 import { createNodeInTransaction } from '../src/graph/node-writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
 import { createApp } from '../src/platform/api/app';

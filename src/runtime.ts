@@ -96,7 +96,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const sealer = createSealer(config.JWT_SECRET);
   const embeddings = createEmbeddingProvider(config);
-  const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const outbox = createOutboxRelay({ uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const credits = createCreditService({ uow, logger });
   const prompts = createPromptService({
     uow,
     outbox,
@@ -123,9 +124,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
       promptStream: createPromptStream({ uow, prompts, logger }),
       promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
-      credits: createCreditService({ uow, logger }),
+      credits,
       embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
-      search: createSearchService({ uow, embeddings, logger }),
+      search: createSearchService({ uow, embeddings, credits }),
       merges: createMergeService({ uow, temporal }),
       nodes: createNodeService({ uow, read, outbox }),
       edges: createEdgeService({ uow, read }),

@@ -388,7 +388,7 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
       }),
     );
     // The real app and database, with only the provider swapped for the OpenAI one.
-    const search = createSearchService({ uow: runtime.uow, embeddings: provider, logger: runtime.logger });
+    const search = createSearchService({ uow: runtime.uow, embeddings: provider, credits: runtime.services.credits });
     server = createApp({ ...runtime, services: { ...runtime.services, search } }).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

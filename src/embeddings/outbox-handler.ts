@@ -1,4 +1,4 @@
-import type { OutboxEvent, OutboxHandler } from '../platform/outbox/relay';
+import type { OutboxHandler, OutboxMessage } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { EmbedRequest } from './workflow';
 import { embeddingQueueWorkflow, enqueueEmbeddingSignal } from './workflow';
@@ -10,7 +10,7 @@ import { embeddingQueueWorkflow, enqueueEmbeddingSignal } from './workflow';
  */
 export const enqueueEmbedding =
   (temporal: TemporalHandle): OutboxHandler =>
-  async (event: OutboxEvent) => {
+  async (event: OutboxMessage) => {
     if (event.event_type === 'node.updated' && event.payload.name_changed !== true) return;
     const nodeId = typeof event.payload.node_id === 'string' ? event.payload.node_id : event.aggregate_id;
     const request: EmbedRequest = { nodeId, eventId: String(event.id) };

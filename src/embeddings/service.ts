@@ -1,9 +1,9 @@
-import { toSql } from 'pgvector/pg';
 import { InsufficientCreditsError } from '../credits/errors';
-import { refundCredits, reserveCredits } from '../credits/ledger';
+import { refundCredits, reserveCredits } from '../credits/repository';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
+import { liveNodeIds, liveNodeNames, recordEmbeddingError, tenantOfWorkspace, writeEmbeddings } from './repository';
 import type { EmbedRequest } from './workflow';
 import { embedChargeKey } from './workflow';
 
@@ -34,23 +34,21 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
       requests: EmbedRequest[];
     }): Promise<{ charged: ChargedNode[]; refused: string[] }> {
       return uow({ workspaceId: input.workspaceId }, async (m) => {
-        const [workspace] = await m.query(`SELECT tenant_id FROM workspaces WHERE id = $1`, [input.workspaceId]);
-        if (!workspace) return { charged: [], refused: [] };
+        const tenantId = await tenantOfWorkspace(m, input.workspaceId);
+        if (!tenantId) return { charged: [], refused: [] };
         // The latest request per node wins; deleted nodes are not charged.
         const latest = new Map(input.requests.map((request) => [request.nodeId, request]));
-        const live: { id: string }[] = await m.query(
-          `SELECT id FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
-          [[...latest.keys()]],
-        );
         const charged: ChargedNode[] = [];
         const refused: string[] = [];
-        for (const { id } of live) {
+        for (const id of await liveNodeIds(m, [...latest.keys()])) {
+          const request = latest.get(id);
+          if (!request) continue;
           try {
             const receipt = await reserveCredits(m, {
-              tenantId: workspace.tenant_id,
+              tenantId,
               workspaceId: input.workspaceId,
               kind: 'worker.embed_node',
-              idempotencyKey: embedChargeKey(latest.get(id)!),
+              idempotencyKey: embedChargeKey(request),
             });
             charged.push({ nodeId: id, ledgerId: receipt.ledger_id });
           } catch (error) {
@@ -59,12 +57,7 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
             refused.push(id);
           }
         }
-        if (refused.length > 0) {
-          await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[])`, [
-            refused,
-            EMBEDDING_ERRORS.insufficientCredits,
-          ]);
-        }
+        await recordEmbeddingError(m, refused, EMBEDDING_ERRORS.insufficientCredits);
         return { charged, refused };
       });
     },
@@ -77,32 +70,31 @@ export function createEmbeddingService(deps: { uow: UnitOfWork; provider: Embedd
       workspaceId: string;
       nodeIds: string[];
     }): Promise<{ embedded: number; stale: number }> {
-      const nodes: { id: string; name: string }[] = await uow({ workspaceId: input.workspaceId }, (m) =>
-        m.query(`SELECT id, name FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`, [input.nodeIds]),
-      );
+      const nodes = await uow({ workspaceId: input.workspaceId }, (m) => liveNodeNames(m, input.nodeIds));
       if (nodes.length === 0) return { embedded: 0, stale: input.nodeIds.length };
       const vectors = await provider.embed(nodes.map((node) => node.name));
-      const written: unknown[] = await uow({ workspaceId: input.workspaceId }, (m) =>
-        m.query(
-          `UPDATE nodes n SET embedding = v.embedding::vector, embedding_error = NULL
-           FROM unnest($1::uuid[], $2::text[], $3::text[]) AS v(id, name, embedding)
-           WHERE n.id = v.id AND n.name = v.name AND NOT n.is_deleted
-           RETURNING n.id`,
-          [nodes.map((node) => node.id), nodes.map((node) => node.name), vectors.map((vector) => toSql(vector))],
+      const written = await uow({ workspaceId: input.workspaceId }, (m) =>
+        writeEmbeddings(
+          m,
+          nodes.flatMap((node, index) => {
+            const vector = vectors[index];
+            return vector ? [{ ...node, vector }] : [];
+          }),
         ),
       );
-      const embedded = Array.isArray(written[0]) ? (written[0] as unknown[]).length : written.length;
-      return { embedded, stale: input.nodeIds.length - embedded };
+      return { embedded: written.length, stale: input.nodeIds.length - written.length };
     },
 
     /** Compensation after the provider kept failing: give the credits back and say why. */
     async refundAndRecordFailure(input: { workspaceId: string; charged: ChargedNode[]; error: string }): Promise<void> {
       await uow({ workspaceId: input.workspaceId }, async (m) => {
         for (const { ledgerId } of input.charged) await refundCredits(m, { ledgerId });
-        await m.query(`UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[]) AND embedding IS NULL`, [
+        await recordEmbeddingError(
+          m,
           input.charged.map((node) => node.nodeId),
-          input.error.slice(0, 500),
-        ]);
+          input.error,
+          { onlyUnembedded: true },
+        );
       });
       logger.warn(
         { workspace_id: input.workspaceId, nodes: input.charged.length },

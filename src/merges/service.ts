@@ -1,5 +1,5 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { reserveCredits } from '../credits/ledger';
+import { reserveCredits } from '../credits/repository';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';

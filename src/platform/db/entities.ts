@@ -1,5 +1,16 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
+import { CreditLedgerEntry } from '../../credits/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
+import { OutboxEvent } from '../outbox/entities';
 
 /** Every TypeORM entity. Features add theirs here. */
-export const entities = [Tenant, Workspace, User, Membership, Credential, CredentialDailyUsage];
+export const entities = [
+  Tenant,
+  Workspace,
+  User,
+  Membership,
+  Credential,
+  CredentialDailyUsage,
+  CreditLedgerEntry,
+  OutboxEvent,
+];

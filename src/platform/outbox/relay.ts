@@ -1,33 +1,29 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { UnitOfWork } from '../db/unit-of-work';
 import type { Logger } from '../logger';
+import type { OutboxMessage } from './repository';
+import {
+  insertOutboxEvent,
+  markDelivered,
+  markFailed,
+  undeliveredEvents,
+  workspacesWithUndeliveredEvents,
+} from './repository';
 
-export interface OutboxEvent {
-  id: string;
-  workspace_id: string;
-  event_type: string;
-  aggregate_id: string;
-  payload: Record<string, unknown>;
-}
+export type { OutboxMessage } from './repository';
 
 /**
- * Reacts to one committed event, typically by starting a workflow whose id is derived from the
- * event (`embed-<node_id>`), so that delivering the same event twice starts it once.
+ * Reacts to one committed event, typically by starting or signalling a workflow whose id is
+ * derived from the event (`resolve-<node_id>`, `embed-queue-<workspace_id>` with the event id in
+ * the signal), so that delivering the same event twice has the effect of delivering it once.
  */
-export type OutboxHandler = (event: OutboxEvent) => Promise<void>;
+export type OutboxHandler = (event: OutboxMessage) => Promise<void>;
 
 /** Writes an event in the caller's transaction; it leaves only if that transaction commits. */
-export async function enqueueOutboxEvent(
+export const enqueueOutboxEvent = (
   m: EntityManager,
   event: { workspaceId: string; eventType: string; aggregateId: string; payload?: Record<string, unknown> },
-): Promise<void> {
-  await m.query(`INSERT INTO outbox (workspace_id, event_type, aggregate_id, payload) VALUES ($1, $2, $3, $4)`, [
-    event.workspaceId,
-    event.eventType,
-    event.aggregateId,
-    JSON.stringify(event.payload ?? {}),
-  ]);
-}
+): Promise<void> => insertOutboxEvent(m, event);
 
 const BATCH = 200;
 
@@ -37,31 +33,19 @@ const BATCH = 200;
  * redelivery, which handlers absorb because they are idempotent.
  */
 export function createOutboxRelay(deps: {
-  dataSource: DataSource;
   uow: UnitOfWork;
   handlers: Readonly<Record<string, readonly OutboxHandler[]>>;
   logger: Logger;
 }) {
-  const { dataSource, uow, handlers, logger } = deps;
+  const { uow, handlers, logger } = deps;
 
   async function dispatchWorkspace(workspaceId: string, minAgeSeconds = 0): Promise<number> {
-    const rows: OutboxEvent[] = await uow({ workspaceId }, (m) =>
-      m.query(
-        `SELECT id::text, workspace_id, event_type, aggregate_id, payload FROM outbox
-         WHERE dispatched_at IS NULL AND created_at <= now() - make_interval(secs => $1)
-         ORDER BY id LIMIT $2`,
-        [minAgeSeconds, BATCH],
-      ),
-    );
+    const rows = await uow({ workspaceId }, (m) => undeliveredEvents(m, { minAgeSeconds, limit: BATCH }));
     let dispatched = 0;
     for (const row of rows) {
       try {
         for (const handle of handlers[row.event_type] ?? []) await handle(row);
-        await uow({ workspaceId }, (m) =>
-          m.query(`UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`, [
-            row.id,
-          ]),
-        );
+        await uow({ workspaceId }, (m) => markDelivered(m, row.id));
         dispatched += 1;
       } catch (error) {
         logger.warn(
@@ -69,10 +53,7 @@ export function createOutboxRelay(deps: {
           'outbox delivery failed; will retry',
         );
         await uow({ workspaceId }, (m) =>
-          m.query(`UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [
-            row.id,
-            String(error instanceof Error ? error.message : error).slice(0, 500),
-          ]),
+          markFailed(m, row.id, String(error instanceof Error ? error.message : error)),
         );
       }
     }
@@ -125,12 +106,9 @@ export function createOutboxRelay(deps: {
 
     /** Every workspace with rows older than `minAgeSeconds`: the safety net behind the fast path. */
     async sweep(minAgeSeconds: number): Promise<{ workspaces: number; dispatched: number }> {
-      const pending: { weft_outbox_pending_workspaces: string }[] = await dataSource.query(
-        `SELECT weft_outbox_pending_workspaces(make_interval(secs => $1))`,
-        [minAgeSeconds],
-      );
+      const pending = await uow({}, (m) => workspacesWithUndeliveredEvents(m, minAgeSeconds));
       let dispatched = 0;
-      for (const { weft_outbox_pending_workspaces: workspaceId } of pending) {
+      for (const workspaceId of pending) {
         dispatched += await drainWorkspace(workspaceId, minAgeSeconds);
       }
       return { workspaces: pending.length, dispatched };

@@ -1,7 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import { NotFoundError } from '../platform/errors';
+import { MoreThan } from 'typeorm';
+import { queryFirst } from '../platform/db/query';
+import { InternalError, NotFoundError } from '../platform/errors';
+import { Tenant } from '../tenancy/entities';
 import type { CreditKind } from './costs';
-import { creditCost } from './costs';
+import { creditCost, isCreditKind } from './costs';
+import { CreditLedgerEntry } from './entities';
 import { InsufficientCreditsError } from './errors';
 
 /** What a charge returns to the caller; `amount` is the number of credits charged (positive). */
@@ -24,25 +28,18 @@ export interface ReserveInput {
   idempotencyKey?: string;
 }
 
-interface LedgerRow {
-  id: string;
-  kind: CreditKind;
-  amount: number;
+type LedgerRow = Pick<CreditLedgerEntry, 'id' | 'kind' | 'amount'>;
+
+function receiptOf(row: LedgerRow): CreditReceipt {
+  // Reservations are always of a chargeable kind; only grants (never reserved) are not.
+  if (!isCreditKind(row.kind)) throw new InternalError(`ledger row ${row.id} is not a reservation`);
+  return { ledger_id: row.id, kind: row.kind, amount: -row.amount };
 }
 
-const receiptOf = (row: LedgerRow): CreditReceipt => ({ ledger_id: row.id, kind: row.kind, amount: -row.amount });
+const ledger = (m: EntityManager) => m.getRepository(CreditLedgerEntry);
 
-async function findByIdempotencyKey(
-  m: EntityManager,
-  workspaceId: string,
-  key: string,
-): Promise<LedgerRow | undefined> {
-  const [row] = await m.query(
-    `SELECT id, kind, amount FROM credit_ledger WHERE workspace_id = $1 AND idempotency_key = $2`,
-    [workspaceId, key],
-  );
-  return row;
-}
+const findByIdempotencyKey = (m: EntityManager, workspaceId: string, idempotencyKey: string) =>
+  ledger(m).findOne({ select: { id: true, kind: true, amount: true }, where: { workspaceId, idempotencyKey } });
 
 /**
  * Charges `kind` in the caller's transaction: a conditional balance decrement (it cannot overdraw,
@@ -58,17 +55,19 @@ export async function reserveCredits(m: EntityManager, input: ReserveInput): Pro
   }
 
   if (cost > 0) {
-    const charged = await m.query(
+    // Raw SQL: the query builder cannot say a conditional decrement that reports whether it applied.
+    const debited = await queryFirst<{ id: string }>(
+      m,
       `UPDATE tenants SET credit_balance = credit_balance - $2
        WHERE id = $1 AND credit_balance >= $2 AND NOT locked RETURNING id`,
       [input.tenantId, cost],
     );
-    // TypeORM returns [rows, affected] for UPDATE … RETURNING on postgres.
-    const rows = Array.isArray(charged[0]) ? charged[0] : charged;
-    if (rows.length === 0) await throwShortfall(m, input.tenantId, input.kind, cost);
+    if (!debited) await throwShortfall(m, input.tenantId, input.kind, cost);
   }
 
-  const [inserted] = await m.query(
+  // Raw SQL: ON CONFLICT against the partial unique index on the idempotency key.
+  const inserted = await queryFirst<LedgerRow>(
+    m,
     `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, idempotency_key)
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -78,15 +77,14 @@ export async function reserveCredits(m: EntityManager, input: ReserveInput): Pro
   if (inserted) return receiptOf(inserted);
 
   // A concurrent call with the same key committed first: give the credits back, return its receipt.
-  if (cost > 0) {
-    await m.query(`UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1`, [input.tenantId, cost]);
-  }
-  const earlier = await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey!);
-  return receiptOf(earlier!);
+  if (cost > 0) await m.getRepository(Tenant).increment({ id: input.tenantId }, 'creditBalance', cost);
+  const earlier = input.idempotencyKey && (await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey));
+  if (!earlier) throw new InternalError('a conflicting reservation vanished');
+  return receiptOf(earlier);
 }
 
 async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKind, required: number): Promise<never> {
-  const [tenant] = await m.query(`SELECT credit_balance, locked FROM tenants WHERE id = $1`, [tenantId]);
+  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
   if (!tenant) throw new NotFoundError('Tenant not found');
   if (tenant.locked) {
     throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
@@ -94,7 +92,7 @@ async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKi
   throw new InsufficientCreditsError({
     error: 'insufficient_credits',
     required,
-    available: Number(tenant.credit_balance),
+    available: tenant.creditBalance,
     kind,
   });
 }
@@ -114,13 +112,14 @@ export interface RefundResult {
  * second call (or a concurrent one) changes nothing. Runs in the reservation's workspace scope.
  */
 export async function refundCredits(m: EntityManager, input: { ledgerId: string }): Promise<RefundResult> {
-  const [reservation] = await m.query(`SELECT id, tenant_id, kind, amount FROM credit_ledger WHERE id = $1`, [
-    input.ledgerId,
-  ]);
+  const reservation = await ledger(m).findOneBy({ id: input.ledgerId });
   if (!reservation) throw new NotFoundError('Credit reservation not found');
-  if (reservation.amount >= 0) return { ledger_id: null, kind: reservation.kind, amount: 0, refunded: false };
+  const { kind } = receiptOf(reservation);
+  if (reservation.amount >= 0) return { ledger_id: null, kind, amount: 0, refunded: false };
 
-  const [refund] = await m.query(
+  // Raw SQL: ON CONFLICT against the partial unique index that allows one refund per reservation.
+  const refund = await queryFirst<{ id: string; amount: number }>(
+    m,
     `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, linked_event_id)
      SELECT tenant_id, workspace_id, kind, -amount, id FROM credit_ledger WHERE id = $1
      ON CONFLICT (linked_event_id) WHERE amount > 0 DO NOTHING
@@ -128,16 +127,11 @@ export async function refundCredits(m: EntityManager, input: { ledgerId: string 
     [input.ledgerId],
   );
   if (!refund) {
-    const [earlier] = await m.query(`SELECT id, amount FROM credit_ledger WHERE linked_event_id = $1 AND amount > 0`, [
-      input.ledgerId,
-    ]);
-    return { ledger_id: earlier?.id ?? null, kind: reservation.kind, amount: earlier?.amount ?? 0, refunded: false };
+    const earlier = await ledger(m).findOneBy({ linkedEventId: input.ledgerId, amount: MoreThan(0) });
+    return { ledger_id: earlier?.id ?? null, kind, amount: earlier?.amount ?? 0, refunded: false };
   }
-  await m.query(`UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1`, [
-    reservation.tenant_id,
-    refund.amount,
-  ]);
-  return { ledger_id: refund.id, kind: reservation.kind, amount: refund.amount, refunded: true };
+  await m.getRepository(Tenant).increment({ id: reservation.tenantId }, 'creditBalance', refund.amount);
+  return { ledger_id: refund.id, kind, amount: refund.amount, refunded: true };
 }
 
 export interface CreditBalance {
@@ -148,7 +142,7 @@ export interface CreditBalance {
 
 /** The tenant's current balance (tenants are not workspace-scoped; callers pass their principal's tenant). */
 export async function readCreditBalance(m: EntityManager, tenantId: string): Promise<CreditBalance> {
-  const [row] = await m.query(`SELECT id, credit_balance, locked FROM tenants WHERE id = $1`, [tenantId]);
-  if (!row) throw new NotFoundError('Tenant not found');
-  return { tenant_id: row.id, balance: Number(row.credit_balance), locked: row.locked };
+  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
+  if (!tenant) throw new NotFoundError('Tenant not found');
+  return { tenant_id: tenant.id, balance: tenant.creditBalance, locked: tenant.locked };
 }
