@@ -5,6 +5,7 @@ import type { UsageRecorder } from './api-keys/usage-recorder';
 import { createUsageRecorder } from './api-keys/usage-recorder';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
+import { embeddingQueue } from './embeddings/outbox-handler';
 import type { EmbeddingService } from './embeddings/service';
 import { createEmbeddingService } from './embeddings/service';
 import type { EdgeService } from './graph/edge-service';
@@ -125,7 +126,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       promptStream: createPromptStream({ uow, prompts, logger }),
       promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
       credits,
-      embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
+      embeddings: createEmbeddingService({ uow, provider: embeddings, logger, enqueue: embeddingQueue(temporal) }),
       search: createSearchService({ uow, embeddings, credits }),
       merges: createMergeService({ uow, temporal }),
       nodes: createNodeService({ uow, read, outbox }),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
-import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
+import { embeddingQueue, enqueueEmbedding } from '../src/embeddings/outbox-handler';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
 import { embeddingQueueWorkflow, embeddingQueueWorkflowId } from '../src/embeddings/workflow';
 import { createNodeInTransaction } from '../src/graph/node-writes';
@@ -177,7 +177,12 @@ describe('asynchronous node embedding', function () {
     const provider = createOpenAIEmbeddingProvider(
       loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0' }),
     );
-    const embeddings = createEmbeddingService({ uow: runtime.uow, provider, logger: runtime.logger });
+    const embeddings = createEmbeddingService({
+      uow: runtime.uow,
+      provider,
+      logger: runtime.logger,
+      enqueue: embeddingQueue(runtime.temporal),
+    });
     // A second worker whose only difference is a provider that always answers 500.
     const { worker, connection } = await createWorker({
       address: config.TEMPORAL_ADDRESS,

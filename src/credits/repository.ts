@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { MoreThan } from 'typeorm';
-import { queryFirst } from '../platform/db/query';
+import { In, MoreThan } from 'typeorm';
+import { queryFirst, queryRows } from '../platform/db/query';
 import { InternalError, NotFoundError } from '../platform/errors';
 import { Tenant } from '../tenancy/entities';
 import type { CreditKind } from './costs';
@@ -26,6 +26,11 @@ export interface ReserveInput {
    * the first reservation and charges nothing (Temporal activities run at least once).
    */
   idempotencyKey?: string;
+  /**
+   * The caller confirms the charge once its work is done (`confirmReservations`) or refunds it;
+   * until then it is `pending`, and the credits-reconcile pass refunds it when it stays so too long.
+   */
+  pendingSettlement?: boolean;
 }
 
 type LedgerRow = Pick<CreditLedgerEntry, 'id' | 'kind' | 'amount'>;
@@ -68,11 +73,18 @@ export async function reserveCredits(m: EntityManager, input: ReserveInput): Pro
   // Raw SQL: ON CONFLICT against the partial unique index on the idempotency key.
   const inserted = await queryFirst<LedgerRow>(
     m,
-    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, idempotency_key)
-     VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, idempotency_key, settlement)
+     VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id, kind, amount`,
-    [input.tenantId, input.workspaceId, input.kind, -cost, input.idempotencyKey ?? null],
+    [
+      input.tenantId,
+      input.workspaceId,
+      input.kind,
+      -cost,
+      input.idempotencyKey ?? null,
+      input.pendingSettlement ? 'pending' : null,
+    ],
   );
   if (inserted) return receiptOf(inserted);
 
@@ -102,19 +114,26 @@ export interface RefundResult {
   ledger_id: string | null;
   kind: CreditKind;
   amount: number;
-  /** False when an earlier call already refunded it (refunds are idempotent) or nothing was charged. */
+  /**
+   * False when an earlier call already refunded it (refunds are idempotent), nothing was charged,
+   * or the work it paid for was done and confirmed it (a confirmed charge is never refunded).
+   */
   refunded: boolean;
 }
 
 /**
  * Gives a reservation back: a positive row of the same kind linked by `linked_event_id`, and the
  * balance restored. Idempotent: the partial unique index allows one refund per reservation, so a
- * second call (or a concurrent one) changes nothing. Runs in the reservation's workspace scope.
+ * second call (or a concurrent one) changes nothing. A confirmed reservation is not refunded: the
+ * row lock taken here is the one `confirmReservations` takes, so exactly one of them wins. Runs in
+ * the reservation's workspace scope.
  */
 export async function refundCredits(m: EntityManager, input: { ledgerId: string }): Promise<RefundResult> {
-  const reservation = await ledger(m).findOneBy({ id: input.ledgerId });
+  const reservation = await ledger(m).findOne({ where: { id: input.ledgerId }, lock: { mode: 'pessimistic_write' } });
   if (!reservation) throw new NotFoundError('Credit reservation not found');
   const { kind } = receiptOf(reservation);
+  if (reservation.settlement === 'confirmed') return { ledger_id: null, kind, amount: 0, refunded: false };
+  if (reservation.settlement === 'pending') await ledger(m).update(reservation.id, { settlement: 'refunded' });
   if (reservation.amount >= 0) return { ledger_id: null, kind, amount: 0, refunded: false };
 
   // Raw SQL: ON CONFLICT against the partial unique index that allows one refund per reservation.
@@ -132,6 +151,61 @@ export async function refundCredits(m: EntityManager, input: { ledgerId: string 
   }
   await m.getRepository(Tenant).increment({ id: reservation.tenantId }, 'creditBalance', refund.amount);
   return { ledger_id: refund.id, kind, amount: refund.amount, refunded: true };
+}
+
+/**
+ * Confirms pending reservations whose work is done: they can no longer be refunded. Returns the
+ * ids it confirmed (a reservation refunded meanwhile is not among them).
+ */
+export async function confirmReservations(m: EntityManager, ledgerIds: readonly string[]): Promise<string[]> {
+  if (ledgerIds.length === 0) return [];
+  // Raw SQL: the builder's update cannot say which rows it changed.
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE credit_ledger SET settlement = 'confirmed' WHERE id = ANY($1::uuid[]) AND settlement = 'pending' RETURNING id`,
+    [ledgerIds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The scope's pending reservations of `kind` under these idempotency keys. With `lock`, they stay
+ * locked until the transaction ends, so confirming or refunding them cannot race the other.
+ */
+export const pendingReservations = (
+  m: EntityManager,
+  kind: CreditKind,
+  idempotencyKeys: readonly string[],
+  options: { lock?: boolean } = {},
+): Promise<CreditLedgerEntry[]> =>
+  idempotencyKeys.length === 0
+    ? Promise.resolve([])
+    : ledger(m).find({
+        where: { kind, idempotencyKey: In([...idempotencyKeys]), settlement: 'pending' },
+        ...(options.lock ? { lock: { mode: 'pessimistic_write' } } : {}),
+      });
+
+/** The scope's reservations still pending after `minAgeSeconds` (raw SQL: ages on the database's clock). */
+export const stalePendingReservations = (m: EntityManager, input: { minAgeSeconds: number; limit: number }) =>
+  queryRows<{ id: string; kind: string; idempotency_key: string | null }>(
+    m,
+    `SELECT id, kind, idempotency_key FROM credit_ledger
+     WHERE settlement = 'pending' AND created_at <= now() - make_interval(secs => $1)
+     ORDER BY created_at LIMIT $2`,
+    [input.minAgeSeconds, input.limit],
+  );
+
+/**
+ * Workspaces holding reservations pending for longer than `minAgeSeconds`, across every workspace:
+ * the definer function `weft_credit_pending_workspaces` tells only which, past RLS.
+ */
+export async function workspacesWithStaleReservations(m: EntityManager, minAgeSeconds: number): Promise<string[]> {
+  const rows = await queryRows<{ workspace_id: string }>(
+    m,
+    `SELECT weft_credit_pending_workspaces(make_interval(secs => $1)) AS workspace_id`,
+    [minAgeSeconds],
+  );
+  return rows.map((row) => row.workspace_id);
 }
 
 export interface CreditBalance {

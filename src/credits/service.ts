@@ -4,7 +4,13 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from './costs';
 import type { CreditReceipt } from './repository';
-import { refundCredits, reserveCredits } from './repository';
+import {
+  confirmReservations,
+  refundCredits,
+  reserveCredits,
+  stalePendingReservations,
+  workspacesWithStaleReservations,
+} from './repository';
 
 /** Who pays: the tenant, charged in the workspace where the work happens (a Principal fits). */
 export interface Payer {
@@ -24,19 +30,28 @@ export interface Charge<Prepared> {
   receipt: CreditReceipt;
   /** What `prepare` read in the reservation's transaction. */
   prepared: Prepared;
+  /**
+   * Confirms the charge inside the work's own last transaction, sparing chargeFor a transaction of
+   * its own; only when nothing after that transaction can fail (a confirmed charge is never refunded).
+   */
+  confirm(m: EntityManager): Promise<void>;
 }
 
+const RECONCILE_BATCH = 500;
+
 /**
- * The ledger for work a caller waits on: each step is its own short transaction (the tenant row
- * is locked only while it runs), so no network call ever happens while the balance is held.
+ * The ledger for work someone waits on. Each step is its own short transaction (the tenant row is
+ * locked only while it runs), so no network call ever happens while the balance is held.
  */
 export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
   const { uow, logger } = deps;
 
   /**
-   * Charges `kind` first (402 before any model call or data change), then runs `work`; when
-   * `work` fails the charge is refunded and the original error is rethrown. `prepare` runs in the
-   * reservation's own transaction, right after the charge, so reads the work needs (a workspace's
+   * Charges `kind` first (402 before any model call or data change), runs `work`, then settles:
+   * confirmed when `work` succeeds, refunded (and the error rethrown) when it fails. The charge is
+   * `pending` until then, keyed by `idempotencyKey`; if this process dies in between, the
+   * credits-reconcile pass refunds it, so every charge settles. `prepare` runs in the
+   * reservation's own transaction right after the charge, so reads the work needs (a workspace's
    * settings) cost no second transaction.
    */
   function chargeFor<T>(
@@ -58,30 +73,88 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
     options: ChargeOptions & { prepare?: (m: EntityManager) => Promise<Prepared> } = {},
   ): Promise<T> {
     const scope = { workspaceId: payer.workspaceId, userId: payer.userId };
-    const charge = await uow(scope, async (m) => {
-      const receipt = await reserveCredits(m, {
+    const { receipt, prepared } = await uow(scope, async (m) => ({
+      receipt: await reserveCredits(m, {
         tenantId: payer.tenantId,
         workspaceId: payer.workspaceId,
         kind,
         quantity: options.quantity,
         idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
-      });
-      return { receipt, prepared: options.prepare ? await options.prepare(m) : undefined };
-    });
+        pendingSettlement: true,
+      }),
+      prepared: options.prepare ? await options.prepare(m) : undefined,
+    }));
+    let confirmedInWork = false;
+    const confirm = async (m: EntityManager) => {
+      await confirmReservations(m, [receipt.ledger_id]);
+      confirmedInWork = true;
+    };
+
+    let result: T;
     try {
-      return await work(charge);
+      result = await work({ receipt, prepared, confirm });
     } catch (error) {
       try {
-        await uow(scope, (m) => refundCredits(m, { ledgerId: charge.receipt.ledger_id }));
+        await uow(scope, (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
       } catch (refundError) {
-        // The original failure matters more to the caller.
-        logger.error({ err: refundError, ledger_id: charge.receipt.ledger_id }, 'credit refund failed');
+        // The original failure matters more to the caller; the reservation stays pending, and
+        // the credits-reconcile pass refunds it.
+        logger.error({ err: refundError, ledger_id: receipt.ledger_id }, 'credit refund failed; reconcile will settle');
       }
       throw error;
     }
+    if (!confirmedInWork) {
+      try {
+        await uow(scope, (m) => confirmReservations(m, [receipt.ledger_id]));
+      } catch (confirmError) {
+        // The work is done and the caller gets its answer; an unconfirmed charge is refunded by the
+        // reconcile pass, so the error costs the tenant nothing.
+        logger.error({ err: confirmError, ledger_id: receipt.ledger_id }, 'credit confirmation failed');
+      }
+    }
+    return result;
   }
 
-  return { chargeFor };
+  /** One workspace: refunds its reservations pending for longer than `minAgeSeconds`. */
+  async function reconcileWorkspace(workspaceId: string, minAgeSeconds: number): Promise<number> {
+    let refunded = 0;
+    for (;;) {
+      const batch = await uow({ workspaceId }, async (m) => {
+        const stale = await stalePendingReservations(m, { minAgeSeconds, limit: RECONCILE_BATCH });
+        let done = 0;
+        for (const reservation of stale) {
+          if ((await refundCredits(m, { ledgerId: reservation.id })).refunded) done += 1;
+        }
+        return { read: stale.length, done };
+      });
+      refunded += batch.done;
+      // Every row read leaves `pending` (refunded, or settled by a concurrent confirmation).
+      if (batch.read < RECONCILE_BATCH) return refunded;
+    }
+  }
+
+  return {
+    chargeFor,
+
+    /**
+     * The credits-reconcile pass: refunds every reservation still pending after `minAgeSeconds`
+     * (its work died between the charge and the settlement). Idempotent: refunds are.
+     */
+    async reconcile(input: {
+      minAgeSeconds: number;
+      onWorkspace?: () => void;
+    }): Promise<{ workspaces: number; refunded: number }> {
+      const workspaces = await uow({}, (m) => workspacesWithStaleReservations(m, input.minAgeSeconds));
+      let refunded = 0;
+      for (const workspaceId of workspaces) {
+        const count = await reconcileWorkspace(workspaceId, input.minAgeSeconds);
+        if (count > 0) logger.warn({ workspace_id: workspaceId, refunded: count }, 'refunded unsettled reservations');
+        refunded += count;
+        input.onWorkspace?.();
+      }
+      return { workspaces: workspaces.length, refunded };
+    },
+  };
 }
 
 export type CreditService = ReturnType<typeof createCreditService>;

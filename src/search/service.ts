@@ -58,8 +58,9 @@ export function mergeCandidates(
 /**
  * Search (contract 4.1). Each call is charged through `credits.chargeFor`: the charge (and the
  * workspace's search settings) in one short transaction, 402 before any model call; the query is
- * embedded outside any transaction and searched in a second one under the workspace's RLS scope;
- * a failure after the charge refunds it.
+ * embedded outside any transaction and searched in a second one under the workspace's RLS scope,
+ * which also confirms the charge. A failure before that refunds it; a process that dies in
+ * between leaves it pending, and the credits-reconcile pass refunds it.
  */
 export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; credits: CreditService }) {
   const { uow, embeddings, credits } = deps;
@@ -75,7 +76,7 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
   return {
     /** POST /v1/ontology/search: vector, structural or hybrid, per rules 1–5 and the workspace settings. */
     async search(principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> {
-      const search = async ({ receipt, prepared: settings }: Charge<SearchSettings>) => {
+      const search = async ({ receipt, prepared: settings, confirm }: Charge<SearchSettings>) => {
         const mode = request.mode ?? settings.retrieval_mode;
         const topK = request.top_k ?? settings.default_top_k;
         const types = request.filters?.type ?? [];
@@ -94,6 +95,8 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
           }
           const structural =
             mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+          // What follows is scoring in memory: the charge stands once these reads commit.
+          await confirm(m);
           return { vector, structural };
         });
 
@@ -151,7 +154,7 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
      * threshold), keyword (every word in the name) or hybrid (reciprocal rank fusion of both).
      */
     async searchNodes(principal: Principal, request: NodeSearchRequest): Promise<NodeResponse[]> {
-      const search = async ({ prepared: settings }: Charge<SearchSettings>) => {
+      const search = async ({ prepared: settings, confirm }: Charge<SearchSettings>) => {
         const topK = request.top_k ?? settings.default_top_k;
         const types = request.filters?.type ?? [];
         // Fusion needs some depth on both sides to reorder anything.
@@ -173,6 +176,7 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
             request.mode === 'semantic'
               ? []
               : await keywordCandidates(m, { workspaceId: principal.workspaceId, q: request.q, topK: depth, types });
+          await confirm(m);
           return { semantic, keyword };
         });
         if (request.mode === 'semantic') return semantic.map(toNodeResponse);

@@ -14,4 +14,8 @@ export class OutboxEvent {
   @Column({ type: 'timestamptz', name: 'dispatched_at', nullable: true }) dispatchedAt!: Date | null;
   @Column({ type: 'integer', default: 0 }) attempts!: number;
   @Column({ type: 'text', name: 'last_error', nullable: true }) lastError!: string | null;
+  /** A failed row waits until then (exponential backoff) before its next attempt. */
+  @Column({ type: 'timestamptz', name: 'next_attempt_at', default: () => 'now()' }) nextAttemptAt!: Date;
+  /** Set once the row failed its maximum attempts: never retried, kept for an operator. */
+  @Column({ type: 'timestamptz', name: 'dead_lettered_at', nullable: true }) deadLetteredAt!: Date | null;
 }
