@@ -37,6 +37,7 @@ export async function insertOutboxEvent(
 /**
  * The scope's events due for delivery, after `after` in id order (a pass walks the whole backlog
  * once, so failing rows cannot hide the rows behind them). Raw SQL: ages on the database's clock.
+ * Ordered by the bigint column, not the text `id` the rows carry (which would sort '10' before '9').
  */
 export const dueEvents = (m: EntityManager, input: { after: string; minAgeSeconds: number; limit: number }) =>
   queryRows<OutboxMessage>(
@@ -44,7 +45,7 @@ export const dueEvents = (m: EntityManager, input: { after: string; minAgeSecond
     `SELECT id::text, workspace_id, event_type, aggregate_id, payload FROM outbox
      WHERE dispatched_at IS NULL AND dead_lettered_at IS NULL AND id > $1::bigint
        AND created_at <= now() - make_interval(secs => $2) AND next_attempt_at <= now()
-     ORDER BY id LIMIT $3`,
+     ORDER BY outbox.id LIMIT $3`,
     [input.after, input.minAgeSeconds, input.limit],
   );
 
