@@ -63,7 +63,12 @@ export async function embeddingQueueWorkflow(input: EmbeddingQueueInput): Promis
   setHandler(enqueueEmbeddingSignal, accept);
 
   const totals: EmbeddingQueueTotals = { embedded: 0, refused: 0, failed: 0, requeued: 0 };
+  // Overflow refills the queue while it has room; what still does not fit goes back to the outbox.
   const handBack = async () => {
+    while (overflow.length > 0 && pending.size < maxPending) {
+      const request = overflow.shift();
+      if (request) accept([request]);
+    }
     while (overflow.length > 0) {
       const { requeued } = await requeueEmbeddings({ workspaceId, requests: overflow.splice(0, REQUEUE_CHUNK) });
       totals.requeued += requeued;

@@ -26,6 +26,8 @@ export interface ReserveInput {
    * the first reservation and charges nothing (Temporal activities run at least once).
    */
   idempotencyKey?: string;
+  /** The key was made for this call (a fresh uuid), so no earlier reservation can hold it: skip looking. */
+  freshKey?: boolean;
   /**
    * The caller confirms the charge once its work is done (`confirmReservations`) or refunds it;
    * until then it is `pending`, and the credits-reconcile pass refunds it when it stays so too long.
@@ -54,7 +56,7 @@ const findByIdempotencyKey = (m: EntityManager, workspaceId: string, idempotency
  */
 export async function reserveCredits(m: EntityManager, input: ReserveInput): Promise<CreditReceipt> {
   const cost = creditCost(input.kind, input.quantity ?? 1);
-  if (input.idempotencyKey) {
+  if (input.idempotencyKey && !input.freshKey) {
     const earlier = await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey);
     if (earlier) return receiptOf(earlier);
   }

@@ -80,6 +80,7 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
         kind,
         quantity: options.quantity,
         idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
+        freshKey: options.idempotencyKey === undefined,
         pendingSettlement: true,
       }),
       prepared: options.prepare ? await options.prepare(m) : undefined,
