@@ -1,3 +1,4 @@
+import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { MergeService } from '../src/merges/service';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
@@ -19,6 +20,7 @@ export interface ActivityDeps {
   services: {
     prompts: PromptService;
     promptReconciler: PromptReconciler;
+    credits: CreditService;
     merges: MergeService;
     embeddings: EmbeddingService;
     typeCatalog: GraphActivityDeps['typeCatalog'];

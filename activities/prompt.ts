@@ -1,4 +1,4 @@
-import { refundCredits, reserveCredits } from '../src/credits/ledger';
+import { refundCredits, reserveCredits } from '../src/credits/repository';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
 import { PROMPT_CREDIT_KIND } from '../src/prompt/model/contract';

@@ -40,4 +40,25 @@ export const LIMITS = {
   merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50, decisionWaitMs: 10_000 },
   // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
   temporalCodecPayloads: 1000,
+  // Not in the contract: outbox delivery. A failed row waits 5 s, 10 s, 20 s … (at most 10 min) before
+  // its next attempt and is dead-lettered after 10 attempts (about half an hour of failures);
+  // delivered rows are purged after 7 days, at most `purgeBatch` rows per statement.
+  outbox: {
+    batch: 200,
+    maxAttempts: 10,
+    retryBaseSeconds: 5,
+    retryMaxSeconds: 600,
+    retentionDays: 7,
+    purgeBatch: 10_000,
+  },
+  // Not in the contract: a workspace's embedding queue holds at most `queueMaxPending` requests (more
+  // go back to the outbox, to arrive again after `requeueDelaySeconds`); a backfill pass re-queues at
+  // most `backfillPerWorkspace` nodes per workspace, visiting `backfillWorkspaces` workspaces per activity.
+  embeddings: {
+    batchSize: 64,
+    queueMaxPending: 5000,
+    requeueDelaySeconds: 30,
+    backfillPerWorkspace: 1000,
+    backfillWorkspaces: 100,
+  },
 } as const;

@@ -5,6 +5,7 @@ import type { UsageRecorder } from './api-keys/usage-recorder';
 import { createUsageRecorder } from './api-keys/usage-recorder';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
+import { embeddingQueue } from './embeddings/outbox-handler';
 import type { EmbeddingService } from './embeddings/service';
 import { createEmbeddingService } from './embeddings/service';
 import type { EdgeService } from './graph/edge-service';
@@ -98,7 +99,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const embeddings = createEmbeddingProvider(config);
-  const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const outbox = createOutboxRelay({ uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const credits = createCreditService({ uow, logger });
   const prompts = createPromptService({
     uow,
     outbox,
@@ -125,9 +127,9 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
       promptStream: createPromptStream({ uow, prompts, logger }),
       promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
-      credits: createCreditService({ uow, logger }),
-      embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
-      search: createSearchService({ uow, embeddings, logger }),
+      credits,
+      embeddings: createEmbeddingService({ uow, provider: embeddings, logger, enqueue: embeddingQueue(temporal) }),
+      search: createSearchService({ uow, embeddings, credits }),
       merges: createMergeService({ uow, temporal }),
       nodes: createNodeService({ uow, read, outbox }),
       edges: createEdgeService({ uow, read }),

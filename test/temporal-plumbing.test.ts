@@ -59,6 +59,17 @@ describe('Temporal plumbing', () => {
     }
   });
 
+  it('schedules every safety net: outbox sweep, prompt and credit reconciles, embedding backfill, catalog, decay', () => {
+    expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
+      'outbox-sweep',
+      'prompt-reconcile',
+      'type-catalog-refresh',
+      'importance-decay',
+      'credits-reconcile',
+      'embedding-backfill',
+    ]);
+  });
+
   it('delivers an outbox event through the sweep workflow, end to end on the worker', async () => {
     const { runtime, config } = getStack();
     const tenant = await newTenant();

@@ -1,5 +1,7 @@
 import type { Client, ScheduleOptions } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { creditsReconcileWorkflow } from '../credits/workflow';
+import { embeddingBackfillWorkflow } from '../embeddings/workflow';
 import type { WorkflowContract } from '../platform/temporal/contract';
 import {
   importanceDecayWorkflow,
@@ -47,6 +49,21 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     workflow: importanceDecayWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '1 day', offset: '2 hours' }] },
+  },
+  {
+    name: 'credits-reconcile',
+    description:
+      'Refunds reservations (searches, embeddings) still pending after 15 minutes: their work died before settling.',
+    workflow: creditsReconcileWorkflow,
+    args: [{ minAgeSeconds: 900 }],
+    spec: { intervals: [{ every: '5 minutes' }] },
+  },
+  {
+    name: 'embedding-backfill',
+    description: 'Re-queues live nodes older than 5 minutes that have no vector and no permanent embedding error.',
+    workflow: embeddingBackfillWorkflow,
+    args: [{ minAgeSeconds: 300 }],
+    spec: { intervals: [{ every: '10 minutes' }] },
   },
 ];
 

@@ -1,7 +1,7 @@
 import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
-import { reserveCredits } from '../credits/ledger';
+import { reserveCredits } from '../credits/repository';
 import { LIMITS } from '../limits';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';

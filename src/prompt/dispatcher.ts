@@ -3,7 +3,7 @@ import { TerminatedFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { CREDIT_COSTS } from '../credits/costs';
 import { InsufficientCreditsError } from '../credits/errors';
-import { readCreditBalance } from '../credits/ledger';
+import { readCreditBalance } from '../credits/repository';
 import type { Principal } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, InternalError } from '../platform/errors';

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import { refundCredits } from '../credits/ledger';
+import { refundCredits } from '../credits/repository';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';

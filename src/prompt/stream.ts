@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { CreditReceipt } from '../credits/ledger';
-import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { CreditReceipt } from '../credits/repository';
+import { refundCredits, reserveCredits } from '../credits/repository';
 import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';

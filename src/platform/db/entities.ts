@@ -1,7 +1,9 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
+import { CreditLedgerEntry } from '../../credits/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
 import { RevokedToken } from '../auth/entities';
+import { OutboxEvent } from '../outbox/entities';
 
 /** Every TypeORM entity. Features add theirs here. */
 export const entities = [
@@ -14,4 +16,6 @@ export const entities = [
   RevokedToken,
   MergeCandidate,
   MergeAction,
+  CreditLedgerEntry,
+  OutboxEvent,
 ];
