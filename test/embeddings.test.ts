@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
 import { embeddingQueueWorkflow, embeddingQueueWorkflowId } from '../src/embeddings/workflow';
-import { createNodeInTransaction } from '../src/graph/node-writes';
+import { createNodeInTransaction } from '../src/graph/writes';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';

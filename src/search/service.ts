@@ -1,8 +1,9 @@
 import type { CreditKind } from '../credits/costs';
 import type { CreditReceipt } from '../credits/ledger';
 import { refundCredits, reserveCredits } from '../credits/ledger';
-import type { NodeResponse, NodeRow } from '../graph/schemas';
-import { toNodeResponse } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
+import type { NodeResponse } from '../graph/schemas';
 import type { SearchSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
