@@ -2,7 +2,8 @@
  * Contract section 8, in one place. Schemas and services read their bounds from here.
  */
 export const LIMITS = {
-  list: { maxLimit: 10_000, defaultLimit: 50 },
+  // offset: the contract sets only its minimum; the list SQL binds it as int4, so int4's maximum is the bound.
+  list: { maxLimit: 10_000, defaultLimit: 50, maxOffset: 2_147_483_647 },
   typeahead: { min: 1, max: 50, default: 20 },
   queryLength: 200,
   typeLength: 80,

@@ -78,7 +78,15 @@ describe('graph: edges', () => {
     expect(await ids('type=knows')).to.deep.equal([ab.id, cb.id]);
     expect(await ids(`type=knows&source_node_id=${c.id}`)).to.deep.equal([cb.id]);
     expect(await ids('limit=1&offset=2')).to.deep.equal([cb.id]);
-    for (const query of ['limit=10001', 'offset=-1', 'type=9x', `type=${'a'.repeat(81)}`, 'source_node_id=nope']) {
+    expect(await ids('offset=2147483647')).to.deep.equal([]);
+    for (const query of [
+      'limit=10001',
+      'offset=-1',
+      'offset=2147483648',
+      'type=9x',
+      `type=${'a'.repeat(81)}`,
+      'source_node_id=nope',
+    ]) {
       expect((await as(api_key).get(`${EDGES}?${query}`)).status, query).to.equal(422);
     }
     const deleted = await as(api_key).delete(`${EDGES}/${ab.id}`);

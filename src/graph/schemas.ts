@@ -20,7 +20,7 @@ export const EdgeTypeFilter = z
   .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type');
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.list.maxLimit).default(LIMITS.list.defaultLimit);
-const offset = z.coerce.number().int().min(0).default(0);
+const offset = z.coerce.number().int().min(0).max(LIMITS.list.maxOffset).default(0);
 const properties = z.record(z.string(), z.unknown());
 
 /** Every field of contract 2.1 except the raw vector; `embedding` only on request. */
