@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { DegreeBackfill1763780008200 } from '../migrations/1763780008200-degree-backfill';
 import { as } from './helpers/http';
+import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 const NODES = '/v1/ontology/nodes';
@@ -207,6 +209,49 @@ describe('graph: traversals', () => {
       expect(empty.totals).to.deep.equal({ nodes: 0, edges: 0, node_types: 0, edge_types: 0 });
       expect(empty.by_connection).to.deep.equal([{ connection_id: '_manual', nodes: 0, edges: 0 }]);
       expect(empty.density).to.equal(0);
+    });
+  });
+
+  describe('degree counters', () => {
+    it('a migration backfills them for rows written before the counters existed', async () => {
+      const tenant = await newTenant();
+      const own = as(tenant.api_key);
+      const [x, y, z] = [await node(own, 'doc', 'x'), await node(own, 'doc', 'y'), await node(own, 'doc', 'z')];
+      await edge(own, x, y);
+      await edge(own, x, z);
+      const gone = await edge(own, z, y);
+      await own.delete(`${EDGES}/${gone}`);
+      const owner = getStack().ownerDataSource;
+      // As rows look when the counter columns arrive on a table that already has them.
+      await owner.query(`UPDATE nodes SET out_degree = 0, in_degree = 0 WHERE workspace_id = $1`, [
+        tenant.workspace_id,
+      ]);
+      // In a transaction of its own, as the migration runner gives each migration.
+      await owner.transaction(async (m) => {
+        if (!m.queryRunner) throw new Error('a transaction runs on a query runner');
+        await new DegreeBackfill1763780008200().up(m.queryRunner);
+      });
+      const hubs = (await own.get('/v1/ontology/graph_stats')).body.top_hubs;
+      expect(
+        hubs.map((h: { id: string; in_degree: number; out_degree: number }) => [h.id, h.out_degree, h.in_degree]),
+      ).to.deep.include.members([
+        [x, 2, 0],
+        [y, 0, 1],
+        [z, 0, 1],
+      ]);
+    });
+
+    it('graph_stats stays 200 and counts no negative degree when a counter has gone wrong', async () => {
+      const tenant = await newTenant();
+      const own = as(tenant.api_key);
+      const [x, y] = [await node(own, 'doc', 'x'), await node(own, 'doc', 'y')];
+      await edge(own, x, y);
+      await getStack().ownerDataSource.query(`UPDATE nodes SET out_degree = -5 WHERE id = $1`, [x]);
+      const response = await own.get('/v1/ontology/graph_stats');
+      expect(response.status).to.equal(200);
+      expect(response.body.totals).to.deep.include({ nodes: 2 });
+      for (const bucket of response.body.degree_distribution) expect(bucket.min_degree).to.be.at.least(0);
+      for (const hub of response.body.top_hubs) expect(hub.out_degree).to.be.at.least(0);
     });
   });
 

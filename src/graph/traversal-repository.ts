@@ -143,18 +143,22 @@ SELECT
 /**
  * Everything but connectivity, from the node rows and their degree counters, except the edge
  * type distribution, which reads the edge type index. Live rows only. $1 top_hubs_limit.
+ * A counter below 0 (only a bug or a hand edit can make one) counts as 0: a negative degree
+ * would fall outside every bucket and overflow the bucket bounds.
  */
 export const STATS_SQL = `
 WITH live AS MATERIALIZED (
-  SELECT n.id, n.type, n.name, n.connection_id, n.in_degree, n.out_degree, n.in_degree + n.out_degree AS degree
-  FROM nodes n WHERE NOT n.is_deleted),
+  SELECT id, type, name, connection_id, in_degree, out_degree, in_degree + out_degree AS degree FROM (
+    SELECT n.id, n.type, n.name, n.connection_id, GREATEST(n.in_degree, 0) AS in_degree, GREATEST(n.out_degree, 0) AS out_degree
+    FROM nodes n WHERE NOT n.is_deleted) c),
 by_type AS (SELECT type, count(*)::int AS count FROM live GROUP BY type),
 edge_types AS (SELECT e.type, count(*)::int AS count FROM edges e WHERE NOT e.is_deleted GROUP BY e.type),
 by_connection AS (
   SELECT coalesce(connection_id::text, '_manual') AS connection_id, count(*)::int AS nodes, sum(out_degree)::int AS edges
   FROM live GROUP BY 1),
 hubs AS (
-  SELECT n.id, n.type, n.name, n.in_degree + n.out_degree AS degree, n.in_degree, n.out_degree
+  SELECT n.id, n.type, n.name, GREATEST(n.in_degree, 0) + GREATEST(n.out_degree, 0) AS degree,
+    GREATEST(n.in_degree, 0) AS in_degree, GREATEST(n.out_degree, 0) AS out_degree
   -- Written as the index nodes_workspace_degree_idx is, so the top hubs come from it (incremental sort on id).
   FROM nodes n WHERE NOT n.is_deleted ORDER BY (n.out_degree + n.in_degree) DESC, n.id LIMIT $1),
 buckets AS (
