@@ -11,8 +11,15 @@ export const LIMITS = {
   nodeNameLength: 1000,
   edgeTextLength: 20_000,
   overview: { maxSupernodes: { min: 10, max: 2000, default: 500 } },
-  // Components are computed exactly up to this many live edges; beyond it they read as null.
-  stats: { topHubs: { min: 1, max: 50, default: 5 }, exactConnectivityMaxEdges: 200_000 },
+  // Components are computed exactly up to this many live edges; beyond it they read as null. A
+  // computed result is reused per workspace for componentsTtlSeconds while the live totals stay
+  // the same, for at most componentsCacheEntries workspaces per process.
+  stats: {
+    topHubs: { min: 1, max: 50, default: 5 },
+    exactConnectivityMaxEdges: 200_000,
+    componentsTtlSeconds: 60,
+    componentsCacheEntries: 10_000,
+  },
   neighborhood: {
     hops: { min: 1, max: 3, default: 2 },
     nodeLimit: { min: 10, max: 2000, default: 300 },

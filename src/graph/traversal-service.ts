@@ -4,6 +4,7 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
+import { createComponentsCache } from './components-cache';
 import { computeComponents, matchCompactNodes, readOverview, readStats, readSubgraph } from './traversal-repository';
 import type {
   FamilyTreeQuery,
@@ -20,6 +21,10 @@ type CompactNode = GraphNeighborhoodResponse['candidates'][number];
 /** Overview, stats, neighborhood and family tree: all computed in Postgres, in the caller's workspace. */
 export function createTraversalService(deps: { uow: UnitOfWork }) {
   const { uow } = deps;
+  const componentsCache = createComponentsCache({
+    ttlMs: LIMITS.stats.componentsTtlSeconds * 1000,
+    maxEntries: LIMITS.stats.componentsCacheEntries,
+  });
 
   async function subgraph(
     m: EntityManager,
@@ -83,9 +88,13 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
       uow(scopeOf(principal), async (m): Promise<GraphStatsRecord> => {
         const { isolated, ...stats } = await readStats(m, query.top_hubs_limit);
         // Components need several passes over every edge (17 s at 1M edges here), so they are
-        // computed per request only for graphs below the bound; the rest is always exact.
+        // computed only for graphs below the bound, and reused while the live totals stand still
+        // (see components-cache.ts); the rest is always exact and current.
         const exact = stats.totals.edges <= LIMITS.stats.exactConnectivityMaxEdges;
-        const cc = exact ? await computeComponents(m) : undefined;
+        const fingerprint = `${stats.totals.nodes}:${stats.totals.edges}:${isolated}`;
+        const cc = exact
+          ? await componentsCache.get(principal.workspaceId, fingerprint, () => computeComponents(m))
+          : undefined;
         // Contract 4.1: the synthetic _manual row is always present, even when empty.
         if (!stats.by_connection.some((entry) => entry.connection_id === '_manual')) {
           stats.by_connection.unshift({ connection_id: '_manual', nodes: 0, edges: 0 });
@@ -98,6 +107,8 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
             largest_component: cc ? Math.max(cc.largest, nodes > 0 ? 1 : 0) : null,
             isolated_nodes: isolated,
             exact,
+            computed_at: cc ? cc.computedAt.toISOString() : null,
+            age_seconds: cc ? Math.max(0, Date.now() - cc.computedAt.getTime()) / 1000 : null,
           },
           density: nodes > 1 ? stats.totals.edges / (nodes * (nodes - 1)) : 0,
         };
