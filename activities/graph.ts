@@ -8,6 +8,10 @@ export interface GraphActivityDeps {
   dataSource: DataSource;
   typeCatalog: TypeCatalogService;
   importance: ImportanceService;
+  /** Nodes per transaction of the importance decay (the service's default when unset). */
+  nodesPerPage?: number;
+  /** How often a workspace's work heartbeats while a single statement runs; well inside the 1-minute timeout. */
+  heartbeatEveryMs?: number;
 }
 
 export interface WorkspaceBatch {
@@ -24,28 +28,41 @@ export interface WorkspaceBatchResult {
   last: string | null;
 }
 
+type Progress = Record<string, number>;
+
 /**
- * Runs `work` for one batch of workspaces, each in its own unit of work, heartbeating between
- * them. A workspace that fails is logged and skipped: one bad workspace must not keep every
- * workspace after it from its nightly pass, nor have the whole batch retried.
+ * Runs `work` for one batch of workspaces, each in its own unit(s) of work, and heartbeats all
+ * along: with the work's own progress (`report`), on a timer while one long statement runs (a
+ * big workspace's recount), and after each workspace. Without that, a pass longer than the
+ * heartbeat timeout would be retried while still running. A workspace that fails is logged and
+ * skipped: one bad workspace must not keep every workspace after it from its pass, nor have the
+ * whole batch retried.
  */
 async function forBatch(
   deps: GraphActivityDeps,
   job: string,
   batch: WorkspaceBatch,
-  work: (workspaceId: string) => Promise<unknown>,
+  work: (workspaceId: string, report: (progress: Progress) => void) => Promise<unknown>,
 ): Promise<WorkspaceBatchResult> {
   const ids = await workspaceIdsAfter(deps.dataSource, batch.after, batch.size);
   let failed = 0;
   for (const [index, workspaceId] of ids.entries()) {
+    let details: Record<string, string | number> = { workspace: workspaceId, done: index, failed };
+    const report = (progress: Progress) => {
+      details = { ...details, ...progress };
+      heartbeat(details);
+    };
+    const timer = setInterval(() => heartbeat(details), deps.heartbeatEveryMs ?? 10_000);
     try {
-      await work(workspaceId);
+      await work(workspaceId, report);
     } catch (error) {
       failed += 1;
       log.warn(`${job} failed in a workspace; skipped until the next run`, {
         workspaceId,
         error: error instanceof Error ? error.message : String(error),
       });
+    } finally {
+      clearInterval(timer);
     }
     heartbeat({ done: index + 1, failed });
   }
@@ -57,8 +74,10 @@ export function createGraphActivities(deps: GraphActivityDeps) {
     /** Contract 2.3: the daily catalog recompute, for a batch of workspaces. */
     refreshTypeCatalogs: (batch: WorkspaceBatch) =>
       forBatch(deps, 'type-catalog refresh', batch, (id) => deps.typeCatalog.refresh(id)),
-    /** Contract 2.7: the nightly importance decay, for a batch of workspaces. */
+    /** Contract 2.7: the nightly importance decay, for a batch of workspaces; it reports every page of nodes. */
     decayImportance: (batch: WorkspaceBatch) =>
-      forBatch(deps, 'importance decay', batch, (id) => deps.importance.decayWorkspace(id)),
+      forBatch(deps, 'importance decay', batch, (id, report) =>
+        deps.importance.decayWorkspace(id, { nodesPerPage: deps.nodesPerPage, onProgress: report }),
+      ),
   };
 }

@@ -1,4 +1,6 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { expect } from 'chai';
+import { createGraphActivities } from '../activities/graph';
 import { importanceScore } from '../src/importance/formula';
 import { scheduleId } from '../src/maintenance/schedules';
 import { ImportanceSettings } from '../src/ontology-config/schemas';
@@ -179,5 +181,35 @@ describe('graph: maintenance workflows and schedules', function () {
     } finally {
       await owner.query(`DELETE FROM workspace_settings WHERE workspace_id = $1`, [broken.workspace_id]);
     }
+  });
+
+  it('a long pass heartbeats inside its loops: after every page of nodes, with its progress, and per workspace', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    for (let i = 0; i < 25; i += 5) {
+      await Promise.all([0, 1, 2, 3, 4].map((j) => as(api_key).post(NODES, { type: 'note', name: `n${i + j}` })));
+    }
+    const owner = getStack().ownerDataSource;
+    // The batch of one workspace that starts right after its predecessor is exactly this one.
+    const [{ before }] = await owner.query(`SELECT max(id::text) AS before FROM workspaces WHERE id < $1`, [
+      workspace_id,
+    ]);
+    const { runtime } = getStack();
+    const activities = createGraphActivities({
+      dataSource: runtime.dataSource,
+      typeCatalog: runtime.services.typeCatalog,
+      importance: runtime.services.importance,
+      nodesPerPage: 10,
+    });
+    // Temporal's activity test environment runs the activity with a real Context and reports each heartbeat.
+    const environment = new MockActivityEnvironment();
+    const beats: Record<string, unknown>[] = [];
+    environment.on('heartbeat', (details: Record<string, unknown>) => beats.push(details));
+
+    const result = await environment.run(activities.decayImportance, { after: before, size: 1 });
+    expect(result).to.deep.equal({ processed: 1, failed: 0, last: workspace_id });
+    const pages = beats.filter((beat) => beat.workspace === workspace_id && 'nodes' in beat);
+    expect(pages.map((beat) => beat.nodes)).to.deep.equal([10, 20, 25]);
+    expect(pages[0]).to.include({ done: 0, failed: 0 });
+    expect(beats.at(-1)).to.deep.equal({ done: 1, failed: 0 });
   });
 });
