@@ -13,10 +13,13 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
 
   /**
    * Contract 4.1: 400 when the two nodes are in different workspaces. A node this workspace
-   * cannot see is 404, unless it lives in another workspace the caller is a member of: then the
-   * caller already knows it exists and the useful answer is the 400. Strangers still get 404.
+   * cannot see is 404, unless it lives in another workspace the caller may act in: then the
+   * caller already knows it exists and the useful answer is the 400. Only a user JWT reaches the
+   * user's other workspaces; a key or MCP token is bound to one, so for it (as for strangers) the
+   * other workspaces' contents stay unknown: 404, or a 400 would tell what they hold.
    */
   async function inOtherWorkspaceOfCaller(principal: Principal, nodeIds: string[]): Promise<boolean> {
+    if (principal.credential.kind !== 'user_jwt') return false;
     const others = await uow({ userId: principal.userId }, (m) =>
       otherWorkspacesOf(m, principal.userId, principal.workspaceId),
     );

@@ -73,7 +73,8 @@ export interface Authenticator {
   authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
 }
 
-const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
+// Lower case, as Postgres prints uuids, so that the credential's own workspace compares equal in any case.
+const WorkspaceQuery = z.object({ workspace_id: z.uuid().transform((id) => id.toLowerCase()) });
 
 /** Postgres stores no NUL character in text or jsonb; refuse it at the door (422), not as a 500. */
 function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
