@@ -14,7 +14,7 @@ import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { createActivities } from '../activities';
 import { confirmReservations, reserveCredits } from '../src/credits/repository';
-import { createNodeInTransaction } from '../src/graph/node-writes';
+import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';

@@ -2,7 +2,8 @@
  * Contract section 8, in one place. Schemas and services read their bounds from here.
  */
 export const LIMITS = {
-  list: { maxLimit: 10_000, defaultLimit: 50 },
+  // offset: the contract sets only its minimum; the list SQL binds it as int4, so int4's maximum is the bound.
+  list: { maxLimit: 10_000, defaultLimit: 50, maxOffset: 2_147_483_647 },
   // Not in the contract: how deeply request JSON (bodies, query, path) may nest; deeper is 422.
   jsonDepth: 64,
   typeahead: { min: 1, max: 50, default: 20 },
@@ -12,8 +13,15 @@ export const LIMITS = {
   nodeNameLength: 1000,
   edgeTextLength: 20_000,
   overview: { maxSupernodes: { min: 10, max: 2000, default: 500 } },
-  // Components are computed exactly up to this many live edges; beyond it they read as null.
-  stats: { topHubs: { min: 1, max: 50, default: 5 }, exactConnectivityMaxEdges: 200_000 },
+  // Components are computed exactly up to this many live edges; beyond it they read as null. A
+  // computed result is reused per workspace for componentsTtlSeconds while the live totals stay
+  // the same, for at most componentsCacheEntries workspaces per process.
+  stats: {
+    topHubs: { min: 1, max: 50, default: 5 },
+    exactConnectivityMaxEdges: 200_000,
+    componentsTtlSeconds: 60,
+    componentsCacheEntries: 10_000,
+  },
   neighborhood: {
     hops: { min: 1, max: 3, default: 2 },
     nodeLimit: { min: 10, max: 2000, default: 300 },

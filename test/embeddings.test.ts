@@ -9,7 +9,7 @@ import {
   embeddingQueueWorkflow,
   embeddingQueueWorkflowId,
 } from '../src/embeddings/workflow';
-import { createNodeInTransaction } from '../src/graph/node-writes';
+import { createNodeInTransaction } from '../src/graph/writes';
 import { MAINTENANCE_SCHEDULES } from '../src/maintenance/schedules';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';

@@ -63,7 +63,7 @@ export interface EmbeddingBackfillInput extends WorkspaceSweepInput {
   minAgeSeconds: number;
 }
 
-export interface EmbeddingBackfillResult extends WorkspaceSweepResult {
+export interface EmbeddingBackfillResult extends Pick<WorkspaceSweepResult, 'workspaces'> {
   /** Nodes handed to their workspace's queue. */
   queued: number;
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { NodeRow } from '../graph/schemas';
-import { NODE_COLUMNS, toNodeResponse } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { NODE_COLUMNS, toNodeResponse } from '../graph/repository';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { queryFirst } from '../platform/db/query';
 import { ConflictError, NotFoundError } from '../platform/errors';

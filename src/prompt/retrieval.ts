@@ -1,5 +1,5 @@
-import type { NodeRow } from '../graph/schemas';
-import { NODE_COLUMNS } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { NODE_COLUMNS } from '../graph/repository';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
+import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse } from '../graph/schemas';
+import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';

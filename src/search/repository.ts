@@ -1,7 +1,7 @@
 import { toSql } from 'pgvector/pg';
 import type { EntityManager } from 'typeorm';
-import type { NodeRow } from '../graph/schemas';
-import { NODE_COLUMNS } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { NODE_COLUMNS } from '../graph/repository';
 import { queryRows } from '../platform/db/query';
 
 export interface VectorCandidate extends NodeRow {

@@ -1,7 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import type { Charge, CreditService } from '../credits/service';
-import type { NodeResponse, NodeRow } from '../graph/schemas';
-import { toNodeResponse } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
+import type { NodeResponse } from '../graph/schemas';
 import type { SearchSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';

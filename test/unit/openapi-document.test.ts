@@ -80,7 +80,7 @@ describe('OpenAPI document from the route list', () => {
 
     it('an authenticated, scoped, metered route with a body declares every refusal it can meet', () => {
       expect(Object.keys(create.responses).sort()).to.deep.equal(
-        ['200', '400', '401', '402', '403', '404', '413', '415', '422', '429', '500'].sort(),
+        ['200', '400', '401', '402', '403', '404', '413', '415', '422', '429', '500', '503', '504'].sort(),
       );
       expect(create.responses['402'].content['application/json'].schema.$ref).to.equal(
         '#/components/schemas/InsufficientCredits',

@@ -116,7 +116,8 @@ export interface Authenticator {
   authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
 }
 
-const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
+// Lower case, as Postgres prints uuids, so that the credential's own workspace compares equal in any case.
+const WorkspaceQuery = z.object({ workspace_id: z.uuid().transform((id) => id.toLowerCase()) });
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
   assertCleanInput(value, part);

@@ -1,7 +1,10 @@
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
 import { CreditLedgerEntry } from '../../credits/entities';
+import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
+import { WorkspaceSettings } from '../../ontology-config/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
+import { TypeCatalogEntry, WorkspaceEvent } from '../../type-catalog/entities';
 import { RevokedToken } from '../auth/entities';
 import { OutboxEvent } from '../outbox/entities';
 
@@ -18,4 +21,9 @@ export const entities = [
   MergeAction,
   CreditLedgerEntry,
   OutboxEvent,
+  Node,
+  Edge,
+  TypeCatalogEntry,
+  WorkspaceEvent,
+  WorkspaceSettings,
 ];
