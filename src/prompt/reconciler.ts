@@ -7,14 +7,9 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import type { Intent } from './model/contract';
 import { PROMPT_CREDIT_KIND } from './model/contract';
+import { unsettledReservations } from './repository';
 import type { PromptService } from './service';
 import { sourceHash } from './summary';
-
-interface Unsettled {
-  ledger_id: string;
-  idempotency_key: string;
-  kind: string;
-}
 
 const INTENT_OF_KIND = Object.fromEntries(
   Object.entries(PROMPT_CREDIT_KIND).map(([intent, kind]) => [kind, intent as Intent]),
@@ -51,17 +46,7 @@ export function createPromptReconciler(deps: {
   /** One workspace's reservations older than `minAgeSeconds` with no refund and no ok audit. */
   async function settleWorkspace(workspaceId: string, minAgeSeconds: number): Promise<number> {
     let settled = 0;
-    const unsettled: Unsettled[] = await uow({ workspaceId }, (m) =>
-      m.query(
-        `SELECT l.id AS ledger_id, l.idempotency_key, l.kind FROM credit_ledger l
-         WHERE l.amount < 0 AND l.kind LIKE 'ontology.prompt.%' AND l.idempotency_key LIKE 'prompt-%:reserve'
-           AND l.created_at <= now() - make_interval(secs => $1)
-           AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
-           AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
-         ORDER BY l.created_at LIMIT 100`,
-        [minAgeSeconds],
-      ),
-    );
+    const unsettled = await uow({ workspaceId }, (m) => unsettledReservations(m, minAgeSeconds));
     for (const row of unsettled) {
       const workflowId = row.idempotency_key.slice(0, -':reserve'.length);
       if (await isRunning(workflowId)) continue;
@@ -92,8 +77,10 @@ export function createPromptReconciler(deps: {
       for (;;) {
         const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
         if (batch.length === 0) return { settled };
-        for (const workspaceId of batch) settled += await settleWorkspace(workspaceId, input.minAgeSeconds);
-        after = batch.at(-1)!;
+        for (const workspaceId of batch) {
+          settled += await settleWorkspace(workspaceId, input.minAgeSeconds);
+          after = workspaceId;
+        }
       }
     },
   };

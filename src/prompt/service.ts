@@ -1,11 +1,24 @@
 import type { EntityManager } from 'typeorm';
 import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse } from '../graph/schemas';
+import { toEdgeResponse, toNodeResponse } from '../graph/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
+import {
+  claimPromptWritesUndo,
+  edgesInOrder,
+  findLiveEdge,
+  findLiveNodeByName,
+  findPromptWrites,
+  insertPromptWrites,
+  nodesInOrder,
+  recordPromptRun,
+  softDeleteEdges,
+  softDeleteNodes,
+  takeBackReferences,
+} from './repository';
 import type { Retrieval } from './retrieval';
 import type { SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
@@ -30,14 +43,8 @@ export interface AuditInput {
 export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 async function loadWritten(m: EntityManager, nodeIds: string[], edgeIds: string[]) {
-  const nodes = await m.query(
-    `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], n.id)`,
-    [nodeIds],
-  );
-  const edges = await m.query(
-    `SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], e.id)`,
-    [edgeIds],
-  );
+  const nodes = await nodesInOrder(m, nodeIds);
+  const edges = await edgesInOrder(m, edgeIds);
   return { nodes: nodes.map(toNodeResponse), edges: edges.map(toEdgeResponse) };
 }
 
@@ -71,17 +78,14 @@ export function createPromptService(deps: {
     }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
       const result = await uow({ workspaceId }, async (m) => {
-        const [earlier] = await m.query(
-          `SELECT node_ids, edge_ids, reference_deltas FROM prompt_writes WHERE correlation_id = $1`,
-          [correlationId],
-        );
+        const earlier = await findPromptWrites(m, workspaceId, correlationId);
         if (earlier) {
-          const written = await loadWritten(m, earlier.node_ids, earlier.edge_ids);
-          const createdBefore = earlier.node_ids.filter((id: string) => !(id in earlier.reference_deltas));
+          const written = await loadWritten(m, earlier.nodeIds, earlier.edgeIds);
+          const createdBefore = earlier.nodeIds.filter((id) => !(id in earlier.referenceDeltas));
           return {
             ...written,
             nodes_created: createdBefore.length,
-            edges_created: earlier.edge_ids.length,
+            edges_created: earlier.edgeIds.length,
             fresh: false,
           };
         }
@@ -96,13 +100,9 @@ export function createPromptService(deps: {
           const key = `${node.type}\u0000${normalizedName(node.name)}`;
           let id = idByKey.get(key);
           if (!id) {
-            const [existing] = await m.query(
-              `SELECT id FROM nodes WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
-               ORDER BY created_at LIMIT 1`,
-              [node.type, normalizedName(node.name)],
-            );
+            const existing = await findLiveNodeByName(m, node.type, normalizedName(node.name));
             if (existing) {
-              id = existing.id as string;
+              id = existing.id;
               referenced.push(id);
             } else {
               const row = await createNodeInTransaction(
@@ -126,10 +126,7 @@ export function createPromptService(deps: {
           const target = idByRef.get(edge.target_ref);
           if (!source || !target) continue; // the model named a ref it did not define: skip the edge
           // A fact already in the graph is a reference of its ends, not a second edge.
-          const [known] = await m.query(
-            `SELECT id FROM edges WHERE NOT is_deleted AND type = $1 AND source_node_id = $2 AND target_node_id = $3 LIMIT 1`,
-            [edge.type, source, target],
-          );
+          const known = await findLiveEdge(m, edge.type, source, target);
           if (known) {
             await touchNodes(m, [source, target], options);
             for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
@@ -150,10 +147,13 @@ export function createPromptService(deps: {
           edgeIds.push(row.id);
           for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
         }
-        await m.query(
-          `INSERT INTO prompt_writes (workspace_id, correlation_id, node_ids, edge_ids, reference_deltas) VALUES ($1, $2, $3, $4, $5)`,
-          [workspaceId, correlationId, [...created, ...referenced], edgeIds, JSON.stringify(deltas)],
-        );
+        await insertPromptWrites(m, {
+          workspaceId,
+          correlationId,
+          nodeIds: [...created, ...referenced],
+          edgeIds,
+          referenceDeltas: deltas,
+        });
         const written = await loadWritten(m, [...created, ...referenced], edgeIds);
         return { ...written, nodes_created: created.length, edges_created: edgeIds.length, fresh: true };
       });
@@ -169,33 +169,13 @@ export function createPromptService(deps: {
      */
     undo: (input: { workspaceId: string; correlationId: string }) =>
       uow({ workspaceId: input.workspaceId }, async (m) => {
-        const [written] = await m
-          .query(
-            `UPDATE prompt_writes SET undone_at = now() WHERE correlation_id = $1 AND undone_at IS NULL
-           RETURNING node_ids, edge_ids, reference_deltas`,
-            [input.correlationId],
-          )
-          .then(
-            ([rows]: [{ node_ids: string[]; edge_ids: string[]; reference_deltas: Record<string, number> }[]]) => rows,
-          );
+        const written = await claimPromptWritesUndo(m, input.correlationId);
         if (!written) return { undone: false };
         const referencedBefore = Object.keys(written.reference_deltas);
         const created = written.node_ids.filter((id) => !referencedBefore.includes(id));
-        await m.query(
-          `UPDATE edges SET is_deleted = true, deleted_at = now()
-           WHERE NOT is_deleted AND (id = ANY($1::uuid[]) OR source_node_id = ANY($2::uuid[]) OR target_node_id = ANY($2::uuid[]))`,
-          [written.edge_ids, created],
-        );
-        await m.query(
-          `UPDATE nodes SET is_deleted = true, deleted_at = now() WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
-          [created],
-        );
-        for (const [nodeId, count] of Object.entries(written.reference_deltas)) {
-          await m.query(`UPDATE nodes SET reference_count = GREATEST(0, reference_count - $2) WHERE id = $1`, [
-            nodeId,
-            count,
-          ]);
-        }
+        await softDeleteEdges(m, written.edge_ids, created);
+        await softDeleteNodes(m, created);
+        await takeBackReferences(m, written.reference_deltas);
         return { undone: true };
       }),
 
@@ -271,38 +251,21 @@ async function insertAudit(
     errorCode?: string;
   },
 ): Promise<boolean> {
-  const inserted = await m.query(
-    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, node_count, edge_count,
-       credits_used, linked_credit_ledger_id, summary, error_code, duration_ms)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (workspace_id, correlation_id) DO UPDATE SET
-       prompt_kind = EXCLUDED.prompt_kind, source_hash = EXCLUDED.source_hash, intent = EXCLUDED.intent,
-       status = EXCLUDED.status, node_count = EXCLUDED.node_count, edge_count = EXCLUDED.edge_count,
-       credits_used = EXCLUDED.credits_used, linked_credit_ledger_id = EXCLUDED.linked_credit_ledger_id,
-       summary = EXCLUDED.summary, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
-       created_at = now()
-     -- Only a refusal that never reserved anything gives way (the client retried the correlation
-     -- id after a 402); any other row of this correlation id is final.
-     WHERE prompt_runs.linked_credit_ledger_id IS NULL AND prompt_runs.status = 'error'
-       AND EXCLUDED.linked_credit_ledger_id IS NOT NULL
-     RETURNING id`,
-    [
-      input.workspaceId,
-      input.correlationId,
-      input.promptKind,
-      input.sourceHash,
-      input.intent,
-      row.status,
-      row.nodeCount,
-      row.edgeCount,
-      row.creditsUsed,
-      row.ledgerId,
-      row.summary,
-      row.errorCode ?? null,
-      Math.max(0, Date.now() - input.startedAtMs),
-    ],
-  );
-  return inserted.length > 0;
+  return recordPromptRun(m, {
+    workspaceId: input.workspaceId,
+    correlationId: input.correlationId,
+    promptKind: input.promptKind,
+    sourceHash: input.sourceHash,
+    intent: input.intent,
+    status: row.status,
+    nodeCount: row.nodeCount,
+    edgeCount: row.edgeCount,
+    creditsUsed: row.creditsUsed,
+    ledgerId: row.ledgerId,
+    summary: row.summary,
+    errorCode: row.errorCode ?? null,
+    durationMs: Math.max(0, Date.now() - input.startedAtMs),
+  });
 }
 
 export type PromptService = ReturnType<typeof createPromptService>;
