@@ -193,6 +193,25 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(stolen.status).to.equal(409);
   });
 
+  it('an X-Correlation-Id the response schema would refuse is replaced by a fresh one before anything runs', async () => {
+    const tenant = await newTenant(20);
+    // uuid-shaped, but version 0: PromptResponse's z.uuid() refuses it.
+    const bogus = '00000000-0000-0000-0000-000000000001';
+    const response = await as(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: FACTS },
+      { 'x-correlation-id': bogus },
+    );
+    expect(response.status).to.equal(200);
+    expect(response.body.correlation_id).not.to.equal(bogus);
+    expect(response.headers.get('x-correlation-id')).to.equal(response.body.correlation_id);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(15);
+    const audits = await owner().query(`SELECT correlation_id FROM prompt_runs WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
+    expect(audits).to.deep.equal([{ correlation_id: response.body.correlation_id }]);
+  });
+
   it('is findable in Temporal by workspace and correlation id', async () => {
     const tenant = await newTenant(10);
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who is anyone?' });
