@@ -212,6 +212,21 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(audits).to.deep.equal([{ correlation_id: response.body.correlation_id }]);
   });
 
+  it('a 20,000-character prompt naming a thousand things persists a bounded graph, with no name longer than a name', async () => {
+    const tenant = await newTenant(20);
+    let prompt = `${'Zzzz'.repeat(1000)}. `;
+    for (let i = 0; prompt.length < 19_900; i += 1) prompt += `Person${i} Smith joined Company${i} Ltd. `;
+    const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt, force_intent: 'update' });
+    expect(response.status).to.equal(200);
+    expect(response.body.nodes_created).to.equal(200);
+    expect(response.body.edges_created).to.be.at.most(500);
+    const [{ longest, nodes }] = await owner().query(
+      `SELECT max(length(name))::int AS longest, count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`,
+      [tenant.workspace_id],
+    );
+    expect({ nodes, short: longest <= 120 }).to.deep.equal({ nodes: 200, short: true });
+  });
+
   it('is findable in Temporal by workspace and correlation id', async () => {
     const tenant = await newTenant(10);
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'Who is anyone?' });
