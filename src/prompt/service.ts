@@ -1,27 +1,42 @@
 import type { EntityManager } from 'typeorm';
-import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
+import type { CreditReceipt } from '../credits/ledger';
+import { refundCredits, reserveCredits } from '../credits/ledger';
+import { createEdgeInTransaction, createNodeInTransaction, enqueueNodeCreated, touchNodes } from '../graph/node-writes';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
 import { toEdgeResponse, toNodeResponse } from '../graph/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, InternalError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import type { FailureDetails } from '../platform/temporal/failures';
+import type { PromptRun } from './entities';
 import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
+import { PROMPT_CREDIT_KIND } from './model/contract';
+import type { PromptRunClaim } from './repository';
 import {
+  claimPromptRun,
   claimPromptWritesUndo,
   edgesInOrder,
   findLiveEdge,
   findLiveNodeByName,
+  findPromptRun,
   findPromptWrites,
   insertPromptWrites,
+  linkReservation,
+  liveNodes,
+  lockReservation,
   nodesInOrder,
   recordPromptRun,
+  referenceCounts,
   softDeleteEdges,
-  softDeleteNodes,
+  softDeleteUntouchedNodes,
   takeBackReferences,
+  tenantOfWorkspace,
 } from './repository';
 import type { Retrieval } from './retrieval';
 import type { SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
+import type { PromptWorkflowResult } from './workflow';
 
 export interface PersistedGraph {
   nodes: NodeResponse[];
@@ -30,13 +45,30 @@ export interface PersistedGraph {
   edges_created: number;
 }
 
+/** What every audit row says of its run. */
 export interface AuditInput {
   workspaceId: string;
   correlationId: string;
   promptKind: string;
   sourceHash: string;
+  /** SHA-256 of the request (`requestHash` in summary.ts); null for a run nobody claimed. */
+  requestHash: string | null;
   intent: Intent;
   startedAtMs: number;
+}
+
+export interface CompletionInput extends AuditInput {
+  ledgerId: string;
+  creditsUsed: number;
+  nodesCreated: number;
+  edgesCreated: number;
+  answer: GroundedAnswer | null;
+}
+
+export interface FailureInput extends AuditInput {
+  /** The reservation, or null when the run failed before reserving (or was refused). */
+  ledgerId: string | null;
+  failure: FailureDetails;
 }
 
 /** Same type and the same name up to case and spacing: a reference, not a duplicate. */
@@ -77,7 +109,7 @@ export function createPromptService(deps: {
       refined: RefinedGraph;
     }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
-      const result = await uow({ workspaceId }, async (m) => {
+      return uow({ workspaceId }, async (m) => {
         const earlier = await findPromptWrites(m, workspaceId, correlationId);
         if (earlier) {
           const written = await loadWritten(m, earlier.nodeIds, earlier.edgeIds);
@@ -86,7 +118,6 @@ export function createPromptService(deps: {
             ...written,
             nodes_created: createdBefore.length,
             edges_created: earlier.edgeIds.length,
-            fresh: false,
           };
         }
         const { importance } = await readOntologyConfig(m);
@@ -105,11 +136,13 @@ export function createPromptService(deps: {
               id = existing.id;
               referenced.push(id);
             } else {
+              // node.created waits for the prompt to complete (`complete`): an undone prompt's nodes
+              // are never embedded or resolved, so a refunded prompt pays for nothing.
               const row = await createNodeInTransaction(
                 m,
                 workspaceId,
                 { type: node.type, name: node.name, properties: node.properties },
-                options,
+                { ...options, emitCreated: false },
               );
               id = row.id;
               created.push(id);
@@ -153,84 +186,151 @@ export function createPromptService(deps: {
           nodeIds: [...created, ...referenced],
           edgeIds,
           referenceDeltas: deltas,
+          createdReferences: await referenceCounts(m, created),
         });
         const written = await loadWritten(m, [...created, ...referenced], edgeIds);
-        return { ...written, nodes_created: created.length, edges_created: edgeIds.length, fresh: true };
+        return { ...written, nodes_created: created.length, edges_created: edgeIds.length };
       });
-      if (result.fresh) outbox.kick(workspaceId);
-      const { fresh: _fresh, ...persisted } = result;
-      return persisted;
     },
 
     /**
-     * The compensation of `persist`: every node and edge this prompt created is soft-deleted (with
-     * the incident edges of its nodes) and the references it added to older nodes are taken back.
-     * Idempotent, and a no-op when nothing was persisted.
+     * The compensation of `persist`, in its own transaction. Idempotent, and a no-op when nothing
+     * was persisted.
      */
     undo: (input: { workspaceId: string; correlationId: string }) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => {
-        const written = await claimPromptWritesUndo(m, input.correlationId);
-        if (!written) return { undone: false };
-        const referencedBefore = Object.keys(written.reference_deltas);
-        const created = written.node_ids.filter((id) => !referencedBefore.includes(id));
-        await softDeleteEdges(m, written.edge_ids, created);
-        await softDeleteNodes(m, created);
-        await takeBackReferences(m, written.reference_deltas);
-        return { undone: true };
-      }),
+      uow({ workspaceId: input.workspaceId }, async (m) => ({ undone: await undoWrites(m, input.correlationId) })),
 
     /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
     async answer(input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> {
       const question = sealer.open(input.prompt);
       const context = await retrieval.context(input.workspaceId, question, await retrieval.embed(question));
-      const answer = await model.answer(question, context);
-      const known = new Set(context.nodes.map((node) => node.id));
-      return { answer: answer.answer, citations: [...new Set(answer.citations.filter((id) => known.has(id)))] };
+      return groundedAnswer(await model.answer(question, context), context.nodes);
     },
 
     /**
-     * The success audit row, and the references of cited nodes, in one transaction; a repeat finds
-     * the row and changes nothing.
+     * Claims the correlation id for this request before anything runs; when it is taken, the run
+     * that holds it (a retry of the same request, or another request under a reused id).
      */
-    complete: (
-      input: AuditInput & {
-        persisted: PersistedGraph;
-        answer: GroundedAnswer | null;
-        creditsUsed: number;
-        ledgerId: string;
-      },
-    ) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => {
-        const inserted = await insertAudit(m, input, {
-          status: 'ok',
-          nodeCount: input.persisted.nodes_created,
-          edgeCount: input.persisted.edges_created,
-          creditsUsed: input.creditsUsed,
-          ledgerId: input.ledgerId,
-          summary: auditSummary({
-            intent: input.intent,
-            nodesCreated: input.persisted.nodes_created,
-            edgesCreated: input.persisted.edges_created,
-            answer: input.answer?.answer,
-          }),
+    claim: (claim: PromptRunClaim) =>
+      uow(
+        { workspaceId: claim.workspaceId },
+        async (m): Promise<{ claimed: true } | { claimed: false; run: PromptRun }> => {
+          if (await claimPromptRun(m, claim)) return { claimed: true };
+          const run = await findPromptRun(m, claim.workspaceId, claim.correlationId);
+          if (!run) throw new InternalError('The prompt run holding this correlation id vanished');
+          return { claimed: false, run };
+        },
+      ),
+
+    /**
+     * Reserves the intent's cost, keyed by `idempotencyKey` so a retried step charges once. The
+     * tenant that pays is the workspace's own, read here: never one named by the caller.
+     */
+    reserve: (input: { workspaceId: string; correlationId: string; intent: Intent; idempotencyKey: string }) =>
+      uow({ workspaceId: input.workspaceId }, async (m): Promise<CreditReceipt> => {
+        const tenantId = await tenantOfWorkspace(m, input.workspaceId);
+        if (!tenantId) throw new NotFoundError('Workspace not found');
+        const receipt = await reserveCredits(m, {
+          tenantId,
+          workspaceId: input.workspaceId,
+          kind: PROMPT_CREDIT_KIND[input.intent],
+          idempotencyKey: input.idempotencyKey,
         });
-        if (inserted && input.answer) await touchNodes(m, input.answer.citations);
-        return { recorded: inserted };
+        await linkReservation(m, input.correlationId, receipt.ledger_id);
+        return receipt;
       }),
 
-    /** The failure audit row: counts 0, credits 0 after the refund, the error's class name. */
-    fail: (input: AuditInput & { errorCode: string; ledgerId: string | null }) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => ({
-        recorded: await insertAudit(m, input, {
-          status: 'error',
-          nodeCount: 0,
-          edgeCount: 0,
-          creditsUsed: 0,
+    refund: (input: { workspaceId: string; ledgerId: string }) =>
+      uow({ workspaceId: input.workspaceId }, (m) => refundCredits(m, { ledgerId: input.ledgerId })),
+
+    /**
+     * What a completed run answered, rebuilt from its audit row and the graph, for a replay after
+     * Temporal's retention has dropped the execution's own result: the same nodes, edges, answer
+     * and receipt, the nodes and edges as they are now.
+     */
+    replay: (run: PromptRun): Promise<PromptWorkflowResult> =>
+      uow({ workspaceId: run.workspaceId }, async (m) => {
+        const writes = await findPromptWrites(m, run.workspaceId, run.correlationId);
+        if (!run.linkedCreditLedgerId) throw new InternalError('This prompt run has no reservation to show');
+        const written = writes ? await loadWritten(m, writes.nodeIds, writes.edgeIds) : { nodes: [], edges: [] };
+        return {
+          correlation_id: run.correlationId,
+          intent: run.intent,
+          ...written,
+          nodes_created: run.nodeCount,
+          edges_created: run.edgeCount,
+          answer: run.answer,
+          citations: run.citations ?? [],
+          credit_receipt: {
+            ledger_id: run.linkedCreditLedgerId,
+            kind: PROMPT_CREDIT_KIND[run.intent],
+            amount: run.creditsUsed,
+          },
+        };
+      }),
+
+    /**
+     * Settles a run as done: the ok audit row (with the answer a replay shows), the references of the
+     * cited nodes, and `node.created` for the nodes it created, in one transaction under the
+     * reservation's lock. A repeat finds the row and changes nothing; a run the reconcile pass
+     * already settled as abandoned (undone and refunded) stays that way, and this throws.
+     */
+    async complete(input: CompletionInput): Promise<{ recorded: boolean }> {
+      const { recorded, emitted } = await uow({ workspaceId: input.workspaceId }, async (m) => {
+        const reservation = await lockReservation(m, input.ledgerId);
+        if (!reservation) throw new NotFoundError('Credit reservation not found');
+        if (reservation.refunded && !reservation.completed) {
+          throw new ConflictError(
+            'This prompt was settled as abandoned: its writes were undone and its credits refunded',
+          );
+        }
+        const written = await recordPromptRun(m, {
+          ...auditRow(input),
+          status: 'ok',
+          nodeCount: input.nodesCreated,
+          edgeCount: input.edgesCreated,
+          creditsUsed: input.creditsUsed,
           ledgerId: input.ledgerId,
-          errorCode: input.errorCode,
-          summary: auditSummary({ intent: input.intent, nodesCreated: 0, edgesCreated: 0, error: input.errorCode }),
-        }),
-      })),
+          errorCode: null,
+          summary: auditSummary({
+            intent: input.intent,
+            nodesCreated: input.nodesCreated,
+            edgesCreated: input.edgesCreated,
+            answer: input.answer?.answer,
+          }),
+          answer: input.answer?.answer ?? null,
+          citations: input.answer?.citations ?? null,
+          failure: null,
+        });
+        if (!written) return { recorded: false, emitted: 0 };
+        if (input.answer) await touchNodes(m, input.answer.citations);
+        return { recorded: true, emitted: await emitNodesCreated(m, input.workspaceId, input.correlationId) };
+      });
+      if (emitted > 0) outbox.kick(input.workspaceId);
+      return { recorded };
+    },
+
+    /** The failure audit row: counts 0, credits 0 after the refund, the error's class name. */
+    fail: (input: FailureInput) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => ({ recorded: await recordFailure(m, input) })),
+
+    /**
+     * Does what a run's compensation would have done, in one transaction under the reservation's
+     * lock: undo its writes, refund, audit the failure. For runs that ended without compensating
+     * (a terminated workflow, a stream whose process died). Does nothing to a run that completed
+     * meanwhile; idempotent otherwise.
+     */
+    abandon: (input: FailureInput) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => {
+        if (input.ledgerId) {
+          const reservation = await lockReservation(m, input.ledgerId);
+          if (!reservation || reservation.completed) return { settled: false };
+        }
+        const undone = await undoWrites(m, input.correlationId);
+        const refunded = input.ledgerId ? (await refundCredits(m, { ledgerId: input.ledgerId })).refunded : false;
+        const recorded = await recordFailure(m, input);
+        return { settled: undone || refunded || recorded };
+      }),
 
     /** The query pipeline's parts, for the stream endpoint, which reports each step as it runs. */
     retrieval,
@@ -238,34 +338,67 @@ export function createPromptService(deps: {
   };
 }
 
-async function insertAudit(
-  m: EntityManager,
-  input: AuditInput,
-  row: {
-    status: 'ok' | 'error';
-    nodeCount: number;
-    edgeCount: number;
-    creditsUsed: number;
-    ledgerId: string | null;
-    summary: string;
-    errorCode?: string;
-  },
-): Promise<boolean> {
-  return recordPromptRun(m, {
-    workspaceId: input.workspaceId,
-    correlationId: input.correlationId,
-    promptKind: input.promptKind,
-    sourceHash: input.sourceHash,
-    intent: input.intent,
-    status: row.status,
-    nodeCount: row.nodeCount,
-    edgeCount: row.edgeCount,
-    creditsUsed: row.creditsUsed,
-    ledgerId: row.ledgerId,
-    summary: row.summary,
-    errorCode: row.errorCode ?? null,
-    durationMs: Math.max(0, Date.now() - input.startedAtMs),
+/** Keeps only citations of the retrieved context, once each. */
+export function groundedAnswer(raw: GroundedAnswer, context: readonly { id: string }[]): GroundedAnswer {
+  const known = new Set(context.map((node) => node.id));
+  return { answer: raw.answer, citations: [...new Set(raw.citations.filter((id) => known.has(id)))] };
+}
+
+const auditRow = (input: AuditInput) => ({
+  workspaceId: input.workspaceId,
+  correlationId: input.correlationId,
+  promptKind: input.promptKind,
+  sourceHash: input.sourceHash,
+  requestHash: input.requestHash,
+  intent: input.intent,
+  durationMs: Math.max(0, Date.now() - input.startedAtMs),
+});
+
+const recordFailure = (m: EntityManager, input: FailureInput) =>
+  recordPromptRun(m, {
+    ...auditRow(input),
+    status: 'error',
+    nodeCount: 0,
+    edgeCount: 0,
+    creditsUsed: 0,
+    ledgerId: input.ledgerId,
+    errorCode: input.failure.errorClass,
+    summary: auditSummary({ intent: input.intent, nodesCreated: 0, edgesCreated: 0, error: input.failure.errorClass }),
+    answer: null,
+    citations: null,
+    failure: input.failure,
   });
+
+/**
+ * The compensation of `persist`, in the caller's transaction: only what this prompt wrote. Its own
+ * edges go; a node it created goes unless someone else has referenced, connected or edited it
+ * since (then it stays, less the references the prompt's own edges gave it); the references it
+ * added to older nodes are taken back. False when there was nothing (left) to undo.
+ */
+async function undoWrites(m: EntityManager, correlationId: string): Promise<boolean> {
+  const written = await claimPromptWritesUndo(m, correlationId);
+  if (!written) return false;
+  const created = written.node_ids.filter((id) => !(id in written.reference_deltas));
+  await softDeleteEdges(m, written.edge_ids);
+  // Rows written before created_references existed have no count: then only edges and edits count.
+  const leftBy = Object.fromEntries(created.map((id) => [id, written.created_references[id] ?? null]));
+  const deleted = new Set(await softDeleteUntouchedNodes(m, leftBy, correlationId));
+  const takeBack = { ...written.reference_deltas };
+  for (const id of created) if (!deleted.has(id)) takeBack[id] = written.created_references[id] ?? 0;
+  await takeBackReferences(m, takeBack);
+  return true;
+}
+
+/** `node.created` for the live nodes the prompt created; how many were emitted. */
+async function emitNodesCreated(m: EntityManager, workspaceId: string, correlationId: string): Promise<number> {
+  const writes = await findPromptWrites(m, workspaceId, correlationId);
+  if (!writes || writes.undoneAt) return 0;
+  const nodes = await liveNodes(
+    m,
+    writes.nodeIds.filter((id) => !(id in writes.referenceDeltas)),
+  );
+  for (const node of nodes) await enqueueNodeCreated(m, workspaceId, node);
+  return nodes.length;
 }
 
 export type PromptService = ReturnType<typeof createPromptService>;
