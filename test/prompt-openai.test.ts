@@ -494,7 +494,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     const [run] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
       (candidate) => candidate.correlation_id === correlationId,
     );
-    expect(run?.prompt_kind).to.equal('stream');
+    expect(run).to.deep.include({ streamed: true, prompt_kind: 'stream' });
     expect(await promptReconciler.settle(tenant.workspace_id, run!)).to.equal(true);
 
     const events = await streamed;

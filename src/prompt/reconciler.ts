@@ -12,6 +12,9 @@ import type { PromptService } from './service';
 import { promptWorkflowId } from './workflow';
 
 const WORKSPACE_BATCH = 500;
+
+/** What Temporal says of an execution; GONE when it has none (retention, or never started). */
+type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
 const CANDIDATES_PER_WORKSPACE = 100;
 
 /**
@@ -21,8 +24,6 @@ const CANDIDATES_PER_WORKSPACE = 100;
  * one that completes after the candidates were read is still COMPLETED when described.
  */
 const SETTLEABLE = new Set<ExecutionStatus>(['TERMINATED', 'TIMED_OUT', 'CANCELLED', 'FAILED', 'GONE']);
-
-type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
 
 const ABANDONED: FailureDetails = {
   code: 'internal',
@@ -62,9 +63,8 @@ export function createPromptReconciler(deps: {
 
   /** Step two: settles one candidate unless its execution may still settle it; true when settled. */
   async function settle(workspaceId: string, run: UnsettledPrompt): Promise<boolean> {
-    const streamed = run.prompt_kind === 'stream';
-    const workflowId = promptWorkflowId(run.correlation_id);
-    if (!streamed && !SETTLEABLE.has(await executionStatus(workflowId))) return false;
+    // A claim that reserved nothing is described too: a stream's has no execution (GONE).
+    if (!run.streamed && !SETTLEABLE.has(await executionStatus(promptWorkflowId(run.correlation_id)))) return false;
     const { settled } = await prompts.abandon({
       workspaceId,
       correlationId: run.correlation_id,
@@ -78,7 +78,7 @@ export function createPromptReconciler(deps: {
     });
     if (settled) {
       logger.warn(
-        { workspace_id: workspaceId, correlation_id: run.correlation_id, stream: streamed },
+        { workspace_id: workspaceId, correlation_id: run.correlation_id, stream: run.streamed },
         'settled an abandoned prompt run',
       );
     }

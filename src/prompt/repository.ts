@@ -298,7 +298,8 @@ export interface UnsettledPrompt {
   correlation_id: string;
   /** The reservation, or null for a claim that reserved nothing. */
   ledger_id: string | null;
-  /** `stream` for the SSE endpoint, which runs without a workflow. */
+  /** A stream's reservation (`stream-<correlation_id>:reserve`): no workflow runs it. */
+  streamed: boolean;
   prompt_kind: string;
   source_hash: string;
   request_hash: string | null;
@@ -325,7 +326,7 @@ export const unsettledPrompts = (m: EntityManager, minAgeSeconds: number, limit:
          AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
          AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
      )
-     SELECT r.correlation_id, r.ledger_id,
+     SELECT r.correlation_id, r.ledger_id, r.streamed,
        coalesce(p.prompt_kind, CASE WHEN r.streamed THEN 'stream' ELSE 'unknown' END) AS prompt_kind,
        -- What the workflow knew of a prompt nobody claimed did not survive it; the hash of nothing marks that.
        coalesce(p.source_hash, encode(sha256(''::bytea), 'hex')) AS source_hash, p.request_hash,
@@ -334,8 +335,8 @@ export const unsettledPrompts = (m: EntityManager, minAgeSeconds: number, limit:
      UNION ALL
      -- Claims still running without an unsettled reservation: none was made, or it was refunded
      -- but the failure never recorded.
-     SELECT p.correlation_id, p.linked_credit_ledger_id, p.prompt_kind, p.source_hash, p.request_hash, p.intent,
-       p.created_at
+     SELECT p.correlation_id, p.linked_credit_ledger_id, false, p.prompt_kind, p.source_hash, p.request_hash,
+       p.intent, p.created_at
      FROM prompt_runs p
      WHERE p.status = 'running' AND p.created_at <= now() - make_interval(secs => $1)
        AND NOT EXISTS (SELECT 1 FROM reserved r WHERE r.correlation_id = p.correlation_id)
