@@ -335,23 +335,46 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(audit.status).to.equal('ok');
   });
 
-  it('compensation undoes only what the prompt wrote: a node another writer connected since stays, with their edge', async () => {
+  it('compensation undoes only what the prompt wrote: nodes a later prompt referenced or a user connected stay, with their edges', async () => {
     const tenant = await newTenant(20);
+    const first = JSON.stringify({
+      nodes: [
+        { ref: 'k', type: 'person', name: 'Katherine Johnson', properties: [] },
+        { ref: 'n', type: 'organization', name: 'NASA', properties: [] },
+        { ref: 'h', type: 'place', name: 'Hampton', properties: [] },
+      ],
+      edges: [
+        { type: 'WORKED_AT', source_ref: 'k', target_ref: 'n', reasoning: 'Stated.', evidence: 'e' },
+        { type: 'LIVED_IN', source_ref: 'k', target_ref: 'h', reasoning: 'Stated.', evidence: 'e' },
+      ],
+    });
+    const later = JSON.stringify({
+      nodes: [{ ref: 'k', type: 'person', name: 'Katherine Johnson', properties: [] }],
+      edges: [],
+    });
     let answering = false;
-    fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
+    fake.scriptChat((schema, body) => {
+      if (schema === 'refined_graph') {
+        return { content: String(body.messages.at(-1).content).includes('Where?') ? first : later };
+      }
       if (schema === 'grounded_answer') {
         answering = true;
-        return { content: '{}', delayMs: 1000 }; // fails its schema: 502, compensated
+        return { content: '{}', delayMs: 1200 }; // fails its schema: 502, compensated
       }
       return undefined;
     });
     const pending = client(tenant.api_key).post('/v1/ontology/prompt', {
-      prompt: 'Katherine Johnson worked at NASA. Where?',
+      prompt: 'Katherine Johnson worked at NASA and lived in Hampton. Where?',
       force_intent: 'both',
     });
     await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
-    // Meanwhile a user connects a node of their own to NASA, which the prompt created.
+    // Meanwhile a later prompt refers to Katherine Johnson, and a user connects a node of theirs to
+    // NASA: both nodes were created by the first prompt.
+    const referring = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson was a mathematician.',
+      force_intent: 'update',
+    });
+    expect(referring.body).to.include({ nodes_created: 0 });
     const [nasa] = await owner().query(`SELECT id FROM nodes WHERE workspace_id = $1 AND name = 'NASA'`, [
       tenant.workspace_id,
     ]);
@@ -364,20 +387,22 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(theirs.status).to.be.oneOf([200, 201]);
     expect((await pending).status).to.equal(502);
 
+    // Only the references of others are left: the prompt's own were taken back with its edges.
     const nodes = await owner().query(
       `SELECT name, is_deleted, reference_count FROM nodes WHERE workspace_id = $1 ORDER BY name`,
       [tenant.workspace_id],
     );
     expect(nodes).to.deep.equal([
       { name: 'Ames', is_deleted: false, reference_count: 1 },
-      { name: 'Katherine Johnson', is_deleted: true, reference_count: 1 },
-      // Only their edge's reference is left: the prompt's own was taken back with its edge.
+      { name: 'Hampton', is_deleted: true, reference_count: 1 },
+      { name: 'Katherine Johnson', is_deleted: false, reference_count: 1 },
       { name: 'NASA', is_deleted: false, reference_count: 1 },
     ]);
     const edges = await owner().query(`SELECT type, is_deleted FROM edges WHERE workspace_id = $1 ORDER BY type`, [
       tenant.workspace_id,
     ]);
     expect(edges).to.deep.equal([
+      { type: 'LIVED_IN', is_deleted: true },
       { type: 'PART_OF', is_deleted: false },
       { type: 'WORKED_AT', is_deleted: true },
     ]);
@@ -385,7 +410,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
       [tenant.workspace_id],
     );
-    expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7, 7]);
+    expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7, -5, 7]);
   });
 
   it('node.created leaves only when the prompt completes: a prompt undone after persisting pays for no embedding', async () => {
