@@ -32,7 +32,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
-    ...createPromptActivities({ prompts: deps.services.prompts, uow: deps.uow }),
+    ...createPromptActivities({ prompts: deps.services.prompts }),
     ...createMergeActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({

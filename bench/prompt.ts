@@ -24,7 +24,7 @@ import type { DevServer } from '../src/platform/temporal/dev-server';
 import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { createSealer } from '../src/prompt/sealed';
-import { sourceHash } from '../src/prompt/summary';
+import { requestHash, sourceHash } from '../src/prompt/summary';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
@@ -110,10 +110,10 @@ export async function run(args: string[]): Promise<void> {
       args: [
         {
           workspaceId: tenant.workspace_id,
-          tenantId: tenant.tenant_id,
           correlationId,
           prompt: sealer.seal(prompt, { workspaceId: tenant.workspace_id, correlationId }),
           sourceHash: sourceHash(prompt),
+          requestHash: requestHash({ endpoint: 'prompt', prompt, forceIntent: 'query', promptKind: 'markdown_text' }),
           promptKind: 'markdown_text',
           forceIntent: 'query',
           startedAtMs: Date.now(),

@@ -10,6 +10,7 @@ import { GraphComponents1763780007100 } from './1763780007100-graph-components';
 import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search';
 import { SearchCovering1763780007300 } from './1763780007300-search-covering';
 import { KeyMembership1763780007400 } from './1763780007400-key-membership';
+import { PromptSettlement1763780008100 } from './1763780008100-prompt-settlement';
 import { DegreeBackfill1763780008200 } from './1763780008200-degree-backfill';
 import { CreditSettlement1763780008400 } from './1763780008400-credit-settlement';
 import { OutboxDeadLetters1763780008410 } from './1763780008410-outbox-dead-letters';
@@ -30,6 +31,7 @@ export const migrations = [
   GraphNameSearch1763780007200,
   SearchCovering1763780007300,
   KeyMembership1763780007400,
+  PromptSettlement1763780008100,
   DegreeBackfill1763780008200,
   CreditSettlement1763780008400,
   OutboxDeadLetters1763780008410,

@@ -25,10 +25,10 @@ describe('sealed prompts are bound to their workspace and correlation id (over T
     const correlationId = randomUUID();
     const handle = await runtime.temporal.workflows.start(promptWorkflow, {
       workspaceId: target.workspace_id,
-      tenantId: target.tenant_id,
       correlationId,
       prompt: sealed,
       sourceHash: sourceHash(PROMPT),
+      requestHash: sourceHash(PROMPT),
       promptKind: 'markdown_text',
       forceIntent: 'update',
       startedAtMs: Date.now(),

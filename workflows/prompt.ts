@@ -1,5 +1,7 @@
 import {
   ActivityFailure,
+  CancellationScope,
+  isCancellation,
   log,
   proxyActivities,
   proxyLocalActivities,
@@ -23,6 +25,13 @@ const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created:
 function describeFailure(error: unknown): FailureDetails {
   const carried = findFailureDetails(error);
   if (carried) return carried;
+  if (isCancellation(error)) {
+    return {
+      code: 'unavailable',
+      errorClass: 'CancelledFailure',
+      detail: 'The prompt was cancelled: nothing it wrote remains and its credits were refunded',
+    };
+  }
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
     return { code: 'upstream_unavailable', errorClass: 'TimeoutFailure', detail: 'The model did not answer in time' };
@@ -46,6 +55,7 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     correlationId,
     promptKind: input.promptKind,
     sourceHash: input.sourceHash,
+    requestHash: input.requestHash,
     startedAtMs: input.startedAtMs,
   };
   const compensations: (() => Promise<unknown>)[] = [];
@@ -56,8 +66,8 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
       input.forceIntent ?? (await model.classifyPrompt({ workspaceId, correlationId, prompt: input.prompt }));
     intent = classified;
     const receipt = await db.reservePromptCredits({
-      tenantId: input.tenantId,
       workspaceId,
+      correlationId,
       intent: classified,
       idempotencyKey: `${workflowInfo().workflowId}:reserve`,
     });
@@ -83,15 +93,7 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     if (classified !== 'update')
       answer = await model.answerPrompt({ workspaceId, correlationId, prompt: input.prompt });
 
-    await db.completePromptRun({
-      ...audit,
-      intent: classified,
-      persisted,
-      answer,
-      creditsUsed: receipt.amount,
-      ledgerId: receipt.ledger_id,
-    });
-    return {
+    const result: PromptWorkflowResult = {
       correlation_id: correlationId,
       intent: classified,
       ...persisted,
@@ -99,18 +101,35 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
       citations: answer?.citations ?? [],
       credit_receipt: receipt,
     };
+    // Also emits node.created for the nodes the prompt created, now that they stay.
+    await db.completePromptRun({
+      ...audit,
+      intent: classified,
+      answer,
+      nodesCreated: persisted.nodes_created,
+      edgesCreated: persisted.edges_created,
+      creditsUsed: receipt.amount,
+      ledgerId: receipt.ledger_id,
+    });
+    return result;
   } catch (error) {
     const failure = describeFailure(error);
-    for (const undo of compensations.reverse()) {
-      try {
-        await undo();
-      } catch (undoError) {
-        log.error('prompt compensation failed', { correlationId, error: String(undoError) });
+    // Compensation runs to the end even when the workflow itself is being cancelled: in a
+    // cancelled scope every undo would fail at once and the credits would stay charged.
+    await CancellationScope.nonCancellable(async () => {
+      for (const undo of compensations.reverse()) {
+        try {
+          await undo();
+        } catch (undoError) {
+          log.error('prompt compensation failed', { correlationId, error: String(undoError) });
+        }
       }
-    }
-    // An intent is required on the audit row; a prompt that failed before classification is
-    // recorded as a query, the pipeline every prompt runs at least.
-    await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorClass, ledgerId });
+      // An intent is required on the audit row; a prompt that failed before classification is
+      // recorded as a query, the pipeline every prompt runs at least.
+      await db.failPromptRun({ ...audit, intent: intent ?? 'query', failure, ledgerId });
+    });
+    // A cancelled execution ends as cancelled (what an operator asked for), after compensating.
+    if (isCancellation(error)) throw error;
     throw toApplicationFailure(failure);
   }
 }

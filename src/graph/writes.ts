@@ -34,6 +34,11 @@ export interface EdgeCreateInput {
 /** Callers creating many rows in one unit of work can pass the settings once. */
 export interface WriteOptions {
   importance?: ImportanceSettings;
+  /**
+   * False when the caller emits `node.created` itself later (`enqueueNodeCreated`): a prompt emits
+   * it when it completes, so the nodes of a prompt that is undone are never embedded or resolved.
+   */
+  emitCreated?: boolean;
 }
 
 const settingsOf = async (m: EntityManager, options?: WriteOptions) =>
@@ -64,14 +69,22 @@ export async function createNodeInTransaction(
     settings,
   );
   await registerType(m, workspaceId, 'node', input.type);
-  await enqueueOutboxEvent(m, {
-    workspaceId,
-    eventType: 'node.created',
-    aggregateId: row.id,
-    payload: { node_id: row.id, type: input.type, name: input.name },
-  });
+  if (options?.emitCreated !== false) await enqueueNodeCreated(m, workspaceId, row);
   return row;
 }
+
+/** `node.created` in the outbox, in the caller's transaction; the caller kicks the outbox after its commit. */
+export const enqueueNodeCreated = (
+  m: EntityManager,
+  workspaceId: string,
+  node: { id: string; type: string; name: string },
+): Promise<void> =>
+  enqueueOutboxEvent(m, {
+    workspaceId,
+    eventType: 'node.created',
+    aggregateId: node.id,
+    payload: { node_id: node.id, type: node.type, name: node.name },
+  });
 
 /** Deduplicated, lower-case (Postgres prints uuids so) and sorted: concurrent writers lock shared hubs in one order. */
 const lockOrder = (nodeIds: readonly string[]) => [...new Set(nodeIds.map((id) => id.toLowerCase()))].sort();

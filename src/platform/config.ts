@@ -127,6 +127,11 @@ export const EnvSchema = z.object({
    */
   RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(500),
+  /**
+   * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
+   * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.
+   */
+  PROMPT_DEADLINE_MS: z.coerce.number().int().min(100).default(120_000),
 
   /** Key-usage counters are batched in memory and flushed this often. */
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),

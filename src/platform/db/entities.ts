@@ -3,6 +3,7 @@ import { CreditLedgerEntry } from '../../credits/entities';
 import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { WorkspaceSettings } from '../../ontology-config/entities';
+import { PromptRun, PromptWrite } from '../../prompt/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
 import { TypeCatalogEntry, WorkspaceEvent } from '../../type-catalog/entities';
 import { RevokedToken } from '../auth/entities';
@@ -26,4 +27,6 @@ export const entities = [
   TypeCatalogEntry,
   WorkspaceEvent,
   WorkspaceSettings,
+  PromptRun,
+  PromptWrite,
 ];
