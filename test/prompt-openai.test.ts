@@ -31,6 +31,23 @@ const owner = () => getStack().ownerDataSource;
 describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', function () {
   this.timeout(60_000);
   let fake: FakeOpenAI;
+
+  /**
+   * Scripts the fake model: the refiner returns `refined` (unless null), the answerer `answer`.
+   * The returned probe says whether the answer step has been reached.
+   */
+  const scriptAnswer = (answer: { content: string; delayMs: number }, refined: string | null = REFINED) => {
+    let reached = false;
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph' && refined !== null) return { content: refined };
+      if (schema === 'grounded_answer') {
+        reached = true;
+        return answer;
+      }
+      return undefined;
+    });
+    return () => reached;
+  };
   let variant: { stack: Stack; stop: () => Promise<void> };
   const client = (token: string) => as(token, variant.stack.baseUrl);
 
@@ -181,23 +198,15 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a terminated prompt (no compensation runs) is settled by the reconcile pass: writes undone, refund, audit', async () => {
     const tenant = await newTenant(20);
-    let answering = false;
-    fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
-      if (schema === 'grounded_answer') {
-        answering = true;
-        return { content: '{}', delayMs: 30_000 };
-      }
-      return undefined;
-    });
+    const answering = scriptAnswer({ content: '{}', delayMs: 30_000 });
     const correlationId = '5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
     const pending = client(tenant.api_key).post(
       '/v1/ontology/prompt',
       { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
       { 'x-correlation-id': correlationId },
     );
-    await eventually(() => answering, { what: 'the answer step', timeoutMs: 20_000, intervalMs: 50 });
-    expect(answering).to.equal(true);
+    await eventually(answering, { what: 'the answer step', timeoutMs: 20_000, intervalMs: 50 });
+    expect(answering()).to.equal(true);
     const { client: temporal } = variant.stack.runtime.temporal;
     await temporal.workflow.getHandle(`prompt-${correlationId}`).terminate('operator stopped it');
     expect((await pending).status).to.equal(500);
@@ -286,22 +295,14 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('the reconcile pass never settles a prompt that completed after it was read as a candidate', async () => {
     const tenant = await newTenant(20);
-    let answering = false;
-    fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
-      if (schema === 'grounded_answer') {
-        answering = true;
-        return { content: JSON.stringify({ answer: 'At NASA.', citations: [] }), delayMs: 800 };
-      }
-      return undefined;
-    });
+    const answering = scriptAnswer({ content: JSON.stringify({ answer: 'At NASA.', citations: [] }), delayMs: 800 });
     const correlationId = randomUUID();
     const pending = client(tenant.api_key).post(
       '/v1/ontology/prompt',
       { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
       { 'x-correlation-id': correlationId },
     );
-    await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
+    await eventually(answering, { what: 'the answer step', intervalMs: 20 });
     const { promptReconciler, prompts } = variant.stack.runtime.services;
     // Read while the prompt is still answering: unsettled, as far as the ledger can tell.
     const [candidate] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
@@ -456,22 +457,14 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a prompt cancelled mid-answer still compensates: writes undone, refunded, audited, 503', async () => {
     const tenant = await newTenant(20);
-    let answering = false;
-    fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
-      if (schema === 'grounded_answer') {
-        answering = true;
-        return { content: '{}', delayMs: 30_000 };
-      }
-      return undefined;
-    });
+    const answering = scriptAnswer({ content: '{}', delayMs: 30_000 });
     const correlationId = randomUUID();
     const pending = client(tenant.api_key).post(
       '/v1/ontology/prompt',
       { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
       { 'x-correlation-id': correlationId },
     );
-    await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
+    await eventually(answering, { what: 'the answer step', intervalMs: 20 });
     const handle = variant.stack.runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`);
     await handle.cancel();
     const response = await pending;
@@ -493,14 +486,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a stream whose process is gone is still settled: the reconcile pass finds its reservation, and the stream cannot answer after', async () => {
     const tenant = await newTenant(20);
-    let answering = false;
-    fake.scriptChat((schema) => {
-      if (schema === 'grounded_answer') {
-        answering = true;
-        return { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 800 };
-      }
-      return undefined;
-    });
+    const answering = scriptAnswer({ content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 800 }, null);
     const correlationId = randomUUID();
     const streamed = fetch(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`, {
       method: 'POST',
@@ -511,7 +497,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       },
       body: JSON.stringify({ prompt: 'Who?' }),
     }).then(async (response) => parseSse(await response.text()));
-    await eventually(() => answering, { what: 'the stream’s model call', intervalMs: 20 });
+    await eventually(answering, { what: 'the stream’s model call', intervalMs: 20 });
 
     // The pass settles streams by age alone (a stream has no workflow to ask): with an age of 0
     // it takes this live one for a dead one, as it would a stream whose API process died.

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../../limits';
 import type { UnitOfWork } from '../db/unit-of-work';
 import type { Logger } from '../logger';
-import type { OutboxMessage } from './repository';
+import type { NewOutboxEvent, OutboxMessage } from './repository';
 import {
   dueEvents,
   insertOutboxEvent,
@@ -25,16 +25,8 @@ export type OutboxHandler = (event: OutboxMessage) => Promise<void>;
  * Writes an event in the caller's transaction; it leaves only if that transaction commits, and
  * not before `delaySeconds`.
  */
-export const enqueueOutboxEvent = (
-  m: EntityManager,
-  event: {
-    workspaceId: string;
-    eventType: string;
-    aggregateId: string;
-    payload?: Record<string, unknown>;
-    delaySeconds?: number;
-  },
-): Promise<void> => insertOutboxEvent(m, event);
+export const enqueueOutboxEvent = (m: EntityManager, event: NewOutboxEvent): Promise<void> =>
+  insertOutboxEvent(m, event);
 
 /** How delivery retries, gives up and cleans up (LIMITS.outbox unless overridden). */
 export type OutboxPolicy = { [Key in keyof typeof LIMITS.outbox]: number };

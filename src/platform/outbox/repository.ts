@@ -13,17 +13,16 @@ export interface OutboxMessage {
 
 const outbox = (m: EntityManager) => m.getRepository(OutboxEvent);
 
-/** `delaySeconds` holds the event back (a request handed back to the outbox to arrive later). */
-export async function insertOutboxEvent(
-  m: EntityManager,
-  event: {
-    workspaceId: string;
-    eventType: string;
-    aggregateId: string;
-    payload?: Record<string, unknown>;
-    delaySeconds?: number;
-  },
-): Promise<void> {
+/** An event to write; `delaySeconds` holds it back (a request handed back to the outbox to arrive later). */
+export interface NewOutboxEvent {
+  workspaceId: string;
+  eventType: string;
+  aggregateId: string;
+  payload?: Record<string, unknown>;
+  delaySeconds?: number;
+}
+
+export async function insertOutboxEvent(m: EntityManager, event: NewOutboxEvent): Promise<void> {
   const delay = Math.max(0, Math.floor(event.delaySeconds ?? 0));
   await outbox(m).insert({
     workspaceId: event.workspaceId,
