@@ -10,6 +10,7 @@ import { GraphComponents1763780007100 } from './1763780007100-graph-components';
 import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search';
 import { SearchCovering1763780007300 } from './1763780007300-search-covering';
 import { KeyMembership1763780007400 } from './1763780007400-key-membership';
+import { Capabilities1763780008700 } from './1763780008700-capabilities';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   GraphNameSearch1763780007200,
   SearchCovering1763780007300,
   KeyMembership1763780007400,
+  Capabilities1763780008700,
 ];

@@ -3,6 +3,9 @@ import type { ApiKeyService } from './api-keys/service';
 import { createApiKeyService } from './api-keys/service';
 import type { UsageRecorder } from './api-keys/usage-recorder';
 import { createUsageRecorder } from './api-keys/usage-recorder';
+import { allCapabilities } from './capabilities/registry';
+import type { CapabilityService } from './capabilities/service';
+import { createCapabilityService } from './capabilities/service';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
 import type { EmbeddingService } from './embeddings/service';
@@ -81,6 +84,8 @@ export interface Runtime {
     traversals: TraversalService;
     typeCatalog: TypeCatalogService;
     importance: ImportanceService;
+    /** The capability registry behind `/v1/cap/*`, runs' steps and the MCP server. */
+    capabilities: CapabilityService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -105,6 +110,26 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
+  const services: Omit<Runtime['services'], 'capabilities'> = {
+    apiKeys: createApiKeyService({ uow, usage }),
+    mcpTokens: createMcpTokenService({ uow, jwt, config }),
+    ontologyConfig: createOntologyConfigService({ uow }),
+    prompts,
+    promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
+    promptStream: createPromptStream({ uow, prompts, logger }),
+    promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
+    credits: createCreditService({ uow, logger }),
+    embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
+    search: createSearchService({ uow, embeddings, logger }),
+    merges: createMergeService({ uow, temporal }),
+    nodes: createNodeService({ uow, read, outbox }),
+    edges: createEdgeService({ uow, read }),
+    traversals: createTraversalService({ uow }),
+    typeCatalog: createTypeCatalogService({ uow }),
+    importance: createImportanceService({ uow }),
+  };
+  const capabilities = createCapabilityService({ uow, logger, tools: allCapabilities({ uow }) });
+
   return {
     config,
     logger,
@@ -115,24 +140,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     authenticator: createAuthenticator({ dataSource, jwt, usage }),
     temporal,
     outbox,
-    services: {
-      apiKeys: createApiKeyService({ uow, usage }),
-      mcpTokens: createMcpTokenService({ uow, jwt, config }),
-      ontologyConfig: createOntologyConfigService({ uow }),
-      prompts,
-      promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
-      promptStream: createPromptStream({ uow, prompts, logger }),
-      promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
-      credits: createCreditService({ uow, logger }),
-      embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
-      search: createSearchService({ uow, embeddings, logger }),
-      merges: createMergeService({ uow, temporal }),
-      nodes: createNodeService({ uow, read, outbox }),
-      edges: createEdgeService({ uow, read }),
-      traversals: createTraversalService({ uow }),
-      typeCatalog: createTypeCatalogService({ uow }),
-      importance: createImportanceService({ uow }),
-    },
+    services: { ...services, capabilities },
     embeddings,
     async close() {
       await usage.stop();

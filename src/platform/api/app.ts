@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
+import { capabilityRoutes } from '../../capabilities/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
@@ -29,6 +30,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
+    ...capabilityRoutes(runtime.services.capabilities),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { z } from 'zod';
+import type { CreditKind } from '../credits/costs';
+import { CAPABILITY_CREDIT_KINDS, creditCost } from '../credits/costs';
+import type { CreditReceipt } from '../credits/ledger';
+import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { AnyCapability, CapabilityCall, ReadCapability, WriteCapability } from './define';
+import { IdempotencyKey, requestHash } from './idempotency';
+import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
+import type { CapabilityDescription, Envelope } from './schemas';
+
+export interface InvokeOptions {
+  /** The caller's Idempotency-Key; validated here (422), generated when absent. */
+  idempotencyKey?: string;
+  correlationId?: string;
+}
+
+export interface InvokeOutcome {
+  envelope: Envelope;
+  /** True when a write tool's stored envelope answered and nothing ran. */
+  replayed: boolean;
+}
+
+export const scopeFor = (capability: AnyCapability): ScopeName =>
+  capability.access === 'read' ? 'capabilities:read' : 'capabilities:write';
+
+export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
+  CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+
+/** `loc` of a 422 for this door: the body over HTTP, the step input in a run. */
+function parseInput(capability: AnyCapability, raw: unknown): unknown {
+  const parsed = (capability.input as z.ZodType).safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedError(
+    parsed.error.issues.map((issue) => ({
+      loc: ['body', ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
+      msg: issue.message,
+      type: issue.code,
+    })),
+  );
+}
+
+function parseKey(supplied: string | undefined): string {
+  if (supplied === undefined) return randomUUID();
+  const parsed = IdempotencyKey.safeParse(supplied);
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedError([
+    { loc: ['header', 'Idempotency-Key'], msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' },
+  ]);
+}
+
+/** A result that does not match its tool's output schema is Weft's bug: a 500, never stored. */
+function shapeOutput(capability: AnyCapability, result: unknown): unknown {
+  const shaped = (capability.output as z.ZodType).safeParse(result);
+  if (shaped.success) return shaped.data;
+  throw new InternalError(`output of ${capability.name} does not match its schema: ${shaped.error.message}`);
+}
+
+/**
+ * The capability layer: one registry, one way to call a tool whichever door the call comes through
+ * (`POST /v1/cap/<tool>`, a run's step, the MCP server). It checks the scope, validates the input,
+ * charges before any work (402), refunds on failure, and makes write tools idempotent by key.
+ */
+export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger; tools: readonly AnyCapability[] }) {
+  const { uow, logger } = deps;
+  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  if (byName.size !== deps.tools.length) throw new Error('two capabilities share a name');
+
+  const reserve = (m: EntityManager, principal: Principal, kind: CreditKind) =>
+    reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
+
+  async function invokeRead(
+    capability: ReadCapability<any, any, any>,
+    call: CapabilityCall,
+    input: unknown,
+  ): Promise<InvokeOutcome> {
+    const kind = creditKindOf(capability);
+    let receipt: CreditReceipt | null = null;
+    let prepared: unknown;
+    try {
+      if (kind) {
+        ({ receipt, prepared } = await uow(scopeOf(call.principal), async (m) => ({
+          receipt: await reserve(m, call.principal, kind),
+          prepared: await capability.prepare?.(m),
+        })));
+      }
+      const result = shapeOutput(capability, await capability.handler({ ...call, receipt, prepared }, input));
+      return {
+        envelope: { result, credits_charged: receipt?.amount ?? 0, idempotency_key: call.idempotencyKey },
+        replayed: false,
+      };
+    } catch (error) {
+      if (receipt) {
+        const ledgerId = receipt.ledger_id;
+        await uow(scopeOf(call.principal), (m) => refundCredits(m, { ledgerId })).catch((refundError) =>
+          logger.error({ err: refundError, ledger_id: ledgerId }, 'capability refund failed'),
+        );
+      }
+      await capability
+        .onFailure?.({ ...call, receipt }, input, error)
+        .catch((auditError) => logger.error({ err: auditError, tool: capability.name }, 'capability audit failed'));
+      throw error;
+    }
+  }
+
+  /**
+   * One transaction: take the key (409 `idempotency_key_in_use` while another call holds it), replay
+   * a stored envelope (409 `idempotency_key_reused` for another tool or body), else charge, run the
+   * handler and store the envelope. A failure rolls all of it back: nothing stored, nothing charged.
+   */
+  async function invokeWrite(
+    capability: WriteCapability<any, any>,
+    call: CapabilityCall,
+    input: unknown,
+    raw: unknown,
+  ): Promise<InvokeOutcome> {
+    const { principal, idempotencyKey: key } = call;
+    const hash = requestHash(raw ?? {});
+    const hooks: (() => void)[] = [];
+    const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+      if (!(await tryLockKey(m, principal.workspaceId, key))) {
+        throw new ConflictError({
+          error: 'idempotency_key_in_use',
+          message: 'A request with this Idempotency-Key is still running; retry once it has finished',
+        });
+      }
+      const stored = await findKey(m, key);
+      if (stored && !stored.expired) {
+        if (stored.tool !== capability.name || stored.request_hash !== hash) {
+          throw new ConflictError({
+            error: 'idempotency_key_reused',
+            message: 'This Idempotency-Key was used with another tool or request body',
+          });
+        }
+        return { envelope: stored.envelope as Envelope, replayed: true };
+      }
+      if (stored) await deleteKey(m, principal.workspaceId, key);
+
+      const kind = creditKindOf(capability);
+      const receipt = kind ? await reserve(m, principal, kind) : null;
+      const result = shapeOutput(
+        capability,
+        await capability.handler({ ...call, receipt, m, afterCommit: (hook) => hooks.push(hook) }, input),
+      );
+      const envelope: Envelope = { result, credits_charged: receipt?.amount ?? 0, idempotency_key: key };
+      await storeKey(m, {
+        workspaceId: principal.workspaceId,
+        idempotencyKey: key,
+        tool: capability.name,
+        requestHash: hash,
+        envelope: { ...envelope },
+        userId: principal.userId,
+      });
+      return { envelope, replayed: false };
+    });
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        logger.warn({ err: error, tool: capability.name }, 'capability after-commit hook failed');
+      }
+    }
+    return outcome;
+  }
+
+  const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
+    const kind = creditKindOf(tool);
+    return {
+      name: tool.name,
+      tag: `capabilities:${tool.access}`,
+      description: tool.description,
+      cost: kind ? creditCost(kind) : 0,
+      credit_kind: kind,
+      idempotent: tool.access === 'write',
+      input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
+      output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+    };
+  });
+
+  return {
+    tools: deps.tools,
+
+    /** Name, tag, cost and JSON Schemas of every tool (GET /v1/cap, the MCP tool list). */
+    describe: (): readonly CapabilityDescription[] => descriptions,
+
+    /**
+     * Calls a tool for `principal`: 404 for an unknown tool, 403 without its scope, 422 for a bad
+     * input or key, 402 before any work when credits are short.
+     */
+    async invoke(
+      principal: Principal,
+      name: string,
+      raw: unknown,
+      options: InvokeOptions = {},
+    ): Promise<InvokeOutcome> {
+      const capability = byName.get(name);
+      if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
+      const scope = scopeFor(capability);
+      if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);
+      const input = parseInput(capability, raw);
+      const call: CapabilityCall = {
+        principal,
+        idempotencyKey: parseKey(options.idempotencyKey),
+        correlationId: options.correlationId ?? randomUUID(),
+        receipt: null,
+      };
+      return capability.access === 'read'
+        ? invokeRead(capability, call, input)
+        : invokeWrite(capability, call, input, raw);
+    },
+  };
+}
+
+export type CapabilityService = ReturnType<typeof createCapabilityService>;
