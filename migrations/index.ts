@@ -11,6 +11,7 @@ import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search'
 import { SearchCovering1763780007300 } from './1763780007300-search-covering';
 import { KeyMembership1763780007400 } from './1763780007400-key-membership';
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
+import { Agents1763780008710 } from './1763780008710-agents';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   SearchCovering1763780007300,
   KeyMembership1763780007400,
   Capabilities1763780008700,
+  Agents1763780008710,
 ];

@@ -128,7 +128,11 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     typeCatalog: createTypeCatalogService({ uow }),
     importance: createImportanceService({ uow }),
   };
-  const capabilities = createCapabilityService({ uow, logger, tools: allCapabilities({ uow }) });
+  const capabilities = createCapabilityService({
+    uow,
+    logger,
+    tools: allCapabilities({ uow, outbox, sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+  });
 
   return {
     config,

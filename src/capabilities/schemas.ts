@@ -4,7 +4,11 @@ import { z } from 'zod';
 export const envelopeOf = <O extends z.ZodType>(result: O) =>
   z.object({
     result,
-    credits_charged: z.number().int().min(0).describe('Net credits charged for this call (0 for a replay).'),
+    credits_charged: z
+      .number()
+      .int()
+      .min(0)
+      .describe('Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing.'),
     idempotency_key: z.string().describe('The Idempotency-Key sent, or the one the server generated.'),
   });
 

@@ -1,3 +1,4 @@
+import { AgentClaim, AgentFailureCluster, AgentSession } from '../../agents/entities';
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
 import { CapabilityIdempotencyKey } from '../../capabilities/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
@@ -11,4 +12,7 @@ export const entities = [
   Credential,
   CredentialDailyUsage,
   CapabilityIdempotencyKey,
+  AgentSession,
+  AgentClaim,
+  AgentFailureCluster,
 ];
