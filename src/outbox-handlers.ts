@@ -1,3 +1,4 @@
+import { startFailureClustering } from './agents/outbox-handler';
 import { enqueueEmbedding } from './embeddings/outbox-handler';
 import { startPersonResolver } from './merges/outbox-handler';
 import type { OutboxHandler } from './platform/outbox/relay';
@@ -12,4 +13,6 @@ export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, Outbox
   'node.created': [startPersonResolver(temporal), enqueueEmbedding(temporal)],
   // Re-embeds when the name changed; the handler filters on payload.name_changed.
   'node.updated': [enqueueEmbedding(temporal)],
+  // An agent session ended failed with an error signature: cluster it (src/agents).
+  'agent.session_failed': [startFailureClustering(temporal)],
 });

@@ -1,8 +1,12 @@
 import type { DataSource } from 'typeorm';
+import type { SessionSweeper } from './agents/sweeper';
+import { createSessionSweeper } from './agents/sweeper';
 import type { ApiKeyService } from './api-keys/service';
 import { createApiKeyService } from './api-keys/service';
 import type { UsageRecorder } from './api-keys/usage-recorder';
 import { createUsageRecorder } from './api-keys/usage-recorder';
+import type { KeyPurger } from './capabilities/key-purge';
+import { createKeyPurger } from './capabilities/key-purge';
 import { allCapabilities } from './capabilities/registry';
 import type { CapabilityService } from './capabilities/service';
 import { createCapabilityService } from './capabilities/service';
@@ -86,6 +90,10 @@ export interface Runtime {
     importance: ImportanceService;
     /** The capability registry behind `/v1/cap/*`, runs' steps and the MCP server. */
     capabilities: CapabilityService;
+    /** Expires agent sessions that missed their heartbeat (the sweeper schedule). */
+    sessionSweeper: SessionSweeper;
+    /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
+    capabilityKeys: KeyPurger;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -111,6 +119,8 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   });
 
   const services: Omit<Runtime['services'], 'capabilities'> = {
+    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+    capabilityKeys: createKeyPurger({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
     ontologyConfig: createOntologyConfigService({ uow }),

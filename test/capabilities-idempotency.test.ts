@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { capabilityKeyPurgeWorkflow } from '../src/capabilities/workflow';
+import { scheduleId } from '../src/maintenance/schedules';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
@@ -66,12 +68,13 @@ describe('capabilities: idempotency of write tools (Stripe’s rules)', () => {
   });
 
   it('stores nothing for a failed call, so a retry with the key runs again', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, workspace_id } = await newTenant();
     const cap = capClient(api_key);
     const missing = await cap('agent.heartbeat', { session_id: randomUUID() }, 'key-3');
     expect(missing.status).to.equal(404);
     const [row] = await getStack().ownerDataSource.query(
-      `SELECT count(*)::int AS n FROM capability_idempotency_keys WHERE idempotency_key = 'key-3'`,
+      `SELECT count(*)::int AS n FROM capability_idempotency_keys WHERE workspace_id = $1`,
+      [workspace_id],
     );
     expect(row.n).to.equal(0);
     // Not a replay of the 404 and not "reused": the key was never taken.
@@ -131,5 +134,33 @@ describe('capabilities: idempotency of write tools (Stripe’s rules)', () => {
     const { api_key } = await newTenant();
     const answered = await as(api_key).post('/v1/cap/agent.start_session', {}, { 'Idempotency-Key': 'header-key' });
     expect(answered.headers.get('idempotency-key')).to.equal('header-key');
+  });
+});
+
+describe('capabilities: the Idempotency-Key purge (a Temporal Schedule)', () => {
+  it('deletes keys older than 24 hours in every workspace and keeps younger ones', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const cap = capClient(api_key);
+    await cap('agent.start_session', { name: 'old' }, 'purge-old');
+    await cap('agent.start_session', { name: 'young' }, 'purge-young');
+    const owner = getStack().ownerDataSource;
+    await owner.query(
+      `UPDATE capability_idempotency_keys SET created_at = now() - interval '25 hours'
+       WHERE workspace_id = $1 AND idempotency_key = 'purge-old'`,
+      [workspace_id],
+    );
+    const { config, runtime } = getStack();
+    const schedule = await runtime.temporal.client.schedule
+      .getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name: 'capability-key-purge' }))
+      .describe();
+    expect(schedule.action).to.include({ workflowType: 'capabilityKeyPurgeWorkflow' });
+
+    const handle = await runtime.temporal.workflows.start(capabilityKeyPurgeWorkflow, { batchSize: 2 });
+    expect((await handle.result()).purged).to.be.at.least(1);
+    const left = await owner.query(
+      `SELECT idempotency_key FROM capability_idempotency_keys WHERE workspace_id = $1 ORDER BY 1`,
+      [workspace_id],
+    );
+    expect(left.map((row: { idempotency_key: string }) => row.idempotency_key)).to.deep.equal(['purge-young']);
   });
 });

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import * as agents from '../../src/agents/workflow';
+import * as capabilities from '../../src/capabilities/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
 import * as maintenance from '../../src/maintenance/workflows';
 import * as merges from '../../src/merges/workflow';
@@ -20,6 +22,18 @@ const conformance: Record<string, true> = {
     typeof embeddings.embeddingQueueWorkflow,
     typeof implementations.embeddingQueueWorkflow
   >,
+  clustering: true satisfies Conforms<
+    typeof agents.failureClusterWorkflow,
+    typeof implementations.failureClusterWorkflow
+  >,
+  sweeper: true satisfies Conforms<
+    typeof agents.agentSessionSweepWorkflow,
+    typeof implementations.agentSessionSweepWorkflow
+  >,
+  keyPurge: true satisfies Conforms<
+    typeof capabilities.capabilityKeyPurgeWorkflow,
+    typeof implementations.capabilityKeyPurgeWorkflow
+  >,
 };
 
 const contracts: WorkflowContract<any, unknown>[] = [
@@ -27,6 +41,9 @@ const contracts: WorkflowContract<any, unknown>[] = [
   merges.personResolverWorkflow,
   merges.mergeCandidateWorkflow,
   embeddings.embeddingQueueWorkflow,
+  agents.failureClusterWorkflow,
+  agents.agentSessionSweepWorkflow,
+  capabilities.capabilityKeyPurgeWorkflow,
   ...Object.values(maintenance).filter((value): value is WorkflowContract<any, unknown> =>
     Boolean(value && typeof value === 'object' && 'type' in value),
   ),
@@ -48,7 +65,8 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       merges.personResolverWorkflow.id({ nodeId: 'n1', workspaceId: 'w1' }),
       merges.mergeCandidateWorkflow.id({ candidateId: 'm1', workspaceId: 'w1' }),
       embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
+      agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
     ];
-    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1']);
+    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1', 'failure-cluster-s1']);
   });
 });
