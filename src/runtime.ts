@@ -141,7 +141,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const capabilities = createCapabilityService({
     uow,
     logger,
-    tools: allCapabilities({ uow, outbox, sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+    tools: allCapabilities({
+      uow,
+      outbox,
+      sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
+      prompts,
+      search: services.search,
+    }),
   });
 
   return {

@@ -13,6 +13,8 @@ export interface CapabilityCall {
   idempotencyKey: string;
   /** The request's correlation id (X-Correlation-Id over HTTP), for audit rows. */
   correlationId: string;
+  /** When the call arrived (epoch ms), for audit durations. */
+  startedAtMs: number;
   /** The reservation made before the handler ran; null for a free tool. */
   receipt: CreditReceipt | null;
 }

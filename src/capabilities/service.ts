@@ -209,6 +209,7 @@ export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger;
         principal,
         idempotencyKey: parseKey(options.idempotencyKey),
         correlationId: options.correlationId ?? randomUUID(),
+        startedAtMs: Date.now(),
         receipt: null,
       };
       return capability.access === 'read'

@@ -97,79 +97,97 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
 
   const embedQuery = async (q: string) => (await embeddings.embed([q]))[0]!;
 
+  /** The hybrid search itself, once `receipt` paid for it (rules 1–5, the workspace settings). */
+  async function hybrid(
+    principal: Principal,
+    request: HybridSearchRequest,
+    receipt: CreditReceipt,
+    settings: SearchSettings,
+  ): Promise<HybridSearchResponse> {
+    const mode = request.mode ?? settings.retrieval_mode;
+    const topK = request.top_k ?? settings.default_top_k;
+    const types = request.filters?.type ?? [];
+    const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
+    const { vector, structural } = await uow(scopeOf(principal), async (m) => {
+      let vector: VectorCandidate[] = [];
+      if (embedding) {
+        await enableIterativeIndexScan(m, topK);
+        vector = await vectorCandidates(m, {
+          workspaceId: principal.workspaceId,
+          embedding,
+          topK,
+          types,
+          minSimilarity: settings.min_similarity_threshold,
+        });
+      }
+      const structural =
+        mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+      return { vector, structural };
+    });
+
+    const weights = weightsFor(mode, settings);
+    const results = [...mergeCandidates(vector, structural).values()]
+      .map((candidate) => {
+        const { score, importance_multiplier } = combinedScore(
+          candidate.vector_score,
+          candidate.structural_score,
+          candidate.row.importance_score,
+          weights,
+        );
+        return { candidate, score, importance_multiplier };
+      })
+      .sort(
+        (a, b) =>
+          b.score - a.score ||
+          (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
+          (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
+      )
+      .slice(0, topK)
+      .map(({ candidate, score, importance_multiplier }) => ({
+        node: toNodeResponse(candidate.row),
+        score,
+        components: {
+          vector_score: candidate.vector_score,
+          structural_score: candidate.structural_score,
+          importance_multiplier,
+          similarity: candidate.similarity,
+        },
+      }));
+
+    return {
+      results,
+      mode,
+      query_plan: {
+        mode,
+        top_k: topK,
+        filters: { type: types },
+        vector_weight: weights.vectorWeight,
+        structural_weight: weights.structuralWeight,
+        importance_ranking: weights.importanceRanking,
+        result_count: results.length,
+        min_similarity_threshold: settings.min_similarity_threshold,
+        candidates: { vector: vector.length, structural: structural.length },
+      },
+      credit_receipt: receipt,
+    };
+  }
+
   return {
     /** POST /v1/ontology/search: vector, structural or hybrid, per rules 1–5 and the workspace settings. */
     async search(principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> {
       const { receipt, settings } = await charge(principal, 'ontology.search.hybrid');
-      return refundingOnFailure(principal, receipt, async () => {
-        const mode = request.mode ?? settings.retrieval_mode;
-        const topK = request.top_k ?? settings.default_top_k;
-        const types = request.filters?.type ?? [];
-        const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
-        const { vector, structural } = await uow(scopeOf(principal), async (m) => {
-          let vector: VectorCandidate[] = [];
-          if (embedding) {
-            await enableIterativeIndexScan(m, topK);
-            vector = await vectorCandidates(m, {
-              workspaceId: principal.workspaceId,
-              embedding,
-              topK,
-              types,
-              minSimilarity: settings.min_similarity_threshold,
-            });
-          }
-          const structural =
-            mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
-          return { vector, structural };
-        });
-
-        const weights = weightsFor(mode, settings);
-        const results = [...mergeCandidates(vector, structural).values()]
-          .map((candidate) => {
-            const { score, importance_multiplier } = combinedScore(
-              candidate.vector_score,
-              candidate.structural_score,
-              candidate.row.importance_score,
-              weights,
-            );
-            return { candidate, score, importance_multiplier };
-          })
-          .sort(
-            (a, b) =>
-              b.score - a.score ||
-              (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
-              (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
-          )
-          .slice(0, topK)
-          .map(({ candidate, score, importance_multiplier }) => ({
-            node: toNodeResponse(candidate.row),
-            score,
-            components: {
-              vector_score: candidate.vector_score,
-              structural_score: candidate.structural_score,
-              importance_multiplier,
-              similarity: candidate.similarity,
-            },
-          }));
-
-        return {
-          results,
-          mode,
-          query_plan: {
-            mode,
-            top_k: topK,
-            filters: { type: types },
-            vector_weight: weights.vectorWeight,
-            structural_weight: weights.structuralWeight,
-            importance_ranking: weights.importanceRanking,
-            result_count: results.length,
-            min_similarity_threshold: settings.min_similarity_threshold,
-            candidates: { vector: vector.length, structural: structural.length },
-          },
-          credit_receipt: receipt,
-        };
-      });
+      return refundingOnFailure(principal, receipt, () => hybrid(principal, request, receipt, settings));
     },
+
+    /**
+     * The same search for a caller that charged `ontology.search.hybrid` itself (the capability
+     * layer, which reads the settings in its charge's transaction and refunds on failure).
+     */
+    searchPrepaid: (
+      principal: Principal,
+      request: HybridSearchRequest,
+      prepaid: { receipt: CreditReceipt; settings: SearchSettings },
+    ) => hybrid(principal, request, prepaid.receipt, prepaid.settings),
 
     /**
      * POST /v1/ontology/nodes/search: semantic (cosine, above the workspace's similarity
