@@ -226,7 +226,10 @@ export const takeFailedSessionForClustering = (m: EntityManager, sessionId: stri
     [sessionId],
   );
 
-/** Adds one failed session to its cluster, creating the cluster on first sight (an upsert). */
+/**
+ * Adds one failed session to its cluster, creating the cluster on first sight (an upsert; raw SQL
+ * for ON CONFLICT and the ordered array).
+ */
 export async function addToCluster(
   m: EntityManager,
   input: {
@@ -247,7 +250,10 @@ export async function addToCluster(
        count = c.count + 1,
        first_seen = LEAST(c.first_seen, EXCLUDED.first_seen),
        last_seen = GREATEST(c.last_seen, EXCLUDED.last_seen),
-       recent_session_ids = (ARRAY[$4::uuid] || c.recent_session_ids)[1:$6]`,
+       -- Newest failure first, whatever order the clustering workflows ran in.
+       recent_session_ids = ARRAY(
+         SELECT s.id FROM agent_sessions s WHERE s.id = ANY (c.recent_session_ids || $4::uuid)
+         ORDER BY s.ended_at DESC, s.id LIMIT $6)`,
     [input.workspaceId, input.signatureHash, input.signature, input.sessionId, input.failedAt, input.keep],
   );
 }
