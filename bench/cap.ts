@@ -120,7 +120,7 @@ export async function run(args: string[]): Promise<void> {
   const server = createApp(runtime).listen(0, '127.0.0.1');
   const url = await listen(server);
   const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-  let refusals = 0;
+  const conflicts = new Map<string, number>();
   const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
     const response = await fetch(`${url}${path}`, {
       method,
@@ -128,7 +128,7 @@ export async function run(args: string[]): Promise<void> {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    if (response.status === 409) refusals++;
+    if (response.status === 409) conflicts.set(path, (conflicts.get(path) ?? 0) + 1);
     else if (response.status !== 200) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
@@ -218,7 +218,9 @@ export async function run(args: string[]): Promise<void> {
   console.log(
     `| claim_work + release_claim at 4 clients: p95 ≤ 10 ms | ${claim4.subject.p95 <= 10 ? 'met' : '**missed**'}: p95 ${claim4.subject.p95.toFixed(2)} ms (two heartbeats: ${claim4.anchor.p95.toFixed(2)} ms) |`,
   );
-  console.log(`\n${claims} claims made; ${refusals} calls answered 409 (claim conflicts) over the whole run.`);
+  console.log(
+    `\n${claims} claims made; 409 answers over the whole run: ${JSON.stringify(Object.fromEntries(conflicts))}.`,
+  );
 
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await owner.destroy();

@@ -13,6 +13,7 @@ import { ConflictError, ForbiddenError, InternalError, NotFoundError, Validation
 import type { Logger } from '../platform/logger';
 import type { AnyCapability, CapabilityCall, ReadCapability, WriteCapability } from './define';
 import { IdempotencyKey, requestHash } from './idempotency';
+import type { StoredKey } from './repository';
 import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
 import type { CapabilityDescription, Envelope } from './schemas';
 
@@ -111,9 +112,9 @@ export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger;
   }
 
   /**
-   * One transaction: take the key (409 `idempotency_key_in_use` while another call holds it), replay
-   * a stored envelope (409 `idempotency_key_reused` for another tool or body), else charge, run the
-   * handler and store the envelope. A failure rolls all of it back: nothing stored, nothing charged.
+   * One transaction: replay a stored envelope (409 `idempotency_key_reused` for another tool or
+   * body); else take the key (409 `idempotency_key_in_use` while another call holds it), charge, run
+   * the handler and store the envelope. A failure rolls all of it back: nothing stored, nothing charged.
    */
   async function invokeWrite(
     capability: WriteCapability<any, any>,
@@ -124,23 +125,28 @@ export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger;
     const { principal, idempotencyKey: key } = call;
     const hash = requestHash(raw ?? {});
     const hooks: (() => void)[] = [];
+    const replay = (stored: StoredKey): InvokeOutcome => {
+      if (stored.tool !== capability.name || stored.request_hash !== hash) {
+        throw new ConflictError({
+          error: 'idempotency_key_reused',
+          message: 'This Idempotency-Key was used with another tool or request body',
+        });
+      }
+      return { envelope: stored.envelope as Envelope, replayed: true };
+    };
     const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+      // A finished key replays without the lock, so concurrent retries of a finished call all replay.
+      const finished = await findKey(m, key);
+      if (finished && !finished.expired) return replay(finished);
       if (!(await tryLockKey(m, principal.workspaceId, key))) {
         throw new ConflictError({
           error: 'idempotency_key_in_use',
           message: 'A request with this Idempotency-Key is still running; retry once it has finished',
         });
       }
+      // Looked up again under the lock: the holder may have committed since the first look.
       const stored = await findKey(m, key);
-      if (stored && !stored.expired) {
-        if (stored.tool !== capability.name || stored.request_hash !== hash) {
-          throw new ConflictError({
-            error: 'idempotency_key_reused',
-            message: 'This Idempotency-Key was used with another tool or request body',
-          });
-        }
-        return { envelope: stored.envelope as Envelope, replayed: true };
-      }
+      if (stored && !stored.expired) return replay(stored);
       if (stored) await deleteKey(m, principal.workspaceId, key);
 
       const kind = creditKindOf(capability);
