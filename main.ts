@@ -7,6 +7,7 @@ import { createLogger } from './src/platform/logger';
 import { ensureSearchAttributes } from './src/platform/temporal/connection';
 import type { DevServer } from './src/platform/temporal/dev-server';
 import { isListening, startDevServer } from './src/platform/temporal/dev-server';
+import type { Runtime } from './src/runtime';
 import { createRuntime } from './src/runtime';
 import { runWorker } from './workers/worker';
 
@@ -48,19 +49,30 @@ async function main() {
     logger.info(`Temporal UI: http://${host}:${config.TEMPORAL_UI_PORT}`);
   }
 
-  const runtime = await createRuntime(config, logger);
-  stops.push(() => runtime.close());
-  await ensureSearchAttributes(runtime.temporal);
-  await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE);
+  // The API and the worker each get a runtime of their own, so each has its own database pool:
+  // a burst of activities cannot take the connections requests need, nor the other way round.
+  const runtimes: Partial<Record<'api' | 'worker', Runtime>> = {};
+  for (const role of ['api', 'worker'] as const) {
+    if (config.WEFT_PROCESS !== 'all' && config.WEFT_PROCESS !== role) continue;
+    const runtime = await createRuntime(config, logger, role);
+    stops.push(() => runtime.close());
+    runtimes[role] = runtime;
+  }
+  const first = runtimes.api ?? runtimes.worker;
+  if (!first) throw new Error(`Nothing to run for WEFT_PROCESS=${config.WEFT_PROCESS}`);
+  await ensureSearchAttributes(first.temporal);
+  // One writer of the schedules: the process that runs the API. A worker-only process (docker
+  // compose's `worker`, or a test's) leaves them alone, so it never creates schedules of its own.
+  if (runtimes.api) await ensureMaintenanceSchedules(runtimes.api.temporal.client, config.TEMPORAL_TASK_QUEUE);
 
-  if (config.WEFT_PROCESS !== 'api') {
-    const { stop: stopWorker } = await runWorker(runtime);
+  if (runtimes.worker) {
+    const { stop: stopWorker } = await runWorker(runtimes.worker);
     stops.push(stopWorker);
     logger.info({ task_queue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   }
 
-  if (config.WEFT_PROCESS !== 'worker') {
-    const server: Server = createApp(runtime).listen(config.PORT, config.HOST);
+  if (runtimes.api) {
+    const server: Server = createApp(runtimes.api).listen(config.PORT, config.HOST);
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     logger.info(`Weft API: http://${config.HOST}:${config.PORT} (reference: /docs)`);

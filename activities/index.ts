@@ -1,5 +1,6 @@
 import type { SessionSweeper } from '../src/agents/sweeper';
 import type { KeyPurger } from '../src/capabilities/key-purge';
+import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { MergeService } from '../src/merges/service';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
@@ -22,6 +23,7 @@ export interface ActivityDeps {
   services: {
     prompts: PromptService;
     promptReconciler: PromptReconciler;
+    credits: CreditService;
     merges: MergeService;
     embeddings: EmbeddingService;
     typeCatalog: GraphActivityDeps['typeCatalog'];
@@ -35,7 +37,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
-    ...createPromptActivities({ prompts: deps.services.prompts, uow: deps.uow }),
+    ...createPromptActivities({ prompts: deps.services.prompts }),
     ...createMergeActivities(deps),
     ...createAgentActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),

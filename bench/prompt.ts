@@ -18,12 +18,13 @@ import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
+import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import type { DevServer } from '../src/platform/temporal/dev-server';
 import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { createSealer } from '../src/prompt/sealed';
-import { sourceHash } from '../src/prompt/summary';
+import { requestHash, sourceHash } from '../src/prompt/summary';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
@@ -61,8 +62,7 @@ export async function run(args: string[]): Promise<void> {
   // Worker readiness with the prebuilt bundle (built before timing, as `npm start` caches it).
   const readyStarted = performance.now();
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
     logLevel: 'error',
@@ -80,6 +80,8 @@ export async function run(args: string[]): Promise<void> {
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
     }),
     activities: anchorActivities,
+    // The same codec as Weft's worker, so the anchor pays the same encryption cost.
+    dataConverter: dataConverter(createPayloadCodec(config)),
   });
   const anchorRunning = anchorWorker.run();
 
@@ -88,7 +90,7 @@ export async function run(args: string[]): Promise<void> {
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const { client } = runtime.temporal;
-  const sealer = createSealer(config.JWT_SECRET);
+  const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const httpPrompt = (intent: keyof typeof PROMPTS) => async (i: number) => {
     const response = await fetch(`${baseUrl}/v1/ontology/prompt`, {
       method: 'POST',
@@ -108,10 +110,10 @@ export async function run(args: string[]): Promise<void> {
       args: [
         {
           workspaceId: tenant.workspace_id,
-          tenantId: tenant.tenant_id,
           correlationId,
-          prompt: sealer.seal(prompt),
+          prompt: sealer.seal(prompt, { workspaceId: tenant.workspace_id, correlationId }),
           sourceHash: sourceHash(prompt),
+          requestHash: requestHash({ endpoint: 'prompt', prompt, forceIntent: 'query', promptKind: 'markdown_text' }),
           promptKind: 'markdown_text',
           forceIntent: 'query',
           startedAtMs: Date.now(),

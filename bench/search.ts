@@ -13,8 +13,8 @@ import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { createActivities } from '../activities';
-import { reserveCredits } from '../src/credits/ledger';
-import { createNodeInTransaction } from '../src/graph/node-writes';
+import { confirmReservations, reserveCredits } from '../src/credits/repository';
+import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
@@ -39,10 +39,19 @@ const NOISE = 0.08;
 
 const topicOf = (c: number) => `topic${c} area${c % 17} field${c % 23}`;
 
-/** Plain pg behind the one method the repositories use, so "the same SQL" runs without TypeORM. */
+/**
+ * Plain pg behind the calls the repositories make (`queryRows` → `queryRunner.query(sql, params,
+ * true)`, and `query`), so "the same SQL" runs without TypeORM.
+ */
 const asManager = (client: PoolClient) =>
   ({
     query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
+    queryRunner: {
+      query: async (sql: string, params?: unknown[]) => {
+        const result = await client.query(sql, params);
+        return { records: result.rows, affected: result.rowCount ?? undefined };
+      },
+    },
   }) as unknown as EntityManager;
 
 async function main(args: string[]) {
@@ -178,7 +187,8 @@ async function main(args: string[]) {
     await response.arrayBuffer();
   };
 
-  // The same statements a search request runs (charge + settings, then the search), through pg.
+  // The same statements a search request runs (charge + settings, then the search and the
+  // charge's confirmation), through pg.
   const appPool = new Pool({ connectionString: config.DATABASE_URL, max: 10 });
   const ownerPool = new Pool({ connectionString: config.DATABASE_OWNER_URL, max: 10 });
   const sql =
@@ -192,7 +202,14 @@ async function main(args: string[]) {
           `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`,
           [t.workspace_id],
         );
-        await reserveCredits(m, { tenantId: t.tenant_id, workspaceId: t.workspace_id, kind: 'ontology.search.hybrid' });
+        const receipt = await reserveCredits(m, {
+          tenantId: t.tenant_id,
+          workspaceId: t.workspace_id,
+          kind: 'ontology.search.hybrid',
+          idempotencyKey: `ontology.search.hybrid:${randomUUID()}`,
+          freshKey: true,
+          pendingSettlement: true,
+        });
         const settings = (await readOntologyConfig(m)).search;
         await client.query('COMMIT');
         const embedding = localEmbedding(queries[i % queries.length]!);
@@ -210,6 +227,7 @@ async function main(args: string[]) {
           minSimilarity: settings.min_similarity_threshold,
         });
         if (mode === 'hybrid') await structuralCandidates(m, { workspaceId: t.workspace_id, topK, types });
+        await confirmReservations(m, [receipt.ledger_id]);
         await client.query('COMMIT');
       } finally {
         client.release();
@@ -331,8 +349,7 @@ async function main(args: string[]) {
   // ---- embedding pipeline throughput through the worker (local provider) ----
   await ensureSearchAttributes(runtime.temporal);
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
   });

@@ -10,6 +10,12 @@ import { GraphComponents1763780007100 } from './1763780007100-graph-components';
 import { GraphNameSearch1763780007200 } from './1763780007200-graph-name-search';
 import { SearchCovering1763780007300 } from './1763780007300-search-covering';
 import { KeyMembership1763780007400 } from './1763780007400-key-membership';
+import { PromptSettlement1763780008100 } from './1763780008100-prompt-settlement';
+import { DegreeBackfill1763780008200 } from './1763780008200-degree-backfill';
+import { CreditSettlement1763780008400 } from './1763780008400-credit-settlement';
+import { OutboxDeadLetters1763780008410 } from './1763780008410-outbox-dead-letters';
+import { EmbeddingBackfill1763780008420 } from './1763780008420-embedding-backfill';
+import { CredentialHardening1763780008500 } from './1763780008500-credential-hardening';
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
 
@@ -27,6 +33,12 @@ export const migrations = [
   GraphNameSearch1763780007200,
   SearchCovering1763780007300,
   KeyMembership1763780007400,
+  PromptSettlement1763780008100,
+  DegreeBackfill1763780008200,
+  CreditSettlement1763780008400,
+  OutboxDeadLetters1763780008410,
+  EmbeddingBackfill1763780008420,
+  CredentialHardening1763780008500,
   Capabilities1763780008700,
   Agents1763780008710,
 ];

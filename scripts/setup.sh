@@ -32,9 +32,11 @@ fi
 # 3. pgvector, built from Debian's source package against the running server.
 if [ ! -f "$($PG_CONFIG --sharedir 2>/dev/null || echo /nonexistent)/extension/vector.control" ]; then
   log "building pgvector from Debian's source package"
+  # The deb-src entry comes from the machine's own apt sources (its mirror, its keyring).
   src_list=/etc/apt/sources.list.d/weft-trixie-src.sources
-  if [ ! -f "$src_list" ]; then
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | as_root tee "$src_list" >/dev/null
+  src_entry=$(bash scripts/debian-source.sh)
+  if [ ! -f "$src_list" ] || [ "$(cat "$src_list")" != "$src_entry" ]; then
+    printf '%s\n' "$src_entry" | as_root tee "$src_list" >/dev/null
   fi
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-server-dev-$PG_MAJOR" dpkg-dev >/dev/null

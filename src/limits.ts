@@ -2,7 +2,10 @@
  * Contract section 8, in one place. Schemas and services read their bounds from here.
  */
 export const LIMITS = {
-  list: { maxLimit: 10_000, defaultLimit: 50 },
+  // offset: the contract sets only its minimum; the list SQL binds it as int4, so int4's maximum is the bound.
+  list: { maxLimit: 10_000, defaultLimit: 50, maxOffset: 2_147_483_647 },
+  // Not in the contract: how deeply request JSON (bodies, query, path) may nest; deeper is 422.
+  jsonDepth: 64,
   typeahead: { min: 1, max: 50, default: 20 },
   queryLength: 200,
   typeLength: 80,
@@ -10,8 +13,15 @@ export const LIMITS = {
   nodeNameLength: 1000,
   edgeTextLength: 20_000,
   overview: { maxSupernodes: { min: 10, max: 2000, default: 500 } },
-  // Components are computed exactly up to this many live edges; beyond it they read as null.
-  stats: { topHubs: { min: 1, max: 50, default: 5 }, exactConnectivityMaxEdges: 200_000 },
+  // Components are computed exactly up to this many live edges; beyond it they read as null. A
+  // computed result is reused per workspace for componentsTtlSeconds while the live totals stay
+  // the same, for at most componentsCacheEntries workspaces per process.
+  stats: {
+    topHubs: { min: 1, max: 50, default: 5 },
+    exactConnectivityMaxEdges: 200_000,
+    componentsTtlSeconds: 60,
+    componentsCacheEntries: 10_000,
+  },
   neighborhood: {
     hops: { min: 1, max: 3, default: 2 },
     nodeLimit: { min: 10, max: 2000, default: 300 },
@@ -45,7 +55,31 @@ export const LIMITS = {
   commonPropertyKeys: 10,
   // Not in the contract beyond default_top_k: bounds on the query text and the type filter list.
   search: { defaultTopK: 20, maxTopK: 100, queryLength: 1000, maxTypeFilters: 50 },
-  // Not in the contract: the merge queue's page size, reviewer notes, and how many existing people
-  // one resolver pass may propose (a very common name must not flood the queue).
-  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50 },
+  // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
+  // one resolver pass may propose (a very common name must not flood the queue), and how long a
+  // decision waits for a worker to apply it before the API answers 504.
+  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50, decisionWaitMs: 10_000 },
+  // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
+  temporalCodecPayloads: 1000,
+  // Not in the contract: outbox delivery. A failed row waits 5 s, 10 s, 20 s … (at most 10 min) before
+  // its next attempt and is dead-lettered after 10 attempts (about half an hour of failures);
+  // delivered rows are purged after 7 days, at most `purgeBatch` rows per statement.
+  outbox: {
+    batch: 200,
+    maxAttempts: 10,
+    retryBaseSeconds: 5,
+    retryMaxSeconds: 600,
+    retentionDays: 7,
+    purgeBatch: 10_000,
+  },
+  // Not in the contract: a workspace's embedding queue holds at most `queueMaxPending` requests (more
+  // go back to the outbox, to arrive again after `requeueDelaySeconds`); a backfill pass re-queues at
+  // most `backfillPerWorkspace` nodes per workspace, visiting `backfillWorkspaces` workspaces per activity.
+  embeddings: {
+    batchSize: 64,
+    queueMaxPending: 5000,
+    requeueDelaySeconds: 30,
+    backfillPerWorkspace: 1000,
+    backfillWorkspaces: 100,
+  },
 } as const;

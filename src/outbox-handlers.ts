@@ -1,5 +1,6 @@
 import { startFailureClustering } from './agents/outbox-handler';
 import { enqueueEmbedding } from './embeddings/outbox-handler';
+import { EMBEDDING_REQUESTED_EVENT } from './embeddings/workflow';
 import { startPersonResolver } from './merges/outbox-handler';
 import type { OutboxHandler } from './platform/outbox/relay';
 import type { TemporalHandle } from './platform/temporal/connection';
@@ -13,6 +14,8 @@ export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, Outbox
   'node.created': [startPersonResolver(temporal), enqueueEmbedding(temporal)],
   // Re-embeds when the name changed; the handler filters on payload.name_changed.
   'node.updated': [enqueueEmbedding(temporal)],
+  // A request the embedding queue handed back because it was full.
+  [EMBEDDING_REQUESTED_EVENT]: [enqueueEmbedding(temporal)],
   // An agent session ended failed with an error signature: cluster it (src/agents).
   'agent.session_failed': [startFailureClustering(temporal)],
 });

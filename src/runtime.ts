@@ -12,6 +12,7 @@ import type { CapabilityService } from './capabilities/service';
 import { createCapabilityService } from './capabilities/service';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
+import { embeddingQueue } from './embeddings/outbox-handler';
 import type { EmbeddingService } from './embeddings/service';
 import { createEmbeddingService } from './embeddings/service';
 import type { EdgeService } from './graph/edge-service';
@@ -34,6 +35,7 @@ import { createAuthenticator } from './platform/auth/authenticator';
 import type { JwtService } from './platform/auth/tokens';
 import { createJwtService } from './platform/auth/tokens';
 import type { Config } from './platform/config';
+import type { PoolRole } from './platform/db/data-source';
 import { createAppDataSource } from './platform/db/data-source';
 import type { UnitOfWork } from './platform/db/unit-of-work';
 import { createScopedRead, createUnitOfWork } from './platform/db/unit-of-work';
@@ -100,16 +102,18 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
-  const dataSource = await createAppDataSource(config).initialize();
+/** `role` picks the database pool: the API's and the worker's are separate (sizes and timeouts in config). */
+export async function createRuntime(config: Config, logger: Logger, role: PoolRole = 'api'): Promise<Runtime> {
+  const dataSource = await createAppDataSource(config, role).initialize();
   const temporal = await connectTemporal(config);
   const uow = createUnitOfWork(dataSource);
   const read = createScopedRead(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
-  const sealer = createSealer(config.JWT_SECRET);
+  const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const embeddings = createEmbeddingProvider(config);
-  const outbox = createOutboxRelay({ dataSource, uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const outbox = createOutboxRelay({ uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const credits = createCreditService({ uow, logger });
   const prompts = createPromptService({
     uow,
     outbox,
@@ -125,12 +129,12 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
     ontologyConfig: createOntologyConfigService({ uow }),
     prompts,
-    promptApi: createPromptApi({ uow, temporal, sealer, prompts }),
-    promptStream: createPromptStream({ uow, prompts, logger }),
+    promptApi: createPromptApi({ uow, temporal, sealer, prompts, deadlineMs: config.PROMPT_DEADLINE_MS }),
+    promptStream: createPromptStream({ prompts, logger }),
     promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
-    credits: createCreditService({ uow, logger }),
-    embeddings: createEmbeddingService({ uow, provider: embeddings, logger }),
-    search: createSearchService({ uow, embeddings, logger }),
+    credits,
+    embeddings: createEmbeddingService({ uow, provider: embeddings, logger, enqueue: embeddingQueue(temporal) }),
+    search: createSearchService({ uow, embeddings, credits }),
     merges: createMergeService({ uow, temporal }),
     nodes: createNodeService({ uow, read, outbox }),
     edges: createEdgeService({ uow, read }),
@@ -141,6 +145,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const capabilities = createCapabilityService({
     uow,
     logger,
+    credits,
     tools: allCapabilities({
       uow,
       outbox,

@@ -191,6 +191,84 @@ describe('API keys (4.5) and authentication (5)', () => {
     expect((await as(user_jwt).get(`/v1/auth/me/api-keys/${created.body.id}/usage`)).body.daily).to.have.length(30);
   });
 
+  it('a key bound to one workspace neither sees nor revokes the user’s keys in another; the user JWT sees both', async () => {
+    const first = await newTenant();
+    const second = await newTenant();
+    await getStack().ownerDataSource.query(
+      `INSERT INTO memberships (workspace_id, user_id, role, is_default) VALUES ($1, $2, 'member', false)`,
+      [second.workspace_id, first.user_id],
+    );
+    const elsewhere = await as(first.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'second workspace',
+      scopes: ['ontology:read'],
+      workspace: second.workspace_id,
+    });
+    const manager = await as(first.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'manager',
+      scopes: ['api_keys:manage'],
+    });
+    const bound = as(manager.body.token);
+
+    const listed = await bound.get('/v1/auth/me/api-keys');
+    expect(listed.status).to.equal(200);
+    expect(listed.body.map((row: { workspace_id: string }) => row.workspace_id)).to.include(first.workspace_id);
+    expect(listed.body.every((row: { workspace_id: string }) => row.workspace_id === first.workspace_id)).to.equal(
+      true,
+    );
+    for (const path of ['', '/usage']) {
+      expect((await bound.get(`/v1/auth/me/api-keys/${elsewhere.body.id}${path}`)).status, path).to.equal(404);
+    }
+    expect((await bound.delete(`/v1/auth/me/api-keys/${elsewhere.body.id}`)).status).to.equal(404);
+    expect((await as(elsewhere.body.token).get('/v1/ontology/config')).status).to.equal(200);
+
+    const everything = await as(first.user_jwt).get('/v1/auth/me/api-keys');
+    expect(everything.body.map((row: { id: string }) => row.id)).to.include.members([
+      elsewhere.body.id,
+      manager.body.id,
+    ]);
+  });
+
+  it('a key that expires cannot create one that outlives it: the child’s expiry is capped at its parent’s', async () => {
+    const { user_jwt } = await newTenant();
+    const parent = await as(user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'expiring',
+      scopes: ['api_keys:manage', 'ontology:read'],
+      expires_in_days: 2,
+    });
+    const parentExpiry = Date.parse(parent.body.expires_at);
+    const forever = await as(parent.body.token).post('/v1/auth/me/api-keys', { name: 'forever', scopes: [] });
+    expect(forever.status).to.equal(201);
+    expect(Date.parse(forever.body.expires_at)).to.equal(parentExpiry);
+    const longer = await as(parent.body.token).post('/v1/auth/me/api-keys', {
+      name: 'longer',
+      scopes: [],
+      expires_in_days: 3650,
+    });
+    expect(Date.parse(longer.body.expires_at)).to.equal(parentExpiry);
+    const shorter = await as(parent.body.token).post('/v1/auth/me/api-keys', {
+      name: 'shorter',
+      scopes: [],
+      expires_in_days: 1,
+    });
+    expect(Date.parse(shorter.body.expires_at)).to.be.below(parentExpiry);
+    // A user JWT stands for the user: it may still create a key that never expires.
+    const userKey = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'service', scopes: [] });
+    expect(userKey.body.expires_at).to.equal(null);
+  });
+
+  it('a user JWT without a jti (one that could never be revoked) is refused', async () => {
+    const { user_id, workspace_id } = await newTenant();
+    const config = getStack().config;
+    const unrevocable = await new SignJWT({ wid: workspace_id })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(user_id)
+      .setIssuer(config.JWT_ISSUER)
+      .setAudience(config.JWT_AUDIENCE)
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(config.JWT_SECRET));
+    expect((await as(unrevocable).get('/v1/auth/me/api-keys')).status).to.equal(401);
+  });
+
   it('a workspace_id parameter must name a workspace the caller belongs to (404 otherwise)', async () => {
     const mine = await newTenant();
     const other = await newTenant();

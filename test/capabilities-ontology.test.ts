@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { capClient } from './helpers/cap';
 import type { FakeOpenAI } from './helpers/fake-openai';
@@ -91,6 +91,24 @@ describe('capabilities: ontology.search, ontology.ask and their credits', () => 
       expect(audit.summary).not.to.contain('Who is');
       const charges = await ledgerOf(tenant.workspace_id, 'ontology.prompt.query');
       expect(charges.map((row) => row.amount)).to.deep.equal([-3]);
+      // Charged through chargeFor: pending while the question runs, confirmed once it is answered.
+      const [settled] = await owner().query(`SELECT settlement FROM credit_ledger WHERE id = $1`, [
+        audit.linked_credit_ledger_id,
+      ]);
+      expect(settled.settlement).to.equal('confirmed');
+    });
+
+    it('refuses an X-Correlation-Id that already names a run with 409, charging nothing and keeping its audit', async () => {
+      const tenant = await newTenant(20);
+      const correlationId = randomUUID();
+      const headers = { 'X-Correlation-Id': correlationId };
+      const first = await as(tenant.api_key).post('/v1/cap/ontology.ask', { question: 'Who is Ada?' }, headers);
+      expect(first.status).to.equal(200);
+      const again = await as(tenant.api_key).post('/v1/cap/ontology.ask', { question: 'Who is Ada?' }, headers);
+      expect(again.status).to.equal(409);
+      expect(await creditBalance(tenant.tenant_id)).to.equal(17);
+      expect(await ledgerOf(tenant.workspace_id, 'ontology.prompt.query')).to.have.length(3); // -3, then -3 and +3
+      expect(await auditOf(correlationId)).to.include({ status: 'ok', credits_used: 3 });
     });
 
     it('refuses a short balance with 402 naming kind, required and available, and audits the refusal', async () => {

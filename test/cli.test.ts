@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { decodeJwt } from 'jose';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 
@@ -56,6 +57,37 @@ describe('weft CLI', function () {
       created.tenant_id,
     ]);
     expect(rows.map((row: { amount: number }) => row.amount)).to.deep.equal([40]);
+  });
+
+  it('tokens revoke refuses a user JWT from its next request on, by jti or by the token itself', async () => {
+    const created = JSON.parse((await weft('bootstrap')).stdout);
+    const other = await getStack().provisioning.bootstrap({ workspaceId: created.workspace_id });
+    expect((await as(created.user_jwt).get('/v1/auth/me/api-keys')).status).to.equal(200);
+    const { jti } = decodeJwt(created.user_jwt);
+    expect(jti).to.match(/^[0-9a-f-]{36}$/);
+
+    const byJti = await weft('tokens', 'revoke', '--jti', String(jti));
+    expect(byJti.code).to.equal(0);
+    expect(JSON.parse(byJti.stdout)).to.include({ jti });
+    const refused = await as(created.user_jwt).get('/v1/auth/me/api-keys');
+    expect(refused.status).to.equal(401);
+    // Even asking for another workspace says only that the credential is no good.
+    expect((await as(created.user_jwt).get(`/v1/ontology/config?workspace_id=${other.workspace_id}`)).status).to.equal(
+      401,
+    );
+    // The key bootstrap printed, and other JWTs of the same user, are untouched.
+    expect((await as(created.api_key).get('/v1/auth/me/api-keys')).status).to.equal(200);
+    const sameUser = await getStack().runtime.jwt.signUser(created.user_id, created.workspace_id);
+    expect((await as(sameUser).get('/v1/auth/me/api-keys')).status).to.equal(200);
+
+    const byToken = await weft('tokens', 'revoke', '--token', other.user_jwt);
+    expect(byToken.code).to.equal(0);
+    expect(Date.parse(JSON.parse(byToken.stdout).expires_at)).to.equal(Number(decodeJwt(other.user_jwt).exp) * 1000);
+    expect((await as(other.user_jwt).get('/v1/auth/me/api-keys')).status).to.equal(401);
+    // Revoking again is a no-op.
+    expect((await weft('tokens', 'revoke', '--jti', String(jti))).code).to.equal(0);
+    expect((await weft('tokens', 'revoke', '--token', 'not-a-jwt')).code).to.equal(1);
+    expect((await weft('tokens', 'revoke')).code).to.equal(2);
   });
 
   it('explains bad arguments and exits non-zero', async () => {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { CREDIT_COSTS, CREDIT_GRANT_KIND } from '../src/credits/costs';
 import { InsufficientCreditsError } from '../src/credits/errors';
-import type { CreditReceipt } from '../src/credits/ledger';
-import { readCreditBalance, refundCredits, reserveCredits } from '../src/credits/ledger';
+import type { CreditReceipt } from '../src/credits/repository';
+import { readCreditBalance, refundCredits, reserveCredits } from '../src/credits/repository';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -160,5 +160,64 @@ describe('credit ledger', () => {
     )) as { code: string };
     expect(error.code).to.equal('not_found');
     expect(await balanceOf(a)).to.equal(4);
+  });
+});
+
+describe('chargeFor: charge, run, settle', () => {
+  const credits = () => getStack().runtime.services.credits;
+  const payer = (t: BootstrapResult) => ({ tenantId: t.tenant_id, workspaceId: t.workspace_id });
+  const settlementOf = async (ledgerId: string) =>
+    (await getStack().ownerDataSource.query(`SELECT settlement FROM credit_ledger WHERE id = $1`, [ledgerId]))[0]
+      .settlement;
+
+  it('confirms the charge when the work succeeds: it can no longer be refunded', async () => {
+    const t = await newTenant(5);
+    const receipt = await credits().chargeFor(payer(t), 'ontology.search.vector', async (charge) => charge.receipt);
+    expect(receipt).to.include({ kind: 'ontology.search.vector', amount: 1 });
+    expect(await settlementOf(receipt.ledger_id)).to.equal('confirmed');
+    const refund = await inWorkspace<{ refunded: boolean }>(t, (m) =>
+      refundCredits(m, { ledgerId: receipt.ledger_id }),
+    );
+    expect(refund.refunded).to.equal(false);
+    expect(await balanceOf(t)).to.equal(4);
+  });
+
+  it('refunds the charge and rethrows the original error when the work fails', async () => {
+    const t = await newTenant(5);
+    let ledgerId = '';
+    const failure = new Error('the work failed');
+    const error = await credits()
+      .chargeFor(payer(t), 'ontology.search.hybrid', async (charge) => {
+        ledgerId = charge.receipt.ledger_id;
+        expect(await balanceOf(t)).to.equal(4);
+        throw failure;
+      })
+      .catch((e: unknown) => e);
+    expect(error).to.equal(failure);
+    expect(await balanceOf(t)).to.equal(5);
+    expect(await settlementOf(ledgerId)).to.equal('refunded');
+  });
+
+  it('refuses with 402 before the work runs', async () => {
+    const t = await newTenant(0);
+    let ran = false;
+    const error = await credits()
+      .chargeFor(payer(t), 'ontology.search.hybrid', async () => {
+        ran = true;
+      })
+      .catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(InsufficientCreditsError);
+    expect(ran).to.equal(false);
+  });
+
+  it('keys each reservation, so the reconcile pass can find and settle it', async () => {
+    const t = await newTenant(5);
+    const receipt = await credits().chargeFor(payer(t), 'ontology.search.vector', async (charge) => charge.receipt, {
+      idempotencyKey: 'search-request-1',
+    });
+    const [row] = await getStack().ownerDataSource.query(`SELECT idempotency_key FROM credit_ledger WHERE id = $1`, [
+      receipt.ledger_id,
+    ]);
+    expect(row.idempotency_key).to.equal('search-request-1');
   });
 });

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
-import { enqueueEmbedding } from '../src/embeddings/outbox-handler';
+import { reserveCredits } from '../src/credits/repository';
+import { embeddingQueue, enqueueEmbedding } from '../src/embeddings/outbox-handler';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
-import { embeddingQueueWorkflow, embeddingQueueWorkflowId } from '../src/embeddings/workflow';
-import { createNodeInTransaction } from '../src/graph/node-writes';
+import {
+  embeddingBackfillWorkflow,
+  embeddingQueueWorkflow,
+  embeddingQueueWorkflowId,
+} from '../src/embeddings/workflow';
+import { createNodeInTransaction } from '../src/graph/writes';
+import { MAINTENANCE_SCHEDULES } from '../src/maintenance/schedules';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
@@ -177,11 +183,15 @@ describe('asynchronous node embedding', function () {
     const provider = createOpenAIEmbeddingProvider(
       loadConfig({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, OPENAI_MAX_RETRIES: '0' }),
     );
-    const embeddings = createEmbeddingService({ uow: runtime.uow, provider, logger: runtime.logger });
+    const embeddings = createEmbeddingService({
+      uow: runtime.uow,
+      provider,
+      logger: runtime.logger,
+      enqueue: embeddingQueue(runtime.temporal),
+    });
     // A second worker whose only difference is a provider that always answers 500.
     const { worker, connection } = await createWorker({
-      address: config.TEMPORAL_ADDRESS,
-      namespace: config.TEMPORAL_NAMESPACE,
+      config,
       taskQueue,
       activities: createActivities({ ...runtime, services: { ...runtime.services, embeddings } }),
     });
@@ -212,5 +222,212 @@ describe('asynchronous node embedding', function () {
       await connection.close();
       await fake.close();
     }
+  });
+});
+
+describe('embedding requests are never lost, and charges settle with their vectors', function () {
+  this.timeout(90_000);
+
+  const insertNodes = async (workspaceId: string, names: string[]): Promise<string[]> => {
+    const rows: { id: string }[] = await getStack().ownerDataSource.query(
+      `INSERT INTO nodes (workspace_id, type, name) SELECT $1, 'topic', unnest($2::text[]) RETURNING id`,
+      [workspaceId, names],
+    );
+    return rows.map((row) => row.id);
+  };
+  const backdate = (ids: string[], days: number) =>
+    getStack().ownerDataSource.query(
+      `UPDATE nodes SET created_at = created_at - make_interval(days => $2) WHERE id = ANY($1::uuid[])`,
+      [ids, days],
+    );
+  /** A backfill run as the schedule starts one, over nodes older than a day (so only this test's). */
+  const runBackfill = () => {
+    const { runtime, config } = getStack();
+    return runtime.temporal.client.workflow.execute(embeddingBackfillWorkflow.type, {
+      args: [{ minAgeSeconds: 86_400 }],
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `embedding-backfill-test-${randomUUID()}`,
+    });
+  };
+
+  it('registers the backfill as a schedule', () => {
+    const schedule = MAINTENANCE_SCHEDULES.find((s) => s.name === 'embedding-backfill');
+    expect(schedule?.workflow.type).to.equal(embeddingBackfillWorkflow.type);
+  });
+
+  it('the backfill run embeds a node whose outbox event was marked dispatched but never embedded', async () => {
+    const { runtime, ownerDataSource } = getStack();
+    const t = await newTenant(10);
+    const node = await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
+      createNodeInTransaction(m, t.workspace_id, { type: 'topic', name: 'Lost request' }),
+    );
+    // The event left the outbox, but the queue that took it failed before embedding it.
+    await ownerDataSource.query(`UPDATE outbox SET dispatched_at = now(), attempts = 1 WHERE aggregate_id = $1`, [
+      node.id,
+    ]);
+    await backdate([node.id], 2);
+    expect((await nodeStates([node.id]))[0]).to.include({ has_embedding: false, embedding_error: null });
+
+    const result = await runBackfill();
+    expect(result.queued).to.be.at.least(1);
+    const [state] = await settled([node.id]);
+    expect(state).to.include({ has_embedding: true, embedding_error: null });
+    expect(closeTo(parseVector(state!.embedding), localEmbedding('Lost request'))).to.equal(true);
+    expect(await charges(t.tenant_id)).to.have.length(1);
+    expect(await creditBalance(t.tenant_id)).to.equal(9);
+  });
+
+  it('leaves a node refused for credits until the tenant can pay, then embeds it', async () => {
+    const { ownerDataSource } = getStack();
+    const t = await newTenant(0);
+    const [id] = await createNodes(t.workspace_id, ['Refused node']);
+    await settled([id!], (n) => n.embedding_error === EMBEDDING_ERRORS.insufficientCredits);
+    await backdate([id!], 2);
+
+    await runBackfill();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await nodeStates([id!]))[0]).to.include({
+      has_embedding: false,
+      embedding_error: EMBEDDING_ERRORS.insufficientCredits,
+    });
+
+    await ownerDataSource.query(`UPDATE tenants SET credit_balance = 1 WHERE id = $1`, [t.tenant_id]);
+    await runBackfill();
+    const [state] = await settled([id!], (n) => n.has_embedding);
+    expect(state!.embedding_error).to.equal(null);
+    expect(await creditBalance(t.tenant_id)).to.equal(0);
+  });
+
+  it('reaches continue-as-new and keeps its pending requests', async () => {
+    const { runtime } = getStack();
+    const t = await newTenant(100);
+    const ids = await insertNodes(
+      t.workspace_id,
+      Array.from({ length: 70 }, (_, i) => `Carried topic ${i}`),
+    );
+    // One batch per run: the first run embeds 64 and carries the other 6 into the next.
+    const input = {
+      workspaceId: t.workspace_id,
+      pending: ids.map((nodeId) => ({ nodeId, eventId: 'carried' })),
+      batchesPerRun: 1,
+    };
+    const handle = await runtime.temporal.client.workflow.start(
+      embeddingQueueWorkflow.type,
+      runtime.temporal.workflows.options(embeddingQueueWorkflow, [input]),
+    );
+    const states = await settled(ids, (n) => n.has_embedding, 45_000);
+    expect(states).to.have.length(70);
+    const first = await runtime.temporal.client.workflow
+      .getHandle(handle.workflowId, handle.firstExecutionRunId)
+      .describe();
+    expect(first.status.name).to.equal('CONTINUED_AS_NEW');
+    expect(await charges(t.tenant_id)).to.have.length(70);
+    expect(await creditBalance(t.tenant_id)).to.equal(30);
+    await handle.terminate('test done');
+  });
+
+  it('a full queue hands requests back to the outbox, and they are embedded when they arrive again', async () => {
+    const { runtime, ownerDataSource } = getStack();
+    const t = await newTenant(100);
+    const ids = await insertNodes(t.workspace_id, ['Full one', 'Full two', 'Full three', 'Full four', 'Full five']);
+    const handle = await runtime.temporal.workflows.start(embeddingQueueWorkflow, {
+      workspaceId: t.workspace_id,
+      pending: ids.map((nodeId) => ({ nodeId, eventId: 'burst' })),
+      maxPending: 2,
+    });
+    const handedBack = await eventually(async () => {
+      const rows = await ownerDataSource.query(
+        `SELECT count(*)::int AS n FROM outbox WHERE workspace_id = $1 AND event_type = 'embedding.requested'`,
+        [t.workspace_id],
+      );
+      return rows[0].n >= 3 && rows[0].n;
+    });
+    expect(handedBack).to.equal(3);
+    // They wait in Postgres for the requeue delay; let it pass, and let the fast path deliver them.
+    await eventually(
+      async () => {
+        await ownerDataSource.query(
+          `UPDATE outbox SET next_attempt_at = now() WHERE workspace_id = $1 AND dispatched_at IS NULL`,
+          [t.workspace_id],
+        );
+        runtime.outbox.kick(t.workspace_id);
+        const states = await nodeStates(ids);
+        return states.every((s) => s.has_embedding) && states;
+      },
+      { what: 'every node of the burst to be embedded', timeoutMs: 45_000, intervalMs: 500 },
+    );
+    expect(await charges(t.tenant_id)).to.have.length(5);
+    expect(await creditBalance(t.tenant_id)).to.equal(95);
+    await handle.terminate('test done');
+  });
+
+  it('never refunds a charge whose vector was written, and never writes a vector under a refunded charge', async () => {
+    const { runtime } = getStack();
+    const activities = createActivities(runtime);
+    const t = await newTenant(5);
+    const [written, reconciled] = await insertNodes(t.workspace_id, ['Written node', 'Reconciled node']);
+    const workspaceId = t.workspace_id;
+
+    // The vector is written, then the activity's completion is lost and the workflow compensates.
+    const first = await activities.chargeEmbeddings({ workspaceId, requests: [{ nodeId: written!, eventId: 'w' }] });
+    expect(await activities.embedAndStoreNodes({ workspaceId, requests: first.charged })).to.include({ embedded: 1 });
+    const compensation = await activities.refundEmbeddings({
+      workspaceId,
+      requests: first.charged,
+      error: EMBEDDING_ERRORS.providerFailed,
+    });
+    expect(compensation.refunded).to.equal(0);
+    expect((await nodeStates([written!]))[0]).to.include({ has_embedding: true, embedding_error: null });
+    expect(await creditBalance(t.tenant_id)).to.equal(4);
+
+    // A charge left pending long enough is refunded by the reconcile pass; the late write then writes nothing.
+    const second = await activities.chargeEmbeddings({
+      workspaceId,
+      requests: [{ nodeId: reconciled!, eventId: 'r' }],
+    });
+    await getStack().ownerDataSource.query(
+      `UPDATE credit_ledger SET created_at = created_at - interval '1 hour' WHERE tenant_id = $1 AND settlement = 'pending'`,
+      [t.tenant_id],
+    );
+    expect((await runtime.services.credits.reconcile({ minAgeSeconds: 1800 })).refunded).to.be.at.least(1);
+    expect(await activities.embedAndStoreNodes({ workspaceId, requests: second.charged })).to.include({ embedded: 0 });
+    expect((await nodeStates([reconciled!]))[0]).to.include({ has_embedding: false });
+    expect(await creditBalance(t.tenant_id)).to.equal(4);
+  });
+
+  it('activities act only on the workspace’s own embedding charges and tenant, whatever their input says', async () => {
+    const { runtime } = getStack();
+    const activities = createActivities(runtime);
+    const t = await newTenant(10);
+    const other = await newTenant(10);
+    const [nodeId] = await insertNodes(t.workspace_id, ['Forged node']);
+    // Another kind of charge in the same workspace: a prompt's reservation.
+    const prompt = await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
+      reserveCredits(m, {
+        tenantId: t.tenant_id,
+        workspaceId: t.workspace_id,
+        kind: 'ontology.prompt.query',
+        idempotencyKey: `prompt-${randomUUID()}:reserve`,
+      }),
+    );
+    expect(await creditBalance(t.tenant_id)).to.equal(7);
+
+    // Whoever can start a workflow controls its input: ledger ids, node ids, a tenant.
+    const forged: any = {
+      workspaceId: t.workspace_id,
+      tenantId: other.tenant_id,
+      charged: [{ nodeId, ledgerId: prompt.ledger_id }],
+      nodeIds: [nodeId],
+      requests: [{ nodeId, eventId: 'forged' }],
+      error: EMBEDDING_ERRORS.providerFailed,
+    };
+    await activities.refundEmbeddings(forged);
+    expect(await creditBalance(t.tenant_id), 'the prompt’s charge is not refunded').to.equal(7);
+    await activities.embedAndStoreNodes(forged);
+    expect((await nodeStates([nodeId!]))[0], 'no vector without a charge').to.include({ has_embedding: false });
+
+    await activities.chargeEmbeddings({ ...forged, requests: [{ nodeId, eventId: 'paid' }] });
+    expect(await creditBalance(t.tenant_id), 'the workspace’s tenant pays').to.equal(6);
+    expect(await creditBalance(other.tenant_id)).to.equal(10);
   });
 });

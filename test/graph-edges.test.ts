@@ -78,7 +78,15 @@ describe('graph: edges', () => {
     expect(await ids('type=knows')).to.deep.equal([ab.id, cb.id]);
     expect(await ids(`type=knows&source_node_id=${c.id}`)).to.deep.equal([cb.id]);
     expect(await ids('limit=1&offset=2')).to.deep.equal([cb.id]);
-    for (const query of ['limit=10001', 'offset=-1', 'type=9x', `type=${'a'.repeat(81)}`, 'source_node_id=nope']) {
+    expect(await ids('offset=2147483647')).to.deep.equal([]);
+    for (const query of [
+      'limit=10001',
+      'offset=-1',
+      'offset=2147483648',
+      'type=9x',
+      `type=${'a'.repeat(81)}`,
+      'source_node_id=nope',
+    ]) {
       expect((await as(api_key).get(`${EDGES}?${query}`)).status, query).to.equal(422);
     }
     const deleted = await as(api_key).delete(`${EDGES}/${ab.id}`);
@@ -106,6 +114,41 @@ describe('graph: edges', () => {
     });
     expect(response.status).to.equal(400);
     expect(response.body.detail.error).to.equal('cross_workspace_edge');
+  });
+
+  it('404, not 400, for a key bound to one workspace: it may not learn what the user’s other workspaces hold', async () => {
+    const first = await newTenant();
+    const second = await newTenant();
+    await getStack().ownerDataSource.query(`INSERT INTO memberships (workspace_id, user_id) VALUES ($1, $2)`, [
+      second.workspace_id,
+      first.user_id,
+    ]);
+    const here = (await as(first.api_key).post(NODES, { type: 'note', name: 'here' })).body;
+    const there = (await as(second.api_key).post(NODES, { type: 'note', name: 'there' })).body;
+    const response = await as(first.api_key).post(EDGES, {
+      type: 'r',
+      source_node_id: here.id,
+      target_node_id: there.id,
+    });
+    expect(response.status).to.equal(404);
+  });
+
+  it('takes node ids and its own workspace id in upper case', async () => {
+    const { api_key, user_jwt, workspace_id } = await newTenant();
+    const a = (await as(api_key).post(NODES, { type: 'note', name: 'a' })).body;
+    const b = (await as(api_key).post(NODES, { type: 'note', name: 'b' })).body;
+    const created = await as(api_key).post(`${EDGES}?workspace_id=${workspace_id.toUpperCase()}`, {
+      type: 'r',
+      source_node_id: a.id.toUpperCase(),
+      target_node_id: b.id.toUpperCase(),
+    });
+    expect(created.status).to.equal(201);
+    expect(created.body).to.include({ source_node_id: a.id, target_node_id: b.id });
+    for (const token of [api_key, user_jwt]) {
+      const listed = await as(token).get(`${NODES}?workspace_id=${workspace_id.toUpperCase()}`);
+      expect(listed.status).to.equal(200);
+      expect(listed.body).to.have.length(2);
+    }
   });
 });
 

@@ -1,5 +1,9 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { expect } from 'chai';
+import { createGraphActivities } from '../activities/graph';
+import { importanceScore } from '../src/importance/formula';
 import { scheduleId } from '../src/maintenance/schedules';
+import { ImportanceSettings } from '../src/ontology-config/schemas';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -110,5 +114,102 @@ describe('graph: maintenance workflows and schedules', function () {
     // Running it again the same night changes nothing: the score is recomputed, not decayed twice.
     await runWorkflow('importanceDecayWorkflow');
     expect(await score(one.api_key, old.id)).to.be.closeTo((0.4 + 0.3 * Math.exp(-0.1)) * Math.exp(-0.1), 1e-4);
+  });
+
+  it('a steep decay on an old node never fails: edge creation and the nightly pass agree with the formula', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const owner = getStack().ownerDataSource;
+    const settings = (
+      await client.patch('/v1/ontology/config', { importance: { base_decay_lambda: 10, recency_lambda: 10 } })
+    ).body;
+    expect(settings.importance.base_decay_lambda).to.equal(10);
+    const old = (await client.post(NODES, { type: 'note', name: 'old', base_salience: 0.5 })).body;
+    const fresh = (await client.post(NODES, { type: 'note', name: 'fresh', base_salience: 0.5 })).body;
+    await owner.query(`UPDATE nodes SET created_at = now() - interval '75 days' WHERE id = $1`, [old.id]);
+
+    // exp(-10 * 75) is below float8's range: this edge used to answer 500.
+    const edge = await client.post('/v1/ontology/edges', {
+      type: 'r',
+      source_node_id: fresh.id,
+      target_node_id: old.id,
+    });
+    expect(edge.status).to.equal(201);
+    const touched = (await client.get(`${NODES}/${old.id}`)).body;
+    const expected = (node: typeof touched, now: Date) =>
+      importanceScore(
+        {
+          baseSalience: node.base_salience,
+          referenceCount: node.reference_count,
+          lastTouchAt: new Date(node.last_touch_at),
+          createdAt: new Date(node.created_at),
+        },
+        ImportanceSettings.parse(settings.importance),
+        now,
+      );
+    expect(touched.importance_score).to.be.greaterThan(0);
+    // The touch computed the score at its own clock, which it wrote as last_touch_at.
+    expect(touched.importance_score / expected(touched, new Date(touched.last_touch_at))).to.be.closeTo(1, 1e-9);
+
+    // Both ages past the bound, so the clock's progress during the pass cannot move the expectation.
+    await owner.query(`UPDATE nodes SET last_touch_at = now() - interval '75 days' WHERE id = $1`, [old.id]);
+    expect((await runWorkflow('importanceDecayWorkflow')).failed).to.equal(0);
+    const decayed = (await client.get(`${NODES}/${old.id}`)).body;
+    // The pass leaves a score alone when it would move by less than 1e-7.
+    expect(decayed.importance_score).to.be.closeTo(expected(decayed, new Date()), 1e-7);
+  });
+
+  it('the nightly decay skips a workspace that fails (and reports it) and still decays the others', async () => {
+    const owner = getStack().ownerDataSource;
+    const [broken, healthy] = (await Promise.all([newTenant(), newTenant()])).sort((a, b) =>
+      a.workspace_id < b.workspace_id ? -1 : 1,
+    );
+    // Settings no release could write: reading them fails, so this workspace's decay fails. It
+    // comes first in the pass (workspaces are visited in id order).
+    await owner.query(
+      `INSERT INTO workspace_settings (workspace_id, importance) VALUES ($1, '{"base_decay_lambda": "steep"}')`,
+      [broken.workspace_id],
+    );
+    try {
+      const node = (await as(healthy.api_key).post(NODES, { type: 'note', name: 'aging', base_salience: 0.4 })).body;
+      await owner.query(`UPDATE nodes SET created_at = now() - interval '10 days' WHERE id = $1`, [node.id]);
+
+      const result = await runWorkflow('importanceDecayWorkflow');
+      expect(result.failed).to.be.at.least(1);
+      const score = (await as(healthy.api_key).get(`${NODES}/${node.id}`)).body.importance_score;
+      expect(score).to.be.closeTo(0.4 * Math.exp(-0.1), 1e-4);
+    } finally {
+      await owner.query(`DELETE FROM workspace_settings WHERE workspace_id = $1`, [broken.workspace_id]);
+    }
+  });
+
+  it('a long pass heartbeats inside its loops: after every page of nodes, with its progress, and per workspace', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    for (let i = 0; i < 25; i += 5) {
+      await Promise.all([0, 1, 2, 3, 4].map((j) => as(api_key).post(NODES, { type: 'note', name: `n${i + j}` })));
+    }
+    const owner = getStack().ownerDataSource;
+    // The batch of one workspace that starts right after its predecessor is exactly this one.
+    const [{ before }] = await owner.query(`SELECT max(id::text) AS before FROM workspaces WHERE id < $1`, [
+      workspace_id,
+    ]);
+    const { runtime } = getStack();
+    const activities = createGraphActivities({
+      dataSource: runtime.dataSource,
+      typeCatalog: runtime.services.typeCatalog,
+      importance: runtime.services.importance,
+      nodesPerPage: 10,
+    });
+    // Temporal's activity test environment runs the activity with a real Context and reports each heartbeat.
+    const environment = new MockActivityEnvironment();
+    const beats: Record<string, unknown>[] = [];
+    environment.on('heartbeat', (details: Record<string, unknown>) => beats.push(details));
+
+    const result = await environment.run(activities.decayImportance, { after: before, size: 1 });
+    expect(result).to.deep.equal({ processed: 1, failed: 0, last: workspace_id });
+    const pages = beats.filter((beat) => beat.workspace === workspace_id && 'nodes' in beat);
+    expect(pages.map((beat) => beat.nodes)).to.deep.equal([10, 20, 25]);
+    expect(pages[0]).to.include({ done: 0, failed: 0 });
+    expect(beats.at(-1)).to.deep.equal({ done: 1, failed: 0 });
   });
 });

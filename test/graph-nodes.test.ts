@@ -132,6 +132,17 @@ describe('graph: nodes', () => {
         expect(response.body.detail[0].loc[0]).to.equal('query');
       }
     });
+
+    it('bounds offset by what the database can page (422 past it, never 500)', async () => {
+      const { api_key } = await newTenant();
+      const past = await as(api_key).get(`${NODES}?offset=2147483648`);
+      expect(past.status).to.equal(422);
+      expect(past.body.detail[0].loc).to.deep.equal(['query', 'offset']);
+      expect((await as(api_key).get(`${NODES}?offset=99999999999999999999`)).status).to.equal(422);
+      const last = await as(api_key).get(`${NODES}?offset=2147483647`);
+      expect(last.status).to.equal(200);
+      expect(last.body).to.deep.equal([]);
+    });
   });
 
   describe('PATCH /v1/ontology/nodes/{id}', () => {

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import { DegreeBackfill1763780008200 } from '../migrations/1763780008200-degree-backfill';
+import { sleep } from './helpers/eventually';
 import { as } from './helpers/http';
+import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 const NODES = '/v1/ontology/nodes';
@@ -179,7 +182,12 @@ describe('graph: traversals', () => {
         { min_degree: 1, max_degree: 1, nodes: 1 },
         { min_degree: 2, max_degree: 3, nodes: 5 },
       ]);
-      expect(stats.connectivity).to.deep.equal({ components: 2, largest_component: 6, isolated_nodes: 1, exact: true });
+      expect(stats.connectivity).to.deep.include({
+        components: 2,
+        largest_component: 6,
+        isolated_nodes: 1,
+        exact: true,
+      });
       expect(stats.density).to.be.closeTo(6 / (7 * 6), 1e-12);
       expect(lone).to.be.a('string');
     });
@@ -207,6 +215,74 @@ describe('graph: traversals', () => {
       expect(empty.totals).to.deep.equal({ nodes: 0, edges: 0, node_types: 0, edge_types: 0 });
       expect(empty.by_connection).to.deep.equal([{ connection_id: '_manual', nodes: 0, edges: 0 }]);
       expect(empty.density).to.equal(0);
+    });
+  });
+
+  describe('graph_stats connectivity', () => {
+    it('reuses the connected components while the graph stands still, and says how old they are', async () => {
+      const own = as((await newTenant()).api_key);
+      const [x, y, z] = [await node(own, 'doc', 'x'), await node(own, 'doc', 'y'), await node(own, 'doc', 'z')];
+      await edge(own, x, y);
+      const connectivity = async () => (await own.get('/v1/ontology/graph_stats')).body.connectivity;
+
+      const first = await connectivity();
+      expect(first).to.include({ components: 2, largest_component: 2, exact: true });
+      expect(Date.parse(first.computed_at)).to.be.closeTo(Date.now(), 5000);
+      expect(first.age_seconds).to.be.at.least(0).and.below(5);
+      await sleep(50);
+      const second = await connectivity();
+      // Not computed again: the same result, now older.
+      expect(second.computed_at).to.equal(first.computed_at);
+      expect(second.age_seconds).to.be.at.least(first.age_seconds + 0.05);
+
+      // A change to the live totals is seen at once.
+      await edge(own, y, z);
+      const third = await connectivity();
+      expect(third).to.include({ components: 1, largest_component: 3 });
+      expect(third.computed_at).to.not.equal(first.computed_at);
+    });
+  });
+
+  describe('degree counters', () => {
+    it('a migration backfills them for rows written before the counters existed', async () => {
+      const tenant = await newTenant();
+      const own = as(tenant.api_key);
+      const [x, y, z] = [await node(own, 'doc', 'x'), await node(own, 'doc', 'y'), await node(own, 'doc', 'z')];
+      await edge(own, x, y);
+      await edge(own, x, z);
+      const gone = await edge(own, z, y);
+      await own.delete(`${EDGES}/${gone}`);
+      const owner = getStack().ownerDataSource;
+      // As rows look when the counter columns arrive on a table that already has them.
+      await owner.query(`UPDATE nodes SET out_degree = 0, in_degree = 0 WHERE workspace_id = $1`, [
+        tenant.workspace_id,
+      ]);
+      // In a transaction of its own, as the migration runner gives each migration.
+      await owner.transaction(async (m) => {
+        if (!m.queryRunner) throw new Error('a transaction runs on a query runner');
+        await new DegreeBackfill1763780008200().up(m.queryRunner);
+      });
+      const hubs = (await own.get('/v1/ontology/graph_stats')).body.top_hubs;
+      expect(
+        hubs.map((h: { id: string; in_degree: number; out_degree: number }) => [h.id, h.out_degree, h.in_degree]),
+      ).to.deep.include.members([
+        [x, 2, 0],
+        [y, 0, 1],
+        [z, 0, 1],
+      ]);
+    });
+
+    it('graph_stats stays 200 and counts no negative degree when a counter has gone wrong', async () => {
+      const tenant = await newTenant();
+      const own = as(tenant.api_key);
+      const [x, y] = [await node(own, 'doc', 'x'), await node(own, 'doc', 'y')];
+      await edge(own, x, y);
+      await getStack().ownerDataSource.query(`UPDATE nodes SET out_degree = -5 WHERE id = $1`, [x]);
+      const response = await own.get('/v1/ontology/graph_stats');
+      expect(response.status).to.equal(200);
+      expect(response.body.totals).to.deep.include({ nodes: 2 });
+      for (const bucket of response.body.degree_distribution) expect(bucket.min_degree).to.be.at.least(0);
+      for (const hub of response.body.top_hubs) expect(hub.out_degree).to.be.at.least(0);
     });
   });
 

@@ -1,5 +1,18 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { expect } from 'chai';
+import type { DataSource } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
+import { deleteMaintenanceSchedules } from '../src/maintenance/schedules';
+import { assertCleanInput } from '../src/platform/api/clean-input';
+import { describeError } from '../src/platform/api/errors';
+import type { PoolRole } from '../src/platform/db/data-source';
+import { createAppDataSource } from '../src/platform/db/data-source';
+import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
+import { freePort } from './helpers/ports';
+import { bootStack, getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 describe('HTTP basics', () => {
@@ -72,6 +85,83 @@ describe('HTTP basics', () => {
       expect(query.body.detail[0].loc).to.deep.equal(['query', 'q']);
     });
 
+    it('422 for an unpaired UTF-16 surrogate in any string, property key or PATCH (jsonb refuses them)', async () => {
+      const nodes = as(key);
+      const name = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'a\ud800' });
+      expect(name.status).to.equal(422);
+      expect(name.body.detail[0]).to.deep.include({ loc: ['body', 'name'], type: 'string_surrogate' });
+      const value = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'v', properties: { note: 'x\udc00' } });
+      expect(value.status).to.equal(422);
+      expect(value.body.detail[0].loc).to.deep.equal(['body', 'properties', 'note']);
+      const nested = await nodes.post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'k',
+        properties: { list: [{ 'bad\ud83d': 1 }] },
+      });
+      expect(nested.status).to.equal(422);
+      expect(nested.body.detail[0].loc).to.deep.equal(['body', 'properties', 'list', 0, 'bad\ud83d']);
+
+      // A surrogate pair is a well-formed character (an emoji) and is stored as it is.
+      const created = await nodes.post('/v1/ontology/nodes', { type: 't', name: 'ok \ud83d\ude00' });
+      expect(created.status).to.equal(201);
+      expect(created.body.name).to.equal('ok 😀');
+      const patched = await nodes.patch(`/v1/ontology/nodes/${created.body.id}`, { properties: { p: '\udfff' } });
+      expect(patched.status).to.equal(422);
+      expect((await nodes.get(`/v1/ontology/nodes/${created.body.id}`)).body.properties).to.deep.equal({});
+      expect((await nodes.patch('/v1/ontology/config', { search: { retrieval_mode: '\ud800' } })).status).to.equal(422);
+      // Percent-encoded surrogate bytes are not UTF-8: the query decodes them to U+FFFD, never to a 500.
+      const query = await nodes.get('/v1/ontology/nodes/typeahead?q=%ED%A0%80');
+      expect(query.status).to.equal(200);
+    });
+
+    it('422 for JSON nested deeper than 64 levels: a 6 KB body of 3,000 nested arrays', async () => {
+      const deep = `{"type":"t","name":"deep","properties":{"x":${'['.repeat(3000)}${']'.repeat(3000)}}}`;
+      expect(deep.length).to.be.within(6000, 6100);
+      const response = await request('POST', '/v1/ontology/nodes', {
+        token: key,
+        rawBody: deep,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).to.equal(422);
+      const [issue] = response.body.detail;
+      expect(issue.type).to.equal('json_too_deep');
+      // The body is level 1, so the first refused array is the 65th container.
+      expect(issue.loc).to.deep.equal(['body', 'properties', 'x', ...Array(62).fill(0)]);
+
+      const nest = (levels: number): unknown => (levels === 0 ? 'leaf' : [nest(levels - 1)]);
+      const atTheCap = await as(key).post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'cap',
+        properties: { x: nest(62) },
+      });
+      expect(atTheCap.status).to.equal(201);
+      const overTheCap = await as(key).post('/v1/ontology/nodes', {
+        type: 't',
+        name: 'cap',
+        properties: { x: nest(63) },
+      });
+      expect(overTheCap.status).to.equal(422);
+    });
+
+    it('walks a 200 KB body in a few milliseconds', () => {
+      // Wide (10,000 keys), deep (nested 60 levels, repeated) and long-string bodies of about 200 KB each.
+      const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, `v${i}x`]));
+      const deepOnce = (levels: number): unknown => (levels === 0 ? 'v' : { a: deepOnce(levels - 1) });
+      const deep = Array.from({ length: 500 }, () => deepOnce(60));
+      const long = { text: 'x'.repeat(200_000) };
+      for (const [shape, body] of Object.entries({ wide, deep, long })) {
+        expect(JSON.stringify(body).length, shape).to.be.within(150_000, 260_000);
+        // The best of five runs: the machine's other work only ever adds time.
+        let ms = Number.POSITIVE_INFINITY;
+        for (let run = 0; run < 5; run += 1) {
+          const started = performance.now();
+          assertCleanInput({ properties: body }, 'body');
+          ms = Math.min(ms, performance.now() - started);
+        }
+        expect(ms, `${shape}: ${ms.toFixed(1)} ms`).to.be.below(50);
+      }
+    });
+
     it('422 for a JSON body that is not an object', async () => {
       const response = await request('POST', '/v1/auth/me/api-keys', {
         token: key,
@@ -109,5 +199,226 @@ describe('HTTP basics', () => {
     const asset = await request('GET', '/docs/assets/swagger-ui-bundle.js');
     expect(asset.status).to.equal(200);
     expect(asset.text.length).to.be.greaterThan(100_000);
+  });
+});
+
+describe('database deadlines and pools', () => {
+  const settings = {
+    DATABASE_STATEMENT_TIMEOUT_MS: 300,
+    DATABASE_WORKER_STATEMENT_TIMEOUT_MS: 700,
+    DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 900,
+    DATABASE_ACQUIRE_TIMEOUT_MS: 250,
+    DATABASE_POOL_SIZE: 2,
+    DATABASE_WORKER_POOL_SIZE: 3,
+  };
+
+  /** An application data source of the suite's database with the settings above. */
+  async function pool(role: PoolRole, run: (dataSource: DataSource) => Promise<void>) {
+    const dataSource = await createAppDataSource({ ...getStack().config, ...settings }, role).initialize();
+    try {
+      await run(dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
+  }
+
+  it('each pool starts its connections with its own statement and idle-in-transaction timeouts, and its own size', async () => {
+    for (const [role, statement, size] of [
+      ['api', '300ms', 2],
+      ['worker', '700ms', 3],
+    ] as const) {
+      await pool(role, async (dataSource) => {
+        const rows: { statement: string; idle: string; pid: number }[] = await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            const [row] = await dataSource.query(
+              `SELECT current_setting('statement_timeout') AS statement,
+                      current_setting('idle_in_transaction_session_timeout') AS idle,
+                      pg_backend_pid() AS pid, pg_sleep(0.1)`,
+            );
+            return row;
+          }),
+        );
+        expect(
+          rows.every((row) => row.statement === statement && row.idle === '900ms'),
+          role,
+        ).to.equal(true);
+        expect(new Set(rows.map((row) => row.pid)).size, `${role} connections`).to.equal(size);
+      });
+    }
+  });
+
+  it('cancels a statement past the timeout cleanly, and the connection serves the next query', async () => {
+    await pool('api', async (dataSource) => {
+      const started = Date.now();
+      const error = await dataSource.query('SELECT pg_sleep(5)').catch((caught: unknown) => caught);
+      expect(Date.now() - started).to.be.below(2000);
+      expect(error).to.be.instanceOf(QueryFailedError);
+      expect((error as QueryFailedError & { code: string }).code).to.equal('57014');
+      expect(describeError(error)).to.deep.include({ status: 504 });
+      expect(await dataSource.query('SELECT 1 AS one')).to.deep.equal([{ one: 1 }]);
+    });
+  });
+
+  it('ends a transaction left idle past the timeout, releasing its locks', async () => {
+    await pool('api', async (dataSource) => {
+      const runner = dataSource.createQueryRunner();
+      await runner.connect();
+      await runner.startTransaction();
+      const [{ pid }] = await runner.query('SELECT pg_backend_pid() AS pid');
+      await eventually(
+        async () =>
+          (
+            await getStack().ownerDataSource.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [
+              pid,
+            ])
+          )[0].n === 0,
+        { what: 'Postgres to end the idle transaction', timeoutMs: 5000 },
+      );
+      await runner.release().catch(() => undefined);
+    });
+  });
+
+  describe('over HTTP', () => {
+    let booted: Awaited<ReturnType<typeof bootStack>>;
+    before(async function () {
+      this.timeout(60_000);
+      booted = await bootStack({
+        DATABASE_STATEMENT_TIMEOUT_MS: '500',
+        DATABASE_ACQUIRE_TIMEOUT_MS: '300',
+        DATABASE_POOL_SIZE: '2',
+      });
+    });
+    after(async function () {
+      this.timeout(60_000);
+      await booted?.stop();
+    });
+
+    it('504 when a statement waits past the timeout (a row lock held elsewhere)', async () => {
+      const { baseUrl } = booted.stack;
+      const tenant = await newTenant();
+      const node = await as(tenant.api_key, baseUrl).post('/v1/ontology/nodes', { type: 't', name: 'locked' });
+      const holder = getStack().ownerDataSource.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      try {
+        await holder.query('SELECT id FROM nodes WHERE id = $1 FOR UPDATE', [node.body.id]);
+        const started = Date.now();
+        const patched = await as(tenant.api_key, baseUrl).patch(`/v1/ontology/nodes/${node.body.id}`, { name: 'x' });
+        expect(patched.status).to.equal(504);
+        expect(patched.body).to.deep.equal({ detail: 'The database did not answer in time' });
+        expect(Date.now() - started).to.be.below(3000);
+      } finally {
+        await holder.rollbackTransaction();
+        await holder.release();
+      }
+      expect((await as(tenant.api_key, baseUrl).get(`/v1/ontology/nodes/${node.body.id}`)).body.name).to.equal(
+        'locked',
+      );
+    });
+
+    it('503 with Retry-After when no connection frees up in time, then serves again', async () => {
+      const { baseUrl, runtime } = booted.stack;
+      const tenant = await newTenant();
+      const held = [runtime.dataSource.createQueryRunner(), runtime.dataSource.createQueryRunner()];
+      for (const runner of held) await runner.connect();
+      try {
+        const started = Date.now();
+        const response = await as(tenant.api_key, baseUrl).get('/v1/ontology/config');
+        expect(response.status).to.equal(503);
+        expect(response.headers.get('retry-after')).to.equal('1');
+        expect(response.body).to.deep.equal({ detail: 'The database is busy; retry shortly' });
+        expect(Date.now() - started).to.be.below(3000);
+      } finally {
+        for (const runner of held) await runner.release();
+      }
+      expect((await as(tenant.api_key, baseUrl).get('/v1/ontology/config')).status).to.equal(200);
+    });
+  });
+
+  it('WEFT_PROCESS=all runs the API and the worker on two pools', async function () {
+    this.timeout(60_000);
+    const { config, ownerDataSource, runtime } = getStack();
+    const port = await freePort();
+    const taskQueue = `weft-all-${randomUUID().slice(0, 8)}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+      cwd: path.resolve(__dirname, '..'),
+      env: {
+        ...process.env,
+        WEFT_PROCESS: 'all',
+        PORT: String(port),
+        TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        TEMPORAL_DEV_SERVER: 'never',
+        LOG_LEVEL: 'error',
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${port}`;
+      await eventually(
+        async () => (await request('GET', '/v1/health/ready', { baseUrl }).catch(() => undefined))?.status === 200,
+        { what: 'the API of WEFT_PROCESS=all', timeoutMs: 45_000 },
+      );
+      const rows: { application_name: string }[] = await ownerDataSource.query(
+        `SELECT DISTINCT application_name FROM pg_stat_activity
+         WHERE datname = current_database() AND usename = $1 AND application_name IN ('weft', 'weft-worker')`,
+        [new URL(config.DATABASE_URL).username],
+      );
+      expect(rows.map((row) => row.application_name).sort()).to.deep.equal(['weft', 'weft-worker']);
+    } finally {
+      child.kill('SIGINT');
+      await exited;
+      await deleteMaintenanceSchedules(runtime.temporal.client, taskQueue);
+    }
+  });
+});
+
+describe('rate limits per credential', () => {
+  let booted: Awaited<ReturnType<typeof bootStack>>;
+  before(async function () {
+    this.timeout(60_000);
+    // One request a second, and a reserve of three for bursts.
+    booted = await bootStack({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3' });
+  });
+  after(async function () {
+    this.timeout(60_000);
+    await booted?.stop();
+  });
+
+  it('429 with Retry-After once a credential spends its second and its burst reserve; others are unaffected', async () => {
+    const { baseUrl } = booted.stack;
+    const tenant = await newTenant();
+    const started = Date.now();
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => as(tenant.api_key, baseUrl).get('/v1/ontology/config')),
+    );
+    const elapsedSeconds = (Date.now() - started) / 1000;
+    const passed = responses.filter((response) => response.status === 200).length;
+    // 1 + 3 within one second; a second that turned over while they ran may let one more through each.
+    expect(passed).to.be.within(4, 4 + Math.floor(elapsedSeconds));
+    const limited = responses.find((response) => response.status === 429);
+    expect(limited?.body).to.deep.equal({ detail: 'Rate limit exceeded' });
+    expect(limited?.headers.get('retry-after')).to.equal('1');
+
+    // Another credential of the same user has a bucket of its own; health checks are not limited.
+    expect((await as(tenant.user_jwt, baseUrl).get('/v1/ontology/config')).status).to.equal(200);
+    expect((await request('GET', '/v1/health', { baseUrl })).status).to.equal(200);
+
+    // After Retry-After, the next second's request goes through, and the one after it does not.
+    await sleep(1100);
+    expect((await as(tenant.api_key, baseUrl).get('/v1/ontology/config')).status).to.equal(200);
+    expect((await as(tenant.api_key, baseUrl).get('/v1/ontology/config')).status).to.equal(429);
+  });
+
+  it('counts refused requests too: a key probing a scope it lacks is limited like any other', async () => {
+    const { baseUrl } = booted.stack;
+    const tenant = await newTenant();
+    const narrow = await as(tenant.user_jwt, baseUrl).post('/v1/auth/me/api-keys', { name: 'narrow', scopes: [] });
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, async () => (await as(narrow.body.token, baseUrl).get('/v1/ontology/config')).status),
+    );
+    expect(statuses).to.include(403);
+    expect(statuses).to.include(429);
   });
 });

@@ -181,7 +181,7 @@ describe('workspace isolation in the database (RLS)', () => {
   it('the one-statement authentication lookups leave no setting behind on the connection', async () => {
     await onOneConnection(async (single) => {
       await single.query(`SELECT * FROM weft_authenticate_key($1)`, ['0'.repeat(64)]);
-      await single.query(`SELECT * FROM weft_authenticate_user($1, NULL, NULL)`, [a.user_id]);
+      await single.query(`SELECT * FROM weft_authenticate_user($1, NULL, NULL, gen_random_uuid())`, [a.user_id]);
       const [after] = await single.query(
         `SELECT current_setting('app.key_hash', true) AS key_hash, current_setting('app.user_id', true) AS user_id,
                 (SELECT count(*)::int FROM api_keys) AS keys, (SELECT count(*)::int FROM memberships) AS memberships`,
@@ -217,5 +217,78 @@ describe('workspace isolation in the database (RLS)', () => {
     );
     expect(keys.length).to.be.greaterThan(0);
     expect(keys.every((key) => key.user_id === a.user_id)).to.equal(true);
+  });
+
+  describe('what the application role may do on its own (an attacker with its connection)', () => {
+    /** The error a statement raises through the app role, or undefined when it succeeds. */
+    async function refusal(sql: string, params: unknown[] = [], scope?: { workspaceId?: string; userId?: string }) {
+      const { runtime } = getStack();
+      try {
+        await (scope ? runtime.uow(scope, (m) => m.query(sql, params)) : runtime.dataSource.query(sql, params));
+        return undefined;
+      } catch (error) {
+        return String(error);
+      }
+    }
+
+    it('cannot insert its user into another workspace, nor move a membership there', async () => {
+      const own = { workspaceId: a.workspace_id, userId: a.user_id };
+      const insert = `INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`;
+      expect(await refusal(insert, [b.workspace_id, a.user_id], own)).to.match(/row-level security/);
+      expect(await refusal(insert, [b.workspace_id, a.user_id], { userId: a.user_id })).to.match(/row-level security/);
+      const move = `UPDATE memberships SET workspace_id = $1 WHERE user_id = $2`;
+      expect(await refusal(move, [b.workspace_id, a.user_id], own)).to.match(/row-level security/);
+      const [{ n }] = await getStack().ownerDataSource.query(
+        `SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND user_id = $2`,
+        [b.workspace_id, a.user_id],
+      );
+      expect(n).to.equal(0);
+    });
+
+    it('cannot create, change or delete tenants, workspaces or users, nor read users', async () => {
+      for (const sql of [
+        `INSERT INTO tenants (name, credit_balance) VALUES ('free money', 1000000)`,
+        `UPDATE tenants SET locked = false, name = 'mine'`,
+        `DELETE FROM tenants WHERE false`,
+        `INSERT INTO workspaces (tenant_id, name) SELECT id, 'planted' FROM tenants LIMIT 1`,
+        `UPDATE workspaces SET tenant_id = tenant_id`,
+        `DELETE FROM workspaces WHERE false`,
+        `INSERT INTO users (display_name) VALUES ('intruder')`,
+        `SELECT email FROM users`,
+        `TRUNCATE users CASCADE`,
+      ]) {
+        expect(await refusal(sql), sql).to.match(/permission denied/);
+      }
+    });
+
+    it('cannot touch the migrations table or un-revoke a token, but may read what authentication needs', async () => {
+      for (const sql of [
+        `SELECT * FROM typeorm_migrations`,
+        `DELETE FROM typeorm_migrations`,
+        `DELETE FROM revoked_tokens`,
+        `INSERT INTO revoked_tokens (jti, expires_at) VALUES (gen_random_uuid(), now())`,
+      ]) {
+        expect(await refusal(sql), sql).to.match(/permission denied/);
+      }
+      // What the code does need: reading tenants and workspaces, moving a balance, reading revocations.
+      expect(await refusal(`SELECT id, credit_balance, locked FROM tenants LIMIT 1`)).to.equal(undefined);
+      expect(await refusal(`SELECT id, tenant_id FROM workspaces LIMIT 1`)).to.equal(undefined);
+      expect(await refusal(`UPDATE tenants SET credit_balance = credit_balance WHERE id = $1`, [a.tenant_id])).to.equal(
+        undefined,
+      );
+      expect(await refusal(`SELECT count(*) FROM revoked_tokens`)).to.equal(undefined);
+    });
+
+    it('the outbox sweeper’s definer function is executable by the app role only, not by PUBLIC', async () => {
+      const grants: { grantee: string; privilege: string }[] = await getStack().ownerDataSource.query(
+        `SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee)::text END AS grantee,
+                a.privilege_type AS privilege
+         FROM pg_proc p, aclexplode(p.proacl) a WHERE p.proname = 'weft_outbox_pending_workspaces'`,
+      );
+      const app = new URL(getStack().config.DATABASE_URL).username;
+      expect(grants.map((grant) => grant.grantee)).not.to.include('PUBLIC');
+      expect(grants).to.deep.include({ grantee: app, privilege: 'EXECUTE' });
+      expect(await refusal(`SELECT * FROM weft_outbox_pending_workspaces(interval '0')`)).to.equal(undefined);
+    });
   });
 });

@@ -29,6 +29,26 @@ describe('MCP tokens (4.3)', () => {
     expect(listed.body[0].scopes).to.deep.equal([]);
   });
 
+  it('a token made by an expiring key expires with it, however many days it asks for', async () => {
+    const { user_jwt, workspace_id } = await newTenant();
+    const parent = await as(user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'expiring minter',
+      scopes: ['mcp_tokens:manage', 'ontology:read'],
+      expires_in_days: 1,
+    });
+    const parentExpiry = Date.parse(parent.body.expires_at);
+    const minted = await as(parent.body.token).post('/v1/mcp/token', { workspace_id, expires_in_days: 365 });
+    expect(minted.status).to.equal(201);
+    expect(Date.parse(minted.body.expires_at)).to.equal(parentExpiry);
+    expect(minted.body.expires_in).to.be.at.most(86_400);
+    expect(decodeJwt(minted.body.token).exp).to.equal(Math.floor(parentExpiry / 1000));
+    const named = await as(parent.body.token).post(`/v1/workspaces/${workspace_id}/mcp-tokens`, { name: 'agent' });
+    expect(Date.parse(named.body.expires_at)).to.equal(parentExpiry);
+    // A user JWT is not capped: its tokens get the days they ask for.
+    const fromUser = await as(user_jwt).post('/v1/mcp/token', { workspace_id, expires_in_days: 365 });
+    expect(fromUser.body.expires_in).to.be.above(364 * 86_400);
+  });
+
   it('404 when the workspace is missing or the caller is not a member', async () => {
     const { user_jwt } = await newTenant();
     const other = await newTenant();

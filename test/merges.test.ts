@@ -1,13 +1,17 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
+import { createMergeService } from '../src/merges/service';
+import { mergeCandidateWorkflow, mergeStatusQuery } from '../src/merges/workflow';
+import { createApp } from '../src/platform/api/app';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
+import { WorkflowStarter } from '../src/platform/temporal/starter';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
-
-// ---- helpers ------------------------------------------------------------------------------------
 
 const temporal = () => getStack().runtime.temporal.client;
 const owner = () => getStack().ownerDataSource;
@@ -77,7 +81,33 @@ async function workflowStatus(workflowId: string) {
   return { status: description.status.name, workspace: description.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE) };
 }
 
-// ---- tests --------------------------------------------------------------------------------------
+/**
+ * Two namesakes and their pending candidate, inserted as a fixture with no review workflow (the
+ * resolver is switched off), so that a test can start the review with its own check interval.
+ */
+async function unreviewedCandidate(t: BootstrapResult) {
+  const patched = await as(t.api_key).patch('/v1/ontology/config', { resolver: { person_resolver_enabled: false } });
+  expect(patched.status, patched.text).to.equal(200);
+  const survivor = await createNode(t, 'person', 'Ada Byron');
+  const duplicate = await createNode(t, 'person', 'ada byron');
+  const [row] = await owner().query(
+    `INSERT INTO merge_candidates (workspace_id, survivor_node_id, duplicate_node_id, match_reasons, confidence_score)
+     VALUES ($1, $2, $3, ARRAY['normalized_name_match'], 0.75) RETURNING id`,
+    [t.workspace_id, survivor.id, duplicate.id],
+  );
+  return { id: row.id as string, survivor, duplicate };
+}
+
+/** Starts the candidate's review as the resolver would, but waking up every `interval`. */
+const startReview = (t: BootstrapResult, candidateId: string, interval = '1 second') =>
+  getStack().runtime.temporal.workflows.start(mergeCandidateWorkflow, {
+    workspaceId: t.workspace_id,
+    candidateId,
+    reviewCheckInterval: interval,
+  });
+
+const candidateRow = async (id: string) =>
+  (await owner().query(`SELECT status FROM merge_candidates WHERE id = $1`, [id]))[0]?.status as string | undefined;
 
 describe('person resolution and the merge queue', function () {
   this.timeout(60_000);
@@ -500,6 +530,144 @@ describe('person resolution and the merge queue', function () {
       );
       expect((await as(t.api_key).get('/v1/ontology/merges?limit=0')).status).to.equal(422);
       expect((await as('nope').get('/v1/ontology/merges')).status).to.equal(401);
+    });
+  });
+  describe('the review workflow (merge-<candidate_id>)', () => {
+    it('reports where it stands through its status query, pending to applied', async () => {
+      const t = await newTenant();
+      await createPerson(t, 'Hedy Lamarr', { email: 'hedy@example.com' });
+      await createPerson(t, 'hedy lamarr', { email: 'hedy@example.com' });
+      const [candidate] = await pending(t);
+      const handle = temporal().workflow.getHandle(`merge-${candidate.id}`);
+      expect(await handle.query(mergeStatusQuery)).to.equal('pending');
+      expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {})).status).to.equal(200);
+      expect(await handle.result()).to.deep.equal({ status: 'applied', performedBy: t.user_id });
+      expect(await handle.query(mergeStatusQuery)).to.equal('applied');
+    });
+
+    it('wakes up, finds its candidate still pending, continues as new, and still takes a decision', async () => {
+      const t = await newTenant();
+      const candidate = await unreviewedCandidate(t);
+      const handle = await startReview(t, candidate.id);
+      const firstRun = (await handle.describe()).runId;
+
+      const latest = await eventually(
+        async () => {
+          const { runId } = await temporal().workflow.getHandle(handle.workflowId).describe();
+          return runId !== firstRun ? runId : undefined;
+        },
+        { what: 'the review to continue as new' },
+      );
+      const first = await temporal().workflow.getHandle(handle.workflowId, firstRun).describe();
+      expect(first.status.name).to.equal('CONTINUED_AS_NEW');
+      expect(latest).to.not.equal(firstRun);
+      expect(await handle.query(mergeStatusQuery)).to.equal('pending');
+      expect(await candidateRow(candidate.id)).to.equal('pending');
+
+      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, { notes: 'two Adas' });
+      expect(response.status, response.text).to.equal(200);
+      expect(response.body.candidate.status).to.equal('rejected');
+      expect(await handle.result()).to.deep.equal({ status: 'rejected', performedBy: t.user_id });
+    });
+
+    it('closes itself at the wake-up when a node of its pair was deleted, superseding the candidate', async () => {
+      const t = await newTenant();
+      const candidate = await unreviewedCandidate(t);
+      const handle = await startReview(t, candidate.id);
+      expect((await as(t.api_key).delete(`/v1/ontology/nodes/${candidate.duplicate.id}`)).status).to.equal(200);
+
+      expect(await handle.result()).to.deep.equal({ status: 'closed', reason: 'candidate is superseded' });
+      expect(await candidateRow(candidate.id)).to.equal('superseded');
+      expect(await pending(t)).to.deep.equal([]);
+      expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {})).status).to.equal(409);
+    });
+
+    it('closes itself at the wake-up when its candidate was resolved elsewhere', async () => {
+      const t = await newTenant();
+      const candidate = await unreviewedCandidate(t);
+      const handle = await startReview(t, candidate.id);
+      await owner().query(`UPDATE merge_candidates SET status = 'rejected', resolved_at = now() WHERE id = $1`, [
+        candidate.id,
+      ]);
+      expect(await handle.result()).to.deep.equal({ status: 'closed', reason: 'candidate is rejected' });
+    });
+
+    it('approving a pair whose node was deleted answers 409, supersedes the candidate and ends the review', async () => {
+      const t = await newTenant();
+      await createPerson(t, 'Mary Jackson');
+      const dup = await createPerson(t, 'mary jackson');
+      const [candidate] = await pending(t);
+      expect((await as(t.api_key).delete(`/v1/ontology/nodes/${dup.id}`)).status).to.equal(200);
+
+      const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {});
+      expect(response.status, response.text).to.equal(409);
+      expect(response.body.detail).to.match(/no longer live/);
+      expect(await candidateRow(candidate.id)).to.equal('superseded');
+      const result = await temporal().workflow.getHandle(`merge-${candidate.id}`).result();
+      expect(result.status).to.equal('closed');
+      expect((await nodeRow(candidate.survivor_node_id)).is_deleted).to.equal(false);
+    });
+
+    it('a decision that keeps failing answers 503 with Retry-After and leaves the review open', async () => {
+      const t = await newTenant();
+      await createPerson(t, 'Annie Easley');
+      await createPerson(t, 'annie easley');
+      const [candidate] = await pending(t);
+      // A fault injected in Postgres: recording this candidate's action fails on every attempt.
+      const fault = `weft_test_fault_${candidate.id.replaceAll('-', '')}`;
+      await owner().query(
+        `CREATE FUNCTION ${fault}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$;
+         CREATE TRIGGER ${fault} BEFORE INSERT ON merge_actions FOR EACH ROW
+           WHEN (NEW.candidate_id = '${candidate.id}') EXECUTE FUNCTION ${fault}()`,
+      );
+      try {
+        const failed = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, {});
+        expect(failed.status, failed.text).to.equal(503);
+        expect(failed.headers.get('retry-after')).to.equal('5');
+        expect(failed.body.detail).to.be.a('string');
+      } finally {
+        await owner().query(`DROP TRIGGER ${fault} ON merge_actions; DROP FUNCTION ${fault}()`);
+      }
+      const handle = temporal().workflow.getHandle(`merge-${candidate.id}`);
+      expect(await handle.query(mergeStatusQuery)).to.equal('pending');
+      expect(await candidateRow(candidate.id)).to.equal('pending');
+
+      const retried = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/reject`, {});
+      expect(retried.status, retried.text).to.equal(200);
+      expect(await handle.result()).to.deep.equal({ status: 'rejected', performedBy: t.user_id });
+    });
+  });
+  describe('deadline', () => {
+    it('answers 504 when no worker takes the decision in time, and leaves the candidate pending', async () => {
+      const { runtime } = getStack();
+      // The real app and database, with decisions sent to a task queue that no worker serves.
+      const unserved = new WorkflowStarter(runtime.temporal.client, `weft-unserved-${Date.now()}`);
+      const merges = createMergeService({
+        uow: runtime.uow,
+        temporal: { ...runtime.temporal, workflows: unserved },
+        decisionWaitMs: 1500,
+      });
+      const server: Server = createApp({ ...runtime, services: { ...runtime.services, merges } }).listen(
+        0,
+        '127.0.0.1',
+      );
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const t = await newTenant();
+      const candidate = await unreviewedCandidate(t);
+      try {
+        const started = Date.now();
+        const response = await as(t.api_key, baseUrl).post(`/v1/ontology/merges/${candidate.id}/approve`, {});
+        expect(response.status, response.text).to.equal(504);
+        expect(response.body.detail).to.be.a('string');
+        expect(Date.now() - started).to.be.lessThan(8000);
+        expect(await candidateRow(candidate.id)).to.equal('pending');
+        expect((await nodeRow(candidate.duplicate.id)).is_deleted).to.equal(false);
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        // Update-with-start started the review on the unserved queue: stop it.
+        await temporal().workflow.getHandle(`merge-${candidate.id}`).terminate('test cleanup');
+      }
     });
   });
 });

@@ -1,8 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { createApp } from '../src/platform/api/app';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { createPromptApi } from '../src/prompt/dispatcher';
@@ -10,8 +13,10 @@ import { createSealer } from '../src/prompt/sealed';
 import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
+import { as } from './helpers/http';
+import { terminateTaskQueue } from './helpers/leftovers';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -30,19 +35,21 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
   this.timeout(90_000);
   let fake: FakeOpenAI;
   const workers: ChildProcess[] = [];
+  const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
 
   before(async () => {
     fake = await startFakeOpenAI();
   });
   after(async () => {
     for (const worker of workers) worker.kill('SIGKILL');
+    // The killed worker's queue still holds what its process started (embedding, person resolution).
+    await terminateTaskQueue(getStack().runtime.temporal.client, taskQueue);
     await fake?.close();
   });
 
   it('finishes the prompt exactly once after a restart: one charge, no duplicate nodes, one audit row', async () => {
     const { runtime, ownerDataSource } = getStack();
     const tenant = await newTenant(20);
-    const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
     const env = {
       TEMPORAL_TASK_QUEUE: taskQueue,
       OPENAI_API_KEY: 'sk-test',
@@ -86,8 +93,9 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
     const api = createPromptApi({
       uow: runtime.uow,
       temporal: { ...runtime.temporal, taskQueue, workflows: new WorkflowStarter(runtime.temporal.client, taskQueue) },
-      sealer: createSealer(getStack().config.JWT_SECRET),
+      sealer: createSealer(getStack().config.WEFT_ENCRYPTION_KEY),
       prompts: runtime.services.prompts,
+      deadlineMs: 60_000,
     });
     const principal = {
       userId: tenant.user_id,
@@ -130,5 +138,63 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
       correlationId,
     ]);
     expect(audits).to.deep.equal([{ status: 'ok' }]);
+  });
+});
+
+describe('prompt deadlines: no worker takes the prompt', function () {
+  this.timeout(30_000);
+
+  it('answers 504 after PROMPT_DEADLINE_MS; the execution has a timeout, and the run settles once it closes', async () => {
+    const { runtime, ownerDataSource, config } = getStack();
+    const tenant = await newTenant(20);
+    // The API of this stack, dispatching to a task queue that no worker serves, with a short deadline.
+    const taskQueue = `weft-unserved-${randomUUID().slice(0, 8)}`;
+    const promptApi = createPromptApi({
+      uow: runtime.uow,
+      temporal: { ...runtime.temporal, taskQueue, workflows: new WorkflowStarter(runtime.temporal.client, taskQueue) },
+      sealer: createSealer(config.JWT_SECRET),
+      prompts: runtime.services.prompts,
+      deadlineMs: 1500,
+    });
+    const server = createApp({ ...runtime, services: { ...runtime.services, promptApi } }).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const correlationId = randomUUID();
+    const handle = runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`);
+    try {
+      const started = Date.now();
+      const response = await as(tenant.api_key, baseUrl).post(
+        '/v1/ontology/prompt',
+        { prompt: 'Ada Lovelace works at Analytical Engines Ltd.' },
+        { 'x-correlation-id': correlationId },
+      );
+      expect(response.status).to.equal(504);
+      expect(response.body.detail).to.match(/retry with the same X-Correlation-Id/);
+      expect(Date.now() - started).to.be.below(5000);
+
+      const description = await handle.describe();
+      expect(description.status.name).to.equal('RUNNING');
+      expect(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds)).to.equal(600);
+
+      // Standing in for the execution timeout, which closes it after ten minutes without compensation.
+      await handle.terminate('test: the execution timeout');
+      const reconciler = runtime.services.promptReconciler;
+      const runs = (await reconciler.candidates(tenant.workspace_id, 0)).filter(
+        (run) => run.correlation_id === correlationId,
+      );
+      expect(runs).to.have.length(1);
+      expect(await reconciler.settle(tenant.workspace_id, runs[0]!)).to.equal(true);
+    } finally {
+      await handle.terminate('test cleanup').catch(() => undefined);
+      server.close();
+    }
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
+    const audits = await ownerDataSource.query(
+      `SELECT status, error_code, credits_used FROM prompt_runs WHERE correlation_id = $1`,
+      [correlationId],
+    );
+    expect(audits).to.deep.equal([
+      { status: 'error', error_code: 'WorkflowClosedWithoutCompensation', credits_used: 0 },
+    ]);
   });
 });

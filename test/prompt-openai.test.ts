@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { eventually, sleep } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
-import { postStream } from './helpers/sse';
+import { parseSse, postStream } from './helpers/sse';
 import type { Stack } from './helpers/stack';
 import { bootStack, getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
@@ -281,5 +282,257 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       [tenant.workspace_id],
     );
     expect(rows.map((row: { amount: number }) => row.amount)).to.deep.equal([-3, 3]);
+  });
+
+  it('the reconcile pass never settles a prompt that completed after it was read as a candidate', async () => {
+    const tenant = await newTenant(20);
+    let answering = false;
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') {
+        answering = true;
+        return { content: JSON.stringify({ answer: 'At NASA.', citations: [] }), delayMs: 800 };
+      }
+      return undefined;
+    });
+    const correlationId = randomUUID();
+    const pending = client(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
+      { 'x-correlation-id': correlationId },
+    );
+    await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
+    const { promptReconciler, prompts } = variant.stack.runtime.services;
+    // Read while the prompt is still answering: unsettled, as far as the ledger can tell.
+    const [candidate] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
+      (run) => run.correlation_id === correlationId,
+    );
+    expect(candidate?.ledger_id).to.be.a('string');
+    // It completes between the read and the describe.
+    expect((await pending).status).to.equal(200);
+    expect(await promptReconciler.settle(tenant.workspace_id, candidate!)).to.equal(false);
+    // Under the reservation's lock, which completing also takes, it is found completed.
+    const { settled } = await prompts.abandon({
+      workspaceId: tenant.workspace_id,
+      correlationId,
+      promptKind: candidate!.prompt_kind,
+      sourceHash: candidate!.source_hash,
+      requestHash: candidate!.request_hash,
+      intent: candidate!.intent,
+      startedAtMs: Date.now(),
+      ledgerId: candidate!.ledger_id,
+      failure: { code: 'internal', errorClass: 'Test', detail: 'forced' },
+    });
+    expect(settled).to.equal(false);
+
+    expect(await creditBalance(tenant.tenant_id)).to.equal(13);
+    const [live] = await owner().query(
+      `SELECT count(*)::int AS n FROM nodes WHERE workspace_id = $1 AND NOT is_deleted`,
+      [tenant.workspace_id],
+    );
+    expect(live.n).to.equal(2);
+    const [audit] = await owner().query(`SELECT status FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    expect(audit.status).to.equal('ok');
+  });
+
+  it('compensation undoes only what the prompt wrote: nodes a later prompt referenced or a user connected stay, with their edges', async () => {
+    const tenant = await newTenant(20);
+    const first = JSON.stringify({
+      nodes: [
+        { ref: 'k', type: 'person', name: 'Katherine Johnson', properties: [] },
+        { ref: 'n', type: 'organization', name: 'NASA', properties: [] },
+        { ref: 'h', type: 'place', name: 'Hampton', properties: [] },
+      ],
+      edges: [
+        { type: 'WORKED_AT', source_ref: 'k', target_ref: 'n', reasoning: 'Stated.', evidence: 'e' },
+        { type: 'LIVED_IN', source_ref: 'k', target_ref: 'h', reasoning: 'Stated.', evidence: 'e' },
+      ],
+    });
+    const later = JSON.stringify({
+      nodes: [{ ref: 'k', type: 'person', name: 'Katherine Johnson', properties: [] }],
+      edges: [],
+    });
+    let answering = false;
+    fake.scriptChat((schema, body) => {
+      if (schema === 'refined_graph') {
+        return { content: String(body.messages.at(-1).content).includes('Where?') ? first : later };
+      }
+      if (schema === 'grounded_answer') {
+        answering = true;
+        return { content: '{}', delayMs: 1200 }; // fails its schema: 502, compensated
+      }
+      return undefined;
+    });
+    const pending = client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA and lived in Hampton. Where?',
+      force_intent: 'both',
+    });
+    await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
+    // Meanwhile a later prompt refers to Katherine Johnson, and a user connects a node of theirs to
+    // NASA: both nodes were created by the first prompt.
+    const referring = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson was a mathematician.',
+      force_intent: 'update',
+    });
+    expect(referring.body).to.include({ nodes_created: 0 });
+    const [nasa] = await owner().query(`SELECT id FROM nodes WHERE workspace_id = $1 AND name = 'NASA'`, [
+      tenant.workspace_id,
+    ]);
+    const ames = await client(tenant.api_key).post('/v1/ontology/nodes', { type: 'place', name: 'Ames' });
+    const theirs = await client(tenant.api_key).post('/v1/ontology/edges', {
+      type: 'PART_OF',
+      source_node_id: ames.body.id,
+      target_node_id: nasa.id,
+    });
+    expect(theirs.status).to.be.oneOf([200, 201]);
+    expect((await pending).status).to.equal(502);
+
+    // Only the references of others are left: the prompt's own were taken back with its edges.
+    const nodes = await owner().query(
+      `SELECT name, is_deleted, reference_count FROM nodes WHERE workspace_id = $1 ORDER BY name`,
+      [tenant.workspace_id],
+    );
+    expect(nodes).to.deep.equal([
+      { name: 'Ames', is_deleted: false, reference_count: 1 },
+      { name: 'Hampton', is_deleted: true, reference_count: 1 },
+      { name: 'Katherine Johnson', is_deleted: false, reference_count: 1 },
+      { name: 'NASA', is_deleted: false, reference_count: 1 },
+    ]);
+    const edges = await owner().query(`SELECT type, is_deleted FROM edges WHERE workspace_id = $1 ORDER BY type`, [
+      tenant.workspace_id,
+    ]);
+    expect(edges).to.deep.equal([
+      { type: 'LIVED_IN', is_deleted: true },
+      { type: 'PART_OF', is_deleted: false },
+      { type: 'WORKED_AT', is_deleted: true },
+    ]);
+    const charges = await owner().query(
+      `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
+      [tenant.workspace_id],
+    );
+    expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7, -5, 7]);
+  });
+
+  it('node.created leaves only when the prompt completes: a prompt undone after persisting pays for no embedding', async () => {
+    const failed = await newTenant(20);
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') return { status: 500 };
+      return undefined;
+    });
+    const response = await client(failed.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA. Where?',
+      force_intent: 'both',
+    });
+    expect(response.status).to.equal(502);
+
+    const done = await newTenant(20);
+    fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: REFINED } : undefined));
+    const completed = await client(done.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA.',
+      force_intent: 'update',
+    });
+    expect(completed.status).to.equal(200);
+
+    const embedCharges = async (workspaceId: string) =>
+      (
+        await owner().query(
+          `SELECT count(*)::int AS n FROM credit_ledger WHERE workspace_id = $1 AND kind = 'worker.embed_node' AND amount < 0`,
+          [workspaceId],
+        )
+      )[0].n;
+    // The completed prompt's two nodes are embedded and charged…
+    await eventually(async () => (await embedCharges(done.workspace_id)) === 2, { what: 'the embedding charges' });
+    // …and by then the outbox has been swept: the undone prompt's nodes never had an event to deliver.
+    await variant.stack.runtime.outbox.sweep(0);
+    const [events] = await owner().query(
+      `SELECT count(*)::int AS n FROM outbox WHERE workspace_id = $1 AND event_type = 'node.created'`,
+      [failed.workspace_id],
+    );
+    expect(events.n).to.equal(0);
+    expect(await embedCharges(failed.workspace_id)).to.equal(0);
+    expect(await creditBalance(failed.tenant_id)).to.equal(20);
+  });
+
+  it('a prompt cancelled mid-answer still compensates: writes undone, refunded, audited, 503', async () => {
+    const tenant = await newTenant(20);
+    let answering = false;
+    fake.scriptChat((schema) => {
+      if (schema === 'refined_graph') return { content: REFINED };
+      if (schema === 'grounded_answer') {
+        answering = true;
+        return { content: '{}', delayMs: 30_000 };
+      }
+      return undefined;
+    });
+    const correlationId = randomUUID();
+    const pending = client(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: 'Katherine Johnson worked at NASA. Where?', force_intent: 'both' },
+      { 'x-correlation-id': correlationId },
+    );
+    await eventually(() => answering, { what: 'the answer step', intervalMs: 20 });
+    const handle = variant.stack.runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`);
+    await handle.cancel();
+    const response = await pending;
+    expect(response.status).to.equal(503);
+    expect((await handle.describe()).status.name).to.equal('CANCELLED');
+
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
+    const [live] = await owner().query(
+      `SELECT count(*)::int AS n FROM nodes WHERE workspace_id = $1 AND NOT is_deleted`,
+      [tenant.workspace_id],
+    );
+    expect(live.n).to.equal(0);
+    const [audit] = await owner().query(
+      `SELECT status, error_code, credits_used FROM prompt_runs WHERE correlation_id = $1`,
+      [correlationId],
+    );
+    expect(audit).to.deep.equal({ status: 'error', error_code: 'CancelledFailure', credits_used: 0 });
+  });
+
+  it('a stream whose process is gone is still settled: the reconcile pass finds its reservation, and the stream cannot answer after', async () => {
+    const tenant = await newTenant(20);
+    let answering = false;
+    fake.scriptChat((schema) => {
+      if (schema === 'grounded_answer') {
+        answering = true;
+        return { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 800 };
+      }
+      return undefined;
+    });
+    const correlationId = randomUUID();
+    const streamed = fetch(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tenant.api_key}`,
+        'content-type': 'application/json',
+        'x-correlation-id': correlationId,
+      },
+      body: JSON.stringify({ prompt: 'Who?' }),
+    }).then(async (response) => parseSse(await response.text()));
+    await eventually(() => answering, { what: 'the stream’s model call', intervalMs: 20 });
+
+    // The pass settles streams by age alone (a stream has no workflow to ask): with an age of 0
+    // it takes this live one for a dead one, as it would a stream whose API process died.
+    const { promptReconciler } = variant.stack.runtime.services;
+    const [run] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
+      (candidate) => candidate.correlation_id === correlationId,
+    );
+    expect(run).to.deep.include({ streamed: true, prompt_kind: 'stream' });
+    expect(await promptReconciler.settle(tenant.workspace_id, run!)).to.equal(true);
+
+    const events = await streamed;
+    expect(events.map((event) => event.event)).not.to.include('done');
+    expect(events.at(-1)).to.deep.include({ event: 'error' });
+    const ledger = await owner().query(
+      `SELECT amount, idempotency_key FROM credit_ledger WHERE workspace_id = $1 ORDER BY created_at`,
+      [tenant.workspace_id],
+    );
+    expect(ledger).to.deep.equal([
+      { amount: -3, idempotency_key: `stream-${correlationId}:reserve` },
+      { amount: 3, idempotency_key: null },
+    ]);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 });

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { as } from './helpers/http';
-import { postStream } from './helpers/sse';
+import { parseSse, postStream } from './helpers/sse';
+import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 
 describe('POST /v1/ontology/prompt/stream', function () {
@@ -43,6 +45,40 @@ describe('POST /v1/ontology/prompt/stream', function () {
       detail: { error: 'insufficient_credits', required: 3, available: 2, kind: 'ontology.prompt.query' },
     });
     expect(await creditBalance(tenant.tenant_id)).to.equal(2);
+  });
+
+  it('reserves under its correlation id (stream-<id>:reserve), audits the call, and a reused id is 409 before the stream opens', async () => {
+    const tenant = await newTenant(20);
+    const correlationId = randomUUID();
+    const open = () =>
+      fetch(`${getStack().baseUrl}/v1/ontology/prompt/stream`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tenant.api_key}`,
+          'content-type': 'application/json',
+          'x-correlation-id': correlationId,
+        },
+        body: JSON.stringify({ prompt: 'Who is Grace Hopper?' }),
+      });
+    const first = await open();
+    expect(first.status).to.equal(200);
+    expect(parseSse(await first.text()).at(-1)?.event).to.equal('done');
+    const owner = getStack().ownerDataSource;
+    expect(
+      await owner.query(`SELECT amount, idempotency_key FROM credit_ledger WHERE workspace_id = $1`, [
+        tenant.workspace_id,
+      ]),
+    ).to.deep.equal([{ amount: -3, idempotency_key: `stream-${correlationId}:reserve` }]);
+    expect(
+      await owner.query(`SELECT prompt_kind, intent, status, credits_used FROM prompt_runs WHERE correlation_id = $1`, [
+        correlationId,
+      ]),
+    ).to.deep.equal([{ prompt_kind: 'stream', intent: 'query', status: 'ok', credits_used: 3 }]);
+
+    const again = await open();
+    expect(again.status).to.equal(409);
+    expect(again.headers.get('content-type')).to.match(/json/);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(17);
   });
 
   it('422 for a bad body', async () => {

@@ -1,5 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import { expect } from 'chai';
+import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
@@ -66,8 +69,10 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const history = await getStack()
       .runtime.temporal.client.workflow.getHandle(`prompt-${response.body.correlation_id}`)
       .fetchHistory();
+    // The history holds ciphertext (the payload codec); decrypted, the input holds the sealed prompt.
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
     const decoded = JSON.stringify(
-      history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.map((p) =>
+      (await getStack().runtime.temporal.codec.decode(input as Payload[])).map((p) =>
         Buffer.from(p.data!).toString('utf8'),
       ),
     );
@@ -191,6 +196,150 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const other = await newTenant(20);
     const stolen = await as(other.api_key).post('/v1/ontology/prompt', { prompt: FACTS }, headers);
     expect(stolen.status).to.equal(409);
+  });
+
+  it('a correlation id names one request for good: another prompt under it is 409 even after Temporal forgot the execution, the same one replays', async () => {
+    const tenant = await newTenant(30);
+    const first = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
+    expect(first.status).to.equal(200);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(25);
+
+    // Retention, simulated: the run's rows move to a correlation id that no execution on this
+    // server ever had, which is what they look like once retention has deleted the execution
+    // (the dev server takes about 30 s to delete one).
+    const correlationId = randomUUID();
+    await owner().transaction(async (m) => {
+      const moves: [string, string][] = [
+        ['prompt_runs', 'correlation_id'],
+        ['prompt_writes', 'correlation_id'],
+      ];
+      for (const [table, column] of moves) {
+        await m.query(`UPDATE ${table} SET ${column} = $2 WHERE ${column} = $1`, [
+          first.body.correlation_id,
+          correlationId,
+        ]);
+      }
+      await m.query(`UPDATE credit_ledger SET idempotency_key = $2 WHERE idempotency_key = $1`, [
+        `prompt-${first.body.correlation_id}:reserve`,
+        `prompt-${correlationId}:reserve`,
+      ]);
+    });
+    const headers = { 'x-correlation-id': correlationId };
+
+    const other = await as(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: 'Grace Hopper works at Remington Rand.' },
+      headers,
+    );
+    expect(other.status).to.equal(409);
+    const forced = await as(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: FACTS, force_intent: 'both' },
+      headers,
+    );
+    expect(forced.status).to.equal(409);
+
+    const again = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS }, headers);
+    expect(again.status).to.equal(200);
+    expect(again.body).to.deep.include({
+      correlation_id: correlationId,
+      intent: 'update',
+      nodes_created: 3,
+      edges_created: 2,
+      answer: null,
+      citations: [],
+      credit_receipt: first.body.credit_receipt,
+    });
+    const ids = (body: { nodes: { id: string }[]; edges: { id: string }[] }) => [
+      ...body.nodes.map((node) => node.id),
+      ...body.edges.map((edge) => edge.id),
+    ];
+    expect(ids(again.body)).to.deep.equal(ids(first.body));
+    // Nothing ran again: no execution, no charge, one audit row.
+    const describe = getStack().runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`).describe();
+    expect(
+      await describe.then(
+        () => 'found',
+        (error) => error instanceof WorkflowNotFoundError,
+      ),
+    ).to.equal(true);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(25);
+    expect(await auditOf(correlationId)).to.have.length(1);
+  });
+
+  it('the paying tenant is the workspace’s own: a tenant id slipped into a workflow start charges no one else', async () => {
+    const tenant = await newTenant(20);
+    const victim = await newTenant(20);
+    const correlationId = randomUUID();
+    const { runtime, config } = getStack();
+    // A start that bypasses the API, with a tenant of its choosing (and a prompt nobody sealed).
+    const handle = await runtime.temporal.client.workflow.start('promptWorkflow', {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `prompt-${correlationId}`,
+      typedSearchAttributes: workspaceSearchAttributes(tenant.workspace_id),
+      args: [
+        {
+          workspaceId: tenant.workspace_id,
+          tenantId: victim.tenant_id,
+          correlationId,
+          prompt: { sealed: 'not sealed by the API' },
+          sourceHash: sha256(''),
+          requestHash: sha256(''),
+          promptKind: 'markdown_text',
+          forceIntent: 'update',
+          startedAtMs: Date.now(),
+        },
+      ],
+    });
+    await handle.result().then(
+      () => expect.fail('a prompt nobody sealed cannot be refined'),
+      () => undefined,
+    );
+    const charges = await owner().query(
+      `SELECT tenant_id, amount FROM credit_ledger WHERE idempotency_key = $1 OR linked_event_id IN
+         (SELECT id FROM credit_ledger WHERE idempotency_key = $1) ORDER BY amount`,
+      [`prompt-${correlationId}:reserve`],
+    );
+    expect(charges).to.deep.equal([
+      { tenant_id: tenant.tenant_id, amount: -5 },
+      { tenant_id: tenant.tenant_id, amount: 5 },
+    ]);
+    expect(await creditBalance(victim.tenant_id)).to.equal(20);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
+  });
+
+  it('an X-Correlation-Id the response schema would refuse is replaced by a fresh one before anything runs', async () => {
+    const tenant = await newTenant(20);
+    // uuid-shaped, but version 0: PromptResponse's z.uuid() refuses it.
+    const bogus = '00000000-0000-0000-0000-000000000001';
+    const response = await as(tenant.api_key).post(
+      '/v1/ontology/prompt',
+      { prompt: FACTS },
+      { 'x-correlation-id': bogus },
+    );
+    expect(response.status).to.equal(200);
+    expect(response.body.correlation_id).not.to.equal(bogus);
+    expect(response.headers.get('x-correlation-id')).to.equal(response.body.correlation_id);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(15);
+    const audits = await owner().query(`SELECT correlation_id FROM prompt_runs WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
+    expect(audits).to.deep.equal([{ correlation_id: response.body.correlation_id }]);
+  });
+
+  it('a 20,000-character prompt naming a thousand things persists a bounded graph, with no name longer than a name', async () => {
+    const tenant = await newTenant(20);
+    let prompt = `${'Zzzz'.repeat(1000)}. `;
+    for (let i = 0; prompt.length < 19_900; i += 1) prompt += `Person${i} Smith joined Company${i} Ltd. `;
+    const response = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt, force_intent: 'update' });
+    expect(response.status).to.equal(200);
+    expect(response.body.nodes_created).to.equal(200);
+    expect(response.body.edges_created).to.be.at.most(500);
+    const [{ longest, nodes }] = await owner().query(
+      `SELECT max(length(name))::int AS longest, count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`,
+      [tenant.workspace_id],
+    );
+    expect({ nodes, short: longest <= 120 }).to.deep.equal({ nodes: 200, short: true });
   });
 
   it('is findable in Temporal by workspace and correlation id', async () => {

@@ -2,13 +2,17 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { toSql } from 'pgvector/pg';
+import { creditsReconcileWorkflow } from '../src/credits/workflow';
+import { MAINTENANCE_SCHEDULES } from '../src/maintenance/schedules';
 import { createApp } from '../src/platform/api/app';
+import { SCOPES } from '../src/platform/auth/scopes';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
 import { recencyScore } from '../src/search/scoring';
 import { createSearchService } from '../src/search/service';
 import type { BootstrapResult } from '../src/tenancy/service';
+import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
@@ -388,7 +392,7 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
       }),
     );
     // The real app and database, with only the provider swapped for the OpenAI one.
-    const search = createSearchService({ uow: runtime.uow, embeddings: provider, logger: runtime.logger });
+    const search = createSearchService({ uow: runtime.uow, embeddings: provider, credits: runtime.services.credits });
     server = createApp({ ...runtime, services: { ...runtime.services, search } }).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -443,6 +447,62 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
     const response = await post('/v1/ontology/search', poor.api_key, { q: 'Alice', mode: 'vector' });
     expect(response.status).to.equal(402);
     expect(fake.requests).to.have.length(0);
+  });
+});
+
+describe('search charges always settle', function () {
+  this.timeout(30_000);
+
+  it('the credits-reconcile run refunds a search left pending by a process that died, not a completed one', async () => {
+    const { runtime, config, ownerDataSource } = getStack();
+    const t = await newTenant(10);
+    await insertNodes(t.workspace_id, [{ name: 'Alice Smith' }]);
+    const completed = await as(t.api_key).post('/v1/ontology/search', { q: 'Alice', mode: 'vector' });
+    expect(completed.status).to.equal(200);
+
+    // A provider that never answers: the search stops between its charge and its settlement, as
+    // it would if the process died there. Nothing in this process will ever refund it.
+    const stalled = createSearchService({
+      uow: runtime.uow,
+      embeddings: { name: 'stalled', embed: () => new Promise<number[][]>(() => {}) },
+      credits: runtime.services.credits,
+    });
+    const principal = {
+      userId: t.user_id,
+      workspaceId: t.workspace_id,
+      tenantId: t.tenant_id,
+      scopes: new Set(SCOPES),
+      credential: { kind: 'user_jwt' as const },
+    };
+    void stalled.search(principal, { q: 'Alice', mode: 'vector' });
+    const stranded = await eventually(async () => {
+      const rows = await ledgerOf(t.tenant_id);
+      return (
+        rows.length === 2 && rows.find((row: { id: string }) => row.id !== completed.body.credit_receipt.ledger_id)
+      );
+    });
+    expect(await creditBalance(t.tenant_id)).to.equal(8);
+
+    // Fifteen minutes later, the scheduled pass runs (as the schedule would start it).
+    await ownerDataSource.query(
+      `UPDATE credit_ledger SET created_at = created_at - interval '16 minutes' WHERE tenant_id = $1`,
+      [t.tenant_id],
+    );
+    const schedule = MAINTENANCE_SCHEDULES.find((s) => s.name === 'credits-reconcile');
+    expect(schedule, 'the credits-reconcile schedule').to.not.equal(undefined);
+    const result = await runtime.temporal.client.workflow.execute(creditsReconcileWorkflow.type, {
+      args: schedule?.args ?? [],
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `credits-reconcile-test-${t.workspace_id}`,
+    });
+    expect(result.refunded).to.be.at.least(1);
+
+    expect(await creditBalance(t.tenant_id)).to.equal(9);
+    const ledger = await ledgerOf(t.tenant_id);
+    expect(ledger.filter((row: any) => row.linked_event_id === stranded.id)).to.have.length(1);
+    expect(ledger.filter((row: any) => row.linked_event_id === completed.body.credit_receipt.ledger_id)).to.have.length(
+      0,
+    );
   });
 });
 

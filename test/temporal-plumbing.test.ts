@@ -1,13 +1,30 @@
 import { randomUUID } from 'node:crypto';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
-import { ensureMaintenanceSchedules, MAINTENANCE_SCHEDULES, scheduleId } from '../src/maintenance/schedules';
+import {
+  deleteMaintenanceSchedules,
+  ensureMaintenanceSchedules,
+  MAINTENANCE_SCHEDULES,
+  scheduleId,
+} from '../src/maintenance/schedules';
 import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { eventually } from './helpers/eventually';
 import { getStack } from './helpers/stack';
+import { OPERATOR_TEMPORAL_ADDRESS, suiteTemporal } from './helpers/temporal-server';
 import { newTenant } from './helpers/tenants';
 
 describe('Temporal plumbing', () => {
+  it('runs the suite on a Temporal server of its own, never the one at TEMPORAL_ADDRESS', async function () {
+    if (process.env.WEFT_TEST_TEMPORAL_ADDRESS) this.skip();
+    const suite = await suiteTemporal();
+    expect(suite.own).to.equal(true);
+    expect(getStack().config.TEMPORAL_ADDRESS).to.equal(suite.address).and.not.equal(OPERATOR_TEMPORAL_ADDRESS);
+    // What the suite spawns (the durability test's worker process) inherits this environment.
+    expect(process.env.TEMPORAL_ADDRESS).to.equal(suite.address);
+    expect(process.env.TEMPORAL_NAMESPACE).to.equal('default');
+  });
+
   it('registers the WeftWorkspaceId search attribute', async () => {
     const { connection, namespace } = getStack().runtime.temporal;
     const attributes = await connection.operatorService.listSearchAttributes({ namespace });
@@ -25,6 +42,32 @@ describe('Temporal plumbing', () => {
       expect(description.action.workflowType).to.equal(schedule.workflow.type);
       expect(description.action.taskQueue).to.equal(taskQueue);
     }
+  });
+
+  it("deletes a task queue's schedules, twice without harm", async () => {
+    const { client } = getStack().runtime.temporal;
+    const taskQueue = `weft-test-cleanup-${randomUUID().slice(0, 8)}`;
+    await ensureMaintenanceSchedules(client, taskQueue, { paused: true });
+    await deleteMaintenanceSchedules(client, taskQueue);
+    await deleteMaintenanceSchedules(client, taskQueue);
+    for (const schedule of MAINTENANCE_SCHEDULES) {
+      const describe = client.schedule.getHandle(scheduleId(taskQueue, schedule)).describe();
+      await describe.then(
+        () => expect.fail(`${schedule.name} is still there`),
+        (error) => expect(error).to.be.instanceOf(ScheduleNotFoundError),
+      );
+    }
+  });
+
+  it('schedules every safety net: outbox sweep, prompt and credit reconciles, embedding backfill, catalog, decay', () => {
+    expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
+      'outbox-sweep',
+      'prompt-reconcile',
+      'type-catalog-refresh',
+      'importance-decay',
+      'credits-reconcile',
+      'embedding-backfill',
+    ]);
   });
 
   it('delivers an outbox event through the sweep workflow, end to end on the worker', async () => {

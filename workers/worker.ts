@@ -1,6 +1,11 @@
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
+import type { Config } from '../src/platform/config';
+import type { PayloadCodecConfig } from '../src/platform/temporal/codec';
+import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
+import type { TemporalConnectionConfig } from '../src/platform/temporal/connection-options';
+import { temporalConnectionOptions } from '../src/platform/temporal/connection-options';
 import type { Runtime as WeftRuntime } from '../src/runtime';
 import { loadWorkflowBundle } from './bundle';
 
@@ -19,8 +24,11 @@ function installRuntime(level: 'ERROR' | 'WARN') {
 }
 
 export interface WorkerOptions {
-  address: string;
-  namespace: string;
+  /**
+   * Address, TLS, API key, namespace and payload keys: the same settings the API's client uses, or
+   * neither side could read the other's payloads.
+   */
+  config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>;
   taskQueue: string;
   activities: Activities;
   /** `error` silences the SDK's warnings about failed activities (the test suite fails some on purpose). */
@@ -32,13 +40,15 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
   installRuntime(
     options.logLevel === 'error' || options.logLevel === 'fatal' || options.logLevel === 'silent' ? 'ERROR' : 'WARN',
   );
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(options.config));
   const worker = await Worker.create({
     connection,
-    namespace: options.namespace,
+    namespace: options.config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue,
     workflowBundle: await loadWorkflowBundle(),
     activities: options.activities,
+    // Codecs run in the worker's main thread, outside the workflow sandbox: workflow code is unchanged.
+    dataConverter: dataConverter(createPayloadCodec(options.config)),
   });
   return { worker, connection };
 }
@@ -47,8 +57,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
 export async function runWorker(runtime: WeftRuntime): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { config } = runtime;
   const { worker, connection } = await createWorker({
-    address: config.TEMPORAL_ADDRESS,
-    namespace: config.TEMPORAL_NAMESPACE,
+    config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
     logLevel: config.LOG_LEVEL,

@@ -18,13 +18,15 @@ async function sweep(
   const size = input.batchSize ?? BATCH;
   let after = input.after ?? null;
   let workspaces = 0;
+  let failed = input.failed ?? 0;
   for (let i = 0; i < BATCHES_PER_RUN; i++) {
     const result = await step({ after, size });
     workspaces += result.processed;
-    if (result.processed < size || result.last === null) return { workspaces };
+    failed += result.failed;
+    if (result.processed < size || result.last === null) return { workspaces, failed };
     after = result.last;
   }
-  return continueAsNew<typeof self>({ after, batchSize: size });
+  return continueAsNew<typeof self>({ after, batchSize: size, failed });
 }
 
 /** Daily: recomputes every workspace's type catalog (contract 2.3). */

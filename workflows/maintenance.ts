@@ -1,15 +1,25 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { CreditsReconcileResult } from '../src/credits/workflow';
+import type { SweepInput } from '../src/maintenance/workflows';
 import { maintenanceActivity } from './activity-options';
 
-const { sweepOutbox, settleAbandonedPrompts } = proxyActivities<Activities>(maintenanceActivity);
+const { sweepOutbox, settleAbandonedPrompts, reconcileCredits } = proxyActivities<Activities>(maintenanceActivity);
 
-/** Scheduled every minute: the outbox safety net. Rows younger than `minAgeSeconds` belong to the fast path. */
-export async function outboxSweepWorkflow(input: { minAgeSeconds: number }) {
+/**
+ * Scheduled every minute: the outbox safety net (rows younger than `minAgeSeconds` belong to the
+ * fast path), dead letters and the purge of delivered rows.
+ */
+export async function outboxSweepWorkflow(input: SweepInput) {
   return sweepOutbox(input);
 }
 
 /** Scheduled every ten minutes: settles the reservations of prompts that ended without compensation. */
-export async function promptReconcileWorkflow(input: { minAgeSeconds: number }) {
+export async function promptReconcileWorkflow(input: SweepInput) {
   return settleAbandonedPrompts(input);
+}
+
+/** Scheduled every five minutes: refunds reservations left pending by work that died. */
+export async function creditsReconcileWorkflow(input: SweepInput): Promise<CreditsReconcileResult> {
+  return reconcileCredits(input);
 }

@@ -1,5 +1,7 @@
 import {
   ActivityFailure,
+  CancellationScope,
+  isCancellation,
   log,
   proxyActivities,
   proxyLocalActivities,
@@ -23,6 +25,13 @@ const NOTHING_PERSISTED: PersistedGraph = { nodes: [], edges: [], nodes_created:
 function describeFailure(error: unknown): FailureDetails {
   const carried = findFailureDetails(error);
   if (carried) return carried;
+  if (isCancellation(error)) {
+    return {
+      code: 'unavailable',
+      errorClass: 'CancelledFailure',
+      detail: 'The prompt was cancelled: nothing it wrote remains and its credits were refunded',
+    };
+  }
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof TimeoutFailure) {
     return { code: 'upstream_unavailable', errorClass: 'TimeoutFailure', detail: 'The model did not answer in time' };
@@ -46,17 +55,19 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     correlationId,
     promptKind: input.promptKind,
     sourceHash: input.sourceHash,
+    requestHash: input.requestHash,
     startedAtMs: input.startedAtMs,
   };
   const compensations: (() => Promise<unknown>)[] = [];
   let intent = input.forceIntent;
   let ledgerId: string | null = null;
   try {
-    const classified: Intent = input.forceIntent ?? (await model.classifyPrompt({ prompt: input.prompt }));
+    const classified: Intent =
+      input.forceIntent ?? (await model.classifyPrompt({ workspaceId, correlationId, prompt: input.prompt }));
     intent = classified;
     const receipt = await db.reservePromptCredits({
-      tenantId: input.tenantId,
       workspaceId,
+      correlationId,
       intent: classified,
       idempotencyKey: `${workflowInfo().workflowId}:reserve`,
     });
@@ -65,7 +76,12 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
 
     let persisted = NOTHING_PERSISTED;
     if (classified !== 'query') {
-      const refined = await model.refinePrompt({ prompt: input.prompt, promptKind: input.promptKind });
+      const refined = await model.refinePrompt({
+        workspaceId,
+        correlationId,
+        prompt: input.prompt,
+        promptKind: input.promptKind,
+      });
       // Registered before the step, unlike the others: persisting commits in one transaction, and a
       // worker lost between that commit and the step's completion must still be undone. Undoing
       // a prompt that wrote nothing is a no-op.
@@ -74,17 +90,10 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
     }
 
     let answer: GroundedAnswer | null = null;
-    if (classified !== 'update') answer = await model.answerPrompt({ workspaceId, prompt: input.prompt });
+    if (classified !== 'update')
+      answer = await model.answerPrompt({ workspaceId, correlationId, prompt: input.prompt });
 
-    await db.completePromptRun({
-      ...audit,
-      intent: classified,
-      persisted,
-      answer,
-      creditsUsed: receipt.amount,
-      ledgerId: receipt.ledger_id,
-    });
-    return {
+    const result: PromptWorkflowResult = {
       correlation_id: correlationId,
       intent: classified,
       ...persisted,
@@ -92,18 +101,35 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
       citations: answer?.citations ?? [],
       credit_receipt: receipt,
     };
+    // Also emits node.created for the nodes the prompt created, now that they stay.
+    await db.completePromptRun({
+      ...audit,
+      intent: classified,
+      answer,
+      nodesCreated: persisted.nodes_created,
+      edgesCreated: persisted.edges_created,
+      creditsUsed: receipt.amount,
+      ledgerId: receipt.ledger_id,
+    });
+    return result;
   } catch (error) {
     const failure = describeFailure(error);
-    for (const undo of compensations.reverse()) {
-      try {
-        await undo();
-      } catch (undoError) {
-        log.error('prompt compensation failed', { correlationId, error: String(undoError) });
+    // Compensation runs to the end even when the workflow itself is being cancelled: in a
+    // cancelled scope every undo would fail at once and the credits would stay charged.
+    await CancellationScope.nonCancellable(async () => {
+      for (const undo of compensations.reverse()) {
+        try {
+          await undo();
+        } catch (undoError) {
+          log.error('prompt compensation failed', { correlationId, error: String(undoError) });
+        }
       }
-    }
-    // An intent is required on the audit row; a prompt that failed before classification is
-    // recorded as a query, the pipeline every prompt runs at least.
-    await db.failPromptRun({ ...audit, intent: intent ?? 'query', errorCode: failure.errorClass, ledgerId });
+      // An intent is required on the audit row; a prompt that failed before classification is
+      // recorded as a query, the pipeline every prompt runs at least.
+      await db.failPromptRun({ ...audit, intent: intent ?? 'query', failure, ledgerId });
+    });
+    // A cancelled execution ends as cancelled (what an operator asked for), after compensating.
+    if (isCancellation(error)) throw error;
     throw toApplicationFailure(failure);
   }
 }

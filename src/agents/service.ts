@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
-import { createEdgeInTransaction, createNodeInTransaction } from '../graph/node-writes';
+import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
 import { LIMITS } from '../limits';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';

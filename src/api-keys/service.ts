@@ -1,17 +1,33 @@
+import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
-import { scopeOf } from '../platform/auth/principal';
+import { boundWorkspace, childExpiry, scopeOf } from '../platform/auth/principal';
 import { normalizeScopes, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
-import { credentials, toApiKeyRow } from './repository';
+import {
+  dailyRequestCounts,
+  findCredential,
+  insertCredential,
+  listCredentials,
+  revokeCredential,
+  toApiKeyRow,
+} from './repository';
 import type { UsageRecorder } from './usage-recorder';
 
 const DAY_MS = 24 * 3600 * 1000;
 
 export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorder }) {
   const { uow, usage } = deps;
+
+  /** One of the caller's keys; a key-authenticated caller reaches only its own workspace's (else 404). */
+  async function ownKey(m: EntityManager, principal: Principal, id: string) {
+    const row = await findCredential(m, { userId: principal.userId, id, kind: 'api_key' });
+    const bound = boundWorkspace(principal);
+    if (!row || (bound && row.workspaceId !== bound)) throw new NotFoundError('API key not found');
+    return row;
+  }
 
   return {
     scopes: () => [...SCOPES].sort(),
@@ -28,7 +44,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
       const secret = issueApiKeySecret();
       const row = await uow(scopeOf(principal), async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
-        return credentials(m).insert({
+        return insertCredential(m, {
           workspaceId,
           userId: principal.userId,
           kind: 'api_key',
@@ -36,7 +52,10 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
           scopes,
           prefix: secret.prefix,
           keyHash: secret.hash,
-          expiresAt: input.expires_in_days ? new Date(Date.now() + input.expires_in_days * DAY_MS) : null,
+          expiresAt: childExpiry(
+            principal,
+            input.expires_in_days ? new Date(Date.now() + input.expires_in_days * DAY_MS) : null,
+          ),
         });
       });
       return { ...toApiKeyRow(row), token: secret.token };
@@ -44,37 +63,33 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
 
     list: (principal: Principal) =>
       uow(scopeOf(principal), async (m) =>
-        (await credentials(m).listOwned(principal.userId, 'api_key')).map(toApiKeyRow),
+        (
+          await listCredentials(m, {
+            userId: principal.userId,
+            kind: 'api_key',
+            workspaceId: boundWorkspace(principal),
+          })
+        ).map(toApiKeyRow),
       ),
 
     get: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw new NotFoundError('API key not found');
+        const row = await ownKey(m, principal, id);
         return toApiKeyRow(row);
       }),
 
     /** Idempotent; the request that revokes completes, the next one with that key gets 401. */
     revoke: (principal: Principal, id: string) =>
       uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw new NotFoundError('API key not found');
-        return toApiKeyRow(await credentials(m).revoke(row));
+        const row = await ownKey(m, principal, id);
+        return toApiKeyRow(await revokeCredential(m, row));
       }),
 
     async usage(principal: Principal, id: string, days: number) {
       await usage.flush();
       return uow(scopeOf(principal), async (m) => {
-        const row = await credentials(m).findOwned(principal.userId, id, 'api_key');
-        if (!row) throw new NotFoundError('API key not found');
-        const series: { date: string; requests: string }[] = await m.query(
-          `SELECT d::date::text AS date, COALESCE(u.request_count, 0) AS requests
-           FROM generate_series((now() AT TIME ZONE 'utc')::date - ($2::int - 1), (now() AT TIME ZONE 'utc')::date, interval '1 day') d
-           LEFT JOIN api_key_daily_usage u ON u.api_key_id = $1 AND u.day = d::date
-           ORDER BY d`,
-          [id, days],
-        );
-        const daily = series.map((point) => ({ date: point.date, requests: Number(point.requests) }));
+        const row = await ownKey(m, principal, id);
+        const daily = await dailyRequestCounts(m, id, days);
         return {
           api_key_id: id,
           days,

@@ -1,5 +1,7 @@
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
+import type { UsageIncrement } from './repository';
+import { addUsage } from './repository';
 
 export interface UsageRecorder {
   record(use: { credentialId: string; workspaceId: string; userId: string }): void;
@@ -8,14 +10,7 @@ export interface UsageRecorder {
   stop(): Promise<void>;
 }
 
-interface Pending {
-  credentialId: string;
-  workspaceId: string;
-  userId: string;
-  day: string;
-  count: number;
-  lastUsedAt: Date;
-}
+type Pending = UsageIncrement;
 
 /**
  * Counts authenticated requests per credential and UTC day. Counting in memory and writing
@@ -30,18 +25,7 @@ export function createUsageRecorder(deps: { uow: UnitOfWork; logger: Logger; int
     for (const entry of batch) byUser.set(entry.userId, [...(byUser.get(entry.userId) ?? []), entry]);
     for (const [userId, entries] of byUser) {
       await deps.uow({ userId }, async (m) => {
-        for (const e of entries) {
-          await m.query(
-            `INSERT INTO api_key_daily_usage (api_key_id, day, workspace_id, user_id, request_count)
-             VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (api_key_id, day) DO UPDATE SET request_count = api_key_daily_usage.request_count + EXCLUDED.request_count`,
-            [e.credentialId, e.day, e.workspaceId, e.userId, e.count],
-          );
-          await m.query(`UPDATE api_keys SET last_used_at = GREATEST(COALESCE(last_used_at, $2), $2) WHERE id = $1`, [
-            e.credentialId,
-            e.lastUsedAt,
-          ]);
-        }
+        for (const entry of entries) await addUsage(m, entry);
       });
     }
   }

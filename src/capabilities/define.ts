@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
-import type { CreditReceipt } from '../credits/ledger';
+import type { CreditReceipt } from '../credits/repository';
 import type { Principal } from '../platform/auth/principal';
 
 /** Contract 4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
@@ -26,24 +26,38 @@ export interface WriteCall extends CapabilityCall {
   afterCommit(hook: () => void): void;
 }
 
+/** A read handler runs outside the layer's transactions; a paid one may confirm its charge in its own. */
+export interface ReadCall<P> extends CapabilityCall {
+  prepared: P | undefined;
+  /**
+   * Confirms the charge inside the handler's last transaction (`credits.chargeFor`), when nothing
+   * after it can fail; otherwise the layer confirms once the handler returns. A no-op for free tools.
+   */
+  confirm(m: EntityManager): Promise<void>;
+}
+
 interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
   /** `<area>.<verb>`, the path segment of `POST /v1/cap/<name>`. */
   name: string;
   description: string;
   input: I;
   output: O;
+  /** A valid input, for the OpenAPI document (checked against `input` at start-up). */
+  example: z.input<I>;
+  /** The tool's own outcomes besides success (403, 404, 409 …), for the OpenAPI document. */
+  errors?: Partial<Record<number, string>>;
 }
 
 /**
  * A read tool: caches nothing and runs outside any transaction of the layer (it may call a model).
- * Its price, if any, is in `src/credits/costs.ts`; the layer charges before `handler` runs and
- * refunds when it fails.
+ * Its price, if any, is in `src/credits/costs.ts`; the layer charges through `credits.chargeFor`
+ * before `handler` runs, confirms when it succeeds and refunds when it fails.
  */
 export interface ReadCapability<I extends z.ZodType, O extends z.ZodType, P = undefined> extends CapabilityBase<I, O> {
   access: 'read';
   /** Runs in the charge's transaction (paid tools only), so reading settings costs no second one. */
   prepare?(m: EntityManager): Promise<P>;
-  handler(call: CapabilityCall & { prepared: P | undefined }, input: z.output<I>): Promise<z.input<O>>;
+  handler(call: ReadCall<P>, input: z.output<I>): Promise<z.input<O>>;
   /** After a failure (a 402 included) and its refund: for audit rows. Its own errors are logged, not thrown. */
   onFailure?(call: CapabilityCall, input: z.output<I>, error: unknown): Promise<void>;
 }

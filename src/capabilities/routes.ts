@@ -2,18 +2,51 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AnyRoute } from '../platform/api/route';
 import { defineRoute } from '../platform/api/route';
+import type { AnyCapability } from './define';
+import { IdempotencyKey } from './idempotency';
 import { CapabilityList, envelopeOf } from './schemas';
 import type { CapabilityService } from './service';
 import { creditKindOf, scopeFor } from './service';
 
-const readErrors = {
-  402: 'Insufficient credits, before any work: {"detail":{"error":"insufficient_credits","kind","required","available"}}',
-  404: 'An id that is not in the caller’s workspace',
-};
 const writeErrors = {
-  ...readErrors,
-  409: 'A conflict of the tool, or idempotency_key_reused (another tool or body) or idempotency_key_in_use',
+  409: 'idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running)',
 };
+
+/** Merges the tool's own outcomes with the layer's: one description per status. */
+function errorsOf(tool: AnyCapability): Partial<Record<number, string>> {
+  const merged: Partial<Record<number, string>> = { ...(tool.errors ?? {}) };
+  if (tool.access === 'write') {
+    for (const [status, text] of Object.entries(writeErrors)) {
+      const code = Number(status);
+      merged[code] = merged[code] ? `${merged[code]}; or ${text}` : text;
+    }
+  }
+  return merged;
+}
+
+/** `agent.start_session` → `capAgentStartSession`: stable, so never rename a tool. */
+export const operationIdOf = (name: string) =>
+  `cap${name
+    .split(/[._]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')}`;
+
+const IdempotencyHeaders = z.object({
+  'Idempotency-Key': IdempotencyKey.optional().describe(
+    'Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent.',
+  ),
+});
+
+const replayHeaders = {
+  'Idempotency-Key': {
+    description: 'The Idempotency-Key sent, or the one the server generated.',
+    schema: { type: 'string' },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise).',
+    schema: { type: 'string', enum: ['true'] },
+  },
+} as const;
 
 /** The Idempotency-Key header when the client sent one (an empty value is sent, and refused as 422). */
 const suppliedKey = (ctx: Context): string | undefined => {
@@ -28,16 +61,28 @@ const suppliedKey = (ctx: Context): string | undefined => {
 export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
   const toolRoutes = capabilities.tools.map((tool) => {
     const kind = creditKindOf(tool);
+    const write = tool.access === 'write';
     return defineRoute({
       method: 'post',
       path: `/v1/cap/${tool.name}`,
-      tags: ['capabilities', scopeFor(tool)],
+      operationId: operationIdOf(tool.name),
+      tags: ['capabilities', write ? 'capabilities:write' : 'capabilities:read'],
       scope: scopeFor(tool),
-      summary: `${tool.description}${kind ? ` (charges ${kind})` : ' (free)'}`,
+      summary: `${tool.description}${kind ? '' : ' (free)'}`,
+      description: write
+        ? `${tool.description}. A write tool: its effect and the stored answer commit together, and a repeated ` +
+          '`Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging ' +
+          'again. The answer is the envelope `{result, credits_charged, idempotency_key}`.'
+        : `${tool.description}. A read tool: it caches nothing. The answer is the envelope ` +
+          '`{result, credits_charged, idempotency_key}`.',
+      ...(kind ? { credits: [kind] } : {}),
+      ...(write ? { headers: IdempotencyHeaders } : {}),
       // A tool that takes nothing may be called without a body.
       body: z.preprocess((value) => value ?? {}, tool.input),
+      example: tool.example,
       response: envelopeOf(tool.output),
-      errors: tool.access === 'write' ? writeErrors : readErrors,
+      responseHeaders: write ? replayHeaders : { 'Idempotency-Key': replayHeaders['Idempotency-Key'] },
+      errors: errorsOf(tool),
       handler: async ({ auth, ctx }) => {
         const { envelope, replayed } = await capabilities.invoke(
           auth,
@@ -58,9 +103,14 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
     defineRoute({
       method: 'get',
       path: '/v1/cap',
+      operationId: 'listCapabilities',
       tags: ['capabilities', 'capabilities:read'],
       scope: 'capabilities:read',
       summary: 'The mounted tools: name, tag, description, cost, and input and output JSON Schemas',
+      description:
+        'Every tool mounted under `POST /v1/cap/<tool>` (the same registry serves runs and the MCP server): its ' +
+        'name, access tag, description, credit cost and kind, whether it replays an Idempotency-Key, and the JSON ' +
+        'Schemas of its input and of its result.',
       response: CapabilityList,
       handler: async () => ({ tools: [...capabilities.describe()] }),
     }),

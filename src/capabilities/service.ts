@@ -3,15 +3,16 @@ import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
 import type { CreditKind } from '../credits/costs';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../credits/costs';
-import type { CreditReceipt } from '../credits/ledger';
-import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { CreditReceipt } from '../credits/repository';
+import { reserveCredits } from '../credits/repository';
+import type { CreditService } from '../credits/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
-import type { AnyCapability, CapabilityCall, ReadCapability, WriteCapability } from './define';
+import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
 import { IdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';
 import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
@@ -68,14 +69,23 @@ function shapeOutput(capability: AnyCapability, result: unknown): unknown {
  * The capability layer: one registry, one way to call a tool whichever door the call comes through
  * (`POST /v1/cap/<tool>`, a run's step, the MCP server). It checks the scope, validates the input,
  * charges before any work (402), refunds on failure, and makes write tools idempotent by key.
+ * A read tool is charged through `credits.chargeFor` (pending until it succeeds, refunded when it
+ * fails, and by the credits-reconcile pass when the process dies in between); a write tool's
+ * charge is part of its transaction, so a rollback takes it back with everything else.
  */
-export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger; tools: readonly AnyCapability[] }) {
-  const { uow, logger } = deps;
+export function createCapabilityService(deps: {
+  uow: UnitOfWork;
+  logger: Logger;
+  credits: Pick<CreditService, 'chargeFor'>;
+  tools: readonly AnyCapability[];
+}) {
+  const { uow, logger, credits } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   if (byName.size !== deps.tools.length) throw new Error('two capabilities share a name');
 
   const reserve = (m: EntityManager, principal: Principal, kind: CreditKind) =>
     reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
+  const free = async () => {};
 
   async function invokeRead(
     capability: ReadCapability<any, any, any>,
@@ -84,26 +94,26 @@ export function createCapabilityService(deps: { uow: UnitOfWork; logger: Logger;
   ): Promise<InvokeOutcome> {
     const kind = creditKindOf(capability);
     let receipt: CreditReceipt | null = null;
-    let prepared: unknown;
-    try {
-      if (kind) {
-        ({ receipt, prepared } = await uow(scopeOf(call.principal), async (m) => ({
-          receipt: await reserve(m, call.principal, kind),
-          prepared: await capability.prepare?.(m),
-        })));
-      }
-      const result = shapeOutput(capability, await capability.handler({ ...call, receipt, prepared }, input));
+    const run = async (readCall: ReadCall<unknown>): Promise<InvokeOutcome> => {
+      const result = shapeOutput(capability, await capability.handler(readCall, input));
       return {
-        envelope: { result, credits_charged: receipt?.amount ?? 0, idempotency_key: call.idempotencyKey },
+        envelope: { result, credits_charged: readCall.receipt?.amount ?? 0, idempotency_key: call.idempotencyKey },
         replayed: false,
       };
+    };
+    try {
+      if (!kind) return await run({ ...call, prepared: undefined, confirm: free });
+      return await credits.chargeFor(
+        call.principal,
+        kind,
+        (charge) => {
+          receipt = charge.receipt;
+          return run({ ...call, receipt: charge.receipt, prepared: charge.prepared, confirm: charge.confirm });
+        },
+        { prepare: async (m) => capability.prepare?.(m) },
+      );
     } catch (error) {
-      if (receipt) {
-        const ledgerId = receipt.ledger_id;
-        await uow(scopeOf(call.principal), (m) => refundCredits(m, { ledgerId })).catch((refundError) =>
-          logger.error({ err: refundError, ledger_id: ledgerId }, 'capability refund failed'),
-        );
-      }
+      // chargeFor has refunded the charge by now (or left it to the reconcile pass).
       await capability
         .onFailure?.({ ...call, receipt }, input, error)
         .catch((auditError) => logger.error({ err: auditError, tool: capability.name }, 'capability audit failed'));

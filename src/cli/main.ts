@@ -2,19 +2,22 @@
  * The `weft` operator CLI (`npm run --silent cli -- …`):
  *   bootstrap [--credits N] [--workspace ID] [--json]
  *   credits grant --tenant ID --amount N
+ *   tokens revoke (--jti ID | --token JWT)
  * It works on the owner connection: provisioning is outside the request path.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { revokeUserToken } from '../platform/auth/repository';
 import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
-import { DomainError } from '../platform/errors';
+import { BadRequestError, DomainError } from '../platform/errors';
 import { createProvisioning } from '../tenancy/service';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
-  weft credits grant --tenant TENANT_ID --amount N`;
+  weft credits grant --tenant TENANT_ID --amount N
+  weft tokens revoke (--jti JWT_ID | --token USER_JWT)`;
 
 const nonNegativeInt = z.coerce.number().int().min(0);
 
@@ -28,11 +31,30 @@ async function run(argv: string[]): Promise<unknown> {
       json: { type: 'boolean' },
       tenant: { type: 'string' },
       amount: { type: 'string' },
+      jti: { type: 'string' },
+      token: { type: 'string' },
     },
   });
   const config = loadConfig();
   const ownerDataSource = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource, jwt: createJwtService(config) });
+  const jwt = createJwtService(config);
+  const provisioning = createProvisioning({ ownerDataSource, jwt });
+
+  /**
+   * Refuses a user JWT from its next request on. By its jti (kept until the longest lifetime a
+   * JWT of this configuration can have), or by the token itself (kept until its own expiry).
+   */
+  async function revokeToken(options: { jti?: string; token?: string }) {
+    if (Boolean(options.jti) === Boolean(options.token)) throw new UsageError();
+    const claims = options.token ? await jwt.verify(options.token) : undefined;
+    if (options.token && claims?.audience !== 'user') throw new BadRequestError('Not a valid, unexpired user JWT');
+    const target = claims
+      ? { jti: claims.tokenId, expiresAt: claims.expiresAt }
+      : { jti: z.uuid().parse(options.jti), expiresAt: new Date(Date.now() + config.USER_JWT_TTL_SECONDS * 1000) };
+    const row = await ownerDataSource.transaction((m) => revokeUserToken(m, target));
+    return { jti: row.jti, revoked_at: row.revokedAt.toISOString(), expires_at: row.expiresAt.toISOString() };
+  }
+
   try {
     const command = positionals.join(' ');
     if (command === 'bootstrap') {
@@ -48,6 +70,7 @@ async function run(argv: string[]): Promise<unknown> {
         z.coerce.number().int().min(1).parse(values.amount),
       );
     }
+    if (command === 'tokens revoke') return await revokeToken(values);
     throw new UsageError();
   } finally {
     await ownerDataSource.destroy();

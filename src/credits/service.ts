@@ -1,53 +1,159 @@
-import type { Principal } from '../platform/auth/principal';
-import { scopeOf } from '../platform/auth/principal';
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from './costs';
-import type { CreditBalance, CreditReceipt } from './ledger';
-import { readCreditBalance, refundCredits, reserveCredits } from './ledger';
+import type { CreditReceipt } from './repository';
+import {
+  confirmReservations,
+  refundCredits,
+  reserveCredits,
+  stalePendingReservations,
+  workspacesWithStaleReservations,
+} from './repository';
+
+/** Who pays: the tenant, charged in the workspace where the work happens (a Principal fits). */
+export interface Payer {
+  tenantId: string;
+  workspaceId: string;
+  userId?: string;
+}
+
+export interface ChargeOptions {
+  /** Units of the kind; default 1. */
+  quantity?: number;
+  /** Keys the reservation (say, a request's correlation id); default a fresh `<kind>:<uuid>`. */
+  idempotencyKey?: string;
+}
+
+export interface Charge<Prepared> {
+  receipt: CreditReceipt;
+  /** What `prepare` read in the reservation's transaction. */
+  prepared: Prepared;
+  /**
+   * Confirms the charge inside the work's own last transaction, sparing chargeFor a transaction of
+   * its own; only when nothing after that transaction can fail (a confirmed charge is never refunded).
+   */
+  confirm(m: EntityManager): Promise<void>;
+}
+
+const RECONCILE_BATCH = 500;
 
 /**
- * The ledger for request handlers: each call is its own short transaction (the tenant row is locked
- * only while it runs), so no network call ever happens while the balance is held.
+ * The ledger for work someone waits on. Each step is its own short transaction (the tenant row is
+ * locked only while it runs), so no network call ever happens while the balance is held.
  */
 export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
   const { uow, logger } = deps;
 
-  const reserve = (
-    principal: Principal,
+  /**
+   * Charges `kind` first (402 before any model call or data change), runs `work`, then settles:
+   * confirmed when `work` succeeds, refunded (and the error rethrown) when it fails. The charge is
+   * `pending` until then, keyed by `idempotencyKey`; if this process dies in between, the
+   * credits-reconcile pass refunds it, so every charge settles. `prepare` runs in the
+   * reservation's own transaction right after the charge, so reads the work needs (a workspace's
+   * settings) cost no second transaction.
+   */
+  function chargeFor<T>(
+    payer: Payer,
     kind: CreditKind,
-    options: { quantity?: number; idempotencyKey?: string } = {},
-  ) =>
-    uow(scopeOf(principal), (m) =>
-      reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind, ...options }),
-    );
+    work: (charge: Charge<undefined>) => Promise<T>,
+    options?: ChargeOptions,
+  ): Promise<T>;
+  function chargeFor<T, Prepared>(
+    payer: Payer,
+    kind: CreditKind,
+    work: (charge: Charge<Prepared>) => Promise<T>,
+    options: ChargeOptions & { prepare: (m: EntityManager) => Promise<Prepared> },
+  ): Promise<T>;
+  async function chargeFor<T, Prepared>(
+    payer: Payer,
+    kind: CreditKind,
+    work: (charge: Charge<Prepared | undefined>) => Promise<T>,
+    options: ChargeOptions & { prepare?: (m: EntityManager) => Promise<Prepared> } = {},
+  ): Promise<T> {
+    const scope = { workspaceId: payer.workspaceId, userId: payer.userId };
+    const { receipt, prepared } = await uow(scope, async (m) => ({
+      receipt: await reserveCredits(m, {
+        tenantId: payer.tenantId,
+        workspaceId: payer.workspaceId,
+        kind,
+        quantity: options.quantity,
+        idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
+        freshKey: options.idempotencyKey === undefined,
+        pendingSettlement: true,
+      }),
+      prepared: options.prepare ? await options.prepare(m) : undefined,
+    }));
+    let confirmedInWork = false;
+    const confirm = async (m: EntityManager) => {
+      await confirmReservations(m, [receipt.ledger_id]);
+      confirmedInWork = true;
+    };
 
-  const refund = (principal: Principal, receipt: Pick<CreditReceipt, 'ledger_id'>) =>
-    uow(scopeOf(principal), (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
+    let result: T;
+    try {
+      result = await work({ receipt, prepared, confirm });
+    } catch (error) {
+      try {
+        await uow(scope, (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
+      } catch (refundError) {
+        // The original failure matters more to the caller; the reservation stays pending, and
+        // the credits-reconcile pass refunds it.
+        logger.error({ err: refundError, ledger_id: receipt.ledger_id }, 'credit refund failed; reconcile will settle');
+      }
+      throw error;
+    }
+    if (!confirmedInWork) {
+      try {
+        await uow(scope, (m) => confirmReservations(m, [receipt.ledger_id]));
+      } catch (confirmError) {
+        // The work is done and the caller gets its answer; an unconfirmed charge is refunded by the
+        // reconcile pass, so the error costs the tenant nothing.
+        logger.error({ err: confirmError, ledger_id: receipt.ledger_id }, 'credit confirmation failed');
+      }
+    }
+    return result;
+  }
+
+  /** One workspace: refunds its reservations pending for longer than `minAgeSeconds`. */
+  async function reconcileWorkspace(workspaceId: string, minAgeSeconds: number): Promise<number> {
+    let refunded = 0;
+    for (;;) {
+      const batch = await uow({ workspaceId }, async (m) => {
+        const stale = await stalePendingReservations(m, { minAgeSeconds, limit: RECONCILE_BATCH });
+        let done = 0;
+        for (const reservation of stale) {
+          if ((await refundCredits(m, { ledgerId: reservation.id })).refunded) done += 1;
+        }
+        return { read: stale.length, done };
+      });
+      refunded += batch.done;
+      // Every row read leaves `pending` (refunded, or settled by a concurrent confirmation).
+      if (batch.read < RECONCILE_BATCH) return refunded;
+    }
+  }
 
   return {
-    balance: (principal: Principal): Promise<CreditBalance> =>
-      uow(scopeOf(principal), (m) => readCreditBalance(m, principal.tenantId)),
-    reserve,
-    refund,
+    chargeFor,
 
     /**
-     * Charges first (402 before any model call or data change), then runs `work`; when `work`
-     * fails the charge is refunded and the original error is rethrown.
+     * The credits-reconcile pass: refunds every reservation still pending after `minAgeSeconds`
+     * (its work died between the charge and the settlement). Idempotent: refunds are.
      */
-    async charged<T>(principal: Principal, kind: CreditKind, work: (receipt: CreditReceipt) => Promise<T>): Promise<T> {
-      const receipt = await reserve(principal, kind);
-      try {
-        return await work(receipt);
-      } catch (error) {
-        try {
-          await refund(principal, receipt);
-        } catch (refundError) {
-          // The original failure matters more to the caller; the reconciler settles what is left.
-          logger.error({ err: refundError, ledger_id: receipt.ledger_id }, 'credit refund failed');
-        }
-        throw error;
+    async reconcile(input: {
+      minAgeSeconds: number;
+      onWorkspace?: () => void;
+    }): Promise<{ workspaces: number; refunded: number }> {
+      const workspaces = await uow({}, (m) => workspacesWithStaleReservations(m, input.minAgeSeconds));
+      let refunded = 0;
+      for (const workspaceId of workspaces) {
+        const count = await reconcileWorkspace(workspaceId, input.minAgeSeconds);
+        if (count > 0) logger.warn({ workspace_id: workspaceId, refunded: count }, 'refunded unsettled reservations');
+        refunded += count;
+        input.onWorkspace?.();
       }
+      return { workspaces: workspaces.length, refunded };
     },
   };
 }

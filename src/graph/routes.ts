@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits';
 import { defineRoute } from '../platform/api/route';
 import type { EdgeService } from './edge-service';
 import type { NodeService } from './node-service';
@@ -29,11 +30,12 @@ import {
 } from './traversal-schemas';
 import type { TraversalService } from './traversal-service';
 
-const tags = ['ontology'];
+const tags = ['ontology'] as const;
 const read = 'ontology:read' as const;
 const write = 'ontology:write' as const;
 const nodeNotFound = { 404: 'No live node with this id in the workspace' };
 const edgeNotFound = { 404: 'No live edge with this id in the workspace' };
+const page = `\`limit\` up to ${LIMITS.list.maxLimit} (default ${LIMITS.list.defaultLimit}), \`offset\` from 0`;
 
 export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; traversals: TraversalService }) => {
   const { nodes, edges, traversals } = services;
@@ -41,11 +43,17 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'post',
       path: '/v1/ontology/nodes',
+      operationId: 'createNode',
       summary: 'Create a node',
+      description:
+        'Creates a node; its type registers itself in the catalog, and its name is embedded asynchronously ' +
+        `(\`has_embedding\` turns true later). Type at most ${LIMITS.typeLength} characters, name at most ` +
+        `${LIMITS.nodeNameLength}.`,
       tags,
       scope: write,
       query: WorkspaceQuery,
       body: NodeCreateRequest,
+      example: { type: 'person', name: 'Ada Lovelace', properties: { email: 'ada@example.org' } },
       status: 201,
       response: NodeResponse,
       handler: ({ auth, body }) => nodes.create(auth, body),
@@ -53,7 +61,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes',
+      operationId: 'listNodes',
       summary: 'List live nodes, oldest first',
+      description: `Live nodes, oldest first, optionally of one type or connection; ${page}.`,
       tags,
       scope: read,
       query: NodeListQuery,
@@ -63,7 +73,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'delete',
       path: '/v1/ontology/nodes',
+      operationId: 'deleteNodesByType',
       summary: 'Soft-delete every node of a type and their incident edges',
+      description: 'Soft-deletes every live node of `type` and every edge touching one; 400 when `type` is missing.',
       tags,
       scope: write,
       query: NodeDeleteByTypeQuery,
@@ -75,7 +87,13 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes/typeahead',
+      operationId: 'typeaheadNodes',
       summary: 'Name typeahead: exact matches first, then by importance; free',
+      description:
+        `Case-insensitive substring match of \`q\` (at most ${LIMITS.queryLength} characters) on names: exact ` +
+        'matches first, then by importance. Without `q`, the first nodes of `type`. ' +
+        `\`limit\` ${LIMITS.typeahead.min} to ${LIMITS.typeahead.max} (default ${LIMITS.typeahead.default}). ` +
+        'No credit charge.',
       tags,
       scope: read,
       query: TypeaheadQuery,
@@ -85,7 +103,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes/{node_id}',
+      operationId: 'getNode',
       summary: 'Get a node',
+      description: 'A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404.',
       tags,
       scope: read,
       params: NodeIdParams,
@@ -97,12 +117,16 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'patch',
       path: '/v1/ontology/nodes/{node_id}',
+      operationId: 'updateNode',
       summary: 'Update a node’s name, type or properties (merged)',
+      description:
+        'Changes the name, type or properties (merged; a null value removes a key). A new name is embedded again.',
       tags,
       scope: write,
       params: NodeIdParams,
       query: WorkspaceQuery,
       body: NodePatchRequest,
+      example: { name: 'Augusta Ada King', properties: { title: 'Countess of Lovelace' } },
       response: NodeResponse,
       errors: nodeNotFound,
       handler: ({ auth, params, body }) => nodes.patch(auth, params.node_id, body),
@@ -110,7 +134,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'delete',
       path: '/v1/ontology/nodes/{node_id}',
+      operationId: 'deleteNode',
       summary: 'Soft-delete a node and its incident edges',
+      description: 'Marks the node and every edge touching it deleted and answers with the node (`is_deleted: true`).',
       tags,
       scope: write,
       params: NodeIdParams,
@@ -122,11 +148,21 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'post',
       path: '/v1/ontology/edges',
+      operationId: 'createEdge',
       summary: 'Create an edge; both ends count a reference',
+      description:
+        'A directed, typed edge between two live nodes of the workspace; both ends count a reference and their ' +
+        `importance is recomputed. \`reasoning\` and \`evidence\` at most ${LIMITS.edgeTextLength} characters each.`,
       tags,
       scope: write,
       query: WorkspaceQuery,
       body: EdgeCreateRequest,
+      example: {
+        type: 'works_at',
+        source_node_id: '3f2b8c1e-6d4a-4e7b-9c2f-1a5e8d7b6c40',
+        target_node_id: '9a7c5e3b-1f2d-4c6a-8b9e-0d4f2a6c8e11',
+        reasoning: 'Stated in the onboarding notes.',
+      },
       status: 201,
       response: EdgeResponse,
       errors: { 400: 'The two nodes are in different workspaces', 404: 'A node is not visible to the workspace' },
@@ -135,7 +171,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/edges',
+      operationId: 'listEdges',
       summary: 'List live edges, oldest first',
+      description: `Live edges, oldest first, optionally by source, target or type; ${page}.`,
       tags,
       scope: read,
       query: EdgeListQuery,
@@ -145,7 +183,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/edges/{edge_id}',
+      operationId: 'getEdge',
       summary: 'Get an edge',
+      description: 'A live edge; deleted and foreign edges are 404.',
       tags,
       scope: read,
       params: EdgeIdParams,
@@ -157,7 +197,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'delete',
       path: '/v1/ontology/edges/{edge_id}',
+      operationId: 'deleteEdge',
       summary: 'Soft-delete an edge',
+      description: 'Marks the edge deleted and answers with it (`is_deleted: true`).',
       tags,
       scope: write,
       params: EdgeIdParams,
@@ -169,7 +211,13 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_overview',
+      operationId: 'getGraphOverview',
       summary: 'Clusters of nodes (by type or type and name path) and the edges between them',
+      description:
+        'Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. ' +
+        `At most \`max_supernodes\` clusters (${LIMITS.overview.maxSupernodes.min} to ` +
+        `${LIMITS.overview.maxSupernodes.max}, default ${LIMITS.overview.maxSupernodes.default}); ` +
+        'the rest fold into `_other`.',
       tags,
       scope: read,
       query: GraphOverviewQuery,
@@ -179,7 +227,12 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_stats',
+      operationId: 'getGraphStats',
       summary: 'Totals, distributions, hubs, degrees and connectivity of the live graph',
+      description:
+        `Counts of live rows by type and connection, the top \`top_hubs_limit\` hubs (${LIMITS.stats.topHubs.min} to ` +
+        `${LIMITS.stats.topHubs.max}, default ${LIMITS.stats.topHubs.default}), the degree distribution and density. ` +
+        `Components are exact up to ${LIMITS.stats.exactConnectivityMaxEdges} live edges, null above.`,
       tags,
       scope: read,
       query: GraphStatsQuery,
@@ -189,7 +242,15 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_neighborhood',
+      operationId: 'getGraphNeighborhood',
       summary: 'The bidirectional subgraph around a node or the best name match',
+      description:
+        `Exactly one of \`node_id\` and \`q\` (at most ${LIMITS.queryLength} characters; up to ` +
+        `${LIMITS.neighborhood.candidates} candidates come back). \`hops\` ${LIMITS.neighborhood.hops.min} to ` +
+        `${LIMITS.neighborhood.hops.max} (default ${LIMITS.neighborhood.hops.default}), \`node_limit\` ` +
+        `${LIMITS.neighborhood.nodeLimit.min} to ${LIMITS.neighborhood.nodeLimit.max} (default ` +
+        `${LIMITS.neighborhood.nodeLimit.default}), \`edge_limit\` ${LIMITS.neighborhood.edgeLimit.min} to ` +
+        `${LIMITS.neighborhood.edgeLimit.max} (default ${LIMITS.neighborhood.edgeLimit.default}).`,
       tags,
       scope: read,
       query: NeighborhoodQuery,
@@ -200,7 +261,14 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
     defineRoute({
       method: 'get',
       path: '/v1/ontology/family_tree',
+      operationId: 'getFamilyTree',
       summary: 'Every node within `degrees` hops and every live edge between them',
+      description:
+        `\`degrees\` ${LIMITS.familyTree.degrees.min} to ${LIMITS.familyTree.degrees.max} (default ` +
+        `${LIMITS.familyTree.degrees.default}), \`node_limit\` ${LIMITS.familyTree.nodeLimit.min} to ` +
+        `${LIMITS.familyTree.nodeLimit.max} (default ${LIMITS.familyTree.nodeLimit.default}, the centre included), ` +
+        `\`edge_limit\` ${LIMITS.familyTree.edgeLimit.min} to ${LIMITS.familyTree.edgeLimit.max} (default ` +
+        `${LIMITS.familyTree.edgeLimit.default}).`,
       tags,
       scope: read,
       query: FamilyTreeQuery,

@@ -20,7 +20,7 @@ export const EdgeTypeFilter = z
   .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/, 'Invalid edge type');
 
 const limit = z.coerce.number().int().min(1).max(LIMITS.list.maxLimit).default(LIMITS.list.defaultLimit);
-const offset = z.coerce.number().int().min(0).default(0);
+const offset = z.coerce.number().int().min(0).max(LIMITS.list.maxOffset).default(0);
 const properties = z.record(z.string(), z.unknown());
 
 /** Every field of contract 2.1 except the raw vector; `embedding` only on request. */
@@ -45,53 +45,6 @@ export const NodeResponse = z
   .meta({ id: 'NodeResponse' });
 export type NodeResponse = z.input<typeof NodeResponse>;
 
-/** Columns of `nodes` that `toNodeResponse` reads; select with `SELECT ${NODE_COLUMNS} FROM nodes n`. */
-export const NODE_COLUMNS = `n.id, n.workspace_id, n.type, n.name, n.properties, n.importance_score, n.base_salience,
-  n.reference_count, n.connection_id, n.has_embedding, n.last_touch_at, n.created_at, n.updated_at, n.is_deleted`;
-
-export interface NodeRow {
-  id: string;
-  workspace_id: string;
-  type: string;
-  name: string;
-  properties: Record<string, unknown>;
-  importance_score: number;
-  base_salience: number;
-  reference_count: number;
-  connection_id: string | null;
-  has_embedding: boolean;
-  last_touch_at: Date | string;
-  created_at: Date | string;
-  updated_at: Date | string;
-  is_deleted: boolean;
-  /** pgvector's text form, '[0.1,0.2,...]', when selected. */
-  embedding?: string | null;
-}
-
-const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString());
-
-export function toNodeResponse(row: NodeRow): NodeResponse {
-  const response: NodeResponse = {
-    id: row.id,
-    workspace_id: row.workspace_id,
-    type: row.type,
-    name: row.name,
-    properties: row.properties,
-    importance_score: row.importance_score,
-    base_salience: row.base_salience,
-    reference_count: row.reference_count,
-    connection_id: row.connection_id,
-    has_embedding: row.has_embedding,
-    last_touch_at: iso(row.last_touch_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    is_deleted: row.is_deleted,
-  };
-  if (row.embedding !== undefined)
-    response.embedding = row.embedding ? (JSON.parse(row.embedding) as number[]) : undefined;
-  return response;
-}
-
 export const EdgeResponse = z
   .object({
     id: z.uuid(),
@@ -107,15 +60,6 @@ export const EdgeResponse = z
   })
   .meta({ id: 'EdgeResponse' });
 export type EdgeResponse = z.input<typeof EdgeResponse>;
-
-export const EDGE_COLUMNS = `e.id, e.workspace_id, e.type, e.source_node_id, e.target_node_id, e.properties, e.reasoning,
-  e.evidence, e.created_at, e.is_deleted`;
-
-export interface EdgeRow extends Omit<EdgeResponse, 'created_at'> {
-  created_at: Date | string;
-}
-
-export const toEdgeResponse = (row: EdgeRow): EdgeResponse => ({ ...row, created_at: iso(row.created_at) });
 
 // ---- requests ----
 

@@ -121,6 +121,18 @@ export const GraphStatsRecord = z
       exact: z
         .boolean()
         .describe('false when the graph has more live edges than the bound for computing components per request.'),
+      computed_at: z.iso
+        .datetime({ offset: true })
+        .nullable()
+        .describe(
+          'When components and largest_component were computed: they are reused for up to a minute while the ' +
+            'live node and edge totals stay the same. null when they were not computed (exact is false).',
+        ),
+      age_seconds: z
+        .number()
+        .min(0)
+        .nullable()
+        .describe('Seconds since computed_at, when this response was made; null with computed_at.'),
     }),
     density: z.number().describe('edges / (nodes * (nodes - 1)), directed.'),
   })

@@ -4,7 +4,8 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
-import { likePattern, typeaheadSql, usesTrigram } from './node-service';
+import { createComponentsCache } from './components-cache';
+import { computeComponents, matchCompactNodes, readOverview, readStats, readSubgraph } from './traversal-repository';
 import type {
   FamilyTreeQuery,
   GraphNeighborhoodResponse,
@@ -15,33 +16,15 @@ import type {
   NeighborhoodQuery,
 } from './traversal-schemas';
 
-const COMPACT_NODE = `n.id, n.type, n.name, n.importance_score, n.reference_count, n.connection_id`;
-
-/**
- * One statement: the bounded expansion (`weft_graph_expand`, limits applied per level inside the
- * database), the nodes' compact rows, and up to edge_limit + 1 live edges with both ends in the
- * set (the extra row only tells that the list was cut). $1 start ids, $2 depth, $3 node limit,
- * $4 edge limit. Exported so the benchmark can time the same SQL through `pg`.
- */
-export const SUBGRAPH_SQL = `
-WITH s AS MATERIALIZED (SELECT node_id, depth FROM weft_graph_expand($1::uuid[], $2, $3)),
-ids AS (SELECT array_agg(node_id) AS a FROM s),
-es AS (
-  SELECT e.id, e.type, e.source_node_id, e.target_node_id FROM edges e
-  WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
-  LIMIT $4 + 1)
-SELECT
-  (SELECT coalesce(json_agg(json_build_object('id', n.id, 'type', n.type, 'name', n.name,
-      'importance_score', n.importance_score, 'reference_count', n.reference_count,
-      'connection_id', n.connection_id, 'depth', s.depth) ORDER BY s.depth, n.importance_score DESC, n.id), '[]')
-   FROM s JOIN nodes n ON n.id = s.node_id) AS nodes,
-  (SELECT coalesce(json_agg(es), '[]') FROM es) AS edges`;
-
 type CompactNode = GraphNeighborhoodResponse['candidates'][number];
 
 /** Overview, stats, neighborhood and family tree: all computed in Postgres, in the caller's workspace. */
 export function createTraversalService(deps: { uow: UnitOfWork }) {
   const { uow } = deps;
+  const componentsCache = createComponentsCache({
+    ttlMs: LIMITS.stats.componentsTtlSeconds * 1000,
+    maxEntries: LIMITS.stats.componentsCacheEntries,
+  });
 
   async function subgraph(
     m: EntityManager,
@@ -51,17 +34,15 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
     edgeLimit: number,
     candidates: CompactNode[],
   ): Promise<GraphNeighborhoodResponse> {
-    const [row]: { nodes: GraphNeighborhoodResponse['nodes']; edges: GraphNeighborhoodResponse['edges'] }[] =
-      await m.query(SUBGRAPH_SQL, [[centre], depth, nodeLimit, edgeLimit]);
-    const nodes = row!.nodes;
+    const { nodes, edges } = await readSubgraph(m, [centre], depth, nodeLimit, edgeLimit);
     if (nodes.length === 0) throw new NotFoundError('Node not found');
     return {
       center_node_id: centre,
       depth_limit: depth,
       nodes,
-      edges: row!.edges.slice(0, edgeLimit),
+      edges: edges.slice(0, edgeLimit),
       candidates,
-      truncated: { nodes: nodes.length >= nodeLimit, edges: row!.edges.length > edgeLimit },
+      truncated: { nodes: nodes.length >= nodeLimit, edges: edges.length > edgeLimit },
     };
   }
 
@@ -69,37 +50,22 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
     /** Contract 4.1: node_id xor q; with q the best name match is the centre. */
     neighborhood: (principal: Principal, query: NeighborhoodQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphNeighborhoodResponse> => {
-        let centre = query.node_id;
-        let candidates: CompactNode[] = [];
-        if (query.q !== undefined) {
-          candidates = await m.query(typeaheadSql(COMPACT_NODE), [
-            query.q,
-            likePattern(query.q),
-            null,
-            LIMITS.neighborhood.candidates,
-            usesTrigram(query.q),
-          ]);
-          candidates = candidates.map(({ id, type, name, importance_score, reference_count, connection_id }) => ({
-            id,
-            type,
-            name,
-            importance_score,
-            reference_count,
-            connection_id,
-          }));
-          centre = candidates[0]?.id;
-          if (!centre) {
-            return {
-              center_node_id: null,
-              depth_limit: query.hops,
-              nodes: [],
-              edges: [],
-              candidates,
-              truncated: { nodes: false, edges: false },
-            };
-          }
+        if (query.node_id !== undefined) {
+          return subgraph(m, query.node_id, query.hops, query.node_limit, query.edge_limit, []);
         }
-        return subgraph(m, centre!, query.hops, query.node_limit, query.edge_limit, candidates);
+        const candidates = await matchCompactNodes(m, query.q ?? '', LIMITS.neighborhood.candidates);
+        const centre = candidates[0]?.id;
+        if (!centre) {
+          return {
+            center_node_id: null,
+            depth_limit: query.hops,
+            nodes: [],
+            edges: [],
+            candidates,
+            truncated: { nodes: false, edges: false },
+          };
+        }
+        return subgraph(m, centre, query.hops, query.node_limit, query.edge_limit, candidates);
       }),
 
     familyTree: (principal: Principal, query: FamilyTreeQuery) =>
@@ -107,36 +73,28 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 
     overview: (principal: Principal, query: GraphOverviewQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphOverviewRecord> => {
-        const [row]: {
-          clusters: GraphOverviewRecord['clusters'];
-          edges: GraphOverviewRecord['edges'];
-          total_nodes: number;
-          total_edges: number;
-          folded: boolean;
-        }[] = await m.query(OVERVIEW_SQL, [query.group_by === 'type_path', query.max_supernodes]);
+        const row = await readOverview(m, query.group_by === 'type_path', query.max_supernodes);
         return {
           group_by: query.group_by,
-          total_nodes: row!.total_nodes,
-          total_edges: row!.total_edges,
-          clusters: row!.clusters,
-          edges: row!.edges,
-          truncated: row!.folded,
+          total_nodes: row.total_nodes,
+          total_edges: row.total_edges,
+          clusters: row.clusters,
+          edges: row.edges,
+          truncated: row.folded,
         };
       }),
 
     stats: (principal: Principal, query: GraphStatsQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphStatsRecord> => {
-        const [row]: (Omit<GraphStatsRecord, 'connectivity' | 'density'> & { isolated: number })[] = await m.query(
-          STATS_SQL,
-          [query.top_hubs_limit],
-        );
-        const { isolated, ...stats } = row!;
+        const { isolated, ...stats } = await readStats(m, query.top_hubs_limit);
         // Components need several passes over every edge (17 s at 1M edges here), so they are
-        // computed per request only for graphs below the bound; the rest is always exact.
+        // computed only for graphs below the bound, and reused while the live totals stand still
+        // (see components-cache.ts); the rest is always exact and current.
         const exact = stats.totals.edges <= LIMITS.stats.exactConnectivityMaxEdges;
-        const [cc]: { components: string; largest: string }[] = exact
-          ? await m.query(`SELECT components, largest FROM weft_graph_components()`)
-          : [];
+        const fingerprint = `${stats.totals.nodes}:${stats.totals.edges}:${isolated}`;
+        const cc = exact
+          ? await componentsCache.get(principal.workspaceId, fingerprint, () => computeComponents(m))
+          : undefined;
         // Contract 4.1: the synthetic _manual row is always present, even when empty.
         if (!stats.by_connection.some((entry) => entry.connection_id === '_manual')) {
           stats.by_connection.unshift({ connection_id: '_manual', nodes: 0, edges: 0 });
@@ -145,10 +103,12 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
         return {
           ...stats,
           connectivity: {
-            components: cc ? Number(cc.components) + isolated : null,
-            largest_component: cc ? Math.max(Number(cc.largest), nodes > 0 ? 1 : 0) : null,
+            components: cc ? cc.components + isolated : null,
+            largest_component: cc ? Math.max(cc.largest, nodes > 0 ? 1 : 0) : null,
             isolated_nodes: isolated,
             exact,
+            computed_at: cc ? cc.computedAt.toISOString() : null,
+            age_seconds: cc ? Math.max(0, Date.now() - cc.computedAt.getTime()) / 1000 : null,
           },
           density: nodes > 1 ? stats.totals.edges / (nodes * (nodes - 1)) : 0,
         };
@@ -157,77 +117,3 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 }
 
 export type TraversalService = ReturnType<typeof createTraversalService>;
-
-/**
- * Clusters: one per type, or per type and first '/'-segment of the name when the name has one.
- * The biggest max_supernodes - 1 clusters are kept and the rest folded into "_other" when there
- * are more than max_supernodes. Edges between clusters are counted over live edges.
- * $1 group by path (boolean), $2 max_supernodes.
- */
-export const OVERVIEW_SQL = `
-WITH nc AS MATERIALIZED (
-  SELECT n.id, n.type,
-    CASE WHEN $1 AND strpos(n.name, '/') > 1 THEN split_part(n.name, '/', 1) END AS path
-  FROM nodes n WHERE NOT n.is_deleted),
-counts AS (SELECT type, path, count(*) AS c FROM nc GROUP BY type, path),
-ranked AS (
-  SELECT type, path, c, type || coalesce('/' || path, '') AS k,
-    row_number() OVER (ORDER BY c DESC, type, path) AS rn, count(*) OVER () AS total FROM counts),
-kept AS (
-  SELECT type, path, c, CASE WHEN total > $2 AND rn >= $2 THEN '_other' ELSE k END AS cluster FROM ranked),
-cluster_of AS (
-  SELECT nc.id, kept.cluster FROM nc JOIN kept ON kept.type = nc.type AND kept.path IS NOT DISTINCT FROM nc.path),
-clusters AS (
-  SELECT cluster AS id,
-    CASE WHEN cluster = '_other' THEN NULL ELSE min(type) END AS type,
-    CASE WHEN cluster = '_other' THEN NULL ELSE min(path) END AS path,
-    sum(c)::int AS node_count
-  FROM kept GROUP BY cluster),
-links AS (
-  SELECT s.cluster AS source, t.cluster AS target, count(*)::int AS edge_count
-  FROM edges e JOIN cluster_of s ON s.id = e.source_node_id JOIN cluster_of t ON t.id = e.target_node_id
-  WHERE NOT e.is_deleted GROUP BY 1, 2)
-SELECT
-  (SELECT coalesce(json_agg(clusters ORDER BY node_count DESC, id), '[]') FROM clusters) AS clusters,
-  (SELECT coalesce(json_agg(links ORDER BY edge_count DESC, source, target), '[]') FROM links) AS edges,
-  (SELECT count(*)::int FROM nc) AS total_nodes,
-  (SELECT coalesce(sum(edge_count), 0)::int FROM links) AS total_edges,
-  (SELECT count(*) > $2 FROM counts) AS folded`;
-
-/**
- * Everything but connectivity, from the node rows and their degree counters, except the edge
- * type distribution, which reads the edge type index. Live rows only. $1 top_hubs_limit.
- */
-export const STATS_SQL = `
-WITH live AS MATERIALIZED (
-  SELECT n.id, n.type, n.name, n.connection_id, n.in_degree, n.out_degree, n.in_degree + n.out_degree AS degree
-  FROM nodes n WHERE NOT n.is_deleted),
-by_type AS (SELECT type, count(*)::int AS count FROM live GROUP BY type),
-edge_types AS (SELECT e.type, count(*)::int AS count FROM edges e WHERE NOT e.is_deleted GROUP BY e.type),
-by_connection AS (
-  SELECT coalesce(connection_id::text, '_manual') AS connection_id, count(*)::int AS nodes, sum(out_degree)::int AS edges
-  FROM live GROUP BY 1),
-hubs AS (
-  SELECT n.id, n.type, n.name, n.in_degree + n.out_degree AS degree, n.in_degree, n.out_degree
-  -- Written as the index nodes_workspace_degree_idx is, so the top hubs come from it (incremental sort on id).
-  FROM nodes n WHERE NOT n.is_deleted ORDER BY (n.out_degree + n.in_degree) DESC, n.id LIMIT $1),
-buckets AS (
-  -- b = bit length of the degree (floor(log2) + 1), in integer arithmetic: two-argument log() is
-  -- numeric and took 0.85 s over 100k nodes.
-  SELECT CASE WHEN degree = 0 THEN 0 ELSE length(ltrim(degree::bit(32)::text, '0')) END AS b, count(*)::int AS nodes
-  FROM live GROUP BY 1)
-SELECT
-  json_build_object(
-    'nodes', (SELECT count(*) FROM live),
-    'edges', (SELECT coalesce(sum(out_degree), 0) FROM live),
-    'node_types', (SELECT count(*) FROM by_type),
-    'edge_types', (SELECT count(*) FROM edge_types)) AS totals,
-  (SELECT coalesce(json_agg(by_type ORDER BY count DESC, type), '[]') FROM by_type) AS nodes_by_type,
-  (SELECT coalesce(json_agg(edge_types ORDER BY count DESC, type), '[]') FROM edge_types) AS edges_by_type,
-  (SELECT coalesce(json_agg(by_connection ORDER BY (connection_id = '_manual') DESC, nodes DESC, connection_id), '[]') FROM by_connection) AS by_connection,
-  (SELECT coalesce(json_agg(hubs ORDER BY degree DESC, id), '[]') FROM hubs) AS top_hubs,
-  (SELECT coalesce(json_agg(json_build_object(
-      'min_degree', CASE WHEN b = 0 THEN 0 ELSE (2 ^ (b - 1))::int END,
-      'max_degree', CASE WHEN b = 0 THEN 0 ELSE (2 ^ b)::int - 1 END,
-      'nodes', nodes) ORDER BY b), '[]') FROM buckets) AS degree_distribution,
-  (SELECT count(*)::int FROM live WHERE degree = 0) AS isolated`;

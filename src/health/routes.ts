@@ -25,7 +25,9 @@ export const healthRoutes = (deps: { dataSource: DataSource; temporal: TemporalH
   defineRoute({
     method: 'get',
     path: '/v1/health',
+    operationId: 'getLiveness',
     summary: 'Liveness: the process answers',
+    description: 'Answers 200 while the process runs; checks nothing else.',
     tags: ['health'],
     public: true,
     response: Liveness,
@@ -34,11 +36,13 @@ export const healthRoutes = (deps: { dataSource: DataSource; temporal: TemporalH
   defineRoute({
     method: 'get',
     path: '/v1/health/ready',
+    operationId: 'getReadiness',
     summary: 'Readiness: the database and Temporal answer (503 otherwise)',
+    description: 'Checks that Postgres and the Temporal server answer; 503 with the same body when either does not.',
     tags: ['health'],
     public: true,
     response: Readiness,
-    errors: { 503: 'A dependency does not answer' },
+    errors: { 503: { description: 'A dependency does not answer', body: Readiness } },
     handler: async ({ ctx }) => {
       const [database, temporal] = await Promise.all([
         databaseAnswers(deps.dataSource),

@@ -2,6 +2,20 @@ import type { ImportanceSettings } from '../ontology-config/schemas';
 
 const MS_PER_DAY = 86_400_000;
 
+/**
+ * Postgres raises an error where JavaScript quietly gives 0: exp() of a large negative number
+ * underflows float8 ("value out of range: underflow"), and so does a product of two tiny
+ * factors. Both forms of the formula therefore hold each decay exponent at this bound (a factor
+ * of e^-300 ≈ 5e-131 ranks like 0) and count a base salience, boost or rate below NEGLIGIBLE as
+ * 0, so no intermediate value leaves float8's normal range and both forms give the same number.
+ */
+export const MAX_DECAY_EXPONENT = 300;
+export const NEGLIGIBLE = 1e-12;
+
+const significant = (value: number) => (value < NEGLIGIBLE ? 0 : value);
+const decayFactor = (rate: number, ageInDays: number) =>
+  Math.exp(-Math.min(MAX_DECAY_EXPONENT, significant(rate) * ageInDays));
+
 export interface ImportanceInput {
   baseSalience: number;
   referenceCount: number;
@@ -19,37 +33,42 @@ export const ageDays = (from: Date, now: Date) => Math.max(0, (now.getTime() - f
  * (base_salience + reference_count * boost_per_reference * exp(-recency_lambda * age_touch))
  *   * exp(-base_decay_lambda * age_created),
  * the recency factor dropped when recency does not influence importance, then held between
- * min_importance (the floor below which decay stops) and max_importance (the ceiling).
+ * min_importance (the floor below which decay stops) and max_importance (the ceiling). Each
+ * exponent is held at MAX_DECAY_EXPONENT (see there).
  */
 export function importanceScore(node: ImportanceInput, settings: ImportanceSettings, now: Date): number {
-  const touchAge = ageDays(node.lastTouchAt, now);
-  const createdAge = ageDays(node.createdAt, now);
-  const recency = settings.recency_influences_importance ? Math.exp(-settings.recency_lambda * touchAge) : 1;
+  const recency = settings.recency_influences_importance
+    ? decayFactor(settings.recency_lambda, ageDays(node.lastTouchAt, now))
+    : 1;
   const raw =
-    (node.baseSalience + node.referenceCount * settings.boost_per_reference * recency) *
-    Math.exp(-settings.base_decay_lambda * createdAge);
+    (significant(node.baseSalience) + node.referenceCount * significant(settings.boost_per_reference) * recency) *
+    decayFactor(settings.base_decay_lambda, ageDays(node.createdAt, now));
   return Math.min(settings.max_importance, Math.max(settings.min_importance, raw));
 }
 
 /**
  * The same formula as SQL over a `nodes` row aliased `n`, for set-based updates; `now` is the
- * transaction's clock. Parameters from `$first`, as `importanceSqlParams` orders them.
- * `referenceCount` / `lastTouchAt` let an UPDATE use the values it is about to write.
+ * transaction's clock. Parameters from `$first`, as `importanceSqlParams` orders them (already
+ * rid of negligible values). `referenceCount` / `lastTouchAt` let an UPDATE use the values it is
+ * about to write.
  */
 export function importanceSql(first: number, terms: { referenceCount?: string; lastTouchAt?: string } = {}): string {
   const p = (i: number) => `$${first + i}::float8`;
   const refs = terms.referenceCount ?? 'n.reference_count';
   const touched = terms.lastTouchAt ?? 'n.last_touch_at';
+  const decay = (rate: string, since: string) =>
+    `exp(-LEAST(${MAX_DECAY_EXPONENT}, ${rate} * GREATEST(0, extract(epoch FROM now() - ${since}) / 86400)))`;
+  const salience = `(CASE WHEN n.base_salience < ${NEGLIGIBLE} THEN 0 ELSE n.base_salience END)`;
   return `LEAST(${p(4)}, GREATEST(${p(3)},
-  (n.base_salience + ${refs} * ${p(2)} * exp(-${p(1)} * GREATEST(0, extract(epoch FROM now() - ${touched}) / 86400)))
-  * exp(-${p(0)} * GREATEST(0, extract(epoch FROM now() - n.created_at) / 86400))))`;
+  (${salience} + ${refs} * ${p(2)} * ${decay(p(1), touched)})
+  * ${decay(p(0), 'n.created_at')}))`;
 }
 
 /** Parameters of `importanceSql`: base decay, recency rate (0 drops the factor), boost, floor, ceiling. */
 export const importanceSqlParams = (s: ImportanceSettings): number[] => [
-  s.base_decay_lambda,
-  s.recency_influences_importance ? s.recency_lambda : 0,
-  s.boost_per_reference,
+  significant(s.base_decay_lambda),
+  s.recency_influences_importance ? significant(s.recency_lambda) : 0,
+  significant(s.boost_per_reference),
   s.min_importance,
   s.max_importance,
 ];

@@ -1,31 +1,39 @@
-import type { EntityManager } from 'typeorm';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { importanceSql, importanceSqlParams } from './formula';
+import { rescoreLiveNodes } from './repository';
 
-/**
- * The nightly decay for the transaction's workspace: every live node's importance is recomputed
- * from the formula (contract 2.7) with the workspace's settings. Recomputing rather than
- * multiplying the stored score keeps a retried or repeated run from decaying twice. Rows whose
- * score does not move are left alone: an UPDATE rewrites the row's 2 KB vector and its HNSW entry.
- */
-export async function decayImportance(m: EntityManager): Promise<{ updated: number }> {
-  const { importance } = await readOntologyConfig(m);
-  const [row]: { updated: number }[] = await m.query(
-    `WITH scored AS (
-       SELECT n.id, ${importanceSql(1)} AS score FROM nodes n WHERE NOT n.is_deleted),
-     changed AS (
-       UPDATE nodes n SET importance_score = scored.score FROM scored
-       WHERE n.id = scored.id AND abs(n.importance_score - scored.score) > 1e-7 RETURNING 1)
-     SELECT count(*)::int AS updated FROM changed`,
-    importanceSqlParams(importance),
-  );
-  return row!;
+/** Nodes per transaction of the nightly decay: short locks, and progress to report between pages. */
+const NODES_PER_PAGE = 5_000;
+
+export interface DecayOptions {
+  nodesPerPage?: number;
+  /** Called after every page, with the running totals (the activity heartbeats with them). */
+  onProgress?: (progress: { nodes: number; updated: number }) => void;
 }
 
 export function createImportanceService(deps: { uow: UnitOfWork }) {
   return {
-    decayWorkspace: (workspaceId: string) => deps.uow({ workspaceId }, decayImportance),
+    /**
+     * The nightly decay of one workspace: every live node's importance is recomputed from the
+     * formula (contract 2.7) with the workspace's settings, a page of nodes per transaction.
+     * Recomputing rather than multiplying the stored score keeps a retried or repeated run (or a
+     * page a writer touched meanwhile) from decaying twice.
+     */
+    async decayWorkspace(workspaceId: string, options: DecayOptions = {}): Promise<{ updated: number }> {
+      const limit = options.nodesPerPage ?? NODES_PER_PAGE;
+      const { importance } = await deps.uow({ workspaceId }, readOntologyConfig);
+      let after: string | null = null;
+      let nodes = 0;
+      let updated = 0;
+      for (;;) {
+        const page = await deps.uow({ workspaceId }, (m) => rescoreLiveNodes(m, importance, { after, limit }));
+        nodes += page.scanned;
+        updated += page.updated;
+        options.onProgress?.({ nodes, updated });
+        if (page.last === null || page.scanned < limit) return { updated };
+        after = page.last;
+      }
+    },
   };
 }
 

@@ -1,7 +1,9 @@
 import type { Client, ScheduleOptions } from '@temporalio/client';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { agentSessionSweepWorkflow } from '../agents/workflow';
 import { capabilityKeyPurgeWorkflow } from '../capabilities/workflow';
+import { creditsReconcileWorkflow } from '../credits/workflow';
+import { embeddingBackfillWorkflow } from '../embeddings/workflow';
 import type { WorkflowContract } from '../platform/temporal/contract';
 import {
   importanceDecayWorkflow,
@@ -65,6 +67,21 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     args: [{}],
     spec: { intervals: [{ every: '1 hour' }] },
   },
+  {
+    name: 'credits-reconcile',
+    description:
+      'Refunds reservations (searches, embeddings) still pending after 15 minutes: their work died before settling.',
+    workflow: creditsReconcileWorkflow,
+    args: [{ minAgeSeconds: 900 }],
+    spec: { intervals: [{ every: '5 minutes' }] },
+  },
+  {
+    name: 'embedding-backfill',
+    description: 'Re-queues live nodes older than 5 minutes that have no vector and no permanent embedding error.',
+    workflow: embeddingBackfillWorkflow,
+    args: [{ minAgeSeconds: 300 }],
+    spec: { intervals: [{ every: '10 minutes' }] },
+  },
 ];
 
 export const scheduleId = (taskQueue: string, schedule: Pick<MaintenanceSchedule, 'name'>) =>
@@ -112,9 +129,16 @@ export async function ensureMaintenanceSchedules(
   return ids;
 }
 
-/** Removes a task queue's schedules (test stacks clean up after themselves on a shared server). */
+/**
+ * Removes a task queue's schedules (test stacks clean up after themselves). Idempotent: a schedule
+ * already gone is what was asked for.
+ */
 export async function deleteMaintenanceSchedules(client: Client, taskQueue: string): Promise<void> {
   for (const schedule of MAINTENANCE_SCHEDULES) {
-    await client.schedule.getHandle(scheduleId(taskQueue, schedule)).delete();
+    try {
+      await client.schedule.getHandle(scheduleId(taskQueue, schedule)).delete();
+    } catch (error) {
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
   }
 }

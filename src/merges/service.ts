@@ -1,33 +1,30 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { reserveCredits } from '../credits/ledger';
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { EntityManager } from 'typeorm';
+import { reserveCredits } from '../credits/repository';
 import { LIMITS } from '../limits';
+import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { DomainError } from '../platform/errors';
-import { ConflictError, NotFoundError, UnavailableError } from '../platform/errors';
+import { ConflictError, DeadlineExceededError, NotFoundError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
-import { scoreMatch, shouldAutoMerge } from './person-rules';
 import {
   candidateStatus,
-  findMatchingPeople,
   listPendingCandidates,
-  loadLiveNodeKeys,
-  mergeCandidate,
-  rejectCandidate,
-  tenantOfWorkspace,
+  lockCandidate,
+  pairIsLive,
+  supersedeIfPending,
   upsertCandidate,
-} from './repository';
+} from './candidates-repository';
+import { mergeCandidate, rejectCandidate } from './decisions';
+import { PairNotLiveError } from './errors';
+import { findMatchingPeople, loadLiveNodeKeys, tenantOfWorkspace } from './people-repository';
+import { scoreMatch, shouldAutoMerge } from './person-rules';
 import type { MergeDecisionBody, MergeDecisionResponse, MergeListQuery } from './schemas';
-import type {
-  DecisionOutcome,
-  MergeDecision,
-  MergeWorkflowInput,
-  ResolvePersonInput,
-  ResolvePersonResult,
-} from './types';
+import type { MergeDecision, MergeWorkflowInput, ResolvePersonInput, ResolvePersonResult } from './types';
 import { decideMergeUpdate, mergeCandidateWorkflow } from './workflow';
 
 const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => ({
@@ -37,10 +34,46 @@ const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => 
   supersededCandidateIds: [],
 });
 
-function refusalOf(outcome: Extract<DecisionOutcome, { ok: false }>): DomainError {
-  if (outcome.code === 'not_found') return new NotFoundError(outcome.detail);
-  if (outcome.code === 'conflict') return new ConflictError(outcome.detail);
-  return new UnavailableError(outcome.detail, 1);
+/**
+ * What a failed decision tells the client: the workflow's refusal as the domain error it carries
+ * (404, 409, or 503 when the merge kept failing), or 504 when no worker answered in time.
+ */
+function decisionFailure(error: unknown): unknown {
+  const refused = findFailureDetails(error);
+  if (refused) return toDomainError(refused);
+  // The review ended without resolving its candidate (an operator terminated it, say).
+  if (error instanceof WorkflowExecutionAlreadyStartedError) {
+    return new ConflictError('The review of this merge candidate has ended');
+  }
+  // Not 503: the server may still hand the admitted decision to a worker later.
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return new DeadlineExceededError('The decision was not applied in time; check the candidate before retrying');
+  }
+  return error;
+}
+
+/**
+ * Auto-merges the candidate in the resolver's transaction; answers the candidates that merge
+ * superseded, or undefined when it was refused (a concurrent pass resolved it, or a node went
+ * meanwhile), in which case it needs no review either. Refusals are thrown before any write, so
+ * the transaction goes on.
+ */
+async function autoMerge(
+  m: EntityManager,
+  candidateId: string,
+  importance: ImportanceSettings,
+): Promise<string[] | undefined> {
+  try {
+    const response = await mergeCandidate(m, { candidateId, performedBy: null, notes: null, importance });
+    return response.merge?.superseded_candidate_ids ?? [];
+  } catch (error) {
+    if (error instanceof PairNotLiveError) {
+      await supersedeIfPending(m, candidateId);
+      return undefined;
+    }
+    if (error instanceof ConflictError) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -48,40 +81,44 @@ function refusalOf(outcome: Extract<DecisionOutcome, { ok: false }>): DomainErro
  * decision to the candidate's workflow; the worker side (through activities) does the work, each
  * step in one unit of work of the candidate's workspace.
  */
-export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHandle }) {
-  const { uow, temporal } = deps;
+export function createMergeService(deps: {
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  /** How long a decision waits for the worker (LIMITS.merges.decisionWaitMs unless a test says). */
+  decisionWaitMs?: number;
+}) {
+  const { uow, temporal, decisionWaitMs = LIMITS.merges.decisionWaitMs } = deps;
 
   /**
    * Checks the candidate in the caller's workspace (another workspace's id is 404, as is an
    * unknown one), then delivers the decision to `merge-<id>` with update-with-start: the review
-   * workflow normally exists already, and is started here if it was somehow lost.
+   * workflow normally exists already, and is started here if it was somehow lost. Waits at most
+   * `decisionWaitMs` for the answer.
    */
   async function decide(
     principal: Principal,
     candidateId: string,
     decision: MergeDecision['decision'],
     body: MergeDecisionBody,
-  ) {
+  ): Promise<MergeDecisionResponse> {
     const status = await uow(scopeOf(principal), (m) => candidateStatus(m, candidateId));
     if (!status) throw new NotFoundError('Merge candidate not found');
     if (status !== 'pending') throw new ConflictError(`Merge candidate is already ${status}`);
 
     const input: MergeWorkflowInput = { workspaceId: principal.workspaceId, candidateId };
-    let outcome: DecisionOutcome;
+    const request: MergeDecision = {
+      decision,
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      notes: body.notes ?? null,
+    };
     try {
-      outcome = await temporal.workflows.executeUpdateWithStart(
-        mergeCandidateWorkflow,
-        decideMergeUpdate,
-        [{ decision, workspaceId: principal.workspaceId, userId: principal.userId, notes: body.notes ?? null }],
-        input,
+      return await temporal.client.withDeadline(Date.now() + decisionWaitMs, () =>
+        temporal.workflows.executeUpdateWithStart(mergeCandidateWorkflow, decideMergeUpdate, [request], input),
       );
     } catch (error) {
-      // The workflow's validator refused the update: someone else's decision got there first.
-      const refused = error instanceof WorkflowUpdateFailedError ? findFailureDetails(error) : undefined;
-      throw refused ? toDomainError(refused) : error;
+      throw decisionFailure(error);
     }
-    if (!outcome.ok) throw refusalOf(outcome);
-    return outcome.response;
   }
 
   return {
@@ -140,14 +177,8 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
         // Matches come strongest first, so the first candidate is the one to auto-merge.
         const best = candidates[0];
         if (best && shouldAutoMerge(best.score, config.resolver)) {
-          const outcome = await mergeCandidate(m, {
-            candidateId: best.id,
-            performedBy: null,
-            notes: null,
-            importance: config.importance,
-          });
-          if (outcome.ok) {
-            const superseded = outcome.response.merge?.superseded_candidate_ids ?? [];
+          const superseded = await autoMerge(m, best.id, config.importance);
+          if (superseded) {
             return {
               status: 'resolved',
               pendingCandidateIds: candidates
@@ -157,7 +188,6 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
               supersededCandidateIds: superseded,
             };
           }
-          // Refused: a concurrent pass resolved it first, so it no longer needs a review.
           candidates.shift();
         }
         return {
@@ -168,23 +198,38 @@ export function createMergeService(deps: { uow: UnitOfWork; temporal: TemporalHa
         };
       }),
 
-    /** A reviewer's decision, applied in one transaction as that reviewer. */
-    applyDecision: (input: MergeDecision & { candidateId: string }): Promise<DecisionOutcome> =>
-      uow({ workspaceId: input.workspaceId, userId: input.userId }, async (m) => {
-        if (input.decision === 'reject') {
-          return rejectCandidate(m, { candidateId: input.candidateId, performedBy: input.userId, notes: input.notes });
-        }
-        const { importance } = await readOntologyConfig(m);
-        return mergeCandidate(m, {
-          candidateId: input.candidateId,
-          performedBy: input.userId,
-          notes: input.notes,
-          importance,
+    /**
+     * A reviewer's decision, applied in one transaction as that reviewer. Throws NotFoundError or
+     * ConflictError when refused; a pair with a node gone is superseded (in its own transaction,
+     * since the refused one rolled back) and refused as a conflict.
+     */
+    async applyDecision(input: MergeDecision & { candidateId: string }): Promise<MergeDecisionResponse> {
+      const scope = { workspaceId: input.workspaceId, userId: input.userId };
+      const { candidateId, userId: performedBy, notes } = input;
+      try {
+        return await uow(scope, async (m) => {
+          if (input.decision === 'reject') return rejectCandidate(m, { candidateId, performedBy, notes });
+          const { importance } = await readOntologyConfig(m);
+          return mergeCandidate(m, { candidateId, performedBy, notes, importance });
         });
-      }),
+      } catch (error) {
+        if (error instanceof PairNotLiveError) await uow(scope, (m) => supersedeIfPending(m, candidateId));
+        throw error;
+      }
+    },
 
-    candidateStatus: (input: MergeWorkflowInput) =>
-      uow({ workspaceId: input.workspaceId }, (m) => candidateStatus(m, input.candidateId)),
+    /**
+     * The candidate's status when its review wakes up; a pending candidate whose node was deleted
+     * meanwhile is superseded first (nothing is left to merge), so the review can close.
+     */
+    reviewCandidateStatus: (input: MergeWorkflowInput) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => {
+        const candidate = await lockCandidate(m, input.candidateId);
+        if (!candidate) return null;
+        if (candidate.status !== 'pending' || (await pairIsLive(m, candidate))) return candidate.status;
+        await supersedeIfPending(m, candidate.id);
+        return 'superseded' as const;
+      }),
   };
 }
 

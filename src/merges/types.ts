@@ -1,4 +1,4 @@
-import type { MergeDecisionResponse } from './schemas';
+import type { Duration } from '@temporalio/common';
 
 /** A reviewer's decision as it travels from the API to the candidate's workflow. */
 export interface MergeDecision {
@@ -7,15 +7,6 @@ export interface MergeDecision {
   userId: string;
   notes: string | null;
 }
-
-/**
- * What applying a decision came to. Domain refusals are values, not failures, so they cross
- * Temporal unchanged and the API maps them to 404 / 409; `unavailable` means the activity kept
- * failing and the reviewer may try again.
- */
-export type DecisionOutcome =
-  | { ok: true; response: MergeDecisionResponse }
-  | { ok: false; code: 'not_found' | 'conflict' | 'unavailable'; detail: string };
 
 export interface ResolvePersonInput {
   workspaceId: string;
@@ -37,7 +28,20 @@ export interface ResolvePersonResult {
 export interface MergeWorkflowInput {
   workspaceId: string;
   candidateId: string;
+  /**
+   * How often the review wakes up to check that its candidate is still pending (a lost close
+   * signal must not keep it open for ever) and continues as new. Default '7 days'
+   * (`DEFAULT_REVIEW_CHECK_INTERVAL` in workflow.ts); tests pass seconds.
+   */
+  reviewCheckInterval?: Duration;
 }
+
+/**
+ * Where a review stands: `pending` until a decision arrives, `deciding` while it is applied,
+ * then `applied` or `rejected`; `closed` when the candidate was resolved some other way (refused
+ * decision, superseded by another merge, a node deleted).
+ */
+export type MergeReviewStatus = 'pending' | 'deciding' | 'applied' | 'rejected' | 'closed';
 
 export type MergeWorkflowResult =
   | { status: 'applied' | 'rejected'; performedBy: string }

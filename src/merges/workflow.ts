@@ -1,8 +1,9 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { MergeDecisionResponse } from './schemas';
 import type {
-  DecisionOutcome,
   MergeDecision,
+  MergeReviewStatus,
   MergeWorkflowInput,
   MergeWorkflowResult,
   ResolvePersonInput,
@@ -23,6 +24,9 @@ export const personResolverWorkflow = defineWorkflow<[Omit<ResolvePersonInput, '
   idReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
 });
 
+/** The contract sets no deadline for a review; it wakes up this often to check its candidate. */
+export const DEFAULT_REVIEW_CHECK_INTERVAL = '7 days';
+
 /** One merge candidate awaiting review (`merge-<candidate_id>`). */
 export const mergeCandidateWorkflow = defineWorkflow<[MergeWorkflowInput], MergeWorkflowResult>({
   type: 'mergeCandidateWorkflow',
@@ -32,8 +36,11 @@ export const mergeCandidateWorkflow = defineWorkflow<[MergeWorkflowInput], Merge
   idReusePolicy: 'REJECT_DUPLICATE',
 });
 
-/** A reviewer's approve or reject; answers with what applying it came to. */
-export const decideMergeUpdate = defineUpdate<DecisionOutcome, [MergeDecision]>('decideMerge');
+/**
+ * A reviewer's approve or reject; answers with the applied decision, or fails with a domain error
+ * (not_found, conflict, unavailable) carried as an ApplicationFailure typed by its code.
+ */
+export const decideMergeUpdate = defineUpdate<MergeDecisionResponse, [MergeDecision]>('decideMerge');
 /** The candidate was resolved elsewhere (superseded by another merge): stop waiting. */
 export const closeMergeSignal = defineSignal<[{ reason: string }]>('closeMerge');
-export const mergeStatusQuery = defineQuery<'pending' | 'deciding' | 'applied' | 'rejected' | 'closed'>('mergeStatus');
+export const mergeStatusQuery = defineQuery<MergeReviewStatus>('mergeStatus');

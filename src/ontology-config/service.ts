@@ -3,6 +3,7 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ValidationFailedError } from '../platform/errors';
+import { readStoredSettings, saveSettings } from './repository';
 import type { OntologyConfigPatch } from './schemas';
 import { OntologyConfig } from './schemas';
 
@@ -11,9 +12,7 @@ const GROUPS: Group[] = ['search', 'importance', 'resolver'];
 
 /** The effective settings of the transaction's workspace: stored overrides over the contract's defaults. */
 export async function readOntologyConfig(m: EntityManager): Promise<OntologyConfig> {
-  const [row] = await m.query(
-    `SELECT search, importance, resolver FROM workspace_settings WHERE workspace_id = weft_current_workspace()`,
-  );
+  const row = await readStoredSettings(m);
   return OntologyConfig.parse({
     search: row?.search ?? {},
     importance: row?.importance ?? {},
@@ -41,18 +40,7 @@ export function createOntologyConfigService(deps: { uow: UnitOfWork }) {
             },
           ]);
         }
-        await m.query(
-          `INSERT INTO workspace_settings (workspace_id, search, importance, resolver, updated_at)
-           VALUES ($1, $2, $3, $4, now())
-           ON CONFLICT (workspace_id) DO UPDATE
-             SET search = EXCLUDED.search, importance = EXCLUDED.importance, resolver = EXCLUDED.resolver, updated_at = now()`,
-          [
-            principal.workspaceId,
-            JSON.stringify(next.search),
-            JSON.stringify(next.importance),
-            JSON.stringify(next.resolver),
-          ],
-        );
+        await saveSettings(m, principal.workspaceId, next);
         return next;
       }),
   };

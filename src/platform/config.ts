@@ -1,7 +1,48 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 // Development-only secret: refused when NODE_ENV=production (see loadConfig).
 const DEV_JWT_SECRET = 'weft-development-secret-change-me-0123456789';
+
+/** Secrets that are someone's example text, not a secret: refused in production. */
+const PLACEHOLDER =
+  /change[-_ ]?me|replace[-_ ]?me|placeholder|example|your[-_ ]?secret|weft-development|^(secret|password)/i;
+
+/** A production secret must carry at least this many bits by a Shannon estimate of its symbols. */
+const MIN_SECRET_BITS = 128;
+
+/**
+ * Bits of entropy of `symbols` estimated from their own frequencies (length × Shannon entropy):
+ * `x` × 40 is 0, 32 random bytes are about 155, a 43-character base64 secret about 215.
+ */
+export function estimatedEntropyBits(symbols: ArrayLike<string | number>): number {
+  const counts = new Map<string | number, number>();
+  for (const symbol of Array.from(symbols)) counts.set(symbol, (counts.get(symbol) ?? 0) + 1);
+  let perSymbol = 0;
+  for (const count of counts.values()) {
+    const p = count / symbols.length;
+    perSymbol -= p * Math.log2(p);
+  }
+  return perSymbol * symbols.length;
+}
+
+/** 32 or more bytes, written as hex (64+ hex digits) or base64 (standard or URL-safe). */
+function decodeKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  let bytes: Buffer | undefined;
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(trimmed)) bytes = Buffer.from(trimmed, 'hex');
+  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) bytes = Buffer.from(trimmed, 'base64');
+  return bytes && bytes.length >= 32 ? bytes : undefined;
+}
+
+const encryptionKey = z.string().transform((text, ctx) => {
+  const key = decodeKey(text);
+  if (!key) {
+    ctx.addIssue({ code: 'custom', message: 'must be 32 or more bytes, as hex or base64' });
+    return z.NEVER;
+  }
+  return key;
+});
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -18,7 +59,17 @@ export const EnvSchema = z.object({
   DATABASE_OWNER_URL: z.string().url().default('postgres://weft_owner@127.0.0.1:5432/weft'),
   /** A superuser connection, used only by set-up to create roles, the database and the extension. */
   DATABASE_ADMIN_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
+  /** The API's pool; the worker has its own (both in one process with WEFT_PROCESS=all). */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATABASE_WORKER_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** Longest statement of a request; Postgres cancels it (the client gets a 504). */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
+  /** Longest statement of an activity: maintenance passes legitimately run longer than a request. */
+  DATABASE_WORKER_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1).default(300_000),
+  /** A transaction left open and idle this long is ended by Postgres, releasing its locks. */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
+  /** Longest wait for a pooled connection (or a new one); then the request is a 503. */
+  DATABASE_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
 
   /** Which parts this process runs: both (npm start), or one of them (docker compose runs two). */
   WEFT_PROCESS: z.enum(['all', 'api', 'worker']).default('all'),
@@ -29,8 +80,30 @@ export const EnvSchema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   /** `auto` starts `temporal server start-dev` when nothing answers at TEMPORAL_ADDRESS. */
   TEMPORAL_DEV_SERVER: z.enum(['auto', 'never']).default('auto'),
+  /** Unset: TLS when an API key or any TLS file is given (as the Temporal CLI decides); `false` forces plaintext. */
+  TEMPORAL_TLS: booleanFlag.optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  /** mTLS: the client certificate and its key, both or neither. */
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  /** Temporal Cloud (or any server with API-key auth): sent as `Authorization: Bearer`. */
+  TEMPORAL_API_KEY: z.string().optional(),
+  /** Origins (comma-separated) of a Temporal UI allowed to call the codec endpoint from the browser. */
+  TEMPORAL_UI_ORIGIN: z.string().optional(),
+
+  /**
+   * Encrypts every Temporal payload (AES-256-GCM). Required in production; in development and tests a
+   * key derived from JWT_SECRET. Retired keys (comma-separated) still open histories written before a rotation.
+   */
+  WEFT_ENCRYPTION_PREVIOUS_KEYS: z.string().optional(),
 
   JWT_SECRET: z.string().min(32).default(DEV_JWT_SECRET),
+  /**
+   * The key that seals prompts in workflow inputs and encrypts Temporal payloads: a secret of its
+   * own, never derived from JWT_SECRET in production. Development and tests derive one.
+   */
+  WEFT_ENCRYPTION_KEY: encryptionKey.optional(),
   JWT_ISSUER: z.string().default('weft'),
   JWT_AUDIENCE: z.string().default('weft-api'),
   MCP_JWT_AUDIENCE: z.string().default('weft-mcp'),
@@ -48,6 +121,18 @@ export const EnvSchema = z.object({
   OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
 
+  /**
+   * Requests per second each credential may make (0 turns the limit off), plus a reserve of
+   * RATE_LIMIT_BURST requests per minute for bursts above it. Counted in this process.
+   */
+  RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(500),
+  /**
+   * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
+   * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.
+   */
+  PROMPT_DEADLINE_MS: z.coerce.number().int().min(100).default(120_000),
+
   /** Key-usage counters are batched in memory and flushed this often. */
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   REQUEST_LOGGING: booleanFlag.default(true),
@@ -56,9 +141,41 @@ export const EnvSchema = z.object({
   AGENT_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
 });
 
-export type Config = z.infer<typeof EnvSchema>;
+export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {
+  /** 32 or more bytes. */
+  WEFT_ENCRYPTION_KEY: Buffer;
+};
 
 export class ConfigError extends Error {}
+
+/** Why a secret is unfit for production, or undefined when it is fit. */
+function weakSecret(value: string | Buffer): string | undefined {
+  if (typeof value === 'string' && PLACEHOLDER.test(value)) return 'is a placeholder';
+  const bits = estimatedEntropyBits(typeof value === 'string' ? value : [...value]);
+  if (bits < MIN_SECRET_BITS)
+    return `has too little entropy (about ${Math.floor(bits)} bits, ${MIN_SECRET_BITS} needed)`;
+  return undefined;
+}
+
+/** Production refuses development defaults, placeholders and guessable secrets, all reported at once. */
+function productionProblems(env: z.infer<typeof EnvSchema>): string[] {
+  const problems: string[] = [];
+  const generate = 'generate one with `openssl rand -base64 32`';
+  if (env.JWT_SECRET === DEV_JWT_SECRET) problems.push(`JWT_SECRET must be set in production (${generate})`);
+  else {
+    const weak = weakSecret(env.JWT_SECRET);
+    if (weak) problems.push(`JWT_SECRET ${weak}; ${generate}`);
+  }
+  if (!env.WEFT_ENCRYPTION_KEY) problems.push(`WEFT_ENCRYPTION_KEY must be set in production (${generate})`);
+  else {
+    const weak = weakSecret(env.WEFT_ENCRYPTION_KEY);
+    if (weak) problems.push(`WEFT_ENCRYPTION_KEY ${weak}; ${generate}`);
+    if (decodeKey(env.JWT_SECRET)?.equals(env.WEFT_ENCRYPTION_KEY)) {
+      problems.push('WEFT_ENCRYPTION_KEY must be a secret of its own, not JWT_SECRET');
+    }
+  }
+  return problems;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable counts as unset (docker compose passes `${OPENAI_BASE_URL:-}` as '').
@@ -69,10 +186,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
   }
   const config = parsed.data;
-  if (config.NODE_ENV === 'production' && config.JWT_SECRET === DEV_JWT_SECRET) {
-    throw new ConfigError('JWT_SECRET must be set in production');
+  if (config.NODE_ENV === 'production') {
+    const problems = productionProblems(config);
+    if (problems.length > 0) throw new ConfigError(`Invalid environment:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
-  return config;
+  return {
+    ...config,
+    // Outside production a missing key is derived from JWT_SECRET, so development needs no set-up.
+    WEFT_ENCRYPTION_KEY:
+      config.WEFT_ENCRYPTION_KEY ?? createHash('sha256').update(`weft-encryption-key:${config.JWT_SECRET}`).digest(),
+  };
 }
 
 /**
@@ -88,6 +211,8 @@ export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_b
     return parsed.toString();
   };
   return {
+    // Benchmarks measure throughput with one credential, not the rate limiter.
+    ...(suffix === '_bench' ? { RATE_LIMIT_RPS: '0' } : {}),
     ...env,
     NODE_ENV: 'test',
     DATABASE_URL: rename(base.DATABASE_URL),

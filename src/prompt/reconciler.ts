@@ -1,34 +1,43 @@
+import type { WorkflowExecutionStatusName } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import { refundCredits } from '../credits/ledger';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import type { FailureDetails } from '../platform/temporal/failures';
 import { workspaceIdsAfter } from '../tenancy/repository';
-import type { Intent } from './model/contract';
-import { PROMPT_CREDIT_KIND } from './model/contract';
+import type { UnsettledPrompt } from './repository';
+import { unsettledPrompts } from './repository';
 import type { PromptService } from './service';
-import { sourceHash } from './summary';
-
-interface Unsettled {
-  ledger_id: string;
-  idempotency_key: string;
-  kind: string;
-}
-
-const INTENT_OF_KIND = Object.fromEntries(
-  Object.entries(PROMPT_CREDIT_KIND).map(([intent, kind]) => [kind, intent as Intent]),
-) as Record<string, Intent>;
+import { promptWorkflowId } from './workflow';
 
 const WORKSPACE_BATCH = 500;
 
+/** What Temporal says of an execution; GONE when it has none (retention, or never started). */
+type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
+const CANDIDATES_PER_WORKSPACE = 100;
+
 /**
- * Settles prompt reservations whose workflow ended without running its compensation: a
- * terminated or timed-out execution skips the saga's catch block (Temporal runs no code then).
- * For each reservation older than `minAgeSeconds` with neither a refund nor an ok audit row,
- * and whose `prompt-<correlation_id>` execution is closed or gone, it does what the compensation
- * would have done: undo the prompt's writes, refund, and audit the failure. Every step is
- * idempotent, so overlapping passes are harmless.
+ * The executions whose runs this pass may settle: closed without the saga's compensation
+ * (terminated, timed out), or with it cut short (cancelled, failed while refunding), or gone
+ * (retention, or a start that never happened). A running or completed execution is never touched:
+ * one that completes after the candidates were read is still COMPLETED when described.
+ */
+const SETTLEABLE = new Set<ExecutionStatus>(['TERMINATED', 'TIMED_OUT', 'CANCELLED', 'FAILED', 'GONE']);
+
+const ABANDONED: FailureDetails = {
+  code: 'internal',
+  errorClass: 'WorkflowClosedWithoutCompensation',
+  detail: 'The prompt ended without finishing: nothing it wrote remains and its credits were refunded',
+};
+
+/**
+ * Settles prompt runs that ended without settling themselves, every step idempotent so that
+ * overlapping passes are harmless. A prompt whose `prompt-<correlation_id>` execution closed
+ * without compensating gets what the compensation would have done: its writes undone, its
+ * reservation refunded, the failure audited. A stream (no workflow; it settles in the API
+ * process) is settled once it is older than `minAgeSeconds`, which outlasts any stream: its
+ * process died. Settling re-checks under the reservation's row lock, which completing takes too.
  */
 export function createPromptReconciler(deps: {
   dataSource: DataSource;
@@ -39,61 +48,60 @@ export function createPromptReconciler(deps: {
 }) {
   const { dataSource, uow, temporal, prompts, logger } = deps;
 
-  async function isRunning(workflowId: string): Promise<boolean> {
+  async function executionStatus(workflowId: string): Promise<ExecutionStatus> {
     try {
-      return (await temporal.client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+      return (await temporal.client.workflow.getHandle(workflowId).describe()).status.name;
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return false;
+      if (error instanceof WorkflowNotFoundError) return 'GONE';
       throw error;
     }
   }
 
-  /** One workspace's reservations older than `minAgeSeconds` with no refund and no ok audit. */
-  async function settleWorkspace(workspaceId: string, minAgeSeconds: number): Promise<number> {
-    let settled = 0;
-    const unsettled: Unsettled[] = await uow({ workspaceId }, (m) =>
-      m.query(
-        `SELECT l.id AS ledger_id, l.idempotency_key, l.kind FROM credit_ledger l
-         WHERE l.amount < 0 AND l.kind LIKE 'ontology.prompt.%' AND l.idempotency_key LIKE 'prompt-%:reserve'
-           AND l.created_at <= now() - make_interval(secs => $1)
-           AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.linked_event_id = l.id AND r.amount > 0)
-           AND NOT EXISTS (SELECT 1 FROM prompt_runs p WHERE p.linked_credit_ledger_id = l.id AND p.status = 'ok')
-         ORDER BY l.created_at LIMIT 100`,
-        [minAgeSeconds],
-      ),
-    );
-    for (const row of unsettled) {
-      const workflowId = row.idempotency_key.slice(0, -':reserve'.length);
-      if (await isRunning(workflowId)) continue;
-      const correlationId = workflowId.slice('prompt-'.length);
-      await prompts.undo({ workspaceId, correlationId });
-      await uow({ workspaceId }, (m) => refundCredits(m, { ledgerId: row.ledger_id }));
-      await prompts.fail({
-        workspaceId,
-        correlationId,
-        // What the workflow knew of the prompt did not survive it; the hash of nothing marks that.
-        promptKind: 'unknown',
-        sourceHash: sourceHash(''),
-        intent: INTENT_OF_KIND[row.kind] ?? 'query',
-        startedAtMs: Date.now(),
-        errorCode: 'WorkflowClosedWithoutCompensation',
-        ledgerId: row.ledger_id,
-      });
-      logger.warn({ workspace_id: workspaceId, workflow_id: workflowId }, 'settled an abandoned prompt reservation');
-      settled += 1;
+  /** Step one: a workspace's runs older than `minAgeSeconds` that may need settling. */
+  const candidates = (workspaceId: string, minAgeSeconds: number) =>
+    uow({ workspaceId }, (m) => unsettledPrompts(m, minAgeSeconds, CANDIDATES_PER_WORKSPACE));
+
+  /** Step two: settles one candidate unless its execution may still settle it; true when settled. */
+  async function settle(workspaceId: string, run: UnsettledPrompt): Promise<boolean> {
+    // A claim that reserved nothing is described too: a stream's has no execution (GONE).
+    if (!run.streamed && !SETTLEABLE.has(await executionStatus(promptWorkflowId(run.correlation_id)))) return false;
+    const { settled } = await prompts.abandon({
+      workspaceId,
+      correlationId: run.correlation_id,
+      promptKind: run.prompt_kind,
+      sourceHash: run.source_hash,
+      requestHash: run.request_hash,
+      intent: run.intent,
+      startedAtMs: run.created_at.getTime(),
+      ledgerId: run.ledger_id,
+      failure: ABANDONED,
+    });
+    if (settled) {
+      logger.warn(
+        { workspace_id: workspaceId, correlation_id: run.correlation_id, stream: run.streamed },
+        'settled an abandoned prompt run',
+      );
     }
     return settled;
   }
 
   return {
-    async settle(input: { minAgeSeconds: number }): Promise<{ settled: number }> {
+    candidates,
+    settle,
+
+    /** Every workspace, in batches. */
+    async settleAll(input: { minAgeSeconds: number }): Promise<{ settled: number }> {
       let settled = 0;
       let after: string | null = null;
       for (;;) {
         const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
         if (batch.length === 0) return { settled };
-        for (const workspaceId of batch) settled += await settleWorkspace(workspaceId, input.minAgeSeconds);
-        after = batch.at(-1)!;
+        for (const workspaceId of batch) {
+          for (const run of await candidates(workspaceId, input.minAgeSeconds)) {
+            if (await settle(workspaceId, run)) settled += 1;
+          }
+          after = workspaceId;
+        }
       }
     },
   };

@@ -1,14 +1,16 @@
-import type { NodeRow } from '../graph/schemas';
-import { NODE_COLUMNS } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { InternalError } from '../platform/errors';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { enableIterativeIndexScan, vectorCandidates } from '../search/repository';
 import { reciprocalRankFusion } from '../search/scoring';
 import type { ContextEdge, ContextNode } from './model/contract';
+import { edgesAmong, nodesNamedLike } from './repository';
 
-/** How many nodes a grounded answer may draw on. */
+/** How many nodes a grounded answer may draw on, and how many edges among them. */
 export const CONTEXT_SIZE = 10;
+const CONTEXT_EDGES = 50;
 
 const STOPWORDS = new Set([
   'who',
@@ -64,7 +66,11 @@ export interface GraphContext {
  */
 export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider }) {
   return {
-    embed: async (question: string) => (await deps.embeddings.embed([question]))[0]!,
+    async embed(question: string): Promise<number[]> {
+      const [embedding] = await deps.embeddings.embed([question]);
+      if (!embedding) throw new InternalError('The embedding provider returned no vector');
+      return embedding;
+    },
 
     context: (workspaceId: string, question: string, embedding: number[]): Promise<GraphContext> =>
       deps.uow({ workspaceId }, async (m) => {
@@ -78,29 +84,19 @@ export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingPr
           minSimilarity: search.min_similarity_threshold,
         });
         const words = questionWords(question);
-        const named: (NodeRow & { matched: number })[] =
-          words.length === 0
-            ? []
-            : await m.query(
-                `SELECT ${NODE_COLUMNS}, (SELECT count(*) FROM unnest($2::text[]) w WHERE n.name ILIKE '%' || w || '%')::int AS matched
-           FROM nodes n
-           WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ANY (SELECT '%' || w || '%' FROM unnest($2::text[]) w)
-           ORDER BY matched DESC, n.importance_score DESC, n.id
-           LIMIT $3`,
-                [workspaceId, words, CONTEXT_SIZE],
-              );
+        const named = words.length === 0 ? [] : await nodesNamedLike(m, workspaceId, words, CONTEXT_SIZE);
         const rows = new Map<string, NodeRow>([...named, ...semantic].map((row) => [row.id, row]));
         const fused = [...reciprocalRankFusion([semantic.map((row) => row.id), named.map((row) => row.id)]).entries()]
           .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
           .slice(0, CONTEXT_SIZE);
-        const nodes: ContextNode[] = fused.map(([id, score]) => {
-          const row = rows.get(id)!;
-          return { id, type: row.type, name: row.name, properties: row.properties, score };
+        const nodes: ContextNode[] = fused.flatMap(([id, score]) => {
+          const row = rows.get(id);
+          return row ? [{ id, type: row.type, name: row.name, properties: row.properties, score }] : [];
         });
-        const edges: ContextEdge[] = await m.query(
-          `SELECT type, source_node_id, target_node_id FROM edges
-           WHERE NOT is_deleted AND source_node_id = ANY($1::uuid[]) AND target_node_id = ANY($1::uuid[]) LIMIT 50`,
-          [nodes.map((node) => node.id)],
+        const edges = await edgesAmong(
+          m,
+          nodes.map((node) => node.id),
+          CONTEXT_EDGES,
         );
         return { nodes, edges };
       }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EdgeResponse, NodeResponse } from '../graph/schemas';
+import { ERROR_CODES } from '../platform/errors';
 import { INTENTS } from './model/contract';
 
 /** Long enough for a page of notes; the refiner and the model see the whole prompt. */
@@ -38,3 +39,11 @@ export const PromptResponse = z
     credit_receipt: z.object({ ledger_id: z.uuid(), kind: z.string(), amount: z.number().int() }),
   })
   .meta({ id: 'PromptResponse' });
+
+/** A settled run's domain failure, as its row keeps it for replays (platform/temporal/failures.ts). */
+export const StoredFailure = z.object({
+  code: z.enum(ERROR_CODES),
+  errorClass: z.string(),
+  detail: z.unknown(),
+  retryAfterSeconds: z.number().optional(),
+});

@@ -1,14 +1,42 @@
 import type { EntityManager } from 'typeorm';
-import { createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/node-writes';
+import type { CreditReceipt } from '../credits/repository';
+import { refundCredits, reserveCredits } from '../credits/repository';
+import { toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { EDGE_COLUMNS, NODE_COLUMNS, toEdgeResponse, toNodeResponse } from '../graph/schemas';
+import { createEdgeInTransaction, createNodeInTransaction, enqueueNodeCreated, touchNodes } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, InternalError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import type { FailureDetails } from '../platform/temporal/failures';
+import type { PromptRun } from './entities';
 import type { GroundedAnswer, Intent, PromptModel, RefinedGraph } from './model/contract';
+import { PROMPT_CREDIT_KIND } from './model/contract';
+import type { PromptRunClaim } from './repository';
+import {
+  claimPromptRun,
+  claimPromptWritesUndo,
+  edgesInOrder,
+  findLiveEdge,
+  findLiveNodeByName,
+  findPromptRun,
+  findPromptWrites,
+  insertPromptWrites,
+  linkReservation,
+  liveNodes,
+  lockReservation,
+  nodesInOrder,
+  recordPromptRun,
+  referenceCounts,
+  softDeleteEdges,
+  softDeleteUntouchedNodes,
+  takeBackReferences,
+  tenantOfWorkspace,
+} from './repository';
 import type { Retrieval } from './retrieval';
-import type { SealedText, Sealer } from './sealed';
+import type { SealBinding, SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
+import type { PromptWorkflowResult } from './workflow';
 
 export interface PersistedGraph {
   nodes: NodeResponse[];
@@ -17,27 +45,38 @@ export interface PersistedGraph {
   edges_created: number;
 }
 
+/** What every audit row says of its run. */
 export interface AuditInput {
   workspaceId: string;
   correlationId: string;
   promptKind: string;
   sourceHash: string;
+  /** SHA-256 of the request (`requestHash` in summary.ts); null for a run nobody claimed. */
+  requestHash: string | null;
   intent: Intent;
   startedAtMs: number;
+}
+
+export interface CompletionInput extends AuditInput {
+  ledgerId: string;
+  creditsUsed: number;
+  nodesCreated: number;
+  edgesCreated: number;
+  answer: GroundedAnswer | null;
+}
+
+export interface FailureInput extends AuditInput {
+  /** The reservation, or null when the run failed before reserving (or was refused). */
+  ledgerId: string | null;
+  failure: FailureDetails;
 }
 
 /** Same type and the same name up to case and spacing: a reference, not a duplicate. */
 export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 async function loadWritten(m: EntityManager, nodeIds: string[], edgeIds: string[]) {
-  const nodes = await m.query(
-    `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], n.id)`,
-    [nodeIds],
-  );
-  const edges = await m.query(
-    `SELECT ${EDGE_COLUMNS} FROM edges e WHERE e.id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], e.id)`,
-    [edgeIds],
-  );
+  const nodes = await nodesInOrder(m, nodeIds);
+  const edges = await edgesInOrder(m, edgeIds);
   return { nodes: nodes.map(toNodeResponse), edges: edges.map(toEdgeResponse) };
 }
 
@@ -55,9 +94,10 @@ export function createPromptService(deps: {
   const { uow, outbox, model, sealer, retrieval } = deps;
 
   return {
-    classify: (prompt: SealedText) => model.classify(sealer.open(prompt)),
+    classify: (prompt: SealedText, binding: SealBinding) => model.classify(sealer.open(prompt, binding)),
 
-    refine: (prompt: SealedText, promptKind: string) => model.refine(sealer.open(prompt), promptKind),
+    refine: (prompt: SealedText, promptKind: string, binding: SealBinding) =>
+      model.refine(sealer.open(prompt, binding), promptKind),
 
     /**
      * Persists the refined graph in one transaction: an existing live node of the same type and
@@ -70,19 +110,15 @@ export function createPromptService(deps: {
       refined: RefinedGraph;
     }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
-      const result = await uow({ workspaceId }, async (m) => {
-        const [earlier] = await m.query(
-          `SELECT node_ids, edge_ids, reference_deltas FROM prompt_writes WHERE correlation_id = $1`,
-          [correlationId],
-        );
+      return uow({ workspaceId }, async (m) => {
+        const earlier = await findPromptWrites(m, workspaceId, correlationId);
         if (earlier) {
-          const written = await loadWritten(m, earlier.node_ids, earlier.edge_ids);
-          const createdBefore = earlier.node_ids.filter((id: string) => !(id in earlier.reference_deltas));
+          const written = await loadWritten(m, earlier.nodeIds, earlier.edgeIds);
+          const createdBefore = earlier.nodeIds.filter((id) => !(id in earlier.referenceDeltas));
           return {
             ...written,
             nodes_created: createdBefore.length,
-            edges_created: earlier.edge_ids.length,
-            fresh: false,
+            edges_created: earlier.edgeIds.length,
           };
         }
         const { importance } = await readOntologyConfig(m);
@@ -96,20 +132,18 @@ export function createPromptService(deps: {
           const key = `${node.type}\u0000${normalizedName(node.name)}`;
           let id = idByKey.get(key);
           if (!id) {
-            const [existing] = await m.query(
-              `SELECT id FROM nodes WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
-               ORDER BY created_at LIMIT 1`,
-              [node.type, normalizedName(node.name)],
-            );
+            const existing = await findLiveNodeByName(m, node.type, normalizedName(node.name));
             if (existing) {
-              id = existing.id as string;
+              id = existing.id;
               referenced.push(id);
             } else {
+              // node.created waits for the prompt to complete (`complete`): an undone prompt's nodes
+              // are never embedded or resolved, so a refunded prompt pays for nothing.
               const row = await createNodeInTransaction(
                 m,
                 workspaceId,
                 { type: node.type, name: node.name, properties: node.properties },
-                options,
+                { ...options, emitCreated: false },
               );
               id = row.id;
               created.push(id);
@@ -126,10 +160,7 @@ export function createPromptService(deps: {
           const target = idByRef.get(edge.target_ref);
           if (!source || !target) continue; // the model named a ref it did not define: skip the edge
           // A fact already in the graph is a reference of its ends, not a second edge.
-          const [known] = await m.query(
-            `SELECT id FROM edges WHERE NOT is_deleted AND type = $1 AND source_node_id = $2 AND target_node_id = $3 LIMIT 1`,
-            [edge.type, source, target],
-          );
+          const known = await findLiveEdge(m, edge.type, source, target);
           if (known) {
             await touchNodes(m, [source, target], options);
             for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
@@ -150,107 +181,157 @@ export function createPromptService(deps: {
           edgeIds.push(row.id);
           for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
         }
-        await m.query(
-          `INSERT INTO prompt_writes (workspace_id, correlation_id, node_ids, edge_ids, reference_deltas) VALUES ($1, $2, $3, $4, $5)`,
-          [workspaceId, correlationId, [...created, ...referenced], edgeIds, JSON.stringify(deltas)],
-        );
+        await insertPromptWrites(m, {
+          workspaceId,
+          correlationId,
+          nodeIds: [...created, ...referenced],
+          edgeIds,
+          referenceDeltas: deltas,
+          createdReferences: await referenceCounts(m, created),
+        });
         const written = await loadWritten(m, [...created, ...referenced], edgeIds);
-        return { ...written, nodes_created: created.length, edges_created: edgeIds.length, fresh: true };
+        return { ...written, nodes_created: created.length, edges_created: edgeIds.length };
       });
-      if (result.fresh) outbox.kick(workspaceId);
-      const { fresh: _fresh, ...persisted } = result;
-      return persisted;
     },
 
     /**
-     * The compensation of `persist`: every node and edge this prompt created is soft-deleted (with
-     * the incident edges of its nodes) and the references it added to older nodes are taken back.
-     * Idempotent, and a no-op when nothing was persisted.
+     * The compensation of `persist`, in its own transaction. Idempotent, and a no-op when nothing
+     * was persisted.
      */
     undo: (input: { workspaceId: string; correlationId: string }) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => {
-        const [written] = await m
-          .query(
-            `UPDATE prompt_writes SET undone_at = now() WHERE correlation_id = $1 AND undone_at IS NULL
-           RETURNING node_ids, edge_ids, reference_deltas`,
-            [input.correlationId],
-          )
-          .then(
-            ([rows]: [{ node_ids: string[]; edge_ids: string[]; reference_deltas: Record<string, number> }[]]) => rows,
-          );
-        if (!written) return { undone: false };
-        const referencedBefore = Object.keys(written.reference_deltas);
-        const created = written.node_ids.filter((id) => !referencedBefore.includes(id));
-        await m.query(
-          `UPDATE edges SET is_deleted = true, deleted_at = now()
-           WHERE NOT is_deleted AND (id = ANY($1::uuid[]) OR source_node_id = ANY($2::uuid[]) OR target_node_id = ANY($2::uuid[]))`,
-          [written.edge_ids, created],
-        );
-        await m.query(
-          `UPDATE nodes SET is_deleted = true, deleted_at = now() WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
-          [created],
-        );
-        for (const [nodeId, count] of Object.entries(written.reference_deltas)) {
-          await m.query(`UPDATE nodes SET reference_count = GREATEST(0, reference_count - $2) WHERE id = $1`, [
-            nodeId,
-            count,
-          ]);
-        }
-        return { undone: true };
-      }),
+      uow({ workspaceId: input.workspaceId }, async (m) => ({ undone: await undoWrites(m, input.correlationId) })),
 
     /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
-    async answer(input: { workspaceId: string; prompt: SealedText }): Promise<GroundedAnswer> {
-      const question = sealer.open(input.prompt);
+    async answer(input: SealBinding & { prompt: SealedText }): Promise<GroundedAnswer> {
+      const question = sealer.open(input.prompt, input);
       const context = await retrieval.context(input.workspaceId, question, await retrieval.embed(question));
-      const answer = await model.answer(question, context);
-      const known = new Set(context.nodes.map((node) => node.id));
-      return { answer: answer.answer, citations: [...new Set(answer.citations.filter((id) => known.has(id)))] };
+      return groundedAnswer(await model.answer(question, context), context.nodes);
     },
 
     /**
-     * The success audit row, and the references of cited nodes, in one transaction; a repeat finds
-     * the row and changes nothing.
+     * Claims the correlation id for this request before anything runs; when it is taken, the run
+     * that holds it (a retry of the same request, or another request under a reused id).
      */
-    complete: (
-      input: AuditInput & {
-        persisted: PersistedGraph;
-        answer: GroundedAnswer | null;
-        creditsUsed: number;
-        ledgerId: string;
-      },
-    ) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => {
-        const inserted = await insertAudit(m, input, {
-          status: 'ok',
-          nodeCount: input.persisted.nodes_created,
-          edgeCount: input.persisted.edges_created,
-          creditsUsed: input.creditsUsed,
-          ledgerId: input.ledgerId,
-          summary: auditSummary({
-            intent: input.intent,
-            nodesCreated: input.persisted.nodes_created,
-            edgesCreated: input.persisted.edges_created,
-            answer: input.answer?.answer,
-          }),
+    claim: (claim: PromptRunClaim) =>
+      uow(
+        { workspaceId: claim.workspaceId },
+        async (m): Promise<{ claimed: true } | { claimed: false; run: PromptRun }> => {
+          if (await claimPromptRun(m, claim)) return { claimed: true };
+          const run = await findPromptRun(m, claim.workspaceId, claim.correlationId);
+          if (!run) throw new InternalError('The prompt run holding this correlation id vanished');
+          return { claimed: false, run };
+        },
+      ),
+
+    /**
+     * Reserves the intent's cost, keyed by `idempotencyKey` so a retried step charges once. The
+     * tenant that pays is the workspace's own, read here: never one named by the caller.
+     */
+    reserve: (input: { workspaceId: string; correlationId: string; intent: Intent; idempotencyKey: string }) =>
+      uow({ workspaceId: input.workspaceId }, async (m): Promise<CreditReceipt> => {
+        const tenantId = await tenantOfWorkspace(m, input.workspaceId);
+        if (!tenantId) throw new NotFoundError('Workspace not found');
+        const receipt = await reserveCredits(m, {
+          tenantId,
+          workspaceId: input.workspaceId,
+          kind: PROMPT_CREDIT_KIND[input.intent],
+          idempotencyKey: input.idempotencyKey,
         });
-        if (inserted && input.answer) await touchNodes(m, input.answer.citations);
-        return { recorded: inserted };
+        await linkReservation(m, input.correlationId, receipt.ledger_id);
+        return receipt;
       }),
 
-    /** The failure audit row: counts 0, credits 0 after the refund, the error's class name. */
-    fail: (input: AuditInput & { errorCode: string; ledgerId: string | null }) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => ({
-        recorded: await insertAudit(m, input, {
-          status: 'error',
-          nodeCount: 0,
-          edgeCount: 0,
-          creditsUsed: 0,
+    refund: (input: { workspaceId: string; ledgerId: string }) =>
+      uow({ workspaceId: input.workspaceId }, (m) => refundCredits(m, { ledgerId: input.ledgerId })),
+
+    /**
+     * What a completed run answered, rebuilt from its audit row and the graph, for a replay after
+     * Temporal's retention has dropped the execution's own result: the same nodes, edges, answer
+     * and receipt, the nodes and edges as they are now.
+     */
+    replay: (run: PromptRun): Promise<PromptWorkflowResult> =>
+      uow({ workspaceId: run.workspaceId }, async (m) => {
+        const writes = await findPromptWrites(m, run.workspaceId, run.correlationId);
+        if (!run.linkedCreditLedgerId) throw new InternalError('This prompt run has no reservation to show');
+        const written = writes ? await loadWritten(m, writes.nodeIds, writes.edgeIds) : { nodes: [], edges: [] };
+        return {
+          correlation_id: run.correlationId,
+          intent: run.intent,
+          ...written,
+          nodes_created: run.nodeCount,
+          edges_created: run.edgeCount,
+          answer: run.answer,
+          citations: run.citations ?? [],
+          credit_receipt: {
+            ledger_id: run.linkedCreditLedgerId,
+            kind: PROMPT_CREDIT_KIND[run.intent],
+            amount: run.creditsUsed,
+          },
+        };
+      }),
+
+    /**
+     * Settles a run as done: the ok audit row (with the answer a replay shows), the references of the
+     * cited nodes, and `node.created` for the nodes it created, in one transaction under the
+     * reservation's lock. A repeat finds the row and changes nothing; a run the reconcile pass
+     * already settled as abandoned (undone and refunded) stays that way, and this throws.
+     */
+    async complete(input: CompletionInput): Promise<{ recorded: boolean }> {
+      const { recorded, emitted } = await uow({ workspaceId: input.workspaceId }, async (m) => {
+        const reservation = await lockReservation(m, input.ledgerId);
+        if (!reservation) throw new NotFoundError('Credit reservation not found');
+        if (reservation.refunded && !reservation.completed) {
+          throw new ConflictError(
+            'This prompt was settled as abandoned: its writes were undone and its credits refunded',
+          );
+        }
+        const written = await recordPromptRun(m, {
+          ...auditRow(input),
+          status: 'ok',
+          nodeCount: input.nodesCreated,
+          edgeCount: input.edgesCreated,
+          creditsUsed: input.creditsUsed,
           ledgerId: input.ledgerId,
-          errorCode: input.errorCode,
-          summary: auditSummary({ intent: input.intent, nodesCreated: 0, edgesCreated: 0, error: input.errorCode }),
-        }),
-      })),
+          errorCode: null,
+          summary: auditSummary({
+            intent: input.intent,
+            nodesCreated: input.nodesCreated,
+            edgesCreated: input.edgesCreated,
+            answer: input.answer?.answer,
+          }),
+          answer: input.answer?.answer ?? null,
+          citations: input.answer?.citations ?? null,
+          failure: null,
+        });
+        if (!written) return { recorded: false, emitted: 0 };
+        if (input.answer) await touchNodes(m, input.answer.citations);
+        return { recorded: true, emitted: await emitNodesCreated(m, input.workspaceId, input.correlationId) };
+      });
+      if (emitted > 0) outbox.kick(input.workspaceId);
+      return { recorded };
+    },
+
+    /** The failure audit row: counts 0, credits 0 after the refund, the error's class name. */
+    fail: (input: FailureInput) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => ({ recorded: await recordFailure(m, input) })),
+
+    /**
+     * Does what a run's compensation would have done, in one transaction under the reservation's
+     * lock: undo its writes, refund, audit the failure. For runs that ended without compensating
+     * (a terminated workflow, a stream whose process died). Does nothing to a run that completed
+     * meanwhile; idempotent otherwise.
+     */
+    abandon: (input: FailureInput) =>
+      uow({ workspaceId: input.workspaceId }, async (m) => {
+        if (input.ledgerId) {
+          const reservation = await lockReservation(m, input.ledgerId);
+          if (!reservation || reservation.completed) return { settled: false };
+        }
+        const undone = await undoWrites(m, input.correlationId);
+        const refunded = input.ledgerId ? (await refundCredits(m, { ledgerId: input.ledgerId })).refunded : false;
+        const recorded = await recordFailure(m, input);
+        return { settled: undone || refunded || recorded };
+      }),
 
     /** The query pipeline's parts, for the stream endpoint, which reports each step as it runs. */
     retrieval,
@@ -258,51 +339,67 @@ export function createPromptService(deps: {
   };
 }
 
-async function insertAudit(
-  m: EntityManager,
-  input: AuditInput,
-  row: {
-    status: 'ok' | 'error';
-    nodeCount: number;
-    edgeCount: number;
-    creditsUsed: number;
-    ledgerId: string | null;
-    summary: string;
-    errorCode?: string;
-  },
-): Promise<boolean> {
-  const inserted = await m.query(
-    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, node_count, edge_count,
-       credits_used, linked_credit_ledger_id, summary, error_code, duration_ms)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (workspace_id, correlation_id) DO UPDATE SET
-       prompt_kind = EXCLUDED.prompt_kind, source_hash = EXCLUDED.source_hash, intent = EXCLUDED.intent,
-       status = EXCLUDED.status, node_count = EXCLUDED.node_count, edge_count = EXCLUDED.edge_count,
-       credits_used = EXCLUDED.credits_used, linked_credit_ledger_id = EXCLUDED.linked_credit_ledger_id,
-       summary = EXCLUDED.summary, error_code = EXCLUDED.error_code, duration_ms = EXCLUDED.duration_ms,
-       created_at = now()
-     -- Only a refusal that never reserved anything gives way (the client retried the correlation
-     -- id after a 402); any other row of this correlation id is final.
-     WHERE prompt_runs.linked_credit_ledger_id IS NULL AND prompt_runs.status = 'error'
-       AND EXCLUDED.linked_credit_ledger_id IS NOT NULL
-     RETURNING id`,
-    [
-      input.workspaceId,
-      input.correlationId,
-      input.promptKind,
-      input.sourceHash,
-      input.intent,
-      row.status,
-      row.nodeCount,
-      row.edgeCount,
-      row.creditsUsed,
-      row.ledgerId,
-      row.summary,
-      row.errorCode ?? null,
-      Math.max(0, Date.now() - input.startedAtMs),
-    ],
+/** Keeps only citations of the retrieved context, once each. */
+export function groundedAnswer(raw: GroundedAnswer, context: readonly { id: string }[]): GroundedAnswer {
+  const known = new Set(context.map((node) => node.id));
+  return { answer: raw.answer, citations: [...new Set(raw.citations.filter((id) => known.has(id)))] };
+}
+
+const auditRow = (input: AuditInput) => ({
+  workspaceId: input.workspaceId,
+  correlationId: input.correlationId,
+  promptKind: input.promptKind,
+  sourceHash: input.sourceHash,
+  requestHash: input.requestHash,
+  intent: input.intent,
+  durationMs: Math.max(0, Date.now() - input.startedAtMs),
+});
+
+const recordFailure = (m: EntityManager, input: FailureInput) =>
+  recordPromptRun(m, {
+    ...auditRow(input),
+    status: 'error',
+    nodeCount: 0,
+    edgeCount: 0,
+    creditsUsed: 0,
+    ledgerId: input.ledgerId,
+    errorCode: input.failure.errorClass,
+    summary: auditSummary({ intent: input.intent, nodesCreated: 0, edgesCreated: 0, error: input.failure.errorClass }),
+    answer: null,
+    citations: null,
+    failure: input.failure,
+  });
+
+/**
+ * The compensation of `persist`, in the caller's transaction: only what this prompt wrote. Its own
+ * edges go; a node it created goes unless someone else has referenced, connected or edited it
+ * since (then it stays, less the references the prompt's own edges gave it); the references it
+ * added to older nodes are taken back. False when there was nothing (left) to undo.
+ */
+async function undoWrites(m: EntityManager, correlationId: string): Promise<boolean> {
+  const written = await claimPromptWritesUndo(m, correlationId);
+  if (!written) return false;
+  const created = written.node_ids.filter((id) => !(id in written.reference_deltas));
+  await softDeleteEdges(m, written.edge_ids);
+  // Rows written before created_references existed have no count: then only edges and edits count.
+  const leftBy = Object.fromEntries(created.map((id) => [id, written.created_references[id] ?? null]));
+  const deleted = new Set(await softDeleteUntouchedNodes(m, leftBy, correlationId));
+  const takeBack = { ...written.reference_deltas };
+  for (const id of created) if (!deleted.has(id)) takeBack[id] = written.created_references[id] ?? 0;
+  await takeBackReferences(m, takeBack);
+  return true;
+}
+
+/** `node.created` for the live nodes the prompt created; how many were emitted. */
+async function emitNodesCreated(m: EntityManager, workspaceId: string, correlationId: string): Promise<number> {
+  const writes = await findPromptWrites(m, workspaceId, correlationId);
+  if (!writes || writes.undoneAt) return 0;
+  const nodes = await liveNodes(
+    m,
+    writes.nodeIds.filter((id) => !(id in writes.referenceDeltas)),
   );
-  return inserted.length > 0;
+  for (const node of nodes) await enqueueNodeCreated(m, workspaceId, node);
+  return nodes.length;
 }
 
 export type PromptService = ReturnType<typeof createPromptService>;

@@ -1,49 +1,90 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { CreditReceipt } from '../credits/ledger';
-import { refundCredits, reserveCredits } from '../credits/ledger';
+import type { CreditReceipt } from '../credits/repository';
 import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
-import { PROMPT_CREDIT_KIND } from './model/contract';
-import type { PromptService } from './service';
+import type { FailureDetails } from '../platform/temporal/failures';
+import { detailsOf } from '../platform/temporal/failures';
+import type { AuditInput, PromptService } from './service';
+import { groundedAnswer } from './service';
+import { requestHash, sourceHash } from './summary';
 
 export const STREAM_STEPS = ['embedding', 'retrieval', 'llm_call', 'parse'] as const;
 type Step = (typeof STREAM_STEPS)[number];
 
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
+/** The reservation key of a stream: the reconcile pass finds unsettled streams by it. */
+export const streamReservationKey = (correlationId: string) => `stream-${correlationId}:reserve`;
+
+const CLIENT_GONE: FailureDetails = {
+  code: 'unavailable',
+  errorClass: 'ClientGone',
+  detail: 'The client left before the answer',
+};
+
+const failureOf = (error: unknown): FailureDetails =>
+  error instanceof DomainError
+    ? detailsOf(error)
+    : { code: 'internal', errorClass: error instanceof Error ? error.name : 'Error', detail: 'Internal server error' };
+
 /**
  * POST /v1/ontology/prompt/stream: the query pipeline with each step reported as server-sent
  * events (embedding, retrieval, llm_call, parse: start and done), then `done` with the narrative
- * and citations, or `error`. It costs what a query costs; an error or a client that leaves
- * before `done` gets the reservation refunded, so none is left unsettled.
+ * and citations, or `error`. It costs what a query costs. Like a prompt, it claims its correlation
+ * id and its audit row first, and reserves under a key of its own; `done` is sent only after the
+ * charge is settled as ok, and an error or a client that leaves gets it refunded. Settling in
+ * this process is the fast path: a stream whose process dies is settled by the reconcile pass.
  */
-export function createPromptStream(deps: { uow: UnitOfWork; prompts: PromptService; logger: Logger }) {
-  const { uow, prompts, logger } = deps;
+export function createPromptStream(deps: { prompts: PromptService; logger: Logger }) {
+  const { prompts, logger } = deps;
 
   return async function stream(ctx: Context, principal: Principal, question: string): Promise<void> {
-    const { workspaceId, tenantId } = principal;
-    // 402 (and every other refusal) happens here, before the stream opens.
-    const receipt: CreditReceipt = await uow({ workspaceId }, (m) =>
-      reserveCredits(m, { tenantId, workspaceId, kind: PROMPT_CREDIT_KIND.query }),
-    );
-    let settled = false;
-    const refund = async () => {
-      if (settled) return;
-      settled = true;
-      await uow({ workspaceId }, (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
+    const { workspaceId } = principal;
+    const correlationId: string = ctx.state.correlationId;
+    const hash = requestHash({ endpoint: 'stream', prompt: question });
+    const audit: AuditInput = {
+      workspaceId,
+      correlationId,
+      promptKind: 'stream',
+      sourceHash: sourceHash(question),
+      requestHash: hash,
+      intent: 'query',
+      startedAtMs: Date.now(),
     };
+    // Refusals (409, 402 …) happen here, as JSON, before the stream opens.
+    const claim = await prompts.claim({ ...audit, requestHash: hash });
+    if (!claim.claimed) throw new ConflictError('This correlation id was already used; a stream is not replayed');
+    let receipt: CreditReceipt;
+    try {
+      receipt = await prompts.reserve({
+        workspaceId,
+        correlationId,
+        intent: 'query',
+        idempotencyKey: streamReservationKey(correlationId),
+      });
+    } catch (error) {
+      await prompts.fail({ ...audit, ledgerId: null, failure: failureOf(error) });
+      throw error;
+    }
+
+    // Settling as abandoned is idempotent, so the client leaving and a failing step may both ask.
+    const abandon = (failure: FailureDetails) =>
+      prompts
+        .abandon({ ...audit, ledgerId: receipt.ledger_id, failure })
+        .catch((error) => logger.error({ err: error }, 'stream refund failed; the reconcile pass settles it'));
+    let answered = false;
 
     const body = new PassThrough();
     let clientGone = false;
     // The response closing before it finished means the client left (a request's own 'close'
     // fires as soon as its body has been read, so it cannot tell).
     const leave = () => {
-      if (settled || ctx.res.writableFinished) return;
+      if (answered || ctx.res.writableFinished) return;
       clientGone = true;
-      refund().catch((error) => logger.error({ err: error }, 'stream refund failed'));
+      void abandon(CLIENT_GONE);
     };
     ctx.res.once('close', leave);
     // A client that left while the reservation was being made closed before the listener existed.
@@ -85,20 +126,28 @@ export function createPromptStream(deps: { uow: UnitOfWork; prompts: PromptServi
         const raw = await step('llm_call', () => prompts.model.answer(question, context));
         const answer = await step(
           'parse',
-          async () => {
-            const known = new Set(context.nodes.map((node) => node.id));
-            return { answer: raw.answer, citations: [...new Set(raw.citations.filter((id) => known.has(id)))] };
-          },
+          async () => groundedAnswer(raw, context.nodes),
           (parsed) => ({ citations: parsed.citations.length }),
         );
-        settled = true; // the charge stands: the answer is delivered
+        if (clientGone) throw new ClientGone();
+        // The charge stands only once recorded as ok, under the reservation's lock: a stream the
+        // reconcile pass has already refunded fails here instead of answering for free.
+        answered = true;
+        await prompts.complete({
+          ...audit,
+          ledgerId: receipt.ledger_id,
+          creditsUsed: receipt.amount,
+          nodesCreated: 0,
+          edgesCreated: 0,
+          answer,
+        });
         body.write(frame('done', { narrative: answer.answer, citations: answer.citations, credit_receipt: receipt }));
       } catch (error) {
         if (!(error instanceof ClientGone)) {
           const answer = describeError(error) ?? { status: 500, detail: 'Internal server error' };
           if (answer.status === 500) logger.error({ err: error }, 'prompt stream failed');
           const { status, detail } = answer;
-          await refund().catch((refundError) => logger.error({ err: refundError }, 'stream refund failed'));
+          await abandon(failureOf(error));
           body.write(
             frame('error', { status, detail, error_code: error instanceof Error ? error.constructor.name : 'Error' }),
           );

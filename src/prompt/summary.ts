@@ -21,3 +21,23 @@ export function auditSummary(input: {
   const summary = parts.join('; ');
   return summary.length <= LIMITS.auditSummaryChars ? summary : `${summary.slice(0, LIMITS.auditSummaryChars - 1)}…`;
 }
+
+/**
+ * SHA-256 of a request: what is asked and every option that changes what runs, so a correlation
+ * id reused for anything else is recognised. Streams and prompts never share one.
+ */
+export const requestHash = (
+  request:
+    | { endpoint: 'prompt'; prompt: string; forceIntent: Intent | null; promptKind: string }
+    | { endpoint: 'stream'; prompt: string },
+) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify(
+        request.endpoint === 'prompt'
+          ? [request.endpoint, request.prompt, request.forceIntent, request.promptKind]
+          : [request.endpoint, request.prompt],
+      ),
+      'utf8',
+    )
+    .digest('hex');

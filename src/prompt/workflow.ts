@@ -3,13 +3,18 @@ import type { Intent } from './model/contract';
 import type { SealedText } from './sealed';
 import type { PersistedGraph } from './service';
 
+/**
+ * What starts a prompt. It names a workspace and no tenant: the activities read the paying tenant
+ * from the workspace, so whoever can start a workflow still cannot charge another tenant.
+ */
 export interface PromptWorkflowInput {
   workspaceId: string;
-  tenantId: string;
   correlationId: string;
   /** Sealed by the API: Temporal's history never holds the raw prompt. */
   prompt: SealedText;
   sourceHash: string;
+  /** SHA-256 of the request (prompt and options), recorded with the run. */
+  requestHash: string;
   promptKind: string;
   forceIntent?: Intent;
   /** Wall-clock start at the API, for the audit row's end-to-end duration. */
@@ -25,6 +30,12 @@ export interface PromptWorkflowResult extends PersistedGraph {
 }
 
 /**
+ * The longest a prompt may run, retries included. A run past it is closed by Temporal without
+ * compensation, and the reconcile pass settles it (undo, refund, audit).
+ */
+export const PROMPT_EXECUTION_TIMEOUT = '10 minutes';
+
+/**
  * `prompt-<correlation_id>`: a repeated correlation id attaches to the first execution, running or
  * finished, instead of running the prompt twice.
  */
@@ -34,6 +45,7 @@ export const promptWorkflow = defineWorkflow<[PromptWorkflowInput], PromptWorkfl
   workspaceId: (input) => input.workspaceId,
   idConflictPolicy: 'USE_EXISTING',
   idReusePolicy: 'REJECT_DUPLICATE',
+  executionTimeout: PROMPT_EXECUTION_TIMEOUT,
 });
 
 export const promptWorkflowId = (correlationId: string) => `prompt-${correlationId}`;

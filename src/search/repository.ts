@@ -1,7 +1,8 @@
 import { toSql } from 'pgvector/pg';
 import type { EntityManager } from 'typeorm';
-import type { NodeRow } from '../graph/schemas';
-import { NODE_COLUMNS } from '../graph/schemas';
+import type { NodeRow } from '../graph/repository';
+import { NODE_COLUMNS } from '../graph/repository';
+import { queryRows } from '../platform/db/query';
 
 export interface VectorCandidate extends NodeRow {
   similarity: number;
@@ -19,7 +20,8 @@ export interface StructuralCandidate extends NodeRow {
  * Transaction-local, set in the search's own unit of work.
  */
 export async function enableIterativeIndexScan(m: EntityManager, topK: number): Promise<void> {
-  await m.query(
+  await queryRows(
+    m,
     `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
     [String(efSearchFor(topK))],
   );
@@ -62,16 +64,18 @@ export async function vectorCandidates(
     input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
   if (input.types.length > 0) {
     // A wider candidate list too: each step of the walk then looks further for rows of the type.
-    await m.query(`SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 4))]);
+    await queryRows(m, `SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 4))]);
   }
-  let rows: (VectorCandidate & { distance: number })[] = await m.query(
-    vectorSql(input.types, 'n.embedding <=> $1::vector'),
-    [params[0], params[1], depth, ...params.slice(3)],
-  );
+  let rows = await queryRows<NodeRow & { distance: number }>(m, vectorSql(input.types, 'n.embedding <=> $1::vector'), [
+    params[0],
+    params[1],
+    depth,
+    ...params.slice(3),
+  ]);
   rows = rows.slice(0, input.topK);
   if (rows.length < input.topK) {
     // "+ 0" turns the ordering into a plain expression, which no vector index can serve.
-    rows = await m.query(vectorSql(input.types, '(n.embedding <=> $1::vector) + 0'), params);
+    rows = await queryRows(m, vectorSql(input.types, '(n.embedding <=> $1::vector) + 0'), params);
   }
   return rows
     .filter((row) => 1 - row.distance >= input.minSimilarity)
@@ -109,7 +113,8 @@ async function structuralPass(
             ) x ORDER BY ${order.replaceAll('n.', 'x.')} LIMIT $2`;
   };
   if (input.types.length > 0) params.push(input.types);
-  const rows: (StructuralCandidate & { bound: number | null; listed: string })[] = await m.query(
+  const rows = await queryRows<StructuralCandidate & { bound: number | null; listed: string }>(
+    m,
     `WITH r AS MATERIALIZED (${list('n.last_touch_at DESC')}),
           i AS MATERIALIZED (${list('n.importance_score DESC')}),
           top AS MATERIALIZED (
@@ -170,7 +175,8 @@ export async function keywordCandidates(
     .split(/\s+/)
     .filter(Boolean)
     .map((word) => `%${escapeLike(word)}%`);
-  return m.query(
+  return queryRows<NodeRow>(
+    m,
     `SELECT ${NODE_COLUMNS} FROM nodes n
      WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ALL($2::text[]) ${typeFilter(input.types, 5)}
      ORDER BY (lower(n.name) = lower($3)) DESC, similarity(n.name, $3) DESC, n.importance_score DESC, n.id

@@ -1,12 +1,10 @@
+import { LIMITS } from '../limits';
 import { defineRoute } from '../platform/api/route';
 import { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, NodeSearchResponse } from './schemas';
 import type { SearchService } from './service';
 
-const tags = ['search'];
-const errors = {
-  402: 'Insufficient credits or account locked: {"detail":{"error":"insufficient_credits","required","available","kind"}}',
-  502: 'The embedding provider failed; the charge is refunded',
-};
+const tags = ['search'] as const;
+const errors = { 502: 'The embedding provider failed; the charge is refunded' };
 
 export const searchRoutes = (search: SearchService) => [
   defineRoute({
@@ -14,8 +12,21 @@ export const searchRoutes = (search: SearchService) => [
     path: '/v1/ontology/search',
     tags,
     scope: 'search:read',
-    summary: 'Vector, structural or hybrid search over the workspace’s nodes (1 credit, ontology.search.hybrid)',
+    operationId: 'hybridSearch',
+    summary: 'Vector, structural or hybrid search over the workspace’s nodes',
+    description:
+      'Vector (cosine similarity), structural (type filter, recency and importance) or hybrid (both, weighted by ' +
+      'the workspace settings) search. Omitted `mode` and `top_k` come from the workspace settings; ' +
+      `\`top_k\` at most ${LIMITS.search.maxTopK}, \`q\` at most ${LIMITS.search.queryLength} characters, at most ` +
+      `${LIMITS.search.maxTypeFilters} type filters. Answers with scores, the query plan and a credit receipt.`,
+    credits: ['ontology.search.hybrid'],
     body: HybridSearchRequest,
+    example: {
+      q: 'who founded the analytical engine company',
+      top_k: 5,
+      mode: 'hybrid',
+      filters: { type: ['person'] },
+    },
     response: HybridSearchResponse,
     errors,
     handler: ({ auth, body }) => search.search(auth, body),
@@ -25,9 +36,16 @@ export const searchRoutes = (search: SearchService) => [
     path: '/v1/ontology/nodes/search',
     tags,
     scope: 'search:read',
-    summary:
-      'Semantic, keyword or hybrid node search (1 credit, ontology.search.vector, charged before the embedding call)',
+    operationId: 'searchNodes',
+    summary: 'Semantic, keyword or hybrid node search',
+    description:
+      'Semantic (embedding), keyword (name) or hybrid (both, fused by reciprocal rank) search; answers with nodes. ' +
+      `\`top_k\` at most ${LIMITS.search.maxTopK} (default from the workspace settings), \`q\` at most ` +
+      `${LIMITS.search.queryLength} characters. The charge comes before the embedding call and is refunded ` +
+      'when it fails.',
+    credits: ['ontology.search.vector'],
     body: NodeSearchRequest,
+    example: { q: 'Ada', top_k: 10, mode: 'hybrid' },
     response: NodeSearchResponse,
     errors,
     handler: ({ auth, body }) => search.searchNodes(auth, body),

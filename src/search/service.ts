@@ -1,15 +1,15 @@
-import type { CreditKind } from '../credits/costs';
-import type { CreditReceipt } from '../credits/ledger';
-import { refundCredits, reserveCredits } from '../credits/ledger';
-import type { NodeResponse, NodeRow } from '../graph/schemas';
-import { toNodeResponse } from '../graph/schemas';
+import type { EntityManager } from 'typeorm';
+import type { Charge, CreditService } from '../credits/service';
+import type { NodeRow } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
+import type { NodeResponse } from '../graph/schemas';
 import type { SearchSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
-import type { Logger } from '../platform/logger';
+import { UpstreamError } from '../platform/llm/errors';
 import type { StructuralCandidate, VectorCandidate } from './repository';
 import { enableIterativeIndexScan, keywordCandidates, structuralCandidates, vectorCandidates } from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, SearchMode } from './schemas';
@@ -56,53 +56,33 @@ export function mergeCandidates(
   return merged;
 }
 
+/** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
+export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
+
 /**
- * Search (contract 4.1). Each call charges first in its own short transaction (402 before any
- * model call), embeds the query outside any transaction, searches in a second one under the
- * workspace's RLS scope, and refunds the charge when anything after it fails.
+ * Search (contract 4.1). Each call is charged through `credits.chargeFor`: the charge (and the
+ * workspace's search settings) in one short transaction, 402 before any model call; the query is
+ * embedded outside any transaction and searched in a second one under the workspace's RLS scope,
+ * which also confirms the charge. A failure before that refunds it; a process that dies in
+ * between leaves it pending, and the credits-reconcile pass refunds it.
  */
-export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; logger: Logger }) {
-  const { uow, embeddings, logger } = deps;
+export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; credits: CreditService }) {
+  const { uow, embeddings, credits } = deps;
 
-  async function charge(
-    principal: Principal,
-    kind: CreditKind,
-  ): Promise<{ receipt: CreditReceipt; settings: SearchSettings }> {
-    return uow(scopeOf(principal), async (m) => {
-      const receipt = await reserveCredits(m, {
-        tenantId: principal.tenantId,
-        workspaceId: principal.workspaceId,
-        kind,
-      });
-      return { receipt, settings: (await readOntologyConfig(m)).search };
-    });
+  async function embedQuery(q: string): Promise<number[]> {
+    const [vector] = await embeddings.embed([q]);
+    if (!vector) throw new UpstreamError(embeddings.name, 'invalid_response');
+    return vector;
   }
 
-  async function refundingOnFailure<T>(
-    principal: Principal,
-    receipt: CreditReceipt,
-    work: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      try {
-        await uow(scopeOf(principal), (m) => refundCredits(m, { ledgerId: receipt.ledger_id }));
-      } catch (refundError) {
-        logger.error({ err: refundError, ledger_id: receipt.ledger_id }, 'search refund failed');
-      }
-      throw error;
-    }
-  }
-
-  const embedQuery = async (q: string) => (await embeddings.embed([q]))[0]!;
-
-  /** The hybrid search itself, once `receipt` paid for it (rules 1–5, the workspace settings). */
+  /**
+   * The hybrid search itself, once `charge` paid for it (rules 1–5, the workspace settings read in
+   * the charge's transaction); it confirms the charge with its reads.
+   */
   async function hybrid(
     principal: Principal,
     request: HybridSearchRequest,
-    receipt: CreditReceipt,
-    settings: SearchSettings,
+    { receipt, prepared: settings, confirm }: Charge<SearchSettings>,
   ): Promise<HybridSearchResponse> {
     const mode = request.mode ?? settings.retrieval_mode;
     const topK = request.top_k ?? settings.default_top_k;
@@ -122,6 +102,8 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
       }
       const structural =
         mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+      // What follows is scoring in memory: the charge stands once these reads commit.
+      await confirm(m);
       return { vector, structural };
     });
 
@@ -174,28 +156,23 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
 
   return {
     /** POST /v1/ontology/search: vector, structural or hybrid, per rules 1–5 and the workspace settings. */
-    async search(principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> {
-      const { receipt, settings } = await charge(principal, 'ontology.search.hybrid');
-      return refundingOnFailure(principal, receipt, () => hybrid(principal, request, receipt, settings));
-    },
+    search: (principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> =>
+      credits.chargeFor(principal, 'ontology.search.hybrid', (charge) => hybrid(principal, request, charge), {
+        prepare: searchSettings,
+      }),
 
     /**
-     * The same search for a caller that charged `ontology.search.hybrid` itself (the capability
-     * layer, which reads the settings in its charge's transaction and refunds on failure).
+     * The same search for a caller that charged `ontology.search.hybrid` itself through
+     * `credits.chargeFor` with `searchSettings` as its `prepare` (the capability layer).
      */
-    searchPrepaid: (
-      principal: Principal,
-      request: HybridSearchRequest,
-      prepaid: { receipt: CreditReceipt; settings: SearchSettings },
-    ) => hybrid(principal, request, prepaid.receipt, prepaid.settings),
+    searchPrepaid: hybrid,
 
     /**
      * POST /v1/ontology/nodes/search: semantic (cosine, above the workspace's similarity
      * threshold), keyword (every word in the name) or hybrid (reciprocal rank fusion of both).
      */
     async searchNodes(principal: Principal, request: NodeSearchRequest): Promise<NodeResponse[]> {
-      const { receipt, settings } = await charge(principal, 'ontology.search.vector');
-      return refundingOnFailure(principal, receipt, async () => {
+      const search = async ({ prepared: settings, confirm }: Charge<SearchSettings>) => {
         const topK = request.top_k ?? settings.default_top_k;
         const types = request.filters?.type ?? [];
         // Fusion needs some depth on both sides to reorder anything.
@@ -217,6 +194,7 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
             request.mode === 'semantic'
               ? []
               : await keywordCandidates(m, { workspaceId: principal.workspaceId, q: request.q, topK: depth, types });
+          await confirm(m);
           return { semantic, keyword };
         });
         if (request.mode === 'semantic') return semantic.map(toNodeResponse);
@@ -226,8 +204,12 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         return [...fused.entries()]
           .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
           .slice(0, topK)
-          .map(([id]) => toNodeResponse(rows.get(id)!));
-      });
+          .flatMap(([id]) => {
+            const row = rows.get(id);
+            return row ? [toNodeResponse(row)] : [];
+          });
+      };
+      return credits.chargeFor(principal, 'ontology.search.vector', search, { prepare: searchSettings });
     },
   };
 }

@@ -7,6 +7,7 @@ import type { JwtService } from '../platform/auth/tokens';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import { NotFoundError } from '../platform/errors';
 import { Membership, Tenant, User, Workspace } from './entities';
+import { addToBalance, insertTenantLedgerRow } from './repository';
 
 /**
  * The workspaces a principal may act in: a user JWT reaches every workspace its user belongs to;
@@ -17,7 +18,8 @@ export async function assertWorkspaceVisible(
   principal: Principal,
   workspaceId: string,
 ): Promise<void> {
-  if (workspaceId === principal.workspaceId) return;
+  // Postgres prints uuids in lower case; a client may send them in upper case.
+  if (workspaceId.toLowerCase() === principal.workspaceId) return;
   if (principal.credential.kind !== 'user_jwt') throw new NotFoundError('Workspace not found');
   const member = await m.getRepository(Membership).existsBy({ workspaceId, userId: principal.userId });
   if (!member) throw new NotFoundError('Workspace not found');
@@ -100,15 +102,8 @@ export type Provisioning = ReturnType<typeof createProvisioning>;
 
 /** A grant is a tenant-level ledger row (no workspace) plus the balance change, in one transaction. */
 async function grant(m: EntityManager, tenantId: string, amount: number): Promise<number> {
-  // TypeORM answers an UPDATE with [rows, affected].
-  const [[row]] = await m.query(
-    `UPDATE tenants SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
-    [tenantId, amount],
-  );
-  await m.query(`INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, NULL, $2, $3)`, [
-    tenantId,
-    CREDIT_GRANT_KIND,
-    amount,
-  ]);
-  return Number(row.credit_balance);
+  const balance = await addToBalance(m, tenantId, amount);
+  if (balance === undefined) throw new NotFoundError(`Tenant ${tenantId} not found`);
+  await insertTenantLedgerRow(m, tenantId, CREDIT_GRANT_KIND, amount);
+  return balance;
 }

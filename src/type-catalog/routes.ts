@@ -3,13 +3,17 @@ import { defineRoute } from '../platform/api/route';
 import { TypeCatalogRow, TypeGetQuery, TypeListQuery, TypeNameParams } from './schemas';
 import type { TypeCatalogService } from './service';
 
-const tags = ['ontology'];
+const tags = ['ontology'] as const;
 
 export const typeCatalogRoutes = (catalog: TypeCatalogService) => [
   defineRoute({
     method: 'get',
     path: '/v1/ontology/types',
+    operationId: 'listTypes',
     summary: 'The workspace’s type catalog (node and edge types)',
+    description:
+      'Node and edge types seen in the workspace, with live row counts and their most common property keys; ' +
+      'recomputed daily, registered on first sight.',
     tags,
     scope: 'ontology:read',
     query: TypeListQuery,
@@ -19,7 +23,9 @@ export const typeCatalogRoutes = (catalog: TypeCatalogService) => [
   defineRoute({
     method: 'get',
     path: '/v1/ontology/types/{name}',
+    operationId: 'getType',
     summary: 'One type of the catalog',
+    description: 'One live type by name (and `kind`, when a node type and an edge type share the name).',
     tags,
     scope: 'ontology:read',
     params: TypeNameParams,

@@ -1,3 +1,4 @@
+import { responseValidator } from './openapi-validator';
 import { getStack } from './stack';
 
 export interface ApiResponse<T = any> {
@@ -7,7 +8,10 @@ export interface ApiResponse<T = any> {
   text: string;
 }
 
-/** Real HTTP against the running app; `token` becomes the bearer credential. */
+/**
+ * Real HTTP against the running app; `token` becomes the bearer credential. Every response is
+ * checked against the OpenAPI document (status declared, body matches its schema): a mismatch throws.
+ */
 export async function request<T = any>(
   method: string,
   path: string,
@@ -31,6 +35,14 @@ export async function request<T = any>(
   const text = await response.text();
   let parsed: unknown = text;
   if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+  (await responseValidator(getStack().baseUrl)).check({
+    method,
+    path,
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    text,
+    body: parsed,
+  });
   return { status: response.status, body: parsed as T, headers: response.headers, text };
 }
 

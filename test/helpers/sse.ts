@@ -1,3 +1,4 @@
+import { responseValidator } from './openapi-validator';
 import { getStack } from './stack';
 
 export interface SseEvent {
@@ -21,7 +22,7 @@ export function parseSse(text: string): SseEvent[] {
     });
 }
 
-/** POSTs and reads the whole event stream. */
+/** POSTs and reads the whole event stream; the status and media type are checked against the OpenAPI document. */
 export async function postStream(path: string, token: string, body: unknown, baseUrl = getStack().baseUrl) {
   const response = await fetch(`${baseUrl}${path}`, {
     method: 'POST',
@@ -30,10 +31,15 @@ export async function postStream(path: string, token: string, body: unknown, bas
   });
   const text = await response.text();
   const isStream = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  return {
+  const json = isStream ? undefined : JSON.parse(text);
+  const contentType = response.headers.get('content-type');
+  (await responseValidator(getStack().baseUrl)).check({
+    method: 'POST',
+    path,
     status: response.status,
-    headers: response.headers,
-    events: isStream ? parseSse(text) : [],
-    json: isStream ? undefined : JSON.parse(text),
-  };
+    contentType,
+    text,
+    body: json,
+  });
+  return { status: response.status, headers: response.headers, events: isStream ? parseSse(text) : [], json };
 }

@@ -10,14 +10,13 @@ import { loadConfig, withTestDatabase } from '../../src/platform/config';
 import { createMigrationDataSource } from '../../src/platform/db/data-source';
 import { createLogger } from '../../src/platform/logger';
 import { ensureSearchAttributes } from '../../src/platform/temporal/connection';
-import type { DevServer } from '../../src/platform/temporal/dev-server';
-import { isListening, startDevServer } from '../../src/platform/temporal/dev-server';
 import type { Runtime } from '../../src/runtime';
 import { createRuntime } from '../../src/runtime';
 import type { Provisioning } from '../../src/tenancy/service';
 import { createProvisioning } from '../../src/tenancy/service';
 import { runWorker } from '../../workers/worker';
-import { freePort } from './ports';
+import { assertNothingLeft, terminateTaskQueue } from './leftovers';
+import { startedSuiteTemporal, stopSuiteTemporal, suiteTemporal } from './temporal-server';
 
 /** The whole service as a test sees it: real Postgres, a real Temporal server, a worker and HTTP. */
 export interface Stack {
@@ -32,27 +31,6 @@ export interface Stack {
 
 let stack: Stack | undefined;
 let stopMain: (() => Promise<void>) | undefined;
-let temporalAddress: string | undefined;
-const teardown: (() => Promise<void>)[] = [];
-
-/**
- * Uses the Temporal server at TEMPORAL_ADDRESS when one answers (say, `npm start`'s), otherwise
- * starts an in-memory `temporal server start-dev` on a free port, once per run.
- */
-async function ensureTemporal(env: NodeJS.ProcessEnv): Promise<string> {
-  if (temporalAddress) return temporalAddress;
-  const probe = loadConfig(env);
-  temporalAddress = probe.TEMPORAL_ADDRESS;
-  if (!(await isListening(probe.TEMPORAL_ADDRESS))) {
-    temporalAddress = `127.0.0.1:${await freePort()}`;
-    const server: DevServer = await startDevServer({ address: temporalAddress });
-    teardown.push(async () => {
-      await server.stop();
-      temporalAddress = undefined;
-    });
-  }
-  return temporalAddress;
-}
 
 /**
  * A complete service — runtime, worker on its own task queue, HTTP server — configured by the test
@@ -62,11 +40,15 @@ async function ensureTemporal(env: NodeJS.ProcessEnv): Promise<string> {
 export async function bootStack(
   overrides: Record<string, string> = {},
 ): Promise<{ stack: Stack; stop: () => Promise<void> }> {
+  // First: the suite's own Temporal server, which also clears the operator's settings from process.env.
+  const temporal = await suiteTemporal();
   const env = withTestDatabase(process.env);
   env.LOG_LEVEL ??= 'error';
   env.REQUEST_LOGGING ??= 'false';
   env.USAGE_FLUSH_INTERVAL_MS ??= '200';
-  env.TEMPORAL_ADDRESS = await ensureTemporal(env);
+  // The origin a Temporal UI would call the codec endpoint from (test/temporal-codec.test.ts).
+  env.TEMPORAL_UI_ORIGIN ??= 'http://temporal-ui.test:8233';
+  env.TEMPORAL_ADDRESS = temporal.address;
   env.TEMPORAL_TASK_QUEUE = `weft-test-${randomUUID().slice(0, 8)}`;
   Object.assign(env, overrides);
   const config = loadConfig(env);
@@ -79,6 +61,8 @@ export async function bootStack(
   // Paused, so that a nightly job firing mid-run cannot change what a test asserts; tests start
   // the maintenance workflows (or trigger the schedules) themselves.
   await ensureMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE, { paused: true });
+  // Run in reverse: the schedules go first, then whatever still runs on the queue is ended.
+  stops.push(() => terminateTaskQueue(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE));
   stops.push(() => deleteMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE));
 
   const { worker, stop: stopWorker } = await runWorker(runtime);
@@ -121,9 +105,15 @@ export function getStack(): Stack {
   return stack;
 }
 
+/** Stops the main stack, checks that the suite left nothing on its Temporal server, then stops that server. */
 export async function stopStack(): Promise<void> {
-  await stopMain?.();
-  stack = undefined;
-  for (const stop of teardown.reverse()) await stop();
-  teardown.length = 0;
+  try {
+    await stopMain?.();
+    stack = undefined;
+    stopMain = undefined;
+    const suite = await startedSuiteTemporal();
+    if (suite) await assertNothingLeft(suite);
+  } finally {
+    await stopSuiteTemporal();
+  }
 }

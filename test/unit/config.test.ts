@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { ConfigError, loadConfig, withTestDatabase } from '../../src/platform/config';
 
@@ -24,9 +25,86 @@ describe('configuration', () => {
     expect(config.PORT).to.equal(8080);
   });
 
-  it('refuses the development JWT secret in production', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /JWT_SECRET must be set/);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) }).NODE_ENV).to.equal('production');
+  describe('secrets in production', () => {
+    const jwtSecret = randomBytes(32).toString('base64');
+    const encryptionKey = randomBytes(32).toString('base64');
+    const production = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ NODE_ENV: 'production', JWT_SECRET: jwtSecret, WEFT_ENCRYPTION_KEY: encryptionKey, ...env });
+
+    it('accepts random secrets: a JWT secret and a separate 32-byte encryption key (base64 or hex)', () => {
+      const config = production({});
+      expect(config.WEFT_ENCRYPTION_KEY).to.deep.equal(Buffer.from(encryptionKey, 'base64'));
+      const hex = randomBytes(32).toString('hex');
+      expect(production({ WEFT_ENCRYPTION_KEY: hex }).WEFT_ENCRYPTION_KEY).to.deep.equal(Buffer.from(hex, 'hex'));
+      expect(production({ JWT_SECRET: randomBytes(48).toString('hex') }).NODE_ENV).to.equal('production');
+    });
+
+    it('refuses the development JWT secret and a missing one', () => {
+      expect(() => production({ JWT_SECRET: undefined })).to.throw(ConfigError, /JWT_SECRET must be set/);
+    });
+
+    it('refuses placeholders, whatever their length', () => {
+      for (const placeholder of [
+        'change-me-change-me-change-me-change-me',
+        'CHANGEME-CHANGEME-CHANGEME-CHANGEME-42',
+        `replace-me-${randomBytes(24).toString('hex')}`,
+        `secret${randomBytes(24).toString('hex')}`,
+      ]) {
+        expect(() => production({ JWT_SECRET: placeholder }), placeholder).to.throw(ConfigError, /placeholder/);
+      }
+    });
+
+    it('refuses low-entropy secrets', () => {
+      for (const weak of ['x'.repeat(40), 'abababababababababababababababab', '0123456789012345678901234567890123']) {
+        expect(() => production({ JWT_SECRET: weak }), weak).to.throw(ConfigError, /JWT_SECRET has too little entropy/);
+      }
+      expect(() => production({ WEFT_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') })).to.throw(
+        ConfigError,
+        /WEFT_ENCRYPTION_KEY has too little entropy/,
+      );
+    });
+
+    it('requires WEFT_ENCRYPTION_KEY: 32 or more bytes, and not the JWT secret', () => {
+      expect(() => production({ WEFT_ENCRYPTION_KEY: undefined })).to.throw(
+        ConfigError,
+        /WEFT_ENCRYPTION_KEY must be set/,
+      );
+      expect(() => production({ WEFT_ENCRYPTION_KEY: randomBytes(16).toString('hex') })).to.throw(
+        ConfigError,
+        /WEFT_ENCRYPTION_KEY: must be 32 or more bytes/,
+      );
+      expect(() => production({ WEFT_ENCRYPTION_KEY: 'not base64 at all!' })).to.throw(ConfigError, /32 or more bytes/);
+      expect(() => production({ WEFT_ENCRYPTION_KEY: jwtSecret })).to.throw(ConfigError, /a secret of its own/);
+    });
+
+    it('reports every problem at once', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(
+        ConfigError,
+        /JWT_SECRET must be set[\s\S]*WEFT_ENCRYPTION_KEY must be set/,
+      );
+    });
+  });
+
+  it('derives a stable encryption key outside production, different for another JWT secret', () => {
+    const key = loadConfig({}).WEFT_ENCRYPTION_KEY;
+    expect(key).to.have.length(32);
+    expect(loadConfig({ NODE_ENV: 'test' }).WEFT_ENCRYPTION_KEY).to.deep.equal(key);
+    expect(loadConfig({ JWT_SECRET: 'y'.repeat(40) }).WEFT_ENCRYPTION_KEY).not.to.deep.equal(key);
+  });
+
+  it('has database pools, timeouts and rate limits with documented defaults', () => {
+    expect(loadConfig({})).to.deep.include({
+      DATABASE_POOL_SIZE: 10,
+      DATABASE_WORKER_POOL_SIZE: 10,
+      DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
+      DATABASE_WORKER_STATEMENT_TIMEOUT_MS: 300_000,
+      DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60_000,
+      DATABASE_ACQUIRE_TIMEOUT_MS: 5_000,
+      RATE_LIMIT_RPS: 100,
+      RATE_LIMIT_BURST: 500,
+    });
+    expect(() => loadConfig({ RATE_LIMIT_RPS: '-1' })).to.throw(ConfigError, /RATE_LIMIT_RPS/);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).to.throw(ConfigError, /STATEMENT_TIMEOUT/);
   });
 
   it('points the test suite at its own database', () => {

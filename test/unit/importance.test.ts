@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ageDays, importanceScore } from '../../src/importance/formula';
+import { ageDays, importanceScore, MAX_DECAY_EXPONENT, NEGLIGIBLE } from '../../src/importance/formula';
 import { baseSalienceFor, DEFAULT_BASE_SALIENCE } from '../../src/importance/salience';
 import { ImportanceSettings } from '../../src/ontology-config/schemas';
 
@@ -71,6 +71,26 @@ describe('importance formula (contract 2.7)', () => {
     expect(
       importanceScore({ baseSalience: 1, referenceCount: 20, lastTouchAt: now, createdAt: now }, defaults, now),
     ).to.equal(1);
+  });
+
+  it('holds each decay exponent at a bound, so a steep rate on an old node gives a tiny positive score, not 0', () => {
+    const settings = { ...defaults, base_decay_lambda: 10, recency_lambda: 10 };
+    // 10/day over 75 days is exp(-750): below float8's range, where Postgres raises an error.
+    const old = { baseSalience: 0.5, referenceCount: 1, lastTouchAt: daysAgo(75), createdAt: daysAgo(75) };
+    const bound = Math.exp(-MAX_DECAY_EXPONENT);
+    expect(importanceScore(old, settings, now)).to.equal((0.5 + 0.1 * bound) * bound);
+    expect(importanceScore(old, settings, now)).to.be.greaterThan(0);
+    // Past the bound, more age changes nothing; the floor still applies above it.
+    const older = { ...old, lastTouchAt: daysAgo(7500), createdAt: daysAgo(7500) };
+    expect(importanceScore(older, settings, now)).to.equal(importanceScore(old, settings, now));
+    expect(importanceScore(old, { ...settings, min_importance: 0.05 }, now)).to.equal(0.05);
+  });
+
+  it('counts a base salience, boost or rate below NEGLIGIBLE as 0 (no product can underflow in SQL)', () => {
+    const node = { baseSalience: 5e-324, referenceCount: 2, lastTouchAt: daysAgo(1), createdAt: daysAgo(1) };
+    const settings = { ...defaults, boost_per_reference: NEGLIGIBLE / 2, base_decay_lambda: 1e-300 };
+    expect(importanceScore(node, settings, now)).to.equal(0);
+    expect(importanceScore({ ...node, baseSalience: 0.5 }, settings, now)).to.equal(0.5);
   });
 
   it('treats a timestamp in the future as age 0', () => {

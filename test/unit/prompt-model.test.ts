@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { answerLocally, classifyIntent, refineLocally } from '../../src/prompt/model/local';
 import { questionWords } from '../../src/prompt/retrieval';
-import { createSealer } from '../../src/prompt/sealed';
 import { auditSummary, sourceHash } from '../../src/prompt/summary';
 
 describe('prompt pipeline: the local model and audit rules (unit)', () => {
@@ -66,13 +65,5 @@ describe('prompt pipeline: the local model and audit rules (unit)', () => {
       'query: 0 nodes and 0 edges created; failed with UpstreamError',
     );
     expect(sourceHash('abc')).to.equal('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-  });
-
-  it('seals prompts so that only the holder of the secret reads them', () => {
-    const sealer = createSealer('a'.repeat(40));
-    const sealed = sealer.seal('Ada Lovelace wrote the first program.');
-    expect(sealed.sealed).not.to.contain('Ada');
-    expect(sealer.open(sealed)).to.equal('Ada Lovelace wrote the first program.');
-    expect(() => createSealer('b'.repeat(40)).open(sealed)).to.throw();
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import * as agents from '../../src/agents/workflow';
 import * as capabilities from '../../src/capabilities/workflow';
+import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
 import * as maintenance from '../../src/maintenance/workflows';
 import * as merges from '../../src/merges/workflow';
@@ -18,6 +19,14 @@ const conformance: Record<string, true> = {
     typeof implementations.personResolverWorkflow
   >,
   review: true satisfies Conforms<typeof merges.mergeCandidateWorkflow, typeof implementations.mergeCandidateWorkflow>,
+  backfill: true satisfies Conforms<
+    typeof embeddings.embeddingBackfillWorkflow,
+    typeof implementations.embeddingBackfillWorkflow
+  >,
+  creditsReconcile: true satisfies Conforms<
+    typeof credits.creditsReconcileWorkflow,
+    typeof implementations.creditsReconcileWorkflow
+  >,
   embeddings: true satisfies Conforms<
     typeof embeddings.embeddingQueueWorkflow,
     typeof implementations.embeddingQueueWorkflow
@@ -36,18 +45,13 @@ const conformance: Record<string, true> = {
   >,
 };
 
-const contracts: WorkflowContract<any, unknown>[] = [
-  prompt.promptWorkflow,
-  merges.personResolverWorkflow,
-  merges.mergeCandidateWorkflow,
-  embeddings.embeddingQueueWorkflow,
-  agents.failureClusterWorkflow,
-  agents.agentSessionSweepWorkflow,
-  capabilities.capabilityKeyPurgeWorkflow,
-  ...Object.values(maintenance).filter((value): value is WorkflowContract<any, unknown> =>
-    Boolean(value && typeof value === 'object' && 'type' in value),
-  ),
-];
+const isContract = (value: unknown): value is WorkflowContract<any, unknown> =>
+  Boolean(value && typeof value === 'object' && 'type' in value && 'id' in value);
+
+// Every contract module; a feature with workflows adds its `workflow.ts` here.
+const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance].flatMap((module) =>
+  Object.values(module).filter(isContract),
+);
 
 describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (workflows/)', () => {
   it('names a workflow the bundle exports for every contract, and every export has a contract', () => {

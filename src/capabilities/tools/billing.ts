@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readCreditBalance } from '../../credits/ledger';
+import { readCreditBalance } from '../../credits/repository';
 import { scopeOf } from '../../platform/auth/principal';
 import type { UnitOfWork } from '../../platform/db/unit-of-work';
 import { defineCapability } from '../define';
@@ -10,6 +10,7 @@ export const billingCapabilities = (deps: { uow: UnitOfWork }) => [
     access: 'read',
     description: 'The caller’s tenant credit balance, and whether the account is locked',
     input: z.strictObject({}),
+    example: {},
     output: z.object({
       balance: z.number().int(),
       locked: z.boolean().describe('A locked account can be charged nothing, whatever its balance.'),

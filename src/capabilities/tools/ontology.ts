@@ -1,33 +1,53 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { NodeResponse } from '../../graph/schemas';
 import { LIMITS } from '../../limits';
-import { readOntologyConfig } from '../../ontology-config/service';
+import { ConflictError, DomainError } from '../../platform/errors';
+import type { FailureDetails } from '../../platform/temporal/failures';
+import { detailsOf } from '../../platform/temporal/failures';
 import { PROMPT_MAX_CHARS } from '../../prompt/schemas';
-import type { PromptService } from '../../prompt/service';
+import type { AuditInput, PromptService } from '../../prompt/service';
+import { groundedAnswer } from '../../prompt/service';
 import { sourceHash } from '../../prompt/summary';
 import type { SearchService } from '../../search/service';
+import { searchSettings } from '../../search/service';
 import type { CapabilityCall } from '../define';
 import { defineCapability } from '../define';
 
 // What a capability question leaves in the prompt-run audit (contract 2.5's free-form family).
 const ASK_PROMPT_KIND = 'ontology_ask';
-const NOTHING_PERSISTED = { nodes: [], edges: [], nodes_created: 0, edges_created: 0 };
 
-const auditOf = (call: CapabilityCall, question: string) => ({
+/** The correlation id already names another run: its audit row is left alone. */
+class CorrelationIdTaken extends ConflictError {
+  constructor() {
+    super('This correlation id was already used; a question is not replayed');
+  }
+}
+
+const auditOf = (call: CapabilityCall, question: string): AuditInput & { requestHash: string } => ({
   workspaceId: call.principal.workspaceId,
   correlationId: call.correlationId,
   promptKind: ASK_PROMPT_KIND,
   sourceHash: sourceHash(question),
-  intent: 'query' as const,
+  // Its own family of request hashes: a prompt or a stream under the same id is another request.
+  requestHash: createHash('sha256')
+    .update(JSON.stringify(['ontology.ask', question]), 'utf8')
+    .digest('hex'),
+  intent: 'query',
   startedAtMs: call.startedAtMs,
 });
+
+const failureOf = (error: unknown): FailureDetails =>
+  error instanceof DomainError
+    ? detailsOf(error)
+    : { code: 'internal', errorClass: error instanceof Error ? error.name : 'Error', detail: 'Internal server error' };
 
 /**
  * `ontology.ask` and `ontology.search`: the graph through the capability surface. Both reuse their
  * features' services; their prices are in `src/credits/costs.ts` (charged by the capability layer).
  */
 export const ontologyCapabilities = (deps: {
-  prompts: Pick<PromptService, 'retrieval' | 'model' | 'complete' | 'fail'>;
+  prompts: Pick<PromptService, 'retrieval' | 'model' | 'claim' | 'complete' | 'fail'>;
   search: Pick<SearchService, 'searchPrepaid'>;
 }) => [
   defineCapability({
@@ -46,29 +66,36 @@ export const ontologyCapabilities = (deps: {
       citations: z.array(z.uuid()).describe('Ids of the nodes of this workspace the answer rests on.'),
       correlation_id: z.uuid().describe('The prompt-run audit row of this question.'),
     }),
+    example: { question: 'Who works on the billing module?' },
+    errors: {
+      409: 'The `X-Correlation-Id` already names another prompt run (a question is never replayed)',
+      502: 'The model provider failed; the charge is refunded',
+    },
     // The query pipeline of a prompt, run in this process: retrieval and the model are the prompt
-    // feature's own, and the call is audited as a query prompt (status, credits, never the text).
+    // feature's own, and the call is audited like a query prompt (a running claim of the correlation
+    // id, then ok or error with the credits; never the text).
     handler: async (call, { question }) => {
+      const audit = auditOf(call, question);
+      if (!(await deps.prompts.claim(audit)).claimed) throw new CorrelationIdTaken();
       const { retrieval, model } = deps.prompts;
       const context = await retrieval.context(call.principal.workspaceId, question, await retrieval.embed(question));
-      const raw = await model.answer(question, context);
-      const known = new Set(context.nodes.map((node) => node.id));
-      const answer = { answer: raw.answer, citations: [...new Set(raw.citations.filter((id) => known.has(id)))] };
+      const answer = groundedAnswer(await model.answer(question, context), context.nodes);
       await deps.prompts.complete({
-        ...auditOf(call, question),
-        persisted: NOTHING_PERSISTED,
-        answer,
-        creditsUsed: call.receipt!.amount,
+        ...audit,
         ledgerId: call.receipt!.ledger_id,
+        creditsUsed: call.receipt!.amount,
+        nodesCreated: 0,
+        edgesCreated: 0,
+        answer,
       });
       return { ...answer, correlation_id: call.correlationId };
     },
     onFailure: async (call, input, error) => {
-      await deps.prompts.fail({
-        ...auditOf(call, input.question),
-        errorCode: error instanceof Error ? error.constructor.name : 'Error',
-        ledgerId: call.receipt?.ledger_id ?? null,
-      });
+      if (error instanceof CorrelationIdTaken) return;
+      const audit = auditOf(call, input.question);
+      // Refused before the handler (402): the refusal is audited under a claim of its own.
+      if (!call.receipt && !(await deps.prompts.claim(audit)).claimed) return;
+      await deps.prompts.fail({ ...audit, ledgerId: call.receipt?.ledger_id ?? null, failure: failureOf(error) });
     },
   }),
   defineCapability({
@@ -86,12 +113,15 @@ export const ontologyCapabilities = (deps: {
         .describe('Defaults to the workspace’s default_top_k.'),
     }),
     output: z.object({ results: z.array(z.object({ node: NodeResponse, score: z.number() })) }),
-    prepare: async (m) => (await readOntologyConfig(m)).search,
-    handler: async ({ principal, receipt, prepared }, input) => {
+    example: { query: 'billing retries', top_k: 5 },
+    errors: { 502: 'The embedding provider failed; the charge is refunded' },
+    prepare: searchSettings,
+    // The search confirms the charge in its own read transaction (what POST /v1/ontology/search does).
+    handler: async ({ principal, receipt, prepared, confirm }, input) => {
       const found = await deps.search.searchPrepaid(
         principal,
         { q: input.query, top_k: input.top_k },
-        { receipt: receipt!, settings: prepared! },
+        { receipt: receipt!, prepared: prepared!, confirm },
       );
       return { results: found.results.map(({ node, score }) => ({ node, score })) };
     },

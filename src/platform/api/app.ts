@@ -13,10 +13,13 @@ import type { Runtime } from '../../runtime';
 import { searchRoutes } from '../../search/routes';
 import { typeCatalogRoutes } from '../../type-catalog/routes';
 import { openApiRoutes } from '../openapi/routes';
+import { codecCors } from '../temporal/codec-server/cors';
+import { temporalCodecRoutes } from '../temporal/codec-server/routes';
 import { errorHandler, HttpError } from './errors';
+import { createRateLimiter } from './rate-limit';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
-import { mountRoutes } from './route';
+import { JSON_BODY_LIMIT, mountRoutes } from './route';
 
 /** Every route of the API, in one list: the router and the OpenAPI document both read it. */
 export function allRoutes(runtime: Runtime): AnyRoute[] {
@@ -30,23 +33,26 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
+    ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }
-
-export const JSON_BODY_LIMIT = '1mb';
 
 /** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
 export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
-  mountRoutes(router, allRoutes(runtime), runtime.authenticator);
+  mountRoutes(router, allRoutes(runtime), {
+    authenticator: runtime.authenticator,
+    rateLimiter: createRateLimiter(runtime.config),
+  });
 
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
   app.use(errorHandler(runtime.logger));
+  app.use(codecCors(runtime.config.TEMPORAL_UI_ORIGIN));
   app.use(
     koaBody({
       json: true,

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
 import type { ErrorCode } from '../errors';
-import { DomainError, ValidationFailedError } from '../errors';
+import { DeadlineExceededError, DomainError, UnavailableError, ValidationFailedError } from '../errors';
 import type { Logger } from '../logger';
 import { findFailureDetails, toDomainError } from '../temporal/failures';
 
@@ -59,6 +59,23 @@ function bodyParserError(error: unknown): HttpError | undefined {
   return undefined;
 }
 
+// Postgres SQLSTATEs that are about time or load, not about the request.
+const STATEMENT_CANCELLED = '57014'; // statement_timeout (or an operator's pg_cancel_backend)
+const BUSY = new Set(['25P03', '53300', '57P01']); // idle-in-transaction timeout, too many connections, shutdown
+
+/** A database that is slow or full answers 504 or 503 (retry shortly), never a 500 with its text. */
+function databaseRefusal(error: unknown): DomainError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (code === STATEMENT_CANCELLED) return new DeadlineExceededError('The database did not answer in time');
+  // pg-pool's words for DATABASE_ACQUIRE_TIMEOUT_MS passing, on a checkout or on a new connection.
+  const noConnection = /timeout exceeded when trying to connect|connection timeout/i.test(error.message);
+  if ((typeof code === 'string' && BUSY.has(code)) || noConnection) {
+    return new UnavailableError('The database is busy; retry shortly', 1);
+  }
+  return undefined;
+}
+
 interface Answer {
   status: number;
   detail: unknown;
@@ -82,6 +99,8 @@ export function describeError(error: unknown): Answer | undefined {
   // A domain failure that crossed Temporal (a workflow's, an update's) keeps its code.
   const carried = findFailureDetails(error);
   if (carried) return answerFor(toDomainError(carried));
+  const database = databaseRefusal(error);
+  if (database) return answerFor(database);
   const refused = bodyParserError(error);
   return refused && { status: refused.status, detail: refused.detail, headers: {} };
 }

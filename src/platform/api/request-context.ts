@@ -1,17 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { isUuid } from '../auth/tokens';
+import { z } from 'zod';
 import type { Logger } from '../logger';
+
+// The rule response schemas use for `correlation_id` (z.uuid(): RFC 9562 version and variant), so
+// an id accepted here can always be answered; a looser check let a prompt run, charge, then 500.
+const CorrelationId = z.uuid();
 
 /**
  * Gives every request an id and a correlation id. A client-supplied `X-Correlation-Id` (a uuid)
- * is kept so a caller can follow its request through logs, audit rows and Temporal.
+ * is kept so a caller can follow its request through logs, audit rows and Temporal; anything
+ * else is replaced by a fresh id before any handler runs.
  */
 export function requestContext(): Middleware {
   return async (ctx, next) => {
     const supplied = ctx.get('x-correlation-id');
     ctx.state.requestId = randomUUID();
-    ctx.state.correlationId = isUuid(supplied) ? supplied.toLowerCase() : randomUUID();
+    const parsed = CorrelationId.safeParse(supplied);
+    ctx.state.correlationId = parsed.success ? parsed.data.toLowerCase() : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.set('X-Correlation-Id', ctx.state.correlationId);
     await next();

@@ -1,10 +1,14 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import type { CreditKind } from '../../credits/costs';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { ForbiddenError, ValidationFailedError } from '../errors';
+import { ForbiddenError } from '../errors';
+import type { ApiTag } from '../openapi/tags';
+import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
+import type { RateLimiter } from './rate-limit';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -18,7 +22,19 @@ export interface RouteInput<P, Q, B, Auth> {
   ctx: Context;
 }
 
-export interface RouteSpec<
+/** How a caller proves who it is; each kind is one security scheme of the OpenAPI document. */
+export type CredentialKind = 'api_key' | 'user_jwt' | 'mcp_token' | 'webhook_signature';
+
+/** A response header as the OpenAPI document states it. */
+export interface ResponseHeader {
+  description: string;
+  schema: { type: 'string'; enum?: readonly string[] };
+}
+
+/** A documented outcome besides success: what it means, and its body when that is not `{detail}`. */
+export type RouteOutcome = string | { description: string; body: z.ZodType };
+
+interface RouteFields<
   P extends AnyObject | undefined,
   Q extends AnyObject | undefined,
   B extends z.ZodType | undefined,
@@ -28,32 +44,67 @@ export interface RouteSpec<
   method: Method;
   /** OpenAPI-style path, e.g. `/v1/ontology/nodes/{node_id}`. */
   path: string;
+  /**
+   * Stable camelCase name of the operation, unique across the API (checked at start-up). Generated
+   * clients name their methods after it, so renaming one breaks them.
+   */
+  operationId: string;
   summary: string;
-  tags: string[];
+  /**
+   * What the operation does and its limits, for the reference and generated clients. Interpolate
+   * `LIMITS` rather than retyping numbers; credits and scope are appended from `credits` and `scope`.
+   */
+  description: string;
+  tags: readonly ApiTag[];
   /** Routes are authenticated unless `public`; `scope` additionally requires that scope. */
   public?: Public;
   scope?: ScopeName;
+  /**
+   * Which credentials the route takes (documentation). Defaults: none for a public route; for an
+   * authenticated one an API key, a user JWT, and an MCP token unless the scope is one MCP tokens never carry.
+   */
+  credentials?: readonly CredentialKind[];
+  /** The credit kinds the operation may charge: documents its price and its 402. */
+  credits?: readonly CreditKind[];
   params?: P;
   query?: Q;
+  /** Request headers the handler reads itself (documentation only: an Idempotency-Key, say). */
+  headers?: AnyObject;
   body?: B;
   status?: number;
   response?: R;
-  /** The success body's media type when it is not JSON (documentation only). */
-  produces?: string;
-  /** Other documented outcomes: status → description. */
-  errors?: Record<number, string>;
-  handler: (
+  /** Headers of the success response besides the trace headers (documentation only). */
+  responseHeaders?: Record<string, ResponseHeader>;
+  /** The success body's media types when it is not JSON (documentation only). */
+  produces?: string | readonly string[];
+  /**
+   * Route-specific outcomes: status → description (or description and body). The statuses every
+   * route of its kind can return (401, 403, 404 for `workspace_id`, 413, 422, 429 …) are added by
+   * the document builder; an entry here for one of those refines its description.
+   */
+  errors?: Partial<Record<number, RouteOutcome>>;
+  // A method signature, so that every route is assignable to the erased AnyRoute (bivariant input).
+  handler(
     input: RouteInput<
       P extends AnyObject ? z.infer<P> : Record<string, never>,
       Q extends AnyObject ? z.infer<Q> : Record<string, never>,
       B extends z.ZodType ? z.infer<B> : undefined,
       Public extends true ? undefined : Principal
     >,
-  ) => Promise<R extends z.ZodType ? z.input<R> : unknown>;
+  ): Promise<R extends z.ZodType ? z.input<R> : unknown>;
 }
 
+/** A route; one with a body carries a request example, checked against the body schema at start-up. */
+export type RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends z.ZodType | undefined,
+  Public extends boolean,
+> = RouteFields<P, Q, B, R, Public> & (B extends z.ZodType ? { example: z.input<B> } : { example?: never });
+
 // The spec's generic parameters vary per route; the registry only needs this erased view.
-export type AnyRoute = RouteSpec<any, any, any, any, any>;
+export type AnyRoute = RouteFields<any, any, any, any, any> & { example?: unknown };
 
 /** Declares a route; the identity function exists to infer the handler's types from the schemas. */
 export function defineRoute<
@@ -73,28 +124,11 @@ export interface Authenticator {
   authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
 }
 
-const WorkspaceQuery = z.object({ workspace_id: z.uuid() });
-
-/** Postgres stores no NUL character in text or jsonb; refuse it at the door (422), not as a 500. */
-function assertNoNul(value: unknown, part: 'body' | 'query' | 'path', path: (string | number)[] = []): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) {
-      throw new ValidationFailedError([
-        { loc: [part, ...path], msg: 'NUL characters are not allowed', type: 'string_nul' },
-      ]);
-    }
-  } else if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) assertNoNul(item, part, [...path, index]);
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      assertNoNul(key, part, [...path, key]);
-      assertNoNul(item, part, [...path, key]);
-    }
-  }
-}
+// Lower case, as Postgres prints uuids, so that the credential's own workspace compares equal in any case.
+const WorkspaceQuery = z.object({ workspace_id: z.uuid().transform((id) => id.toLowerCase()) });
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'query' | 'path'): z.infer<T> {
-  assertNoNul(value, part);
+  assertCleanInput(value, part);
   const result = schema.safeParse(value);
   if (!result.success) throw validationError(part, result.error);
   return result.data;
@@ -109,11 +143,43 @@ function shapeResponse(route: AnyRoute, result: unknown): unknown {
   );
 }
 
+/** koa-body's limit for JSON bodies; larger ones answer 413. */
+export const JSON_BODY_LIMIT = '1mb';
+
+const OPERATION_ID = /^[a-z][a-zA-Z0-9]*$/;
+
 /**
- * Mounts routes on a Koa router: authenticate (401) → scope (403) → validate path, query and
+ * Refuses, at start-up, a route list the OpenAPI document could not describe well: a missing,
+ * non-camelCase or duplicate operationId, an empty description, a body without a valid example.
+ */
+export function assertRoutesDocumented(routes: readonly AnyRoute[]): void {
+  const seen = new Map<string, string>();
+  for (const route of routes) {
+    const name = `${route.method.toUpperCase()} ${route.path}`;
+    const id: unknown = route.operationId;
+    if (typeof id !== 'string' || !OPERATION_ID.test(id)) throw new Error(`${name}: operationId must be camelCase`);
+    const other = seen.get(id);
+    if (other) throw new Error(`operationId ${id} is used twice: ${other} and ${name}`);
+    seen.set(id, name);
+    if (!route.description?.trim()) throw new Error(`${name}: description is empty`);
+    if (route.body) {
+      const example = (route.body as z.ZodType).safeParse(route.example);
+      if (!example.success) throw new Error(`${name}: the request example does not match the body schema`);
+    }
+  }
+}
+
+/**
+ * Mounts routes on a Koa router: authenticate (401) → rate limit (429) → scope (403) → validate path, query and
  * body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
  */
-export function mountRoutes(router: Router, routes: readonly AnyRoute[], authenticator: Authenticator): void {
+export function mountRoutes(
+  router: Router,
+  routes: readonly AnyRoute[],
+  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter },
+): void {
+  const { authenticator, rateLimiter } = guards;
+  assertRoutesDocumented(routes);
   for (const route of routes) {
     router[route.method](toKoaPath(route.path), async (ctx) => {
       let principal: Principal | undefined;
@@ -123,6 +189,8 @@ export function mountRoutes(router: Router, routes: readonly AnyRoute[], authent
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
         principal = await authenticator.authenticate(ctx, requested);
+        // Every authenticated request counts, refused ones included, so probing scopes costs too.
+        await rateLimiter?.take(principal.credential, principal.userId);
         if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
       }
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};

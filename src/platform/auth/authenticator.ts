@@ -11,6 +11,7 @@ import { API_KEY_MARKER, sha256Hex } from './tokens';
 
 const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(SCOPES);
 
+/** What `weft_authenticate_key` and `weft_authenticate_mcp` return (migrations/1763780008500-…). */
 interface CredentialRow {
   id: string;
   user_id: string;
@@ -19,7 +20,11 @@ interface CredentialRow {
   kind: 'api_key' | 'mcp_token';
   scopes: string[];
   usable: boolean;
+  expires_at: Date | null;
 }
+
+/** What `weft_authenticate_user` returns: the membership, or nulls and `revoked` for a revoked JWT. */
+type MembershipRow = { workspace_id: string; tenant_id: string; revoked: false } | { revoked: true };
 
 function bearerToken(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
@@ -38,7 +43,12 @@ export function createAuthenticator(deps: {
   usage: UsageRecorder;
 }): Authenticator {
   const { jwt, usage } = deps;
-  const query = (sql: string, params: unknown[]) => deps.dataSource.query(sql, params);
+  // Each lookup is one statement that scopes itself, outside any unit of work (hot path: no
+  // BEGIN/COMMIT); the row type is the function's column list.
+  const lookup = async <Row>(sql: string, params: unknown[]): Promise<Row | undefined> => {
+    const rows: Row[] = await deps.dataSource.query(sql, params);
+    return rows[0];
+  };
 
   async function fromCredentialRow(row: CredentialRow | undefined, requested: string | undefined): Promise<Principal> {
     if (!row?.usable) throw new UnauthenticatedError('Invalid or revoked credential');
@@ -49,7 +59,7 @@ export function createAuthenticator(deps: {
       workspaceId: row.workspace_id,
       tenantId: row.tenant_id,
       scopes: new Set(row.scopes.filter(isScope)),
-      credential: { kind: row.kind, id: row.id },
+      credential: { kind: row.kind, id: row.id, expiresAt: row.expires_at },
     };
   }
 
@@ -58,9 +68,8 @@ export function createAuthenticator(deps: {
       const token = bearerToken(ctx);
       if (!token) throw new UnauthenticatedError();
 
-      // Each lookup is one statement that scopes itself (migrations/1763780002000-auth-lookups.ts).
       if (token.startsWith(API_KEY_MARKER)) {
-        const [row] = await query(`SELECT * FROM weft_authenticate_key($1)`, [sha256Hex(token)]);
+        const row = await lookup<CredentialRow>(`SELECT * FROM weft_authenticate_key($1)`, [sha256Hex(token)]);
         return fromCredentialRow(row, requested);
       }
 
@@ -68,22 +77,27 @@ export function createAuthenticator(deps: {
       if (!claims) throw new UnauthenticatedError('Invalid token');
 
       if (claims.audience === 'mcp') {
-        const [row] = await query(`SELECT * FROM weft_authenticate_mcp($1, $2)`, [claims.userId, claims.tokenId]);
+        const row = await lookup<CredentialRow>(`SELECT * FROM weft_authenticate_mcp($1, $2)`, [
+          claims.userId,
+          claims.tokenId,
+        ]);
         return fromCredentialRow(row, requested);
       }
 
-      const [membership] = await query(`SELECT * FROM weft_authenticate_user($1, $2, $3)`, [
+      const membership = await lookup<MembershipRow>(`SELECT * FROM weft_authenticate_user($1, $2, $3, $4)`, [
         claims.userId,
         requested ?? null,
         claims.workspaceId ?? null,
+        claims.tokenId,
       ]);
+      if (membership?.revoked) throw new UnauthenticatedError('Invalid or revoked credential');
       if (!membership) throw new NotFoundError('Workspace not found');
       return {
         userId: claims.userId,
         workspaceId: membership.workspace_id,
         tenantId: membership.tenant_id,
         scopes: ALL_SCOPES,
-        credential: { kind: 'user_jwt' },
+        credential: { kind: 'user_jwt', id: claims.tokenId, expiresAt: claims.expiresAt },
       };
     },
   };

@@ -1,6 +1,12 @@
 import type { ScopeName } from './scopes';
 
-export type CredentialRef = { kind: 'user_jwt' } | { kind: 'api_key' | 'mcp_token'; id: string };
+/**
+ * The credential a request came with: a user JWT (its `jti`), an API key or an MCP token (its row).
+ * `expiresAt` is null for a key that never expires, undefined where it is not known.
+ */
+export type CredentialRef =
+  | { kind: 'user_jwt'; id?: string; expiresAt?: Date | null }
+  | { kind: 'api_key' | 'mcp_token'; id: string; expiresAt?: Date | null };
 
 /** The authenticated caller, and the one workspace this request reads and writes. */
 export interface Principal {
@@ -13,3 +19,22 @@ export interface Principal {
 
 /** The database scope a principal's unit of work runs in. */
 export const scopeOf = (principal: Principal) => ({ workspaceId: principal.workspaceId, userId: principal.userId });
+
+/**
+ * A key or MCP token acts in its own workspace only; a user JWT stands for its user, in every
+ * workspace the user belongs to. Undefined for a user JWT.
+ */
+export const boundWorkspace = (principal: Principal): string | undefined =>
+  principal.credential.kind === 'user_jwt' ? undefined : principal.workspaceId;
+
+/**
+ * The expiry of a credential made by `principal`: what was asked for, but never later than the
+ * creating key's or token's own expiry, so an expiring key cannot mint a longer-lived one. A user
+ * JWT stands for its user (its lifetime is a session's), so it does not cap what it creates.
+ */
+export function childExpiry(principal: Principal, requested: Date | null): Date | null {
+  const parent = principal.credential.kind === 'user_jwt' ? null : (principal.credential.expiresAt ?? null);
+  if (!parent) return requested;
+  if (!requested) return parent;
+  return requested < parent ? requested : parent;
+}

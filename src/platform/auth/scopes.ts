@@ -15,6 +15,8 @@ export const SCOPES = [
   'runs:read',
   'runs:write',
   'search:read',
+  // An operator's: decrypts Temporal payloads of every workspace (the codec endpoint).
+  'temporal:decode',
   'triggers:manage',
 ] as const;
 
@@ -29,5 +31,7 @@ export function normalizeScopes(requested: readonly string[]): ScopeName[] {
   return [...new Set(requested.filter(isScope))].sort();
 }
 
-/** MCP tokens act for their user through agent tooling, but cannot manage credentials. */
-export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter((scope) => !scope.endsWith(':manage'));
+/** MCP tokens act for their user through agent tooling, but cannot manage credentials nor decrypt payloads. */
+export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter(
+  (scope) => !scope.endsWith(':manage') && scope !== 'temporal:decode',
+);

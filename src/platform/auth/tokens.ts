@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../config';
 
@@ -26,7 +26,9 @@ export interface VerifiedJwt {
   audience: JwtAudience;
   userId: string;
   workspaceId?: string;
-  tokenId?: string;
+  /** The `jti`: an MCP token's row, or the id a user JWT is revoked by. */
+  tokenId: string;
+  expiresAt: Date;
 }
 
 export interface JwtService {
@@ -49,8 +51,10 @@ export function createJwtService(
       .setIssuedAt();
 
   return {
+    // The jti is what `weft tokens revoke` lists in revoked_tokens.
     signUser: (userId, workspaceId) =>
       base({ wid: workspaceId }, userId, config.JWT_AUDIENCE)
+        .setJti(randomUUID())
         .setExpirationTime(`${config.USER_JWT_TTL_SECONDS}s`)
         .sign(key),
     signMcp: ({ userId, workspaceId, tokenId, expiresAt }) =>
@@ -64,14 +68,16 @@ export function createJwtService(
           algorithms: ['HS256'],
           issuer: config.JWT_ISSUER,
           audience: [config.JWT_AUDIENCE, config.MCP_JWT_AUDIENCE],
-          requiredClaims: ['sub', 'exp'],
+          requiredClaims: ['sub', 'exp', 'jti'],
         });
         const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
         const audience: JwtAudience = audiences.includes(config.MCP_JWT_AUDIENCE) ? 'mcp' : 'user';
         const workspaceId = typeof payload.wid === 'string' ? payload.wid : undefined;
-        if (!isUuid(payload.sub) || (workspaceId !== undefined && !isUuid(workspaceId))) return undefined;
-        if (audience === 'mcp' && !isUuid(payload.jti)) return undefined;
-        return { audience, userId: payload.sub!, workspaceId, tokenId: payload.jti };
+        const { sub, jti, exp } = payload;
+        // A token without a uuid jti (one issued before revocation existed) cannot be revoked: refused.
+        if (!isUuid(sub) || !isUuid(jti) || typeof exp !== 'number') return undefined;
+        if (workspaceId !== undefined && !isUuid(workspaceId)) return undefined;
+        return { audience, userId: sub, workspaceId, tokenId: jti, expiresAt: new Date(exp * 1000) };
       } catch (error) {
         if (error instanceof joseErrors.JOSEError) return undefined;
         throw error;

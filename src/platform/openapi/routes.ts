@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { AnyRoute } from '../api/route';
 import { defineRoute } from '../api/route';
+import { NotFoundError } from '../errors';
 import { buildOpenApiDocument } from './document';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -20,28 +21,38 @@ const DOCS_PAGE = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#swagger-ui', deepLinking: true });</script>
 </body></html>`;
 
-/** The machine-readable description and its browsable page. `routes` is every route the app mounts. */
+const OpenApiDocument = z
+  .looseObject({ openapi: z.string() })
+  .meta({ id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document.' });
+
+/** The machine-readable description and its browsable page. `routes` is every other route the app mounts. */
 export function openApiRoutes(routes: () => readonly AnyRoute[]) {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
-  const tags = ['meta'];
-  return [
+  const tags = ['meta'] as const;
+  const own: AnyRoute[] = [
     defineRoute({
       method: 'get',
       path: '/v1/openapi.json',
+      operationId: 'getOpenApiDocument',
       summary: 'The OpenAPI 3.1 document',
+      description: 'This document: every operation, its inputs, and every status it can answer with.',
       tags,
       public: true,
+      response: OpenApiDocument,
       handler: async () => {
-        document ??= buildOpenApiDocument(routes());
-        return document;
+        document ??= buildOpenApiDocument([...routes(), ...own]);
+        return { ...document };
       },
     }),
     defineRoute({
       method: 'get',
       path: '/docs',
+      operationId: 'getReferencePage',
       summary: 'Browsable API reference',
+      description: 'An HTML page (Swagger UI, served from the installed package, no CDN) over `/v1/openapi.json`.',
       tags,
       public: true,
+      produces: 'text/html',
       handler: async ({ ctx }) => {
         ctx.type = 'text/html; charset=utf-8';
         return DOCS_PAGE;
@@ -50,15 +61,22 @@ export function openApiRoutes(routes: () => readonly AnyRoute[]) {
     defineRoute({
       method: 'get',
       path: '/docs/assets/{file}',
+      operationId: 'getReferenceAsset',
       summary: 'Reference page assets',
+      description: `The reference page's script and style sheet: ${Object.keys(SWAGGER_ASSETS).join(', ')}.`,
       tags,
       public: true,
-      params: z.object({ file: z.enum(Object.keys(SWAGGER_ASSETS) as [string, ...string[]]) }),
+      params: z.object({ file: z.string().max(100) }),
+      produces: [...new Set(Object.values(SWAGGER_ASSETS).map((type) => type.split(';')[0]!))],
+      errors: { 404: 'No such asset' },
       handler: async ({ ctx, params }) => {
-        ctx.type = SWAGGER_ASSETS[params.file]!;
+        const type = SWAGGER_ASSETS[params.file];
+        if (!Object.hasOwn(SWAGGER_ASSETS, params.file) || !type) throw new NotFoundError('No such asset');
+        ctx.type = type;
         ctx.set('Cache-Control', 'public, max-age=86400');
         return readFileSync(path.join(SWAGGER_UI_DIR, params.file));
       },
     }),
   ];
+  return own;
 }

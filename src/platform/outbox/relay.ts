@@ -1,91 +1,112 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
+import { LIMITS } from '../../limits';
 import type { UnitOfWork } from '../db/unit-of-work';
 import type { Logger } from '../logger';
+import type { OutboxMessage } from './repository';
+import {
+  dueEvents,
+  insertOutboxEvent,
+  markDelivered,
+  markFailed,
+  purgeDeliveredEvents,
+  workspacesWithDueEvents,
+} from './repository';
 
-export interface OutboxEvent {
-  id: string;
-  workspace_id: string;
-  event_type: string;
-  aggregate_id: string;
-  payload: Record<string, unknown>;
-}
+export type { OutboxMessage } from './repository';
 
 /**
- * Reacts to one committed event, typically by starting a workflow whose id is derived from the
- * event (`embed-<node_id>`), so that delivering the same event twice starts it once.
+ * Reacts to one committed event, typically by starting or signalling a workflow whose id is
+ * derived from the event (`resolve-<node_id>`, `embed-queue-<workspace_id>` with the event id in
+ * the signal), so that delivering the same event twice has the effect of delivering it once.
  */
-export type OutboxHandler = (event: OutboxEvent) => Promise<void>;
+export type OutboxHandler = (event: OutboxMessage) => Promise<void>;
 
-/** Writes an event in the caller's transaction; it leaves only if that transaction commits. */
-export async function enqueueOutboxEvent(
+/**
+ * Writes an event in the caller's transaction; it leaves only if that transaction commits, and
+ * not before `delaySeconds`.
+ */
+export const enqueueOutboxEvent = (
   m: EntityManager,
-  event: { workspaceId: string; eventType: string; aggregateId: string; payload?: Record<string, unknown> },
-): Promise<void> {
-  await m.query(`INSERT INTO outbox (workspace_id, event_type, aggregate_id, payload) VALUES ($1, $2, $3, $4)`, [
-    event.workspaceId,
-    event.eventType,
-    event.aggregateId,
-    JSON.stringify(event.payload ?? {}),
-  ]);
+  event: {
+    workspaceId: string;
+    eventType: string;
+    aggregateId: string;
+    payload?: Record<string, unknown>;
+    delaySeconds?: number;
+  },
+): Promise<void> => insertOutboxEvent(m, event);
+
+/** How delivery retries, gives up and cleans up (LIMITS.outbox unless overridden). */
+export type OutboxPolicy = { [Key in keyof typeof LIMITS.outbox]: number };
+
+export interface DrainResult {
+  dispatched: number;
+  failed: number;
+  /** Rows that failed their last allowed attempt in this pass. */
+  deadLettered: number;
 }
 
-const BATCH = 200;
+export interface SweepResult {
+  workspaces: number;
+  dispatched: number;
+  deadLettered: number;
+  purged: number;
+}
 
 /**
  * Delivers outbox rows to their handlers. Rows are read in one transaction, handled outside it
  * (no network calls inside a transaction), then marked dispatched; a crash in between only means
- * redelivery, which handlers absorb because they are idempotent.
+ * redelivery, which handlers absorb because they are idempotent. A failed row backs off
+ * exponentially and is dead-lettered after `maxAttempts` (logged, and counted in the sweep's
+ * result); each pass walks a workspace's backlog in id order, so failing rows never starve newer ones.
  */
 export function createOutboxRelay(deps: {
-  dataSource: DataSource;
   uow: UnitOfWork;
   handlers: Readonly<Record<string, readonly OutboxHandler[]>>;
   logger: Logger;
+  /** Overrides of LIMITS.outbox (tests shorten the backoff). */
+  policy?: Partial<OutboxPolicy>;
 }) {
-  const { dataSource, uow, handlers, logger } = deps;
+  const { uow, handlers, logger } = deps;
+  const policy: OutboxPolicy = { ...LIMITS.outbox, ...deps.policy };
 
-  async function dispatchWorkspace(workspaceId: string, minAgeSeconds = 0): Promise<number> {
-    const rows: OutboxEvent[] = await uow({ workspaceId }, (m) =>
-      m.query(
-        `SELECT id::text, workspace_id, event_type, aggregate_id, payload FROM outbox
-         WHERE dispatched_at IS NULL AND created_at <= now() - make_interval(secs => $1)
-         ORDER BY id LIMIT $2`,
-        [minAgeSeconds, BATCH],
-      ),
-    );
-    let dispatched = 0;
-    for (const row of rows) {
-      try {
-        for (const handle of handlers[row.event_type] ?? []) await handle(row);
-        await uow({ workspaceId }, (m) =>
-          m.query(`UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`, [
-            row.id,
-          ]),
-        );
-        dispatched += 1;
-      } catch (error) {
-        logger.warn(
-          { err: error, outbox_id: row.id, event_type: row.event_type },
-          'outbox delivery failed; will retry',
-        );
-        await uow({ workspaceId }, (m) =>
-          m.query(`UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [
-            row.id,
-            String(error instanceof Error ? error.message : error).slice(0, 500),
-          ]),
-        );
-      }
+  async function deliver(workspaceId: string, row: OutboxMessage): Promise<'dispatched' | 'failed' | 'dead'> {
+    try {
+      for (const handle of handlers[row.event_type] ?? []) await handle(row);
+    } catch (error) {
+      const dead = await uow({ workspaceId }, (m) =>
+        markFailed(m, {
+          id: row.id,
+          error: String(error instanceof Error ? error.message : error),
+          maxAttempts: policy.maxAttempts,
+          baseSeconds: policy.retryBaseSeconds,
+          maxSeconds: policy.retryMaxSeconds,
+        }),
+      );
+      const context = { err: error, outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId };
+      if (dead) logger.error(context, 'outbox event dead-lettered after its last attempt');
+      else logger.warn(context, 'outbox delivery failed; will retry');
+      return dead ? 'dead' : 'failed';
     }
-    return dispatched;
+    await uow({ workspaceId }, (m) => markDelivered(m, row.id));
+    return 'dispatched';
   }
 
-  /** Passes until one comes back short of a full batch: a burst larger than a batch goes out at once. */
-  async function drainWorkspace(workspaceId: string, minAgeSeconds = 0): Promise<number> {
-    let total = 0;
+  /** One pass over the workspace's due rows, in id order, each row attempted at most once. */
+  async function drainWorkspace(workspaceId: string, minAgeSeconds = 0): Promise<DrainResult> {
+    const result: DrainResult = { dispatched: 0, failed: 0, deadLettered: 0 };
+    let after = '0';
     for (;;) {
-      const dispatched = await dispatchWorkspace(workspaceId, minAgeSeconds);
-      total += dispatched;
-      if (dispatched < BATCH) return total;
+      const rows = await uow({ workspaceId }, (m) => dueEvents(m, { after, minAgeSeconds, limit: policy.batch }));
+      for (const row of rows) {
+        const outcome = await deliver(workspaceId, row);
+        if (outcome === 'dispatched') result.dispatched += 1;
+        else if (outcome === 'failed') result.failed += 1;
+        else result.deadLettered += 1;
+      }
+      const last = rows.at(-1);
+      if (!last || rows.length < policy.batch) return result;
+      after = last.id;
     }
   }
 
@@ -115,7 +136,11 @@ export function createOutboxRelay(deps: {
   }
 
   return {
-    dispatchWorkspace,
+    drainWorkspace,
+
+    /** Delivers every due row of the workspace; returns how many were delivered. */
+    dispatchWorkspace: async (workspaceId: string, minAgeSeconds = 0): Promise<number> =>
+      (await drainWorkspace(workspaceId, minAgeSeconds)).dispatched,
 
     /**
      * The fast path: call after a transaction that enqueued events has committed. Returns at once;
@@ -123,17 +148,32 @@ export function createOutboxRelay(deps: {
      */
     kick,
 
-    /** Every workspace with rows older than `minAgeSeconds`: the safety net behind the fast path. */
-    async sweep(minAgeSeconds: number): Promise<{ workspaces: number; dispatched: number }> {
-      const pending: { weft_outbox_pending_workspaces: string }[] = await dataSource.query(
-        `SELECT weft_outbox_pending_workspaces(make_interval(secs => $1))`,
-        [minAgeSeconds],
-      );
-      let dispatched = 0;
-      for (const { weft_outbox_pending_workspaces: workspaceId } of pending) {
-        dispatched += await drainWorkspace(workspaceId, minAgeSeconds);
+    /**
+     * The safety net behind the fast path: every workspace with rows older than `minAgeSeconds`
+     * that are due, then the purge of rows delivered longer ago than the retention.
+     * `onProgress` is called between steps (the activity heartbeats there).
+     */
+    async sweep(minAgeSeconds: number, onProgress: () => void = () => {}): Promise<SweepResult> {
+      const pending = await uow({}, (m) => workspacesWithDueEvents(m, minAgeSeconds));
+      const result: SweepResult = { workspaces: pending.length, dispatched: 0, deadLettered: 0, purged: 0 };
+      for (const workspaceId of pending) {
+        const drained = await drainWorkspace(workspaceId, minAgeSeconds);
+        result.dispatched += drained.dispatched;
+        result.deadLettered += drained.deadLettered;
+        onProgress();
       }
-      return { workspaces: pending.length, dispatched };
+      for (;;) {
+        const purged = await uow({}, (m) =>
+          purgeDeliveredEvents(m, { retentionDays: policy.retentionDays, limit: policy.purgeBatch }),
+        );
+        result.purged += purged;
+        onProgress();
+        if (purged < policy.purgeBatch) break;
+      }
+      if (result.deadLettered > 0) {
+        logger.error({ dead_lettered: result.deadLettered }, 'outbox sweep dead-lettered events');
+      }
+      return result;
     },
   };
 }

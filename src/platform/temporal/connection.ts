@@ -1,6 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
+import type { EncryptionCodec, PayloadCodecConfig } from './codec';
+import { createPayloadCodec, dataConverter } from './codec';
+import type { TemporalConnectionConfig } from './connection-options';
+import { temporalConnectionOptions } from './connection-options';
 import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
 import { WorkflowStarter } from './starter';
 
@@ -11,19 +15,24 @@ export interface TemporalHandle {
   taskQueue: string;
   /** The one way to start a workflow (ids, task queue, search attributes from its contract). */
   workflows: WorkflowStarter;
+  /** The payload codec the client (and the worker) use; the codec endpoint serves it to operators. */
+  codec: EncryptionCodec;
 }
 
+/** The client: TLS and API key from configuration, and every payload encrypted (`codec.ts`). */
 export async function connectTemporal(
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
+  config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
 ): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const codec = createPayloadCodec(config);
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(codec) });
   return {
     connection,
     client,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflows: new WorkflowStarter(client, config.TEMPORAL_TASK_QUEUE),
+    codec,
   };
 }
 

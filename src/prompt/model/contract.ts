@@ -10,6 +10,9 @@ export const PROMPT_CREDIT_KIND = {
   both: 'ontology.prompt.both',
 } as const satisfies Record<Intent, string>;
 
+/** The bounds of one prompt's extraction, whichever model refines it. */
+export const REFINED_GRAPH_LIMITS = { nodes: 200, edges: 500, nameChars: 500, typeChars: 80, textChars: 1000 } as const;
+
 /** What the refiner extracts from a prompt: nodes, and edges between them by local reference. */
 export const RefinedGraph = z.object({
   nodes: z
@@ -19,28 +22,28 @@ export const RefinedGraph = z.object({
         type: z
           .string()
           .min(1)
-          .max(80)
+          .max(REFINED_GRAPH_LIMITS.typeChars)
           .regex(/^[a-z_][a-z0-9_.:-]*$/),
-        name: z.string().trim().min(1).max(500),
+        name: z.string().trim().min(1).max(REFINED_GRAPH_LIMITS.nameChars),
         properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
       }),
     )
-    .max(200),
+    .max(REFINED_GRAPH_LIMITS.nodes),
   edges: z
     .array(
       z.object({
         type: z
           .string()
           .min(1)
-          .max(80)
+          .max(REFINED_GRAPH_LIMITS.typeChars)
           .regex(/^[A-Za-z_][A-Za-z0-9_.:-]*$/),
         source_ref: z.string(),
         target_ref: z.string(),
-        reasoning: z.string().max(1000),
-        evidence: z.string().max(1000),
+        reasoning: z.string().max(REFINED_GRAPH_LIMITS.textChars),
+        evidence: z.string().max(REFINED_GRAPH_LIMITS.textChars),
       }),
     )
-    .max(500),
+    .max(REFINED_GRAPH_LIMITS.edges),
 });
 export type RefinedGraph = z.output<typeof RefinedGraph>;
 

@@ -1,14 +1,17 @@
 import type { EntityManager } from 'typeorm';
-import { importanceSql, importanceSqlParams } from '../importance/formula';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import { queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
-import { registerType } from '../type-catalog/register';
-import type { EdgeRow, NodeRow } from './schemas';
-import { EDGE_COLUMNS, NODE_COLUMNS } from './schemas';
+import { registerType } from '../type-catalog/service';
+import type { EdgeRow, NodeRow } from './repository';
+import { insertEdge, insertNode, touchLiveNodes } from './repository';
+
+/*
+ * The graph's write procedures, run inside a caller's unit of work: the node and edge services
+ * use them, and so does the prompt pipeline's persist step, so every writer follows the same rules.
+ */
 
 export interface NodeCreateInput {
   type: string;
@@ -31,6 +34,11 @@ export interface EdgeCreateInput {
 /** Callers creating many rows in one unit of work can pass the settings once. */
 export interface WriteOptions {
   importance?: ImportanceSettings;
+  /**
+   * False when the caller emits `node.created` itself later (`enqueueNodeCreated`): a prompt emits
+   * it when it completes, so the nodes of a prompt that is undone are never embedded or resolved.
+   */
+  emitCreated?: boolean;
 }
 
 const settingsOf = async (m: EntityManager, options?: WriteOptions) =>
@@ -48,46 +56,43 @@ export async function createNodeInTransaction(
   options?: WriteOptions,
 ): Promise<NodeRow> {
   const settings = await settingsOf(m, options);
-  const salience = input.base_salience ?? baseSalienceFor(input.type);
-  const [row]: NodeRow[] = await m.query(
-    `INSERT INTO nodes AS n (workspace_id, type, name, properties, connection_id, base_salience, importance_score)
-     VALUES ($1, $2, $3, $4, $5, $6, LEAST($8::float8, GREATEST($7::float8, $6::float8)))
-     RETURNING ${NODE_COLUMNS}`,
-    [
+  const row = await insertNode(
+    m,
+    {
       workspaceId,
-      input.type,
-      input.name,
-      JSON.stringify(input.properties ?? {}),
-      input.connection_id ?? null,
-      salience,
-      settings.min_importance,
-      settings.max_importance,
-    ],
+      type: input.type,
+      name: input.name,
+      properties: input.properties ?? {},
+      connectionId: input.connection_id ?? null,
+      baseSalience: input.base_salience ?? baseSalienceFor(input.type),
+    },
+    settings,
   );
   await registerType(m, workspaceId, 'node', input.type);
-  await enqueueOutboxEvent(m, {
-    workspaceId,
-    eventType: 'node.created',
-    aggregateId: row!.id,
-    payload: { node_id: row!.id, type: input.type, name: input.name },
-  });
-  return row!;
+  if (options?.emitCreated !== false) await enqueueNodeCreated(m, workspaceId, row);
+  return row;
 }
 
+/** `node.created` in the outbox, in the caller's transaction; the caller kicks the outbox after its commit. */
+export const enqueueNodeCreated = (
+  m: EntityManager,
+  workspaceId: string,
+  node: { id: string; type: string; name: string },
+): Promise<void> =>
+  enqueueOutboxEvent(m, {
+    workspaceId,
+    eventType: 'node.created',
+    aggregateId: node.id,
+    payload: { node_id: node.id, type: node.type, name: node.name },
+  });
+
+/** Deduplicated, lower-case (Postgres prints uuids so) and sorted: concurrent writers lock shared hubs in one order. */
+const lockOrder = (nodeIds: readonly string[]) => [...new Set(nodeIds.map((id) => id.toLowerCase()))].sort();
+
 async function touch(m: EntityManager, nodeIds: readonly string[], options?: WriteOptions): Promise<string[]> {
-  // Sorted, so that two transactions touching the same hubs lock them in the same order.
-  const ids = [...new Set(nodeIds)].sort();
+  const ids = lockOrder(nodeIds);
   if (ids.length === 0) return [];
-  const settings = await settingsOf(m, options);
-  const rows: { id: string }[] = await queryRows(
-    m,
-    `UPDATE nodes n SET reference_count = n.reference_count + 1, last_touch_at = now(),
-       importance_score = ${importanceSql(2, { referenceCount: '(n.reference_count + 1)', lastTouchAt: 'now()' })}
-     WHERE n.id = ANY($1::uuid[]) AND NOT n.is_deleted
-     RETURNING n.id`,
-    [ids, ...importanceSqlParams(settings)],
-  );
-  return rows.map((row) => row.id);
+  return touchLiveNodes(m, ids, await settingsOf(m, options));
 }
 
 /**
@@ -113,25 +118,21 @@ export async function createEdgeInTransaction(
   input: EdgeCreateInput,
   options?: WriteOptions,
 ): Promise<EdgeRow> {
+  const ends = [...new Set([input.source_node_id, input.target_node_id].map((id) => id.toLowerCase()))];
   // Touching first both counts the reference and locks the live ends, so a concurrent delete
   // cannot leave this edge pointing at a deleted node; a failure below rolls the touch back.
-  const found = new Set(await touch(m, [input.source_node_id, input.target_node_id], options));
-  const missing = [input.source_node_id, input.target_node_id].filter((id) => !found.has(id));
-  if (missing.length > 0) throw new NotFoundError({ error: 'node_not_found', node_ids: [...new Set(missing)] });
-  const [row]: EdgeRow[] = await m.query(
-    `INSERT INTO edges AS e (workspace_id, type, source_node_id, target_node_id, properties, reasoning, evidence)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     RETURNING ${EDGE_COLUMNS}`,
-    [
-      workspaceId,
-      input.type,
-      input.source_node_id,
-      input.target_node_id,
-      JSON.stringify(input.properties ?? {}),
-      input.reasoning ?? null,
-      input.evidence ?? null,
-    ],
-  );
+  const found = new Set(await touch(m, ends, options));
+  const missing = ends.filter((id) => !found.has(id));
+  if (missing.length > 0) throw new NotFoundError({ error: 'node_not_found', node_ids: missing });
+  const row = await insertEdge(m, {
+    workspaceId,
+    type: input.type,
+    sourceNodeId: input.source_node_id,
+    targetNodeId: input.target_node_id,
+    properties: input.properties ?? {},
+    reasoning: input.reasoning ?? null,
+    evidence: input.evidence ?? null,
+  });
   await registerType(m, workspaceId, 'edge', input.type);
-  return row!;
+  return row;
 }

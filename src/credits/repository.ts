@@ -1,0 +1,224 @@
+import type { EntityManager } from 'typeorm';
+import { In, MoreThan } from 'typeorm';
+import { queryFirst, queryRows } from '../platform/db/query';
+import { InternalError, NotFoundError } from '../platform/errors';
+import { Tenant } from '../tenancy/entities';
+import type { CreditKind } from './costs';
+import { creditCost, isCreditKind } from './costs';
+import { CreditLedgerEntry } from './entities';
+import { InsufficientCreditsError } from './errors';
+
+/** What a charge returns to the caller; `amount` is the number of credits charged (positive). */
+export interface CreditReceipt {
+  ledger_id: string;
+  kind: CreditKind;
+  amount: number;
+}
+
+export interface ReserveInput {
+  tenantId: string;
+  workspaceId: string;
+  kind: CreditKind;
+  /** Units of `kind`; the cost is `CREDIT_COSTS[kind] * quantity`. Default 1. */
+  quantity?: number;
+  /**
+   * Makes the reservation idempotent within the workspace: a second call with the same key returns
+   * the first reservation and charges nothing (Temporal activities run at least once).
+   */
+  idempotencyKey?: string;
+  /** The key was made for this call (a fresh uuid), so no earlier reservation can hold it: skip looking. */
+  freshKey?: boolean;
+  /**
+   * The caller confirms the charge once its work is done (`confirmReservations`) or refunds it;
+   * until then it is `pending`, and the credits-reconcile pass refunds it when it stays so too long.
+   */
+  pendingSettlement?: boolean;
+}
+
+type LedgerRow = Pick<CreditLedgerEntry, 'id' | 'kind' | 'amount'>;
+
+function receiptOf(row: LedgerRow): CreditReceipt {
+  // Reservations are always of a chargeable kind; only grants (never reserved) are not.
+  if (!isCreditKind(row.kind)) throw new InternalError(`ledger row ${row.id} is not a reservation`);
+  return { ledger_id: row.id, kind: row.kind, amount: -row.amount };
+}
+
+const ledger = (m: EntityManager) => m.getRepository(CreditLedgerEntry);
+
+const findByIdempotencyKey = (m: EntityManager, workspaceId: string, idempotencyKey: string) =>
+  ledger(m).findOne({ select: { id: true, kind: true, amount: true }, where: { workspaceId, idempotencyKey } });
+
+/**
+ * Charges `kind` in the caller's transaction: a conditional balance decrement (it cannot overdraw,
+ * however many run at once, because the row lock serialises them and the condition is re-checked)
+ * plus a negative ledger row. Throws 402 before anything is written when the balance is short or
+ * the account is locked. Zero-cost kinds write a zero row for the audit trail and are never refused.
+ */
+export async function reserveCredits(m: EntityManager, input: ReserveInput): Promise<CreditReceipt> {
+  const cost = creditCost(input.kind, input.quantity ?? 1);
+  if (input.idempotencyKey && !input.freshKey) {
+    const earlier = await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey);
+    if (earlier) return receiptOf(earlier);
+  }
+
+  if (cost > 0) {
+    // Raw SQL: the query builder cannot say a conditional decrement that reports whether it applied.
+    const debited = await queryFirst<{ id: string }>(
+      m,
+      `UPDATE tenants SET credit_balance = credit_balance - $2
+       WHERE id = $1 AND credit_balance >= $2 AND NOT locked RETURNING id`,
+      [input.tenantId, cost],
+    );
+    if (!debited) await throwShortfall(m, input.tenantId, input.kind, cost);
+  }
+
+  // Raw SQL: ON CONFLICT against the partial unique index on the idempotency key.
+  const inserted = await queryFirst<LedgerRow>(
+    m,
+    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, idempotency_key, settlement)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING id, kind, amount`,
+    [
+      input.tenantId,
+      input.workspaceId,
+      input.kind,
+      -cost,
+      input.idempotencyKey ?? null,
+      input.pendingSettlement ? 'pending' : null,
+    ],
+  );
+  if (inserted) return receiptOf(inserted);
+
+  // A concurrent call with the same key committed first: give the credits back, return its receipt.
+  if (cost > 0) await m.getRepository(Tenant).increment({ id: input.tenantId }, 'creditBalance', cost);
+  const earlier = input.idempotencyKey && (await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey));
+  if (!earlier) throw new InternalError('a conflicting reservation vanished');
+  return receiptOf(earlier);
+}
+
+async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKind, required: number): Promise<never> {
+  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
+  if (!tenant) throw new NotFoundError('Tenant not found');
+  if (tenant.locked) {
+    throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
+  }
+  throw new InsufficientCreditsError({
+    error: 'insufficient_credits',
+    required,
+    available: tenant.creditBalance,
+    kind,
+  });
+}
+
+export interface RefundResult {
+  /** The refund row, or the earlier one when this reservation was already refunded. */
+  ledger_id: string | null;
+  kind: CreditKind;
+  amount: number;
+  /**
+   * False when an earlier call already refunded it (refunds are idempotent), nothing was charged,
+   * or the work it paid for was done and confirmed it (a confirmed charge is never refunded).
+   */
+  refunded: boolean;
+}
+
+/**
+ * Gives a reservation back: a positive row of the same kind linked by `linked_event_id`, and the
+ * balance restored. Idempotent: the partial unique index allows one refund per reservation, so a
+ * second call (or a concurrent one) changes nothing. A confirmed reservation is not refunded: the
+ * row lock taken here is the one `confirmReservations` takes, so exactly one of them wins. Runs in
+ * the reservation's workspace scope.
+ */
+export async function refundCredits(m: EntityManager, input: { ledgerId: string }): Promise<RefundResult> {
+  const reservation = await ledger(m).findOne({ where: { id: input.ledgerId }, lock: { mode: 'pessimistic_write' } });
+  if (!reservation) throw new NotFoundError('Credit reservation not found');
+  const { kind } = receiptOf(reservation);
+  if (reservation.settlement === 'confirmed') return { ledger_id: null, kind, amount: 0, refunded: false };
+  if (reservation.settlement === 'pending') await ledger(m).update(reservation.id, { settlement: 'refunded' });
+  if (reservation.amount >= 0) return { ledger_id: null, kind, amount: 0, refunded: false };
+
+  // Raw SQL: ON CONFLICT against the partial unique index that allows one refund per reservation.
+  const refund = await queryFirst<{ id: string; amount: number }>(
+    m,
+    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, linked_event_id)
+     SELECT tenant_id, workspace_id, kind, -amount, id FROM credit_ledger WHERE id = $1
+     ON CONFLICT (linked_event_id) WHERE amount > 0 DO NOTHING
+     RETURNING id, amount`,
+    [input.ledgerId],
+  );
+  if (!refund) {
+    const earlier = await ledger(m).findOneBy({ linkedEventId: input.ledgerId, amount: MoreThan(0) });
+    return { ledger_id: earlier?.id ?? null, kind, amount: earlier?.amount ?? 0, refunded: false };
+  }
+  await m.getRepository(Tenant).increment({ id: reservation.tenantId }, 'creditBalance', refund.amount);
+  return { ledger_id: refund.id, kind, amount: refund.amount, refunded: true };
+}
+
+/**
+ * Confirms pending reservations whose work is done: they can no longer be refunded. Returns the
+ * ids it confirmed (a reservation refunded meanwhile is not among them).
+ */
+export async function confirmReservations(m: EntityManager, ledgerIds: readonly string[]): Promise<string[]> {
+  if (ledgerIds.length === 0) return [];
+  // Raw SQL: the builder's update cannot say which rows it changed.
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE credit_ledger SET settlement = 'confirmed' WHERE id = ANY($1::uuid[]) AND settlement = 'pending' RETURNING id`,
+    [ledgerIds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The scope's pending reservations of `kind` under these idempotency keys. With `lock`, they stay
+ * locked until the transaction ends, so confirming or refunding them cannot race the other.
+ */
+export const pendingReservations = (
+  m: EntityManager,
+  kind: CreditKind,
+  idempotencyKeys: readonly string[],
+  options: { lock?: boolean } = {},
+): Promise<CreditLedgerEntry[]> =>
+  idempotencyKeys.length === 0
+    ? Promise.resolve([])
+    : ledger(m).find({
+        where: { kind, idempotencyKey: In([...idempotencyKeys]), settlement: 'pending' },
+        ...(options.lock ? { lock: { mode: 'pessimistic_write' } } : {}),
+      });
+
+/** The scope's reservations still pending after `minAgeSeconds` (raw SQL: ages on the database's clock). */
+export const stalePendingReservations = (m: EntityManager, input: { minAgeSeconds: number; limit: number }) =>
+  queryRows<{ id: string; kind: string; idempotency_key: string | null }>(
+    m,
+    `SELECT id, kind, idempotency_key FROM credit_ledger
+     WHERE settlement = 'pending' AND created_at <= now() - make_interval(secs => $1)
+     ORDER BY created_at LIMIT $2`,
+    [input.minAgeSeconds, input.limit],
+  );
+
+/**
+ * Workspaces holding reservations pending for longer than `minAgeSeconds`, across every workspace:
+ * the definer function `weft_credit_pending_workspaces` tells only which, past RLS.
+ */
+export async function workspacesWithStaleReservations(m: EntityManager, minAgeSeconds: number): Promise<string[]> {
+  const rows = await queryRows<{ workspace_id: string }>(
+    m,
+    `SELECT weft_credit_pending_workspaces(make_interval(secs => $1)) AS workspace_id`,
+    [minAgeSeconds],
+  );
+  return rows.map((row) => row.workspace_id);
+}
+
+export interface CreditBalance {
+  tenant_id: string;
+  balance: number;
+  locked: boolean;
+}
+
+/** The tenant's current balance (tenants are not workspace-scoped; callers pass their principal's tenant). */
+export async function readCreditBalance(m: EntityManager, tenantId: string): Promise<CreditBalance> {
+  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
+  if (!tenant) throw new NotFoundError('Tenant not found');
+  return { tenant_id: tenant.id, balance: tenant.creditBalance, locked: tenant.locked };
+}

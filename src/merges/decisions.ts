@@ -1,0 +1,153 @@
+import type { EntityManager } from 'typeorm';
+import type { NodeRow } from '../graph/repository';
+import { NODE_COLUMNS, toNodeResponse } from '../graph/repository';
+import type { ImportanceSettings } from '../ontology-config/schemas';
+import { queryFirst } from '../platform/db/query';
+import { ConflictError, NotFoundError } from '../platform/errors';
+import { findCandidateResponse, lockCandidate, resolveCandidate, supersedeCandidatesOf } from './candidates-repository';
+import type { MergeCandidate } from './entities';
+import { MergeAction } from './entities';
+import { PairNotLiveError } from './errors';
+import { foldEdges, foldNodes, lockLivePair } from './merge-apply';
+import type { MergeAction as ActionResponse, MergeDecisionResponse, MergeSummary } from './schemas';
+
+// A decision on one candidate, in the caller's transaction (contract 3: "merge runs in the same
+// transaction"). Refusals are domain errors: NotFoundError (no such candidate in this workspace),
+// ConflictError (already resolved), PairNotLiveError (a node is gone).
+
+type ActionKind = MergeAction['action'];
+
+const toAction = (action: MergeAction): ActionResponse => ({
+  id: action.id,
+  candidate_id: action.candidateId,
+  action: action.action,
+  performed_by: action.performedBy,
+  notes: action.notes,
+  created_at: action.createdAt.toISOString(),
+});
+
+async function lockedCandidate(m: EntityManager, candidateId: string): Promise<MergeCandidate> {
+  const candidate = await lockCandidate(m, candidateId);
+  if (!candidate) throw new NotFoundError('Merge candidate not found');
+  return candidate;
+}
+
+async function candidateResponse(m: EntityManager, candidateId: string) {
+  const candidate = await findCandidateResponse(m, candidateId);
+  if (!candidate) throw new NotFoundError('Merge candidate not found');
+  return candidate;
+}
+
+function recordAction(
+  m: EntityManager,
+  input: {
+    candidate: MergeCandidate;
+    action: ActionKind;
+    performedBy: string | null;
+    notes: string | null;
+    details?: MergeAction['details'];
+  },
+): Promise<MergeAction> {
+  const actions = m.getRepository(MergeAction);
+  return actions.save(
+    actions.create({
+      workspaceId: input.candidate.workspaceId,
+      candidateId: input.candidate.id,
+      action: input.action,
+      survivorNodeId: input.candidate.survivorNodeId,
+      duplicateNodeId: input.candidate.duplicateNodeId,
+      performedBy: input.performedBy,
+      notes: input.notes,
+      details: input.details ?? {},
+    }),
+  );
+}
+
+async function summaryOf(m: EntityManager, candidate: MergeCandidate, action: MergeAction): Promise<MergeSummary> {
+  const survivor = await queryFirst<NodeRow>(m, `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1`, [
+    candidate.survivorNodeId,
+  ]);
+  if (!survivor) throw new NotFoundError('Survivor node not found');
+  return {
+    survivor: toNodeResponse(survivor),
+    duplicate_node_id: candidate.duplicateNodeId,
+    edges_repointed: action.details.edges_repointed ?? 0,
+    edges_removed: action.details.edges_removed ?? 0,
+    superseded_candidate_ids: action.details.superseded_candidate_ids ?? [],
+  };
+}
+
+async function responseOf(m: EntityManager, candidate: MergeCandidate, action: MergeAction) {
+  return {
+    candidate: await candidateResponse(m, candidate.id),
+    action: toAction(action),
+    merge: action.action === 'merged' ? await summaryOf(m, candidate, action) : null,
+  };
+}
+
+/**
+ * A candidate that is no longer pending. If it was resolved exactly as asked, by the same
+ * performer, this is a retried activity whose first attempt committed: answer as that attempt
+ * would have. Anything else is a conflict.
+ */
+async function replayOrConflict(
+  m: EntityManager,
+  candidate: MergeCandidate,
+  wanted: ActionKind,
+  performedBy: string | null,
+): Promise<MergeDecisionResponse> {
+  const action = await m.getRepository(MergeAction).findOneBy({ candidateId: candidate.id });
+  if (action?.action === wanted && action.performedBy === performedBy) return responseOf(m, candidate, action);
+  throw new ConflictError(`Merge candidate is already ${candidate.status}`);
+}
+
+export async function rejectCandidate(
+  m: EntityManager,
+  input: { candidateId: string; performedBy: string; notes: string | null },
+): Promise<MergeDecisionResponse> {
+  const candidate = await lockedCandidate(m, input.candidateId);
+  if (candidate.status !== 'pending') return replayOrConflict(m, candidate, 'rejected', input.performedBy);
+  await resolveCandidate(m, candidate.id, 'rejected');
+  const action = await recordAction(m, {
+    candidate,
+    action: 'rejected',
+    performedBy: input.performedBy,
+    notes: input.notes,
+  });
+  return responseOf(m, candidate, action);
+}
+
+/**
+ * The merge: both nodes locked and live (else PairNotLiveError), the duplicate's edges folded into
+ * the survivor and the duplicate into the survivor (merge-apply.ts), the candidate applied, every
+ * other pending candidate naming the duplicate superseded, and the action row written.
+ */
+export async function mergeCandidate(
+  m: EntityManager,
+  input: { candidateId: string; performedBy: string | null; notes: string | null; importance: ImportanceSettings },
+): Promise<MergeDecisionResponse> {
+  const candidate = await lockedCandidate(m, input.candidateId);
+  if (candidate.status !== 'pending') return replayOrConflict(m, candidate, 'merged', input.performedBy);
+
+  const { survivorNodeId: survivorId, duplicateNodeId: duplicateId, workspaceId } = candidate;
+  const pair = await lockLivePair(m, { survivorId, duplicateId });
+  if (!pair) throw new PairNotLiveError();
+
+  const edges = await foldEdges(m, { workspaceId, survivorId, duplicateId });
+  await foldNodes(m, { ...pair, importance: input.importance });
+  await resolveCandidate(m, candidate.id, 'applied');
+  const superseded = await supersedeCandidatesOf(m, {
+    workspaceId,
+    nodeId: duplicateId,
+    exceptCandidateId: candidate.id,
+  });
+
+  const action = await recordAction(m, {
+    candidate,
+    action: 'merged',
+    performedBy: input.performedBy,
+    notes: input.notes,
+    details: { edges_repointed: edges.repointed, edges_removed: edges.removed, superseded_candidate_ids: superseded },
+  });
+  return responseOf(m, candidate, action);
+}

@@ -1,0 +1,100 @@
+import type { EntityManager } from 'typeorm';
+import { queryFirst, queryRows } from '../db/query';
+import { OutboxEvent } from './entities';
+
+/** One undelivered event as handlers see it (the row's columns, as the handlers were written for). */
+export interface OutboxMessage {
+  id: string;
+  workspace_id: string;
+  event_type: string;
+  aggregate_id: string;
+  payload: Record<string, unknown>;
+}
+
+const outbox = (m: EntityManager) => m.getRepository(OutboxEvent);
+
+/** `delaySeconds` holds the event back (a request handed back to the outbox to arrive later). */
+export async function insertOutboxEvent(
+  m: EntityManager,
+  event: {
+    workspaceId: string;
+    eventType: string;
+    aggregateId: string;
+    payload?: Record<string, unknown>;
+    delaySeconds?: number;
+  },
+): Promise<void> {
+  const delay = Math.max(0, Math.floor(event.delaySeconds ?? 0));
+  await outbox(m).insert({
+    workspaceId: event.workspaceId,
+    eventType: event.eventType,
+    aggregateId: event.aggregateId,
+    payload: event.payload ?? {},
+    ...(delay > 0 ? { nextAttemptAt: () => `now() + make_interval(secs => ${delay})` } : {}),
+  });
+}
+
+/**
+ * The scope's events due for delivery, after `after` in id order (a pass walks the whole backlog
+ * once, so failing rows cannot hide the rows behind them). Raw SQL: ages on the database's clock.
+ * Ordered by the bigint column, not the text `id` the rows carry (which would sort '10' before '9').
+ */
+export const dueEvents = (m: EntityManager, input: { after: string; minAgeSeconds: number; limit: number }) =>
+  queryRows<OutboxMessage>(
+    m,
+    `SELECT id::text, workspace_id, event_type, aggregate_id, payload FROM outbox
+     WHERE dispatched_at IS NULL AND dead_lettered_at IS NULL AND id > $1::bigint
+       AND created_at <= now() - make_interval(secs => $2) AND next_attempt_at <= now()
+     ORDER BY outbox.id LIMIT $3`,
+    [input.after, input.minAgeSeconds, input.limit],
+  );
+
+export async function markDelivered(m: EntityManager, id: string): Promise<void> {
+  await outbox(m).update(id, { dispatchedAt: () => 'now()', attempts: () => 'attempts + 1', lastError: null });
+}
+
+/**
+ * Counts a failed attempt: the row waits `base × 2^attempts` seconds (at most `maxSeconds`) for its
+ * next one, or is dead-lettered once it has failed `maxAttempts` times. Raw SQL: the backoff and
+ * the dead-letter decision read the row's own count, atomically. Returns whether it is now dead.
+ */
+export async function markFailed(
+  m: EntityManager,
+  input: { id: string; error: string; maxAttempts: number; baseSeconds: number; maxSeconds: number },
+): Promise<boolean> {
+  const row = await queryFirst<{ dead: boolean }>(
+    m,
+    `UPDATE outbox SET attempts = attempts + 1, last_error = $2,
+       next_attempt_at = now() + make_interval(secs => LEAST($4 * power(2, attempts), $5)),
+       dead_lettered_at = CASE WHEN attempts + 1 >= $3 THEN now() END
+     WHERE id = $1::bigint RETURNING dead_lettered_at IS NOT NULL AS dead`,
+    [input.id, input.error.slice(0, 500), input.maxAttempts, input.baseSeconds, input.maxSeconds],
+  );
+  return row?.dead ?? false;
+}
+
+/**
+ * Workspaces with events due for delivery, across every workspace: the definer function
+ * `weft_outbox_pending_workspaces` tells only which workspaces, past RLS.
+ */
+export async function workspacesWithDueEvents(m: EntityManager, minAgeSeconds: number): Promise<string[]> {
+  const rows = await queryRows<{ workspace_id: string }>(
+    m,
+    `SELECT weft_outbox_pending_workspaces(make_interval(secs => $1)) AS workspace_id`,
+    [minAgeSeconds],
+  );
+  return rows.map((row) => row.workspace_id);
+}
+
+/** Deletes at most `limit` delivered rows older than the retention, in every workspace; returns how many. */
+export async function purgeDeliveredEvents(
+  m: EntityManager,
+  input: { retentionDays: number; limit: number },
+): Promise<number> {
+  const row = await queryFirst<{ purged: number }>(
+    m,
+    `SELECT weft_outbox_purge_delivered(make_interval(days => $1), $2) AS purged`,
+    [input.retentionDays, input.limit],
+  );
+  return row?.purged ?? 0;
+}
