@@ -1,3 +1,5 @@
+import type { SessionSweeper } from '../src/agents/sweeper';
+import type { KeyPurger } from '../src/capabilities/key-purge';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { MergeService } from '../src/merges/service';
@@ -5,6 +7,7 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import { createAgentActivities } from './agents';
 import { createEmbeddingActivities } from './embeddings';
 import type { GraphActivityDeps } from './graph';
 import { createGraphActivities } from './graph';
@@ -25,6 +28,8 @@ export interface ActivityDeps {
     embeddings: EmbeddingService;
     typeCatalog: GraphActivityDeps['typeCatalog'];
     importance: GraphActivityDeps['importance'];
+    sessionSweeper: SessionSweeper;
+    capabilityKeys: KeyPurger;
   };
 }
 
@@ -34,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMaintenanceActivities(deps),
     ...createPromptActivities({ prompts: deps.services.prompts }),
     ...createMergeActivities(deps),
+    ...createAgentActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({
       dataSource: deps.dataSource,

@@ -16,6 +16,8 @@ import { CreditSettlement1763780008400 } from './1763780008400-credit-settlement
 import { OutboxDeadLetters1763780008410 } from './1763780008410-outbox-dead-letters';
 import { EmbeddingBackfill1763780008420 } from './1763780008420-embedding-backfill';
 import { CredentialHardening1763780008500 } from './1763780008500-credential-hardening';
+import { Capabilities1763780008700 } from './1763780008700-capabilities';
+import { Agents1763780008710 } from './1763780008710-agents';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -37,4 +39,6 @@ export const migrations = [
   OutboxDeadLetters1763780008410,
   EmbeddingBackfill1763780008420,
   CredentialHardening1763780008500,
+  Capabilities1763780008700,
+  Agents1763780008710,
 ];

@@ -35,6 +35,19 @@ export const LIMITS = {
   },
   unscopedCapabilityRows: 200,
   idempotencyReplayHours: 24,
+  // Not in the contract: Stripe's bound on an Idempotency-Key (printable ASCII).
+  idempotencyKeyChars: 255,
+  // Not in the contract: bounds on what agents write, a cap on filtered (scoped) capability lists,
+  // and the failure-cluster listing.
+  agents: {
+    nameChars: 200,
+    metadataBytes: 16_384,
+    intentChars: 2000,
+    errorSignatureChars: 4000,
+    finding: { kindChars: 80, titleChars: 500, detailChars: 20_000 },
+    scopedRows: 1000,
+    clusters: { default: 20, max: 200, recentSessions: 5 },
+  },
   mcpMint: { requests: 60, windowSeconds: 60 },
   usageWindowDays: { default: 30, max: 90 },
   webhook: { bodyBytes: 2 * 1024 * 1024, idempotencyKeyChars: 200, timestampSkewSeconds: 300, retentionDays: 30 },

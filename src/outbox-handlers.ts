@@ -1,3 +1,4 @@
+import { startFailureClustering } from './agents/outbox-handler';
 import { enqueueEmbedding } from './embeddings/outbox-handler';
 import { EMBEDDING_REQUESTED_EVENT } from './embeddings/workflow';
 import { startPersonResolver } from './merges/outbox-handler';
@@ -15,4 +16,6 @@ export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, Outbox
   'node.updated': [enqueueEmbedding(temporal)],
   // A request the embedding queue handed back because it was full.
   [EMBEDDING_REQUESTED_EVENT]: [enqueueEmbedding(temporal)],
+  // An agent session ended failed with an error signature: cluster it (src/agents).
+  'agent.session_failed': [startFailureClustering(temporal)],
 });

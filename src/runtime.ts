@@ -1,8 +1,15 @@
 import type { DataSource } from 'typeorm';
+import type { SessionSweeper } from './agents/sweeper';
+import { createSessionSweeper } from './agents/sweeper';
 import type { ApiKeyService } from './api-keys/service';
 import { createApiKeyService } from './api-keys/service';
 import type { UsageRecorder } from './api-keys/usage-recorder';
 import { createUsageRecorder } from './api-keys/usage-recorder';
+import type { KeyPurger } from './capabilities/key-purge';
+import { createKeyPurger } from './capabilities/key-purge';
+import { allCapabilities } from './capabilities/registry';
+import type { CapabilityService } from './capabilities/service';
+import { createCapabilityService } from './capabilities/service';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
 import { embeddingQueue } from './embeddings/outbox-handler';
@@ -83,6 +90,12 @@ export interface Runtime {
     traversals: TraversalService;
     typeCatalog: TypeCatalogService;
     importance: ImportanceService;
+    /** The capability registry behind `/v1/cap/*`, runs' steps and the MCP server. */
+    capabilities: CapabilityService;
+    /** Expires agent sessions that missed their heartbeat (the sweeper schedule). */
+    sessionSweeper: SessionSweeper;
+    /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
+    capabilityKeys: KeyPurger;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -109,6 +122,39 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
+  const services: Omit<Runtime['services'], 'capabilities'> = {
+    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+    capabilityKeys: createKeyPurger({ uow }),
+    apiKeys: createApiKeyService({ uow, usage }),
+    mcpTokens: createMcpTokenService({ uow, jwt, config }),
+    ontologyConfig: createOntologyConfigService({ uow }),
+    prompts,
+    promptApi: createPromptApi({ uow, temporal, sealer, prompts, deadlineMs: config.PROMPT_DEADLINE_MS }),
+    promptStream: createPromptStream({ prompts, logger }),
+    promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
+    credits,
+    embeddings: createEmbeddingService({ uow, provider: embeddings, logger, enqueue: embeddingQueue(temporal) }),
+    search: createSearchService({ uow, embeddings, credits }),
+    merges: createMergeService({ uow, temporal }),
+    nodes: createNodeService({ uow, read, outbox }),
+    edges: createEdgeService({ uow, read }),
+    traversals: createTraversalService({ uow }),
+    typeCatalog: createTypeCatalogService({ uow }),
+    importance: createImportanceService({ uow }),
+  };
+  const capabilities = createCapabilityService({
+    uow,
+    logger,
+    credits,
+    tools: allCapabilities({
+      uow,
+      outbox,
+      sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
+      prompts,
+      search: services.search,
+    }),
+  });
+
   return {
     config,
     logger,
@@ -119,24 +165,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     authenticator: createAuthenticator({ dataSource, jwt, usage }),
     temporal,
     outbox,
-    services: {
-      apiKeys: createApiKeyService({ uow, usage }),
-      mcpTokens: createMcpTokenService({ uow, jwt, config }),
-      ontologyConfig: createOntologyConfigService({ uow }),
-      prompts,
-      promptApi: createPromptApi({ uow, temporal, sealer, prompts, deadlineMs: config.PROMPT_DEADLINE_MS }),
-      promptStream: createPromptStream({ prompts, logger }),
-      promptReconciler: createPromptReconciler({ dataSource, uow, temporal, prompts, logger }),
-      credits,
-      embeddings: createEmbeddingService({ uow, provider: embeddings, logger, enqueue: embeddingQueue(temporal) }),
-      search: createSearchService({ uow, embeddings, credits }),
-      merges: createMergeService({ uow, temporal }),
-      nodes: createNodeService({ uow, read, outbox }),
-      edges: createEdgeService({ uow, read }),
-      traversals: createTraversalService({ uow }),
-      typeCatalog: createTypeCatalogService({ uow }),
-      importance: createImportanceService({ uow }),
-    },
+    services: { ...services, capabilities },
     embeddings,
     async close() {
       await usage.stop();

@@ -11,6 +11,7 @@ import type { PoolRole } from '../src/platform/db/data-source';
 import { createAppDataSource } from '../src/platform/db/data-source';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
+import { terminateTaskQueue } from './helpers/leftovers';
 import { freePort } from './helpers/ports';
 import { bootStack, getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -370,6 +371,9 @@ describe('database deadlines and pools', () => {
       child.kill('SIGINT');
       await exited;
       await deleteMaintenanceSchedules(runtime.temporal.client, taskQueue);
+      // A schedule may have fired while the child ran (the session sweeper runs every 30 s); its
+      // run has no worker left to finish it.
+      await terminateTaskQueue(runtime.temporal.client, taskQueue);
     }
   });
 });

@@ -59,7 +59,7 @@ describe('Temporal plumbing', () => {
     }
   });
 
-  it('schedules every safety net: outbox sweep, prompt and credit reconciles, embedding backfill, catalog, decay', () => {
+  it('schedules every safety net: outbox sweep, reconciles, backfill, catalog, decay, session sweep, key purge', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
@@ -67,6 +67,8 @@ describe('Temporal plumbing', () => {
       'importance-decay',
       'credits-reconcile',
       'embedding-backfill',
+      'agent-session-sweep',
+      'capability-key-purge',
     ]);
   });
 

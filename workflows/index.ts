@@ -1,5 +1,6 @@
 // The worker's workflow bundle: every workflow type Weft runs. Deterministic code only.
 
+export * from './agents';
 export * from './embeddings';
 export * from './graph-maintenance';
 export * from './maintenance';

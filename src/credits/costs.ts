@@ -19,6 +19,15 @@ export type CreditKind = keyof typeof CREDIT_COSTS;
 
 export const CREDIT_KINDS = Object.keys(CREDIT_COSTS) as CreditKind[];
 
+/**
+ * What each capability (`/v1/cap/<tool>`) charges, by credit kind; a tool not listed is free
+ * (every `agent.*` and `billing.*` tool).
+ */
+export const CAPABILITY_CREDIT_KINDS: Readonly<Record<string, CreditKind>> = {
+  'ontology.ask': 'ontology.prompt.query',
+  'ontology.search': 'ontology.search.hybrid',
+};
+
 /** Ledger kinds that are not charges: an operator's grant is a tenant-level positive row. */
 export const CREDIT_GRANT_KIND = 'credits.grant';
 

@@ -1,5 +1,7 @@
 import type { Client, ScheduleOptions } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { agentSessionSweepWorkflow } from '../agents/workflow';
+import { capabilityKeyPurgeWorkflow } from '../capabilities/workflow';
 import { creditsReconcileWorkflow } from '../credits/workflow';
 import { embeddingBackfillWorkflow } from '../embeddings/workflow';
 import type { WorkflowContract } from '../platform/temporal/contract';
@@ -49,6 +51,21 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     workflow: importanceDecayWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '1 day', offset: '2 hours' }] },
+  },
+  {
+    name: 'agent-session-sweep',
+    description:
+      'Every 30 s: expires agent sessions whose last heartbeat is older than AGENT_SESSION_TTL_SECONDS and abandons their claims.',
+    workflow: agentSessionSweepWorkflow,
+    args: [{}],
+    spec: { intervals: [{ every: '30 seconds' }] },
+  },
+  {
+    name: 'capability-key-purge',
+    description: 'Hourly: deletes capability Idempotency-Keys older than the 24-hour replay window.',
+    workflow: capabilityKeyPurgeWorkflow,
+    args: [{}],
+    spec: { intervals: [{ every: '1 hour' }] },
   },
   {
     name: 'credits-reconcile',

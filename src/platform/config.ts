@@ -136,6 +136,9 @@ export const EnvSchema = z.object({
   /** Key-usage counters are batched in memory and flushed this often. */
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   REQUEST_LOGGING: booleanFlag.default(true),
+
+  /** An agent session whose last heartbeat is older than this is expired by the sweeper (its claims abandoned). */
+  AGENT_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

@@ -56,6 +56,9 @@ export function mergeCandidates(
   return merged;
 }
 
+/** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
+export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
+
 /**
  * Search (contract 4.1). Each call is charged through `credits.chargeFor`: the charge (and the
  * workspace's search settings) in one short transaction, 402 before any model call; the query is
@@ -66,89 +69,103 @@ export function mergeCandidates(
 export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; credits: CreditService }) {
   const { uow, embeddings, credits } = deps;
 
-  const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
-
   async function embedQuery(q: string): Promise<number[]> {
     const [vector] = await embeddings.embed([q]);
     if (!vector) throw new UpstreamError(embeddings.name, 'invalid_response');
     return vector;
   }
 
+  /**
+   * The hybrid search itself, once `charge` paid for it (rules 1–5, the workspace settings read in
+   * the charge's transaction); it confirms the charge with its reads.
+   */
+  async function hybrid(
+    principal: Principal,
+    request: HybridSearchRequest,
+    { receipt, prepared: settings, confirm }: Charge<SearchSettings>,
+  ): Promise<HybridSearchResponse> {
+    const mode = request.mode ?? settings.retrieval_mode;
+    const topK = request.top_k ?? settings.default_top_k;
+    const types = request.filters?.type ?? [];
+    const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
+    const { vector, structural } = await uow(scopeOf(principal), async (m) => {
+      let vector: VectorCandidate[] = [];
+      if (embedding) {
+        await enableIterativeIndexScan(m, topK);
+        vector = await vectorCandidates(m, {
+          workspaceId: principal.workspaceId,
+          embedding,
+          topK,
+          types,
+          minSimilarity: settings.min_similarity_threshold,
+        });
+      }
+      const structural =
+        mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+      // What follows is scoring in memory: the charge stands once these reads commit.
+      await confirm(m);
+      return { vector, structural };
+    });
+
+    const weights = weightsFor(mode, settings);
+    const results = [...mergeCandidates(vector, structural).values()]
+      .map((candidate) => {
+        const { score, importance_multiplier } = combinedScore(
+          candidate.vector_score,
+          candidate.structural_score,
+          candidate.row.importance_score,
+          weights,
+        );
+        return { candidate, score, importance_multiplier };
+      })
+      .sort(
+        (a, b) =>
+          b.score - a.score ||
+          (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
+          (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
+      )
+      .slice(0, topK)
+      .map(({ candidate, score, importance_multiplier }) => ({
+        node: toNodeResponse(candidate.row),
+        score,
+        components: {
+          vector_score: candidate.vector_score,
+          structural_score: candidate.structural_score,
+          importance_multiplier,
+          similarity: candidate.similarity,
+        },
+      }));
+
+    return {
+      results,
+      mode,
+      query_plan: {
+        mode,
+        top_k: topK,
+        filters: { type: types },
+        vector_weight: weights.vectorWeight,
+        structural_weight: weights.structuralWeight,
+        importance_ranking: weights.importanceRanking,
+        result_count: results.length,
+        min_similarity_threshold: settings.min_similarity_threshold,
+        candidates: { vector: vector.length, structural: structural.length },
+      },
+      credit_receipt: receipt,
+    };
+  }
+
   return {
     /** POST /v1/ontology/search: vector, structural or hybrid, per rules 1–5 and the workspace settings. */
-    async search(principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> {
-      const search = async ({ receipt, prepared: settings, confirm }: Charge<SearchSettings>) => {
-        const mode = request.mode ?? settings.retrieval_mode;
-        const topK = request.top_k ?? settings.default_top_k;
-        const types = request.filters?.type ?? [];
-        const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
-        const { vector, structural } = await uow(scopeOf(principal), async (m) => {
-          let vector: VectorCandidate[] = [];
-          if (embedding) {
-            await enableIterativeIndexScan(m, topK);
-            vector = await vectorCandidates(m, {
-              workspaceId: principal.workspaceId,
-              embedding,
-              topK,
-              types,
-              minSimilarity: settings.min_similarity_threshold,
-            });
-          }
-          const structural =
-            mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
-          // What follows is scoring in memory: the charge stands once these reads commit.
-          await confirm(m);
-          return { vector, structural };
-        });
+    search: (principal: Principal, request: HybridSearchRequest): Promise<HybridSearchResponse> =>
+      credits.chargeFor(principal, 'ontology.search.hybrid', (charge) => hybrid(principal, request, charge), {
+        prepare: searchSettings,
+      }),
 
-        const weights = weightsFor(mode, settings);
-        const results = [...mergeCandidates(vector, structural).values()]
-          .map((candidate) => {
-            const { score, importance_multiplier } = combinedScore(
-              candidate.vector_score,
-              candidate.structural_score,
-              candidate.row.importance_score,
-              weights,
-            );
-            return { candidate, score, importance_multiplier };
-          })
-          .sort(
-            (a, b) =>
-              b.score - a.score ||
-              (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
-              (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
-          )
-          .slice(0, topK)
-          .map(({ candidate, score, importance_multiplier }) => ({
-            node: toNodeResponse(candidate.row),
-            score,
-            components: {
-              vector_score: candidate.vector_score,
-              structural_score: candidate.structural_score,
-              importance_multiplier,
-              similarity: candidate.similarity,
-            },
-          }));
-
-        return {
-          results,
-          mode,
-          query_plan: {
-            mode,
-            top_k: topK,
-            filters: { type: types },
-            vector_weight: weights.vectorWeight,
-            structural_weight: weights.structuralWeight,
-            importance_ranking: weights.importanceRanking,
-            result_count: results.length,
-            min_similarity_threshold: settings.min_similarity_threshold,
-            candidates: { vector: vector.length, structural: structural.length },
-          },
-          credit_receipt: receipt,
-        };
-      };
-      return credits.chargeFor(principal, 'ontology.search.hybrid', search, { prepare: searchSettings });
-    },
+    /**
+     * The same search for a caller that charged `ontology.search.hybrid` itself through
+     * `credits.chargeFor` with `searchSettings` as its `prepare` (the capability layer).
+     */
+    searchPrepaid: hybrid,
 
     /**
      * POST /v1/ontology/nodes/search: semantic (cosine, above the workspace's similarity

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import * as agents from '../../src/agents/workflow';
+import * as capabilities from '../../src/capabilities/workflow';
 import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
 import * as maintenance from '../../src/maintenance/workflows';
@@ -29,13 +31,25 @@ const conformance: Record<string, true> = {
     typeof embeddings.embeddingQueueWorkflow,
     typeof implementations.embeddingQueueWorkflow
   >,
+  clustering: true satisfies Conforms<
+    typeof agents.failureClusterWorkflow,
+    typeof implementations.failureClusterWorkflow
+  >,
+  sweeper: true satisfies Conforms<
+    typeof agents.agentSessionSweepWorkflow,
+    typeof implementations.agentSessionSweepWorkflow
+  >,
+  keyPurge: true satisfies Conforms<
+    typeof capabilities.capabilityKeyPurgeWorkflow,
+    typeof implementations.capabilityKeyPurgeWorkflow
+  >,
 };
 
 const isContract = (value: unknown): value is WorkflowContract<any, unknown> =>
   Boolean(value && typeof value === 'object' && 'type' in value && 'id' in value);
 
 // Every contract module; a feature with workflows adds its `workflow.ts` here.
-const contracts = [prompt, merges, embeddings, credits, maintenance].flatMap((module) =>
+const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance].flatMap((module) =>
   Object.values(module).filter(isContract),
 );
 
@@ -55,7 +69,8 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       merges.personResolverWorkflow.id({ nodeId: 'n1', workspaceId: 'w1' }),
       merges.mergeCandidateWorkflow.id({ candidateId: 'm1', workspaceId: 'w1' }),
       embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
+      agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
     ];
-    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1']);
+    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1', 'failure-cluster-s1']);
   });
 });

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
+import { capabilityRoutes } from '../../capabilities/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
@@ -33,6 +34,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
     ...temporalCodecRoutes(runtime.temporal.codec),
+    ...capabilityRoutes(runtime.services.capabilities),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

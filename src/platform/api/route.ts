@@ -25,6 +25,12 @@ export interface RouteInput<P, Q, B, Auth> {
 /** How a caller proves who it is; each kind is one security scheme of the OpenAPI document. */
 export type CredentialKind = 'api_key' | 'user_jwt' | 'mcp_token' | 'webhook_signature';
 
+/** A response header as the OpenAPI document states it. */
+export interface ResponseHeader {
+  description: string;
+  schema: { type: 'string'; enum?: readonly string[] };
+}
+
 /** A documented outcome besides success: what it means, and its body when that is not `{detail}`. */
 export type RouteOutcome = string | { description: string; body: z.ZodType };
 
@@ -67,6 +73,8 @@ interface RouteFields<
   body?: B;
   status?: number;
   response?: R;
+  /** Headers of the success response besides the trace headers (documentation only). */
+  responseHeaders?: Record<string, ResponseHeader>;
   /** The success body's media types when it is not JSON (documentation only). */
   produces?: string | readonly string[];
   /**

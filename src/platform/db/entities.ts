@@ -1,4 +1,6 @@
+import { AgentClaim, AgentFailureCluster, AgentSession } from '../../agents/entities';
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
+import { CapabilityIdempotencyKey } from '../../capabilities/entities';
 import { CreditLedgerEntry } from '../../credits/entities';
 import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
@@ -29,4 +31,8 @@ export const entities = [
   WorkspaceSettings,
   PromptRun,
   PromptWrite,
+  CapabilityIdempotencyKey,
+  AgentSession,
+  AgentClaim,
+  AgentFailureCluster,
 ];

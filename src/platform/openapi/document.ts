@@ -127,7 +127,7 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   const produces = typeof route.produces === 'string' ? [route.produces] : (route.produces ?? []);
   responses[status] = {
     description: route.summary,
-    headers: TRACE_HEADERS,
+    headers: { ...TRACE_HEADERS, ...(route.responseHeaders ?? {}) },
     ...(route.response ? { content: json(route.response) } : {}),
     ...(produces.length ? { content: Object.fromEntries(produces.map((type) => [type, { schema: z.string() }])) } : {}),
   };

@@ -1,3 +1,5 @@
+import { allCapabilities } from '../../capabilities/registry';
+import { createCapabilityService } from '../../capabilities/service';
 import type { Runtime } from '../../runtime';
 import { allRoutes } from '../api/app';
 import { loadConfig } from '../config';
@@ -15,7 +17,23 @@ function documentationRuntime(): Runtime {
     },
   });
   const config = loadConfig({});
-  return new Proxy({} as Runtime, { get: (_target, key) => (key === 'config' ? config : unusable) });
+  // The capability routes are generated from the registry's declarations, which do no I/O either.
+  const capabilities = createCapabilityService({
+    uow: unusable as never,
+    logger: unusable as never,
+    credits: unusable as never,
+    tools: allCapabilities({
+      uow: unusable as never,
+      outbox: unusable as never,
+      sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
+      prompts: unusable as never,
+      search: unusable as never,
+    }),
+  });
+  const services = new Proxy({}, { get: (_target, key) => (key === 'capabilities' ? capabilities : unusable) });
+  return new Proxy({} as Runtime, {
+    get: (_target, key) => (key === 'config' ? config : key === 'services' ? services : unusable),
+  });
 }
 
 /** The OpenAPI document of every route, built without a database, Temporal or a listening server. */

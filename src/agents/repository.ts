@@ -1,0 +1,262 @@
+import type { EntityManager, FindOptionsWhere } from 'typeorm';
+import { queryFirst, queryRows } from '../platform/db/query';
+import type { SessionOutcome, SessionStatus } from './entities';
+import { AgentClaim, AgentFailureCluster, AgentSession } from './entities';
+
+/** The agent feature's SQL. Every function runs inside the caller's unit of work (RLS applies). */
+
+// ---- sessions ----
+
+export const insertSession = (
+  m: EntityManager,
+  row: { workspaceId: string; userId: string; name: string | null; metadata: Record<string, unknown> },
+): Promise<AgentSession> => m.getRepository(AgentSession).save(m.getRepository(AgentSession).create(row));
+
+export const findSession = (m: EntityManager, sessionId: string): Promise<AgentSession | null> =>
+  m.getRepository(AgentSession).findOneBy({ id: sessionId });
+
+/**
+ * Reads the session and holds a share lock on it until the transaction ends, so that it cannot
+ * end or expire while a claim is being made for it.
+ */
+export const findSessionForClaim = (m: EntityManager, sessionId: string): Promise<AgentSession | null> =>
+  m
+    .getRepository(AgentSession)
+    .createQueryBuilder('s')
+    .where('s.id = :sessionId', { sessionId })
+    .setLock('pessimistic_read')
+    .getOne();
+
+export interface SessionState {
+  id: string;
+  status: SessionStatus;
+  outcome: SessionOutcome | null;
+  last_heartbeat_at: Date;
+  ended_at: Date | null;
+}
+
+/** Stamps the heartbeat of an active session; undefined when it is not active (a conditional update). */
+export const stampHeartbeat = (m: EntityManager, sessionId: string): Promise<SessionState | undefined> =>
+  queryFirst<SessionState>(
+    m,
+    `UPDATE agent_sessions SET last_heartbeat_at = now() WHERE id = $1 AND status = 'active'
+     RETURNING id, status, outcome, last_heartbeat_at, ended_at`,
+    [sessionId],
+  );
+
+/** Ends an active session; undefined when it was no longer active (a conditional update). */
+export const markSessionEnded = (
+  m: EntityManager,
+  input: { sessionId: string; outcome: SessionOutcome; errorSignature: string | null },
+): Promise<SessionState | undefined> =>
+  queryFirst<SessionState>(
+    m,
+    `UPDATE agent_sessions SET status = 'ended', outcome = $2, error_signature = $3, ended_at = now()
+     WHERE id = $1 AND status = 'active'
+     RETURNING id, status, outcome, last_heartbeat_at, ended_at`,
+    [input.sessionId, input.outcome, input.errorSignature],
+  );
+
+/** Expires the transaction workspace's sessions whose last heartbeat is older than `ttlSeconds`. */
+export async function expireStaleSessions(m: EntityManager, ttlSeconds: number): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE agent_sessions SET status = 'expired', ended_at = now()
+     WHERE status = 'active' AND last_heartbeat_at < now() - make_interval(secs => $1)
+     RETURNING id`,
+    [ttlSeconds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Workspaces with an overdue session, across all of them (a definer function that returns only ids). */
+export async function staleSessionWorkspaces(m: EntityManager, ttlSeconds: number): Promise<string[]> {
+  const rows = await queryRows<{ workspace_id: string }>(
+    m,
+    `SELECT weft_stale_session_workspaces(make_interval(secs => $1)) AS workspace_id`,
+    [ttlSeconds],
+  );
+  return rows.map((row) => row.workspace_id);
+}
+
+// ---- claims ----
+
+/**
+ * Serialises claim-making within one workspace until the transaction ends: the conflict check and
+ * the insert that follows it see every claim committed before, so two overlapping claims cannot
+ * both pass (a check-then-insert race would let them). Transaction-level, so never leaked.
+ */
+export async function lockWorkspaceClaims(m: EntityManager, workspaceId: string): Promise<void> {
+  await queryRows(m, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`agent-claims:${workspaceId}`]);
+}
+
+export interface ConflictingClaim {
+  claim_id: string;
+  session_id: string;
+  user_id: string;
+  target_node_id: string;
+  /** Where the holder's node sits relative to the requested one. */
+  relation: 'same' | 'ancestor' | 'descendant';
+}
+
+/**
+ * Another session's active claim on the target, on any of its ancestors or on any of its
+ * descendants through CONTAINS edges (type compared case-insensitively). A descendant's claim is
+ * found by walking up from each held claim instead of down from the target: the number of active
+ * claims and the depth are small, a subtree can be huge. A recursive CTE (the query builder cannot
+ * say it); UNION over (origin, node) pairs stops at a cycle.
+ */
+export const findConflictingClaim = (
+  m: EntityManager,
+  input: { targetNodeId: string; sessionId: string },
+): Promise<ConflictingClaim | undefined> =>
+  queryFirst<ConflictingClaim>(
+    m,
+    `WITH RECURSIVE held AS (
+       SELECT id, session_id, user_id, target_node_id FROM agent_claims
+       WHERE status = 'active' AND session_id <> $2
+     ), up(origin, node_id) AS (
+       SELECT $1::uuid, $1::uuid
+       UNION SELECT target_node_id, target_node_id FROM held
+       UNION
+       SELECT up.origin, e.source_node_id FROM up
+       JOIN edges e ON e.target_node_id = up.node_id AND NOT e.is_deleted AND lower(e.type) = 'contains'
+     )
+     SELECT h.id AS claim_id, h.session_id, h.user_id, h.target_node_id,
+            CASE WHEN h.target_node_id = $1 THEN 'same' WHEN up.origin = $1 THEN 'ancestor' ELSE 'descendant' END
+              AS relation
+     FROM held h JOIN up ON (up.origin = $1 AND up.node_id = h.target_node_id)
+                         OR (up.origin = h.target_node_id AND up.node_id = $1)
+     ORDER BY (h.target_node_id = $1) DESC, h.id
+     LIMIT 1`,
+    [input.targetNodeId, input.sessionId],
+  );
+
+export const findActiveClaimOf = (m: EntityManager, sessionId: string, targetNodeId: string) =>
+  m.getRepository(AgentClaim).findOneBy({ sessionId, targetNodeId, status: 'active' });
+
+export const findClaim = (m: EntityManager, claimId: string): Promise<AgentClaim | null> =>
+  m.getRepository(AgentClaim).findOneBy({ id: claimId });
+
+export const saveClaim = (m: EntityManager, claim: Partial<AgentClaim>): Promise<AgentClaim> =>
+  m.getRepository(AgentClaim).save(m.getRepository(AgentClaim).create(claim));
+
+/** Releases an active claim; undefined when it was not active any more (a conditional update). */
+export const markClaimReleased = (m: EntityManager, claimId: string) =>
+  queryFirst<{ id: string }>(
+    m,
+    `UPDATE agent_claims SET status = 'released', closed_at = now(), updated_at = now()
+     WHERE id = $1 AND status = 'active' RETURNING id`,
+    [claimId],
+  );
+
+/** Abandons every active claim of these sessions and returns how many it abandoned. */
+export async function abandonClaimsOf(m: EntityManager, sessionIds: readonly string[]): Promise<number> {
+  if (sessionIds.length === 0) return 0;
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE agent_claims SET status = 'abandoned', closed_at = now(), updated_at = now()
+     WHERE session_id = ANY($1::uuid[]) AND status = 'active' RETURNING id`,
+    [sessionIds],
+  );
+  return rows.length;
+}
+
+/** Active claims, newest first, optionally of one session and/or one target; at most `limit` rows. */
+export function listActiveClaims(
+  m: EntityManager,
+  filters: { sessionId?: string; targetNodeId?: string },
+  limit: number,
+): Promise<AgentClaim[]> {
+  const where: FindOptionsWhere<AgentClaim> = { status: 'active' };
+  if (filters.sessionId) where.sessionId = filters.sessionId;
+  if (filters.targetNodeId) where.targetNodeId = filters.targetNodeId;
+  return m.getRepository(AgentClaim).find({ where, order: { createdAt: 'DESC', id: 'ASC' }, take: limit });
+}
+
+// ---- nodes the agent tools point at ----
+
+/** A live node of the transaction's workspace (nodes have no entity: the graph feature reads them with SQL). */
+export const findLiveNode = (m: EntityManager, nodeId: string) =>
+  queryFirst<{ id: string; type: string }>(m, `SELECT id, type FROM nodes WHERE id = $1 AND NOT is_deleted`, [nodeId]);
+
+// ---- findings ----
+
+export interface FindingSqlRow {
+  finding_id: string;
+  target_node_id: string;
+  properties: Record<string, unknown>;
+  created_at: Date;
+}
+
+/**
+ * `agent.finding` nodes with their live FINDING_OF edge, newest first. Raw SQL: the findings are
+ * graph nodes, which have no entity.
+ */
+export const listFindings = (
+  m: EntityManager,
+  filters: { targetNodeId?: string; severity?: string },
+  limit: number,
+): Promise<FindingSqlRow[]> =>
+  queryRows<FindingSqlRow>(
+    m,
+    `SELECT n.id AS finding_id, e.target_node_id, n.properties, n.created_at
+     FROM nodes n
+     JOIN edges e ON e.source_node_id = n.id AND e.type = 'FINDING_OF' AND NOT e.is_deleted
+     WHERE n.type = 'agent.finding' AND NOT n.is_deleted
+       AND ($1::uuid IS NULL OR e.target_node_id = $1)
+       AND ($2::text IS NULL OR n.properties ->> 'severity' = $2)
+     ORDER BY n.created_at DESC, n.id DESC
+     LIMIT $3`,
+    [filters.targetNodeId ?? null, filters.severity ?? null, limit],
+  );
+
+// ---- failure clusters ----
+
+/**
+ * Marks a failed session as counted and returns its signature and when it failed; undefined when it
+ * was counted before (or is not a failed session with a signature), so a redelivered event counts once.
+ */
+export const takeFailedSessionForClustering = (m: EntityManager, sessionId: string) =>
+  queryFirst<{ error_signature: string; ended_at: Date }>(
+    m,
+    `UPDATE agent_sessions SET clustered_at = now()
+     WHERE id = $1 AND clustered_at IS NULL AND outcome = 'failed' AND error_signature IS NOT NULL
+     RETURNING error_signature, ended_at`,
+    [sessionId],
+  );
+
+/**
+ * Adds one failed session to its cluster, creating the cluster on first sight (an upsert; raw SQL
+ * for ON CONFLICT and the ordered array).
+ */
+export async function addToCluster(
+  m: EntityManager,
+  input: {
+    workspaceId: string;
+    signatureHash: string;
+    signature: string;
+    sessionId: string;
+    failedAt: Date;
+    keep: number;
+  },
+): Promise<void> {
+  await queryRows(
+    m,
+    `INSERT INTO agent_failure_clusters AS c
+       (workspace_id, signature_hash, signature, count, first_seen, last_seen, recent_session_ids)
+     VALUES ($1, $2, $3, 1, $5, $5, ARRAY[$4::uuid])
+     ON CONFLICT (workspace_id, signature_hash) DO UPDATE SET
+       count = c.count + 1,
+       first_seen = LEAST(c.first_seen, EXCLUDED.first_seen),
+       last_seen = GREATEST(c.last_seen, EXCLUDED.last_seen),
+       -- Newest failure first, whatever order the clustering workflows ran in.
+       recent_session_ids = ARRAY(
+         SELECT s.id FROM agent_sessions s WHERE s.id = ANY (c.recent_session_ids || $4::uuid)
+         ORDER BY s.ended_at DESC, s.id LIMIT $6)`,
+    [input.workspaceId, input.signatureHash, input.signature, input.sessionId, input.failedAt, input.keep],
+  );
+}
+
+export const listClusters = (m: EntityManager, limit: number): Promise<AgentFailureCluster[]> =>
+  m.getRepository(AgentFailureCluster).find({ order: { count: 'DESC', lastSeen: 'DESC', id: 'ASC' }, take: limit });

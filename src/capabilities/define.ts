@@ -1,0 +1,81 @@
+import type { EntityManager } from 'typeorm';
+import type { z } from 'zod';
+import type { CreditReceipt } from '../credits/repository';
+import type { Principal } from '../platform/auth/principal';
+
+/** Contract 4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
+export type CapabilityAccess = 'read' | 'write';
+
+/** What a handler knows about the call it serves, whichever door it came through. */
+export interface CapabilityCall {
+  principal: Principal;
+  /** The caller's Idempotency-Key, or the one the server generated. */
+  idempotencyKey: string;
+  /** The request's correlation id (X-Correlation-Id over HTTP), for audit rows. */
+  correlationId: string;
+  /** When the call arrived (epoch ms), for audit durations. */
+  startedAtMs: number;
+  /** The reservation made before the handler ran; null for a free tool. */
+  receipt: CreditReceipt | null;
+}
+
+/** A write handler runs inside the call's transaction: its effect and the idempotency row commit together. */
+export interface WriteCall extends CapabilityCall {
+  m: EntityManager;
+  /** Runs once the transaction has committed (e.g. kicking the outbox); never after a rollback. */
+  afterCommit(hook: () => void): void;
+}
+
+/** A read handler runs outside the layer's transactions; a paid one may confirm its charge in its own. */
+export interface ReadCall<P> extends CapabilityCall {
+  prepared: P | undefined;
+  /**
+   * Confirms the charge inside the handler's last transaction (`credits.chargeFor`), when nothing
+   * after it can fail; otherwise the layer confirms once the handler returns. A no-op for free tools.
+   */
+  confirm(m: EntityManager): Promise<void>;
+}
+
+interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
+  /** `<area>.<verb>`, the path segment of `POST /v1/cap/<name>`. */
+  name: string;
+  description: string;
+  input: I;
+  output: O;
+  /** A valid input, for the OpenAPI document (checked against `input` at start-up). */
+  example: z.input<I>;
+  /** The tool's own outcomes besides success (403, 404, 409 …), for the OpenAPI document. */
+  errors?: Partial<Record<number, string>>;
+}
+
+/**
+ * A read tool: caches nothing and runs outside any transaction of the layer (it may call a model).
+ * Its price, if any, is in `src/credits/costs.ts`; the layer charges through `credits.chargeFor`
+ * before `handler` runs, confirms when it succeeds and refunds when it fails.
+ */
+export interface ReadCapability<I extends z.ZodType, O extends z.ZodType, P = undefined> extends CapabilityBase<I, O> {
+  access: 'read';
+  /** Runs in the charge's transaction (paid tools only), so reading settings costs no second one. */
+  prepare?(m: EntityManager): Promise<P>;
+  handler(call: ReadCall<P>, input: z.output<I>): Promise<z.input<O>>;
+  /** After a failure (a 402 included) and its refund: for audit rows. Its own errors are logged, not thrown. */
+  onFailure?(call: CapabilityCall, input: z.output<I>, error: unknown): Promise<void>;
+}
+
+/** A write tool: idempotent by key; it must do its work through `call.m` and nothing outside it. */
+export interface WriteCapability<I extends z.ZodType, O extends z.ZodType> extends CapabilityBase<I, O> {
+  access: 'write';
+  handler(call: WriteCall, input: z.output<I>): Promise<z.input<O>>;
+}
+
+export type Capability<I extends z.ZodType, O extends z.ZodType, P = undefined> =
+  | ReadCapability<I, O, P>
+  | WriteCapability<I, O>;
+
+// The registry holds tools of many shapes; it only needs this erased view.
+export type AnyCapability = ReadCapability<any, any, any> | WriteCapability<any, any>;
+
+/** Declares a tool; the identity function exists to infer the handler's types from the schemas. */
+export const defineCapability = <I extends z.ZodType, O extends z.ZodType, P = undefined>(
+  capability: Capability<I, O, P>,
+): Capability<I, O, P> => capability;

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { z } from 'zod';
+import type { CreditKind } from '../credits/costs';
+import { CAPABILITY_CREDIT_KINDS, creditCost } from '../credits/costs';
+import type { CreditReceipt } from '../credits/repository';
+import { reserveCredits } from '../credits/repository';
+import type { CreditService } from '../credits/service';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
+import { IdempotencyKey, requestHash } from './idempotency';
+import type { StoredKey } from './repository';
+import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
+import type { CapabilityDescription, Envelope } from './schemas';
+
+export interface InvokeOptions {
+  /** The caller's Idempotency-Key; validated here (422), generated when absent. */
+  idempotencyKey?: string;
+  correlationId?: string;
+}
+
+export interface InvokeOutcome {
+  envelope: Envelope;
+  /** True when a write tool's stored envelope answered and nothing ran. */
+  replayed: boolean;
+}
+
+export const scopeFor = (capability: AnyCapability): ScopeName =>
+  capability.access === 'read' ? 'capabilities:read' : 'capabilities:write';
+
+export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
+  CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+
+/** `loc` of a 422 for this door: the body over HTTP, the step input in a run. */
+function parseInput(capability: AnyCapability, raw: unknown): unknown {
+  const parsed = (capability.input as z.ZodType).safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedError(
+    parsed.error.issues.map((issue) => ({
+      loc: ['body', ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
+      msg: issue.message,
+      type: issue.code,
+    })),
+  );
+}
+
+function parseKey(supplied: string | undefined): string {
+  if (supplied === undefined) return randomUUID();
+  const parsed = IdempotencyKey.safeParse(supplied);
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedError([
+    { loc: ['header', 'Idempotency-Key'], msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' },
+  ]);
+}
+
+/** A result that does not match its tool's output schema is Weft's bug: a 500, never stored. */
+function shapeOutput(capability: AnyCapability, result: unknown): unknown {
+  const shaped = (capability.output as z.ZodType).safeParse(result);
+  if (shaped.success) return shaped.data;
+  throw new InternalError(`output of ${capability.name} does not match its schema: ${shaped.error.message}`);
+}
+
+/**
+ * The capability layer: one registry, one way to call a tool whichever door the call comes through
+ * (`POST /v1/cap/<tool>`, a run's step, the MCP server). It checks the scope, validates the input,
+ * charges before any work (402), refunds on failure, and makes write tools idempotent by key.
+ * A read tool is charged through `credits.chargeFor` (pending until it succeeds, refunded when it
+ * fails, and by the credits-reconcile pass when the process dies in between); a write tool's
+ * charge is part of its transaction, so a rollback takes it back with everything else.
+ */
+export function createCapabilityService(deps: {
+  uow: UnitOfWork;
+  logger: Logger;
+  credits: Pick<CreditService, 'chargeFor'>;
+  tools: readonly AnyCapability[];
+}) {
+  const { uow, logger, credits } = deps;
+  const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
+  if (byName.size !== deps.tools.length) throw new Error('two capabilities share a name');
+
+  const reserve = (m: EntityManager, principal: Principal, kind: CreditKind) =>
+    reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
+  const free = async () => {};
+
+  async function invokeRead(
+    capability: ReadCapability<any, any, any>,
+    call: CapabilityCall,
+    input: unknown,
+  ): Promise<InvokeOutcome> {
+    const kind = creditKindOf(capability);
+    let receipt: CreditReceipt | null = null;
+    const run = async (readCall: ReadCall<unknown>): Promise<InvokeOutcome> => {
+      const result = shapeOutput(capability, await capability.handler(readCall, input));
+      return {
+        envelope: { result, credits_charged: readCall.receipt?.amount ?? 0, idempotency_key: call.idempotencyKey },
+        replayed: false,
+      };
+    };
+    try {
+      if (!kind) return await run({ ...call, prepared: undefined, confirm: free });
+      return await credits.chargeFor(
+        call.principal,
+        kind,
+        (charge) => {
+          receipt = charge.receipt;
+          return run({ ...call, receipt: charge.receipt, prepared: charge.prepared, confirm: charge.confirm });
+        },
+        { prepare: async (m) => capability.prepare?.(m) },
+      );
+    } catch (error) {
+      // chargeFor has refunded the charge by now (or left it to the reconcile pass).
+      await capability
+        .onFailure?.({ ...call, receipt }, input, error)
+        .catch((auditError) => logger.error({ err: auditError, tool: capability.name }, 'capability audit failed'));
+      throw error;
+    }
+  }
+
+  /**
+   * One transaction: replay a stored envelope (409 `idempotency_key_reused` for another tool or
+   * body); else take the key (409 `idempotency_key_in_use` while another call holds it), charge, run
+   * the handler and store the envelope. A failure rolls all of it back: nothing stored, nothing charged.
+   */
+  async function invokeWrite(
+    capability: WriteCapability<any, any>,
+    call: CapabilityCall,
+    input: unknown,
+    raw: unknown,
+  ): Promise<InvokeOutcome> {
+    const { principal, idempotencyKey: key } = call;
+    const hash = requestHash(raw ?? {});
+    const hooks: (() => void)[] = [];
+    const replay = (stored: StoredKey): InvokeOutcome => {
+      if (stored.tool !== capability.name || stored.request_hash !== hash) {
+        throw new ConflictError({
+          error: 'idempotency_key_reused',
+          message: 'This Idempotency-Key was used with another tool or request body',
+        });
+      }
+      return { envelope: stored.envelope as Envelope, replayed: true };
+    };
+    const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+      // A finished key replays without the lock, so concurrent retries of a finished call all replay.
+      const finished = await findKey(m, key);
+      if (finished && !finished.expired) return replay(finished);
+      if (!(await tryLockKey(m, principal.workspaceId, key))) {
+        throw new ConflictError({
+          error: 'idempotency_key_in_use',
+          message: 'A request with this Idempotency-Key is still running; retry once it has finished',
+        });
+      }
+      // Looked up again under the lock: the holder may have committed since the first look.
+      const stored = await findKey(m, key);
+      if (stored && !stored.expired) return replay(stored);
+      if (stored) await deleteKey(m, principal.workspaceId, key);
+
+      const kind = creditKindOf(capability);
+      const receipt = kind ? await reserve(m, principal, kind) : null;
+      const result = shapeOutput(
+        capability,
+        await capability.handler({ ...call, receipt, m, afterCommit: (hook) => hooks.push(hook) }, input),
+      );
+      const envelope: Envelope = { result, credits_charged: receipt?.amount ?? 0, idempotency_key: key };
+      await storeKey(m, {
+        workspaceId: principal.workspaceId,
+        idempotencyKey: key,
+        tool: capability.name,
+        requestHash: hash,
+        envelope: { ...envelope },
+        userId: principal.userId,
+      });
+      return { envelope, replayed: false };
+    });
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (error) {
+        logger.warn({ err: error, tool: capability.name }, 'capability after-commit hook failed');
+      }
+    }
+    return outcome;
+  }
+
+  const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
+    const kind = creditKindOf(tool);
+    return {
+      name: tool.name,
+      tag: `capabilities:${tool.access}`,
+      description: tool.description,
+      cost: kind ? creditCost(kind) : 0,
+      credit_kind: kind,
+      idempotent: tool.access === 'write',
+      input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
+      output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+    };
+  });
+
+  return {
+    tools: deps.tools,
+
+    /** Name, tag, cost and JSON Schemas of every tool (GET /v1/cap, the MCP tool list). */
+    describe: (): readonly CapabilityDescription[] => descriptions,
+
+    /**
+     * Calls a tool for `principal`: 404 for an unknown tool, 403 without its scope, 422 for a bad
+     * input or key, 402 before any work when credits are short.
+     */
+    async invoke(
+      principal: Principal,
+      name: string,
+      raw: unknown,
+      options: InvokeOptions = {},
+    ): Promise<InvokeOutcome> {
+      const capability = byName.get(name);
+      if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
+      const scope = scopeFor(capability);
+      if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);
+      const input = parseInput(capability, raw);
+      const call: CapabilityCall = {
+        principal,
+        idempotencyKey: parseKey(options.idempotencyKey),
+        correlationId: options.correlationId ?? randomUUID(),
+        startedAtMs: Date.now(),
+        receipt: null,
+      };
+      return capability.access === 'read'
+        ? invokeRead(capability, call, input)
+        : invokeWrite(capability, call, input, raw);
+    },
+  };
+}
+
+export type CapabilityService = ReturnType<typeof createCapabilityService>;
