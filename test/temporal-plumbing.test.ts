@@ -59,7 +59,7 @@ describe('Temporal plumbing', () => {
     }
   });
 
-  it('schedules every safety net: outbox sweep, prompt and credit reconciles, embedding backfill, catalog, decay', () => {
+  it('schedules every safety net: outbox sweep, prompt/credit reconciles, embedding backfill, catalog, decay', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
