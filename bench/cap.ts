@@ -125,7 +125,8 @@ export async function run(args: string[]): Promise<void> {
     const batch = names.slice(offset, offset + 500);
     await owner.query(
       `INSERT INTO nodes (workspace_id, type, name, importance_score, embedding)
-       SELECT $1, 'concept', n.name, 0.5, n.embedding::vector FROM unnest($2::text[], $3::text[]) AS n(name, embedding)`,
+       SELECT $1, 'concept', n.name, 0.5, n.embedding::vector
+       FROM unnest($2::text[], $3::text[]) AS n(name, embedding)`,
       [searcher.workspace_id, batch, batch.map((name) => `[${localEmbedding(name).join(',')}]`)],
     );
   }
@@ -136,7 +137,8 @@ export async function run(args: string[]): Promise<void> {
   while ((branching ** depth - 1) / (branching - 1) < treeSize) branching++;
   const tree: { id: string; i: number }[] = await owner.query(
     `INSERT INTO nodes (workspace_id, type, name)
-     SELECT $1, CASE WHEN i = 0 THEN 'code.repository' ELSE 'code.module' END, 'tree/' || i FROM generate_series(0, $2 - 1) i
+     SELECT $1, CASE WHEN i = 0 THEN 'code.repository' ELSE 'code.module' END, 'tree/' || i
+     FROM generate_series(0, $2 - 1) i
      RETURNING id, (substring(name FROM 6))::int AS i`,
     [claimer.workspace_id, treeSize],
   );
@@ -160,7 +162,8 @@ export async function run(args: string[]): Promise<void> {
   // Claim targets from the lower levels, as agents claim files and functions, not the repository.
   const targets = tree.filter((row) => levelOf(row.i) >= Math.max(2, deepest - 2)).map((row) => row.id);
   console.error(
-    `[bench] loaded ${searchNodes} search nodes and a ${treeSize}-node tree (${deepest + 1} levels, branching ${branching}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `[bench] loaded ${searchNodes} search nodes and a ${treeSize}-node tree ` +
+      `(${deepest + 1} levels, branching ${branching}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
 
   const server = createApp(runtime).listen(0, '127.0.0.1');
@@ -265,7 +268,8 @@ export async function run(args: string[]): Promise<void> {
       const anchor = await measure(op.anchorName, op.anchor, { concurrency, durationMs: seconds * 1000 });
       rows.push({ subject, anchor });
       console.error(
-        `[bench] ${op.name} c=${concurrency}: p50 ${subject.p50.toFixed(2)} p95 ${subject.p95.toFixed(2)} ms | anchor p50 ${anchor.p50.toFixed(2)} p95 ${anchor.p95.toFixed(2)} ms`,
+        `[bench] ${op.name} c=${concurrency}: p50 ${subject.p50.toFixed(2)} p95 ${subject.p95.toFixed(2)} ms | ` +
+          `anchor p50 ${anchor.p50.toFixed(2)} p95 ${anchor.p95.toFixed(2)} ms`,
       );
     }
   }
@@ -277,20 +281,30 @@ export async function run(args: string[]): Promise<void> {
   const replay1 = row('idempotent replay (agent.start_session)', 1);
   const claim4 = row('claim_work + release_claim', 4);
   console.log(
-    `\nData: ${searchNodes} embedded nodes for search; a CONTAINS tree of ${treeSize} nodes, ${deepest + 1} levels (branching ${branching}), claims on levels ${Math.max(2, deepest - 2)}–${deepest} (${targets.length} nodes); ${seconds} s per point.\n`,
+    `\nData: ${searchNodes} embedded nodes for search; a CONTAINS tree of ${treeSize} nodes, ` +
+      `${deepest + 1} levels (branching ${branching}), claims on levels ${Math.max(2, deepest - 2)}–${deepest} ` +
+      `(${targets.length} nodes); ${seconds} s per point.\n`,
   );
   console.log(markdownTable(rows));
   console.log('\n| goal | result |\n|---|---|');
   const overhead = (r: typeof search1) => r.subject.p50 - r.anchor.p50;
   const met = (ok: boolean) => (ok ? 'met' : '**missed**');
   console.log(
-    `| ontology.search via /v1/cap: p50 overhead ≤ 1 ms | ${met(searchPaired.medianDifference <= 1)}: median per-request difference ${searchPaired.medianDifference.toFixed(2)} ms over ${searchPaired.pairs} alternating pairs (p50 ${searchPaired.subjectP50.toFixed(2)} vs ${searchPaired.anchorP50.toFixed(2)} ms); back-to-back runs above: ${overhead(search1).toFixed(2)} ms at 1 client, ${overhead(search4).toFixed(2)} ms at 4 |`,
+    `| ontology.search via /v1/cap: p50 overhead ≤ 1 ms | ${met(searchPaired.medianDifference <= 1)}: ` +
+      `median per-request difference ${searchPaired.medianDifference.toFixed(2)} ms over ${searchPaired.pairs} ` +
+      `alternating pairs (p50 ${searchPaired.subjectP50.toFixed(2)} vs ${searchPaired.anchorP50.toFixed(2)} ms); ` +
+      `back-to-back runs above: ${overhead(search1).toFixed(2)} ms at 1 client, ` +
+      `${overhead(search4).toFixed(2)} ms at 4 |`,
   );
   console.log(
-    `| idempotent replay vs a bare authenticated GET | p50 ${replayPaired.subjectP50.toFixed(2)} vs ${replayPaired.anchorP50.toFixed(2)} ms (median difference ${replayPaired.medianDifference.toFixed(2)} ms, ${replayPaired.pairs} alternating pairs); back-to-back at 1 client: ×${(replay1.subject.p50 / replay1.anchor.p50).toFixed(2)} |`,
+    `| idempotent replay vs a bare authenticated GET | p50 ${replayPaired.subjectP50.toFixed(2)} vs ` +
+      `${replayPaired.anchorP50.toFixed(2)} ms (median difference ${replayPaired.medianDifference.toFixed(2)} ms, ` +
+      `${replayPaired.pairs} alternating pairs); back-to-back at 1 client: ` +
+      `×${(replay1.subject.p50 / replay1.anchor.p50).toFixed(2)} |`,
   );
   console.log(
-    `| claim_work + release_claim at 4 clients: p95 ≤ 10 ms | ${claim4.subject.p95 <= 10 ? 'met' : '**missed**'}: p95 ${claim4.subject.p95.toFixed(2)} ms (two heartbeats: ${claim4.anchor.p95.toFixed(2)} ms) |`,
+    `| claim_work + release_claim at 4 clients: p95 ≤ 10 ms | ${claim4.subject.p95 <= 10 ? 'met' : '**missed**'}: ` +
+      `p95 ${claim4.subject.p95.toFixed(2)} ms (two heartbeats: ${claim4.anchor.p95.toFixed(2)} ms) |`,
   );
   console.log(
     `\n${claims} claims made; 409 answers over the whole run: ${JSON.stringify(Object.fromEntries(conflicts))}.`,

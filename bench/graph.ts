@@ -154,7 +154,8 @@ export async function run(args: string[]): Promise<void> {
       anchorName: 'same SQL via pg',
       anchor: (i) =>
         sql(
-          `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND n.type = $1 ORDER BY n.created_at, n.id LIMIT 50 OFFSET 0`,
+          `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND n.type = $1 ORDER BY n.created_at, n.id
+           LIMIT 50 OFFSET 0`,
           [pick(types, i)],
         ),
     },
@@ -228,7 +229,8 @@ export async function run(args: string[]): Promise<void> {
       const anchor = await measure(op.anchorName, op.anchor, { concurrency, durationMs: seconds * 1000 });
       rows.push({ subject, anchor });
       console.error(
-        `[bench] ${op.name} c=${concurrency}: ${subject.rps.toFixed(0)} req/s p95 ${subject.p95.toFixed(2)} ms | anchor ${anchor.rps.toFixed(0)} req/s p95 ${anchor.p95.toFixed(2)} ms`,
+        `[bench] ${op.name} c=${concurrency}: ${subject.rps.toFixed(0)} req/s p95 ${subject.p95.toFixed(2)} ms | ` +
+          `anchor ${anchor.rps.toFixed(0)} req/s p95 ${anchor.p95.toFixed(2)} ms`,
       );
     }
   }
@@ -236,7 +238,8 @@ export async function run(args: string[]): Promise<void> {
   const random = rows.find((r) => r.subject.name === 'neighborhood hops=2 (random)' && r.subject.concurrency === 1)!;
   const hub = rows.find((r) => r.subject.name === 'neighborhood hops=2 (top-10 hubs)' && r.subject.concurrency === 1)!;
   console.log(
-    `\nData: ${nodeCount} nodes, ${counts!.edges} live edges; top hub degree ${hubs[0]?.degree}; ${seconds} s per point, 2-core machine.\n`,
+    `\nData: ${nodeCount} nodes, ${counts!.edges} live edges; top hub degree ${hubs[0]?.degree}; ` +
+      `${seconds} s per point, 2-core machine.\n`,
   );
   console.log(markdownTable(rows));
   console.log(
@@ -247,7 +250,8 @@ export async function run(args: string[]): Promise<void> {
   );
   console.log(`- hub p99 / random p99 (hops=2, 1 client): ${(hub.subject.p99 / random.subject.p99).toFixed(2)}`);
   console.log(
-    `- graph_stats cold (first call after start): HTTP ${statsColdMs.toFixed(0)} ms; its SQL through pg, first call: ${statsSqlColdMs.toFixed(0)} ms`,
+    `- graph_stats cold (first call after start): HTTP ${statsColdMs.toFixed(0)} ms; ` +
+      `its SQL through pg, first call: ${statsSqlColdMs.toFixed(0)} ms`,
   );
 
   await new Promise<void>((resolve) => api.server.close(() => resolve()));

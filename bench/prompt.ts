@@ -143,7 +143,8 @@ export async function run(args: string[]): Promise<void> {
       rows.push({ subject, anchor: three });
       if (intent === 'query') {
         extra.push(
-          `| ${concurrency} | ${subject.p50.toFixed(1)} | ${direct.p50.toFixed(1)} | ${(subject.p50 - direct.p50).toFixed(1)} | ` +
+          `| ${concurrency} | ${subject.p50.toFixed(1)} | ${direct.p50.toFixed(1)} | ` +
+            `${(subject.p50 - direct.p50).toFixed(1)} | ` +
             `${(subject.p50 / three.p50).toFixed(2)} | ${(subject.rps / empty.rps).toFixed(2)} |`,
         );
       }
@@ -153,7 +154,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(`\n## Prompt pipeline (local provider), ${seconds} s per point\n`);
   console.log(markdownTable(rows));
   console.log(
-    '\n| clients | query via HTTP p50 ms | via client p50 ms | API overhead ms | latency ÷ 3-activity anchor | req/s ÷ empty-workflow anchor |',
+    '\n| clients | query via HTTP p50 ms | via client p50 ms | API overhead ms | ' +
+      'latency ÷ 3-activity anchor | req/s ÷ empty-workflow anchor |',
   );
   console.log('|---|---|---|---|---|---|');
   for (const line of extra) console.log(line);

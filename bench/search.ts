@@ -103,9 +103,11 @@ async function main(args: string[]) {
         `INSERT INTO nodes (workspace_id, type, name, importance_score, last_touch_at, embedding)
          SELECT $1, 'type_' || (g % ${TYPES}), 'node ' || g || ' ' || (g % ${CLUSTERS}), random(),
                 now() - random() * interval '60 days',
-                l2_normalize((SELECT array_agg(x + (random() - 0.5) * ${NOISE} ORDER BY o) FROM unnest(c.v::real[]) WITH ORDINALITY u(x, o))::vector)
+                l2_normalize((SELECT array_agg(x + (random() - 0.5) * ${NOISE} ORDER BY o) FROM unnest(c.v::real[])
+                  WITH ORDINALITY u(x, o))::vector)
          FROM generate_series($2::int, $3::int) g
-         JOIN (SELECT ordinality - 1 AS i, v FROM unnest($4::text[]) WITH ORDINALITY AS t(v, ordinality)) c ON c.i = g % ${CLUSTERS}`,
+         JOIN (SELECT ordinality - 1 AS i, v FROM unnest($4::text[]) WITH ORDINALITY AS t(v, ordinality)) c
+           ON c.i = g % ${CLUSTERS}`,
         [workspaceId, start, Math.min(count, start + 10_000) - 1, centres.map((text) => `{${text.slice(1, -1)}}`)],
       );
     }
@@ -127,7 +129,8 @@ async function main(args: string[]) {
   for (const t of [big, small]) {
     await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
       m.query(
-        `INSERT INTO workspace_settings (workspace_id, search) VALUES ($1, '{}') ON CONFLICT (workspace_id) DO UPDATE SET search = '{}'`,
+        `INSERT INTO workspace_settings (workspace_id, search) VALUES ($1, '{}')
+         ON CONFLICT (workspace_id) DO UPDATE SET search = '{}'`,
         [t.workspace_id],
       ),
     );
@@ -137,7 +140,8 @@ async function main(args: string[]) {
   let toastExists = (await owner.query(`SELECT to_regclass('bench_toast.nodes') AS t`))[0].t;
   if (toastExists) {
     const [{ copy, source }] = await owner.query(
-      `SELECT (SELECT count(*) FROM bench_toast.nodes) AS copy, (SELECT count(*) FROM public.nodes WHERE workspace_id = $1) AS source`,
+      `SELECT (SELECT count(*) FROM bench_toast.nodes) AS copy,
+              (SELECT count(*) FROM public.nodes WHERE workspace_id = $1) AS source`,
       [big.workspace_id],
     );
     if (copy !== source) {
@@ -151,8 +155,12 @@ async function main(args: string[]) {
     await owner.query(`CREATE TABLE bench_toast.nodes (LIKE public.nodes INCLUDING DEFAULTS)`);
     await owner.query(`ALTER TABLE bench_toast.nodes ALTER COLUMN embedding SET STORAGE EXTERNAL`);
     await owner.query(
-      `INSERT INTO bench_toast.nodes (id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at)
-      SELECT id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at FROM public.nodes WHERE workspace_id = $1`,
+      `INSERT INTO bench_toast.nodes (id, workspace_id, type, name, properties, importance_score, base_salience,
+       reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted,
+       deleted_at)
+      SELECT id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id,
+        embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at FROM public.nodes
+        WHERE workspace_id = $1`,
       [big.workspace_id],
     );
     await owner.query(`SET maintenance_work_mem = '1GB'`);
@@ -199,7 +207,8 @@ async function main(args: string[]) {
         const m = asManager(client);
         await client.query('BEGIN');
         await client.query(
-          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`,
+          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true),
+           set_config('app.key_hash', '', true)`,
           [t.workspace_id],
         );
         const receipt = await reserveCredits(m, {
@@ -215,7 +224,8 @@ async function main(args: string[]) {
         const embedding = localEmbedding(queries[i % queries.length]!);
         await client.query('BEGIN');
         await client.query(
-          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true), set_config('app.key_hash', '', true)`,
+          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true),
+           set_config('app.key_hash', '', true)`,
           [t.workspace_id],
         );
         await enableIterativeIndexScan(m, topK);
@@ -257,7 +267,10 @@ async function main(args: string[]) {
       rows.push({ subject, anchor });
       if (concurrency === 4) {
         goals.push(
-          `| ${c.label} | ${(subject.rps / anchor.rps).toFixed(2)} ${subject.rps >= 0.6 * anchor.rps ? '✓' : '✗'} | ${subject.p95.toFixed(2)} vs ${(anchor.p95 + 3).toFixed(2)} ${subject.p95 <= anchor.p95 + 3 ? '✓' : '✗'} | ${subject.p95.toFixed(2)} ${subject.p95 <= 10 ? '✓' : '✗'} |`,
+          `| ${c.label} | ${(subject.rps / anchor.rps).toFixed(2)} ${subject.rps >= 0.6 * anchor.rps ? '✓' : '✗'} | ` +
+            `${subject.p95.toFixed(2)} vs ${(anchor.p95 + 3).toFixed(2)} ` +
+            `${subject.p95 <= anchor.p95 + 3 ? '✓' : '✗'} | ` +
+            `${subject.p95.toFixed(2)} ${subject.p95 <= 10 ? '✓' : '✗'} |`,
         );
       }
     }
@@ -285,7 +298,8 @@ async function main(args: string[]) {
           minSimilarity: 0,
         });
         const exact: { id: string; d: number }[] = await m.query(
-          `SELECT id, embedding <=> $1::vector AS d FROM nodes WHERE workspace_id = $2 AND NOT is_deleted AND embedding IS NOT NULL
+          `SELECT id, embedding <=> $1::vector AS d FROM nodes WHERE workspace_id = $2 AND NOT is_deleted
+           AND embedding IS NOT NULL
              ${c.types.length ? 'AND type = ANY($4::text[])' : ''} ORDER BY (embedding <=> $1::vector) + 0 LIMIT $3`,
           [`[${embedding.join(',')}]`, c.t.workspace_id, c.topK, ...(c.types.length ? [c.types] : [])],
         );
@@ -394,16 +408,22 @@ async function main(args: string[]) {
   // ---- report ----
   const [{ version }] = await owner.query(`SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'`);
   const counts = await owner.query(
-    `SELECT (SELECT count(*) FROM nodes) AS total, (SELECT count(*) FROM nodes WHERE workspace_id = $1) AS big, (SELECT count(*) FROM nodes WHERE workspace_id = $2) AS small`,
+    `SELECT (SELECT count(*) FROM nodes) AS total,
+            (SELECT count(*) FROM nodes WHERE workspace_id = $1) AS big,
+            (SELECT count(*) FROM nodes WHERE workspace_id = $2) AS small`,
     [big.workspace_id, small.workspace_id],
   );
   log(`## Search benchmark (\`npm run bench -- search\`)`);
   log();
   log(
-    `${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ${TYPES} types (\`filters.type\` = one type, 10%); pgvector ${version}; ${seconds} s per row; HTTP client and server in one Node process on 2 cores.`,
+    `${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ` +
+      `${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ` +
+      `${TYPES} types (\`filters.type\` = one type, 10%); pgvector ${version}; ${seconds} s per row; ` +
+      'HTTP client and server in one Node process on 2 cores.',
   );
   log(
-    `"SQL" is the same statements a request runs (charge + settings transaction, then the search transaction with iterative HNSW scan) through \`pg\`, without HTTP, auth and TypeORM.`,
+    '"SQL" is the same statements a request runs (charge + settings transaction, then the search transaction ' +
+      'with iterative HNSW scan) through `pg`, without HTTP, auth and TypeORM.',
   );
   log();
   log(markdownTable(rows));
@@ -415,7 +435,8 @@ async function main(args: string[]) {
   for (const goal of goals) log(goal);
   log();
   log(
-    `Recall@k of the vector search (HNSW, iterative scan, ef_search = max(100, 4k)) against exact search, 30 queries each:`,
+    'Recall@k of the vector search (HNSW, iterative scan, ef_search = max(100, 4k)) against exact search, ' +
+      '30 queries each:',
   );
   log();
   log(`| case | recall@k | queries with fewer than k rows |`);
@@ -432,7 +453,10 @@ async function main(args: string[]) {
   );
   log();
   log(
-    `Embedding pipeline (outbox → signal-with-start → embedding queue workflow → charge, local provider, write), ${EMBED_NODES} nodes created in transactions of 200: ${(EMBED_NODES / embedSeconds).toFixed(0)} nodes/s end to end (${embedSeconds.toFixed(1)} s, creation took ${((created - t0) / 1000).toFixed(1)} s of it). The local provider alone embeds ${(localOnly.rps * 64).toFixed(0)} names/s.`,
+    'Embedding pipeline (outbox → signal-with-start → embedding queue workflow → charge, local provider, write), ' +
+      `${EMBED_NODES} nodes created in transactions of 200: ${(EMBED_NODES / embedSeconds).toFixed(0)} nodes/s ` +
+      `end to end (${embedSeconds.toFixed(1)} s, creation took ${((created - t0) / 1000).toFixed(1)} s of it). ` +
+      `The local provider alone embeds ${(localOnly.rps * 64).toFixed(0)} names/s.`,
   );
 
   const { writeFileSync } = await import('node:fs');

@@ -144,7 +144,8 @@ CREATE TABLE credit_ledger (
   idempotency_key text,
   created_at timestamptz NOT NULL DEFAULT now()
 );
-CREATE UNIQUE INDEX credit_ledger_idempotency_idx ON credit_ledger (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+CREATE UNIQUE INDEX credit_ledger_idempotency_idx ON credit_ledger (workspace_id, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
 -- At most one refund per reservation.
 CREATE UNIQUE INDEX credit_ledger_one_refund_idx ON credit_ledger (linked_event_id) WHERE amount > 0;
 CREATE INDEX credit_ledger_tenant_idx ON credit_ledger (tenant_id, created_at);

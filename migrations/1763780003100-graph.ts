@@ -50,8 +50,10 @@ CREATE INDEX nodes_workspace_connection_idx ON nodes (workspace_id, connection_i
 
 DROP INDEX edges_source_idx;
 DROP INDEX edges_target_idx;
-CREATE INDEX edges_source_idx ON edges (workspace_id, source_node_id) INCLUDE (target_node_id, id, type) WHERE NOT is_deleted;
-CREATE INDEX edges_target_idx ON edges (workspace_id, target_node_id) INCLUDE (source_node_id, id, type) WHERE NOT is_deleted;
+CREATE INDEX edges_source_idx ON edges (workspace_id, source_node_id) INCLUDE (target_node_id, id, type)
+  WHERE NOT is_deleted;
+CREATE INDEX edges_target_idx ON edges (workspace_id, target_node_id) INCLUDE (source_node_id, id, type)
+  WHERE NOT is_deleted;
 CREATE INDEX edges_workspace_created_idx ON edges (workspace_id, created_at, id) WHERE NOT is_deleted;
 
 -- Degree counters, kept by statement-level triggers so that every writer of edges (API, prompt
@@ -123,7 +125,8 @@ DROP TRIGGER IF EXISTS edges_degree_delete ON edges;
 DROP FUNCTION IF EXISTS weft_edges_degree_on_insert(), weft_edges_degree_on_update(), weft_edges_degree_on_delete();
 DROP FUNCTION IF EXISTS weft_graph_expand(uuid[], int, int);
 DROP INDEX IF EXISTS nodes_workspace_degree_idx, nodes_name_trgm_idx, nodes_workspace_lower_name_idx,
-  nodes_workspace_created_idx, nodes_workspace_connection_idx, edges_workspace_created_idx, edges_source_idx, edges_target_idx;
+  nodes_workspace_created_idx, nodes_workspace_connection_idx, edges_workspace_created_idx,
+  edges_source_idx, edges_target_idx;
 ALTER TABLE nodes DROP COLUMN IF EXISTS out_degree, DROP COLUMN IF EXISTS in_degree;
 CREATE INDEX edges_source_idx ON edges (workspace_id, source_node_id) WHERE NOT is_deleted;
 CREATE INDEX edges_target_idx ON edges (workspace_id, target_node_id) WHERE NOT is_deleted;

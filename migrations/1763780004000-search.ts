@@ -13,7 +13,8 @@ export class Search1763780004000 implements MigrationInterface {
     await q.query(`
 CREATE INDEX nodes_workspace_recency_idx ON nodes (workspace_id, last_touch_at DESC) WHERE NOT is_deleted;
 CREATE INDEX nodes_workspace_type_recency_idx ON nodes (workspace_id, type, last_touch_at DESC) WHERE NOT is_deleted;
-CREATE INDEX nodes_workspace_type_importance_idx ON nodes (workspace_id, type, importance_score DESC) WHERE NOT is_deleted;
+CREATE INDEX nodes_workspace_type_importance_idx ON nodes (workspace_id, type, importance_score DESC)
+  WHERE NOT is_deleted;
 -- Nodes still waiting for a vector: the backfill pass finds them without scanning the workspace.
 CREATE INDEX nodes_unembedded_idx ON nodes (workspace_id, created_at) WHERE embedding IS NULL AND NOT is_deleted;
 `);

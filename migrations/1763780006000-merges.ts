@@ -58,9 +58,12 @@ CREATE TABLE merge_candidates (
 -- One candidate per unordered pair per workspace, for good: a rejected pair is never proposed again.
 CREATE UNIQUE INDEX merge_candidates_pair_idx ON merge_candidates
   (workspace_id, LEAST(survivor_node_id, duplicate_node_id), GREATEST(survivor_node_id, duplicate_node_id));
-CREATE INDEX merge_candidates_pending_idx ON merge_candidates (workspace_id, created_at DESC, id DESC) WHERE status = 'pending';
-CREATE INDEX merge_candidates_survivor_idx ON merge_candidates (workspace_id, survivor_node_id) WHERE status = 'pending';
-CREATE INDEX merge_candidates_duplicate_idx ON merge_candidates (workspace_id, duplicate_node_id) WHERE status = 'pending';
+CREATE INDEX merge_candidates_pending_idx ON merge_candidates (workspace_id, created_at DESC, id DESC)
+  WHERE status = 'pending';
+CREATE INDEX merge_candidates_survivor_idx ON merge_candidates (workspace_id, survivor_node_id)
+  WHERE status = 'pending';
+CREATE INDEX merge_candidates_duplicate_idx ON merge_candidates (workspace_id, duplicate_node_id)
+  WHERE status = 'pending';
 
 CREATE TABLE merge_actions (
   id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -16,7 +16,8 @@ BEGIN
   DROP TABLE IF EXISTS pg_temp.weft_cc;
   CREATE TEMP TABLE weft_cc ON COMMIT DROP AS
     SELECT x.id, uuid_hash_extended(x.id, 0) AS h, min(x.l) AS l FROM (
-      SELECT e.source_node_id AS id, least(uuid_hash_extended(e.source_node_id, 0), uuid_hash_extended(e.target_node_id, 0)) AS l
+      SELECT e.source_node_id AS id,
+        least(uuid_hash_extended(e.source_node_id, 0), uuid_hash_extended(e.target_node_id, 0)) AS l
         FROM edges e WHERE NOT e.is_deleted
       UNION ALL
       SELECT e.target_node_id, least(uuid_hash_extended(e.source_node_id, 0), uuid_hash_extended(e.target_node_id, 0))

@@ -37,7 +37,8 @@ REVOKE ALL ON FUNCTION weft_name_matches(text, text, text, int, boolean) FROM PU
 `);
     // The app role is the only caller; it learns nothing its own policy would hide.
     const [{ app }] = await q.query(`SELECT string_agg(quote_ident(grantee), ',') AS app FROM (
-      SELECT DISTINCT grantee FROM information_schema.role_table_grants WHERE table_name = 'nodes' AND privilege_type = 'SELECT'
+      SELECT DISTINCT grantee FROM information_schema.role_table_grants WHERE table_name = 'nodes'
+        AND privilege_type = 'SELECT'
         AND grantee <> current_user) g`);
     if (app) await q.query(`GRANT EXECUTE ON FUNCTION weft_name_matches(text, text, text, int, boolean) TO ${app}`);
   }

@@ -16,7 +16,8 @@ ALTER TABLE credit_ledger ADD COLUMN settlement text CHECK (settlement IN ('pend
 CREATE INDEX credit_ledger_pending_idx ON credit_ledger (workspace_id, created_at) WHERE settlement = 'pending';
 CREATE FUNCTION weft_credit_pending_workspaces(min_age interval) RETURNS SETOF uuid
   LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public
-  AS $$ SELECT DISTINCT workspace_id FROM credit_ledger WHERE settlement = 'pending' AND created_at <= now() - min_age $$;
+  AS $$ SELECT DISTINCT workspace_id FROM credit_ledger
+        WHERE settlement = 'pending' AND created_at <= now() - min_age $$;
 REVOKE ALL ON FUNCTION weft_credit_pending_workspaces(interval) FROM PUBLIC;
 `);
     await grantToAppRole(q, 'weft_credit_pending_workspaces(interval)');
@@ -34,7 +35,8 @@ ALTER TABLE credit_ledger DROP COLUMN IF EXISTS settlement;
 /** The app role (whoever besides the owner reads `nodes`) is a definer function's only caller. */
 export async function grantToAppRole(q: QueryRunner, signature: string): Promise<void> {
   const [{ app }] = await q.query(`SELECT string_agg(quote_ident(grantee), ',') AS app FROM (
-    SELECT DISTINCT grantee FROM information_schema.role_table_grants WHERE table_name = 'nodes' AND privilege_type = 'SELECT'
+    SELECT DISTINCT grantee FROM information_schema.role_table_grants WHERE table_name = 'nodes'
+      AND privilege_type = 'SELECT'
       AND grantee <> current_user) g`);
   if (app) await q.query(`GRANT EXECUTE ON FUNCTION ${signature} TO ${app}`);
 }

@@ -7,7 +7,8 @@ import type { TemporalHandle } from './platform/temporal/connection';
 
 /**
  * Which workflows each committed event starts. Every handler derives its workflow id from the
- * event, so redelivery is harmless. Features register their handlers here (the composition root wires the relay with this map).
+ * event, so redelivery is harmless. Features register their handlers here (the composition root
+ * wires the relay with this map).
  */
 export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, OutboxHandler[]> => ({
   // Person-type nodes only; the handler filters by type.

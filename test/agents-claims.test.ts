@@ -214,7 +214,8 @@ describe('agent claims: agent.claim_work, agent.release_claim, agent.list_active
     const s = await session(c);
     const owner = getStack().ownerDataSource;
     const nodes: { id: string }[] = await owner.query(
-      `INSERT INTO nodes (workspace_id, type, name) SELECT $1, 'code.file', 'f' || i FROM generate_series(1, 205) i RETURNING id`,
+      `INSERT INTO nodes (workspace_id, type, name)
+       SELECT $1, 'code.file', 'f' || i FROM generate_series(1, 205) i RETURNING id`,
       [workspace_id],
     );
     await owner.query(

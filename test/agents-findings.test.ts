@@ -104,7 +104,8 @@ describe('agent findings: agent.record_finding, agent.get_findings', () => {
     const findings: { id: string }[] = await owner.query(
       `INSERT INTO nodes (workspace_id, type, name, properties, created_at)
        SELECT $1, 'agent.finding', 'f' || i,
-              jsonb_build_object('severity', 'info', 'kind', 'dead_code', 'title', 'f' || i), now() - make_interval(secs => i)
+              jsonb_build_object('severity', 'info', 'kind', 'dead_code', 'title', 'f' || i),
+              now() - make_interval(secs => i)
        FROM generate_series(1, 205) i RETURNING id`,
       [workspace_id],
     );

@@ -138,7 +138,7 @@ describe('API keys (4.5) and authentication (5)', () => {
     );
   });
 
-  it('revocation: the revoking request completes, the next request with that key is 401, revoking again is a no-op', async () => {
+  it('revocation: the revoking request completes, the key’s next one is 401, revoking again is a no-op', async () => {
     const { user_jwt } = await newTenant();
     const created = await as(user_jwt).post('/v1/auth/me/api-keys', {
       name: 'short-lived',
@@ -191,7 +191,7 @@ describe('API keys (4.5) and authentication (5)', () => {
     expect((await as(user_jwt).get(`/v1/auth/me/api-keys/${created.body.id}/usage`)).body.daily).to.have.length(30);
   });
 
-  it('a key bound to one workspace neither sees nor revokes the user’s keys in another; the user JWT sees both', async () => {
+  it('a key bound to workspace A neither sees nor revokes the user’s keys in B; the user JWT sees both', async () => {
     const first = await newTenant();
     const second = await newTenant();
     await getStack().ownerDataSource.query(
@@ -228,7 +228,7 @@ describe('API keys (4.5) and authentication (5)', () => {
     ]);
   });
 
-  it('a key that expires cannot create one that outlives it: the child’s expiry is capped at its parent’s', async () => {
+  it('a key that expires cannot make one that outlives it: the child’s expiry is capped at its parent’s', async () => {
     const { user_jwt } = await newTenant();
     const parent = await as(user_jwt).post('/v1/auth/me/api-keys', {
       name: 'expiring',

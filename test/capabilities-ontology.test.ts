@@ -13,7 +13,8 @@ const owner = () => getStack().ownerDataSource;
 
 const ledgerOf = (workspaceId: string, kind: string): Promise<{ amount: number; linked_event_id: string | null }[]> =>
   owner().query(
-    `SELECT amount, linked_event_id FROM credit_ledger WHERE workspace_id = $1 AND kind = $2 ORDER BY created_at, amount`,
+    `SELECT amount, linked_event_id FROM credit_ledger
+     WHERE workspace_id = $1 AND kind = $2 ORDER BY created_at, amount`,
     [workspaceId, kind],
   );
 
@@ -98,7 +99,7 @@ describe('capabilities: ontology.search, ontology.ask and their credits', () => 
       expect(settled.settlement).to.equal('confirmed');
     });
 
-    it('refuses an X-Correlation-Id that already names a run with 409, charging nothing and keeping its audit', async () => {
+    it('refuses an X-Correlation-Id already naming a run: 409, nothing charged, its audit kept', async () => {
       const tenant = await newTenant(20);
       const correlationId = randomUUID();
       const headers = { 'X-Correlation-Id': correlationId };
@@ -144,7 +145,7 @@ describe('capabilities: ontology.search, ontology.ask and their credits', () => 
       await fake?.close();
     });
 
-    it('refunds ontology.ask and ontology.search: the balance is whole again and the audit says 0 credits', async () => {
+    it('refunds ontology.ask and ontology.search: the balance is whole, the audit says 0 credits', async () => {
       const tenant = await newTenant(10);
       fake.behave({ kind: 'status', status: 500 });
       const cap = capClient(tenant.api_key, variant.stack.baseUrl);

@@ -17,7 +17,7 @@ describe('capabilities: the registry, the routes and the envelope (contract 4.2)
     expect(balance.output_schema.properties).to.have.keys(['balance', 'locked']);
   });
 
-  it('answers in the envelope {result, credits_charged, idempotency_key}, generating a key when none is sent', async () => {
+  it('answers in the envelope {result, credits_charged, idempotency_key}, with a key of its own if none', async () => {
     const { api_key } = await newTenant(42);
     const answered = await as(api_key).post('/v1/cap/billing.credits_balance', {});
     expect(answered.status).to.equal(200);

@@ -25,7 +25,8 @@ const balanceOf = async (t: BootstrapResult) =>
 
 const ledgerRows = async (t: BootstrapResult) =>
   getStack().ownerDataSource.query(
-    `SELECT id, workspace_id, kind, amount, linked_event_id FROM credit_ledger WHERE tenant_id = $1 ORDER BY created_at, amount`,
+    `SELECT id, workspace_id, kind, amount, linked_event_id FROM credit_ledger WHERE tenant_id = $1
+     ORDER BY created_at, amount`,
     [t.tenant_id],
   );
 

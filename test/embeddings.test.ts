@@ -33,7 +33,8 @@ interface NodeState {
 
 const nodeStates = (ids: string[]): Promise<NodeState[]> =>
   getStack().ownerDataSource.query(
-    `SELECT id, name, has_embedding, embedding_error, embedding::text AS embedding FROM nodes WHERE id = ANY($1::uuid[]) ORDER BY name`,
+    `SELECT id, name, has_embedding, embedding_error, embedding::text AS embedding FROM nodes WHERE id = ANY($1::uuid[])
+     ORDER BY name`,
     [ids],
   );
 
@@ -59,7 +60,8 @@ async function settled(
 
 const charges = (tenantId: string) =>
   getStack().ownerDataSource.query(
-    `SELECT id, amount, idempotency_key, linked_event_id FROM credit_ledger WHERE tenant_id = $1 AND kind = 'worker.embed_node' ORDER BY created_at`,
+    `SELECT id, amount, idempotency_key, linked_event_id FROM credit_ledger WHERE tenant_id = $1
+     AND kind = 'worker.embed_node' ORDER BY created_at`,
     [tenantId],
   );
 
@@ -386,7 +388,8 @@ describe('embedding requests are never lost, and charges settle with their vecto
       requests: [{ nodeId: reconciled!, eventId: 'r' }],
     });
     await getStack().ownerDataSource.query(
-      `UPDATE credit_ledger SET created_at = created_at - interval '1 hour' WHERE tenant_id = $1 AND settlement = 'pending'`,
+      `UPDATE credit_ledger SET created_at = created_at - interval '1 hour' WHERE tenant_id = $1
+       AND settlement = 'pending'`,
       [t.tenant_id],
     );
     expect((await runtime.services.credits.reconcile({ minAgeSeconds: 1800 })).refunded).to.be.at.least(1);

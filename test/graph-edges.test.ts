@@ -116,7 +116,7 @@ describe('graph: edges', () => {
     expect(response.body.detail.error).to.equal('cross_workspace_edge');
   });
 
-  it('404, not 400, for a key bound to one workspace: it may not learn what the user’s other workspaces hold', async () => {
+  it('404, not 400, for a workspace-bound key: it may not learn what the user’s other workspaces hold', async () => {
     const first = await newTenant();
     const second = await newTenant();
     await getStack().ownerDataSource.query(`INSERT INTO memberships (workspace_id, user_id) VALUES ($1, $2)`, [

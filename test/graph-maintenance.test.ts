@@ -34,7 +34,7 @@ describe('graph: maintenance workflows and schedules', function () {
     }
   });
 
-  it('type-catalog refresh recounts rows and keys, soft-deletes vanished types and writes type_stats_refresh', async () => {
+  it('type-catalog refresh recounts rows and keys, soft-deletes gone types and writes type_stats_refresh', async () => {
     const { api_key, workspace_id } = await newTenant();
     const client = as(api_key);
     const a = (await client.post(NODES, { type: 'person', name: 'a', properties: { email: 'x', role: 'r' } })).body;
@@ -87,11 +87,13 @@ describe('graph: maintenance workflows and schedules', function () {
     const floored = (await as(two.api_key).post(NODES, { type: 'note', name: 'floored', base_salience: 0.4 })).body;
     const capped = (await as(two.api_key).post(NODES, { type: 'note', name: 'capped', base_salience: 0.9 })).body;
     await owner.query(
-      `UPDATE nodes SET created_at = now() - interval '10 days', last_touch_at = now() - interval '2 days', reference_count = 3 WHERE id = $1`,
+      `UPDATE nodes SET created_at = now() - interval '10 days', last_touch_at = now() - interval '2 days',
+       reference_count = 3 WHERE id = $1`,
       [old.id],
     );
     await owner.query(
-      `UPDATE nodes SET created_at = now() - interval '1000 days', last_touch_at = now() - interval '1000 days' WHERE id = $1`,
+      `UPDATE nodes SET created_at = now() - interval '1000 days', last_touch_at = now() - interval '1000 days'
+       WHERE id = $1`,
       [floored.id],
     );
     await owner.query(`UPDATE nodes SET reference_count = 40 WHERE id = $1`, [capped.id]);
@@ -116,7 +118,7 @@ describe('graph: maintenance workflows and schedules', function () {
     expect(await score(one.api_key, old.id)).to.be.closeTo((0.4 + 0.3 * Math.exp(-0.1)) * Math.exp(-0.1), 1e-4);
   });
 
-  it('a steep decay on an old node never fails: edge creation and the nightly pass agree with the formula', async () => {
+  it('a steep decay on an old node never fails: edge creation and the nightly pass match the formula', async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
     const owner = getStack().ownerDataSource;
@@ -183,7 +185,7 @@ describe('graph: maintenance workflows and schedules', function () {
     }
   });
 
-  it('a long pass heartbeats inside its loops: after every page of nodes, with its progress, and per workspace', async () => {
+  it('a long pass heartbeats inside its loops: per page of nodes, with its progress, and per workspace', async () => {
     const { api_key, workspace_id } = await newTenant();
     for (let i = 0; i < 25; i += 5) {
       await Promise.all([0, 1, 2, 3, 4].map((j) => as(api_key).post(NODES, { type: 'note', name: `n${i + j}` })));

@@ -8,7 +8,7 @@ const NODES = '/v1/ontology/nodes';
 
 describe('graph: nodes', () => {
   describe('POST /v1/ontology/nodes', () => {
-    it('creates a node (201) with type-derived salience, registers the type, and writes node.created in the outbox', async () => {
+    it('creates a node (201): type-derived salience, the type registered, node.created in the outbox', async () => {
       const { api_key, workspace_id } = await newTenant();
       const created = await as(api_key).post(NODES, {
         type: 'person',

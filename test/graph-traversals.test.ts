@@ -154,7 +154,7 @@ describe('graph: traversals', () => {
   });
 
   describe('GET /v1/ontology/graph_stats', () => {
-    it('reports totals, distributions, connections with _manual, hubs, degrees, connectivity and density over live rows', async () => {
+    it('live-row totals, distributions, connections with _manual, hubs, degrees, connectivity, density', async () => {
       const response = await client.get('/v1/ontology/graph_stats?top_hubs_limit=2');
       expect(response.status).to.equal(200);
       const stats = response.body;

@@ -223,7 +223,7 @@ describe('database deadlines and pools', () => {
     }
   }
 
-  it('each pool starts its connections with its own statement and idle-in-transaction timeouts, and its own size', async () => {
+  it('each pool has its own size, and its own statement and idle-in-transaction timeouts per connection', async () => {
     for (const [role, statement, size] of [
       ['api', '300ms', 2],
       ['worker', '700ms', 3],
@@ -390,7 +390,7 @@ describe('rate limits per credential', () => {
     await booted?.stop();
   });
 
-  it('429 with Retry-After once a credential spends its second and its burst reserve; others are unaffected', async () => {
+  it('429 with Retry-After once a credential spends its second and burst reserve; others are unaffected', async () => {
     const { baseUrl } = booted.stack;
     const tenant = await newTenant();
     const started = Date.now();

@@ -56,11 +56,13 @@ async function seedWorkspace(workspaceId: string, tenantId: string, userId: stri
     workspaceId,
   ]);
   const [reservation] = await owner.query(
-    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, $2, 'ontology.search.hybrid', -1) RETURNING id`,
+    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount) VALUES ($1, $2, 'ontology.search.hybrid', -1)
+     RETURNING id`,
     [tenantId, workspaceId],
   );
   await owner.query(
-    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status, linked_credit_ledger_id)
+    `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status,
+     linked_credit_ledger_id)
      VALUES ($1, $2, 'markdown_text', repeat('a', 64), 'query', 'ok', $3)`,
     [workspaceId, randomUUID(), reservation.id],
   );
@@ -72,7 +74,8 @@ async function seedWorkspace(workspaceId: string, tenantId: string, userId: stri
   await owner.query(`INSERT INTO workspace_settings (workspace_id) VALUES ($1) ON CONFLICT DO NOTHING`, [workspaceId]);
   const [key] = await owner.query(`SELECT id FROM api_keys WHERE user_id = $1 LIMIT 1`, [userId]);
   await owner.query(
-    `INSERT INTO api_key_daily_usage (api_key_id, day, workspace_id, user_id, request_count) VALUES ($1, current_date, $2, $3, 1)
+    `INSERT INTO api_key_daily_usage (api_key_id, day, workspace_id, user_id, request_count)
+     VALUES ($1, current_date, $2, $3, 1)
      ON CONFLICT DO NOTHING`,
     [key.id, workspaceId, userId],
   );

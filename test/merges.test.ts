@@ -221,7 +221,7 @@ describe('person resolution and the merge queue', function () {
   });
 
   describe('approve', () => {
-    it('merges in one go: edges re-pointed without duplicates, properties combined, counts summed, duplicate soft-deleted', async () => {
+    it('one merge: edges re-pointed (deduped), properties merged, counts summed, duplicate soft-deleted', async () => {
       const t = await newTenant();
       const alan = await createPerson(t, 'Alan Turing', {
         email: 'alan@bletchley.example',
@@ -275,7 +275,8 @@ describe('person resolution and the merge queue', function () {
       expect((await as(t.api_key).get(`/v1/ontology/nodes/${dup.id}`)).status).to.equal(404);
 
       const live = await owner().query(
-        `SELECT id, type, source_node_id, target_node_id FROM edges WHERE workspace_id = $1 AND NOT is_deleted ORDER BY type`,
+        `SELECT id, type, source_node_id, target_node_id FROM edges WHERE workspace_id = $1 AND NOT is_deleted
+         ORDER BY type`,
         [t.workspace_id],
       );
       expect(live.map((e: any) => [e.type, e.source_node_id, e.target_node_id])).to.deep.equal([
@@ -460,13 +461,15 @@ describe('person resolution and the merge queue', function () {
       const { runtime } = getStack();
       for (let i = 0; i < 2; i++) {
         await owner().query(
-          `UPDATE outbox SET dispatched_at = NULL WHERE workspace_id = $1 AND event_type = 'node.created' AND aggregate_id = $2`,
+          `UPDATE outbox SET dispatched_at = NULL WHERE workspace_id = $1 AND event_type = 'node.created'
+           AND aggregate_id = $2`,
           [t.workspace_id, dup.id],
         );
         expect(await runtime.outbox.dispatchWorkspace(t.workspace_id)).to.equal(1);
       }
       const [event] = await owner().query(
-        `SELECT dispatched_at, attempts, last_error FROM outbox WHERE event_type = 'node.created' AND aggregate_id = $1`,
+        `SELECT dispatched_at, attempts, last_error FROM outbox WHERE event_type = 'node.created'
+         AND aggregate_id = $1`,
         [dup.id],
       );
       expect(event.dispatched_at).to.not.equal(null);
@@ -477,7 +480,8 @@ describe('person resolution and the merge queue', function () {
       const list = await pending(t);
       expect(list.map((item) => item.id)).to.deep.equal([candidate.id]);
       const charges = await owner().query(
-        `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind = 'worker.person_resolve' AND idempotency_key = $2`,
+        `SELECT amount FROM credit_ledger WHERE workspace_id = $1 AND kind = 'worker.person_resolve'
+         AND idempotency_key = $2`,
         [t.workspace_id, `resolve-${dup.id}`],
       );
       expect(charges).to.deep.equal([{ amount: 0 }]);
@@ -592,7 +596,7 @@ describe('person resolution and the merge queue', function () {
       expect(await handle.result()).to.deep.equal({ status: 'closed', reason: 'candidate is rejected' });
     });
 
-    it('approving a pair whose node was deleted answers 409, supersedes the candidate and ends the review', async () => {
+    it('approving a pair with a deleted node answers 409, supersedes the candidate and ends the review', async () => {
       const t = await newTenant();
       await createPerson(t, 'Mary Jackson');
       const dup = await createPerson(t, 'mary jackson');

@@ -118,10 +118,12 @@ describe('outbox delivery', function () {
     const t = await newTenant();
     const days = LIMITS.outbox.retentionDays;
     await ownerDataSource.query(
-      `INSERT INTO outbox (workspace_id, event_type, aggregate_id, created_at, dispatched_at, dead_lettered_at, attempts)
+      `INSERT INTO outbox (workspace_id, event_type, aggregate_id, created_at, dispatched_at, dead_lettered_at,
+       attempts)
        VALUES ($1, 'test.old_delivered', gen_random_uuid(), now() - make_interval(days => $2 + 2),
                now() - make_interval(days => $2 + 1), NULL, 1),
-              ($1, 'test.recent_delivered', gen_random_uuid(), now() - interval '2 days', now() - interval '1 day', NULL, 1),
+              ($1, 'test.recent_delivered', gen_random_uuid(), now() - interval '2 days', now() - interval '1 day',
+                NULL, 1),
               ($1, 'test.old_dead', gen_random_uuid(), now() - make_interval(days => $2 + 2), NULL,
                now() - make_interval(days => $2 + 1), 10)`,
       [t.workspace_id, days],

@@ -144,7 +144,7 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
 describe('prompt deadlines: no worker takes the prompt', function () {
   this.timeout(30_000);
 
-  it('answers 504 after PROMPT_DEADLINE_MS; the execution has a timeout, and the run settles once it closes', async () => {
+  it('answers 504 after PROMPT_DEADLINE_MS; the execution has a timeout; the run settles once it closes', async () => {
     const { runtime, ownerDataSource, config } = getStack();
     const tenant = await newTenant(20);
     // The API of this stack, dispatching to a task queue that no worker serves, with a short deadline.

@@ -110,7 +110,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
-  it('a failure after persistence (the answer step errors) undoes the writes, refunds, audits the error and answers 502', async () => {
+  it('an answer-step failure after persistence undoes the writes, refunds, audits the error, answers 502', async () => {
     const tenant = await newTenant(20);
     fake.scriptChat((schema) => {
       if (schema === 'refined_graph') return { content: REFINED };
@@ -135,7 +135,8 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
     const ledger: { id: string; amount: number; linked_event_id: string | null; kind: string }[] = await owner().query(
-      `SELECT id, amount, linked_event_id, kind FROM credit_ledger WHERE workspace_id = $1 AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
+      `SELECT id, amount, linked_event_id, kind FROM credit_ledger WHERE workspace_id = $1
+       AND kind LIKE 'ontology.prompt.%' ORDER BY created_at`,
       [tenant.workspace_id],
     );
     expect(ledger.map((row) => row.amount)).to.deep.equal([-7, 7]);
@@ -196,7 +197,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
-  it('a terminated prompt (no compensation runs) is settled by the reconcile pass: writes undone, refund, audit', async () => {
+  it('a terminated prompt (no compensation) settles in the reconcile pass: writes undone, refund, audit', async () => {
     const tenant = await newTenant(20);
     const answering = scriptAnswer({ content: '{}', delayMs: 30_000 });
     const correlationId = '5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
@@ -336,7 +337,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(audit.status).to.equal('ok');
   });
 
-  it('compensation undoes only what the prompt wrote: nodes a later prompt referenced or a user connected stay, with their edges', async () => {
+  it('compensation undoes only the prompt’s writes: nodes later cited or user-connected stay, with edges', async () => {
     const tenant = await newTenant(20);
     const first = JSON.stringify({
       nodes: [
@@ -414,7 +415,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(charges.map((row: { amount: number }) => row.amount)).to.deep.equal([-7, -5, 7]);
   });
 
-  it('node.created leaves only when the prompt completes: a prompt undone after persisting pays for no embedding', async () => {
+  it('node.created leaves only when the prompt completes: one undone after persisting pays no embedding', async () => {
     const failed = await newTenant(20);
     fake.scriptChat((schema) => {
       if (schema === 'refined_graph') return { content: REFINED };
@@ -438,7 +439,8 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     const embedCharges = async (workspaceId: string) =>
       (
         await owner().query(
-          `SELECT count(*)::int AS n FROM credit_ledger WHERE workspace_id = $1 AND kind = 'worker.embed_node' AND amount < 0`,
+          `SELECT count(*)::int AS n FROM credit_ledger WHERE workspace_id = $1 AND kind = 'worker.embed_node'
+           AND amount < 0`,
           [workspaceId],
         )
       )[0].n;
@@ -484,7 +486,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(audit).to.deep.equal({ status: 'error', error_code: 'CancelledFailure', credits_used: 0 });
   });
 
-  it('a stream whose process is gone is still settled: the reconcile pass finds its reservation, and the stream cannot answer after', async () => {
+  it('an orphaned stream is settled by the reconcile pass via its reservation; it cannot answer after', async () => {
     const tenant = await newTenant(20);
     const answering = scriptAnswer({ content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 800 }, null);
     const correlationId = randomUUID();

@@ -8,7 +8,7 @@ import { creditBalance, newTenant } from './helpers/tenants';
 describe('POST /v1/ontology/prompt/stream', function () {
   this.timeout(30_000);
 
-  it('emits embedding, retrieval, llm_call and parse (start, done) in order, then done with narrative and citations; costs 3', async () => {
+  it('in order: embedding, retrieval, llm_call, parse (start/done), done (narrative, citations); costs 3', async () => {
     const tenant = await newTenant(20);
     const seeded = await as(tenant.api_key).post('/v1/ontology/prompt', {
       prompt: 'Grace Hopper works at Remington Rand.',
@@ -47,7 +47,7 @@ describe('POST /v1/ontology/prompt/stream', function () {
     expect(await creditBalance(tenant.tenant_id)).to.equal(2);
   });
 
-  it('reserves under its correlation id (stream-<id>:reserve), audits the call, and a reused id is 409 before the stream opens', async () => {
+  it('reserves as stream-<id>:reserve, audits the call; a reused correlation id is 409 before streaming', async () => {
     const tenant = await newTenant(20);
     const correlationId = randomUUID();
     const open = () =>

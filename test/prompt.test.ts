@@ -103,7 +103,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(after).to.be.greaterThan(before);
   });
 
-  it('query: answers from the graph with citations of this workspace, charges 3, and counts the cited nodes as referenced', async () => {
+  it('query: answers citing only this workspace’s graph, charges 3, counts cited nodes as referenced', async () => {
     const tenant = await newTenant(30);
     const seeded = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     const babbage = seeded.body.nodes.find((node: { name: string }) => node.name === 'Charles Babbage');
@@ -198,7 +198,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(stolen.status).to.equal(409);
   });
 
-  it('a correlation id names one request for good: another prompt under it is 409 even after Temporal forgot the execution, the same one replays', async () => {
+  it('one correlation id, one request: after Temporal forgets it, another is 409, the same one replays', async () => {
     const tenant = await newTenant(30);
     const first = await as(tenant.api_key).post('/v1/ontology/prompt', { prompt: FACTS });
     expect(first.status).to.equal(200);
@@ -267,7 +267,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(await auditOf(correlationId)).to.have.length(1);
   });
 
-  it('the paying tenant is the workspace’s own: a tenant id slipped into a workflow start charges no one else', async () => {
+  it('the workspace’s own tenant pays: a tenant id slipped into a workflow start charges no one else', async () => {
     const tenant = await newTenant(20);
     const victim = await newTenant(20);
     const correlationId = randomUUID();
@@ -308,7 +308,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
   });
 
-  it('an X-Correlation-Id the response schema would refuse is replaced by a fresh one before anything runs', async () => {
+  it('an X-Correlation-Id the response schema refuses is replaced by a fresh one before anything runs', async () => {
     const tenant = await newTenant(20);
     // uuid-shaped, but version 0: PromptResponse's z.uuid() refuses it.
     const bogus = '00000000-0000-0000-0000-000000000001';
@@ -327,7 +327,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(audits).to.deep.equal([{ correlation_id: response.body.correlation_id }]);
   });
 
-  it('a 20,000-character prompt naming a thousand things persists a bounded graph, with no name longer than a name', async () => {
+  it('a 20,000-character prompt naming 1,000 things persists a bounded graph, no name longer than a name', async () => {
     const tenant = await newTenant(20);
     let prompt = `${'Zzzz'.repeat(1000)}. `;
     for (let i = 0; prompt.length < 19_900; i += 1) prompt += `Person${i} Smith joined Company${i} Ltd. `;

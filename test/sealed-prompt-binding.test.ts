@@ -42,7 +42,7 @@ describe('sealed prompts are bound to their workspace and correlation id (over T
     };
   };
 
-  it("a prompt sealed for workspace A, started as a workflow of workspace B, fails 'forbidden', writes nothing and refunds", async () => {
+  it("a prompt sealed for workspace A but started in B fails 'forbidden', writes nothing and refunds", async () => {
     const a = await newTenant(20);
     const b = await newTenant(20);
     const { correlationId, outcome } = await startByHand(b, a.workspace_id);

@@ -33,7 +33,8 @@ async function insertNodes(workspaceId: string, fixtures: Fixture[]): Promise<Re
   const rows: { id: string; name: string }[] = await getStack().ownerDataSource.query(
     `INSERT INTO nodes (workspace_id, type, name, importance_score, last_touch_at, embedding)
      SELECT $1, f.type, f.name, f.importance, now() - make_interval(secs => f.age), f.embedding::vector
-     FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::text[]) AS f(type, name, importance, age, embedding)
+     FROM unnest($2::text[], $3::text[], $4::float8[], $5::float8[], $6::text[])
+       AS f(type, name, importance, age, embedding)
      RETURNING id, name`,
     [
       workspaceId,
@@ -49,7 +50,8 @@ async function insertNodes(workspaceId: string, fixtures: Fixture[]): Promise<Re
 
 const ledgerOf = (tenantId: string) =>
   getStack().ownerDataSource.query(
-    `SELECT id, kind, amount, linked_event_id FROM credit_ledger WHERE tenant_id = $1 AND workspace_id IS NOT NULL ORDER BY created_at, amount`,
+    `SELECT id, kind, amount, linked_event_id FROM credit_ledger WHERE tenant_id = $1 AND workspace_id IS NOT NULL
+     ORDER BY created_at, amount`,
     [tenantId],
   );
 
@@ -303,7 +305,7 @@ describe('POST /v1/ontology/nodes/search', () => {
     ]);
   });
 
-  it('semantic: nodes by cosine similarity above the workspace threshold, 1 credit of ontology.search.vector', async () => {
+  it('semantic: nodes by cosine similarity over the workspace threshold; 1 ontology.search.vector credit', async () => {
     const before = await creditBalance(t.tenant_id);
     const response = await as(t.api_key).post('/v1/ontology/nodes/search', {
       q: 'alice smith',
@@ -453,7 +455,7 @@ describe('search with the OpenAI provider (fake server on loopback)', () => {
 describe('search charges always settle', function () {
   this.timeout(30_000);
 
-  it('the credits-reconcile run refunds a search left pending by a process that died, not a completed one', async () => {
+  it('the credits-reconcile run refunds a search left pending by a dead process, not a completed one', async () => {
     const { runtime, config, ownerDataSource } = getStack();
     const t = await newTenant(10);
     await insertNodes(t.workspace_id, [{ name: 'Alice Smith' }]);

@@ -61,7 +61,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     shared = await promptWithHistory();
   });
 
-  it("a prompt's history holds no plaintext of its prompt, nodes or answer, yet the client gets its result", async () => {
+  it("a prompt's history has no plaintext of its prompt, nodes or answer, yet the client gets its result", async () => {
     const { response, handle, history } = shared;
     expect(response.body.nodes.map((node: { name: string }) => node.name)).to.include('Hedy Lamarr');
 
@@ -130,7 +130,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(decoded.body).to.deep.equal(original);
     });
 
-    it('refuses a credential without temporal:decode (403), no credential (401), and a forged payload (400)', async () => {
+    it('refuses a credential without temporal:decode (403), no credential (401), a forged payload (400)', async () => {
       const { user_jwt } = shared.tenant;
       const narrow = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['ontology:read'] });
       const body = { payloads: payloadsOf(shared.history.events).slice(0, 1).map(toJson) };

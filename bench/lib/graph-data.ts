@@ -26,10 +26,12 @@ export async function loadPowerLawGraph(
     );
     await m.query(`CREATE UNIQUE INDEX ON bench_nodes (i)`);
     await m.query(
-      `INSERT INTO nodes (id, workspace_id, type, name, properties, base_salience, importance_score, reference_count, created_at, last_touch_at)
+      `INSERT INTO nodes (id, workspace_id, type, name, properties, base_salience, importance_score, reference_count,
+       created_at, last_touch_at)
        SELECT b.id, $1, t.type,
          CASE WHEN t.type LIKE 'code.%' THEN 'src/mod' || (b.i % 40) || '/file' || b.i
-              ELSE initcap(t.type) || ' ' || b.i || ' ' || (ARRAY['alpha','beta','gamma','delta','omega'])[1 + b.i % 5] END,
+              ELSE initcap(t.type) || ' ' || b.i || ' '
+                   || (ARRAY['alpha','beta','gamma','delta','omega'])[1 + b.i % 5] END,
          jsonb_build_object('rank', b.i, 'group', b.i % 10),
          0.5, 0.5 * random(), (random() * 20)::int,
          now() - make_interval(days => (random() * 365)::int), now() - make_interval(days => (random() * 30)::int)

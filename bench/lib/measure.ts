@@ -67,7 +67,9 @@ export function markdownTable(rows: { subject: Measurement; anchor?: Measurement
   ];
   for (const { subject: s, anchor: a } of rows) {
     lines.push(
-      `| ${s.name} | ${s.concurrency} | ${fixed(s.rps, 0)} | ${fixed(s.p50)} | ${fixed(s.p95)} | ${fixed(s.p99)} | ${a?.name ?? '–'} | ${a ? fixed(a.rps, 0) : '–'} | ${a ? fixed(a.p95) : '–'} | ${a ? fixed(s.rps / a.rps) : '–'} |`,
+      `| ${s.name} | ${s.concurrency} | ${fixed(s.rps, 0)} | ${fixed(s.p50)} | ${fixed(s.p95)} | ${fixed(s.p99)} | ` +
+        `${a?.name ?? '–'} | ${a ? fixed(a.rps, 0) : '–'} | ${a ? fixed(a.p95) : '–'} | ` +
+        `${a ? fixed(s.rps / a.rps) : '–'} |`,
     );
   }
   return lines.join('\n');

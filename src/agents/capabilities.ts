@@ -52,7 +52,8 @@ export const agentCapabilities = (deps: {
       name: 'agent.end_session',
       access: 'write',
       description:
-        'Ends a session with its outcome and abandons its active claims; idempotent. A failure with an error_signature joins a failure cluster',
+        'Ends a session with its outcome and abandons its active claims; idempotent. ' +
+        'A failure with an error_signature joins a failure cluster',
       input: schemas.EndSessionInput,
       output: schemas.EndSessionOutput,
       example: {
@@ -71,7 +72,9 @@ export const agentCapabilities = (deps: {
       name: 'agent.claim_work',
       access: 'write',
       description:
-        'Claims a node for a session. Conflicts (409, naming the holder) with another session’s active claim on the node, an ancestor or a descendant through CONTAINS edges; a re-claim by the same session updates the intent',
+        'Claims a node for a session. Conflicts (409, naming the holder) with another session’s active claim on ' +
+        'the node, an ancestor or a descendant through CONTAINS edges; ' +
+        'a re-claim by the same session updates the intent',
       input: schemas.ClaimWorkInput,
       output: schemas.ClaimWorkOutput,
       example: {

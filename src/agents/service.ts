@@ -167,9 +167,10 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
   }
   const conflict = await repo.findConflictingClaim(m, { targetNodeId: input.target_node_id, sessionId: session.id });
   if (conflict) {
+    const where = conflict.relation === 'same' ? 'the node itself' : `its ${conflict.relation}`;
     throw new ConflictError({
       error: 'claim_conflict',
-      message: `Node is already claimed by another session (on ${conflict.relation === 'same' ? 'the node itself' : `its ${conflict.relation}`})`,
+      message: `Node is already claimed by another session (on ${where})`,
       ...conflict,
     });
   }

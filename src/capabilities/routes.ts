@@ -9,7 +9,9 @@ import type { CapabilityService } from './service';
 import { creditKindOf, scopeFor } from './service';
 
 const writeErrors = {
-  409: 'idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running)',
+  409:
+    'idempotency_key_reused (this key was used with another tool or body) or ' +
+    'idempotency_key_in_use (a call with this key is still running)',
 };
 
 /** Merges the tool's own outcomes with the layer's: one description per status. */

@@ -164,7 +164,8 @@ export async function confirmReservations(m: EntityManager, ledgerIds: readonly 
   // Raw SQL: the builder's update cannot say which rows it changed.
   const rows = await queryRows<{ id: string }>(
     m,
-    `UPDATE credit_ledger SET settlement = 'confirmed' WHERE id = ANY($1::uuid[]) AND settlement = 'pending' RETURNING id`,
+    `UPDATE credit_ledger SET settlement = 'confirmed' WHERE id = ANY($1::uuid[]) AND settlement = 'pending'
+     RETURNING id`,
     [ledgerIds],
   );
   return rows.map((row) => row.id);

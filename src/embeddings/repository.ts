@@ -106,7 +106,8 @@ export async function recordEmbeddingError(
   if (nodeIds.length === 0) return 0;
   return affectedRows(
     m,
-    `UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[]) ${options.onlyUnembedded ? 'AND embedding IS NULL' : ''}`,
+    `UPDATE nodes SET embedding_error = $2 WHERE id = ANY($1::uuid[])
+     ${options.onlyUnembedded ? 'AND embedding IS NULL' : ''}`,
     [nodeIds, error.slice(0, 500)],
   );
 }

@@ -37,8 +37,8 @@ export interface NodeRow {
   embedding?: string | null;
 }
 
-export const EDGE_COLUMNS = `e.id, e.workspace_id, e.type, e.source_node_id, e.target_node_id, e.properties, e.reasoning,
-  e.evidence, e.created_at, e.is_deleted`;
+export const EDGE_COLUMNS = `e.id, e.workspace_id, e.type, e.source_node_id, e.target_node_id, e.properties,
+  e.reasoning, e.evidence, e.created_at, e.is_deleted`;
 
 export interface EdgeRow {
   id: string;
@@ -109,7 +109,8 @@ export const readNodePage = (
   read<NodeRow>(
     scope,
     `SELECT ${NODE_COLUMNS} FROM nodes n
-     WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1::text) AND ($2::uuid IS NULL OR n.connection_id = $2::uuid)
+     WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1::text)
+       AND ($2::uuid IS NULL OR n.connection_id = $2::uuid)
      ORDER BY n.created_at, n.id LIMIT $3::int OFFSET $4::int`,
     [filter.type, filter.connectionId, filter.limit, filter.offset],
   );
@@ -131,7 +132,8 @@ export const readEdgePage = (
   read<EdgeRow>(
     scope,
     `SELECT ${EDGE_COLUMNS} FROM edges e
-     WHERE NOT e.is_deleted AND ($1::uuid IS NULL OR e.source_node_id = $1::uuid) AND ($2::uuid IS NULL OR e.target_node_id = $2::uuid)
+     WHERE NOT e.is_deleted AND ($1::uuid IS NULL OR e.source_node_id = $1::uuid)
+       AND ($2::uuid IS NULL OR e.target_node_id = $2::uuid)
        AND ($3::text IS NULL OR e.type = $3::text)
      ORDER BY e.created_at, e.id LIMIT $4::int OFFSET $5::int`,
     [filter.sourceNodeId, filter.targetNodeId, filter.type, filter.limit, filter.offset],
@@ -322,6 +324,7 @@ export const softDeleteIncidentEdges = (m: EntityManager, nodeIds: readonly stri
 export const softDeleteEdge = (m: EntityManager, edgeId: string) =>
   queryFirst<EdgeRow>(
     m,
-    `UPDATE edges e SET is_deleted = true, deleted_at = now() WHERE e.id = $1 AND NOT e.is_deleted RETURNING ${EDGE_COLUMNS}`,
+    `UPDATE edges e SET is_deleted = true, deleted_at = now() WHERE e.id = $1 AND NOT e.is_deleted
+     RETURNING ${EDGE_COLUMNS}`,
     [edgeId],
   );

@@ -29,7 +29,8 @@ WITH s AS MATERIALIZED (SELECT node_id, depth FROM weft_graph_expand($1::uuid[],
 ids AS (SELECT array_agg(node_id) AS a FROM s),
 es AS (
   SELECT e.id, e.type, e.source_node_id, e.target_node_id FROM edges e
-  WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
+  WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[])
+    AND e.target_node_id IN (SELECT node_id FROM s)
   LIMIT $4 + 1)
 SELECT
   (SELECT coalesce(json_agg(json_build_object('id', n.id, 'type', n.type, 'name', n.name,
@@ -149,12 +150,14 @@ SELECT
 export const STATS_SQL = `
 WITH live AS MATERIALIZED (
   SELECT id, type, name, connection_id, in_degree, out_degree, in_degree + out_degree AS degree FROM (
-    SELECT n.id, n.type, n.name, n.connection_id, GREATEST(n.in_degree, 0) AS in_degree, GREATEST(n.out_degree, 0) AS out_degree
+    SELECT n.id, n.type, n.name, n.connection_id,
+      GREATEST(n.in_degree, 0) AS in_degree, GREATEST(n.out_degree, 0) AS out_degree
     FROM nodes n WHERE NOT n.is_deleted) c),
 by_type AS (SELECT type, count(*)::int AS count FROM live GROUP BY type),
 edge_types AS (SELECT e.type, count(*)::int AS count FROM edges e WHERE NOT e.is_deleted GROUP BY e.type),
 by_connection AS (
-  SELECT coalesce(connection_id::text, '_manual') AS connection_id, count(*)::int AS nodes, sum(out_degree)::int AS edges
+  SELECT coalesce(connection_id::text, '_manual') AS connection_id,
+    count(*)::int AS nodes, sum(out_degree)::int AS edges
   FROM live GROUP BY 1),
 hubs AS (
   SELECT n.id, n.type, n.name, GREATEST(n.in_degree, 0) + GREATEST(n.out_degree, 0) AS degree,
@@ -174,7 +177,8 @@ SELECT
     'edge_types', (SELECT count(*) FROM edge_types)) AS totals,
   (SELECT coalesce(json_agg(by_type ORDER BY count DESC, type), '[]') FROM by_type) AS nodes_by_type,
   (SELECT coalesce(json_agg(edge_types ORDER BY count DESC, type), '[]') FROM edge_types) AS edges_by_type,
-  (SELECT coalesce(json_agg(by_connection ORDER BY (connection_id = '_manual') DESC, nodes DESC, connection_id), '[]') FROM by_connection) AS by_connection,
+  (SELECT coalesce(json_agg(by_connection ORDER BY (connection_id = '_manual') DESC, nodes DESC, connection_id), '[]')
+    FROM by_connection) AS by_connection,
   (SELECT coalesce(json_agg(hubs ORDER BY degree DESC, id), '[]') FROM hubs) AS top_hubs,
   (SELECT coalesce(json_agg(json_build_object(
       'min_degree', CASE WHEN b = 0 THEN 0 ELSE (2 ^ (b - 1))::int END,

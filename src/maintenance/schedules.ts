@@ -55,7 +55,8 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
   {
     name: 'agent-session-sweep',
     description:
-      'Every 30 s: expires agent sessions whose last heartbeat is older than AGENT_SESSION_TTL_SECONDS and abandons their claims.',
+      'Every 30 s: expires agent sessions whose last heartbeat is older than AGENT_SESSION_TTL_SECONDS ' +
+      'and abandons their claims.',
     workflow: agentSessionSweepWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '30 seconds' }] },

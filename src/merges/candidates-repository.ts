@@ -141,8 +141,10 @@ export async function upsertCandidate(
     m,
     `INSERT INTO merge_candidates (workspace_id, survivor_node_id, duplicate_node_id, match_reasons, confidence_score)
      VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (workspace_id, LEAST(survivor_node_id, duplicate_node_id), GREATEST(survivor_node_id, duplicate_node_id))
-     DO UPDATE SET match_reasons = EXCLUDED.match_reasons, confidence_score = EXCLUDED.confidence_score, updated_at = now()
+     ON CONFLICT (workspace_id, LEAST(survivor_node_id, duplicate_node_id),
+       GREATEST(survivor_node_id, duplicate_node_id))
+     DO UPDATE SET match_reasons = EXCLUDED.match_reasons, confidence_score = EXCLUDED.confidence_score,
+       updated_at = now()
        WHERE merge_candidates.status = 'pending'
      RETURNING id, (xmax = 0) AS inserted`,
     [input.workspaceId, input.survivorId, input.duplicateId, input.reasons, input.score],

@@ -25,7 +25,8 @@ export async function lockLivePair(
 ): Promise<{ survivor: LockedNode; duplicate: LockedNode } | undefined> {
   const nodes = await queryRows<LockedNode>(
     m,
-    `SELECT id, name, properties, reference_count, is_deleted FROM nodes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+    `SELECT id, name, properties, reference_count, is_deleted FROM nodes WHERE id = ANY($1::uuid[]) ORDER BY id
+     FOR UPDATE`,
     [[pair.survivorId, pair.duplicateId]],
   );
   const survivor = nodes.find((node) => node.id === pair.survivorId && !node.is_deleted);

@@ -87,7 +87,8 @@ export function createPromptApi(deps: {
         abandon.abort(); // ends the long poll on the server too
         reject(
           new DeadlineExceededError(
-            'The prompt did not finish in time. It may still complete: retry with the same X-Correlation-Id for its result',
+            'The prompt did not finish in time. It may still complete: ' +
+              'retry with the same X-Correlation-Id for its result',
           ),
         );
       }, deadlineMs);

@@ -94,7 +94,8 @@ export async function referenceCounts(m: EntityManager, nodeIds: readonly string
 export const liveNodes = (m: EntityManager, nodeIds: readonly string[]) =>
   queryRows<{ id: string; type: string; name: string }>(
     m,
-    `SELECT id, type, name FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted ORDER BY array_position($1::uuid[], id)`,
+    `SELECT id, type, name FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted
+     ORDER BY array_position($1::uuid[], id)`,
     [nodeIds],
   );
 
@@ -123,7 +124,8 @@ export async function softDeleteUntouchedNodes(
      WHERE n.id = c.id::uuid AND NOT n.is_deleted
        AND (c.refs IS NULL OR n.reference_count <= c.refs::int)
        AND n.updated_at <= (SELECT w.created_at FROM prompt_writes w WHERE w.correlation_id = $2)
-       AND NOT EXISTS (SELECT 1 FROM edges e WHERE NOT e.is_deleted AND (e.source_node_id = n.id OR e.target_node_id = n.id))
+       AND NOT EXISTS (SELECT 1 FROM edges e
+                       WHERE NOT e.is_deleted AND (e.source_node_id = n.id OR e.target_node_id = n.id))
      RETURNING n.id`,
     [JSON.stringify(created), correlationId],
   );
@@ -147,7 +149,8 @@ export const nodesNamedLike = (m: EntityManager, workspaceId: string, words: rea
     `SELECT ${NODE_COLUMNS},
        (SELECT count(*) FROM unnest($2::text[]) w WHERE n.name ILIKE '%' || w || '%')::int AS matched
      FROM nodes n
-     WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ANY (SELECT '%' || w || '%' FROM unnest($2::text[]) w)
+     WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ANY (SELECT '%' || w || '%'
+       FROM unnest($2::text[]) w)
      ORDER BY matched DESC, n.importance_score DESC, n.id
      LIMIT $3`,
     [workspaceId, words, limit],
@@ -232,8 +235,8 @@ export async function recordPromptRun(m: EntityManager, row: PromptRunValues): P
   const written = await queryRows<{ id: string }>(
     m,
     `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, request_hash, intent, status,
-       node_count, edge_count, credits_used, linked_credit_ledger_id, summary, error_code, duration_ms, answer, citations,
-       failure)
+       node_count, edge_count, credits_used, linked_credit_ledger_id, summary, error_code, duration_ms,
+       answer, citations, failure)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
      ON CONFLICT (workspace_id, correlation_id) DO UPDATE SET
        prompt_kind = EXCLUDED.prompt_kind, source_hash = EXCLUDED.source_hash,

@@ -125,7 +125,8 @@ async function structuralPass(
             LIMIT $3
           ),
           b AS (
-            SELECT 0.5 * ${recencySql('(SELECT min(last_touch_at) FROM r)')} + 0.5 * (SELECT min(importance_score) FROM i) AS bound,
+            SELECT 0.5 * ${recencySql('(SELECT min(last_touch_at) FROM r)')}
+                   + 0.5 * (SELECT min(importance_score) FROM i) AS bound,
                    (SELECT count(*) FROM r) AS listed
           )
      SELECT ${NODE_COLUMNS}, top.recency, top.structural, b.bound, b.listed::text AS listed

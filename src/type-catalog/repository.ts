@@ -69,10 +69,12 @@ export async function recountTypes(m: EntityManager, workspaceId: string): Promi
        FROM edges e, jsonb_object_keys(e.properties) AS k(key) WHERE NOT e.is_deleted GROUP BY e.type, k.key),
      top_keys AS (
        SELECT kind, name, array_agg(key ORDER BY c DESC, key) AS keys FROM (
-         SELECT kind, name, key, c, row_number() OVER (PARTITION BY kind, name ORDER BY c DESC, key) AS rn FROM key_counts) r
+         SELECT kind, name, key, c, row_number() OVER (PARTITION BY kind, name ORDER BY c DESC, key) AS rn
+           FROM key_counts) r
        WHERE rn <= $2 GROUP BY kind, name),
      upserted AS (
-       INSERT INTO type_catalog AS t (workspace_id, kind, name, row_count, last_seen_at, common_property_keys, is_deleted, updated_at)
+       INSERT INTO type_catalog AS t (workspace_id, kind, name, row_count, last_seen_at, common_property_keys,
+         is_deleted, updated_at)
        SELECT $1, live.kind, live.name, live.row_count, live.last_seen_at, coalesce(top_keys.keys, '{}'), false, now()
        FROM live LEFT JOIN top_keys USING (kind, name)
        ON CONFLICT (workspace_id, kind, name) DO UPDATE SET row_count = EXCLUDED.row_count,

@@ -47,7 +47,8 @@ describe('importance formula (contract 2.7)', () => {
 
   it('measures the reference term from last_touch_at and the decay from created_at', () => {
     const settings = { ...defaults, recency_lambda: 0.5, base_decay_lambda: 0 };
-    // 0.2 + 2 * 0.1 * e^(-0.5 * 4) = 0.2 + 0.2 * 0.135335283 = 0.227067057; created_at plays no part when base decay is 0.
+    // 0.2 + 2 * 0.1 * e^(-0.5 * 4) = 0.2 + 0.2 * 0.135335283 = 0.227067057;
+    // created_at plays no part when base decay is 0.
     const recent = importanceScore(
       { baseSalience: 0.2, referenceCount: 2, lastTouchAt: daysAgo(4), createdAt: daysAgo(400) },
       settings,

@@ -22,7 +22,8 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
   return (scope, work) =>
     dataSource.transaction(async (manager) => {
       await manager.query(
-        `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true), set_config('app.key_hash', $3, true)`,
+        `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
+         set_config('app.key_hash', $3, true)`,
         [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''],
       );
       return work(manager);

@@ -92,7 +92,10 @@ export class PayloadDecryptionError extends Error {}
 
 export type PayloadCodecConfig = Pick<Config, 'WEFT_ENCRYPTION_KEY' | 'WEFT_ENCRYPTION_PREVIOUS_KEYS'>;
 
-/** The codec from configuration: WEFT_ENCRYPTION_KEY (outside production: derived from JWT_SECRET) plus retired keys. */
+/**
+ * The codec from configuration: WEFT_ENCRYPTION_KEY (outside production: derived from JWT_SECRET)
+ * plus retired keys.
+ */
 export function createPayloadCodec(config: PayloadCodecConfig): EncryptionCodec {
   const previous = (config.WEFT_ENCRYPTION_PREVIOUS_KEYS ?? '')
     .split(',')

@@ -2,8 +2,10 @@ import { InternalError } from '../../platform/errors';
 import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel } from './contract';
 import { REFINED_GRAPH_LIMITS, RefinedGraph } from './contract';
 
-const QUESTION_START =
-  /^(who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|list|show|tell|find|explain|describe|summari[sz]e)\b/i;
+const QUESTION_WORDS =
+  'who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|' +
+  'list|show|tell|find|explain|describe|summari[sz]e';
+const QUESTION_START = new RegExp(`^(${QUESTION_WORDS})\\b`, 'i');
 
 /** Sentences, keeping their end punctuation; markdown list markers and headings become sentences too. */
 export function sentences(text: string): string[] {

@@ -21,9 +21,17 @@ const RefinedGraphWire = z.object({
 const IntentAnswer = z.object({ intent: z.enum(INTENTS) });
 const AnswerWithCitations = z.object({ answer: z.string().max(4000), citations: z.array(z.string()).max(50) });
 
-const CLASSIFY = `Classify the user's prompt for a knowledge graph. "update": it states facts to store. "query": it only asks a question. "both": it states facts and asks a question.`;
-const REFINE = `Extract a knowledge graph from the text. Nodes have a short local ref (n1, n2, ...), a lower_snake_case type (person, organization, place, concept, ...), a name, and scalar properties. Edges connect refs with an UPPER_SNAKE_CASE type, a one-sentence reasoning and the evidence text they come from. Extract only what the text states.`;
-const ANSWER = `Answer the question using only the given graph context. Cite the ids of the nodes you used in "citations". If the context does not answer it, say so and cite nothing.`;
+const CLASSIFY =
+  `Classify the user's prompt for a knowledge graph. "update": it states facts to store. ` +
+  `"query": it only asks a question. "both": it states facts and asks a question.`;
+const REFINE =
+  'Extract a knowledge graph from the text. Nodes have a short local ref (n1, n2, ...), a lower_snake_case type ' +
+  '(person, organization, place, concept, ...), a name, and scalar properties. Edges connect refs with an ' +
+  'UPPER_SNAKE_CASE type, a one-sentence reasoning and the evidence text they come from. ' +
+  'Extract only what the text states.';
+const ANSWER =
+  'Answer the question using only the given graph context. Cite the ids of the nodes you used in "citations". ' +
+  'If the context does not answer it, say so and cite nothing.';
 
 /** The prompt model on an OpenAI-compatible server: three structured-output calls validated by zod. */
 export function createOpenAIPromptModel(client: OpenAI, model: string): PromptModel {

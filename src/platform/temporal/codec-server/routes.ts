@@ -45,7 +45,8 @@ export const temporalCodecRoutes = (codec: PayloadCodec) => [
     summary: 'Decrypt Temporal payloads (codec server protocol)',
     description:
       'Temporal’s codec server protocol: encrypted payloads in, plaintext payloads out, for the Temporal UI ' +
-      `and CLI (\`--codec-endpoint\`). At most ${LIMITS.temporalCodecPayloads} payloads per request; an operator scope.`,
+      `and CLI (\`--codec-endpoint\`). At most ${LIMITS.temporalCodecPayloads} payloads per request; ` +
+      'an operator scope.',
     tags: ['temporal'],
     credentials: ['api_key', 'user_jwt'],
     example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
