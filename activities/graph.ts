@@ -71,10 +71,13 @@ async function forBatch(
 
 export function createGraphActivities(deps: GraphActivityDeps) {
   return {
-    /** Contract 2.3: the daily catalog recompute, for a batch of workspaces. */
+    /** knowledge-graph-service-api.md §2.3: the daily catalog recompute, for a batch of workspaces. */
     refreshTypeCatalogs: (batch: WorkspaceBatch) =>
       forBatch(deps, 'type-catalog refresh', batch, (id) => deps.typeCatalog.refresh(id)),
-    /** Contract 2.7: the nightly importance decay, for a batch of workspaces; it reports every page of nodes. */
+    /**
+     * knowledge-graph-service-api.md §2.7: the nightly importance decay, for a batch of workspaces; it reports every
+     * page of nodes.
+     */
     decayImportance: (batch: WorkspaceBatch) =>
       forBatch(deps, 'importance decay', batch, (id, report) =>
         deps.importance.decayWorkspace(id, { nodesPerPage: deps.nodesPerPage, onProgress: report }),

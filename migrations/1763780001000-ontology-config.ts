@@ -1,7 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { workspaceRlsSql } from './rls';
 
-/** Per-workspace ontology settings (contract 2.7). Only overrides are stored; defaults live in code. */
+/**
+ * Per-workspace ontology settings (knowledge-graph-service-api.md §2.7). Only overrides are stored; defaults live in
+ * code.
+ */
 export class OntologyConfig1763780001000 implements MigrationInterface {
   name = 'OntologyConfig1763780001000';
 

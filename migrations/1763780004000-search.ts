@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Indexes for search (contract 4.1, rules 2 and 5). Structural candidates are the union of the
+ * Indexes for search (knowledge-graph-service-api.md §4.1, rules 2 and 5). Structural candidates are the union of the
  * most recent and the most important live nodes (optionally per type); these indexes let both lists
  * be read in order instead of scoring every node of the workspace. Vector search uses the
  * foundation's HNSW index. No new table, so no RLS policy to add.

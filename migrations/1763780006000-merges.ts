@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { workspaceRlsSql } from './rls';
 
 /**
- * Person resolution and the merge queue (contract 2.4 and 3): candidates, the actions taken on
+ * Person resolution and the merge queue (knowledge-graph-service-api.md §2.4 and §3): candidates, the actions taken on
  * them, and the matching rules as immutable SQL functions so that the partial indexes on `nodes`
  * and the resolver's query share one definition (src/merges/person-rules.ts documents them).
  */

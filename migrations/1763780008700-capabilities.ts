@@ -2,9 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { workspaceRlsSql } from './rls';
 
 /**
- * The capability surface's idempotency store (contract 4.2 and 8: a write capability's key replays
- * its first envelope for 24 hours). One row per key and workspace, written in the same transaction
- * as the call's side effect, so a key has a row exactly when its side effect committed.
+ * The capability surface's idempotency store (knowledge-graph-service-api.md §4.2 and §8: a write
+ * capability's key replays its first envelope for 24 hours). One row per key and workspace, written
+ * in the same transaction as the call's side effect, so a key has a row exactly when its side effect committed.
  */
 export class Capabilities1763780008700 implements MigrationInterface {
   name = 'Capabilities1763780008700';

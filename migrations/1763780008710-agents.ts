@@ -2,9 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { workspaceRlsSql } from './rls';
 
 /**
- * Agent coordination (contract 2.10 and 3): task sessions with a heartbeat, claims on nodes of the
- * contains hierarchy, and clusters of failed sessions by normalised error signature. Findings are
- * graph nodes (`agent.finding`) and need no table.
+ * Agent coordination (knowledge-graph-service-api.md §2.10 and §3): task sessions with a heartbeat,
+ * claims on nodes of the contains hierarchy, and clusters of failed sessions by normalised error
+ * signature. Findings are graph nodes (`agent.finding`) and need no table.
  */
 export class Agents1763780008710 implements MigrationInterface {
   name = 'Agents1763780008710';

@@ -1,5 +1,5 @@
 /**
- * Contract section 8, in one place. Schemas and services read their bounds from here.
+ * knowledge-graph-service-api.md §8, in one place. Schemas and services read their bounds from here.
  */
 export const LIMITS = {
   // offset: the contract sets only its minimum; the list SQL binds it as int4, so int4's maximum is the bound.

@@ -29,12 +29,12 @@ async function sweep(
   return continueAsNew<typeof self>({ after, batchSize: size, failed });
 }
 
-/** Daily: recomputes every workspace's type catalog (contract 2.3). */
+/** Daily: recomputes every workspace's type catalog (knowledge-graph-service-api.md §2.3). */
 export async function typeCatalogRefreshWorkflow(input: WorkspaceSweepInput = {}): Promise<WorkspaceSweepResult> {
   return sweep(input, refreshTypeCatalogs, typeCatalogRefreshWorkflow);
 }
 
-/** Nightly: applies the importance decay in every workspace (contract 2.7). */
+/** Nightly: applies the importance decay in every workspace (knowledge-graph-service-api.md §2.7). */
 export async function importanceDecayWorkflow(input: WorkspaceSweepInput = {}): Promise<WorkspaceSweepResult> {
   return sweep(input, decayImportance, importanceDecayWorkflow);
 }

@@ -44,7 +44,7 @@ function describeFailure(error: unknown): FailureDetails {
 }
 
 /**
- * The prompt pipeline as a saga (contract 4.1, prompt rules): classify → reserve → refine →
+ * The prompt pipeline as a saga (knowledge-graph-service-api.md §4.1, prompt rules): classify → reserve → refine →
  * persist → answer → audit. Each step that changes something registers its undo; on any failure
  * the undos run in reverse, the failure is audited, and the original error is re-raised.
  */

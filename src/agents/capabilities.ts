@@ -18,7 +18,7 @@ const sessionErrors = {
 };
 
 /**
- * The `agent.*` tools (contract 4.2): sessions, claims, findings and failure clusters. All free.
+ * The `agent.*` tools (knowledge-graph-service-api.md §4.2): sessions, claims, findings and failure clusters. All free.
  * Write tools run in the capability call's transaction (`call.m`); reads take a unit of work.
  */
 export const agentCapabilities = (deps: {

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { CreditReceipt } from '../credits/repository';
 import type { Principal } from '../platform/auth/principal';
 
-/** Contract 4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
+/** knowledge-graph-service-api.md §4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
 export type CapabilityAccess = 'read' | 'write';
 
 /** What a handler knows about the call it serves, whichever door it came through. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Contract 4.2: what every capability call answers. */
+/** knowledge-graph-service-api.md §4.2: what every capability call answers. */
 export const envelopeOf = <O extends z.ZodType>(result: O) =>
   z.object({
     result,

@@ -1,5 +1,5 @@
 /**
- * Contract section 8: every metered operation and its cost, in one place. Services reserve by
+ * knowledge-graph-service-api.md §8: every metered operation and its cost, in one place. Services reserve by
  * kind and never write a number themselves.
  */
 export const CREDIT_COSTS = {

@@ -10,7 +10,7 @@ export interface InsufficientCreditsDetail {
   locked?: true;
 }
 
-/** 402 with the body of contract 7 / interfaces.md; a locked account reports `available: 0`. */
+/** 402 with the body of knowledge-graph-service-api.md §7 / interfaces.md; a locked account reports `available: 0`. */
 export class InsufficientCreditsError extends DomainError {
   constructor(readonly shortfall: InsufficientCreditsDetail) {
     super('insufficient_credits', shortfall);

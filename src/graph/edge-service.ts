@@ -12,7 +12,7 @@ export function createEdgeService(deps: { uow: UnitOfWork; read: ScopedRead }) {
   const { uow, read } = deps;
 
   /**
-   * Contract 4.1: 400 when the two nodes are in different workspaces. A node this workspace
+   * knowledge-graph-service-api.md §4.1: 400 when the two nodes are in different workspaces. A node this workspace
    * cannot see is 404, unless it lives in another workspace the caller may act in: then the
    * caller already knows it exists and the useful answer is the 400. Only a user JWT reaches the
    * user's other workspaces; a key or MCP token is bound to one, so for it (as for strangers) the

@@ -103,7 +103,7 @@ export function createNodeService(deps: GraphServiceDeps) {
       return toNodeResponse(row);
     },
 
-    /** Contract 3: soft-deletes every live node of the type and their incident edges. */
+    /** knowledge-graph-service-api.md §3: soft-deletes every live node of the type and their incident edges. */
     async deleteByType(principal: Principal, type: string | undefined) {
       if (type === undefined || type.trim() === '') throw new BadRequestError('Query parameter type is required');
       return uow(scopeOf(principal), async (m) => {

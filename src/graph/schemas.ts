@@ -8,12 +8,12 @@ const workspaceId = z
   .describe('Must name a workspace the caller belongs to; defaults to the caller’s.');
 const blankToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
-/** Contract 2.1: a node type used as a filter. */
+/** knowledge-graph-service-api.md §2.1: a node type used as a filter. */
 export const NodeTypeFilter = z
   .string()
   .max(LIMITS.typeLength)
   .regex(/^[a-z_][a-z0-9_.:-]*$/, 'Invalid node type');
-/** Contract 2.2: an edge type used as a filter. */
+/** knowledge-graph-service-api.md §2.2: an edge type used as a filter. */
 export const EdgeTypeFilter = z
   .string()
   .max(LIMITS.typeLength)
@@ -23,7 +23,7 @@ const limit = z.coerce.number().int().min(1).max(LIMITS.list.maxLimit).default(L
 const offset = z.coerce.number().int().min(0).max(LIMITS.list.maxOffset).default(0);
 const properties = z.record(z.string(), z.unknown());
 
-/** Every field of contract 2.1 except the raw vector; `embedding` only on request. */
+/** Every field of knowledge-graph-service-api.md §2.1 except the raw vector; `embedding` only on request. */
 export const NodeResponse = z
   .object({
     id: z.uuid(),

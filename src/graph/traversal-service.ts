@@ -47,7 +47,7 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
   }
 
   return {
-    /** Contract 4.1: node_id xor q; with q the best name match is the centre. */
+    /** knowledge-graph-service-api.md §4.1: node_id xor q; with q the best name match is the centre. */
     neighborhood: (principal: Principal, query: NeighborhoodQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphNeighborhoodResponse> => {
         if (query.node_id !== undefined) {
@@ -95,7 +95,7 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
         const cc = exact
           ? await componentsCache.get(principal.workspaceId, fingerprint, () => computeComponents(m))
           : undefined;
-        // Contract 4.1: the synthetic _manual row is always present, even when empty.
+        // knowledge-graph-service-api.md §4.1: the synthetic _manual row is always present, even when empty.
         if (!stats.by_connection.some((entry) => entry.connection_id === '_manual')) {
           stats.by_connection.unshift({ connection_id: '_manual', nodes: 0, edges: 0 });
         }

@@ -29,7 +29,7 @@ export interface ImportanceInput {
 export const ageDays = (from: Date, now: Date) => Math.max(0, (now.getTime() - from.getTime()) / MS_PER_DAY);
 
 /**
- * Contract 2.7, per node:
+ * knowledge-graph-service-api.md §2.7, per node:
  * (base_salience + reference_count * boost_per_reference * exp(-recency_lambda * age_touch))
  *   * exp(-base_decay_lambda * age_created),
  * the recency factor dropped when recency does not influence importance, then held between

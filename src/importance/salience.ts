@@ -1,5 +1,5 @@
 /**
- * base_salience by node type, assigned at creation (contract 2.7: "type-derived"). People and
+ * base_salience by node type, assigned at creation (knowledge-graph-service-api.md §2.7: "type-derived"). People and
  * organisations anchor most questions; fragments of text and code matter less on their own.
  * A type absent from the table gets the default; a `code.*` type falls back to its family.
  */

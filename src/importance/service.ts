@@ -15,7 +15,7 @@ export function createImportanceService(deps: { uow: UnitOfWork }) {
   return {
     /**
      * The nightly decay of one workspace: every live node's importance is recomputed from the
-     * formula (contract 2.7) with the workspace's settings, a page of nodes per transaction.
+     * formula (knowledge-graph-service-api.md §2.7) with the workspace's settings, a page of nodes per transaction.
      * Recomputing rather than multiplying the stored score keeps a retried or repeated run (or a
      * page a writer touched meanwhile) from decaying twice.
      */

@@ -20,7 +20,7 @@ import { NotFoundError, RateLimitedError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { lockUserMints, MINT_NAME, recentMints } from './repository';
 
-/** Contract 8: minting is limited to 60 requests per minute per user. */
+/** knowledge-graph-service-api.md §8: minting is limited to 60 requests per minute per user. */
 export const MCP_MINT_LIMIT = LIMITS.mcpMint;
 
 const DAY_MS = 24 * 3600 * 1000;

@@ -11,7 +11,7 @@ import { PairNotLiveError } from './errors';
 import { foldEdges, foldNodes, lockLivePair } from './merge-apply';
 import type { MergeAction as ActionResponse, MergeDecisionResponse, MergeSummary } from './schemas';
 
-// A decision on one candidate, in the caller's transaction (contract 3: "merge runs in the same
+// A decision on one candidate, in the caller's transaction (knowledge-graph-service-api.md §3: "merge runs in the same
 // transaction"). Refusals are domain errors: NotFoundError (no such candidate in this workspace),
 // ConflictError (already resolved), PairNotLiveError (a node is gone).
 

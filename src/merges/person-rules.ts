@@ -1,5 +1,5 @@
 /**
- * The person resolver's rules (contract 2.4), as pure functions. Matching itself runs in SQL
+ * The person resolver's rules (knowledge-graph-service-api.md §2.4), as pure functions. Matching itself runs in SQL
  * against the partial indexes of migration 1763780006000, whose functions implement the same rules:
  *
  * - Person types (`weft_is_person_type`): `person`, `contact`, `employee`, and any namespaced type
@@ -25,7 +25,9 @@ export type MatchReason = 'email_match' | 'normalized_name_match';
 
 export const MATCH_REASONS: readonly MatchReason[] = ['email_match', 'normalized_name_match'];
 
-/** Contract 2.4: both → 1.00, email only → 0.95, normalised name only → 0.75; no match → null. */
+/**
+ * knowledge-graph-service-api.md §2.4: both → 1.00, email only → 0.95, normalised name only → 0.75; no match → null.
+ */
 export function scoreMatch(match: { email: boolean; name: boolean }): { reasons: MatchReason[]; score: number } | null {
   if (match.email && match.name) return { reasons: ['email_match', 'normalized_name_match'], score: 1.0 };
   if (match.email) return { reasons: ['email_match'], score: 0.95 };
@@ -33,7 +35,10 @@ export function scoreMatch(match: { email: boolean; name: boolean }): { reasons:
   return null;
 }
 
-/** Auto-merge only when the workspace enables it and the score reaches its threshold (contract 3). */
+/**
+ * Auto-merge only when the workspace enables it and the score reaches its threshold (knowledge-graph-service-api.md
+ * §3).
+ */
 export function shouldAutoMerge(
   score: number,
   settings: { auto_merge_enabled: boolean; merge_confidence_threshold: number },

@@ -13,7 +13,7 @@ const NodeSummary = z
   .object({ id: z.uuid(), type: z.string(), name: z.string(), properties: z.record(z.string(), z.unknown()) })
   .meta({ id: 'MergeNodeSummary' });
 
-/** Contract 2.4 (NodeMergeCandidate), plus both nodes and timestamps. */
+/** knowledge-graph-service-api.md §2.4 (NodeMergeCandidate), plus both nodes and timestamps. */
 export const MergeCandidate = z
   .object({
     id: z.uuid(),
@@ -31,7 +31,7 @@ export const MergeCandidate = z
   .meta({ id: 'MergeCandidate' });
 export type MergeCandidate = z.input<typeof MergeCandidate>;
 
-/** Contract 2.4 (NodeMergeAction). */
+/** knowledge-graph-service-api.md §2.4 (NodeMergeAction). */
 export const MergeAction = z
   .object({
     id: z.uuid(),

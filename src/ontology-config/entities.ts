@@ -1,6 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A workspace's overrides of the ontology settings (contract 2.7); defaults live in code (schemas.ts). */
+/**
+ * A workspace's overrides of the ontology settings (knowledge-graph-service-api.md §2.7); defaults live in code
+ * (schemas.ts).
+ */
 @Entity('workspace_settings')
 export class WorkspaceSettings {
   @PrimaryColumn({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;

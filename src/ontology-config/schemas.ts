@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 const unit = z.number().min(0).max(1);
 const rate = z.number().min(0).max(10);
 
-/** Contract 2.7, search settings, with their defaults. */
+/** knowledge-graph-service-api.md §2.7, search settings, with their defaults. */
 export const SearchSettings = z
   .object({
     retrieval_mode: z.enum(['vector', 'structural', 'hybrid']).default('hybrid'),
@@ -16,7 +16,7 @@ export const SearchSettings = z
   })
   .meta({ id: 'SearchSettings' });
 
-/** Contract 2.7, importance settings. */
+/** knowledge-graph-service-api.md §2.7, importance settings. */
 export const ImportanceSettings = z
   .object({
     recency_influences_importance: z.boolean().default(true),
@@ -28,7 +28,7 @@ export const ImportanceSettings = z
   })
   .meta({ id: 'ImportanceSettings' });
 
-/** Contract 2.7, resolver settings. */
+/** knowledge-graph-service-api.md §2.7, resolver settings. */
 export const ResolverSettings = z
   .object({
     person_resolver_enabled: z.boolean().default(true),

@@ -61,7 +61,7 @@ export function createPromptApi(deps: {
 }) {
   const { uow, temporal, sealer, prompts, deadlineMs } = deps;
 
-  /** Contract 7: the credit check comes before any model call, and classification is one. */
+  /** knowledge-graph-service-api.md §7: the credit check comes before any model call, and classification is one. */
   async function refuseWithoutCredits(principal: Principal, forceIntent: Intent | undefined, audit: AuditInput) {
     const { kind, cost } = minimumCost(forceIntent);
     const balance = await uow({ workspaceId: principal.workspaceId }, (m) => readCreditBalance(m, principal.tenantId));

@@ -5,7 +5,7 @@ import type { Intent } from './model/contract';
 export type PromptRunStatus = 'running' | 'ok' | 'error';
 
 /**
- * The audit row of one prompt call (contract 2.5 of knowledge-graph-service-api.md), claimed
+ * The audit row of one prompt call (knowledge-graph-service-api.md §2.5 of knowledge-graph-service-api.md), claimed
  * before anything runs and settled once. Never the raw prompt.
  */
 @Entity('prompt_runs')

@@ -6,7 +6,7 @@ import { INTENTS } from './model/contract';
 /** Long enough for a page of notes; the refiner and the model see the whole prompt. */
 export const PROMPT_MAX_CHARS = 20_000;
 
-// Not trimmed: the audit's source_hash is of the raw prompt (contract 2.5).
+// Not trimmed: the audit's source_hash is of the raw prompt (knowledge-graph-service-api.md §2.5).
 const promptText = z
   .string()
   .max(PROMPT_MAX_CHARS)

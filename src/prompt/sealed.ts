@@ -2,8 +2,9 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import { ForbiddenError } from '../platform/errors';
 
 /**
- * The raw prompt is never stored (contract 2.5), yet a workflow's input lands in Temporal's history.
- * So the API seals it (AES-256-GCM, key derived from JWT_SECRET) and only activities open it.
+ * The raw prompt is never stored (knowledge-graph-service-api.md §2.5), yet a workflow's input lands in
+ * Temporal's history. So the API seals it (AES-256-GCM, key derived from WEFT_ENCRYPTION_KEY) and only
+ * activities open it.
  * A sealed prompt is bound to its workspace and correlation id (GCM additional data): whoever can
  * start a workflow cannot replay another workspace's sealed prompt into their own, because the
  * activities open it with the workspace and correlation id they act for.

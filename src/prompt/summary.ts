@@ -5,7 +5,7 @@ import type { Intent } from './model/contract';
 export const sourceHash = (prompt: string) => createHash('sha256').update(prompt, 'utf8').digest('hex');
 
 /**
- * The audit summary: counts and a fragment of the answer, never the prompt (contract 2.5),
+ * The audit summary: counts and a fragment of the answer, never the prompt (knowledge-graph-service-api.md §2.5),
  * at most 500 characters.
  */
 export function auditSummary(input: {

@@ -14,7 +14,10 @@ const Filters = z
   })
   .meta({ id: 'SearchFilters' });
 
-/** Contract 4.1: POST /v1/ontology/search. Omitted mode and top_k come from the workspace settings. */
+/**
+ * knowledge-graph-service-api.md §4.1: POST /v1/ontology/search. Omitted mode and top_k come from the workspace
+ * settings.
+ */
 export const HybridSearchRequest = z
   .strictObject({
     q: query,
@@ -65,7 +68,7 @@ export const HybridSearchResponse = z
   .meta({ id: 'HybridSearchResponse' });
 export type HybridSearchResponse = z.input<typeof HybridSearchResponse>;
 
-/** Contract 4.1: POST /v1/ontology/nodes/search. */
+/** knowledge-graph-service-api.md §4.1: POST /v1/ontology/nodes/search. */
 export const NodeSearchRequest = z
   .strictObject({
     q: query,

@@ -1,5 +1,5 @@
 /**
- * Contract 4.1, search rules 1–5, as pure functions: the repository finds candidates, these
+ * knowledge-graph-service-api.md §4.1, search rules 1–5, as pure functions: the repository finds candidates, these
  * turn them into scores.
  */
 

@@ -60,7 +60,7 @@ export function mergeCandidates(
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
 
 /**
- * Search (contract 4.1). Each call is charged through `credits.chargeFor`: the charge (and the
+ * Search (knowledge-graph-service-api.md §4.1). Each call is charged through `credits.chargeFor`: the charge (and the
  * workspace's search settings) in one short transaction, 402 before any model call; the query is
  * embedded outside any transaction and searched in a second one under the workspace's RLS scope,
  * which also confirms the charge. A failure before that refunds it; a process that dies in

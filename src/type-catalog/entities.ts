@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn
 
 export type TypeKind = 'node' | 'edge';
 
-/** One node or edge type of a workspace (contract 2.3); counts belong to the daily recompute. */
+/** One node or edge type of a workspace (knowledge-graph-service-api.md §2.3); counts belong to the daily recompute. */
 @Entity('type_catalog')
 export class TypeCatalogEntry {
   @PrimaryColumn({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits';
 
-/** Contract 2.3. */
+/** knowledge-graph-service-api.md §2.3. */
 export const TypeCatalogRow = z
   .object({
     name: z.string(),

@@ -32,7 +32,7 @@ const toResponse = (row: TypeCatalogEntry): TypeCatalogRow => ({
 });
 
 /**
- * Registers a type in the catalog the first time it is seen (contract 2.1), and revives a row
+ * Registers a type in the catalog the first time it is seen (knowledge-graph-service-api.md §2.1), and revives a row
  * the daily recompute had soft-deleted. Counts are not bumped here: a counter row shared by every
  * writer of a type would serialise them (and deadlock writers that touch two types in opposite
  * orders); the daily recompute owns row_count, last_seen_at and common_property_keys.
@@ -45,13 +45,13 @@ export async function registerType(m: EntityManager, workspaceId: string, kind: 
 }
 
 /**
- * Contract 2.3's daily task for the transaction's workspace: recount live rows and their most
+ * knowledge-graph-service-api.md §2.3's daily task for the transaction's workspace: recount live rows and their most
  * frequent property keys per (kind, name), upsert every type still in use, soft-delete the ones
  * no live row has any more, and write a `type_stats_refresh` event. Free of charge.
  */
 export async function refreshTypeCatalog(m: EntityManager, workspaceId: string): Promise<TypeCatalogRefresh> {
   const result = await recountTypes(m, workspaceId);
-  // Best effort (contract 2.3): the refresh stands even if the event row cannot be written. The
+  // Best effort (knowledge-graph-service-api.md §2.3): the refresh stands even if the event row cannot be written. The
   // nested transaction is a savepoint, so a failed insert does not abort the refresh's own.
   try {
     await m.transaction((inner) => insertEvent(inner, workspaceId, 'type_stats_refresh', { ...result }));
@@ -61,7 +61,7 @@ export async function refreshTypeCatalog(m: EntityManager, workspaceId: string):
   return result;
 }
 
-/** The type catalog (contract 2.3): live rows only. */
+/** The type catalog (knowledge-graph-service-api.md §2.3): live rows only. */
 export function createTypeCatalogService(deps: { uow: UnitOfWork }) {
   const { uow } = deps;
   return {

@@ -14,7 +14,7 @@ import { searchSettings } from '../../search/service';
 import type { CapabilityCall } from '../define';
 import { defineCapability } from '../define';
 
-// What a capability question leaves in the prompt-run audit (contract 2.5's free-form family).
+// What a capability question leaves in the prompt-run audit (knowledge-graph-service-api.md §2.5's free-form family).
 const ASK_PROMPT_KIND = 'ontology_ask';
 
 /** The correlation id already names another run: its audit row is left alone. */

@@ -184,7 +184,7 @@ export function mountRoutes(
     router[route.method](toKoaPath(route.path), async (ctx) => {
       let principal: Principal | undefined;
       if (!route.public) {
-        // Contract 5.2: a workspace_id parameter must name a workspace the caller belongs to.
+        // knowledge-graph-service-api.md §5.2: a workspace_id parameter must name a workspace the caller belongs to.
         // It is honoured on every authenticated route, so no route can forget the check.
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;

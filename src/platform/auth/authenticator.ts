@@ -34,7 +34,7 @@ function bearerToken(ctx: Context): string | undefined {
 
 /**
  * Turns the Authorization header into a Principal. The credential decides the workspace;
- * a requested `workspace_id` must be one the caller can act in, else 404 (contract 5.2).
+ * a requested `workspace_id` must be one the caller can act in, else 404 (knowledge-graph-service-api.md §5.2).
  * Credentials are looked up on every request, so a revocation holds from the next one.
  */
 export function createAuthenticator(deps: {

@@ -26,7 +26,10 @@ const known = new Set<string>(SCOPES);
 
 export const isScope = (value: string): value is ScopeName => known.has(value);
 
-/** Unknown scopes sent at key creation are dropped silently (contract 5.4); the rest is sorted and unique. */
+/**
+ * Unknown scopes sent at key creation are dropped silently (knowledge-graph-service-api.md §5.4); the rest is sorted
+ * and unique.
+ */
 export function normalizeScopes(requested: readonly string[]): ScopeName[] {
   return [...new Set(requested.filter(isScope))].sort();
 }

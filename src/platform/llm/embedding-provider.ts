@@ -3,7 +3,7 @@ import type { OpenAIConfig } from './openai-client';
 import { openAIEnabled } from './openai-client';
 import { createOpenAIEmbeddingProvider } from './openai-embedding';
 
-/** Every stored vector has this many dimensions (contract 2.1; the column is vector(512)). */
+/** Every stored vector has this many dimensions (knowledge-graph-service-api.md §2.1; the column is vector(512)). */
 export const EMBEDDING_DIMENSIONS = 512;
 
 /** Turns texts into unit-length vectors of EMBEDDING_DIMENSIONS floats, in input order. */
