@@ -57,10 +57,24 @@ export interface DevServer {
 }
 
 /** Starts `temporal server start-dev` and resolves once its frontend accepts connections. */
+/**
+ * The dev server's single history shard reads new tasks at most 20 times a second
+ * (`history.transferProcessorMaxPollRPS`), so every workflow or activity task waited 24–51 ms
+ * before a worker got it: three no-op activities took ~350 ms. Polling at 1000/s and letting a
+ * worker run the activities it schedules itself (eager execution) cut that to ~100 ms
+ * (architecture.md, "Temporal latency, measured"). A production cluster sets these in its own
+ * dynamic config file.
+ */
+export const DISPATCH_SETTINGS = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'system.enableActivityEagerExecution=true',
+] as const;
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { host, port } = splitAddress(options.address);
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
   args.push('--search-attribute', `${WORKSPACE_ID_ATTRIBUTE.name}=Keyword`);
+  for (const setting of DISPATCH_SETTINGS) args.push('--dynamic-config-value', setting);
   if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
   else args.push('--headless');
   if (options.dbFile) {
