@@ -1,12 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { capClient } from './helpers/cap';
-import type { FakeOpenAI } from './helpers/fake-openai';
-import { startFakeOpenAI } from './helpers/fake-openai';
 import { createNode } from './helpers/graph';
 import { as } from './helpers/http';
-import type { Stack } from './helpers/stack';
-import { bootStack, getStack } from './helpers/stack';
+import { useOpenAIStack } from './helpers/openai-stack';
+import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 
 const owner = () => getStack().ownerDataSource;
@@ -128,33 +126,18 @@ describe('capabilities: ontology.search, ontology.ask and their credits', () => 
 
   describe('a failure after the charge (the model provider is down)', function () {
     this.timeout(60_000);
-    let fake: FakeOpenAI;
-    let variant: { stack: Stack; stop: () => Promise<void> };
-
-    before(async () => {
-      fake = await startFakeOpenAI();
-      variant = await bootStack({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
-        OPENAI_MAX_RETRIES: '0',
-        OPENAI_TIMEOUT_MS: '1500',
-      });
-    });
-    after(async () => {
-      await variant?.stop();
-      await fake?.close();
-    });
+    const openai = useOpenAIStack();
 
     it('refunds ontology.ask and ontology.search: the balance is whole, the audit says 0 credits', async () => {
       const tenant = await newTenant(10);
-      fake.behave({ kind: 'status', status: 500 });
-      const cap = capClient(tenant.api_key, variant.stack.baseUrl);
+      openai.fake.behave({ kind: 'status', status: 500 });
+      const cap = capClient(tenant.api_key, openai.stack.baseUrl);
 
       const asked = await cap('ontology.ask', { question: 'Who is Ada?' });
       expect(asked.status).to.equal(502);
       const searched = await cap('ontology.search', { query: 'Ada' });
       expect(searched.status).to.equal(502);
-      fake.behave({ kind: 'ok' });
+      openai.fake.behave({ kind: 'ok' });
 
       expect(await creditBalance(tenant.tenant_id)).to.equal(10);
       for (const [kind, cost] of [

@@ -2,12 +2,10 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { eventually, sleep } from './helpers/eventually';
-import type { FakeOpenAI } from './helpers/fake-openai';
-import { startFakeOpenAI } from './helpers/fake-openai';
 import { as } from './helpers/http';
+import { useOpenAIStack } from './helpers/openai-stack';
 import { parseSse, postStream } from './helpers/sse';
-import type { Stack } from './helpers/stack';
-import { bootStack, getStack } from './helpers/stack';
+import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 
 const REFINED = JSON.stringify({
@@ -30,7 +28,7 @@ const owner = () => getStack().ownerDataSource;
 
 describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', function () {
   this.timeout(60_000);
-  let fake: FakeOpenAI;
+  const openai = useOpenAIStack();
 
   /**
    * Scripts the fake model: the refiner returns `refined` (unless null), the answerer `answer`.
@@ -38,7 +36,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
    */
   const scriptAnswer = (answer: { content: string; delayMs: number }, refined: string | null = REFINED) => {
     let reached = false;
-    fake.scriptChat((schema) => {
+    openai.fake.scriptChat((schema) => {
       if (schema === 'refined_graph' && refined !== null) return { content: refined };
       if (schema === 'grounded_answer') {
         reached = true;
@@ -48,28 +46,13 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     });
     return () => reached;
   };
-  let variant: { stack: Stack; stop: () => Promise<void> };
-  const client = (token: string) => as(token, variant.stack.baseUrl);
-
-  before(async () => {
-    fake = await startFakeOpenAI();
-    variant = await bootStack({
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: fake.baseUrl,
-      OPENAI_MAX_RETRIES: '0',
-      OPENAI_TIMEOUT_MS: '1500',
-    });
-  });
-  after(async () => {
-    await variant?.stop();
-    await fake?.close();
-  });
-  beforeEach(() => fake.scriptChat(undefined));
+  const client = (token: string) => as(token, openai.stack.baseUrl);
+  beforeEach(() => openai.fake.scriptChat(undefined));
 
   it('classifies, refines and answers with structured outputs validated by zod', async () => {
     const tenant = await newTenant(20);
     let answered: any;
-    fake.scriptChat((schema, body) => {
+    openai.fake.scriptChat((schema, body) => {
       if (schema === 'intent') return { content: JSON.stringify({ intent: 'both' }) };
       if (schema === 'refined_graph') return { content: REFINED };
       if (schema === 'grounded_answer') {
@@ -96,13 +79,13 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(katherine.properties).to.deep.equal({ role: 'mathematician' });
     // A citation outside the retrieved context is dropped.
     expect(response.body.citations).to.deep.equal([katherine.id]);
-    const chatCalls = fake.requests.filter((request) => request.path === '/v1/chat/completions');
+    const chatCalls = openai.fake.requests.filter((request) => request.path === '/v1/chat/completions');
     expect(chatCalls.map((call) => call.body.response_format?.type)).to.include('json_schema');
   });
 
   it('a model answer that fails its schema is a 502, refunded', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) =>
+    openai.fake.scriptChat((schema) =>
       schema === 'refined_graph' ? { content: JSON.stringify({ nodes: 'not a list' }) } : undefined,
     );
     const response = await client(tenant.api_key).post('/v1/ontology/prompt', { prompt: 'x', force_intent: 'update' });
@@ -112,7 +95,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('an answer-step failure after persistence undoes the writes, refunds, audits the error, answers 502', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => {
+    openai.fake.scriptChat((schema) => {
       if (schema === 'refined_graph') return { content: REFINED };
       if (schema === 'grounded_answer') return { status: 500 };
       return undefined;
@@ -157,7 +140,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a node the model names twice is created once, and undone with the rest', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => {
+    openai.fake.scriptChat((schema) => {
       if (schema === 'refined_graph') {
         return {
           content: JSON.stringify({
@@ -185,7 +168,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a model that does not answer in time is a 502, refunded', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: '{}', delayMs: 4000 } : undefined));
+    openai.fake.scriptChat((schema) => (schema === 'grounded_answer' ? { content: '{}', delayMs: 4000 } : undefined));
     const started = Date.now();
     const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
       prompt: 'Who?',
@@ -208,14 +191,14 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     );
     await eventually(answering, { what: 'the answer step', timeoutMs: 20_000, intervalMs: 50 });
     expect(answering()).to.equal(true);
-    const { client: temporal } = variant.stack.runtime.temporal;
+    const { client: temporal } = openai.stack.runtime.temporal;
     await temporal.workflow.getHandle(`prompt-${correlationId}`).terminate('operator stopped it');
     expect((await pending).status).to.equal(500);
     expect(await creditBalance(tenant.tenant_id)).to.equal(13); // the terminated saga refunded nothing
 
     const result = await temporal.workflow.execute('promptReconcileWorkflow', {
       args: [{ minAgeSeconds: 0 }],
-      taskQueue: variant.stack.config.TEMPORAL_TASK_QUEUE,
+      taskQueue: openai.stack.config.TEMPORAL_TASK_QUEUE,
       workflowId: `prompt-reconcile-test-${correlationId}`,
     });
     expect(result.settled).to.be.at.least(1);
@@ -233,7 +216,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     // A second pass finds nothing left to settle for this prompt.
     const again = await temporal.workflow.execute('promptReconcileWorkflow', {
       args: [{ minAgeSeconds: 0 }],
-      taskQueue: variant.stack.config.TEMPORAL_TASK_QUEUE,
+      taskQueue: openai.stack.config.TEMPORAL_TASK_QUEUE,
       workflowId: `prompt-reconcile-test-again-${correlationId}`,
     });
     expect(await creditBalance(tenant.tenant_id)).to.equal(20);
@@ -242,12 +225,12 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('the stream reports an error event and refunds when the model fails', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) => (schema === 'grounded_answer' ? { status: 503 } : undefined));
+    openai.fake.scriptChat((schema) => (schema === 'grounded_answer' ? { status: 503 } : undefined));
     const response = await postStream(
       '/v1/ontology/prompt/stream',
       tenant.api_key,
       { prompt: 'Who?' },
-      variant.stack.baseUrl,
+      openai.stack.baseUrl,
     );
     expect(response.status).to.equal(200);
     const last = response.events.at(-1)!;
@@ -259,14 +242,14 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('a stream client that disconnects mid-call is refunded', async () => {
     const tenant = await newTenant(20);
-    fake.scriptChat((schema) =>
+    openai.fake.scriptChat((schema) =>
       schema === 'grounded_answer'
         ? { content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 1000 }
         : undefined,
     );
     await new Promise<void>((resolve, reject) => {
       const request = http.request(
-        new URL(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`),
+        new URL(`${openai.stack.baseUrl}/v1/ontology/prompt/stream`),
         { method: 'POST', headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' } },
         (response) => {
           response.setEncoding('utf8');
@@ -304,7 +287,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       { 'x-correlation-id': correlationId },
     );
     await eventually(answering, { what: 'the answer step', intervalMs: 20 });
-    const { promptReconciler, prompts } = variant.stack.runtime.services;
+    const { promptReconciler, prompts } = openai.stack.runtime.services;
     // Read while the prompt is still answering: unsettled, as far as the ledger can tell.
     const [candidate] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
       (run) => run.correlation_id === correlationId,
@@ -355,7 +338,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       edges: [],
     });
     let answering = false;
-    fake.scriptChat((schema, body) => {
+    openai.fake.scriptChat((schema, body) => {
       if (schema === 'refined_graph') {
         return { content: String(body.messages.at(-1).content).includes('Where?') ? first : later };
       }
@@ -417,7 +400,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('node.created leaves only when the prompt completes: one undone after persisting pays no embedding', async () => {
     const failed = await newTenant(20);
-    fake.scriptChat((schema) => {
+    openai.fake.scriptChat((schema) => {
       if (schema === 'refined_graph') return { content: REFINED };
       if (schema === 'grounded_answer') return { status: 500 };
       return undefined;
@@ -429,7 +412,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(response.status).to.equal(502);
 
     const done = await newTenant(20);
-    fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: REFINED } : undefined));
+    openai.fake.scriptChat((schema) => (schema === 'refined_graph' ? { content: REFINED } : undefined));
     const completed = await client(done.api_key).post('/v1/ontology/prompt', {
       prompt: 'Katherine Johnson worked at NASA.',
       force_intent: 'update',
@@ -447,7 +430,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     // The completed prompt's two nodes are embedded and charged…
     await eventually(async () => (await embedCharges(done.workspace_id)) === 2, { what: 'the embedding charges' });
     // …and by then the outbox has been swept: the undone prompt's nodes never had an event to deliver.
-    await variant.stack.runtime.outbox.sweep(0);
+    await openai.stack.runtime.outbox.sweep(0);
     const [events] = await owner().query(
       `SELECT count(*)::int AS n FROM outbox WHERE workspace_id = $1 AND event_type = 'node.created'`,
       [failed.workspace_id],
@@ -467,7 +450,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
       { 'x-correlation-id': correlationId },
     );
     await eventually(answering, { what: 'the answer step', intervalMs: 20 });
-    const handle = variant.stack.runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`);
+    const handle = openai.stack.runtime.temporal.client.workflow.getHandle(`prompt-${correlationId}`);
     await handle.cancel();
     const response = await pending;
     expect(response.status).to.equal(503);
@@ -490,7 +473,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     const tenant = await newTenant(20);
     const answering = scriptAnswer({ content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 800 }, null);
     const correlationId = randomUUID();
-    const streamed = fetch(`${variant.stack.baseUrl}/v1/ontology/prompt/stream`, {
+    const streamed = fetch(`${openai.stack.baseUrl}/v1/ontology/prompt/stream`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${tenant.api_key}`,
@@ -503,7 +486,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
     // The pass settles streams by age alone (a stream has no workflow to ask): with an age of 0
     // it takes this live one for a dead one, as it would a stream whose API process died.
-    const { promptReconciler } = variant.stack.runtime.services;
+    const { promptReconciler } = openai.stack.runtime.services;
     const [run] = (await promptReconciler.candidates(tenant.workspace_id, 0)).filter(
       (candidate) => candidate.correlation_id === correlationId,
     );
