@@ -7,10 +7,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const MAX = 120;
+// Generated from the OpenAPI document (`npm run client:generate`): its lines are the document's text.
+const GENERATED = new Set(['src/client/schema.ts']);
 const root = path.resolve(__dirname, '..');
 const files = execFileSync('git', ['ls-files', '-z', '*.ts'], { cwd: root, encoding: 'utf8' })
   .split('\0')
-  .filter((f) => f !== '');
+  .filter((f) => f !== '' && !GENERATED.has(f));
 let over = 0;
 for (const file of files) {
   const lines = readFileSync(path.join(root, file), 'utf8').split('\n');

@@ -1,0 +1,32 @@
+/**
+ * Weft's TypeScript client (`weft/client`): openapi-fetch over the types generated from the
+ * OpenAPI document (`schema.ts`), so every path, body and answer is typed by the contract.
+ *
+ *   const weft = createWeftClient({ baseUrl: 'http://127.0.0.1:8080', token: process.env.WEFT_KEY });
+ *   const { data, error } = await weft.POST('/v1/ontology/nodes', { body: { type: 'person', name: 'Ada' } });
+ */
+import createClient from 'openapi-fetch';
+import type { components, operations, paths } from './schema';
+
+export type { components, operations, paths };
+
+export interface WeftClientOptions {
+  /** Where the API listens, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  /** An API key (`weft_sk_…`), a user JWT or an MCP token: sent as the bearer credential. */
+  token?: string;
+  /** Extra headers on every request (say, `X-Correlation-Id` for one call's retries). */
+  headers?: Record<string, string>;
+  /** A fetch of your own (tests, proxies); the global one by default. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export function createWeftClient(options: WeftClientOptions) {
+  return createClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+}
+
+export type WeftClient = ReturnType<typeof createWeftClient>;
