@@ -268,7 +268,7 @@ export interface paths {
   "/v1/ontology/prompt/stream": {
     /**
      * The query pipeline as server-sent events: embedding, retrieval, llm_call, parse, then done or error
-     * @description Answers a question (at most 20000 characters) from the graph as `text/event-stream`: the steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative and citations) or `error` (credits refunded). Refusals (402, 404, 422) come before the stream opens, as JSON.
+     * @description Answers a question (at most 20000 characters) from the graph as `text/event-stream`: the steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative and citations) or `error` (credits refunded). Refusals (402, 404, 409, 422) come before the stream opens, as JSON.
      *
      * Costs 3 credits (`ontology.prompt.query`), charged before any work; 402 when short.
      *
@@ -4947,7 +4947,7 @@ export interface operations {
   };
   /**
    * The query pipeline as server-sent events: embedding, retrieval, llm_call, parse, then done or error
-   * @description Answers a question (at most 20000 characters) from the graph as `text/event-stream`: the steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative and citations) or `error` (credits refunded). Refusals (402, 404, 422) come before the stream opens, as JSON.
+   * @description Answers a question (at most 20000 characters) from the graph as `text/event-stream`: the steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative and citations) or `error` (credits refunded). Refusals (402, 404, 409, 422) come before the stream opens, as JSON.
    *
    * Costs 3 credits (`ontology.prompt.query`), charged before any work; 402 when short.
    *
@@ -5024,6 +5024,16 @@ export interface operations {
       };
       /** @description Workspace or tenant missing; or `workspace_id` names no workspace the caller belongs to */
       404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The `X-Correlation-Id` already names another run */
+      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -46,12 +46,13 @@ export const promptRoutes = (deps: { api: PromptApi; stream: ReturnType<typeof c
     description:
       `Answers a question (at most ${PROMPT_MAX_CHARS} characters) from the graph as \`text/event-stream\`: the ` +
       'steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative ' +
-      'and citations) or `error` (credits refunded). Refusals (402, 404, 422) come before the stream opens, as JSON.',
+      'and citations) or `error` (credits refunded). Refusals (402, 404, 409, 422) come before the stream ' +
+      'opens, as JSON.',
     credits: ['ontology.prompt.query'],
     body: PromptStreamRequest,
     example: { prompt: 'Where does Ada Lovelace work?' },
     produces: 'text/event-stream',
-    errors,
+    errors: { ...errors, 409: 'The `X-Correlation-Id` already names another run' },
     handler: ({ auth, body, ctx }) => deps.stream(ctx, auth, body.prompt),
   }),
 ];

@@ -16,6 +16,7 @@ import type { Provisioning } from '../../src/tenancy/service';
 import { createProvisioning } from '../../src/tenancy/service';
 import { runWorker } from '../../workers/worker';
 import { assertNothingLeft, terminateTaskQueue } from './leftovers';
+import { prismProxy } from './prism';
 import { startedSuiteTemporal, stopSuiteTemporal, suiteTemporal } from './temporal-server';
 
 /** The whole service as a test sees it: real Postgres, a real Temporal server, a worker and HTTP. */
@@ -96,6 +97,15 @@ export async function startStack(): Promise<Stack> {
   const booted = await bootStack();
   stack = booted.stack;
   stopMain = booted.stop;
+  const proxy = await prismProxy(stack.baseUrl);
+  if (proxy) {
+    stack.baseUrl = proxy.url;
+    const stopStackOnly = stopMain;
+    stopMain = async () => {
+      proxy.stop();
+      await stopStackOnly();
+    };
+  }
   Object.assign(process.env, { ...withTestDatabase(process.env), TEMPORAL_ADDRESS: stack.config.TEMPORAL_ADDRESS });
   return stack;
 }
