@@ -1,0 +1,15 @@
+import type { OutboxHandler } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { runWorkflow } from './workflow';
+
+/**
+ * `run.dispatched` → the run's workflow `run-<execution_id>`. The id is derived from the event and
+ * a second start is refused (the contract's REJECT_DUPLICATE), so redelivery starts nothing new.
+ */
+export const startRun =
+  (temporal: TemporalHandle): OutboxHandler =>
+  async (event) => {
+    const executionId =
+      typeof event.payload.execution_id === 'string' ? event.payload.execution_id : event.aggregate_id;
+    await temporal.workflows.start(runWorkflow, { workspaceId: event.workspace_id, executionId });
+  };

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { IdempotencyKey } from '../capabilities/idempotency';
+import { LIMITS } from '../limits';
+import { APPROVAL_STATUSES, RUN_STATUSES } from './entities';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const RunStatus = z.enum(RUN_STATUSES);
+export const ApprovalStatus = z.enum(APPROVAL_STATUSES);
+
+export const PlaybookStep = z
+  .object({
+    tool: z.string().min(1).max(100).describe('A capability name, as listed by `GET /v1/cap`.'),
+    input: z.record(z.string(), z.unknown()).default({}).describe("The tool's input; checked against its schema."),
+    requires_approval: z.boolean().default(false).describe('Wait for a human approval before this step runs.'),
+  })
+  .strict()
+  .meta({ id: 'PlaybookStep' });
+
+const PlaybookDispatch = z
+  .object({
+    agent: z.literal('playbook'),
+    input: z
+      .object({ steps: z.array(PlaybookStep).min(1).max(LIMITS.runs.maxSteps) })
+      .strict()
+      .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
+    idempotency_key: IdempotencyKey.optional().describe(
+      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
+    ),
+  })
+  .strict();
+
+export const DispatchRunRequest = PlaybookDispatch.meta({ id: 'DispatchRunRequest' });
+export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
+
+export const DispatchRunResponse = z
+  .object({
+    execution_id: z.uuid(),
+    run_id: z.uuid(),
+    status: RunStatus,
+    was_duplicate: z.boolean(),
+  })
+  .meta({ id: 'DispatchRunResponse' });
+export type DispatchRunResponse = z.input<typeof DispatchRunResponse>;
+
+export const RunErrorBody = z
+  .object({
+    code: z
+      .string()
+      .describe('A domain error code (`validation_failed`, `insufficient_credits` …) or `approval_rejected`.'),
+    message: z.string(),
+    step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),
+  })
+  .meta({ id: 'RunError' });
+
+export const RunStepRow = z
+  .object({
+    step_no: z.number().int(),
+    kind: z.literal('TOOL'),
+    tool: z.string(),
+    input: z.record(z.string(), z.unknown()),
+    requires_approval: z.boolean(),
+    status: z.enum(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'SKIPPED']),
+    output: z.unknown().nullable(),
+    error: RunErrorBody.nullable(),
+    credits_charged: z.number().int(),
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+  })
+  .meta({ id: 'RunStep' });
+
+export const ApprovalRow = z
+  .object({
+    approval_id: z.uuid(),
+    execution_id: z.uuid(),
+    status: ApprovalStatus,
+    step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
+    notes: z.string().nullable(),
+    resolved_by: z.uuid().nullable(),
+    requested_at: timestamp,
+    resolved_at: timestamp.nullable(),
+  })
+  .meta({ id: 'Approval' });
+export type ApprovalRow = z.input<typeof ApprovalRow>;
+
+export const RunSummary = z
+  .object({
+    execution_id: z.uuid(),
+    run_id: z.uuid(),
+    agent: z.enum(['playbook', 'llm']),
+    status: RunStatus,
+    error: RunErrorBody.nullable(),
+    credits_charged: z.number().int(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'RunSummary' });
+export type RunSummary = z.input<typeof RunSummary>;
+
+export const RunDetail = RunSummary.extend({
+  input: z.record(z.string(), z.unknown()),
+  output: z.unknown().nullable(),
+  steps: z.array(RunStepRow),
+  approvals: z.array(ApprovalRow),
+}).meta({ id: 'Run' });
+export type RunDetail = z.input<typeof RunDetail>;
+
+export const RunList = z
+  .object({
+    runs: z.array(RunSummary),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next (older) page; null on the last.'),
+  })
+  .meta({ id: 'RunList' });
+
+export const RunListQuery = z.object({
+  status: RunStatus.optional(),
+  agent: z.enum(['playbook', 'llm']).optional(),
+  limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
+  cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
+});
+export type RunListQuery = z.output<typeof RunListQuery>;
+
+export const ExecutionIdParams = z.object({ execution_id: z.uuid() });
+export const ApprovalIdParams = z.object({ approval_id: z.uuid() });
+
+export const ApprovalListQuery = z.object({
+  status: ApprovalStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
+});
+
+export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({ id: 'ApprovalList' });
+
+export const ResolveApprovalRequest = z
+  .object({
+    decision: z.enum(['APPROVED', 'REJECTED']),
+    notes: z.string().max(LIMITS.runs.notesChars).optional(),
+  })
+  .strict()
+  .meta({ id: 'ResolveApprovalRequest' });
+export type ResolveApprovalRequest = z.output<typeof ResolveApprovalRequest>;
+
+export const ResolveApprovalResponse = z
+  .object({
+    approval_id: z.uuid(),
+    decision: z.enum(['APPROVED', 'REJECTED']),
+    execution_id: z.uuid(),
+  })
+  .meta({ id: 'ResolveApprovalResponse' });
+export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
