@@ -93,7 +93,7 @@ describe('runs: dispatch (contract 4.4)', () => {
     expect(refused.status).to.equal(403);
   });
 
-  it('replays a repeated idempotency_key, refuses it with another body (409), and starts one run for 20 at once', async () => {
+  it('replays a repeated idempotency_key, refuses another body (409), starts one run for 20 at once', async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
     const body = playbook([{ tool: 'billing.credits_balance' }], { idempotency_key: 'nightly-1' });

@@ -60,8 +60,8 @@ export const runRoutes = (runs: RunService) => [
     operationId: 'listRuns',
     summary: 'Runs of the workspace, newest first, cursor-paged',
     description:
-      'Filters by `status` and `agent`; `limit` up to ' +
-      `${LIMITS.runs.list.max} (default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
+      `Filters by \`status\` and \`agent\`; \`limit\` up to ${LIMITS.runs.list.max} ` +
+      `(default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
     tags: ['runs'],
     scope: 'runs:read',
     query: RunListQuery,
