@@ -169,7 +169,18 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     authenticator: createAuthenticator({ dataSource, jwt, usage }),
     temporal,
     outbox,
-    services: { ...services, capabilities, runs: createRunService({ uow, outbox, temporal, capabilities, logger }) },
+    services: {
+      ...services,
+      capabilities,
+      runs: createRunService({
+        uow,
+        outbox,
+        temporal,
+        capabilities,
+        logger,
+        approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+      }),
+    },
     embeddings,
     async close() {
       await usage.stop();

@@ -1,7 +1,13 @@
 import { expect } from 'chai';
+import {
+  AGENT_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  WORKSPACE_ID_ATTRIBUTE,
+} from '../src/platform/temporal/search-attributes';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
-import { getStack } from './helpers/stack';
+import type { Stack } from './helpers/stack';
+import { bootStack, getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 
 const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -311,5 +317,58 @@ describe('runs: cancel, read and isolation (contract 4.4)', () => {
     expect((await thief.get('/v1/approvals')).body.approvals).to.have.length(0);
     expect((await as(victim.api_key).get(`/v1/runs/${id}`)).body.status).to.equal('AWAITING_APPROVAL');
     await as(victim.api_key).post(`/v1/runs/${id}/cancel`);
+  });
+});
+
+describe('runs: operating them in Temporal', () => {
+  it('names each run run-<execution_id>, with a summary and WeftWorkspaceId, WeftAgent and WeftRunStatus', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    const handle = getStack().runtime.temporal.client.workflow.getHandle(`run-${id}`);
+    const waiting = await eventually(
+      async () => {
+        const described = await handle.describe();
+        return described.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE) === 'AWAITING_APPROVAL' && described;
+      },
+      { what: 'WeftRunStatus AWAITING_APPROVAL' },
+    );
+    expect(waiting.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(workspace_id);
+    expect(waiting.typedSearchAttributes.get(AGENT_ATTRIBUTE)).to.equal('playbook');
+    expect(await waiting.staticSummary()).to.equal('playbook run of 2 steps');
+
+    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+    expect((await handle.describe()).typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('SUCCEEDED');
+  });
+});
+
+describe('runs: a resolve whose signal was lost (RUN_APPROVAL_RECHECK_SECONDS=1)', () => {
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  before(async () => {
+    variant = await bootStack({ RUN_APPROVAL_RECHECK_SECONDS: '1' });
+  });
+  after(() => variant?.stop());
+
+  it('still reaches the run: its re-check timer reads the committed decision', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key, variant.stack.baseUrl);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    // The API's commit without its signal: as if it died right after the transaction.
+    await variant.stack.ownerDataSource.query(
+      `UPDATE run_approvals SET status = 'approved', resolved_at = now() WHERE id = $1`,
+      [approval.approval_id],
+    );
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
   });
 });

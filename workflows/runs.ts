@@ -1,6 +1,7 @@
-import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { LIMITS } from '../src/limits';
+import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import type { RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
 import { databaseActivity } from './activity-options';
@@ -8,11 +9,24 @@ import { databaseActivity } from './activity-options';
 const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyActivities<Activities>(databaseActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
-const { runStep } = proxyActivities<Activities>({ ...databaseActivity, startToCloseTimeout: '5 minutes' });
+// Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
+const stepActivity = (stepNo: number, tool: string) =>
+  proxyActivities<Activities>({
+    ...databaseActivity,
+    startToCloseTimeout: '5 minutes',
+    summary: `step ${stepNo}: ${tool}`,
+  }).runStep;
 
 const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 const finished = (status: string) => FINISHED.includes(status);
-const ended = (status: string): RunWorkflowResult => ({ status: status as RunWorkflowResult['status'] });
+
+/** WeftRunStatus follows Postgres: set after each transition an activity has committed. */
+const showStatus = (status: string) => upsertSearchAttributes([{ key: RUN_STATUS_ATTRIBUTE, value: status }]);
+
+const ended = (status: string): RunWorkflowResult => {
+  showStatus(status);
+  return { status: status as RunWorkflowResult['status'] };
+};
 
 /**
  * One dispatched run (`run-<execution_id>`). Postgres holds its state: every transition is an
@@ -29,12 +43,18 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     changed = true;
   });
 
+  upsertSearchAttributes([
+    { key: AGENT_ATTRIBUTE, value: input.agent },
+    { key: RUN_STATUS_ATTRIBUTE, value: 'QUEUED' },
+  ]);
   const plan = await beginRun(ref);
   if (finished(plan.status)) return ended(plan.status);
+  showStatus(plan.status);
   for (const step of plan.steps) {
     const stepRef = { ...ref, stepNo: step.stepNo };
     if (step.requiresApproval) {
       let state = await requestRunApproval(stepRef);
+      showStatus(state.run);
       while (state.approval === 'pending' && !finished(state.run)) {
         changed = false;
         await condition(() => changed, recheck);
@@ -51,8 +71,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
         );
       }
       if (state.approval !== 'approved' || !(await resumeRun(ref))) return ended('CANCELLED');
+      showStatus('RUNNING');
     }
-    const outcome = await runStep(stepRef);
+    const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');
     if (outcome.status === 'FAILED') {
       return ended(await finishRun({ ...ref, status: 'FAILED', error: outcome.error ?? null }));

@@ -11,5 +11,14 @@ export const startRun =
   async (event) => {
     const executionId =
       typeof event.payload.execution_id === 'string' ? event.payload.execution_id : event.aggregate_id;
-    await temporal.workflows.start(runWorkflow, { workspaceId: event.workspace_id, executionId });
+    const agent = event.payload.agent === 'llm' ? 'llm' : 'playbook';
+    const stepCount = typeof event.payload.step_count === 'number' ? event.payload.step_count : 0;
+    const recheck = event.payload.approval_recheck_seconds;
+    await temporal.workflows.start(runWorkflow, {
+      workspaceId: event.workspace_id,
+      executionId,
+      agent,
+      stepCount,
+      ...(typeof recheck === 'number' ? { approvalRecheckSeconds: recheck } : {}),
+    });
   };

@@ -125,6 +125,8 @@ export function createRunService(deps: {
   temporal: Pick<TemporalHandle, 'workflows'>;
   capabilities: Pick<CapabilityService, 'tools' | 'invoke'>;
   logger: Logger;
+  /** Carried to the workflow in the dispatch event (RUN_APPROVAL_RECHECK_SECONDS). */
+  approvalRecheckSeconds: number;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
@@ -206,7 +208,12 @@ export function createRunService(deps: {
           workspaceId: principal.workspaceId,
           eventType: RUN_DISPATCHED_EVENT,
           aggregateId: id,
-          payload: { execution_id: id },
+          payload: {
+            execution_id: id,
+            agent: body.agent,
+            step_count: body.input.steps.length,
+            approval_recheck_seconds: deps.approvalRecheckSeconds,
+          },
         });
         return answer(await mustFind(m, id), false);
       });

@@ -6,7 +6,10 @@ export const runWorkflowId = (executionId: string) => `run-${executionId}`;
 export interface RunWorkflowInput {
   workspaceId: string;
   executionId: string;
-  /** How often a run waiting for approval re-reads its approval row (LIMITS.runs unless a test shortens it). */
+  /** For the search attribute WeftAgent and the static summary. */
+  agent: 'playbook' | 'llm';
+  stepCount: number;
+  /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
 }
 
@@ -23,6 +26,7 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   type: 'runWorkflow',
   id: (input) => runWorkflowId(input.executionId),
   workspaceId: (input) => input.workspaceId,
+  summary: (input) => `${input.agent} run of ${input.stepCount} step${input.stepCount === 1 ? '' : 's'}`,
   idReusePolicy: 'REJECT_DUPLICATE',
 });
 
