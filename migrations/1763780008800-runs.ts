@@ -41,7 +41,7 @@ CREATE TABLE run_steps (
   workspace_id uuid NOT NULL REFERENCES workspaces(id),
   execution_id uuid NOT NULL,
   step_no integer NOT NULL CHECK (step_no >= 0),
-  kind text NOT NULL DEFAULT 'TOOL' CHECK (kind IN ('TOOL')),
+  kind text NOT NULL DEFAULT 'TOOL' CHECK (kind IN ('TOOL', 'DECISION')),
   tool text NOT NULL,
   input jsonb NOT NULL,
   requires_approval boolean NOT NULL DEFAULT false,
@@ -50,6 +50,9 @@ CREATE TABLE run_steps (
   output jsonb,
   error jsonb,
   credits_charged integer NOT NULL DEFAULT 0,
+  -- A DECISION step that names an earlier head decision supersedes it (agent.record_decision).
+  supersedes_step_id uuid,
+  superseded boolean NOT NULL DEFAULT false,
   started_at timestamptz,
   finished_at timestamptz,
   UNIQUE (execution_id, step_no),
@@ -72,15 +75,30 @@ CREATE TABLE run_approvals (
   UNIQUE (execution_id, step_no),
   FOREIGN KEY (workspace_id, execution_id) REFERENCES run_executions (workspace_id, id)
 );
+-- Each run's hash chain (contract 6): hash = sha256(prev_hash || canonical JSON of the entry), the
+-- entry recomputed from the step or approval row it names, so altering that row breaks the chain.
+CREATE TABLE run_audit (
+  workspace_id uuid NOT NULL REFERENCES workspaces(id),
+  execution_id uuid NOT NULL,
+  seq integer NOT NULL CHECK (seq >= 0),
+  kind text NOT NULL CHECK (kind IN ('TOOL', 'APPROVAL', 'DECISION')),
+  ref_id uuid NOT NULL,
+  prev_hash char(64) NOT NULL,
+  hash char(64) NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (execution_id, seq),
+  FOREIGN KEY (workspace_id, execution_id) REFERENCES run_executions (workspace_id, id)
+);
+
 CREATE INDEX run_approvals_recent_idx ON run_approvals (workspace_id, status, requested_at DESC, id DESC);
 `);
-    for (const table of ['run_executions', 'run_steps', 'run_approvals']) {
+    for (const table of ['run_executions', 'run_steps', 'run_approvals', 'run_audit']) {
       await q.query(workspaceRlsSql(table));
     }
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const table of ['run_approvals', 'run_steps', 'run_executions']) {
+    for (const table of ['run_audit', 'run_approvals', 'run_steps', 'run_executions']) {
       await q.query(dropWorkspaceRlsSql(table));
       await q.query(`DROP TABLE ${table}`);
     }

@@ -88,6 +88,7 @@ export const LIMITS = {
     maxSteps: 50,
     list: { default: 50, max: 200 },
     notesChars: 2000,
+    decisionChars: 4000,
     approvalRecheckSeconds: 60,
   },
 } as const;

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -50,7 +50,7 @@ export class RunStep {
   @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
   @Column({ type: 'uuid', name: 'execution_id' }) executionId!: string;
   @Column({ type: 'integer', name: 'step_no' }) stepNo!: number;
-  @Column({ type: 'text' }) kind!: 'TOOL';
+  @Column({ type: 'text' }) kind!: 'TOOL' | 'DECISION';
   @Column({ type: 'text' }) tool!: string;
   @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
   @Column({ type: 'boolean', name: 'requires_approval' }) requiresApproval!: boolean;
@@ -58,6 +58,8 @@ export class RunStep {
   @Column({ type: 'jsonb', nullable: true }) output!: unknown;
   @Column({ type: 'jsonb', nullable: true }) error!: RunError | null;
   @Column({ type: 'integer', name: 'credits_charged' }) creditsCharged!: number;
+  @Column({ type: 'uuid', name: 'supersedes_step_id', nullable: true }) supersedesStepId!: string | null;
+  @Column({ type: 'boolean' }) superseded!: boolean;
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
 }
@@ -76,4 +78,19 @@ export class RunApproval {
   @Column({ type: 'uuid', name: 'resolved_by', nullable: true }) resolvedBy!: string | null;
   @Column({ type: 'timestamptz', name: 'requested_at' }) requestedAt!: Date;
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true }) resolvedAt!: Date | null;
+}
+
+export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION';
+
+/** One link of a run's hash chain; its entry is recomputed from the row `refId` names. */
+@Entity('run_audit')
+export class RunAuditLink {
+  @PrimaryColumn({ type: 'uuid', name: 'execution_id' }) executionId!: string;
+  @PrimaryColumn({ type: 'integer' }) seq!: number;
+  @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @Column({ type: 'text' }) kind!: AuditKind;
+  @Column({ type: 'uuid', name: 'ref_id' }) refId!: string;
+  @Column({ type: 'char', length: 64, name: 'prev_hash' }) prevHash!: string;
+  @Column({ type: 'char', length: 64 }) hash!: string;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
 }

@@ -1,11 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
-import type { ApprovalStatus, RunError, RunPrincipal, RunStatus } from './entities';
-import { RunApproval, RunExecution, RunStep } from './entities';
+import { chainHash, GENESIS_HASH } from './audit';
+import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
+import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
 const approvals = (m: EntityManager) => m.getRepository(RunApproval);
+const audit = (m: EntityManager) => m.getRepository(RunAuditLink);
 
 // A transition never leaves a finished run: every status write below carries this condition.
 const UNFINISHED = `status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
@@ -223,3 +225,82 @@ export const listExecutions = (
 
 export const executionsByIds = (m: EntityManager, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : executions(m).find({ where: ids.map((id) => ({ id })) });
+
+// Raw SQL: a plain row lock that lets the step and approval foreign keys through (FOR NO KEY UPDATE).
+const lockExecution = (m: EntityManager, executionId: string) =>
+  queryRows(m, `SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE`, [executionId]);
+
+/**
+ * Appends a link to the run's chain. The execution row is locked first, so the links of one run
+ * are appended one at a time and each reads the head its predecessor wrote.
+ */
+export async function appendAudit(
+  m: EntityManager,
+  link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
+): Promise<void> {
+  await lockExecution(m, link.executionId);
+  const head = await audit(m).findOne({ where: { executionId: link.executionId }, order: { seq: 'DESC' } });
+  const prevHash = head?.hash ?? GENESIS_HASH;
+  await audit(m).insert({
+    workspaceId: link.workspaceId,
+    executionId: link.executionId,
+    seq: head ? head.seq + 1 : 0,
+    kind: link.kind,
+    refId: link.refId,
+    prevHash,
+    hash: chainHash(prevHash, link.entry),
+  });
+}
+
+export const auditOf = (m: EntityManager, executionId: string) =>
+  audit(m).find({ where: { executionId }, order: { seq: 'ASC' } });
+
+export const stepsByIds = (m: EntityManager, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : steps(m).find({ where: ids.map((id) => ({ id })) });
+
+export const approvalsByIds = (m: EntityManager, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : approvals(m).find({ where: ids.map((id) => ({ id })) });
+
+export const findStepById = (m: EntityManager, id: string) => steps(m).findOneBy({ id });
+
+/** The next step number of a run (decisions come after the planned steps). */
+export async function nextStepNo(m: EntityManager, executionId: string): Promise<number> {
+  const last = await steps(m).findOne({ where: { executionId }, order: { stepNo: 'DESC' } });
+  return last ? last.stepNo + 1 : 0;
+}
+
+/** Locks the run row (the chain's lock), then inserts the decision as the run's next step. */
+export async function insertDecisionLocked(
+  m: EntityManager,
+  row: { workspaceId: string; executionId: string; input: Record<string, unknown>; supersedes: string | null },
+): Promise<RunStep> {
+  await lockExecution(m, row.executionId);
+  const stepNo = await nextStepNo(m, row.executionId);
+  const now = new Date();
+  return steps(m).save(
+    steps(m).create({
+      workspaceId: row.workspaceId,
+      executionId: row.executionId,
+      stepNo,
+      kind: 'DECISION',
+      tool: 'agent.record_decision',
+      input: row.input,
+      requiresApproval: false,
+      status: 'SUCCEEDED',
+      creditsCharged: 0,
+      supersedesStepId: row.supersedes,
+      superseded: false,
+      startedAt: now,
+      finishedAt: now,
+    }),
+  );
+}
+
+export const markSuperseded = (m: EntityManager, stepId: string) =>
+  steps(m).update({ id: stepId }, { superseded: true });
+
+export const decisionsOf = (m: EntityManager, executionId: string, headOnly: boolean) =>
+  steps(m).find({
+    where: { executionId, kind: 'DECISION', ...(headOnly ? { superseded: false } : {}) },
+    order: { stepNo: 'ASC' },
+  });

@@ -10,6 +10,7 @@ import {
   ExecutionIdParams,
   ResolveApprovalRequest,
   ResolveApprovalResponse,
+  RunAudit,
   RunDetail,
   RunList,
   RunListQuery,
@@ -82,6 +83,22 @@ export const runRoutes = (runs: RunService) => [
     response: RunDetail,
     errors: { 404: runNotFound },
     handler: ({ auth, params }) => runs.get(auth, params.execution_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs/{execution_id}/audit',
+    operationId: 'getRunAudit',
+    summary: 'The run’s hash chain, verified',
+    description:
+      'Every finished tool step, resolved approval and recorded decision of the run, in order, each link ' +
+      '`hash = sha256(prev_hash ‖ canonical JSON of its entry)` with the entry recomputed from its row now; ' +
+      '`valid` is false, and `first_invalid_seq` names the first broken link, when a row was altered.',
+    tags: ['runs'],
+    scope: 'runs:read',
+    params: ExecutionIdParams,
+    response: RunAudit,
+    errors: { 404: runNotFound },
+    handler: ({ auth, params }) => runs.audit(auth, params.execution_id),
   }),
   defineRoute({
     method: 'post',

@@ -55,8 +55,9 @@ export const RunErrorBody = z
 
 export const RunStepRow = z
   .object({
+    step_id: z.uuid(),
     step_no: z.number().int(),
-    kind: z.literal('TOOL'),
+    kind: z.enum(['TOOL', 'DECISION']).describe('DECISION: recorded by `agent.record_decision`.'),
     tool: z.string(),
     input: z.record(z.string(), z.unknown()),
     requires_approval: z.boolean(),
@@ -64,6 +65,8 @@ export const RunStepRow = z
     output: z.unknown().nullable(),
     error: RunErrorBody.nullable(),
     credits_charged: z.number().int(),
+    supersedes_step_id: z.uuid().nullable(),
+    superseded: z.boolean().describe('A DECISION step a later decision superseded.'),
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
   })
@@ -147,3 +150,57 @@ export const ResolveApprovalResponse = z
   })
   .meta({ id: 'ResolveApprovalResponse' });
 export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
+
+export const AuditLink = z
+  .object({
+    seq: z.number().int(),
+    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION']),
+    ref_id: z.uuid().describe('The step or approval the link covers.'),
+    entry: z.record(z.string(), z.unknown()).nullable().describe('What was hashed, recomputed from that row now.'),
+    prev_hash: z.string(),
+    hash: z.string(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'RunAuditLink' });
+
+export const RunAudit = z
+  .object({
+    steps: z.array(AuditLink),
+    valid: z.boolean(),
+    length: z.number().int(),
+    head_hash: z.string().nullable(),
+    first_invalid_seq: z.number().int().nullable(),
+  })
+  .meta({ id: 'RunAudit' });
+export type RunAudit = z.input<typeof RunAudit>;
+
+export const RecordDecisionInput = z.strictObject({
+  execution_id: z.uuid(),
+  decision: z.string().trim().min(1).max(LIMITS.runs.decisionChars),
+  rationale: z.string().max(LIMITS.runs.decisionChars).optional(),
+  supersedes_step_id: z.uuid().optional().describe('A head DECISION step of the same run, which this one revises.'),
+});
+export type RecordDecisionInput = z.output<typeof RecordDecisionInput>;
+
+export const RecordDecisionOutput = z.object({
+  step_id: z.uuid(),
+  step_no: z.number().int(),
+  execution_id: z.uuid(),
+  supersedes_step_id: z.uuid().nullable(),
+});
+
+export const ReadDecisionsInput = z.strictObject({
+  execution_id: z.uuid(),
+  head_only: z.boolean().default(false).describe('Only decisions no later decision superseded.'),
+});
+
+export const Decision = z.object({
+  step_id: z.uuid(),
+  step_no: z.number().int(),
+  decision: z.string(),
+  rationale: z.string().nullable(),
+  supersedes_step_id: z.uuid().nullable(),
+  superseded: z.boolean(),
+  recorded_at: timestamp,
+});
+export const ReadDecisionsOutput = z.object({ decisions: z.array(Decision) });

@@ -13,6 +13,7 @@ import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import * as repo from './repository';
@@ -22,6 +23,7 @@ import type {
   DispatchRunResponse,
   ResolveApprovalRequest,
   ResolveApprovalResponse,
+  RunAudit,
   RunDetail,
   RunListQuery,
   RunSummary,
@@ -46,6 +48,7 @@ const approvalRow = (approval: RunApproval): ApprovalRow => ({
 });
 
 const stepRow = (step: RunStep) => ({
+  step_id: step.id,
   step_no: step.stepNo,
   kind: step.kind,
   tool: step.tool,
@@ -55,6 +58,8 @@ const stepRow = (step: RunStep) => ({
   output: step.output ?? null,
   error: step.error,
   credits_charged: step.creditsCharged,
+  supersedes_step_id: step.supersedesStepId,
+  superseded: step.superseded,
   started_at: iso(step.startedAt),
   finished_at: iso(step.finishedAt),
 });
@@ -145,6 +150,31 @@ export function createRunService(deps: {
       logger.warn({ err: error, execution_id: executionId }, 'run signal failed; the re-check timer will notice');
     }
   }
+
+  /** Appends a resolved (or cancelled) approval to its run's chain, as the row now reads. */
+  async function auditApproval(m: Parameters<typeof repo.findExecution>[0], approvalId: string) {
+    const approval = (await repo.findApprovalById(m, approvalId))!;
+    await repo.appendAudit(m, {
+      workspaceId: approval.workspaceId,
+      executionId: approval.executionId,
+      kind: 'APPROVAL',
+      refId: approval.id,
+      entry: approvalEntry(approval),
+    });
+  }
+
+  /** Finishes a step and appends it to the run's chain in one transaction. */
+  const completeStep = (
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+    outcome: Parameters<typeof repo.completeStep>[3],
+  ) =>
+    uow({ workspaceId }, async (m) => {
+      await repo.completeStep(m, executionId, stepNo, outcome);
+      const step = (await repo.findStep(m, executionId, stepNo))!;
+      await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+    });
 
   const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
     ...summaryOf(run),
@@ -249,14 +279,39 @@ export function createRunService(deps: {
       const run = await uow(scopeOf(principal), async (m) => {
         const found = await mustFind(m, executionId);
         if (found.status === 'CANCELLED') return found;
+        const pending = (await repo.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
         if (!(await repo.cancelExecution(m, executionId))) {
           throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
         }
+        for (const approval of pending) await auditApproval(m, approval.id);
         return mustFind(m, executionId);
       });
       await wake(executionId, 'cancelled');
       return summaryOf(run);
     },
+
+    /** The run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
+    audit: (principal: Principal, executionId: string): Promise<RunAudit> =>
+      uow(scopeOf(principal), async (m) => {
+        await mustFind(m, executionId);
+        const links = await repo.auditOf(m, executionId);
+        const refsOf = (approvals: boolean) =>
+          links.filter((link) => (link.kind === 'APPROVAL') === approvals).map((link) => link.refId);
+        const entries = new Map<string, Record<string, unknown>>([
+          ...(await repo.stepsByIds(m, refsOf(false))).map((step) => [step.id, stepEntry(step)] as const),
+          ...(await repo.approvalsByIds(m, refsOf(true))).map((row) => [row.id, approvalEntry(row)] as const),
+        ]);
+        const views = links.map((link) => ({
+          seq: link.seq,
+          kind: link.kind,
+          ref_id: link.refId,
+          entry: entries.get(link.refId) ?? null,
+          prev_hash: link.prevHash,
+          hash: link.hash,
+          created_at: link.createdAt.toISOString(),
+        }));
+        return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
+      }),
 
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
       uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
@@ -281,7 +336,10 @@ export function createRunService(deps: {
           userId: principal.userId,
           notes: body.notes ?? null,
         });
-        if (resolved) return resolved.execution_id;
+        if (resolved) {
+          await auditApproval(m, approvalId);
+          return resolved.execution_id;
+        }
         const approval = await repo.findApprovalById(m, approvalId);
         if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
         throw new ConflictError({
@@ -373,26 +431,22 @@ export function createRunService(deps: {
           idempotencyKey: `${executionId}:${stepNo}`,
           correlationId: executionId,
         });
-        await uow({ workspaceId }, (m) =>
-          repo.completeStep(m, executionId, stepNo, {
-            status: 'SUCCEEDED',
-            output: envelope.result,
-            error: null,
-            creditsCharged: envelope.credits_charged,
-          }),
-        );
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'SUCCEEDED',
+          output: envelope.result,
+          error: null,
+          creditsCharged: envelope.credits_charged,
+        });
         return { status: 'SUCCEEDED' };
       } catch (error) {
         if (!(error instanceof DomainError) || TRANSIENT_CODES.has(error.code)) throw error;
         const failure: RunError = { code: error.code, message: error.message, step: stepNo };
-        await uow({ workspaceId }, (m) =>
-          repo.completeStep(m, executionId, stepNo, {
-            status: 'FAILED',
-            output: null,
-            error: failure,
-            creditsCharged: 0,
-          }),
-        );
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'FAILED',
+          output: null,
+          error: failure,
+          creditsCharged: 0,
+        });
         return { status: 'FAILED', error: failure };
       }
     },
@@ -404,7 +458,9 @@ export function createRunService(deps: {
       outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null },
     ): Promise<RunStatus> {
       return uow({ workspaceId }, async (m) => {
-        const done = (await repo.stepsOf(m, executionId)).filter((step) => step.status === 'SUCCEEDED');
+        const done = (await repo.stepsOf(m, executionId)).filter(
+          (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
+        );
         const output = outcome.status === 'SUCCEEDED' ? (done.at(-1)?.output ?? null) : null;
         await repo.finishExecution(m, executionId, { ...outcome, output });
         return (await mustFind(m, executionId)).status;

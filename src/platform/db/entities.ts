@@ -6,7 +6,7 @@ import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { WorkspaceSettings } from '../../ontology-config/entities';
 import { PromptRun, PromptWrite } from '../../prompt/entities';
-import { RunApproval, RunExecution, RunStep } from '../../runs/entities';
+import { RunApproval, RunAuditLink, RunExecution, RunStep } from '../../runs/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
 import { TypeCatalogEntry, WorkspaceEvent } from '../../type-catalog/entities';
 import { RevokedToken } from '../auth/entities';
@@ -39,4 +39,5 @@ export const entities = [
   RunExecution,
   RunStep,
   RunApproval,
+  RunAuditLink,
 ];
