@@ -2,7 +2,7 @@ import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
 import type { RunService } from '../src/runs/service';
 import type { RunWorkflowInput } from '../src/runs/workflow';
-import { classified } from './failures';
+import { classified, heartbeating } from './failures';
 
 type RunRef = Pick<RunWorkflowInput, 'workspaceId' | 'executionId'>;
 type StepRef = RunRef & { stepNo: number };
@@ -30,7 +30,10 @@ export function createRunActivities(deps: { services: { runs: RunService } }) {
         throw error;
       }
     },
-    finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null }) =>
+    /** The llm agent's model call: heartbeating, so a worker lost mid-call is noticed within seconds. */
+    planRunStep: (input: RunRef) =>
+      classified(() => heartbeating(() => runs.planNext(input.workspaceId, input.executionId))),
+    finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string }) =>
       classified(() => runs.finishRun(input.workspaceId, input.executionId, input)),
   };
 }

@@ -89,6 +89,7 @@ export const LIMITS = {
     list: { default: 50, max: 200 },
     notesChars: 2000,
     decisionChars: 4000,
+    llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
     approvalRecheckSeconds: 60,
   },
 } as const;

@@ -4,10 +4,11 @@ import { LIMITS } from '../src/limits';
 import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import type { RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
-import { databaseActivity } from './activity-options';
+import { databaseActivity, modelActivity } from './activity-options';
 
 const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyActivities<Activities>(databaseActivity);
+const { planRunStep } = proxyActivities<Activities>(modelActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
 // Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
 const stepActivity = (stepNo: number, tool: string) =>
@@ -50,7 +51,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
   const plan = await beginRun(ref);
   if (finished(plan.status)) return ended(plan.status);
   showStatus(plan.status);
-  for (const step of plan.steps) {
+
+  /** Waits for the step's approval when it needs one, then runs it; a result when the run ended. */
+  async function execute(step: { stepNo: number; tool: string; requiresApproval: boolean }) {
     const stepRef = { ...ref, stepNo: step.stepNo };
     if (step.requiresApproval) {
       let state = await requestRunApproval(stepRef);
@@ -78,6 +81,30 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     if (outcome.status === 'FAILED') {
       return ended(await finishRun({ ...ref, status: 'FAILED', error: outcome.error ?? null }));
     }
+    return undefined;
+  }
+
+  if (input.agent === 'llm') {
+    // Each planning call either chooses a step, records a refused call for the model to see, or answers.
+    for (let call = 0; call < plan.maxSteps; call++) {
+      const move = await planRunStep(ref);
+      if (move.kind === 'final') {
+        return ended(await finishRun({ ...ref, status: 'SUCCEEDED', error: null, answer: move.answer }));
+      }
+      if (move.kind === 'step') {
+        const result = await execute(move);
+        if (result) return result;
+      }
+    }
+    const message = `No final answer within ${plan.maxSteps} steps`;
+    return ended(
+      await finishRun({ ...ref, status: 'FAILED', error: { code: 'max_steps_exceeded', message, step: null } }),
+    );
+  }
+
+  for (const step of plan.steps) {
+    const result = await execute(step);
+    if (result) return result;
   }
   return ended(await finishRun({ ...ref, status: 'SUCCEEDED', error: null }));
 }

@@ -14,11 +14,13 @@ export const startRun =
     const agent = event.payload.agent === 'llm' ? 'llm' : 'playbook';
     const stepCount = typeof event.payload.step_count === 'number' ? event.payload.step_count : 0;
     const recheck = event.payload.approval_recheck_seconds;
+    const goal = event.payload.goal;
     await temporal.workflows.start(runWorkflow, {
       workspaceId: event.workspace_id,
       executionId,
       agent,
       stepCount,
       ...(typeof recheck === 'number' ? { approvalRecheckSeconds: recheck } : {}),
+      ...(typeof goal === 'string' ? { goal } : {}),
     });
   };

@@ -296,6 +296,40 @@ export async function insertDecisionLocked(
   );
 }
 
+/** Appends a step the llm agent chose (PENDING), or its refused call (FAILED, with the error fed back). */
+export async function insertChosenStep(
+  m: EntityManager,
+  row: {
+    workspaceId: string;
+    executionId: string;
+    tool: string;
+    input: Record<string, unknown>;
+    requiresApproval: boolean;
+    error: RunError | null;
+  },
+): Promise<RunStep> {
+  await lockExecution(m, row.executionId);
+  const stepNo = await nextStepNo(m, row.executionId);
+  const now = new Date();
+  return steps(m).save(
+    steps(m).create({
+      workspaceId: row.workspaceId,
+      executionId: row.executionId,
+      stepNo,
+      kind: 'TOOL',
+      tool: row.tool,
+      input: row.input,
+      requiresApproval: row.requiresApproval,
+      status: row.error ? 'FAILED' : 'PENDING',
+      error: row.error,
+      creditsCharged: 0,
+      supersedesStepId: null,
+      superseded: false,
+      ...(row.error ? { startedAt: now, finishedAt: now } : {}),
+    }),
+  );
+}
+
 export const markSuperseded = (m: EntityManager, stepId: string) =>
   steps(m).update({ id: stepId }, { superseded: true });
 

@@ -26,14 +26,17 @@ export const runRoutes = (runs: RunService) => [
     method: 'post',
     path: '/v1/runs',
     operationId: 'dispatchRun',
-    summary: 'Dispatch a run: a playbook of capability steps, run in order as a durable workflow',
+    summary: 'Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow',
     description:
       'Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. ' +
       'Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points ' +
       `into the step (\`body.input.steps.2.input.query\`). At most ${LIMITS.runs.maxSteps} steps. A step with ` +
       '`requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their ' +
       'capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier ' +
-      'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409.',
+      'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. ' +
+      '`agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to ' +
+      `${LIMITS.runs.llm.maxSteps} calls, default ${LIMITS.runs.llm.defaultMaxSteps}), its calls wait for approval ` +
+      'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.',
     tags: ['runs'],
     scope: 'runs:write',
     status: 202,

@@ -16,6 +16,7 @@ export const PlaybookStep = z
   })
   .strict()
   .meta({ id: 'PlaybookStep' });
+export type PlaybookStep = z.output<typeof PlaybookStep>;
 
 const PlaybookDispatch = z
   .object({
@@ -30,7 +31,34 @@ const PlaybookDispatch = z
   })
   .strict();
 
-export const DispatchRunRequest = PlaybookDispatch.meta({ id: 'DispatchRunRequest' });
+const LlmDispatch = z
+  .object({
+    agent: z.literal('llm'),
+    input: z
+      .object({
+        goal: z.string().trim().min(1).max(LIMITS.runs.llm.goalChars),
+        max_steps: z
+          .number()
+          .int()
+          .min(1)
+          .max(LIMITS.runs.llm.maxSteps)
+          .default(LIMITS.runs.llm.defaultMaxSteps)
+          .describe('How many tool calls the model may make before it must answer.'),
+        approval: z
+          .enum(['writes', 'all', 'none'])
+          .default('writes')
+          .describe('Which of the model’s tool calls wait for a human approval.'),
+      })
+      .strict(),
+    idempotency_key: IdempotencyKey.optional().describe(
+      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
+    ),
+  })
+  .strict();
+
+export const DispatchRunRequest = z
+  .discriminatedUnion('agent', [PlaybookDispatch, LlmDispatch])
+  .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
 export const DispatchRunResponse = z

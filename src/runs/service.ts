@@ -3,6 +3,7 @@ import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
+import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
@@ -16,11 +17,13 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
+import { planLocally } from './planner';
 import * as repo from './repository';
 import type {
   ApprovalRow,
   DispatchRunRequest,
   DispatchRunResponse,
+  PlaybookStep,
   ResolveApprovalRequest,
   ResolveApprovalResponse,
   RunAudit,
@@ -28,6 +31,7 @@ import type {
   RunListQuery,
   RunSummary,
 } from './schemas';
+import type { LlmMove } from './workflow';
 import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
@@ -88,11 +92,7 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 }
 
 /** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
-function stepIssues(
-  tools: ReadonlyMap<string, AnyCapability>,
-  step: DispatchRunRequest['input']['steps'][number],
-  at: number,
-) {
+function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
   const loc = ['body', 'input', 'steps', at];
   const tool = tools.get(step.tool);
   if (!tool) return [{ loc: [...loc, 'tool'], msg: `Unknown tool ${step.tool}`, type: 'unknown_tool' }];
@@ -186,9 +186,10 @@ export function createRunService(deps: {
 
   return {
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      const issues = body.input.steps.flatMap((step, at) => stepIssues(tools, step, at));
+      const planned = body.agent === 'playbook' ? body.input.steps : [];
+      const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
       if (issues.length > 0) throw new ValidationFailedError(issues);
-      const missing = body.input.steps
+      const missing = planned
         .map((step) => scopeFor(tools.get(step.tool)!))
         .find((scope) => !principal.scopes.has(scope));
       if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
@@ -228,7 +229,7 @@ export function createRunService(deps: {
           m,
           principal.workspaceId,
           id,
-          body.input.steps.map((step) => ({
+          planned.map((step) => ({
             tool: step.tool,
             input: step.input,
             requiresApproval: step.requires_approval,
@@ -241,7 +242,8 @@ export function createRunService(deps: {
           payload: {
             execution_id: id,
             agent: body.agent,
-            step_count: body.input.steps.length,
+            step_count: planned.length,
+            ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
             approval_recheck_seconds: deps.approvalRecheckSeconds,
           },
         });
@@ -360,8 +362,10 @@ export function createRunService(deps: {
         const run = await mustFind(m, executionId);
         await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
         const planned = await repo.stepsOf(m, executionId);
+        const maxSteps = Number(run.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps);
         return {
           status: (await mustFind(m, executionId)).status,
+          maxSteps,
           steps: planned.map((step) => ({
             stepNo: step.stepNo,
             tool: step.tool,
@@ -451,17 +455,62 @@ export function createRunService(deps: {
       }
     },
 
-    /** Ends the run (unless a cancel ended it first); its output is the last step's. Answers the final status. */
+    /**
+     * The llm agent's next move: the model sees the goal and the tool steps so far. A chosen tool
+     * call becomes a PENDING step (approval by the run's policy); an unknown tool or an input its
+     * schema refuses becomes a FAILED step the model sees next time; a final answer ends the run.
+     * A step planned but not yet run (a retried activity) is answered again, never planned twice.
+     */
+    async planNext(workspaceId: string, executionId: string): Promise<LlmMove> {
+      return uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        const history = (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
+        const last = history.at(-1);
+        if (last && (last.status === 'PENDING' || last.status === 'RUNNING')) {
+          return { kind: 'step', stepNo: last.stepNo, tool: last.tool, requiresApproval: last.requiresApproval };
+        }
+        const goal = String(run.input.goal ?? '');
+        const move = planLocally(goal, history);
+        if (move.kind === 'final') return move;
+        const tool = tools.get(move.tool);
+        const parsed = tool ? (tool.input as z.ZodType).safeParse(move.input) : null;
+        const refusal = !tool
+          ? `Unknown tool ${move.tool}`
+          : parsed && !parsed.success
+            ? `Input refused by ${move.tool}: ${parsed.error.message}`
+            : null;
+        const policy = run.input.approval ?? 'writes';
+        const step = await repo.insertChosenStep(m, {
+          workspaceId,
+          executionId,
+          tool: move.tool,
+          input: move.input,
+          requiresApproval: policy === 'all' || (policy === 'writes' && tool?.access === 'write'),
+          error: refusal ? { code: 'invalid_tool_call', message: refusal, step: null } : null,
+        });
+        if (refusal) {
+          await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+          return { kind: 'invalid' };
+        }
+        return { kind: 'step', stepNo: step.stepNo, tool: step.tool, requiresApproval: step.requiresApproval };
+      });
+    },
+
+    /**
+     * Ends the run (unless a cancel ended it first); its output is the llm agent's answer, or the
+     * last tool step's result. Answers the final status.
+     */
     async finishRun(
       workspaceId: string,
       executionId: string,
-      outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null },
+      outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
     ): Promise<RunStatus> {
       return uow({ workspaceId }, async (m) => {
         const done = (await repo.stepsOf(m, executionId)).filter(
           (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
         );
-        const output = outcome.status === 'SUCCEEDED' ? (done.at(-1)?.output ?? null) : null;
+        const last = outcome.answer !== undefined ? { answer: outcome.answer } : (done.at(-1)?.output ?? null);
+        const output = outcome.status === 'SUCCEEDED' ? last : null;
         await repo.finishExecution(m, executionId, { ...outcome, output });
         return (await mustFind(m, executionId)).status;
       });

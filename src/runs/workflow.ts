@@ -9,9 +9,17 @@ export interface RunWorkflowInput {
   /** For the search attribute WeftAgent and the static summary. */
   agent: 'playbook' | 'llm';
   stepCount: number;
+  /** An llm run's goal (its first 100 characters), for the summary. */
+  goal?: string;
   /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
 }
+
+/** The llm agent's next move, as the planning activity recorded it. */
+export type LlmMove =
+  | { kind: 'step'; stepNo: number; tool: string; requiresApproval: boolean }
+  | { kind: 'invalid' }
+  | { kind: 'final'; answer: string };
 
 export interface RunWorkflowResult {
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
@@ -26,7 +34,10 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   type: 'runWorkflow',
   id: (input) => runWorkflowId(input.executionId),
   workspaceId: (input) => input.workspaceId,
-  summary: (input) => `${input.agent} run of ${input.stepCount} step${input.stepCount === 1 ? '' : 's'}`,
+  summary: (input) =>
+    input.agent === 'llm'
+      ? `llm run: ${input.goal ?? ''}`
+      : `playbook run of ${input.stepCount} step${input.stepCount === 1 ? '' : 's'}`,
   idReusePolicy: 'REJECT_DUPLICATE',
 });
 
