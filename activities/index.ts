@@ -7,6 +7,7 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import type { RunService } from '../src/runs/service';
 import { createAgentActivities } from './agents';
 import { createEmbeddingActivities } from './embeddings';
 import type { GraphActivityDeps } from './graph';
@@ -14,6 +15,7 @@ import { createGraphActivities } from './graph';
 import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
+import { createRunActivities } from './runs';
 
 /** Everything activities need: the same domain services the API uses. */
 export interface ActivityDeps {
@@ -30,6 +32,7 @@ export interface ActivityDeps {
     importance: GraphActivityDeps['importance'];
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
+    runs: RunService;
   };
 }
 
@@ -40,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPromptActivities({ prompts: deps.services.prompts }),
     ...createMergeActivities(deps),
     ...createAgentActivities(deps),
+    ...createRunActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({
       dataSource: deps.dataSource,

@@ -18,6 +18,7 @@ import { EmbeddingBackfill1763780008420 } from './1763780008420-embedding-backfi
 import { CredentialHardening1763780008500 } from './1763780008500-credential-hardening';
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
+import { Runs1763780008800 } from './1763780008800-runs';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   CredentialHardening1763780008500,
   Capabilities1763780008700,
   Agents1763780008710,
+  Runs1763780008800,
 ];

@@ -82,4 +82,14 @@ export const LIMITS = {
     backfillPerWorkspace: 1000,
     backfillWorkspaces: 100,
   },
+  // Issue 12: a playbook has at most `maxSteps` steps; run and approval lists page by `list`; a run
+  // waiting for approval re-reads its approval row every `approvalRecheckSeconds` in case a signal was lost.
+  runs: {
+    maxSteps: 50,
+    list: { default: 50, max: 200 },
+    notesChars: 2000,
+    decisionChars: 4000,
+    llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
+    approvalRecheckSeconds: 60,
+  },
 } as const;

@@ -4,6 +4,8 @@ import { EMBEDDING_REQUESTED_EVENT } from './embeddings/workflow';
 import { startPersonResolver } from './merges/outbox-handler';
 import type { OutboxHandler } from './platform/outbox/relay';
 import type { TemporalHandle } from './platform/temporal/connection';
+import { startRun } from './runs/outbox-handler';
+import { RUN_DISPATCHED_EVENT } from './runs/workflow';
 
 /**
  * Which workflows each committed event starts. Every handler derives its workflow id from the
@@ -19,4 +21,6 @@ export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, Outbox
   [EMBEDDING_REQUESTED_EVENT]: [enqueueEmbedding(temporal)],
   // An agent session ended failed with an error signature: cluster it (src/agents).
   'agent.session_failed': [startFailureClustering(temporal)],
+  // A committed dispatch: start its run workflow (src/runs).
+  [RUN_DISPATCHED_EVENT]: [startRun(temporal)],
 });

@@ -56,6 +56,8 @@ import { createSealer } from './prompt/sealed';
 import type { PromptService } from './prompt/service';
 import { createPromptService } from './prompt/service';
 import { createPromptStream } from './prompt/stream';
+import type { RunService } from './runs/service';
+import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
 import type { TypeCatalogService } from './type-catalog/service';
@@ -96,6 +98,8 @@ export interface Runtime {
     sessionSweeper: SessionSweeper;
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: KeyPurger;
+    /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
+    runs: RunService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -122,7 +126,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities'> = {
+  const services: Omit<Runtime['services'], 'capabilities' | 'runs'> = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
@@ -165,7 +169,18 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     authenticator: createAuthenticator({ dataSource, jwt, usage }),
     temporal,
     outbox,
-    services: { ...services, capabilities },
+    services: {
+      ...services,
+      capabilities,
+      runs: createRunService({
+        uow,
+        outbox,
+        temporal,
+        capabilities,
+        logger,
+        approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+      }),
+    },
     embeddings,
     async close() {
       await usage.stop();

@@ -6,3 +6,4 @@ export * from './graph-maintenance';
 export * from './maintenance';
 export * from './merges';
 export * from './prompt';
+export * from './runs';

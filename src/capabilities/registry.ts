@@ -2,6 +2,7 @@ import { agentCapabilities } from '../agents/capabilities';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { PromptService } from '../prompt/service';
+import { runCapabilities } from '../runs/capabilities';
 import type { SearchService } from '../search/service';
 import type { AnyCapability } from './define';
 import { billingCapabilities } from './tools/billing';
@@ -20,5 +21,10 @@ export interface CapabilityDeps {
  * list all read this list (through the capability service).
  */
 export function allCapabilities(deps: CapabilityDeps): AnyCapability[] {
-  return [...agentCapabilities(deps), ...ontologyCapabilities(deps), ...billingCapabilities(deps)];
+  return [
+    ...agentCapabilities(deps),
+    ...runCapabilities(deps),
+    ...ontologyCapabilities(deps),
+    ...billingCapabilities(deps),
+  ];
 }

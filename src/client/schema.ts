@@ -433,6 +433,24 @@ export interface paths {
      */
     post: operations["capAgentFailureClusters"];
   };
+  "/v1/cap/agent.record_decision": {
+    /**
+     * Appends a DECISION step to a run that has not finished, optionally superseding a head decision (free)
+     * @description Appends a DECISION step to a run that has not finished, optionally superseding a head decision. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capAgentRecordDecision"];
+  };
+  "/v1/cap/agent.read_decisions": {
+    /**
+     * The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones (free)
+     * @description The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capAgentReadDecisions"];
+  };
   "/v1/cap/ontology.ask": {
     /**
      * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
@@ -464,6 +482,76 @@ export interface paths {
      */
     post: operations["capBillingCreditsBalance"];
   };
+  "/v1/runs": {
+    /**
+     * Runs of the workspace, newest first, cursor-paged
+     * @description Filters by `status` and `agent`; `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["listRuns"];
+    /**
+     * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.
+     *
+     * Requires the `runs:write` scope.
+     */
+    post: operations["dispatchRun"];
+  };
+  "/v1/runs/{execution_id}": {
+    /**
+     * One run with its steps and approvals
+     * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getRun"];
+  };
+  "/v1/runs/{execution_id}/audit": {
+    /**
+     * The run’s hash chain, verified
+     * @description Every finished tool step, resolved approval and recorded decision of the run, in order, each link `hash = sha256(prev_hash ‖ canonical JSON of its entry)` with the entry recomputed from its row now; `valid` is false, and `first_invalid_seq` names the first broken link, when a row was altered.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getRunAudit"];
+  };
+  "/v1/runs/{execution_id}/cancel": {
+    /**
+     * Cancel a run; its pending approvals are cancelled too
+     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+     *
+     * Requires the `runs:write` scope.
+     */
+    post: operations["cancelRun"];
+  };
+  "/v1/approvals": {
+    /**
+     * Approvals of the workspace, newest first
+     * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["listApprovals"];
+  };
+  "/v1/approvals/{approval_id}": {
+    /**
+     * One approval
+     * @description The approval with its step (tool, input), status, and who resolved it and when.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getApproval"];
+  };
+  "/v1/approvals/{approval_id}/resolve": {
+    /**
+     * Approve or reject a pending approval
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters.
+     *
+     * Requires the `approvals:write` scope.
+     */
+    post: operations["resolveApproval"];
+  };
   "/v1/openapi.json": {
     /**
      * The OpenAPI 3.1 document
@@ -486,6 +574,11 @@ export interface paths {
     get: operations["getReferenceAsset"];
   };
 }
+/** OneOf type helpers */
+type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
+type XOR<T, U> = (T | U) extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
+type OneOf<T extends any[]> = T extends [infer Only] ? Only : T extends [infer A, infer B, ...infer Rest] ? OneOf<[XOR<A, B>, ...Rest]> : never;
+
 
 export type webhooks = Record<string, never>;
 
@@ -1155,6 +1248,201 @@ export interface components {
       output_schema: {
         [key: string]: unknown;
       };
+    };
+    DispatchRunResponse: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      was_duplicate: boolean;
+    };
+    DispatchRunRequest: OneOf<[{
+      /** @enum {string} */
+      agent: "playbook";
+      /** @description The steps, run in order (at most 50). */
+      input: {
+        steps: components["schemas"]["PlaybookStep"][];
+      };
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      idempotency_key?: string;
+    }, {
+      /** @enum {string} */
+      agent: "llm";
+      input: {
+        goal: string;
+        /**
+         * @description How many tool calls the model may make before it must answer.
+         * @default 8
+         */
+        max_steps?: number;
+        /**
+         * @description Which of the model’s tool calls wait for a human approval.
+         * @default writes
+         * @enum {string}
+         */
+        approval?: "writes" | "all" | "none";
+      };
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      idempotency_key?: string;
+    }]>;
+    PlaybookStep: {
+      /** @description A capability name, as listed by `GET /v1/cap`. */
+      tool: string;
+      /**
+       * @description The tool's input; checked against its schema.
+       * @default {}
+       */
+      input?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Wait for a human approval before this step runs.
+       * @default false
+       */
+      requires_approval?: boolean;
+    };
+    RunList: {
+      runs: components["schemas"]["RunSummary"][];
+      /** @description Pass as `cursor` for the next (older) page; null on the last. */
+      next_cursor: string | null;
+    };
+    RunSummary: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    RunError: ({
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …) or `approval_rejected`. */
+      code: string;
+      message: string;
+      /** @description The step that failed (0-based), when one did. */
+      step: number | null;
+    }) | null;
+    Run: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output?: unknown;
+      steps: components["schemas"]["RunStep"][];
+      approvals: components["schemas"]["Approval"][];
+    };
+    RunStep: {
+      /** Format: uuid */
+      step_id: string;
+      step_no: number;
+      /**
+       * @description DECISION: recorded by `agent.record_decision`.
+       * @enum {string}
+       */
+      kind: "TOOL" | "DECISION";
+      tool: string;
+      input: {
+        [key: string]: unknown;
+      };
+      requires_approval: boolean;
+      /** @enum {string} */
+      status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+      output?: unknown;
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      /** Format: uuid */
+      supersedes_step_id: string | null;
+      /** @description A DECISION step a later decision superseded. */
+      superseded: boolean;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+    };
+    Approval: {
+      /** Format: uuid */
+      approval_id: string;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      status: "pending" | "approved" | "rejected" | "cancelled";
+      step: {
+        step_no: number;
+        tool: string;
+        input: {
+          [key: string]: unknown;
+        };
+      };
+      notes: string | null;
+      /** Format: uuid */
+      resolved_by: string | null;
+      /** Format: date-time */
+      requested_at: string;
+      /** Format: date-time */
+      resolved_at: string | null;
+    };
+    RunAudit: {
+      steps: components["schemas"]["RunAuditLink"][];
+      valid: boolean;
+      length: number;
+      head_hash: string | null;
+      first_invalid_seq: number | null;
+    };
+    RunAuditLink: {
+      seq: number;
+      /** @enum {string} */
+      kind: "TOOL" | "APPROVAL" | "DECISION";
+      /**
+       * Format: uuid
+       * @description The step or approval the link covers.
+       */
+      ref_id: string;
+      /** @description What was hashed, recomputed from that row now. */
+      entry: {
+        [key: string]: unknown;
+      } | null;
+      prev_hash: string;
+      hash: string;
+      /** Format: date-time */
+      created_at: string;
+    };
+    ApprovalList: {
+      approvals: components["schemas"]["Approval"][];
+    };
+    ResolveApprovalResponse: {
+      /** Format: uuid */
+      approval_id: string;
+      /** @enum {string} */
+      decision: "APPROVED" | "REJECTED";
+      /** Format: uuid */
+      execution_id: string;
+    };
+    ResolveApprovalRequest: {
+      /** @enum {string} */
+      decision: "APPROVED" | "REJECTED";
+      notes?: string;
     };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
@@ -8009,6 +8297,378 @@ export interface operations {
     };
   };
   /**
+   * Appends a DECISION step to a run that has not finished, optionally superseding a head decision (free)
+   * @description Appends a DECISION step to a run that has not finished, optionally superseding a head decision. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capAgentRecordDecision: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c",
+         *   "decision": "Ship the billing refactor behind a flag",
+         *   "rationale": "Two failing tests are flaky, not regressions."
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          execution_id: string;
+          decision: string;
+          rationale?: string;
+          /**
+           * Format: uuid
+           * @description A head DECISION step of the same run, which this one revises.
+           */
+          supersedes_step_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Appends a DECISION step to a run that has not finished, optionally superseding a head decision (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              step_id: string;
+              step_no: number;
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              supersedes_step_id: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found or step_not_found: no such run, or no such DECISION step in it; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_finished (the run has ended) or step_superseded (that decision is not a head any more); or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones (free)
+   * @description The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capAgentReadDecisions: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c",
+         *   "head_only": true
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          execution_id: string;
+          /**
+           * @description Only decisions no later decision superseded.
+           * @default false
+           */
+          head_only?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              decisions: ({
+                  /** Format: uuid */
+                  step_id: string;
+                  step_no: number;
+                  decision: string;
+                  rationale: string | null;
+                  /** Format: uuid */
+                  supersedes_step_id: string | null;
+                  superseded: boolean;
+                  /** Format: date-time */
+                  recorded_at: string;
+                })[];
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
    * @description A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
@@ -8472,6 +9132,1027 @@ export interface operations {
       };
       /** @description `workspace_id` names no workspace the caller belongs to */
       404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Runs of the workspace, newest first, cursor-paged
+   * @description Filters by `status` and `agent`; `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+   *
+   * Requires the `runs:read` scope.
+   */
+  listRuns: {
+    parameters: {
+      query?: {
+        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        agent?: "playbook" | "llm";
+        limit?: number;
+        /** @description `next_cursor` of the previous page. */
+        cursor?: string;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description Runs of the workspace, newest first, cursor-paged */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.
+   *
+   * Requires the `runs:write` scope.
+   */
+  dispatchRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "agent": "playbook",
+         *   "input": {
+         *     "steps": [
+         *       {
+         *         "tool": "billing.credits_balance",
+         *         "input": {}
+         *       },
+         *       {
+         *         "tool": "ontology.search",
+         *         "input": {
+         *           "query": "billing module"
+         *         },
+         *         "requires_approval": true
+         *       }
+         *     ]
+         *   },
+         *   "idempotency_key": "nightly-review-2026-11-23"
+         * }
+         */
+        "application/json": components["schemas"]["DispatchRunRequest"];
+      };
+    };
+    responses: {
+      /** @description Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DispatchRunResponse"];
+        };
+      };
+      /** @description The credential lacks a scope one of the steps' tools needs; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused: this idempotency_key was used with another request body */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One run with its steps and approvals
+   * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    responses: {
+      /** @description One run with its steps and approvals */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Run"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The run’s hash chain, verified
+   * @description Every finished tool step, resolved approval and recorded decision of the run, in order, each link `hash = sha256(prev_hash ‖ canonical JSON of its entry)` with the entry recomputed from its row now; `valid` is false, and `first_invalid_seq` names the first broken link, when a row was altered.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getRunAudit: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    responses: {
+      /** @description The run’s hash chain, verified */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunAudit"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancel a run; its pending approvals are cancelled too
+   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+   *
+   * Requires the `runs:write` scope.
+   */
+  cancelRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    responses: {
+      /** @description Cancel a run; its pending approvals are cancelled too */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSummary"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The run has already succeeded or failed */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Approvals of the workspace, newest first
+   * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+   *
+   * Requires the `runs:read` scope.
+   */
+  listApprovals: {
+    parameters: {
+      query?: {
+        status?: "pending" | "approved" | "rejected" | "cancelled";
+        limit?: number;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description Approvals of the workspace, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApprovalList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One approval
+   * @description The approval with its step (tool, input), status, and who resolved it and when.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getApproval: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        approval_id: string;
+      };
+    };
+    responses: {
+      /** @description One approval */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Approval"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown approval, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Approve or reject a pending approval
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters.
+   *
+   * Requires the `approvals:write` scope.
+   */
+  resolveApproval: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        approval_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "decision": "APPROVED",
+         *   "notes": "Looks right."
+         * }
+         */
+        "application/json": components["schemas"]["ResolveApprovalRequest"];
+      };
+    };
+    responses: {
+      /** @description Approve or reject a pending approval */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ResolveApprovalResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `approvals:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown approval, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Already resolved (or cancelled), or its run has finished */
+      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

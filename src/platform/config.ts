@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { LIMITS } from '../limits';
 
 // Development-only secret: refused when NODE_ENV=production (see loadConfig).
 const DEV_JWT_SECRET = 'weft-development-secret-change-me-0123456789';
@@ -139,6 +140,8 @@ export const EnvSchema = z.object({
 
   /** An agent session whose last heartbeat is older than this is expired by the sweeper (its claims abandoned). */
   AGENT_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
+  /** A run waiting for approval re-reads its approval row this often, in case the resolve's signal was lost. */
+  RUN_APPROVAL_RECHECK_SECONDS: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRecheckSeconds),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

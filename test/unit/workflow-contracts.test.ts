@@ -7,6 +7,7 @@ import * as maintenance from '../../src/maintenance/workflows';
 import * as merges from '../../src/merges/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
+import * as runs from '../../src/runs/workflow';
 import * as implementations from '../../workflows';
 
 // Compile time: each implementation has exactly its contract's signature, so a change to one
@@ -43,13 +44,14 @@ const conformance: Record<string, true> = {
     typeof capabilities.capabilityKeyPurgeWorkflow,
     typeof implementations.capabilityKeyPurgeWorkflow
   >,
+  run: true satisfies Conforms<typeof runs.runWorkflow, typeof implementations.runWorkflow>,
 };
 
 const isContract = (value: unknown): value is WorkflowContract<any, unknown> =>
   Boolean(value && typeof value === 'object' && 'type' in value && 'id' in value);
 
 // Every contract module; a feature with workflows adds its `workflow.ts` here.
-const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance].flatMap((module) =>
+const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance, runs].flatMap((module) =>
   Object.values(module).filter(isContract),
 );
 
@@ -70,7 +72,15 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       merges.mergeCandidateWorkflow.id({ candidateId: 'm1', workspaceId: 'w1' }),
       embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
       agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
+      runs.runWorkflow.id({ workspaceId: 'w1', executionId: 'e1', agent: 'playbook', stepCount: 1 }),
     ];
-    expect(ids).to.deep.equal(['prompt-c1', 'resolve-n1', 'merge-m1', 'embed-queue-w1', 'failure-cluster-s1']);
+    expect(ids).to.deep.equal([
+      'prompt-c1',
+      'resolve-n1',
+      'merge-m1',
+      'embed-queue-w1',
+      'failure-cluster-s1',
+      'run-e1',
+    ]);
   });
 });

@@ -9,6 +9,7 @@ import { mcpTokenRoutes } from '../../mcp-tokens/routes';
 import { mergeRoutes } from '../../merges/routes';
 import { ontologyConfigRoutes } from '../../ontology-config/routes';
 import { promptRoutes } from '../../prompt/routes';
+import { runRoutes } from '../../runs/routes';
 import type { Runtime } from '../../runtime';
 import { searchRoutes } from '../../search/routes';
 import { typeCatalogRoutes } from '../../type-catalog/routes';
@@ -35,6 +36,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...searchRoutes(runtime.services.search),
     ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
+    ...runRoutes(runtime.services.runs),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

@@ -6,6 +6,7 @@ import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
 import { WorkspaceSettings } from '../../ontology-config/entities';
 import { PromptRun, PromptWrite } from '../../prompt/entities';
+import { RunApproval, RunAuditLink, RunExecution, RunStep } from '../../runs/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
 import { TypeCatalogEntry, WorkspaceEvent } from '../../type-catalog/entities';
 import { RevokedToken } from '../auth/entities';
@@ -35,4 +36,8 @@ export const entities = [
   AgentSession,
   AgentClaim,
   AgentFailureCluster,
+  RunExecution,
+  RunStep,
+  RunApproval,
+  RunAuditLink,
 ];

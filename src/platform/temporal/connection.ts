@@ -5,7 +5,7 @@ import type { EncryptionCodec, PayloadCodecConfig } from './codec';
 import { createPayloadCodec, dataConverter } from './codec';
 import type { TemporalConnectionConfig } from './connection-options';
 import { temporalConnectionOptions } from './connection-options';
-import { WORKSPACE_ID_ATTRIBUTE } from './search-attributes';
+import { CUSTOM_SEARCH_ATTRIBUTES } from './search-attributes';
 import { WorkflowStarter } from './starter';
 
 export interface TemporalHandle {
@@ -39,13 +39,14 @@ export async function connectTemporal(
 /** Registers Weft's search attributes; a server that already has them answers ALREADY_EXISTS. */
 export async function ensureSearchAttributes(handle: TemporalHandle): Promise<void> {
   const existing = await handle.connection.operatorService.listSearchAttributes({ namespace: handle.namespace });
-  if (existing.customAttributes?.[WORKSPACE_ID_ATTRIBUTE.name] !== undefined) return;
+  const missing = CUSTOM_SEARCH_ATTRIBUTES.filter((key) => existing.customAttributes?.[key.name] === undefined);
+  if (missing.length === 0) return;
   try {
     await handle.connection.operatorService.addSearchAttributes({
       namespace: handle.namespace,
-      searchAttributes: {
-        [WORKSPACE_ID_ATTRIBUTE.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      },
+      searchAttributes: Object.fromEntries(
+        missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      ),
     });
   } catch (error) {
     // gRPC ALREADY_EXISTS (6): another process registered it first.

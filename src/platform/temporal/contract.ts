@@ -16,6 +16,8 @@ export interface WorkflowContract<Args extends unknown[], Result> {
   /** What a start under a used id does (Temporal's default: refuse while running, allow after). */
   idReusePolicy?: WorkflowStartOptions['workflowIdReusePolicy'];
   idConflictPolicy?: WorkflowStartOptions['workflowIdConflictPolicy'];
+  /** The execution's static summary in the Temporal UI (user metadata), so operators need not open payloads. */
+  summary?(...args: Args): string;
   /** The longest a run may take, retries included; callers that wait get an answer by then. */
   executionTimeout?: Duration;
   /** Phantom: carries Result for the starter's types. */

@@ -26,6 +26,7 @@ export class WorkflowStarter {
         : {}),
       ...(contract.idReusePolicy ? { workflowIdReusePolicy: contract.idReusePolicy } : {}),
       ...(contract.idConflictPolicy ? { workflowIdConflictPolicy: contract.idConflictPolicy } : {}),
+      ...(contract.summary ? { staticSummary: contract.summary(...args) } : {}),
       ...(contract.executionTimeout ? { workflowExecutionTimeout: contract.executionTimeout } : {}),
     };
   }

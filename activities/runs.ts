@@ -1,0 +1,39 @@
+import { DomainError } from '../src/platform/errors';
+import type { RunError } from '../src/runs/entities';
+import type { RunService } from '../src/runs/service';
+import type { RunWorkflowInput } from '../src/runs/workflow';
+import { classified, heartbeating } from './failures';
+
+type RunRef = Pick<RunWorkflowInput, 'workspaceId' | 'executionId'>;
+type StepRef = RunRef & { stepNo: number };
+
+/**
+ * The run workflow's steps: thin adapters over the run service, each one transaction (or one
+ * capability call) and safe to repeat. runStep turns a capability's refusal into a failed step
+ * itself, so what reaches Temporal from it is transient and retried.
+ */
+export function createRunActivities(deps: { services: { runs: RunService } }) {
+  const { runs } = deps.services;
+  return {
+    beginRun: (input: RunRef) => classified(() => runs.beginRun(input.workspaceId, input.executionId)),
+    requestRunApproval: (input: StepRef) =>
+      classified(() => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo)),
+    runApprovalState: (input: StepRef) =>
+      classified(() => runs.approvalState(input.workspaceId, input.executionId, input.stepNo)),
+    resumeRun: (input: RunRef) => classified(() => runs.resume(input.workspaceId, input.executionId)),
+    runStep: async (input: StepRef) => {
+      try {
+        return await runs.runStep(input.workspaceId, input.executionId, input.stepNo);
+      } catch (error) {
+        // Only transient refusals (unavailable, rate limited) get here: a plain error is retried.
+        if (error instanceof DomainError) throw new Error(`${error.code}: ${error.message}`);
+        throw error;
+      }
+    },
+    /** The llm agent's model call: heartbeating, so a worker lost mid-call is noticed within seconds. */
+    planRunStep: (input: RunRef) =>
+      classified(() => heartbeating(() => runs.planNext(input.workspaceId, input.executionId))),
+    finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string }) =>
+      classified(() => runs.finishRun(input.workspaceId, input.executionId, input)),
+  };
+}

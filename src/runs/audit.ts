@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../capabilities/idempotency';
+import type { AuditKind, RunApproval, RunStep } from './entities';
+
+/** The previous hash of a chain's first link. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** hash = sha256(prev_hash ‖ canonical JSON of the entry), hex. */
+export const chainHash = (prevHash: string, entry: unknown) =>
+  createHash('sha256').update(prevHash, 'utf8').update(canonicalJson(entry), 'utf8').digest('hex');
+
+/**
+ * What a link covers, recomputed from its row whenever the chain is verified. Only what is final
+ * once the link is written: a decision's later `superseded` mark is left out on purpose.
+ */
+export function stepEntry(step: RunStep): Record<string, unknown> {
+  if (step.kind === 'DECISION') {
+    return {
+      kind: 'DECISION',
+      step_id: step.id,
+      step_no: step.stepNo,
+      decision: step.input.decision,
+      rationale: step.input.rationale ?? null,
+      supersedes_step_id: step.supersedesStepId,
+    };
+  }
+  return {
+    kind: 'TOOL',
+    step_id: step.id,
+    step_no: step.stepNo,
+    tool: step.tool,
+    input: step.input,
+    status: step.status,
+    output: step.output ?? null,
+    error: step.error,
+    credits_charged: step.creditsCharged,
+  };
+}
+
+export const approvalEntry = (approval: RunApproval): Record<string, unknown> => ({
+  kind: 'APPROVAL',
+  approval_id: approval.id,
+  step_no: approval.stepNo,
+  tool: approval.tool,
+  input: approval.input,
+  status: approval.status,
+  resolved_by: approval.resolvedBy,
+  notes: approval.notes,
+});
+
+export interface AuditLinkView {
+  seq: number;
+  kind: AuditKind;
+  ref_id: string;
+  entry: Record<string, unknown> | null;
+  prev_hash: string;
+  hash: string;
+  created_at: string;
+}
+
+/** Walks the chain: the first link whose stored hashes do not follow from its row is `first_invalid_seq`. */
+export function verifyChain(links: readonly Omit<AuditLinkView, 'entry'>[], entryOf: (seq: number) => unknown) {
+  let prev = GENESIS_HASH;
+  let firstInvalid: number | null = null;
+  for (const link of links) {
+    const entry = entryOf(link.seq);
+    const ok = entry !== null && link.prev_hash === prev && chainHash(prev, entry) === link.hash;
+    if (!ok && firstInvalid === null) firstInvalid = link.seq;
+    prev = link.hash;
+  }
+  return {
+    valid: firstInvalid === null,
+    length: links.length,
+    head_hash: links.at(-1)?.hash ?? null,
+    first_invalid_seq: firstInvalid,
+  };
+}

@@ -1,0 +1,103 @@
+import { defineCapability } from '../capabilities/define';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, NotFoundError } from '../platform/errors';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { stepEntry } from './audit';
+import { FINISHED_STATUSES } from './entities';
+import * as repo from './repository';
+import { ReadDecisionsInput, ReadDecisionsOutput, RecordDecisionInput, RecordDecisionOutput } from './schemas';
+
+/** The outbox event each recorded decision writes in its transaction (contract 6). */
+export const DECISION_RECORDED_EVENT = 'run.decision_recorded';
+
+const runNotFound = (executionId: string) => new NotFoundError({ error: 'run_not_found', execution_id: executionId });
+
+/**
+ * `agent.record_decision` and `agent.read_decisions` (contract 4.2): DECISION steps of a run, each
+ * appended to the run's hash chain, with revision lineage through `supersedes_step_id`. Free.
+ */
+export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'> }) => [
+  defineCapability({
+    name: 'agent.record_decision',
+    access: 'write',
+    description: 'Appends a DECISION step to a run that has not finished, optionally superseding a head decision',
+    input: RecordDecisionInput,
+    output: RecordDecisionOutput,
+    example: {
+      execution_id: '7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c',
+      decision: 'Ship the billing refactor behind a flag',
+      rationale: 'Two failing tests are flaky, not regressions.',
+    },
+    errors: {
+      404: 'run_not_found or step_not_found: no such run, or no such DECISION step in it',
+      409: 'run_finished (the run has ended) or step_superseded (that decision is not a head any more)',
+    },
+    handler: async ({ m, principal, afterCommit }, input) => {
+      const run = await repo.findExecution(m, input.execution_id);
+      if (!run) throw runNotFound(input.execution_id);
+      if (FINISHED_STATUSES.includes(run.status)) {
+        throw new ConflictError({ error: 'run_finished', status: run.status, message: 'The run has finished' });
+      }
+      const supersedes = input.supersedes_step_id ?? null;
+      if (supersedes) {
+        const earlier = await repo.findStepById(m, supersedes);
+        if (!earlier || earlier.executionId !== run.id || earlier.kind !== 'DECISION') {
+          throw new NotFoundError({ error: 'step_not_found', step_id: supersedes });
+        }
+        if (earlier.superseded) {
+          throw new ConflictError({ error: 'step_superseded', step_id: supersedes, message: 'Not a head decision' });
+        }
+        await repo.markSuperseded(m, supersedes);
+      }
+      // The chain's lock (the run row) is taken before the step number is read, so concurrent decisions queue.
+      const step = await repo.insertDecisionLocked(m, {
+        workspaceId: principal.workspaceId,
+        executionId: run.id,
+        input: { decision: input.decision, rationale: input.rationale ?? null, supersedes_step_id: supersedes },
+        supersedes,
+      });
+      await repo.appendAudit(m, {
+        workspaceId: principal.workspaceId,
+        executionId: run.id,
+        kind: 'DECISION',
+        refId: step.id,
+        entry: stepEntry(step),
+      });
+      await enqueueOutboxEvent(m, {
+        workspaceId: principal.workspaceId,
+        eventType: DECISION_RECORDED_EVENT,
+        aggregateId: run.id,
+        payload: { execution_id: run.id, step_id: step.id, supersedes_step_id: supersedes },
+      });
+      afterCommit(() => deps.outbox.kick(principal.workspaceId));
+      return { step_id: step.id, step_no: step.stepNo, execution_id: run.id, supersedes_step_id: supersedes };
+    },
+  }),
+  defineCapability({
+    name: 'agent.read_decisions',
+    access: 'read',
+    description: 'The DECISION steps of a run, oldest first; `head_only` leaves out superseded ones',
+    input: ReadDecisionsInput,
+    output: ReadDecisionsOutput,
+    example: { execution_id: '7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c', head_only: true },
+    errors: { 404: 'run_not_found: no such run in the workspace' },
+    handler: ({ principal }, input) =>
+      deps.uow(scopeOf(principal), async (m) => {
+        if (!(await repo.findExecution(m, input.execution_id))) throw runNotFound(input.execution_id);
+        const decisions = await repo.decisionsOf(m, input.execution_id, input.head_only);
+        return {
+          decisions: decisions.map((step) => ({
+            step_id: step.id,
+            step_no: step.stepNo,
+            decision: String(step.input.decision),
+            rationale: typeof step.input.rationale === 'string' ? step.input.rationale : null,
+            supersedes_step_id: step.supersedesStepId,
+            superseded: step.superseded,
+            recorded_at: (step.finishedAt ?? step.startedAt ?? new Date()).toISOString(),
+          })),
+        };
+      }),
+  }),
+];

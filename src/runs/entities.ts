@@ -1,0 +1,96 @@
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+
+export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+
+export type StepStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
+
+/** What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. */
+export interface RunPrincipal {
+  tenantId: string;
+  scopes: string[];
+  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string };
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+  step: number | null;
+}
+
+/** One dispatched run (an execution), and the Temporal workflow `run-<id>` that drives it. */
+@Entity('run_executions')
+export class RunExecution {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @Column({ type: 'uuid', name: 'user_id' }) userId!: string;
+  @Column({ type: 'uuid', name: 'run_id' }) runId!: string;
+  @Column({ type: 'text' }) agent!: 'playbook' | 'llm';
+  @Column({ type: 'text' }) status!: RunStatus;
+  @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
+  @Column({ type: 'jsonb', nullable: true }) output!: unknown;
+  @Column({ type: 'jsonb', nullable: true }) error!: RunError | null;
+  @Column({ type: 'jsonb' }) principal!: RunPrincipal;
+  @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
+  @Column({ type: 'char', length: 64, name: 'request_hash', nullable: true }) requestHash!: string | null;
+  @Column({ type: 'integer', name: 'credits_charged' }) creditsCharged!: number;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
+  @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
+}
+
+/** One step of a run: planned at dispatch, run by the workflow's step activity. */
+@Entity('run_steps')
+export class RunStep {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @Column({ type: 'uuid', name: 'execution_id' }) executionId!: string;
+  @Column({ type: 'integer', name: 'step_no' }) stepNo!: number;
+  @Column({ type: 'text' }) kind!: 'TOOL' | 'DECISION';
+  @Column({ type: 'text' }) tool!: string;
+  @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
+  @Column({ type: 'boolean', name: 'requires_approval' }) requiresApproval!: boolean;
+  @Column({ type: 'text' }) status!: StepStatus;
+  @Column({ type: 'jsonb', nullable: true }) output!: unknown;
+  @Column({ type: 'jsonb', nullable: true }) error!: RunError | null;
+  @Column({ type: 'integer', name: 'credits_charged' }) creditsCharged!: number;
+  @Column({ type: 'uuid', name: 'supersedes_step_id', nullable: true }) supersedesStepId!: string | null;
+  @Column({ type: 'boolean' }) superseded!: boolean;
+  @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
+  @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
+}
+
+/** A human approval a run's step waits on. */
+@Entity('run_approvals')
+export class RunApproval {
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @Column({ type: 'uuid', name: 'execution_id' }) executionId!: string;
+  @Column({ type: 'integer', name: 'step_no' }) stepNo!: number;
+  @Column({ type: 'text' }) tool!: string;
+  @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
+  @Column({ type: 'text' }) status!: ApprovalStatus;
+  @Column({ type: 'text', nullable: true }) notes!: string | null;
+  @Column({ type: 'uuid', name: 'resolved_by', nullable: true }) resolvedBy!: string | null;
+  @Column({ type: 'timestamptz', name: 'requested_at' }) requestedAt!: Date;
+  @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true }) resolvedAt!: Date | null;
+}
+
+export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION';
+
+/** One link of a run's hash chain; its entry is recomputed from the row `refId` names. */
+@Entity('run_audit')
+export class RunAuditLink {
+  @PrimaryColumn({ type: 'uuid', name: 'execution_id' }) executionId!: string;
+  @PrimaryColumn({ type: 'integer' }) seq!: number;
+  @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @Column({ type: 'text' }) kind!: AuditKind;
+  @Column({ type: 'uuid', name: 'ref_id' }) refId!: string;
+  @Column({ type: 'char', length: 64, name: 'prev_hash' }) prevHash!: string;
+  @Column({ type: 'char', length: 64 }) hash!: string;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+}

@@ -1,0 +1,340 @@
+import type { EntityManager } from 'typeorm';
+import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
+import { chainHash, GENESIS_HASH } from './audit';
+import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
+import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+
+const executions = (m: EntityManager) => m.getRepository(RunExecution);
+const steps = (m: EntityManager) => m.getRepository(RunStep);
+const approvals = (m: EntityManager) => m.getRepository(RunApproval);
+const audit = (m: EntityManager) => m.getRepository(RunAuditLink);
+
+// A transition never leaves a finished run: every status write below carries this condition.
+const UNFINISHED = `status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+
+export interface NewExecution {
+  workspaceId: string;
+  userId: string;
+  agent: 'playbook' | 'llm';
+  input: Record<string, unknown>;
+  principal: RunPrincipal;
+  idempotencyKey: string | null;
+  requestHash: string;
+}
+
+/**
+ * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
+ * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken.
+ */
+export async function insertExecution(m: EntityManager, row: NewExecution): Promise<string | null> {
+  const inserted = await queryFirst<{ id: string }>(
+    m,
+    `INSERT INTO run_executions (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING id`,
+    [
+      row.workspaceId,
+      row.userId,
+      row.agent,
+      JSON.stringify(row.input),
+      JSON.stringify(row.principal),
+      row.idempotencyKey,
+      row.requestHash,
+    ],
+  );
+  return inserted?.id ?? null;
+}
+
+export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>
+  executions(m).findOneBy({ idempotencyKey });
+
+export const findExecution = (m: EntityManager, id: string) => executions(m).findOneBy({ id });
+
+export interface PlannedStep {
+  tool: string;
+  input: Record<string, unknown>;
+  requiresApproval: boolean;
+}
+
+export async function insertSteps(
+  m: EntityManager,
+  workspaceId: string,
+  executionId: string,
+  planned: readonly PlannedStep[],
+): Promise<void> {
+  await steps(m).save(
+    planned.map((step, stepNo) =>
+      steps(m).create({
+        workspaceId,
+        executionId,
+        stepNo,
+        kind: 'TOOL' as const,
+        tool: step.tool,
+        input: step.input,
+        requiresApproval: step.requiresApproval,
+        status: 'PENDING' as const,
+        creditsCharged: 0,
+      }),
+    ),
+  );
+}
+
+export const stepsOf = (m: EntityManager, executionId: string) =>
+  steps(m).find({ where: { executionId }, order: { stepNo: 'ASC' } });
+
+export const findStep = (m: EntityManager, executionId: string, stepNo: number) =>
+  steps(m).findOneBy({ executionId, stepNo });
+
+export const approvalsOf = (m: EntityManager, executionId: string) =>
+  approvals(m).find({ where: { executionId }, order: { stepNo: 'ASC' } });
+
+/** Moves an unfinished run to `status`; false when it had finished (a cancel won the race). */
+export const setStatus = async (m: EntityManager, id: string, status: RunStatus, from?: RunStatus): Promise<boolean> =>
+  (await affectedRows(
+    m,
+    `UPDATE run_executions SET status = $2, updated_at = now() WHERE id = $1 AND ${UNFINISHED}
+       AND ($3::text IS NULL OR status = $3)`,
+    [id, status, from ?? null],
+  )) > 0;
+
+/** Ends an unfinished run with its output or error and the sum of its steps' charges. */
+export const finishExecution = async (
+  m: EntityManager,
+  id: string,
+  outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
+): Promise<boolean> =>
+  (await affectedRows(
+    m,
+    `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
+       credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+     WHERE id = $1 AND ${UNFINISHED}`,
+    [id, outcome.status, JSON.stringify(outcome.output ?? null), outcome.error ? JSON.stringify(outcome.error) : null],
+  )) > 0;
+
+/** Cancels an unfinished run, its pending approvals and its steps not yet started. */
+export async function cancelExecution(m: EntityManager, id: string): Promise<boolean> {
+  const cancelled = await affectedRows(
+    m,
+    `UPDATE run_executions SET status = 'CANCELLED', updated_at = now(), finished_at = now(),
+       credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+     WHERE id = $1 AND ${UNFINISHED}`,
+    [id],
+  );
+  if (cancelled === 0) return false;
+  await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
+  await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
+  return true;
+}
+
+export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
+  await affectedRows(
+    m,
+    `UPDATE run_steps SET status = 'RUNNING', started_at = coalesce(started_at, now())
+     WHERE execution_id = $1 AND step_no = $2 AND status IN ('PENDING', 'RUNNING')`,
+    [executionId, stepNo],
+  );
+}
+
+export async function completeStep(
+  m: EntityManager,
+  executionId: string,
+  stepNo: number,
+  outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
+): Promise<void> {
+  // Raw SQL: the entity's update type cannot take an arbitrary JSON output.
+  await affectedRows(
+    m,
+    `UPDATE run_steps SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
+     WHERE execution_id = $1 AND step_no = $2`,
+    [
+      executionId,
+      stepNo,
+      outcome.status,
+      JSON.stringify(outcome.output ?? null),
+      outcome.error ? JSON.stringify(outcome.error) : null,
+      outcome.creditsCharged,
+    ],
+  );
+}
+
+/** The step's approval row, created PENDING on first request (the retried activity finds it). */
+export async function requestApproval(m: EntityManager, step: RunStep): Promise<RunApproval> {
+  // Raw SQL for ON CONFLICT DO NOTHING: a retried activity must not fail on the unique step.
+  await affectedRows(
+    m,
+    `INSERT INTO run_approvals (workspace_id, execution_id, step_no, tool, input)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (execution_id, step_no) DO NOTHING`,
+    [step.workspaceId, step.executionId, step.stepNo, step.tool, JSON.stringify(step.input)],
+  );
+  return approvals(m).findOneByOrFail({ executionId: step.executionId, stepNo: step.stepNo });
+}
+
+export const findApproval = (m: EntityManager, executionId: string, stepNo: number) =>
+  approvals(m).findOneBy({ executionId, stepNo });
+
+export const findApprovalById = (m: EntityManager, id: string) => approvals(m).findOneBy({ id });
+
+/**
+ * PENDING → APPROVED/REJECTED exactly once, and only while the run is unfinished: raw SQL for the
+ * conditional update joined to the run. Concurrent resolves queue on the row lock; the losers find
+ * it no longer pending. Null when nothing changed.
+ */
+export const resolveApproval = (
+  m: EntityManager,
+  input: {
+    approvalId: string;
+    status: Extract<ApprovalStatus, 'approved' | 'rejected'>;
+    userId: string;
+    notes: string | null;
+  },
+) =>
+  queryFirst<{ execution_id: string }>(
+    m,
+    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now()
+     FROM run_executions e
+     WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
+     RETURNING a.execution_id`,
+    [input.approvalId, input.status, input.userId, input.notes],
+  );
+
+export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>
+  approvals(m).find({
+    where: query.status ? { status: query.status } : {},
+    order: { requestedAt: 'DESC', id: 'DESC' },
+    take: query.limit,
+  });
+
+/**
+ * Newest first, keyset-paged on (created_at, id): raw SQL for the row comparison, which the query
+ * builder cannot say.
+ */
+export const listExecutions = (
+  m: EntityManager,
+  query: { status?: RunStatus; agent?: string; limit: number; after?: { createdAt: string; id: string } },
+) =>
+  // created_at as text keeps its microseconds, which a JS Date would drop from the cursor.
+  queryRows<{ id: string; created_at_text: string }>(
+    m,
+    `SELECT id, created_at::text AS created_at_text FROM run_executions
+     WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
+       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+     ORDER BY created_at DESC, id DESC LIMIT $5`,
+    [query.status ?? null, query.agent ?? null, query.after?.createdAt ?? null, query.after?.id ?? null, query.limit],
+  );
+
+export const executionsByIds = (m: EntityManager, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : executions(m).find({ where: ids.map((id) => ({ id })) });
+
+// Raw SQL: a plain row lock that lets the step and approval foreign keys through (FOR NO KEY UPDATE).
+const lockExecution = (m: EntityManager, executionId: string) =>
+  queryRows(m, `SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE`, [executionId]);
+
+/**
+ * Appends a link to the run's chain. The execution row is locked first, so the links of one run
+ * are appended one at a time and each reads the head its predecessor wrote.
+ */
+export async function appendAudit(
+  m: EntityManager,
+  link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
+): Promise<void> {
+  await lockExecution(m, link.executionId);
+  const head = await audit(m).findOne({ where: { executionId: link.executionId }, order: { seq: 'DESC' } });
+  const prevHash = head?.hash ?? GENESIS_HASH;
+  await audit(m).insert({
+    workspaceId: link.workspaceId,
+    executionId: link.executionId,
+    seq: head ? head.seq + 1 : 0,
+    kind: link.kind,
+    refId: link.refId,
+    prevHash,
+    hash: chainHash(prevHash, link.entry),
+  });
+}
+
+export const auditOf = (m: EntityManager, executionId: string) =>
+  audit(m).find({ where: { executionId }, order: { seq: 'ASC' } });
+
+export const stepsByIds = (m: EntityManager, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : steps(m).find({ where: ids.map((id) => ({ id })) });
+
+export const approvalsByIds = (m: EntityManager, ids: string[]) =>
+  ids.length === 0 ? Promise.resolve([]) : approvals(m).find({ where: ids.map((id) => ({ id })) });
+
+export const findStepById = (m: EntityManager, id: string) => steps(m).findOneBy({ id });
+
+/** The next step number of a run (decisions come after the planned steps). */
+export async function nextStepNo(m: EntityManager, executionId: string): Promise<number> {
+  const last = await steps(m).findOne({ where: { executionId }, order: { stepNo: 'DESC' } });
+  return last ? last.stepNo + 1 : 0;
+}
+
+/** Locks the run row (the chain's lock), then inserts the decision as the run's next step. */
+export async function insertDecisionLocked(
+  m: EntityManager,
+  row: { workspaceId: string; executionId: string; input: Record<string, unknown>; supersedes: string | null },
+): Promise<RunStep> {
+  await lockExecution(m, row.executionId);
+  const stepNo = await nextStepNo(m, row.executionId);
+  const now = new Date();
+  return steps(m).save(
+    steps(m).create({
+      workspaceId: row.workspaceId,
+      executionId: row.executionId,
+      stepNo,
+      kind: 'DECISION',
+      tool: 'agent.record_decision',
+      input: row.input,
+      requiresApproval: false,
+      status: 'SUCCEEDED',
+      creditsCharged: 0,
+      supersedesStepId: row.supersedes,
+      superseded: false,
+      startedAt: now,
+      finishedAt: now,
+    }),
+  );
+}
+
+/** Appends a step the llm agent chose (PENDING), or its refused call (FAILED, with the error fed back). */
+export async function insertChosenStep(
+  m: EntityManager,
+  row: {
+    workspaceId: string;
+    executionId: string;
+    tool: string;
+    input: Record<string, unknown>;
+    requiresApproval: boolean;
+    error: RunError | null;
+  },
+): Promise<RunStep> {
+  await lockExecution(m, row.executionId);
+  const stepNo = await nextStepNo(m, row.executionId);
+  const now = new Date();
+  return steps(m).save(
+    steps(m).create({
+      workspaceId: row.workspaceId,
+      executionId: row.executionId,
+      stepNo,
+      kind: 'TOOL',
+      tool: row.tool,
+      input: row.input,
+      requiresApproval: row.requiresApproval,
+      status: row.error ? 'FAILED' : 'PENDING',
+      error: row.error,
+      creditsCharged: 0,
+      supersedesStepId: null,
+      superseded: false,
+      ...(row.error ? { startedAt: now, finishedAt: now } : {}),
+    }),
+  );
+}
+
+export const markSuperseded = (m: EntityManager, stepId: string) =>
+  steps(m).update({ id: stepId }, { superseded: true });
+
+export const decisionsOf = (m: EntityManager, executionId: string, headOnly: boolean) =>
+  steps(m).find({
+    where: { executionId, kind: 'DECISION', ...(headOnly ? { superseded: false } : {}) },
+    order: { stepNo: 'ASC' },
+  });

@@ -1,0 +1,170 @@
+import { LIMITS } from '../limits';
+import { defineRoute } from '../platform/api/route';
+import {
+  ApprovalIdParams,
+  ApprovalList,
+  ApprovalListQuery,
+  ApprovalRow,
+  DispatchRunRequest,
+  DispatchRunResponse,
+  ExecutionIdParams,
+  ResolveApprovalRequest,
+  ResolveApprovalResponse,
+  RunAudit,
+  RunDetail,
+  RunList,
+  RunListQuery,
+  RunSummary,
+} from './schemas';
+import type { RunService } from './service';
+
+const runNotFound = 'Unknown execution, or one of another workspace';
+const approvalNotFound = 'Unknown approval, or one of another workspace';
+
+export const runRoutes = (runs: RunService) => [
+  defineRoute({
+    method: 'post',
+    path: '/v1/runs',
+    operationId: 'dispatchRun',
+    summary: 'Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow',
+    description:
+      'Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. ' +
+      'Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points ' +
+      `into the step (\`body.input.steps.2.input.query\`). At most ${LIMITS.runs.maxSteps} steps. A step with ` +
+      '`requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their ' +
+      'capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier ' +
+      'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. ' +
+      '`agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to ' +
+      `${LIMITS.runs.llm.maxSteps} calls, default ${LIMITS.runs.llm.defaultMaxSteps}), its calls wait for approval ` +
+      'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.',
+    tags: ['runs'],
+    scope: 'runs:write',
+    status: 202,
+    body: DispatchRunRequest,
+    example: {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'billing.credits_balance', input: {} },
+          { tool: 'ontology.search', input: { query: 'billing module' }, requires_approval: true },
+        ],
+      },
+      idempotency_key: 'nightly-review-2026-11-23',
+    },
+    response: DispatchRunResponse,
+    errors: {
+      400: "The credential lacks a scope one of the steps' tools needs",
+      409: 'idempotency_key_reused: this idempotency_key was used with another request body',
+    },
+    handler: ({ auth, body }) => runs.dispatch(auth, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs',
+    operationId: 'listRuns',
+    summary: 'Runs of the workspace, newest first, cursor-paged',
+    description:
+      `Filters by \`status\` and \`agent\`; \`limit\` up to ${LIMITS.runs.list.max} ` +
+      `(default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
+    tags: ['runs'],
+    scope: 'runs:read',
+    query: RunListQuery,
+    response: RunList,
+    handler: ({ auth, query }) => runs.list(auth, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs/{execution_id}',
+    operationId: 'getRun',
+    summary: 'One run with its steps and approvals',
+    description:
+      'The run, its input and output (the last step’s result), every step (tool, input, output, status, ' +
+      'credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.',
+    tags: ['runs'],
+    scope: 'runs:read',
+    params: ExecutionIdParams,
+    response: RunDetail,
+    errors: { 404: runNotFound },
+    handler: ({ auth, params }) => runs.get(auth, params.execution_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs/{execution_id}/audit',
+    operationId: 'getRunAudit',
+    summary: 'The run’s hash chain, verified',
+    description:
+      'Every finished tool step, resolved approval and recorded decision of the run, in order, each link ' +
+      '`hash = sha256(prev_hash ‖ canonical JSON of its entry)` with the entry recomputed from its row now; ' +
+      '`valid` is false, and `first_invalid_seq` names the first broken link, when a row was altered.',
+    tags: ['runs'],
+    scope: 'runs:read',
+    params: ExecutionIdParams,
+    response: RunAudit,
+    errors: { 404: runNotFound },
+    handler: ({ auth, params }) => runs.audit(auth, params.execution_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/runs/{execution_id}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel a run; its pending approvals are cancelled too',
+    description:
+      'Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet ' +
+      'started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a ' +
+      'cancelled run answers it again; cancelling a run that succeeded or failed is a 409.',
+    tags: ['runs'],
+    scope: 'runs:write',
+    params: ExecutionIdParams,
+    response: RunSummary,
+    errors: { 404: runNotFound, 409: 'The run has already succeeded or failed' },
+    handler: ({ auth, params }) => runs.cancel(auth, params.execution_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/approvals',
+    operationId: 'listApprovals',
+    summary: 'Approvals of the workspace, newest first',
+    description:
+      'Each with its step (tool, input), execution_id and requested_at; filter by `status`. ' +
+      `\`limit\` up to ${LIMITS.runs.list.max} (default ${LIMITS.runs.list.default}).`,
+    tags: ['approvals'],
+    scope: 'runs:read',
+    query: ApprovalListQuery,
+    response: ApprovalList,
+    handler: ({ auth, query }) => runs.listApprovals(auth, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/approvals/{approval_id}',
+    operationId: 'getApproval',
+    summary: 'One approval',
+    description: 'The approval with its step (tool, input), status, and who resolved it and when.',
+    tags: ['approvals'],
+    scope: 'runs:read',
+    params: ApprovalIdParams,
+    response: ApprovalRow,
+    errors: { 404: approvalNotFound },
+    handler: ({ auth, params }) => runs.getApproval(auth, params.approval_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/approvals/{approval_id}/resolve',
+    operationId: 'resolveApproval',
+    summary: 'Approve or reject a pending approval',
+    description:
+      'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals ' +
+      'the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code ' +
+      `\`approval_rejected\` and later steps never run. \`notes\` at most ${LIMITS.runs.notesChars} characters.`,
+    tags: ['approvals'],
+    scope: 'approvals:write',
+    params: ApprovalIdParams,
+    body: ResolveApprovalRequest,
+    example: { decision: 'APPROVED', notes: 'Looks right.' },
+    response: ResolveApprovalResponse,
+    errors: {
+      404: approvalNotFound,
+      409: 'Already resolved (or cancelled), or its run has finished',
+    },
+    handler: ({ auth, params, body }) => runs.resolve(auth, params.approval_id, body),
+  }),
+];

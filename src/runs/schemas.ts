@@ -1,0 +1,234 @@
+import { z } from 'zod';
+import { IdempotencyKey } from '../capabilities/idempotency';
+import { LIMITS } from '../limits';
+import { APPROVAL_STATUSES, RUN_STATUSES } from './entities';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const RunStatus = z.enum(RUN_STATUSES);
+export const ApprovalStatus = z.enum(APPROVAL_STATUSES);
+
+export const PlaybookStep = z
+  .object({
+    tool: z.string().min(1).max(100).describe('A capability name, as listed by `GET /v1/cap`.'),
+    input: z.record(z.string(), z.unknown()).default({}).describe("The tool's input; checked against its schema."),
+    requires_approval: z.boolean().default(false).describe('Wait for a human approval before this step runs.'),
+  })
+  .strict()
+  .meta({ id: 'PlaybookStep' });
+export type PlaybookStep = z.output<typeof PlaybookStep>;
+
+const PlaybookDispatch = z
+  .object({
+    agent: z.literal('playbook'),
+    input: z
+      .object({ steps: z.array(PlaybookStep).min(1).max(LIMITS.runs.maxSteps) })
+      .strict()
+      .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
+    idempotency_key: IdempotencyKey.optional().describe(
+      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
+    ),
+  })
+  .strict();
+
+const LlmDispatch = z
+  .object({
+    agent: z.literal('llm'),
+    input: z
+      .object({
+        goal: z.string().trim().min(1).max(LIMITS.runs.llm.goalChars),
+        max_steps: z
+          .number()
+          .int()
+          .min(1)
+          .max(LIMITS.runs.llm.maxSteps)
+          .default(LIMITS.runs.llm.defaultMaxSteps)
+          .describe('How many tool calls the model may make before it must answer.'),
+        approval: z
+          .enum(['writes', 'all', 'none'])
+          .default('writes')
+          .describe('Which of the model’s tool calls wait for a human approval.'),
+      })
+      .strict(),
+    idempotency_key: IdempotencyKey.optional().describe(
+      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
+    ),
+  })
+  .strict();
+
+export const DispatchRunRequest = z
+  .discriminatedUnion('agent', [PlaybookDispatch, LlmDispatch])
+  .meta({ id: 'DispatchRunRequest' });
+export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
+
+export const DispatchRunResponse = z
+  .object({
+    execution_id: z.uuid(),
+    run_id: z.uuid(),
+    status: RunStatus,
+    was_duplicate: z.boolean(),
+  })
+  .meta({ id: 'DispatchRunResponse' });
+export type DispatchRunResponse = z.input<typeof DispatchRunResponse>;
+
+export const RunErrorBody = z
+  .object({
+    code: z
+      .string()
+      .describe('A domain error code (`validation_failed`, `insufficient_credits` …) or `approval_rejected`.'),
+    message: z.string(),
+    step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),
+  })
+  .meta({ id: 'RunError' });
+
+export const RunStepRow = z
+  .object({
+    step_id: z.uuid(),
+    step_no: z.number().int(),
+    kind: z.enum(['TOOL', 'DECISION']).describe('DECISION: recorded by `agent.record_decision`.'),
+    tool: z.string(),
+    input: z.record(z.string(), z.unknown()),
+    requires_approval: z.boolean(),
+    status: z.enum(['PENDING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'SKIPPED']),
+    output: z.unknown().nullable(),
+    error: RunErrorBody.nullable(),
+    credits_charged: z.number().int(),
+    supersedes_step_id: z.uuid().nullable(),
+    superseded: z.boolean().describe('A DECISION step a later decision superseded.'),
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+  })
+  .meta({ id: 'RunStep' });
+
+export const ApprovalRow = z
+  .object({
+    approval_id: z.uuid(),
+    execution_id: z.uuid(),
+    status: ApprovalStatus,
+    step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
+    notes: z.string().nullable(),
+    resolved_by: z.uuid().nullable(),
+    requested_at: timestamp,
+    resolved_at: timestamp.nullable(),
+  })
+  .meta({ id: 'Approval' });
+export type ApprovalRow = z.input<typeof ApprovalRow>;
+
+export const RunSummary = z
+  .object({
+    execution_id: z.uuid(),
+    run_id: z.uuid(),
+    agent: z.enum(['playbook', 'llm']),
+    status: RunStatus,
+    error: RunErrorBody.nullable(),
+    credits_charged: z.number().int(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'RunSummary' });
+export type RunSummary = z.input<typeof RunSummary>;
+
+export const RunDetail = RunSummary.extend({
+  input: z.record(z.string(), z.unknown()),
+  output: z.unknown().nullable(),
+  steps: z.array(RunStepRow),
+  approvals: z.array(ApprovalRow),
+}).meta({ id: 'Run' });
+export type RunDetail = z.input<typeof RunDetail>;
+
+export const RunList = z
+  .object({
+    runs: z.array(RunSummary),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next (older) page; null on the last.'),
+  })
+  .meta({ id: 'RunList' });
+
+export const RunListQuery = z.object({
+  status: RunStatus.optional(),
+  agent: z.enum(['playbook', 'llm']).optional(),
+  limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
+  cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
+});
+export type RunListQuery = z.output<typeof RunListQuery>;
+
+export const ExecutionIdParams = z.object({ execution_id: z.uuid() });
+export const ApprovalIdParams = z.object({ approval_id: z.uuid() });
+
+export const ApprovalListQuery = z.object({
+  status: ApprovalStatus.optional(),
+  limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
+});
+
+export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({ id: 'ApprovalList' });
+
+export const ResolveApprovalRequest = z
+  .object({
+    decision: z.enum(['APPROVED', 'REJECTED']),
+    notes: z.string().max(LIMITS.runs.notesChars).optional(),
+  })
+  .strict()
+  .meta({ id: 'ResolveApprovalRequest' });
+export type ResolveApprovalRequest = z.output<typeof ResolveApprovalRequest>;
+
+export const ResolveApprovalResponse = z
+  .object({
+    approval_id: z.uuid(),
+    decision: z.enum(['APPROVED', 'REJECTED']),
+    execution_id: z.uuid(),
+  })
+  .meta({ id: 'ResolveApprovalResponse' });
+export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
+
+export const AuditLink = z
+  .object({
+    seq: z.number().int(),
+    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION']),
+    ref_id: z.uuid().describe('The step or approval the link covers.'),
+    entry: z.record(z.string(), z.unknown()).nullable().describe('What was hashed, recomputed from that row now.'),
+    prev_hash: z.string(),
+    hash: z.string(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'RunAuditLink' });
+
+export const RunAudit = z
+  .object({
+    steps: z.array(AuditLink),
+    valid: z.boolean(),
+    length: z.number().int(),
+    head_hash: z.string().nullable(),
+    first_invalid_seq: z.number().int().nullable(),
+  })
+  .meta({ id: 'RunAudit' });
+export type RunAudit = z.input<typeof RunAudit>;
+
+export const RecordDecisionInput = z.strictObject({
+  execution_id: z.uuid(),
+  decision: z.string().trim().min(1).max(LIMITS.runs.decisionChars),
+  rationale: z.string().max(LIMITS.runs.decisionChars).optional(),
+  supersedes_step_id: z.uuid().optional().describe('A head DECISION step of the same run, which this one revises.'),
+});
+export type RecordDecisionInput = z.output<typeof RecordDecisionInput>;
+
+export const RecordDecisionOutput = z.object({
+  step_id: z.uuid(),
+  step_no: z.number().int(),
+  execution_id: z.uuid(),
+  supersedes_step_id: z.uuid().nullable(),
+});
+
+export const ReadDecisionsInput = z.strictObject({
+  execution_id: z.uuid(),
+  head_only: z.boolean().default(false).describe('Only decisions no later decision superseded.'),
+});
+
+export const Decision = z.object({
+  step_id: z.uuid(),
+  step_no: z.number().int(),
+  decision: z.string(),
+  rationale: z.string().nullable(),
+  supersedes_step_id: z.uuid().nullable(),
+  superseded: z.boolean(),
+  recorded_at: timestamp,
+});
+export const ReadDecisionsOutput = z.object({ decisions: z.array(Decision) });

@@ -1,0 +1,521 @@
+import type { z } from 'zod';
+import type { AnyCapability } from '../capabilities/define';
+import { requestHash } from '../capabilities/idempotency';
+import type { CapabilityService } from '../capabilities/service';
+import { scopeFor } from '../capabilities/service';
+import { LIMITS } from '../limits';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ValidationIssue } from '../platform/errors';
+import { BadRequestError, ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { approvalEntry, stepEntry, verifyChain } from './audit';
+import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
+import { FINISHED_STATUSES } from './entities';
+import { planLocally } from './planner';
+import * as repo from './repository';
+import type {
+  ApprovalRow,
+  DispatchRunRequest,
+  DispatchRunResponse,
+  PlaybookStep,
+  ResolveApprovalRequest,
+  ResolveApprovalResponse,
+  RunAudit,
+  RunDetail,
+  RunListQuery,
+  RunSummary,
+} from './schemas';
+import type { LlmMove } from './workflow';
+import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
+
+// Step failures worth retrying (the activity is retried); every other domain error fails the run.
+const TRANSIENT_CODES = new Set(['unavailable', 'rate_limited', 'deadline_exceeded']);
+
+const approvalRow = (approval: RunApproval): ApprovalRow => ({
+  approval_id: approval.id,
+  execution_id: approval.executionId,
+  status: approval.status,
+  step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
+  notes: approval.notes,
+  resolved_by: approval.resolvedBy,
+  requested_at: approval.requestedAt.toISOString(),
+  resolved_at: iso(approval.resolvedAt),
+});
+
+const stepRow = (step: RunStep) => ({
+  step_id: step.id,
+  step_no: step.stepNo,
+  kind: step.kind,
+  tool: step.tool,
+  input: step.input,
+  requires_approval: step.requiresApproval,
+  status: step.status,
+  output: step.output ?? null,
+  error: step.error,
+  credits_charged: step.creditsCharged,
+  supersedes_step_id: step.supersedesStepId,
+  superseded: step.superseded,
+  started_at: iso(step.startedAt),
+  finished_at: iso(step.finishedAt),
+});
+
+const summaryOf = (run: RunExecution): RunSummary => ({
+  execution_id: run.id,
+  run_id: run.runId,
+  agent: run.agent,
+  status: run.status,
+  error: run.error,
+  credits_charged: run.creditsCharged,
+  created_at: run.createdAt.toISOString(),
+  updated_at: run.updatedAt.toISOString(),
+});
+
+const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!createdAt || !id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(Date.parse(createdAt))) {
+    throw new ValidationFailedError([
+      { loc: ['query', 'cursor'], msg: 'Not a cursor of this list', type: 'value_error' },
+    ]);
+  }
+  return { createdAt, id };
+}
+
+/** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
+function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
+  const loc = ['body', 'input', 'steps', at];
+  const tool = tools.get(step.tool);
+  if (!tool) return [{ loc: [...loc, 'tool'], msg: `Unknown tool ${step.tool}`, type: 'unknown_tool' }];
+  const parsed = (tool.input as z.ZodType).safeParse(step.input);
+  if (parsed.success) return [];
+  return parsed.error.issues.map(
+    (issue): ValidationIssue => ({
+      loc: [...loc, 'input', ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
+      msg: issue.message,
+      type: issue.code,
+    }),
+  );
+}
+
+export interface StepOutcome {
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+  error?: RunError;
+}
+
+export interface ApprovalState {
+  run: RunStatus;
+  approval: RunApproval['status'];
+}
+
+/**
+ * Agent runs (issue 12): dispatch writes the execution, its planned steps and a `run.dispatched`
+ * outbox event in one transaction, so a committed run always gets its workflow `run-<id>` (the
+ * outbox handler starts it under that derived id, and a second start is refused). The workflow
+ * drives the run through the activities' half of this service; the API's half reads, cancels and
+ * resolves approvals with conditional updates, then signals the workflow.
+ */
+export function createRunService(deps: {
+  uow: UnitOfWork;
+  outbox: Pick<OutboxRelay, 'kick'>;
+  temporal: Pick<TemporalHandle, 'workflows'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'invoke'>;
+  logger: Logger;
+  /** Carried to the workflow in the dispatch event (RUN_APPROVAL_RECHECK_SECONDS). */
+  approvalRecheckSeconds: number;
+}) {
+  const { uow, outbox, temporal, capabilities, logger } = deps;
+  const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
+
+  async function mustFind(m: Parameters<typeof repo.findExecution>[0], id: string): Promise<RunExecution> {
+    const run = await repo.findExecution(m, id);
+    if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: id });
+    return run;
+  }
+
+  /** Wakes the workflow; a lost signal is covered by its re-check timer, so failures are only logged. */
+  async function wake(executionId: string, reason: 'approval_resolved' | 'cancelled') {
+    try {
+      await temporal.workflows.handle(runWorkflow, runWorkflowId(executionId)).signal(runChangedSignal, { reason });
+    } catch (error) {
+      logger.warn({ err: error, execution_id: executionId }, 'run signal failed; the re-check timer will notice');
+    }
+  }
+
+  /** Appends a resolved (or cancelled) approval to its run's chain, as the row now reads. */
+  async function auditApproval(m: Parameters<typeof repo.findExecution>[0], approvalId: string) {
+    const approval = (await repo.findApprovalById(m, approvalId))!;
+    await repo.appendAudit(m, {
+      workspaceId: approval.workspaceId,
+      executionId: approval.executionId,
+      kind: 'APPROVAL',
+      refId: approval.id,
+      entry: approvalEntry(approval),
+    });
+  }
+
+  /** Finishes a step and appends it to the run's chain in one transaction. */
+  const completeStep = (
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+    outcome: Parameters<typeof repo.completeStep>[3],
+  ) =>
+    uow({ workspaceId }, async (m) => {
+      await repo.completeStep(m, executionId, stepNo, outcome);
+      const step = (await repo.findStep(m, executionId, stepNo))!;
+      await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+    });
+
+  const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
+    ...summaryOf(run),
+    input: run.input,
+    output: run.output ?? null,
+    steps: (await repo.stepsOf(m, run.id)).map(stepRow),
+    approvals: (await repo.approvalsOf(m, run.id)).map(approvalRow),
+  });
+
+  return {
+    async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
+      const planned = body.agent === 'playbook' ? body.input.steps : [];
+      const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
+      if (issues.length > 0) throw new ValidationFailedError(issues);
+      const missing = planned
+        .map((step) => scopeFor(tools.get(step.tool)!))
+        .find((scope) => !principal.scopes.has(scope));
+      if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
+
+      const { idempotency_key: key = null, ...request } = body;
+      const hash = requestHash(request);
+      const answer = (run: RunExecution, duplicate: boolean): DispatchRunResponse => {
+        if (duplicate && run.requestHash !== hash) {
+          throw new ConflictError({
+            error: 'idempotency_key_reused',
+            message: 'This idempotency_key was used with another request body',
+          });
+        }
+        return { execution_id: run.id, run_id: run.runId, status: run.status, was_duplicate: duplicate };
+      };
+      const response = await uow(scopeOf(principal), async (m) => {
+        if (key) {
+          const earlier = await repo.findExecutionByKey(m, key);
+          if (earlier) return answer(earlier, true);
+        }
+        const id = await repo.insertExecution(m, {
+          workspaceId: principal.workspaceId,
+          userId: principal.userId,
+          agent: body.agent,
+          input: body.input,
+          principal: {
+            tenantId: principal.tenantId,
+            scopes: [...principal.scopes],
+            credential: { kind: principal.credential.kind, id: principal.credential.id },
+          },
+          idempotencyKey: key,
+          requestHash: hash,
+        });
+        // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
+        if (!id) return answer((await repo.findExecutionByKey(m, key!))!, true);
+        await repo.insertSteps(
+          m,
+          principal.workspaceId,
+          id,
+          planned.map((step) => ({
+            tool: step.tool,
+            input: step.input,
+            requiresApproval: step.requires_approval,
+          })),
+        );
+        await enqueueOutboxEvent(m, {
+          workspaceId: principal.workspaceId,
+          eventType: RUN_DISPATCHED_EVENT,
+          aggregateId: id,
+          payload: {
+            execution_id: id,
+            agent: body.agent,
+            step_count: planned.length,
+            ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+            approval_recheck_seconds: deps.approvalRecheckSeconds,
+          },
+        });
+        return answer(await mustFind(m, id), false);
+      });
+      if (!response.was_duplicate) outbox.kick(principal.workspaceId);
+      return response;
+    },
+
+    get: (principal: Principal, executionId: string): Promise<RunDetail> =>
+      uow(scopeOf(principal), async (m) => detail(m, await mustFind(m, executionId))),
+
+    async list(principal: Principal, query: RunListQuery) {
+      const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+      return uow(scopeOf(principal), async (m) => {
+        const page = await repo.listExecutions(m, { ...query, after });
+        const byId = new Map(
+          (
+            await repo.executionsByIds(
+              m,
+              page.map((row) => row.id),
+            )
+          ).map((run) => [run.id, run]),
+        );
+        const last = page.at(-1);
+        return {
+          runs: page.map((row) => summaryOf(byId.get(row.id)!)),
+          next_cursor: last && page.length === query.limit ? encodeCursor(last.created_at_text, last.id) : null,
+        };
+      });
+    },
+
+    /** Idempotent: a cancelled run answers as it is; a run that finished otherwise is a 409. */
+    async cancel(principal: Principal, executionId: string): Promise<RunSummary> {
+      const run = await uow(scopeOf(principal), async (m) => {
+        const found = await mustFind(m, executionId);
+        if (found.status === 'CANCELLED') return found;
+        const pending = (await repo.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
+        if (!(await repo.cancelExecution(m, executionId))) {
+          throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
+        }
+        for (const approval of pending) await auditApproval(m, approval.id);
+        return mustFind(m, executionId);
+      });
+      await wake(executionId, 'cancelled');
+      return summaryOf(run);
+    },
+
+    /** The run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
+    audit: (principal: Principal, executionId: string): Promise<RunAudit> =>
+      uow(scopeOf(principal), async (m) => {
+        await mustFind(m, executionId);
+        const links = await repo.auditOf(m, executionId);
+        const refsOf = (approvals: boolean) =>
+          links.filter((link) => (link.kind === 'APPROVAL') === approvals).map((link) => link.refId);
+        const entries = new Map<string, Record<string, unknown>>([
+          ...(await repo.stepsByIds(m, refsOf(false))).map((step) => [step.id, stepEntry(step)] as const),
+          ...(await repo.approvalsByIds(m, refsOf(true))).map((row) => [row.id, approvalEntry(row)] as const),
+        ]);
+        const views = links.map((link) => ({
+          seq: link.seq,
+          kind: link.kind,
+          ref_id: link.refId,
+          entry: entries.get(link.refId) ?? null,
+          prev_hash: link.prevHash,
+          hash: link.hash,
+          created_at: link.createdAt.toISOString(),
+        }));
+        return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
+      }),
+
+    listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
+      uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
+
+    getApproval: (principal: Principal, approvalId: string): Promise<ApprovalRow> =>
+      uow(scopeOf(principal), async (m) => {
+        const approval = await repo.findApprovalById(m, approvalId);
+        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        return approvalRow(approval);
+      }),
+
+    /** PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the run. */
+    async resolve(
+      principal: Principal,
+      approvalId: string,
+      body: ResolveApprovalRequest,
+    ): Promise<ResolveApprovalResponse> {
+      const executionId = await uow(scopeOf(principal), async (m) => {
+        const resolved = await repo.resolveApproval(m, {
+          approvalId,
+          status: body.decision === 'APPROVED' ? 'approved' : 'rejected',
+          userId: principal.userId,
+          notes: body.notes ?? null,
+        });
+        if (resolved) {
+          await auditApproval(m, approvalId);
+          return resolved.execution_id;
+        }
+        const approval = await repo.findApprovalById(m, approvalId);
+        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        throw new ConflictError({
+          error: approval.status === 'pending' ? 'run_finished' : 'approval_resolved',
+          status: approval.status,
+          message: approval.status === 'pending' ? 'The run has finished' : 'The approval was already resolved',
+        });
+      });
+      await wake(executionId, 'approval_resolved');
+      return { approval_id: approvalId, decision: body.decision, execution_id: executionId };
+    },
+
+    // The workflow's half: each function is one activity, safe to repeat.
+
+    /** QUEUED → RUNNING; answers the plan (step numbers and approvals) and the run's status. */
+    async beginRun(workspaceId: string, executionId: string) {
+      return uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+        const planned = await repo.stepsOf(m, executionId);
+        const maxSteps = Number(run.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps);
+        return {
+          status: (await mustFind(m, executionId)).status,
+          maxSteps,
+          steps: planned.map((step) => ({
+            stepNo: step.stepNo,
+            tool: step.tool,
+            requiresApproval: step.requiresApproval,
+          })),
+          userId: run.userId,
+        };
+      });
+    },
+
+    /** Creates the step's approval (PENDING) once and moves the run to AWAITING_APPROVAL. */
+    async requestApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
+      return uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        if (isFinished(run.status)) return { run: run.status, approval: 'cancelled' };
+        const step = await repo.findStep(m, executionId, stepNo);
+        const approval = await repo.requestApproval(m, step!);
+        if (approval.status === 'pending') await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
+        return { run: (await mustFind(m, executionId)).status, approval: approval.status };
+      });
+    },
+
+    /** The run's and the approval's status, re-read after a signal or the re-check timer. */
+    async approvalState(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
+      return uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        const approval = await repo.findApproval(m, executionId, stepNo);
+        return { run: run.status, approval: approval?.status ?? 'pending' };
+      });
+    },
+
+    /** AWAITING_APPROVAL → RUNNING after an approval; false when the run finished meanwhile. */
+    resume: (workspaceId: string, executionId: string): Promise<boolean> =>
+      uow({ workspaceId }, (m) => repo.setStatus(m, executionId, 'RUNNING', 'AWAITING_APPROVAL')),
+
+    /**
+     * Runs one step through the capability registry with idempotency key `<execution_id>:<step_no>`
+     * (a write tool's retried call replays its stored answer). A domain refusal fails the step (its
+     * charge refunded by the registry); anything transient is thrown for the activity to retry.
+     */
+    async runStep(workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> {
+      const prepared = await uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        const step = await repo.findStep(m, executionId, stepNo);
+        if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+        if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
+          return { run, step, done: true };
+        }
+        await repo.markStepRunning(m, executionId, stepNo);
+        return { run, step, done: false };
+      });
+      const { run, step } = prepared;
+      // An earlier attempt finished the step: answer what it recorded, never run it twice.
+      if (prepared.done) {
+        if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
+        return { status: isFinished(run.status) && step.status !== 'SUCCEEDED' ? 'CANCELLED' : 'SUCCEEDED' };
+      }
+      const principal: Principal = {
+        userId: run.userId,
+        workspaceId,
+        tenantId: run.principal.tenantId,
+        scopes: new Set(run.principal.scopes as ScopeName[]),
+        credential: run.principal.credential as Principal['credential'],
+      };
+      try {
+        const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
+          idempotencyKey: `${executionId}:${stepNo}`,
+          correlationId: executionId,
+        });
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'SUCCEEDED',
+          output: envelope.result,
+          error: null,
+          creditsCharged: envelope.credits_charged,
+        });
+        return { status: 'SUCCEEDED' };
+      } catch (error) {
+        if (!(error instanceof DomainError) || TRANSIENT_CODES.has(error.code)) throw error;
+        const failure: RunError = { code: error.code, message: error.message, step: stepNo };
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'FAILED',
+          output: null,
+          error: failure,
+          creditsCharged: 0,
+        });
+        return { status: 'FAILED', error: failure };
+      }
+    },
+
+    /**
+     * The llm agent's next move: the model sees the goal and the tool steps so far. A chosen tool
+     * call becomes a PENDING step (approval by the run's policy); an unknown tool or an input its
+     * schema refuses becomes a FAILED step the model sees next time; a final answer ends the run.
+     * A step planned but not yet run (a retried activity) is answered again, never planned twice.
+     */
+    async planNext(workspaceId: string, executionId: string): Promise<LlmMove> {
+      return uow({ workspaceId }, async (m) => {
+        const run = await mustFind(m, executionId);
+        const history = (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
+        const last = history.at(-1);
+        if (last && (last.status === 'PENDING' || last.status === 'RUNNING')) {
+          return { kind: 'step', stepNo: last.stepNo, tool: last.tool, requiresApproval: last.requiresApproval };
+        }
+        const goal = String(run.input.goal ?? '');
+        const move = planLocally(goal, history);
+        if (move.kind === 'final') return move;
+        const tool = tools.get(move.tool);
+        const parsed = tool ? (tool.input as z.ZodType).safeParse(move.input) : null;
+        const refusal = !tool
+          ? `Unknown tool ${move.tool}`
+          : parsed && !parsed.success
+            ? `Input refused by ${move.tool}: ${parsed.error.message}`
+            : null;
+        const policy = run.input.approval ?? 'writes';
+        const step = await repo.insertChosenStep(m, {
+          workspaceId,
+          executionId,
+          tool: move.tool,
+          input: move.input,
+          requiresApproval: policy === 'all' || (policy === 'writes' && tool?.access === 'write'),
+          error: refusal ? { code: 'invalid_tool_call', message: refusal, step: null } : null,
+        });
+        if (refusal) {
+          await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+          return { kind: 'invalid' };
+        }
+        return { kind: 'step', stepNo: step.stepNo, tool: step.tool, requiresApproval: step.requiresApproval };
+      });
+    },
+
+    /**
+     * Ends the run (unless a cancel ended it first); its output is the llm agent's answer, or the
+     * last tool step's result. Answers the final status.
+     */
+    async finishRun(
+      workspaceId: string,
+      executionId: string,
+      outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
+    ): Promise<RunStatus> {
+      return uow({ workspaceId }, async (m) => {
+        const done = (await repo.stepsOf(m, executionId)).filter(
+          (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
+        );
+        const last = outcome.answer !== undefined ? { answer: outcome.answer } : (done.at(-1)?.output ?? null);
+        const output = outcome.status === 'SUCCEEDED' ? last : null;
+        await repo.finishExecution(m, executionId, { ...outcome, output });
+        return (await mustFind(m, executionId)).status;
+      });
+    },
+  };
+}
+
+export type RunService = ReturnType<typeof createRunService>;

@@ -1,0 +1,48 @@
+import { defineSignal } from '@temporalio/workflow';
+import { defineWorkflow } from '../platform/temporal/contract';
+
+export const runWorkflowId = (executionId: string) => `run-${executionId}`;
+
+export interface RunWorkflowInput {
+  workspaceId: string;
+  executionId: string;
+  /** For the search attribute WeftAgent and the static summary. */
+  agent: 'playbook' | 'llm';
+  stepCount: number;
+  /** An llm run's goal (its first 100 characters), for the summary. */
+  goal?: string;
+  /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
+  approvalRecheckSeconds?: number;
+}
+
+/** The llm agent's next move, as the planning activity recorded it. */
+export type LlmMove =
+  | { kind: 'step'; stepNo: number; tool: string; requiresApproval: boolean }
+  | { kind: 'invalid' }
+  | { kind: 'final'; answer: string };
+
+export interface RunWorkflowResult {
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+}
+
+/**
+ * One dispatched run (`run-<execution_id>`), started from the `run.dispatched` outbox event of the
+ * dispatch's transaction. A second start under the id (a redelivered event) is refused and
+ * answered with the first run's handle, even after it finished.
+ */
+export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>({
+  type: 'runWorkflow',
+  id: (input) => runWorkflowId(input.executionId),
+  workspaceId: (input) => input.workspaceId,
+  summary: (input) =>
+    input.agent === 'llm'
+      ? `llm run: ${input.goal ?? ''}`
+      : `playbook run of ${input.stepCount} step${input.stepCount === 1 ? '' : 's'}`,
+  idReusePolicy: 'REJECT_DUPLICATE',
+});
+
+/** An approval of this run was resolved (or the run was cancelled): re-read the rows now. */
+export const runChangedSignal = defineSignal<[{ reason: 'approval_resolved' | 'cancelled' }]>('runChanged');
+
+/** The outbox event a dispatch writes in its transaction; its handler starts the workflow. */
+export const RUN_DISPATCHED_EVENT = 'run.dispatched';

@@ -1,0 +1,374 @@
+import { expect } from 'chai';
+import {
+  AGENT_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  WORKSPACE_ID_ATTRIBUTE,
+} from '../src/platform/temporal/search-attributes';
+import { eventually } from './helpers/eventually';
+import { as } from './helpers/http';
+import type { Stack } from './helpers/stack';
+import { bootStack, getStack } from './helpers/stack';
+import { creditBalance, newTenant } from './helpers/tenants';
+
+const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+type Client = ReturnType<typeof as>;
+
+const playbook = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  agent: 'playbook',
+  input: { steps },
+  ...extra,
+});
+
+/** Polls the run until `done` says so; answers the last read. */
+const runUntil = (client: Client, executionId: string, done: (run: any) => boolean, what: string) =>
+  eventually(
+    async () => {
+      const read = await client.get(`/v1/runs/${executionId}`);
+      return done(read.body) ? read.body : undefined;
+    },
+    { what, timeoutMs: 30_000 },
+  );
+
+const finished = (client: Client, executionId: string) =>
+  runUntil(client, executionId, (run) => FINISHED.includes(run.status), 'the run to finish');
+
+const pendingApproval = async (client: Client, executionId: string) => {
+  const run = await runUntil(
+    client,
+    executionId,
+    (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
+    'the run to await approval',
+  );
+  return run.approvals.find((approval: any) => approval.status === 'pending');
+};
+
+const sessionCount = async (workspaceId: string) =>
+  Number(
+    (
+      await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [
+        workspaceId,
+      ])
+    )[0].n,
+  );
+
+describe('runs: dispatch (contract 4.4)', () => {
+  it('answers 202 with the execution, QUEUED and not a duplicate', async () => {
+    const { api_key } = await newTenant();
+    const dispatched = await as(api_key).post('/v1/runs', playbook([{ tool: 'billing.credits_balance' }]));
+    expect(dispatched.status).to.equal(202);
+    expect(dispatched.body).to.include({ status: 'QUEUED', was_duplicate: false });
+    expect(dispatched.body.execution_id).to.match(/^[0-9a-f-]{36}$/);
+    expect(dispatched.body.run_id).to.match(/^[0-9a-f-]{36}$/);
+    await finished(as(api_key), dispatched.body.execution_id);
+  });
+
+  it('checks every step before anything starts: 422 with loc into the step', async () => {
+    const { api_key, workspace_id } = await newTenant(10);
+    const client = as(api_key);
+    const badInput = await client.post(
+      '/v1/runs',
+      playbook([
+        { tool: 'billing.credits_balance' },
+        { tool: 'agent.start_session', input: { name: 'ok' } },
+        { tool: 'ontology.search', input: { query: 42 } },
+      ]),
+    );
+    expect(badInput.status).to.equal(422);
+    expect(badInput.body.detail[0].loc).to.deep.equal(['body', 'input', 'steps', 2, 'input', 'query']);
+
+    const unknown = await client.post('/v1/runs', playbook([{ tool: 'billing.credits_balance' }, { tool: 'no.such' }]));
+    expect(unknown.status).to.equal(422);
+    expect(unknown.body.detail[0].loc).to.deep.equal(['body', 'input', 'steps', 1, 'tool']);
+
+    const tooMany = await client.post('/v1/runs', playbook(Array(51).fill({ tool: 'billing.credits_balance' })));
+    expect(tooMany.status).to.equal(422);
+    const fifty = await client.post('/v1/runs', playbook(Array(50).fill({ tool: 'billing.credits_balance' })));
+    expect(fifty.status).to.equal(202);
+
+    const listed = await client.get('/v1/runs?limit=200');
+    expect(listed.body.runs).to.have.length(1);
+    expect(await sessionCount(workspace_id)).to.equal(0);
+    await finished(client, fifty.body.execution_id);
+  });
+
+  it('needs runs:write', async () => {
+    const { user_jwt } = await newTenant();
+    const reader = (await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'r', scopes: ['runs:read'] })).body.token;
+    const refused = await as(reader).post('/v1/runs', playbook([{ tool: 'billing.credits_balance' }]));
+    expect(refused.status).to.equal(403);
+  });
+
+  it('replays a repeated idempotency_key, refuses another body (409), starts one run for 20 at once', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const body = playbook([{ tool: 'billing.credits_balance' }], { idempotency_key: 'nightly-1' });
+    const first = await client.post('/v1/runs', body);
+    const again = await client.post('/v1/runs', body);
+    expect(again.status).to.equal(202);
+    expect(again.body).to.include({ execution_id: first.body.execution_id, was_duplicate: true });
+    const other = await client.post('/v1/runs', { ...body, input: { steps: [{ tool: 'agent.failure_clusters' }] } });
+    expect(other.status).to.equal(409);
+
+    const concurrent = playbook([{ tool: 'billing.credits_balance' }], { idempotency_key: 'burst' });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => client.post('/v1/runs', concurrent)));
+    expect(answers.map((answer) => answer.status)).to.deep.equal(Array(20).fill(202));
+    expect(new Set(answers.map((answer) => answer.body.execution_id)).size).to.equal(1);
+    expect(answers.filter((answer) => !answer.body.was_duplicate)).to.have.length(1);
+    const listed = await client.get('/v1/runs');
+    expect(listed.body.runs).to.have.length(2);
+    await finished(client, answers[0]!.body.execution_id);
+  });
+});
+
+describe('runs: a playbook run (contract 4.4, 2.10)', () => {
+  it('runs its steps in order through the registry to SUCCEEDED, with step rows and charges', async () => {
+    const { api_key, tenant_id, workspace_id } = await newTenant(10);
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([
+        { tool: 'billing.credits_balance' },
+        { tool: 'agent.start_session', input: { name: 'nightly review' } },
+        { tool: 'ontology.search', input: { query: 'billing' } },
+      ]),
+    );
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.error).to.equal(null);
+    expect(run.steps.map((step: any) => [step.tool, step.status, step.credits_charged])).to.deep.equal([
+      ['billing.credits_balance', 'SUCCEEDED', 0],
+      ['agent.start_session', 'SUCCEEDED', 0],
+      ['ontology.search', 'SUCCEEDED', 1],
+    ]);
+    expect(run.steps[0].output).to.deep.equal({ balance: 10, locked: false });
+    expect(run.steps[1].output.session_id).to.match(/^[0-9a-f-]{36}$/);
+    for (const step of run.steps) {
+      expect(Date.parse(step.finished_at)).to.be.at.least(Date.parse(step.started_at));
+    }
+    expect(run.output).to.deep.equal(run.steps[2].output);
+    expect(run.credits_charged).to.equal(1);
+    expect(await creditBalance(tenant_id)).to.equal(9);
+    expect(await sessionCount(workspace_id)).to.equal(1);
+  });
+
+  it('fails the run at a refused step with {code, message, step}, charging nothing for it', async () => {
+    const { api_key, tenant_id } = await newTenant(0);
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([
+        { tool: 'billing.credits_balance' },
+        { tool: 'ontology.search', input: { query: 'billing' } },
+        { tool: 'billing.credits_balance' },
+      ]),
+    );
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('FAILED');
+    expect(run.error).to.include({ code: 'insufficient_credits', step: 1 });
+    expect(run.error.message).to.be.a('string');
+    expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'FAILED', 'PENDING']);
+    expect(run.steps[1].credits_charged).to.equal(0);
+    expect(run.credits_charged).to.equal(0);
+    expect(await creditBalance(tenant_id)).to.equal(0);
+  });
+});
+
+describe('runs: approvals (contract 4.4, section 3)', () => {
+  it('waits for an approval, then runs the step once APPROVED', async () => {
+    const { api_key, workspace_id, user_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([
+        { tool: 'billing.credits_balance' },
+        { tool: 'agent.start_session', input: { name: 'needs a human' }, requires_approval: true },
+      ]),
+    );
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    expect(approval).to.deep.include({ execution_id: dispatched.body.execution_id, status: 'pending' });
+    expect(approval.step).to.deep.equal({ step_no: 1, tool: 'agent.start_session', input: { name: 'needs a human' } });
+    expect(await sessionCount(workspace_id)).to.equal(0);
+
+    const pending = await client.get('/v1/approvals?status=pending');
+    expect(pending.body.approvals.map((row: any) => row.approval_id)).to.deep.equal([approval.approval_id]);
+    expect((await client.get(`/v1/approvals/${approval.approval_id}`)).body.status).to.equal('pending');
+
+    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+      notes: 'fine',
+    });
+    expect(resolved.status).to.equal(200);
+    expect(resolved.body).to.deep.equal({
+      approval_id: approval.approval_id,
+      decision: 'APPROVED',
+      execution_id: dispatched.body.execution_id,
+    });
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.approvals[0]).to.include({ status: 'approved', resolved_by: user_id, notes: 'fine' });
+    expect(await sessionCount(workspace_id)).to.equal(1);
+
+    const twice = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' });
+    expect(twice.status).to.equal(409);
+  });
+
+  it('fails the run with approval_rejected when REJECTED; later steps never run', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([
+        { tool: 'agent.start_session', input: { name: 'gated' }, requires_approval: true },
+        { tool: 'agent.start_session', input: { name: 'after' } },
+      ]),
+    );
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    expect(
+      (await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' })).status,
+    ).to.equal(200);
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('FAILED');
+    expect(run.error).to.include({ code: 'approval_rejected', step: 0 });
+    expect(run.steps.map((step: any) => step.status)).to.deep.equal(['PENDING', 'PENDING']);
+    expect(await sessionCount(workspace_id)).to.equal(0);
+  });
+
+  it('answers one of ten concurrent resolves with 200 and the rest with 409', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, at) =>
+        client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: at % 2 ? 'APPROVED' : 'REJECTED' }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, ...Array(9).fill(409)]);
+    await finished(client, dispatched.body.execution_id);
+  });
+});
+
+describe('runs: cancel, read and isolation (contract 4.4)', () => {
+  it('cancels a waiting run and its approval, idempotently; a finished run is a 409', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'agent.start_session', input: { name: 'never' }, requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    const cancelled = await client.post(`/v1/runs/${id}/cancel`);
+    expect(cancelled.status).to.equal(200);
+    expect(cancelled.body.status).to.equal('CANCELLED');
+    expect((await client.post(`/v1/runs/${id}/cancel`)).status).to.equal(200);
+    const run = (await client.get(`/v1/runs/${id}`)).body;
+    expect(run.approvals[0].status).to.equal('cancelled');
+    expect(run.steps[0].status).to.equal('SKIPPED');
+    const late = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(late.status).to.equal(409);
+    const history = await getStack().runtime.temporal.client.workflow.getHandle(`run-${id}`).result();
+    expect(history).to.deep.equal({ status: 'CANCELLED' });
+    expect(await sessionCount(workspace_id)).to.equal(0);
+
+    const done = await client.post('/v1/runs', playbook([{ tool: 'billing.credits_balance' }]));
+    await finished(client, done.body.execution_id);
+    expect((await client.post(`/v1/runs/${done.body.execution_id}/cancel`)).status).to.equal(409);
+  });
+
+  it('lists runs newest first with filters and a cursor', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const ids: string[] = [];
+    for (let at = 0; at < 3; at++) {
+      ids.push((await client.post('/v1/runs', playbook([{ tool: 'billing.credits_balance' }]))).body.execution_id);
+    }
+    for (const id of ids) await finished(client, id);
+    const first = await client.get('/v1/runs?limit=2');
+    expect(first.status).to.equal(200);
+    expect(first.body.runs.map((run: any) => run.execution_id)).to.deep.equal([ids[2], ids[1]]);
+    const second = await client.get(`/v1/runs?limit=2&cursor=${first.body.next_cursor}`);
+    expect(second.body.runs.map((run: any) => run.execution_id)).to.deep.equal([ids[0]]);
+    expect(second.body.next_cursor).to.equal(null);
+    expect((await client.get('/v1/runs?status=SUCCEEDED&agent=playbook')).body.runs).to.have.length(3);
+    expect((await client.get('/v1/runs?status=FAILED')).body.runs).to.have.length(0);
+  });
+
+  it('answers 404 for another workspace’s runs and approvals, everywhere', async () => {
+    const victim = await newTenant();
+    const attacker = await newTenant();
+    const dispatched = await as(victim.api_key).post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(victim.api_key), id);
+    const thief = as(attacker.api_key);
+    expect((await thief.get(`/v1/runs/${id}`)).status).to.equal(404);
+    expect((await thief.post(`/v1/runs/${id}/cancel`)).status).to.equal(404);
+    expect((await thief.get(`/v1/approvals/${approval.approval_id}`)).status).to.equal(404);
+    const resolve = await thief.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(resolve.status).to.equal(404);
+    expect((await thief.get('/v1/runs')).body.runs).to.have.length(0);
+    expect((await thief.get('/v1/approvals')).body.approvals).to.have.length(0);
+    expect((await as(victim.api_key).get(`/v1/runs/${id}`)).body.status).to.equal('AWAITING_APPROVAL');
+    await as(victim.api_key).post(`/v1/runs/${id}/cancel`);
+  });
+});
+
+describe('runs: operating them in Temporal', () => {
+  it('names each run run-<execution_id>, with a summary and WeftWorkspaceId, WeftAgent and WeftRunStatus', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    const handle = getStack().runtime.temporal.client.workflow.getHandle(`run-${id}`);
+    const waiting = await eventually(
+      async () => {
+        const described = await handle.describe();
+        return described.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE) === 'AWAITING_APPROVAL' && described;
+      },
+      { what: 'WeftRunStatus AWAITING_APPROVAL' },
+    );
+    expect(waiting.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(workspace_id);
+    expect(waiting.typedSearchAttributes.get(AGENT_ATTRIBUTE)).to.equal('playbook');
+    expect(await waiting.staticSummary()).to.equal('playbook run of 2 steps');
+
+    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+    expect((await handle.describe()).typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('SUCCEEDED');
+  });
+});
+
+describe('runs: a resolve whose signal was lost (RUN_APPROVAL_RECHECK_SECONDS=1)', () => {
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  before(async () => {
+    variant = await bootStack({ RUN_APPROVAL_RECHECK_SECONDS: '1' });
+  });
+  after(() => variant?.stop());
+
+  it('still reaches the run: its re-check timer reads the committed decision', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key, variant.stack.baseUrl);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'billing.credits_balance', requires_approval: true }]),
+    );
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    // The API's commit without its signal: as if it died right after the transaction.
+    await variant.stack.ownerDataSource.query(
+      `UPDATE run_approvals SET status = 'approved', resolved_at = now() WHERE id = $1`,
+      [approval.approval_id],
+    );
+    const run = await finished(client, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
+  });
+});
