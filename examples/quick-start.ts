@@ -22,6 +22,47 @@ async function main() {
 
   const prompt = await weft.POST('/v1/ontology/prompt', { body: { prompt: 'Where does Ada Lovelace work?' } });
   console.log(prompt.data?.answer, prompt.data?.citations, prompt.data?.credit_receipt);
+
+  // A durable agent run whose second step waits for a person's approval.
+  const run = await weft.POST('/v1/runs', {
+    body: {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'billing.credits_balance', input: {} },
+          { tool: 'ontology.search', input: { query: 'Ada' }, requires_approval: true },
+        ],
+      },
+    },
+  });
+  if (!run.data) throw new Error(JSON.stringify(run.error));
+  const executionId = run.data.execution_id;
+  const pending = await waitFor(async () => {
+    const approvals = await weft.GET('/v1/approvals', { params: { query: { status: 'pending' } } });
+    return approvals.data?.approvals.find((approval) => approval.execution_id === executionId);
+  });
+  await weft.POST('/v1/approvals/{approval_id}/resolve', {
+    params: { path: { approval_id: pending.approval_id } },
+    body: { decision: 'APPROVED', notes: 'Looks right.' },
+  });
+  const done = await waitFor(async () => {
+    const current = await weft.GET('/v1/runs/{execution_id}', { params: { path: { execution_id: executionId } } });
+    return current.data?.status === 'SUCCEEDED' ? current.data : undefined;
+  });
+  console.log(
+    done.status,
+    done.steps.map((step) => step.tool),
+  );
+}
+
+/** Polls until `probe` returns something (runs and approvals settle asynchronously). */
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('timed out');
 }
 
 main().catch((error) => {
