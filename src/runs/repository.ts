@@ -269,35 +269,40 @@ export async function nextStepNo(m: EntityManager, executionId: string): Promise
   return last ? last.stepNo + 1 : 0;
 }
 
-/** Locks the run row (the chain's lock), then inserts the decision as the run's next step. */
-export async function insertDecisionLocked(
+/** Locks the run row (the chain's lock), then appends `fields` as the run's next step. */
+async function appendStep(
   m: EntityManager,
-  row: { workspaceId: string; executionId: string; input: Record<string, unknown>; supersedes: string | null },
+  executionId: string,
+  fields: Omit<Partial<RunStep>, 'executionId' | 'stepNo'>,
 ): Promise<RunStep> {
-  await lockExecution(m, row.executionId);
-  const stepNo = await nextStepNo(m, row.executionId);
-  const now = new Date();
+  await lockExecution(m, executionId);
+  const stepNo = await nextStepNo(m, executionId);
   return steps(m).save(
-    steps(m).create({
-      workspaceId: row.workspaceId,
-      executionId: row.executionId,
-      stepNo,
-      kind: 'DECISION',
-      tool: 'agent.record_decision',
-      input: row.input,
-      requiresApproval: false,
-      status: 'SUCCEEDED',
-      creditsCharged: 0,
-      supersedesStepId: row.supersedes,
-      superseded: false,
-      startedAt: now,
-      finishedAt: now,
-    }),
+    steps(m).create({ creditsCharged: 0, superseded: false, supersedesStepId: null, ...fields, executionId, stepNo }),
   );
 }
 
+/** Inserts a decision as the run's next step: it is done the moment it is recorded. */
+export function insertDecisionLocked(
+  m: EntityManager,
+  row: { workspaceId: string; executionId: string; input: Record<string, unknown>; supersedes: string | null },
+): Promise<RunStep> {
+  const now = new Date();
+  return appendStep(m, row.executionId, {
+    workspaceId: row.workspaceId,
+    kind: 'DECISION',
+    tool: 'agent.record_decision',
+    input: row.input,
+    requiresApproval: false,
+    status: 'SUCCEEDED',
+    supersedesStepId: row.supersedes,
+    startedAt: now,
+    finishedAt: now,
+  });
+}
+
 /** Appends a step the llm agent chose (PENDING), or its refused call (FAILED, with the error fed back). */
-export async function insertChosenStep(
+export function insertChosenStep(
   m: EntityManager,
   row: {
     workspaceId: string;
@@ -308,26 +313,17 @@ export async function insertChosenStep(
     error: RunError | null;
   },
 ): Promise<RunStep> {
-  await lockExecution(m, row.executionId);
-  const stepNo = await nextStepNo(m, row.executionId);
   const now = new Date();
-  return steps(m).save(
-    steps(m).create({
-      workspaceId: row.workspaceId,
-      executionId: row.executionId,
-      stepNo,
-      kind: 'TOOL',
-      tool: row.tool,
-      input: row.input,
-      requiresApproval: row.requiresApproval,
-      status: row.error ? 'FAILED' : 'PENDING',
-      error: row.error,
-      creditsCharged: 0,
-      supersedesStepId: null,
-      superseded: false,
-      ...(row.error ? { startedAt: now, finishedAt: now } : {}),
-    }),
-  );
+  return appendStep(m, row.executionId, {
+    workspaceId: row.workspaceId,
+    kind: 'TOOL',
+    tool: row.tool,
+    input: row.input,
+    requiresApproval: row.requiresApproval,
+    status: row.error ? 'FAILED' : 'PENDING',
+    error: row.error,
+    ...(row.error ? { startedAt: now, finishedAt: now } : {}),
+  });
 }
 
 export const markSuperseded = (m: EntityManager, stepId: string) =>
