@@ -1,0 +1,110 @@
+// Records the workflow histories that test/workflow-replay.test.ts replays: `npm run histories:record`
+// (a mocha file, so that it reuses the suite's stack and helpers; not part of `npm test`).
+// Re-record after an intentional workflow change, and review the diff of test/histories/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { eventually } from '../test/helpers/eventually';
+import { HISTORIES_DIR, HISTORY_ENCRYPTION_KEY, historyToFixture } from '../test/helpers/histories';
+import { as } from '../test/helpers/http';
+import type { Stack } from '../test/helpers/stack';
+import { bootStack } from '../test/helpers/stack';
+import { newTenant } from '../test/helpers/tenants';
+
+type Client = ReturnType<typeof as>;
+
+describe('record workflow histories into test/histories', function () {
+  this.timeout(60_000);
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  before(async function () {
+    this.timeout(120_000);
+    variant = await bootStack({ WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY });
+    mkdirSync(HISTORIES_DIR, { recursive: true });
+  });
+  after(() => variant?.stop());
+
+  const client = (apiKey: string) => as(apiKey, variant.stack.baseUrl);
+
+  /** Waits for the workflow to close, then writes its history as `<name>.json`. */
+  async function record(name: string, workflowId: string) {
+    const handle = variant.stack.runtime.temporal.client.workflow.getHandle(workflowId);
+    await handle.result().catch(() => undefined);
+    const history = await handle.fetchHistory();
+    writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), historyToFixture(history));
+  }
+
+  const runUntil = (c: Client, id: string, done: (run: any) => boolean, what: string) =>
+    eventually(
+      async () => {
+        const body = (await c.get(`/v1/runs/${id}`)).body;
+        return done(body) && body;
+      },
+      { what, timeoutMs: 30_000 },
+    );
+
+  async function approvalRun(name: string, decision: 'APPROVED' | 'REJECTED') {
+    const { api_key } = await newTenant();
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'billing.credits_balance' },
+          { tool: 'agent.start_session', input: { name: 'needs a human' }, requires_approval: true },
+        ],
+      },
+    });
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    const resolved = await c.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, { decision });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.status).to.equal(decision === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');
+    await record(name, `run-${id}`);
+  }
+
+  it('a playbook run whose approval is APPROVED', () => approvalRun('run-playbook-approved', 'APPROVED'));
+
+  it('a playbook run whose approval is REJECTED', () => approvalRun('run-playbook-rejected', 'REJECTED'));
+
+  it('an llm run on the local planner', async () => {
+    const { api_key } = await newTenant(7);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', { agent: 'llm', input: { goal: 'check my credit balance' } });
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const id = dispatched.body.execution_id;
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.status).to.equal('SUCCEEDED');
+    await record('run-llm-local', `run-${id}`);
+  });
+
+  it('a prompt on the local model, intent both', async () => {
+    const { api_key } = await newTenant(10);
+    const response = await client(api_key).post('/v1/ontology/prompt', {
+      prompt: 'Grace Hopper works at Remington Rand. Who is Grace Hopper?',
+    });
+    expect(response.status, response.text).to.equal(200);
+    expect(response.body.intent).to.equal('both');
+    await record('prompt-both-local', `prompt-${response.body.correlation_id}`);
+  });
+
+  it('a merge review that is approved', async () => {
+    const t = await newTenant();
+    const c = client(t.api_key);
+    for (const name of ['Alan Turing', 'alan turing']) {
+      const node = await c.post('/v1/ontology/nodes', {
+        type: 'person',
+        name,
+        properties: { email: 'alan@bletchley.example' },
+      });
+      expect(node.status, node.text).to.equal(201);
+    }
+    const candidate = await eventually(async () => (await c.get('/v1/ontology/merges')).body[0], {
+      what: 'a merge candidate',
+    });
+    const approved = await c.post(`/v1/ontology/merges/${candidate.id}/approve`, { notes: 'same person' });
+    expect(approved.status, approved.text).to.equal(200);
+    await record('merge-review-approved', `merge-${candidate.id}`);
+  });
+});

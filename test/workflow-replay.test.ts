@@ -1,0 +1,49 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { expect } from 'chai';
+import { loadWorkflowBundle } from '../workers/bundle';
+import { HISTORIES_DIR, historyDataConverter, historyFromFixture } from './helpers/histories';
+
+/**
+ * Recorded histories (`npm run histories:record`) replayed against today's workflow code: a change
+ * that would make a running workflow non-deterministic (an activity reordered, a timer added, a
+ * branch moved) fails here instead of in production. Such a change to a deployed workflow goes
+ * behind `patched()`; an intended one is re-recorded.
+ */
+describe('workflow replay: recorded histories still replay deterministically', function () {
+  this.timeout(120_000);
+
+  const files = readdirSync(HISTORIES_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort();
+
+  it('has the recorded scenarios', () => {
+    expect(files).to.include.members([
+      'merge-review-approved.json',
+      'prompt-both-local.json',
+      'run-llm-local.json',
+      'run-playbook-approved.json',
+      'run-playbook-rejected.json',
+    ]);
+  });
+
+  it('replays every fixture without a determinism error', async () => {
+    const histories = files.map((file) => ({
+      workflowId: path.basename(file, '.json'),
+      history: historyFromFixture(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
+    }));
+    const failures: string[] = [];
+    const replayed: string[] = [];
+    const results = Worker.runReplayHistories(
+      { workflowBundle: await loadWorkflowBundle(), dataConverter: historyDataConverter() },
+      histories,
+    );
+    for await (const result of results) {
+      replayed.push(result.workflowId);
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures, failures.join('\n')).to.deep.equal([]);
+    expect(replayed.sort()).to.deep.equal(histories.map((h) => h.workflowId).sort());
+  });
+});
