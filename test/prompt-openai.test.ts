@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { eventually, sleep } from './helpers/eventually';
+import type { ChatScript } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { useOpenAIStack } from './helpers/openai-stack';
 import { parseSse, postStream } from './helpers/sse';
@@ -34,7 +35,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
    * Scripts the fake model: the refiner returns `refined` (unless null), the answerer `answer`.
    * The returned probe says whether the answer step has been reached.
    */
-  const scriptAnswer = (answer: { content: string; delayMs: number }, refined: string | null = REFINED) => {
+  const scriptAnswer = (answer: NonNullable<ReturnType<ChatScript>>, refined: string | null = REFINED) => {
     let reached = false;
     openai.fake.scriptChat((schema) => {
       if (schema === 'refined_graph' && refined !== null) return { content: refined };
@@ -95,11 +96,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('an answer-step failure after persistence undoes the writes, refunds, audits the error, answers 502', async () => {
     const tenant = await newTenant(20);
-    openai.fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
-      if (schema === 'grounded_answer') return { status: 500 };
-      return undefined;
-    });
+    scriptAnswer({ status: 500 });
     const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
       prompt: 'Katherine Johnson worked at NASA. Where?',
       force_intent: 'both',
@@ -400,11 +397,7 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
 
   it('node.created leaves only when the prompt completes: one undone after persisting pays no embedding', async () => {
     const failed = await newTenant(20);
-    openai.fake.scriptChat((schema) => {
-      if (schema === 'refined_graph') return { content: REFINED };
-      if (schema === 'grounded_answer') return { status: 500 };
-      return undefined;
-    });
+    scriptAnswer({ status: 500 });
     const response = await client(failed.api_key).post('/v1/ontology/prompt', {
       prompt: 'Katherine Johnson worked at NASA. Where?',
       force_intent: 'both',
