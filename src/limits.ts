@@ -83,7 +83,8 @@ export const LIMITS = {
     backfillWorkspaces: 100,
   },
   // Issue 12: a playbook has at most `maxSteps` steps; run and approval lists page by `list`; a run
-  // waiting for approval re-reads its approval row every `approvalRecheckSeconds` in case a signal was lost.
+  // waiting for approval re-reads its approval row every `approvalRecheckSeconds` in case a signal was lost,
+  // and continues as new after `approvalRechecksPerRun` re-reads (about 10 history events each).
   runs: {
     maxSteps: 50,
     list: { default: 50, max: 200 },
@@ -91,5 +92,6 @@ export const LIMITS = {
     decisionChars: 4000,
     llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
     approvalRecheckSeconds: 60,
+    approvalRechecksPerRun: 200,
   },
 } as const;

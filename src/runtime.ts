@@ -56,6 +56,7 @@ import { createSealer } from './prompt/sealed';
 import type { PromptService } from './prompt/service';
 import { createPromptService } from './prompt/service';
 import { createPromptStream } from './prompt/stream';
+import { createAgentModel } from './runs/agent-model';
 import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
@@ -177,8 +178,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         outbox,
         temporal,
         capabilities,
+        agentModel: createAgentModel(config),
         logger,
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+        approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
     },
     embeddings,

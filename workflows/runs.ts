@@ -1,8 +1,17 @@
-import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { LIMITS } from '../src/limits';
+import { findFailureDetails } from '../src/platform/temporal/failures';
 import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
-import type { RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
+import type { RunError } from '../src/runs/entities';
+import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
 import { databaseActivity, modelActivity } from './activity-options';
 
@@ -29,39 +38,68 @@ const ended = (status: string): RunWorkflowResult => {
   return { status: status as RunWorkflowResult['status'] };
 };
 
+/** A model call that failed for good (the provider down past its retries): the run's structured error. */
+function modelFailure(error: unknown): RunError {
+  const details = findFailureDetails(error);
+  const reason = (details?.detail as { reason?: unknown } | undefined)?.reason;
+  const why = typeof reason === 'string' ? ` (${reason})` : '';
+  return { code: details?.code ?? 'model_failed', message: `The model call failed${why}`, step: null };
+}
+
 /**
  * One dispatched run (`run-<execution_id>`). Postgres holds its state: every transition is an
  * activity's conditional update, so a cancel from the API (which writes CANCELLED first) always
  * wins, and the workflow stops at its next step. A step that needs approval creates the approval
  * row and waits for the `runChanged` signal the API sends after resolving it, re-reading the row
  * every `approvalRecheckSeconds` in case the signal was lost (the API died after its commit).
+ * After `approvalRechecksPerRun` re-reads (or when Temporal suggests it) a waiting run continues
+ * as new, carrying its plan and the step it waits on, so a wait of weeks keeps a small history.
  */
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   const ref = { workspaceId: input.workspaceId, executionId: input.executionId };
   const recheck = `${input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds} seconds`;
+  const rechecksPerRun = input.approvalRechecksPerRun ?? LIMITS.runs.approvalRechecksPerRun;
+  const resume = input.resume;
   let changed = false;
   setHandler(runChangedSignal, () => {
     changed = true;
   });
 
-  upsertSearchAttributes([
-    { key: AGENT_ATTRIBUTE, value: input.agent },
-    { key: RUN_STATUS_ATTRIBUTE, value: 'QUEUED' },
-  ]);
-  const plan = await beginRun(ref);
-  if (finished(plan.status)) return ended(plan.status);
-  showStatus(plan.status);
+  let plan: NonNullable<RunWorkflowInput['resume']>['plan'];
+  if (resume) {
+    plan = resume.plan;
+  } else {
+    upsertSearchAttributes([
+      { key: AGENT_ATTRIBUTE, value: input.agent },
+      { key: RUN_STATUS_ATTRIBUTE, value: 'QUEUED' },
+    ]);
+    const begun = await beginRun(ref);
+    if (finished(begun.status)) return ended(begun.status);
+    showStatus(begun.status);
+    plan = { maxSteps: begun.maxSteps, steps: begun.steps };
+  }
+  // The llm agent's model calls so far (carried across continue-as-new).
+  let call = resume?.llmCalls ?? 0;
 
-  /** Waits for the step's approval when it needs one, then runs it; a result when the run ended. */
-  async function execute(step: { stepNo: number; tool: string; requiresApproval: boolean }) {
+  /**
+   * Waits for the step's approval when it needs one (`waiting`: a continued run picks up the wait
+   * it carried, its approval row already made), then runs it; a result when the run ended.
+   */
+  async function execute(step: RunPlanStep, waiting = false) {
     const stepRef = { ...ref, stepNo: step.stepNo };
     if (step.requiresApproval) {
-      let state = await requestRunApproval(stepRef);
-      showStatus(state.run);
+      let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
+      if (!waiting) showStatus(state.run);
+      let rechecks = 0;
       while (state.approval === 'pending' && !finished(state.run)) {
+        if (rechecks >= rechecksPerRun || workflowInfo().continueAsNewSuggested) {
+          // The new run re-reads the row first, so a resolve signalled meanwhile is not lost.
+          await continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting: step, llmCalls: call } });
+        }
         changed = false;
         await condition(() => changed, recheck);
         state = await runApprovalState(stepRef);
+        rechecks++;
       }
       if (state.approval === 'rejected') {
         const message = `Step ${step.stepNo} (${step.tool}) was rejected`;
@@ -85,9 +123,19 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
   }
 
   if (input.agent === 'llm') {
+    if (resume) {
+      const result = await execute(resume.waiting, true);
+      if (result) return result;
+      call++;
+    }
     // Each planning call either chooses a step, records a refused call for the model to see, or answers.
-    for (let call = 0; call < plan.maxSteps; call++) {
-      const move = await planRunStep(ref);
+    for (; call < plan.maxSteps; call++) {
+      let move: LlmMove;
+      try {
+        move = await planRunStep(ref);
+      } catch (error) {
+        return ended(await finishRun({ ...ref, status: 'FAILED', error: modelFailure(error) }));
+      }
       if (move.kind === 'final') {
         return ended(await finishRun({ ...ref, status: 'SUCCEEDED', error: null, answer: move.answer }));
       }
@@ -102,8 +150,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     );
   }
 
-  for (const step of plan.steps) {
-    const result = await execute(step);
+  const first = resume ? plan.steps.findIndex((step) => step.stepNo === resume.waiting.stepNo) : 0;
+  for (const [at, step] of plan.steps.slice(first).entries()) {
+    const result = await execute(step, Boolean(resume) && at === 0);
     if (result) return result;
   }
   return ended(await finishRun({ ...ref, status: 'SUCCEEDED', error: null }));

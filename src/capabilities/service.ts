@@ -22,6 +22,12 @@ export interface InvokeOptions {
   /** The caller's Idempotency-Key; validated here (422), generated when absent. */
   idempotencyKey?: string;
   correlationId?: string;
+  /**
+   * Keys a paid read tool's charge (a run's step: `<execution_id>:<step_no>`), so a retried call
+   * finds the earlier charge and pays nothing more; after a refund it is charged once again.
+   * Without it each read call is charged afresh (a write tool's charge rides its idempotency key).
+   */
+  chargeKey?: string;
 }
 
 export interface InvokeOutcome {
@@ -91,6 +97,7 @@ export function createCapabilityService(deps: {
     capability: ReadCapability<any, any, any>,
     call: CapabilityCall,
     input: unknown,
+    chargeKey: string | undefined,
   ): Promise<InvokeOutcome> {
     const kind = creditKindOf(capability);
     let receipt: CreditReceipt | null = null;
@@ -110,7 +117,10 @@ export function createCapabilityService(deps: {
           receipt = charge.receipt;
           return run({ ...call, receipt: charge.receipt, prepared: charge.prepared, confirm: charge.confirm });
         },
-        { prepare: async (m) => capability.prepare?.(m) },
+        {
+          prepare: async (m: EntityManager) => capability.prepare?.(m),
+          ...(chargeKey ? { idempotencyKey: chargeKey, chargeAgainAfterRefund: true } : {}),
+        },
       );
     } catch (error) {
       // chargeFor has refunded the charge by now (or left it to the reconcile pass).
@@ -229,7 +239,7 @@ export function createCapabilityService(deps: {
         receipt: null,
       };
       return capability.access === 'read'
-        ? invokeRead(capability, call, input)
+        ? invokeRead(capability, call, input, options.chargeKey)
         : invokeWrite(capability, call, input, raw);
     },
   };

@@ -33,6 +33,12 @@ export interface ReserveInput {
    * until then it is `pending`, and the credits-reconcile pass refunds it when it stays so too long.
    */
   pendingSettlement?: boolean;
+  /**
+   * A refunded reservation under `idempotencyKey` does not answer a repeat: the repeat charges
+   * again under the next free `<key>#<n>`, so work retried after a refund (a transient failure)
+   * is paid once, while a retry that finds a pending or confirmed charge still pays nothing.
+   */
+  chargeAgainAfterRefund?: boolean;
 }
 
 type LedgerRow = Pick<CreditLedgerEntry, 'id' | 'kind' | 'amount'>;
@@ -46,7 +52,23 @@ function receiptOf(row: LedgerRow): CreditReceipt {
 const ledger = (m: EntityManager) => m.getRepository(CreditLedgerEntry);
 
 const findByIdempotencyKey = (m: EntityManager, workspaceId: string, idempotencyKey: string) =>
-  ledger(m).findOne({ select: { id: true, kind: true, amount: true }, where: { workspaceId, idempotencyKey } });
+  ledger(m).findOne({
+    select: { id: true, kind: true, amount: true, settlement: true },
+    where: { workspaceId, idempotencyKey },
+  });
+
+/**
+ * The key a repeat charges under when refunded reservations do not count: `key`, else `key#2`,
+ * `key#3` … the first that is free or holds a live (pending or confirmed) reservation. One index
+ * lookup per earlier refund, and refunds of one piece of work are few (its retries).
+ */
+async function liveKey(m: EntityManager, workspaceId: string, key: string): Promise<string> {
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? key : `${key}#${n}`;
+    const earlier = await findByIdempotencyKey(m, workspaceId, candidate);
+    if (earlier?.settlement !== 'refunded') return candidate;
+  }
+}
 
 /**
  * Charges `kind` in the caller's transaction: a conditional balance decrement (it cannot overdraw,
@@ -54,8 +76,12 @@ const findByIdempotencyKey = (m: EntityManager, workspaceId: string, idempotency
  * plus a negative ledger row. Throws 402 before anything is written when the balance is short or
  * the account is locked. Zero-cost kinds write a zero row for the audit trail and are never refused.
  */
-export async function reserveCredits(m: EntityManager, input: ReserveInput): Promise<CreditReceipt> {
-  const cost = creditCost(input.kind, input.quantity ?? 1);
+export async function reserveCredits(m: EntityManager, request: ReserveInput): Promise<CreditReceipt> {
+  const cost = creditCost(request.kind, request.quantity ?? 1);
+  const input =
+    request.idempotencyKey && request.chargeAgainAfterRefund && !request.freshKey
+      ? { ...request, idempotencyKey: await liveKey(m, request.workspaceId, request.idempotencyKey) }
+      : request;
   if (input.idempotencyKey && !input.freshKey) {
     const earlier = await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey);
     if (earlier) return receiptOf(earlier);

@@ -24,6 +24,8 @@ export interface ChargeOptions {
   quantity?: number;
   /** Keys the reservation (say, a request's correlation id); default a fresh `<kind>:<uuid>`. */
   idempotencyKey?: string;
+  /** With `idempotencyKey`: a refunded reservation under it does not answer (see `reserveCredits`). */
+  chargeAgainAfterRefund?: boolean;
 }
 
 export interface Charge<Prepared> {
@@ -81,6 +83,7 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
         quantity: options.quantity,
         idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
         freshKey: options.idempotencyKey === undefined,
+        chargeAgainAfterRefund: options.chargeAgainAfterRefund,
         pendingSettlement: true,
       }),
       prepared: options.prepare ? await options.prepare(m) : undefined,

@@ -142,6 +142,8 @@ export const EnvSchema = z.object({
   AGENT_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).default(300),
   /** A run waiting for approval re-reads its approval row this often, in case the resolve's signal was lost. */
   RUN_APPROVAL_RECHECK_SECONDS: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRecheckSeconds),
+  /** After this many re-reads a waiting run continues as new, so its history stays small however long it waits. */
+  RUN_APPROVAL_RECHECKS_PER_RUN: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRechecksPerRun),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

@@ -14,6 +14,7 @@ export const startRun =
     const agent = event.payload.agent === 'llm' ? 'llm' : 'playbook';
     const stepCount = typeof event.payload.step_count === 'number' ? event.payload.step_count : 0;
     const recheck = event.payload.approval_recheck_seconds;
+    const rechecksPerRun = event.payload.approval_rechecks_per_run;
     const goal = event.payload.goal;
     await temporal.workflows.start(runWorkflow, {
       workspaceId: event.workspace_id,
@@ -21,6 +22,7 @@ export const startRun =
       agent,
       stepCount,
       ...(typeof recheck === 'number' ? { approvalRecheckSeconds: recheck } : {}),
+      ...(typeof rechecksPerRun === 'number' ? { approvalRechecksPerRun: rechecksPerRun } : {}),
       ...(typeof goal === 'string' ? { goal } : {}),
     });
   };

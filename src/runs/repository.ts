@@ -227,7 +227,7 @@ export const executionsByIds = (m: EntityManager, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : executions(m).find({ where: ids.map((id) => ({ id })) });
 
 // Raw SQL: a plain row lock that lets the step and approval foreign keys through (FOR NO KEY UPDATE).
-const lockExecution = (m: EntityManager, executionId: string) =>
+export const lockExecution = (m: EntityManager, executionId: string) =>
   queryRows(m, `SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE`, [executionId]);
 
 /**

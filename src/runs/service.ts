@@ -14,10 +14,10 @@ import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import type { AgentModel, AgentTool } from './agent-model';
 import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
-import { planLocally } from './planner';
 import * as repo from './repository';
 import type {
   ApprovalRow,
@@ -33,6 +33,9 @@ import type {
 } from './schemas';
 import type { LlmMove } from './workflow';
 import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
+
+/** A step's idempotency key, for its capability call and its charge. */
+export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
@@ -128,13 +131,22 @@ export function createRunService(deps: {
   uow: UnitOfWork;
   outbox: Pick<OutboxRelay, 'kick'>;
   temporal: Pick<TemporalHandle, 'workflows'>;
-  capabilities: Pick<CapabilityService, 'tools' | 'invoke'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
+  /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
+  agentModel: AgentModel;
   logger: Logger;
   /** Carried to the workflow in the dispatch event (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds: number;
+  /** Carried likewise (RUN_APPROVAL_RECHECKS_PER_RUN). */
+  approvalRechecksPerRun: number;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
+  const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.input_schema as Record<string, unknown>,
+  }));
 
   async function mustFind(m: Parameters<typeof repo.findExecution>[0], id: string): Promise<RunExecution> {
     const run = await repo.findExecution(m, id);
@@ -245,6 +257,7 @@ export function createRunService(deps: {
             step_count: planned.length,
             ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
             approval_recheck_seconds: deps.approvalRecheckSeconds,
+            approval_rechecks_per_run: deps.approvalRechecksPerRun,
           },
         });
         return answer(await mustFind(m, id), false);
@@ -431,8 +444,12 @@ export function createRunService(deps: {
         credential: run.principal.credential as Principal['credential'],
       };
       try {
+        // One key for the step's side effect (a write tool replays) and its charge (a read tool's
+        // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.
+        const stepKey = runStepKey(executionId, stepNo);
         const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
-          idempotencyKey: `${executionId}:${stepNo}`,
+          idempotencyKey: stepKey,
+          chargeKey: stepKey,
           correlationId: executionId,
         });
         await completeStep(workspaceId, executionId, stepNo, {
@@ -456,30 +473,50 @@ export function createRunService(deps: {
     },
 
     /**
-     * The llm agent's next move: the model sees the goal and the tool steps so far. A chosen tool
-     * call becomes a PENDING step (approval by the run's policy); an unknown tool or an input its
-     * schema refuses becomes a FAILED step the model sees next time; a final answer ends the run.
-     * A step planned but not yet run (a retried activity) is answered again, never planned twice.
+     * The llm agent's next move: the model sees the goal, the tools the run's credential may call,
+     * and the tool steps so far. A chosen tool call becomes a PENDING step (approval by the run's
+     * policy); an unknown tool or an input its schema refuses becomes a FAILED step whose error the
+     * model sees next time; a final answer ends the run. The model is called outside any
+     * transaction. A step planned but not yet run (a retried activity, or an earlier attempt that
+     * planned while this one asked the model) is answered again, never planned twice.
      */
     async planNext(workspaceId: string, executionId: string): Promise<LlmMove> {
-      return uow({ workspaceId }, async (m) => {
+      const pendingMove = (steps: readonly RunStep[]): LlmMove | null => {
+        const last = steps.at(-1);
+        if (!last || (last.status !== 'PENDING' && last.status !== 'RUNNING')) return null;
+        return { kind: 'step', stepNo: last.stepNo, tool: last.tool, requiresApproval: last.requiresApproval };
+      };
+      const toolSteps = async (m: Parameters<typeof repo.findExecution>[0]) =>
+        (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
+
+      const seen = await uow({ workspaceId }, async (m) => {
         const run = await mustFind(m, executionId);
-        const history = (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
-        const last = history.at(-1);
-        if (last && (last.status === 'PENDING' || last.status === 'RUNNING')) {
-          return { kind: 'step', stepNo: last.stepNo, tool: last.tool, requiresApproval: last.requiresApproval };
-        }
-        const goal = String(run.input.goal ?? '');
-        const move = planLocally(goal, history);
-        if (move.kind === 'final') return move;
-        const tool = tools.get(move.tool);
-        const parsed = tool ? (tool.input as z.ZodType).safeParse(move.input) : null;
-        const refusal = !tool
-          ? `Unknown tool ${move.tool}`
+        const history = await toolSteps(m);
+        return { run, history, move: pendingMove(history) };
+      });
+      if (seen.move) return seen.move;
+      const { run, history } = seen;
+      const move = await deps.agentModel.next({
+        goal: String(run.input.goal ?? ''),
+        tools: describedTools.filter((tool) => run.principal.scopes.includes(scopeFor(tools.get(tool.name)!))),
+        history,
+      });
+      if (move.kind === 'final') return move;
+
+      const tool = tools.get(move.tool);
+      const parsed = tool && !move.refusal ? (tool.input as z.ZodType).safeParse(move.input) : null;
+      const refusal = !tool
+        ? `Unknown tool ${move.tool}`
+        : move.refusal
+          ? `${move.tool}: ${move.refusal}`
           : parsed && !parsed.success
             ? `Input refused by ${move.tool}: ${parsed.error.message}`
             : null;
-        const policy = run.input.approval ?? 'writes';
+      const policy = run.input.approval ?? 'writes';
+      return uow({ workspaceId }, async (m) => {
+        await repo.lockExecution(m, executionId);
+        const now = await toolSteps(m);
+        if (now.length !== history.length) return pendingMove(now) ?? { kind: 'invalid' };
         const step = await repo.insertChosenStep(m, {
           workspaceId,
           executionId,

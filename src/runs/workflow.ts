@@ -13,6 +13,22 @@ export interface RunWorkflowInput {
   goal?: string;
   /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
+  /** Re-reads before a waiting run continues as new (RUN_APPROVAL_RECHECKS_PER_RUN). */
+  approvalRechecksPerRun?: number;
+  /** Set by continue-as-new: the plan so far and the step whose approval the run waits on. */
+  resume?: {
+    plan: { maxSteps: number; steps: RunPlanStep[] };
+    waiting: RunPlanStep;
+    /** The index of the llm agent's model call that chose the waiting step (0 for a playbook). */
+    llmCalls: number;
+  };
+}
+
+/** A step as the workflow drives it. */
+export interface RunPlanStep {
+  stepNo: number;
+  tool: string;
+  requiresApproval: boolean;
 }
 
 /** The llm agent's next move, as the planning activity recorded it. */

@@ -20,15 +20,21 @@ export interface FakeRequest {
  * Embeddings are the local provider's vectors for the same texts (so search results stay meaningful);
  * chat completions answer with whatever `chatReplies` holds next. `behave` injects failures.
  */
+/** A function call the fake model makes (chat-completions tool calling); `arguments` is raw JSON text. */
+export interface FakeToolCall {
+  name: string;
+  arguments: string;
+}
+
 /**
  * A per-request answer for chat completions, chosen by the structured output's schema name
- * (`response_format.json_schema.name`): a reply, an HTTP error, or a reply after a delay.
- * `undefined` falls back to `chatReplies`.
+ * (`response_format.json_schema.name`, undefined for a tool-calling request): a reply, tool calls,
+ * an HTTP error, or a reply after a delay. `undefined` falls back to `chatReplies`.
  */
 export type ChatScript = (
   schemaName: string | undefined,
   body: any,
-) => { content: string; delayMs?: number } | { status: number } | undefined;
+) => { content: string; delayMs?: number } | { toolCalls: FakeToolCall[] } | { status: number } | undefined;
 
 export interface FakeOpenAI {
   /** The base URL to give the client (`…/v1`). */
@@ -98,6 +104,31 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       const scripted = chatScript?.(body?.response_format?.json_schema?.name, body);
       if (scripted && 'status' in scripted) {
         return send(res, scripted.status, { error: { message: 'injected failure', type: 'server_error' } });
+      }
+      if (scripted && 'toolCalls' in scripted) {
+        return send(res, 200, {
+          id: `chatcmpl-${requests.length}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body?.model,
+          choices: [
+            {
+              index: 0,
+              finish_reason: 'tool_calls',
+              message: {
+                role: 'assistant',
+                content: null,
+                refusal: null,
+                tool_calls: scripted.toolCalls.map((call, index) => ({
+                  id: `call_fake_${requests.length}_${index}`,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              },
+            },
+          ],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        });
       }
       if (scripted?.delayMs) {
         pending.add(res);
