@@ -5,6 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { eventually } from '../test/helpers/eventually';
+import type { FakeOpenAI } from '../test/helpers/fake-openai';
+import { startFakeOpenAI } from '../test/helpers/fake-openai';
 import { HISTORIES_DIR, HISTORY_ENCRYPTION_KEY, historyToFixture } from '../test/helpers/histories';
 import { as } from '../test/helpers/http';
 import type { Stack } from '../test/helpers/stack';
@@ -25,9 +27,9 @@ describe('record workflow histories into test/histories', function () {
 
   const client = (apiKey: string) => as(apiKey, variant.stack.baseUrl);
 
-  /** Waits for the workflow to close, then writes its history as `<name>.json`. */
-  async function record(name: string, workflowId: string) {
-    const handle = variant.stack.runtime.temporal.client.workflow.getHandle(workflowId);
+  /** Waits for the workflow (run `runId`, else its last) to close, then writes its history as `<name>.json`. */
+  async function record(name: string, workflowId: string, stack: Stack = variant.stack, runId?: string) {
+    const handle = stack.runtime.temporal.client.workflow.getHandle(workflowId, runId);
     await handle.result().catch(() => undefined);
     const history = await handle.fetchHistory();
     writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), historyToFixture(history));
@@ -106,5 +108,80 @@ describe('record workflow histories into test/histories', function () {
     const approved = await c.post(`/v1/ontology/merges/${candidate.id}/approve`, { notes: 'same person' });
     expect(approved.status, approved.text).to.equal(200);
     await record('merge-review-approved', `merge-${candidate.id}`);
+  });
+
+  describe('on a stack of its own', () => {
+    let other: { stack: Stack; stop: () => Promise<void> } | undefined;
+    let fake: FakeOpenAI | undefined;
+    afterEach(async () => {
+      await other?.stop();
+      await fake?.close();
+      other = undefined;
+      fake = undefined;
+    });
+
+    it('an llm run on OpenAI tool calling: an unknown tool, a valid call, an answer', async function () {
+      this.timeout(120_000);
+      fake = await startFakeOpenAI();
+      const goal = 'How much credit is left?';
+      const turns = [
+        { toolCalls: [{ name: 'delete_everything', arguments: '{}' }] },
+        { toolCalls: [{ name: 'billing_credits_balance', arguments: '{}' }] },
+        { content: 'Four credits are left.' },
+      ];
+      fake.scriptChat((_schema, body) =>
+        body?.messages?.[1]?.content === goal
+          ? turns[body.messages.filter((message: { role: string }) => message.role === 'tool').length]
+          : undefined,
+      );
+      other = await bootStack({
+        WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY,
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+      });
+      const { api_key } = await newTenant(4);
+      const c = as(api_key, other.stack.baseUrl);
+      const dispatched = await c.post('/v1/runs', { agent: 'llm', input: { goal } });
+      expect(dispatched.status, dispatched.text).to.equal(202);
+      const id = dispatched.body.execution_id;
+      const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+      expect(run.status).to.equal('SUCCEEDED');
+      expect(run.steps).to.have.length(2);
+      await record('run-llm-openai', `run-${id}`, other.stack);
+    });
+
+    it('a playbook run that continues as new while it waits, then is approved', async function () {
+      this.timeout(120_000);
+      other = await bootStack({
+        WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY,
+        RUN_APPROVAL_RECHECK_SECONDS: '1',
+        RUN_APPROVAL_RECHECKS_PER_RUN: '1',
+      });
+      const { api_key } = await newTenant();
+      const c = as(api_key, other.stack.baseUrl);
+      const dispatched = await c.post('/v1/runs', {
+        agent: 'playbook',
+        input: {
+          steps: [{ tool: 'billing.credits_balance', requires_approval: true }, { tool: 'billing.credits_balance' }],
+        },
+      });
+      expect(dispatched.status, dispatched.text).to.equal(202);
+      const id = dispatched.body.execution_id;
+      const handle = other.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`);
+      const waiting = await runUntil(c, id, (run) => run.approvals.length > 0, 'the approval');
+      const first = (await handle.describe()).runId;
+      await eventually(async () => (await handle.describe()).runId !== first, { what: 'a continued run' });
+      const resolved = await c.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+        decision: 'APPROVED',
+      });
+      expect(resolved.status, resolved.text).to.equal(200);
+      expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+      // The last run, and the run it continued from (which ends in ContinuedAsNew).
+      const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      const before = started?.continuedExecutionRunId;
+      expect(before).to.be.a('string');
+      await record('run-playbook-continued-before', `run-${id}`, other.stack, before!);
+      await record('run-playbook-continued-last', `run-${id}`, other.stack);
+    });
   });
 });

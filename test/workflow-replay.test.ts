@@ -23,7 +23,10 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'merge-review-approved.json',
       'prompt-both-local.json',
       'run-llm-local.json',
+      'run-llm-openai.json',
       'run-playbook-approved.json',
+      'run-playbook-continued-before.json',
+      'run-playbook-continued-last.json',
       'run-playbook-rejected.json',
     ]);
   });

@@ -492,7 +492,7 @@ export interface paths {
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
@@ -1325,7 +1325,7 @@ export interface components {
       updated_at: string;
     };
     RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …) or `approval_rejected`. */
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
       code: string;
       message: string;
       /** @description The step that failed (0-based), when one did. */
@@ -9330,7 +9330,7 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */

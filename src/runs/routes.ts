@@ -36,7 +36,11 @@ export const runRoutes = (runs: RunService) => [
       'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. ' +
       '`agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to ' +
       `${LIMITS.runs.llm.maxSteps} calls, default ${LIMITS.runs.llm.defaultMaxSteps}), its calls wait for approval ` +
-      'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output.',
+      'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model ' +
+      'is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, ' +
+      '`ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or ' +
+      'with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED ' +
+      '(`upstream_unavailable`).',
     tags: ['runs'],
     scope: 'runs:write',
     status: 202,

@@ -75,7 +75,10 @@ export const RunErrorBody = z
   .object({
     code: z
       .string()
-      .describe('A domain error code (`validation_failed`, `insufficient_credits` …) or `approval_rejected`.'),
+      .describe(
+        'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an ' +
+          'llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
+      ),
     message: z.string(),
     step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),
   })
