@@ -145,6 +145,24 @@ describe('runs: the llm agent on OpenAI tool calling (fake OpenAI-compatible ser
     expect(JSON.parse(toolMessage(last).content)).to.have.property('session_id');
   });
 
+  it('offers only the tools the run’s credential may call; calling another is an unknown tool', async () => {
+    const tenant = await newTenant(5);
+    const scopes = ['runs:write', 'runs:read', 'capabilities:read'];
+    const key = (await client(tenant.user_jwt).post('/v1/auth/me/api-keys', { name: 'reader', scopes })).body.token;
+    const c = client(key);
+    const goal = 'Start a session, if you may';
+    scriptRun(goal, [{ name: 'agent_start_session', arguments: '{"name": "x"}' }, { answer: 'I may not.' }]);
+    const dispatched = await c.post('/v1/runs', { agent: 'llm', input: { goal, approval: 'none' } });
+    const run = await finished(c, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps.map((step: any) => [step.tool, step.status, step.error?.message])).to.deep.equal([
+      ['agent_start_session', 'FAILED', 'Unknown tool agent_start_session'],
+    ]);
+    const offered = requestsOf(goal)[0]!.body.tools.map((tool: any) => tool.function.name);
+    expect(offered).to.include('ontology_search');
+    expect(offered).to.not.include('agent_start_session');
+  });
+
   it('a model call that keeps failing ends the run FAILED with a structured error, not a hang', async () => {
     const tenant = await newTenant(5);
     const c = client(tenant.api_key);

@@ -496,14 +496,19 @@ export function createRunService(deps: {
       });
       if (seen.move) return seen.move;
       const { run, history } = seen;
+      // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
+      const callable = (name: string) => {
+        const tool = tools.get(name);
+        return tool && run.principal.scopes.includes(scopeFor(tool)) ? tool : undefined;
+      };
       const move = await deps.agentModel.next({
         goal: String(run.input.goal ?? ''),
-        tools: describedTools.filter((tool) => run.principal.scopes.includes(scopeFor(tools.get(tool.name)!))),
+        tools: describedTools.filter((tool) => callable(tool.name)),
         history,
       });
       if (move.kind === 'final') return move;
 
-      const tool = tools.get(move.tool);
+      const tool = callable(move.tool);
       const parsed = tool && !move.refusal ? (tool.input as z.ZodType).safeParse(move.input) : null;
       const refusal = !tool
         ? `Unknown tool ${move.tool}`
