@@ -205,7 +205,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
     schema: { type: 'integer', minimum: 1 },
   });
   registry.registerComponent('headers', 'WWWAuthenticate', {
-    description: 'The scheme to authenticate with: `Bearer`.',
+    description: 'The scheme to authenticate with: `Bearer realm="weft"`.',
     schema: { type: 'string' },
   });
   const workspaceId = z
