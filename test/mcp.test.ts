@@ -65,7 +65,7 @@ describe('MCP server (/mcp)', () => {
     expect(byName.get('agent_start_session')!.annotations).to.include({ idempotentHint: false });
   });
 
-  it('runs a read tool like POST /v1/cap: the same result, the same credit, as structured content and text', async () => {
+  it('runs a read tool like POST /v1/cap: same result, same credit, as structured content and text', async () => {
     const tenant = await newTenant(10);
     for (const name of ['Ada Lovelace', 'Ada Byron', 'Charles Babbage'])
       await createNode(tenant.api_key, 'person', name);
@@ -100,7 +100,7 @@ describe('MCP server (/mcp)', () => {
     expect(row).to.deep.equal({ workspace_id: tenant.workspace_id, name: 'over mcp' });
   });
 
-  it('replays a write tool for a repeated _meta["weft/idempotencyKey"], and refuses the key on another body', async () => {
+  it('replays a write tool for a repeated _meta["weft/idempotencyKey"]; refuses the key on another body', async () => {
     const tenant = await newTenant();
     const { client } = await connect(tenant.api_key);
     const key = { 'weft/idempotencyKey': 'mcp-run-1' };
@@ -163,6 +163,10 @@ describe('MCP server (/mcp)', () => {
       status: 402,
       detail: { error: 'insufficient_credits', kind: 'ontology.search.hybrid', required: 1, available: 0 },
     });
+    const ledger = await getStack().ownerDataSource.query(`SELECT id FROM credit_ledger WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
+    expect(ledger).to.deep.equal([]);
   });
 
   it('an unknown tool is a protocol error (invalid params), not a tool result', async () => {
@@ -242,8 +246,45 @@ describe('MCP server (/mcp)', () => {
     ]);
   });
 
-  it('is stateless: GET (no server-sent stream) answers 405', async () => {
+  it('is stateless: a bare tools/call POST needs no initialize first, and GET answers 405', async () => {
     const tenant = await newTenant();
+    const headers = {
+      authorization: `Bearer ${tenant.api_key}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    };
+    const message = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'billing_credits_balance', arguments: {} },
+    };
+    const bare = await fetch(`${getStack().baseUrl}/mcp`, { method: 'POST', headers, body: JSON.stringify(message) });
+    expect(bare.status).to.equal(200);
+    expect(bare.headers.get('content-type')).to.match(/^application\/json/);
+    expect(bare.headers.get('mcp-session-id')).to.equal(null);
+    expect(bare.headers.get('x-request-id')).to.be.a('string');
+    const answer = await bare.json();
+    expect(answer).to.include({ jsonrpc: '2.0', id: 7 });
+    expect(answer.result.structuredContent).to.deep.equal({ balance: 0, locked: false });
+
+    const jsonOnly = await fetch(`${getStack().baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json' },
+      body: JSON.stringify(message),
+    });
+    expect(jsonOnly.status).to.equal(406);
+    expect((await jsonOnly.json()).error.code).to.equal(-32000);
+
+    const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    const accepted = await fetch(`${getStack().baseUrl}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(notification),
+    });
+    expect(accepted.status).to.equal(202);
+    expect(await accepted.text()).to.equal('');
+
     const response = await fetch(`${getStack().baseUrl}/mcp`, {
       headers: { authorization: `Bearer ${tenant.api_key}`, accept: 'text/event-stream' },
     });

@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+// The Web-standard transport (Request in, Response out) rather than the Node one: Koa keeps the response.
+import * as streamableHttp from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
@@ -140,7 +141,7 @@ export function createMcpService(deps: {
      */
     async handle(request: Request, body: unknown, call: McpCall): Promise<Response> {
       const server = serverFor(call);
-      const transport = new WebStandardStreamableHTTPServerTransport({
+      const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
