@@ -248,9 +248,10 @@ describe('MCP server (/mcp)', () => {
 
   it('is stateless: a bare tools/call POST needs no initialize first, and GET answers 405', async () => {
     const tenant = await newTenant();
+    const accept = 'application/json, text/event-stream';
     const headers = {
       authorization: `Bearer ${tenant.api_key}`,
-      accept: 'application/json, text/event-stream',
+      accept,
       'content-type': 'application/json',
     };
     const message = {
@@ -259,22 +260,21 @@ describe('MCP server (/mcp)', () => {
       method: 'tools/call',
       params: { name: 'billing_credits_balance', arguments: {} },
     };
-    const bare = await fetch(`${getStack().baseUrl}/mcp`, { method: 'POST', headers, body: JSON.stringify(message) });
+    // Through the helper that checks each answer against the OpenAPI document (McpResponse, JsonRpcError).
+    const bare = await request('POST', '/mcp', { token: tenant.api_key, body: message, headers: { accept } });
     expect(bare.status).to.equal(200);
     expect(bare.headers.get('content-type')).to.match(/^application\/json/);
     expect(bare.headers.get('mcp-session-id')).to.equal(null);
     expect(bare.headers.get('x-request-id')).to.be.a('string');
-    const answer = await bare.json();
-    expect(answer).to.include({ jsonrpc: '2.0', id: 7 });
-    expect(answer.result.structuredContent).to.deep.equal({ balance: 0, locked: false });
-
-    const jsonOnly = await fetch(`${getStack().baseUrl}/mcp`, {
-      method: 'POST',
-      headers: { ...headers, accept: 'application/json' },
-      body: JSON.stringify(message),
+    expect(bare.body).to.include({ jsonrpc: '2.0', id: 7 });
+    expect(bare.body.result.structuredContent).to.deep.equal({ balance: 0, locked: false });
+    const jsonOnly = await request('POST', '/mcp', {
+      token: tenant.api_key,
+      body: message,
+      headers: { accept: 'application/json' },
     });
     expect(jsonOnly.status).to.equal(406);
-    expect((await jsonOnly.json()).error.code).to.equal(-32000);
+    expect(jsonOnly.body.error.code).to.equal(-32000);
 
     const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
     const accepted = await fetch(`${getStack().baseUrl}/mcp`, {

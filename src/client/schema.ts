@@ -1451,6 +1451,34 @@ export interface components {
       decision: "APPROVED" | "REJECTED";
       notes?: string;
     };
+    /** @description The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error. */
+    McpResponse: ({
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id: string | number | null;
+      result?: {
+        [key: string]: unknown;
+      };
+      error?: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
+      [key: string]: unknown;
+    }) | (({
+        /** @enum {string} */
+        jsonrpc: "2.0";
+        id: string | number | null;
+        result?: {
+          [key: string]: unknown;
+        };
+        error?: {
+          code: number;
+          message: string;
+          data?: unknown;
+        };
+        [key: string]: unknown;
+      })[]);
     JsonRpcError: {
       /** @enum {string} */
       jsonrpc: "2.0";
@@ -10304,7 +10332,7 @@ export interface operations {
           "X-Correlation-Id": components["headers"]["CorrelationId"];
         };
         content: {
-          "application/json": string;
+          "application/json": components["schemas"]["McpResponse"];
         };
       };
       /** @description The body is not well-formed JSON */

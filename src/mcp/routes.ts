@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../platform/api/errors';
 import { defineRoute } from '../platform/api/route';
-import { JsonRpcErrorBody, McpRequestBody } from './schemas';
+import { JsonRpcErrorBody, McpRequestBody, McpResponseBody } from './schemas';
 import type { McpService } from './service';
 
 /** The request headers the Streamable HTTP transport reads; the credential was checked before it runs. */
@@ -52,7 +52,7 @@ export const mcpRoutes = (mcp: McpService) => [
     tags: ['mcp'],
     body: McpRequestBody,
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-    produces: 'application/json',
+    produces: { 'application/json': McpResponseBody },
     errors: {
       406: {
         description: 'The client does not accept both `application/json` and `text/event-stream`',

@@ -26,3 +26,15 @@ export const JsonRpcErrorBody = z
     error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
   })
   .meta({ id: 'JsonRpcError' });
+
+const JsonRpcResult = z.looseObject({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
+
+export const McpResponseBody = z
+  .union([JsonRpcResult, z.array(JsonRpcResult)])
+  .describe('The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error.')
+  .meta({ id: 'McpResponse' });
