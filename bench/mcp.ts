@@ -8,8 +8,10 @@
  *   (JSON-RPC parsing, a fresh stateless server and transport per request, the SDK's client-side
  *   output-schema validation);
  * - `ontology.search` (k10 over `--nodes` embedded nodes): a paid tool doing real work.
- * Also the client's connect (initialize, the initialized notification, the GET that answers 405)
- * against one bare authenticated GET. Data goes into weft_bench through the owner connection.
+ * Also `billing.credits_balance` as a hand-written JSON-RPC POST (the server's share without the SDK
+ * client's parsing and validation), and the client's connect (initialize, the initialized
+ * notification, the GET that answers 405) against one bare authenticated GET. The client and the
+ * server share one process. Data goes into weft_bench through the owner connection.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -108,6 +110,18 @@ export async function run(args: string[]): Promise<void> {
   const pick = <T>(list: readonly T[], i: number) => list[i % list.length]!;
   const queries = WORDS.map((word, i) => `${word} ${WORDS[(i + 3) % WORDS.length]}`);
 
+  // The server's share alone: the same call as one hand-written JSON-RPC POST, without the SDK's client.
+  const rawCall = async (name: string, input: Record<string, unknown>) => {
+    const response = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: input } }),
+    });
+    const answer = (await response.json()) as { result?: { isError?: boolean } };
+    if (response.status !== 200 || !answer.result || answer.result.isError) throw new Error(JSON.stringify(answer));
+    return answer;
+  };
+
   const ops = [
     {
       name: 'billing_credits_balance via /mcp',
@@ -120,6 +134,12 @@ export async function run(args: string[]): Promise<void> {
       subject: (i: number) => tool('ontology_search', { query: pick(queries, i), top_k: 10 }),
       anchorName: 'POST /v1/cap/ontology.search (k10)',
       anchor: (i: number) => http('POST', '/v1/cap/ontology.search', { query: pick(queries, i), top_k: 10 }),
+    },
+    {
+      name: 'billing_credits_balance, raw JSON-RPC POST /mcp',
+      subject: () => rawCall('billing_credits_balance', {}),
+      anchorName: 'POST /v1/cap/billing.credits_balance',
+      anchor: () => http('POST', '/v1/cap/billing.credits_balance', {}),
     },
     {
       name: 'MCP client connect (initialize)',

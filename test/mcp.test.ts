@@ -153,6 +153,11 @@ describe('MCP server (/mcp)', () => {
     ]);
     expect(sessions).to.deep.equal([]);
     expect((await call(client, 'billing_credits_balance')).isError).to.not.equal(true);
+    // Nodes as resources need ontology:read, which this key lacks.
+    const node = await createNode(tenant.api_key, 'thing', 'visible with ontology:read');
+    const unread = await client.readResource({ uri: `weft://nodes/${node}` }).catch((caught: unknown) => caught);
+    expect(unread).to.be.instanceOf(McpError);
+    expect((unread as McpError).code).to.equal(-32600);
   });
 
   it('answers a credit shortfall as isError with the 402 detail, nothing charged', async () => {

@@ -125,9 +125,15 @@ export function createMcpService(deps: {
         const node = await nodes.get(principal, nodeId.toLowerCase());
         return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(node) }] };
       } catch (error) {
+        const described = describeError(error);
         // Another workspace's node is not found either (RLS): ids reveal nothing.
-        if (describeError(error)?.status === 404) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
-        throw error;
+        if (described?.status === 404) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+        // The SDK would send an error's own message: never the inner text of an unexpected one.
+        if (!described || described.status >= 500) logger.error({ err: error, uri }, 'mcp resource read failed');
+        const status = described?.status ?? 500;
+        const detail = described?.detail ?? 'Internal server error';
+        const code = status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidRequest;
+        throw new McpError(code, typeof detail === 'string' ? detail : `Refused (${status})`, { uri, status, detail });
       }
     });
     return server;
