@@ -23,6 +23,8 @@ import type { TraversalService } from './graph/traversal-service';
 import { createTraversalService } from './graph/traversal-service';
 import type { ImportanceService } from './importance/service';
 import { createImportanceService } from './importance/service';
+import type { McpService } from './mcp/service';
+import { createMcpService } from './mcp/service';
 import type { McpTokenService } from './mcp-tokens/service';
 import { createMcpTokenService } from './mcp-tokens/service';
 import type { MergeService } from './merges/service';
@@ -101,6 +103,8 @@ export interface Runtime {
     capabilityKeys: KeyPurger;
     /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
     runs: RunService;
+    /** The MCP server at `/mcp`: the same registry as MCP tools. */
+    mcp: McpService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -127,7 +131,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs'> = {
+  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'mcp'> = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
@@ -183,6 +187,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
         approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
+      mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
     },
     embeddings,
     async close() {

@@ -74,3 +74,48 @@ export function markdownTable(rows: { subject: Measurement; anchor?: Measurement
   }
   return lines.join('\n');
 }
+
+/**
+ * One client alternating subject and anchor request by request (the order flipped each time), so
+ * both see the same machine load: their p50s and the median of the per-pair differences.
+ */
+export async function pairedOverhead(
+  subject: (i: number) => Promise<unknown>,
+  anchor: (i: number) => Promise<unknown>,
+  durationMs: number,
+): Promise<{ subjectP50: number; anchorP50: number; medianDifference: number; pairs: number }> {
+  const time = async (operation: (i: number) => Promise<unknown>, i: number) => {
+    const t0 = process.hrtime.bigint();
+    await operation(i);
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  const subjects: number[] = [];
+  const anchors: number[] = [];
+  const differences: number[] = [];
+  const end = Date.now() + durationMs;
+  for (let i = 0; Date.now() < end; i++) {
+    let s: number;
+    let a: number;
+    if (i % 2 === 0) {
+      s = await time(subject, i);
+      a = await time(anchor, i);
+    } else {
+      a = await time(anchor, i);
+      s = await time(subject, i);
+    }
+    subjects.push(s);
+    anchors.push(a);
+    differences.push(s - a);
+  }
+  const median = (values: number[]) =>
+    percentile(
+      [...values].sort((x, y) => x - y),
+      50,
+    );
+  return {
+    subjectP50: median(subjects),
+    anchorP50: median(anchors),
+    medianDifference: median(differences),
+    pairs: differences.length,
+  };
+}

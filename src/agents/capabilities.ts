@@ -56,6 +56,7 @@ export const agentCapabilities = (deps: {
         'A failure with an error_signature joins a failure cluster',
       input: schemas.EndSessionInput,
       output: schemas.EndSessionOutput,
+      repeatSafe: true,
       example: {
         session_id: '3f2b8c1e-6a47-4d2b-9c1e-5b7a0d4e8f21',
         outcome: 'failed',
@@ -95,6 +96,7 @@ export const agentCapabilities = (deps: {
       description: 'Releases an active claim; only its opener may (403). Idempotent on released or abandoned claims',
       input: schemas.ReleaseClaimInput,
       output: schemas.ReleaseClaimOutput,
+      repeatSafe: true,
       example: { claim_id: '5a7c9e1b-2d4f-4a6c-8e0b-1f3d5b7a9c2e' },
       errors: { 403: 'not_claim_owner: only the user who opened the claim may release it', 404: 'claim_not_found' },
       handler: ({ m, principal }, input) => agents.releaseClaim(m, actorOf(principal), input.claim_id),

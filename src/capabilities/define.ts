@@ -46,6 +46,11 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
   example: z.input<I>;
   /** The tool's own outcomes besides success (403, 404, 409 …), for the OpenAPI document. */
   errors?: Partial<Record<number, string>>;
+  /**
+   * A write tool whose repeat with the same input changes nothing more, key or no key (MCP's
+   * `idempotentHint`). Every write tool replays a repeated Idempotency-Key; this says more.
+   */
+  repeatSafe?: true;
 }
 
 /**

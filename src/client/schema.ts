@@ -552,6 +552,13 @@ export interface paths {
      */
     post: operations["resolveApproval"];
   };
+  "/mcp": {
+    /**
+     * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
+     * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.
+     */
+    post: operations["mcpMessage"];
+  };
   "/v1/openapi.json": {
     /**
      * The OpenAPI 3.1 document
@@ -1444,6 +1451,64 @@ export interface components {
       decision: "APPROVED" | "REJECTED";
       notes?: string;
     };
+    /** @description The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error. */
+    McpResponse: ({
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id: string | number | null;
+      result?: {
+        [key: string]: unknown;
+      };
+      error?: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
+      [key: string]: unknown;
+    }) | (({
+        /** @enum {string} */
+        jsonrpc: "2.0";
+        id: string | number | null;
+        result?: {
+          [key: string]: unknown;
+        };
+        error?: {
+          code: number;
+          message: string;
+          data?: unknown;
+        };
+        [key: string]: unknown;
+      })[]);
+    JsonRpcError: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id: string | number | null;
+      error: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
+    };
+    /** @description A JSON-RPC 2.0 message of the Model Context Protocol (`initialize`, `tools/list`, `tools/call`, `resources/read`, …), or a batch of them from clients of protocol version 2025-03-26. */
+    McpMessage: ({
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id?: string | number;
+      method?: string;
+      params?: {
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    }) | (({
+        /** @enum {string} */
+        jsonrpc: "2.0";
+        id?: string | number;
+        method?: string;
+        params?: {
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      })[]);
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
       openapi: string;
@@ -1461,7 +1526,7 @@ export interface components {
     CorrelationId: string;
     /** @description Seconds after which a retry may succeed. */
     RetryAfter: number;
-    /** @description The scheme to authenticate with: `Bearer`. */
+    /** @description The scheme to authenticate with: `Bearer realm="weft"`. */
     WWWAuthenticate: string;
   };
   pathItems: never;
@@ -10159,6 +10224,156 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
+   * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.
+   */
+  mcpMessage: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "jsonrpc": "2.0",
+         *   "id": 1,
+         *   "method": "tools/list",
+         *   "params": {}
+         * }
+         */
+        "application/json": components["schemas"]["McpMessage"];
+      };
+    };
+    responses: {
+      /** @description The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["McpResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The client does not accept both `application/json` and `text/event-stream` */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["JsonRpcError"];
         };
       };
       /** @description The body is larger than 1mb */

@@ -5,6 +5,7 @@ import { apiKeyRoutes } from '../../api-keys/routes';
 import { capabilityRoutes } from '../../capabilities/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
+import { mcpOtherMethods, mcpRoutes } from '../../mcp/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
 import { mergeRoutes } from '../../merges/routes';
 import { ontologyConfigRoutes } from '../../ontology-config/routes';
@@ -37,6 +38,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
+    ...mcpRoutes(runtime.services.mcp),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }
@@ -70,6 +72,7 @@ export function createApp(runtime: Runtime): Koa {
       },
     }),
   );
+  app.use(mcpOtherMethods());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
   app.use(async (ctx) => {

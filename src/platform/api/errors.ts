@@ -84,7 +84,8 @@ interface Answer {
 
 function answerFor(error: DomainError): Answer {
   const headers: Record<string, string> = {};
-  if (error.code === 'unauthenticated') headers['WWW-Authenticate'] = 'Bearer';
+  // RFC 6750's challenge; no `resource_metadata` (RFC 9728): Weft runs no OAuth authorization server.
+  if (error.code === 'unauthenticated') headers['WWW-Authenticate'] = 'Bearer realm="weft"';
   if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
   // An internal error's detail is never the inner text.
   const detail = error.code === 'internal' ? 'Internal server error' : error.detail;

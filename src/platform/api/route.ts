@@ -75,8 +75,11 @@ interface RouteFields<
   response?: R;
   /** Headers of the success response besides the trace headers (documentation only). */
   responseHeaders?: Record<string, ResponseHeader>;
-  /** The success body's media types when it is not JSON (documentation only). */
-  produces?: string | readonly string[];
+  /**
+   * The success body's media types when it is not JSON (documentation only); or media type → schema
+   * when the handler writes the body itself rather than returning it (`POST /mcp`).
+   */
+  produces?: string | readonly string[] | Readonly<Record<string, z.ZodType>>;
   /**
    * Route-specific outcomes: status → description (or description and body). The statuses every
    * route of its kind can return (401, 403, 404 for `workspace_id`, 413, 422, 429 …) are added by

@@ -124,12 +124,22 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   const refine = (status: number, generic: string) => [ownText(status), generic].filter(Boolean).join('; or ');
 
   const status = route.status ?? 200;
-  const produces = typeof route.produces === 'string' ? [route.produces] : (route.produces ?? []);
+  const declared = route.produces;
+  const produces: Record<string, z.ZodType> =
+    declared === undefined
+      ? {}
+      : typeof declared === 'string'
+        ? { [declared]: z.string() }
+        : Array.isArray(declared)
+          ? Object.fromEntries((declared as readonly string[]).map((type) => [type, z.string()]))
+          : { ...(declared as Readonly<Record<string, z.ZodType>>) };
   responses[status] = {
     description: route.summary,
     headers: { ...TRACE_HEADERS, ...(route.responseHeaders ?? {}) },
     ...(route.response ? { content: json(route.response) } : {}),
-    ...(produces.length ? { content: Object.fromEntries(produces.map((type) => [type, { schema: z.string() }])) } : {}),
+    ...(Object.keys(produces).length
+      ? { content: Object.fromEntries(Object.entries(produces).map(([type, schema]) => [type, { schema }])) }
+      : {}),
   };
 
   const hasInput = route.params || route.query || route.body || !route.public;
@@ -205,7 +215,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
     schema: { type: 'integer', minimum: 1 },
   });
   registry.registerComponent('headers', 'WWWAuthenticate', {
-    description: 'The scheme to authenticate with: `Bearer`.',
+    description: 'The scheme to authenticate with: `Bearer realm="weft"`.',
     schema: { type: 'string' },
   });
   const workspaceId = z

@@ -16,6 +16,7 @@ export const API_TAGS = {
   capabilities: 'Agent tools mounted as POST /v1/cap/<tool-name>, with idempotency and a credit envelope.',
   'capabilities:read': 'Capabilities that only read.',
   'capabilities:write': 'Capabilities that change state; replayable with an Idempotency-Key.',
+  mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
   runs: 'Agent runs: dispatch and follow executions.',
   approvals: 'Human approvals that suspended runs wait on.',
   triggers: 'Signed inbound webhooks that start runs.',

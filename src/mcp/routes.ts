@@ -1,0 +1,75 @@
+import type { Context, Middleware } from 'koa';
+import { HttpError } from '../platform/api/errors';
+import { defineRoute } from '../platform/api/route';
+import { JsonRpcErrorBody, McpRequestBody, McpResponseBody } from './schemas';
+import type { McpService } from './service';
+
+/** The request headers the Streamable HTTP transport reads; the credential was checked before it runs. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+function webRequestOf(ctx: Context): Request {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = ctx.get(name);
+    if (value) headers.set(name, value);
+  }
+  return new Request(new URL(ctx.originalUrl, 'http://weft.invalid'), { method: ctx.method, headers });
+}
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * Streamable HTTP says a server without a server-sent stream answers GET with 405, and a stateless
+ * one has no session to DELETE; the MCP clients take 405 as "no stream" and carry on.
+ */
+export function mcpOtherMethods(): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== MCP_PATH || ctx.method === 'POST') return next();
+    ctx.set('Allow', 'POST');
+    throw new HttpError(405, 'Method not allowed: the MCP server is stateless and answers POST only');
+  };
+}
+
+/**
+ * `POST /mcp`: the MCP server's Streamable HTTP endpoint, stateless (no `Mcp-Session-Id`; GET and
+ * DELETE answer 405). Authentication and the rate limit are the API's (`mountRoutes`); each tool
+ * call then needs its tool's scope, exactly as `POST /v1/cap/<tool>`.
+ */
+export const mcpRoutes = (mcp: McpService) => [
+  defineRoute({
+    method: 'post',
+    path: MCP_PATH,
+    operationId: 'mcpMessage',
+    summary: 'The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools',
+    description:
+      'A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept ' +
+      '`application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may ' +
+      'call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same ' +
+      'handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) ' +
+      'as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a ' +
+      'repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a ' +
+      'body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.',
+    tags: ['mcp'],
+    body: McpRequestBody,
+    example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    produces: { 'application/json': McpResponseBody },
+    errors: {
+      406: {
+        description: 'The client does not accept both `application/json` and `text/event-stream`',
+        body: JsonRpcErrorBody,
+      },
+    },
+    handler: async ({ auth, body, ctx }) => {
+      const response = await mcp.handle(webRequestOf(ctx), body, {
+        principal: auth,
+        // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
+        correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
+      });
+      for (const [name, value] of response.headers) ctx.set(name, value);
+      const text = await response.text();
+      // A 202 has no body; Koa would otherwise write its status text.
+      ctx.body = text === '' ? null : text;
+      ctx.status = response.status;
+    },
+  }),
+];

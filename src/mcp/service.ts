@@ -1,0 +1,165 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+// The Web-standard transport (Request in, Response out) rather than the Node one: Koa keeps the response.
+import * as streamableHttp from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { IdempotencyKey } from '../capabilities/idempotency';
+import type { CapabilityService } from '../capabilities/service';
+import { wireNames } from '../capabilities/wire-names';
+import type { NodeService } from '../graph/node-service';
+import { describeError } from '../platform/api/errors';
+import type { Principal } from '../platform/auth/principal';
+import { isUuid } from '../platform/auth/tokens';
+import { ValidationFailedError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import { API_VERSION } from '../platform/openapi/document';
+import { errorResult, locateInArguments, META, mcpTools, successResult } from './tools';
+
+/** MCP's code for an unknown resource (the specification's `resources/read`, not a JSON-RPC standard code). */
+const RESOURCE_NOT_FOUND = -32002;
+const NODE_URI = /^weft:\/\/nodes\/([^/?#]+)$/;
+
+const INSTRUCTIONS =
+  'Weft is a workspace-scoped knowledge graph for agents. ontology_search and ontology_ask read the graph; ' +
+  'agent_* tools coordinate work (sessions, claims on nodes, findings, decisions). Paid tools say their price; ' +
+  `a refused call is a result with isError and the HTTP status and detail in _meta["${META.error}"]. ` +
+  `Write tools replay their first answer for a repeated _meta["${META.idempotencyKey}"]. ` +
+  'A node is readable as the resource weft://nodes/{node_id}.';
+
+export interface McpCall {
+  principal: Principal;
+  /** The HTTP request's correlation id, used for a single message (a batch lets each call have its own). */
+  correlationId?: string;
+}
+
+/**
+ * The MCP server over the capability registry. Stateless: every HTTP request gets a fresh `Server`
+ * and transport bound to the caller, since every tool call is one request/response and the
+ * credential is checked on each request anyway; nothing is kept between requests.
+ */
+export function createMcpService(deps: {
+  capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke'>;
+  nodes: Pick<NodeService, 'get'>;
+  logger: Logger;
+}) {
+  const { capabilities, nodes, logger } = deps;
+  const tools = mcpTools(capabilities.tools, capabilities.describe());
+  wireNames(tools.map((tool) => tool.capability)); // throws at start-up when two names would collide
+  const byWireName = new Map(tools.map((tool) => [tool.definition.name, tool]));
+
+  /** The status and detail `/v1/cap` would answer; an unexpected error is logged and told as a bare 500. */
+  function refusal(error: unknown, tool: string): CallToolResult {
+    const described =
+      error instanceof ValidationFailedError
+        ? describeError(new ValidationFailedError(locateInArguments(error.issues)))
+        : describeError(error);
+    if (!described || described.status >= 500) logger.error({ err: error, tool }, 'mcp tool call failed');
+    return errorResult(described?.status ?? 500, described?.detail ?? 'Internal server error');
+  }
+
+  function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
+    const value = meta?.[META.idempotencyKey];
+    if (value === undefined) return undefined;
+    const parsed = IdempotencyKey.safeParse(value);
+    if (parsed.success) return parsed.data;
+    throw new ValidationFailedError([
+      { loc: ['_meta', META.idempotencyKey], msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' },
+    ]);
+  }
+
+  function serverFor(call: McpCall): Server {
+    const { principal } = call;
+    const server = new Server(
+      { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION },
+      { capabilities: { tools: { listChanged: false }, resources: {} }, instructions: INSTRUCTIONS },
+    );
+
+    // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: tools.filter((tool) => principal.scopes.has(tool.scope)).map((tool) => tool.definition),
+    }));
+
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const { name, arguments: input, _meta } = request.params;
+      const tool = byWireName.get(name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
+      try {
+        const outcome = await capabilities.invoke(principal, tool.capability, input ?? {}, {
+          idempotencyKey: idempotencyKeyOf(_meta),
+          correlationId: call.correlationId,
+        });
+        return successResult(outcome);
+      } catch (error) {
+        return refusal(error, tool.capability);
+      }
+    });
+
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [
+        {
+          uriTemplate: 'weft://nodes/{node_id}',
+          name: 'node',
+          title: 'A node of the workspace graph',
+          description: 'A live node as GET /v1/ontology/nodes/{node_id} answers it (needs ontology:read).',
+          mimeType: 'application/json',
+        },
+      ],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const { uri } = request.params;
+      const nodeId = NODE_URI.exec(uri)?.[1];
+      if (!nodeId || !isUuid(nodeId)) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+      if (!principal.scopes.has('ontology:read')) {
+        throw new McpError(ErrorCode.InvalidRequest, 'Missing scope ontology:read', { uri });
+      }
+      try {
+        const node = await nodes.get(principal, nodeId.toLowerCase());
+        return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(node) }] };
+      } catch (error) {
+        const described = describeError(error);
+        // Another workspace's node is not found either (RLS): ids reveal nothing.
+        if (described?.status === 404) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+        // The SDK would send an error's own message: never the inner text of an unexpected one.
+        if (!described || described.status >= 500) logger.error({ err: error, uri }, 'mcp resource read failed');
+        const status = described?.status ?? 500;
+        const detail = described?.detail ?? 'Internal server error';
+        const code = status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidRequest;
+        throw new McpError(code, typeof detail === 'string' ? detail : `Refused (${status})`, { uri, status, detail });
+      }
+    });
+    return server;
+  }
+
+  return {
+    /**
+     * Answers one HTTP request of the Streamable HTTP transport (the SDK checks the headers and
+     * the JSON-RPC shape, and negotiates the protocol version) as JSON, never as an SSE stream:
+     * no tool reports progress, so a plain response is simpler for every client.
+     */
+    async handle(request: Request, body: unknown, call: McpCall): Promise<Response> {
+      const server = serverFor(call);
+      const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      try {
+        await server.connect(transport);
+        return await transport.handleRequest(request, { parsedBody: body });
+      } finally {
+        // The JSON answer is complete once handleRequest resolves; nothing outlives the request.
+        await server.close();
+      }
+    },
+  };
+}
+
+export type McpService = ReturnType<typeof createMcpService>;
