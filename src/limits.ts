@@ -92,4 +92,6 @@ export const LIMITS = {
     llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
     approvalRecheckSeconds: 60,
   },
+  // Issue 16: `GET /v1/billing/ledger` pages by this.
+  ledger: { list: { default: 50, max: 200 } },
 } as const;
