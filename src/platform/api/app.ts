@@ -3,6 +3,8 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
 import { capabilityRoutes } from '../../capabilities/routes';
+import { consoleRoutes } from '../../console/routes';
+import { creditRoutes } from '../../credits/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
@@ -37,6 +39,8 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
+    ...creditRoutes(runtime.services.credits),
+    ...consoleRoutes(runtime.config),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

@@ -16,6 +16,8 @@ export const API_TAGS = {
   capabilities: 'Agent tools mounted as POST /v1/cap/<tool-name>, with idempotency and a credit envelope.',
   'capabilities:read': 'Capabilities that only read.',
   'capabilities:write': 'Capabilities that change state; replayable with an Idempotency-Key.',
+  billing: 'The tenant’s credit balance and the workspace’s credit ledger.',
+  console: 'The reviewer console: a browser page over this API (approvals, merges, runs, graph, credits).',
   runs: 'Agent runs: dispatch and follow executions.',
   approvals: 'Human approvals that suspended runs wait on.',
   triggers: 'Signed inbound webhooks that start runs.',
