@@ -208,16 +208,28 @@ describe('reviewer console: in a browser', function () {
     expect(api.body.status).to.equal('SUCCEEDED');
 
     await page.evaluate("location.hash = '#/runs'");
-    await until(page, `document.querySelector('tr[data-execution-id="${run.executionId}"]')`);
+    const row = `tr[data-execution-id="${run.executionId}"]`;
+    await until(page, `document.querySelector('${row}')`);
     await shot(page, 'runs');
+    await page.select('#run-status', 'FAILED');
+    await until(
+      page,
+      `!document.querySelector('${row}') && document.querySelector('main').textContent.includes('No runs.')`,
+    );
+    await page.select('#run-status', 'SUCCEEDED');
+    await until(page, `document.querySelector('${row}')`);
   });
 
-  it('approvals: a decision someone else made first is a plain 409, and the run is not changed', async () => {
+  it('approvals: a new approval appears by itself; one someone else resolved first is a plain 409', async () => {
     const t = await newTenant(10);
-    const run = await dispatchApprovalRun(t);
     const page = await signIn(t.api_key);
+    await until(page, "!document.querySelector('p.empty').hidden");
+    const run = await dispatchApprovalRun(t);
     const card = `article[data-approval-id="${run.approvalId}"]`;
+    // No reload: the inbox refreshes itself.
     await until(page, `document.querySelector('${card}')`);
+    // The notes typed keep the card on screen when a refresh finds it resolved elsewhere.
+    await page.type(`${card} textarea`, 'Looks fine to me.');
     const other = await as(t.user_jwt).post(`/v1/approvals/${run.approvalId}/resolve`, { decision: 'REJECTED' });
     expect(other.status, other.text).to.equal(200);
 

@@ -5,7 +5,8 @@ const REFRESH_MS = 5000;
 
 /**
  * Pending approvals, newest first, refreshed every few seconds. Cards are kept by approval id, so a
- * refresh never wipes notes being typed; a card that shows an outcome stays until dismissed.
+ * refresh never wipes notes being typed. An untouched card whose approval was resolved elsewhere
+ * disappears; one with notes typed, or showing an outcome, stays until dismissed.
  */
 export function approvalsView(main) {
   const status = h('p', { class: 'muted' });
@@ -21,7 +22,7 @@ export function approvalsView(main) {
       if (stopped) return;
       const ids = new Set(approvals.map((approval) => approval.approval_id));
       for (const [id, card] of cards) {
-        if (!ids.has(id) && !card.element.classList.contains('settled')) {
+        if (!ids.has(id) && card.noLongerPending()) {
           card.element.remove();
           cards.delete(id);
         }
@@ -130,7 +131,16 @@ function approvalCard(approval, forget) {
       fill(decisions, h('span', { class: 'error' }, `Could not load the run: ${error.message}`));
     }
   }
-  return { element, refreshDecisions };
+  const stale = h('p', { class: 'stale', hidden: true }, 'No longer pending: resolved elsewhere, or its run ended.');
+  element.insertBefore(stale, message.element);
+  /** Whether the card may go now that its approval is no longer pending (else it says why it stays). */
+  function noLongerPending() {
+    if (element.classList.contains('settled')) return false;
+    if (!notes.value.trim()) return true;
+    stale.hidden = false;
+    return false;
+  }
+  return { element, refreshDecisions, noLongerPending };
 }
 
 /** A DECISION step; a superseded one is struck through. */
