@@ -158,7 +158,7 @@ describe('reviewer console: in a browser', function () {
     expect(await textOf(page, '#sign-in-error')).to.contain('Your credential was refused');
   });
 
-  it('approvals: shows the step, its input and the run’s decisions; approving lets the run reach SUCCEEDED', async () => {
+  it('approvals: the step, its input and the run’s decisions; approving lets the run reach SUCCEEDED', async () => {
     const t = await newTenant(10);
     const run = await dispatchApprovalRun(t);
     const client = as(t.api_key);
@@ -319,7 +319,8 @@ describe('reviewer console: in a browser', function () {
     await page.type('#graph-search', 'lovel');
     await until(
       page,
-      "[...document.querySelectorAll('#graph-suggestions button')].some((b) => b.textContent.startsWith('Ada Lovelace'))",
+      "[...document.querySelectorAll('#graph-suggestions button')]" +
+        ".some((b) => b.textContent.startsWith('Ada Lovelace'))",
     );
     await page.click('#graph-suggestions button');
     await until(page, `document.getElementById('graph-canvas').dataset.centre === '${ada}'`);

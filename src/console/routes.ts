@@ -87,7 +87,9 @@ export function consoleRoutes(config: Config) {
       path: '/console/assets/{file}',
       operationId: 'getConsoleAsset',
       summary: 'The console’s scripts and style sheet',
-      description: `The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: ${Object.keys(ASSETS).join(', ')}.`,
+      description:
+        "The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: " +
+        `${Object.keys(ASSETS).join(', ')}.`,
       tags,
       public: true,
       params: z.object({ file: z.string().max(100) }),
