@@ -94,4 +94,6 @@ export const LIMITS = {
     approvalRecheckSeconds: 60,
     approvalRechecksPerRun: 200,
   },
+  // Issue 16: `GET /v1/billing/ledger` pages by this.
+  ledger: { list: { default: 50, max: 200 } },
 } as const;

@@ -559,6 +559,29 @@ export interface paths {
      */
     post: operations["mcpMessage"];
   };
+  "/v1/billing/ledger": {
+    /**
+     * The tenant’s balance and the workspace’s credit ledger, newest first, cursor-paged
+     * @description Read-only. Every charge (a negative row) and refund (a positive row linked by `refund_of`) made in the workspace, newest first, with the tenant’s current balance. An operator’s grant is tenant-level, not a row of any workspace, so it shows in `balance` only. `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older rows.
+     *
+     * Requires the `billing:read` scope.
+     */
+    get: operations["listLedger"];
+  };
+  "/console": {
+    /**
+     * The reviewer console (HTML)
+     * @description A single-page app for reviewers: pending approvals, the merge queue, runs with their timelines and audit chains, a graph explorer and the credit ledger. It signs in with an API key or user JWT kept in the tab’s session storage and calls only this API with it. Served with a strict Content-Security-Policy.
+     */
+    get: operations["getConsole"];
+  };
+  "/console/assets/{file}": {
+    /**
+     * The console’s scripts and style sheet
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+     */
+    get: operations["getConsoleAsset"];
+  };
   "/v1/openapi.json": {
     /**
      * The OpenAPI 3.1 document
@@ -1509,6 +1532,35 @@ export interface components {
         };
         [key: string]: unknown;
       })[]);
+    LedgerPage: {
+      /** @description The tenant’s balance now. */
+      balance: number;
+      /** @description A locked account can be charged nothing, whatever its balance. */
+      locked: boolean;
+      entries: components["schemas"]["LedgerEntry"][];
+      /** @description Pass as `cursor` for the next (older) page; null on the last. */
+      next_cursor: string | null;
+    };
+    LedgerEntry: {
+      /** Format: uuid */
+      ledger_id: string;
+      /** @description A credit kind (`ontology.search.hybrid` …); a refund has its reservation’s kind. */
+      kind: string;
+      /** @description Negative: a charge (reservation). Positive: a refund. */
+      amount: number;
+      /**
+       * @description How a charge made before its work ended; null for rows that take no part (refunds, prompts).
+       * @enum {string|null}
+       */
+      settlement: "pending" | "confirmed" | "refunded" | null;
+      /**
+       * Format: uuid
+       * @description A refund: the charge it gives back.
+       */
+      refund_of: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
       openapi: string;
@@ -10440,6 +10492,202 @@ export interface operations {
       };
       /** @description The database or a workflow did not answer in time */
       504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The tenant’s balance and the workspace’s credit ledger, newest first, cursor-paged
+   * @description Read-only. Every charge (a negative row) and refund (a positive row linked by `refund_of`) made in the workspace, newest first, with the tenant’s current balance. An operator’s grant is tenant-level, not a row of any workspace, so it shows in `balance` only. `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older rows.
+   *
+   * Requires the `billing:read` scope.
+   */
+  listLedger: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description `next_cursor` of the previous page. */
+        cursor?: string;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The tenant’s balance and the workspace’s credit ledger, newest first, cursor-paged */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["LedgerPage"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `billing:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The reviewer console (HTML)
+   * @description A single-page app for reviewers: pending approvals, the merge queue, runs with their timelines and audit chains, a graph explorer and the credit ledger. It signs in with an API key or user JWT kept in the tab’s session storage and calls only this API with it. Served with a strict Content-Security-Policy.
+   */
+  getConsole: {
+    responses: {
+      /** @description The reviewer console (HTML) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description Only this origin’s scripts, styles and API. */
+          "Content-Security-Policy"?: string;
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The console’s scripts and style sheet
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+   */
+  getConsoleAsset: {
+    parameters: {
+      path: {
+        file: string;
+      };
+    };
+    responses: {
+      /** @description The console’s scripts and style sheet */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/javascript": string;
+          "text/css": string;
+        };
+      };
+      /** @description No such asset */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

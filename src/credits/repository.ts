@@ -5,6 +5,7 @@ import { InternalError, NotFoundError } from '../platform/errors';
 import { Tenant } from '../tenancy/entities';
 import type { CreditKind } from './costs';
 import { creditCost, isCreditKind } from './costs';
+import type { Settlement } from './entities';
 import { CreditLedgerEntry } from './entities';
 import { InsufficientCreditsError } from './errors';
 
@@ -249,3 +250,27 @@ export async function readCreditBalance(m: EntityManager, tenantId: string): Pro
   if (!tenant) throw new NotFoundError('Tenant not found');
   return { tenant_id: tenant.id, balance: tenant.creditBalance, locked: tenant.locked };
 }
+
+export interface LedgerRowText {
+  id: string;
+  kind: string;
+  amount: number;
+  settlement: Settlement | null;
+  linked_event_id: string | null;
+  created_at_text: string;
+  created_at: Date;
+}
+
+/**
+ * The scope's ledger rows, newest first, keyset-paged on (created_at, id) (raw SQL: the row
+ * comparison). RLS limits them to the workspace: an operator's grant is tenant-level and not among them.
+ */
+export const listLedger = (m: EntityManager, query: { limit: number; after?: { createdAt: string; id: string } }) =>
+  queryRows<LedgerRowText>(
+    m,
+    `SELECT id, kind, amount, settlement, linked_event_id, created_at, created_at::text AS created_at_text
+     FROM credit_ledger
+     WHERE ($1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::uuid))
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [query.after?.createdAt ?? null, query.after?.id ?? null, query.limit],
+  );

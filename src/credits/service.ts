@@ -1,16 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from './costs';
 import type { CreditReceipt } from './repository';
 import {
   confirmReservations,
+  listLedger,
+  readCreditBalance,
   refundCredits,
   reserveCredits,
   stalePendingReservations,
   workspacesWithStaleReservations,
 } from './repository';
+import type { LedgerPage, LedgerQuery } from './schemas';
 
 /** Who pays: the tenant, charged in the workspace where the work happens (a Principal fits). */
 export interface Payer {
@@ -139,6 +145,29 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
 
   return {
     chargeFor,
+
+    /** The workspace's ledger page and the tenant's balance, read in one transaction. */
+    ledger: (principal: Principal, query: LedgerQuery): Promise<LedgerPage> => {
+      const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;
+      return uow(scopeOf(principal), async (m) => {
+        const { balance, locked } = await readCreditBalance(m, principal.tenantId);
+        const rows = await listLedger(m, { limit: query.limit, after });
+        const last = rows.at(-1);
+        return {
+          balance,
+          locked,
+          entries: rows.map((row) => ({
+            ledger_id: row.id,
+            kind: row.kind,
+            amount: row.amount,
+            settlement: row.settlement,
+            refund_of: row.linked_event_id,
+            created_at: row.created_at.toISOString(),
+          })),
+          next_cursor: last && rows.length === query.limit ? encodeKeysetCursor(last.created_at_text, last.id) : null,
+        };
+      });
+    },
 
     /**
      * The credits-reconcile pass: refunds every reservation still pending after `minAgeSeconds`

@@ -7,6 +7,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
 import { BadRequestError, ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
@@ -81,18 +82,6 @@ const summaryOf = (run: RunExecution): RunSummary => ({
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });
-
-const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!createdAt || !id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(Date.parse(createdAt))) {
-    throw new ValidationFailedError([
-      { loc: ['query', 'cursor'], msg: 'Not a cursor of this list', type: 'value_error' },
-    ]);
-  }
-  return { createdAt, id };
-}
 
 /** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
 function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
@@ -270,7 +259,7 @@ export function createRunService(deps: {
       uow(scopeOf(principal), async (m) => detail(m, await mustFind(m, executionId))),
 
     async list(principal: Principal, query: RunListQuery) {
-      const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+      const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;
       return uow(scopeOf(principal), async (m) => {
         const page = await repo.listExecutions(m, { ...query, after });
         const byId = new Map(
@@ -284,7 +273,7 @@ export function createRunService(deps: {
         const last = page.at(-1);
         return {
           runs: page.map((row) => summaryOf(byId.get(row.id)!)),
-          next_cursor: last && page.length === query.limit ? encodeCursor(last.created_at_text, last.id) : null,
+          next_cursor: last && page.length === query.limit ? encodeKeysetCursor(last.created_at_text, last.id) : null,
         };
       });
     },

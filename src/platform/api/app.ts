@@ -3,6 +3,8 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
 import { capabilityRoutes } from '../../capabilities/routes';
+import { consoleRoutes } from '../../console/routes';
+import { creditRoutes } from '../../credits/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpOtherMethods, mcpRoutes } from '../../mcp/routes';
@@ -39,6 +41,8 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
     ...mcpRoutes(runtime.services.mcp),
+    ...creditRoutes(runtime.services.credits),
+    ...consoleRoutes(runtime.config),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

@@ -17,6 +17,8 @@ export const API_TAGS = {
   'capabilities:read': 'Capabilities that only read.',
   'capabilities:write': 'Capabilities that change state; replayable with an Idempotency-Key.',
   mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
+  billing: 'The tenant’s credit balance and the workspace’s credit ledger.',
+  console: 'The reviewer console: a browser page over this API (approvals, merges, runs, graph, credits).',
   runs: 'Agent runs: dispatch and follow executions.',
   approvals: 'Human approvals that suspended runs wait on.',
   triggers: 'Signed inbound webhooks that start runs.',

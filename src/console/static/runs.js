@@ -1,0 +1,198 @@
+import { api, query } from './api.js';
+import { decisionItem } from './approvals.js';
+import { badge, duration, fill, h, readable, shortId, when } from './dom.js';
+
+const STATUSES = ['', 'QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+const REFRESH_MS = 2000;
+
+const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || '';
+
+/** The run's workflow (`run-<execution_id>`) in the Temporal UI named by the server's configuration. */
+const temporalLink = (run) =>
+  `${meta('weft-temporal-ui')}/namespaces/${encodeURIComponent(meta('weft-temporal-namespace'))}` +
+  `/workflows/run-${run.execution_id}/${run.run_id}/history`;
+
+export function runsView(main, executionId) {
+  return executionId ? runDetail(main, executionId) : runList(main);
+}
+
+function runList(main) {
+  const select = h(
+    'select',
+    { id: 'run-status', 'aria-label': 'Status' },
+    STATUSES.map((status) => h('option', { value: status }, status || 'any status')),
+  );
+  const table = h('tbody');
+  const more = h('button', { type: 'button', hidden: true }, 'Older runs');
+  const status = h('p', { class: 'muted' });
+  fill(
+    main,
+    h('h1', {}, 'Runs'),
+    h('label', {}, 'Status ', select),
+    status,
+    h(
+      'table',
+      { class: 'runs' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Run', 'Agent', 'Status', 'Credits', 'Created', 'Updated'].map((title) => h('th', {}, title)),
+        ),
+      ),
+      table,
+    ),
+    more,
+  );
+  let cursor = null;
+
+  async function load(append) {
+    try {
+      const page = await api(
+        'GET',
+        `/v1/runs${query({ status: select.value, limit: 25, cursor: append ? cursor : '' })}`,
+      );
+      const rows = page.runs.map((run) =>
+        h(
+          'tr',
+          { 'data-execution-id': run.execution_id },
+          h('td', {}, h('a', { href: `#/runs/${run.execution_id}` }, shortId(run.execution_id))),
+          h('td', {}, run.agent),
+          h('td', {}, badge(run.status)),
+          h('td', { class: 'number' }, run.credits_charged),
+          h('td', {}, when(run.created_at)),
+          h('td', {}, when(run.updated_at)),
+        ),
+      );
+      if (append) table.append(...rows);
+      else fill(table, rows);
+      cursor = page.next_cursor;
+      more.hidden = !cursor;
+      fill(status, table.children.length === 0 ? 'No runs.' : '');
+    } catch (error) {
+      fill(status, h('span', { class: 'error' }, `Could not load runs: ${error.message}`));
+    }
+  }
+  select.addEventListener('change', () => load(false));
+  more.addEventListener('click', () => load(true));
+  void load(false);
+}
+
+function runDetail(main, executionId) {
+  const body = h('div', { id: 'run' }, h('p', { class: 'muted' }, 'Loading…'));
+  fill(main, h('p', {}, h('a', { href: '#/runs' }, '← all runs')), body);
+  let timer;
+  let stopped = false;
+
+  async function load() {
+    try {
+      const [run, audit] = await Promise.all([
+        api('GET', `/v1/runs/${executionId}`),
+        api('GET', `/v1/runs/${executionId}/audit`),
+      ]);
+      if (stopped) return;
+      fill(body, renderRun(run, audit));
+      // An unfinished run is followed until it finishes.
+      if (!FINISHED.has(run.status)) timer = setTimeout(load, REFRESH_MS);
+    } catch (error) {
+      if (!stopped) fill(body, h('p', { class: 'error' }, `Could not load run ${executionId}: ${error.message}`));
+    }
+  }
+  void load();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
+function renderRun(run, audit) {
+  const tools = run.steps.filter((step) => step.kind === 'TOOL');
+  const decisions = run.steps.filter((step) => step.kind === 'DECISION');
+  return [
+    h(
+      'header',
+      { class: 'run-head' },
+      h('h1', {}, `Run ${shortId(run.execution_id)} `, badge(run.status)),
+      h(
+        'p',
+        { class: 'muted' },
+        `${run.agent} · ${run.credits_charged} credits · created `,
+        when(run.created_at),
+        ' · ',
+        h(
+          'a',
+          { href: temporalLink(run), target: '_blank', rel: 'noopener', class: 'temporal' },
+          'Open in Temporal UI',
+        ),
+      ),
+      h(
+        'p',
+        { class: `audit ${audit.valid ? 'valid' : 'invalid'}` },
+        audit.valid
+          ? `Audit chain verifies: ${audit.length} links`
+          : `Audit chain BROKEN at link ${audit.first_invalid_seq} of ${audit.length}`,
+      ),
+      run.error ? h('p', { class: 'error' }, `${run.error.code}: ${run.error.message}`) : null,
+    ),
+    h('h2', {}, 'Timeline'),
+    h(
+      'ol',
+      { class: 'timeline' },
+      tools.map((step) =>
+        h(
+          'li',
+          { class: `step ${step.status.toLowerCase()}`, 'data-step-no': step.step_no },
+          h(
+            'div',
+            { class: 'step-head' },
+            h('strong', {}, `${step.step_no}. ${step.tool}`),
+            ' ',
+            badge(step.status),
+            step.requires_approval ? h('span', { class: 'reason' }, 'needs approval') : null,
+            h(
+              'span',
+              { class: 'muted' },
+              ` · ${step.credits_charged} credits`,
+              step.started_at ? [' · started ', when(step.started_at)] : '',
+              step.finished_at ? ` · took ${duration(step.started_at, step.finished_at)}` : '',
+            ),
+          ),
+          h('details', {}, h('summary', {}, 'Input'), readable(step.input)),
+          step.output === null ? null : h('details', { open: true }, h('summary', {}, 'Output'), readable(step.output)),
+          step.error ? h('p', { class: 'error' }, `${step.error.code}: ${step.error.message}`) : null,
+        ),
+      ),
+    ),
+    h('h2', {}, 'Approvals'),
+    run.approvals.length === 0
+      ? h('p', { class: 'muted' }, 'None.')
+      : h(
+          'ul',
+          { class: 'approvals' },
+          run.approvals.map((approval) =>
+            h(
+              'li',
+              {},
+              `Step ${approval.step.step_no} (${approval.step.tool}) `,
+              badge(approval.status),
+              approval.resolved_at ? [' · ', when(approval.resolved_at)] : '',
+              approval.resolved_by ? ` · by ${shortId(approval.resolved_by)}` : '',
+              approval.notes ? h('q', {}, approval.notes) : '',
+              approval.status === 'pending' ? [' · ', h('a', { href: '#/approvals' }, 'decide in the inbox')] : '',
+            ),
+          ),
+        ),
+    h('h2', {}, 'Decisions'),
+    decisions.length === 0
+      ? h('p', { class: 'muted' }, 'None recorded.')
+      : h(
+          'ul',
+          { class: 'decisions' },
+          decisions.map((step) => decisionItem(step)),
+        ),
+    run.output === null ? null : [h('h2', {}, 'Output'), readable(run.output)],
+  ];
+}

@@ -1,0 +1,357 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'puppeteer-core';
+import puppeteer from 'puppeteer-core';
+import type { BootstrapResult } from '../src/tenancy/service';
+import { eventually } from './helpers/eventually';
+import { as, request } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+/** Debian's `chromium`, which `scripts/setup.sh --test` installs; WEFT_TEST_CHROMIUM names another. */
+const CHROMIUM = process.env.WEFT_TEST_CHROMIUM ?? '/usr/bin/chromium';
+/** Screenshots of every view (gitignored); the README's come from here. */
+const SHOTS = path.resolve(__dirname, '..', 'test-output', 'console');
+
+describe('reviewer console: the page', () => {
+  it('serves /console with a strict Content-Security-Policy and no inline script', async () => {
+    const page = await request('GET', '/console');
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.contain('text/html');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).to.contain("default-src 'self'");
+    expect(csp).to.contain("script-src 'self'");
+    expect(csp).to.contain("frame-ancestors 'none'");
+    expect(csp).not.to.contain('unsafe-inline');
+    expect(page.text).to.contain('<script type="module" src="/console/assets/app.js"></script>');
+    expect(page.text).not.to.match(/<script>|<script type="module">|style="/);
+    // The Temporal UI named by TEMPORAL_UI_ORIGIN (the test stack sets one).
+    expect(page.text).to.contain('content="http://temporal-ui.test:8233"');
+  });
+
+  it('serves its listed assets, Cytoscape.js from the installed package, and nothing else', async () => {
+    const app = await request('GET', '/console/assets/app.js');
+    expect(app.status).to.equal(200);
+    expect(app.headers.get('content-type')).to.contain('application/javascript');
+    const cytoscape = await request('GET', '/console/assets/cytoscape.mjs');
+    expect(cytoscape.status).to.equal(200);
+    expect(cytoscape.text).to.contain('export');
+    for (const file of ['index.html', '..%2Froutes.ts', 'secrets.txt']) {
+      expect((await request('GET', `/console/assets/${file}`)).status, file).to.equal(404);
+    }
+  });
+});
+
+/** Waits until the page's expression (a string: the suite type-checks without the DOM's types) is truthy. */
+const until = (page: Page, expression: string, timeout = 30_000) => page.waitForFunction(expression, { timeout });
+
+const textOf = (page: Page, selector: string) =>
+  page.$eval(selector, (element) => (element as unknown as { textContent: string }).textContent);
+
+async function dispatchApprovalRun(t: BootstrapResult) {
+  const client = as(t.api_key);
+  const dispatched = await client.post('/v1/runs', {
+    agent: 'playbook',
+    input: {
+      steps: [
+        { tool: 'billing.credits_balance', input: {} },
+        { tool: 'ontology.search', input: { query: 'Analytical Engine', top_k: 3 }, requires_approval: true },
+      ],
+    },
+  });
+  expect(dispatched.status, dispatched.text).to.equal(202);
+  const executionId: string = dispatched.body.execution_id;
+  const approval = await eventually(
+    async () => (await client.get(`/v1/runs/${executionId}`)).body.approvals.find((a: any) => a.status === 'pending'),
+    { what: 'the run to await approval', timeoutMs: 30_000 },
+  );
+  return { executionId, runId: dispatched.body.run_id as string, approvalId: approval.approval_id as string };
+}
+
+describe('reviewer console: in a browser', function () {
+  this.timeout(120_000);
+  let browser: Browser | undefined;
+  const pages: Page[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      console.warn(
+        `      SKIPPED: no browser at ${CHROMIUM} (scripts/setup.sh --test installs Debian's chromium; ` +
+          'WEFT_TEST_CHROMIUM names another). The console was not tested in a browser.',
+      );
+      this.skip();
+    }
+    mkdirSync(SHOTS, { recursive: true });
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // Root in a container has no user namespace for Chromium's sandbox.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  afterEach(async () => {
+    // Whatever a test did, the page ran no blocked script or style and threw nothing.
+    for (const page of pages.splice(0)) {
+      const violations = await page.evaluate('window.__csp');
+      const errors = (page as Page & { errors?: string[] }).errors ?? [];
+      await page.close();
+      expect(violations, 'CSP violations').to.deep.equal([]);
+      expect(errors, 'page errors').to.deep.equal([]);
+    }
+  });
+
+  async function openConsole(): Promise<Page> {
+    const page = await browser!.newPage();
+    pages.push(page);
+    const errors: string[] = [];
+    Object.assign(page, { errors });
+    page.on('pageerror', (error) => errors.push(String(error)));
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.evaluateOnNewDocument(
+      "window.__csp = []; document.addEventListener('securitypolicyviolation', " +
+        "(e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));",
+    );
+    await page.goto(`${getStack().baseUrl}/console`, { waitUntil: 'load' });
+    return page;
+  }
+
+  async function signIn(token: string, hash = '#/approvals'): Promise<Page> {
+    const page = await openConsole();
+    await page.type('#credential', token);
+    await page.click('#sign-in-form button');
+    await until(page, "!document.getElementById('nav').hidden");
+    await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+    return page;
+  }
+
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: path.join(SHOTS, `${name}.png`) as `${string}.png`, fullPage: true });
+
+  it('a bad credential shows a sign-in error, not a blank page', async () => {
+    const page = await openConsole();
+    await page.type('#credential', 'weft_sk_not-a-real-key');
+    await page.click('#sign-in-form button');
+    await until(page, "!document.getElementById('sign-in-error').hidden");
+    const error = await textOf(page, '#sign-in-error');
+    expect(error).to.match(/^Sign-in failed: .+ \(HTTP 401\)$/);
+    expect(await page.$eval('#nav', (nav) => (nav as unknown as { hidden: boolean }).hidden)).to.equal(true);
+    expect(await page.evaluate("sessionStorage.getItem('weft.console.credential')")).to.equal(null);
+    await shot(page, 'sign-in-error');
+  });
+
+  it('signs in with a user JWT, and a 401 later sends the reviewer back to sign in', async () => {
+    const t = await newTenant();
+    const page = await signIn(t.user_jwt, '#/runs');
+    await until(page, "document.querySelector('main').dataset.view === 'runs'");
+    expect(await page.evaluate("sessionStorage.getItem('weft.console.credential')")).to.equal(t.user_jwt);
+    // A credential the API stops accepting (here: replaced by a bogus one) is dropped, with a reason.
+    await page.evaluate(
+      "sessionStorage.setItem('weft.console.credential', 'weft_sk_revoked'); location.hash = '#/credits'",
+    );
+    await until(page, "!document.getElementById('sign-in-error').hidden");
+    expect(await textOf(page, '#sign-in-error')).to.contain('Your credential was refused');
+  });
+
+  it('approvals: the step, its input and the run’s decisions; approving lets the run reach SUCCEEDED', async () => {
+    const t = await newTenant(10);
+    const run = await dispatchApprovalRun(t);
+    const client = as(t.api_key);
+    const first = await client.post('/v1/cap/agent.record_decision', {
+      execution_id: run.executionId,
+      decision: 'Search the graph before answering',
+    });
+    expect(first.status, first.text).to.equal(200);
+    const revised = await client.post('/v1/cap/agent.record_decision', {
+      execution_id: run.executionId,
+      decision: 'Search for the Analytical Engine only',
+      rationale: 'narrower',
+      supersedes_step_id: first.body.result.step_id,
+    });
+    expect(revised.status, revised.text).to.equal(200);
+
+    const page = await signIn(t.api_key);
+    const card = `article[data-approval-id="${run.approvalId}"]`;
+    await until(page, `document.querySelector('${card} .decisions li')`);
+    const text = await textOf(page, card);
+    expect(text).to.contain('ontology.search');
+    expect(text).to.contain('Analytical Engine');
+    expect(text).to.contain('Search for the Analytical Engine only (narrower)');
+    expect(await textOf(page, `${card} .decisions li.superseded s`)).to.equal('Search the graph before answering');
+    await page.type(`${card} textarea`, 'Fine: read-only search.');
+    await shot(page, 'approvals');
+
+    await page.click(`${card} button.approve`);
+    await until(page, `document.querySelector('${card} .message.ok')`);
+    expect(await textOf(page, `${card} .message`)).to.contain('Approved');
+
+    // The run's own page follows it to SUCCEEDED.
+    await page.evaluate(`location.hash = '#/runs/${run.executionId}'`);
+    await until(page, "document.querySelector('.run-head .badge')?.textContent === 'SUCCEEDED'");
+    const head = await textOf(page, '.run-head');
+    expect(head).to.match(/Audit chain verifies: \d+ links/);
+    const link = await page.$eval('a.temporal', (a) => (a as unknown as { href: string }).href);
+    expect(link).to.equal(
+      `http://temporal-ui.test:8233/namespaces/default/workflows/run-${run.executionId}/${run.runId}/history`,
+    );
+    expect(await page.$$eval('.timeline .step.succeeded', (steps) => steps.length)).to.equal(2);
+    const approvals = await textOf(page, 'ul.approvals');
+    expect(approvals).to.contain('approved');
+    expect(approvals).to.contain('Fine: read-only search.');
+    await shot(page, 'run');
+    const api = await client.get(`/v1/runs/${run.executionId}`);
+    expect(api.body.status).to.equal('SUCCEEDED');
+
+    await page.evaluate("location.hash = '#/runs'");
+    const row = `tr[data-execution-id="${run.executionId}"]`;
+    await until(page, `document.querySelector('${row}')`);
+    await shot(page, 'runs');
+    await page.select('#run-status', 'FAILED');
+    await until(
+      page,
+      `!document.querySelector('${row}') && document.querySelector('main').textContent.includes('No runs.')`,
+    );
+    await page.select('#run-status', 'SUCCEEDED');
+    await until(page, `document.querySelector('${row}')`);
+  });
+
+  it('approvals: a new approval appears by itself; one someone else resolved first is a plain 409', async () => {
+    const t = await newTenant(10);
+    const page = await signIn(t.api_key);
+    await until(page, "!document.querySelector('p.empty').hidden");
+    const run = await dispatchApprovalRun(t);
+    const card = `article[data-approval-id="${run.approvalId}"]`;
+    // No reload: the inbox refreshes itself.
+    await until(page, `document.querySelector('${card}')`);
+    // The notes typed keep the card on screen when a refresh finds it resolved elsewhere.
+    await page.type(`${card} textarea`, 'Looks fine to me.');
+    const other = await as(t.user_jwt).post(`/v1/approvals/${run.approvalId}/resolve`, { decision: 'REJECTED' });
+    expect(other.status, other.text).to.equal(200);
+
+    await page.click(`${card} button.approve`);
+    await until(page, `document.querySelector('${card} .message.error')`);
+    expect(await textOf(page, `${card} .message`)).to.match(
+      /^Someone else resolved this first; nothing changed \(409\)/,
+    );
+    const read = await eventually(
+      async () => {
+        const body = (await as(t.api_key).get(`/v1/runs/${run.executionId}`)).body;
+        return body.status === 'FAILED' ? body : undefined;
+      },
+      { what: 'the rejected run to fail', timeoutMs: 30_000 },
+    );
+    expect(read.error.code).to.equal('approval_rejected');
+  });
+
+  it('merge queue: both people side by side with reasons and score; rejecting takes the candidate out', async () => {
+    const t = await newTenant();
+    const client = as(t.api_key);
+    for (const name of ['Ada Lovelace', 'ADA  lovelace']) {
+      const node = await client.post('/v1/ontology/nodes', {
+        type: 'person',
+        name,
+        properties: { email: 'ada@example.org', born: name === 'Ada Lovelace' ? 1815 : undefined },
+      });
+      expect(node.status, node.text).to.equal(201);
+    }
+    const candidate = await eventually(async () => (await client.get('/v1/ontology/merges')).body[0], {
+      what: 'the resolver to propose the pair',
+      timeoutMs: 30_000,
+    });
+
+    const page = await signIn(t.api_key, '#/merges');
+    const card = `article[data-candidate-id="${candidate.id}"]`;
+    await until(page, `document.querySelector('${card}')`);
+    const text = await textOf(page, card);
+    expect(text).to.contain('score 100%');
+    expect(text).to.contain('same email');
+    expect(text).to.contain('same name (normalised)');
+    expect(await page.$$eval(`${card} .side`, (sides) => sides.length)).to.equal(2);
+    expect(text).to.contain('1815');
+    await shot(page, 'merges');
+
+    await page.type(`${card} textarea`, 'Different people.');
+    await page.click(`${card} button.reject`);
+    await until(page, `document.querySelector('${card} .message.ok')`);
+    expect(await textOf(page, `${card} .message`)).to.contain('Rejected');
+    const pending = (await client.get('/v1/ontology/merges')).body as any[];
+    expect(pending.map((item) => item.id)).not.to.include(candidate.id);
+  });
+
+  it('graph explorer: typeahead, the neighbourhood drawn node for node, a click re-centres', async () => {
+    const t = await newTenant();
+    const client = as(t.api_key);
+    const node = async (type: string, name: string, properties: Record<string, unknown> = {}) => {
+      const created = await client.post('/v1/ontology/nodes', { type, name, properties });
+      expect(created.status, created.text).to.equal(201);
+      return created.body.id as string;
+    };
+    const edge = async (type: string, source: string, target: string) => {
+      const created = await client.post('/v1/ontology/edges', { type, source_node_id: source, target_node_id: target });
+      expect(created.status, created.text).to.equal(201);
+    };
+    // Ada — 1 hop: Babbage, Engines Ltd, the Analytical Engine, Byron — 2 hops: Difference Engine, London —
+    // 3 hops: Thames (beyond the drawn 2) — and Turing, connected to nothing.
+    const ada = await node('person', 'Ada Lovelace', { born: 1815, known_for: 'the first program' });
+    const babbage = await node('person', 'Charles Babbage');
+    const ltd = await node('organization', 'Analytical Engines Ltd');
+    const engine = await node('project', 'Analytical Engine');
+    const byron = await node('person', 'Lord Byron');
+    const difference = await node('project', 'Difference Engine');
+    const london = await node('place', 'London');
+    const thames = await node('place', 'Thames');
+    await node('person', 'Alan Turing');
+    await edge('KNOWS', ada, babbage);
+    await edge('WORKS_AT', ada, ltd);
+    await edge('WORKS_ON', ada, engine);
+    await edge('CHILD_OF', ada, byron);
+    await edge('WORKS_ON', babbage, difference);
+    await edge('LOCATED_IN', ltd, london);
+    await edge('FLOWS_THROUGH', thames, london);
+
+    const page = await signIn(t.api_key, '#/graph');
+    await page.waitForSelector('#graph-search');
+    await page.type('#graph-search', 'lovel');
+    await until(
+      page,
+      "[...document.querySelectorAll('#graph-suggestions button')]" +
+        ".some((b) => b.textContent.startsWith('Ada Lovelace'))",
+    );
+    await page.click('#graph-suggestions button');
+    await until(page, `document.getElementById('graph-canvas').dataset.centre === '${ada}'`);
+    expect(await page.evaluate('window.__cy.nodes().length')).to.equal(7);
+    expect(await page.evaluate('window.__cy.edges().length')).to.equal(6);
+    expect(
+      await page.$eval('#graph-canvas', (c) => (c as unknown as { dataset: { nodeCount: string } }).dataset.nodeCount),
+    ).to.equal('7');
+    // Drawn on a real canvas, with a colour per type.
+    expect(await page.$$eval('#graph-canvas canvas', (canvases) => canvases.length)).to.be.greaterThan(0);
+    const colours = await page.evaluate("new Set(window.__cy.nodes().map((n) => n.style('background-color'))).size");
+    expect(colours).to.equal(4);
+    expect(await textOf(page, '#graph-panel')).to.contain('the first program');
+    await shot(page, 'graph');
+
+    // A click on London re-centres there: within 2 hops now Thames, Engines Ltd and Ada, not Babbage.
+    await page.evaluate(`window.__cy.getElementById('${london}').emit('tap')`);
+    await until(page, `document.getElementById('graph-canvas').dataset.centre === '${london}'`);
+    const names = (await page.evaluate('window.__cy.nodes().map((n) => n.data("name")).sort()')) as string[];
+    expect(names).to.deep.equal(['Ada Lovelace', 'Analytical Engines Ltd', 'London', 'Thames']);
+    expect(await textOf(page, '#graph-panel')).to.contain('London');
+  });
+
+  it('credits: the balance and the workspace’s ledger', async () => {
+    const t = await newTenant(10);
+    const searched = await as(t.api_key).post('/v1/ontology/search', { q: 'Ada', top_k: 1 });
+    expect(searched.status, searched.text).to.equal(200);
+    const page = await signIn(t.api_key, '#/credits');
+    await until(page, "document.querySelectorAll('table.ledger tbody tr').length === 1");
+    expect(await textOf(page, '#balance')).to.equal('9 credits');
+    expect(await textOf(page, 'table.ledger tbody')).to.contain('ontology.search.hybrid');
+    await shot(page, 'credits');
+  });
+});
