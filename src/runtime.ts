@@ -10,6 +10,8 @@ import { createKeyPurger } from './capabilities/key-purge';
 import { allCapabilities } from './capabilities/registry';
 import type { CapabilityService } from './capabilities/service';
 import { createCapabilityService } from './capabilities/service';
+import type { CodeService } from './code/service';
+import { createCodeService } from './code/service';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
 import { embeddingQueue } from './embeddings/outbox-handler';
@@ -100,6 +102,8 @@ export interface Runtime {
     capabilityKeys: KeyPurger;
     /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
     runs: RunService;
+    /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
+    code: CodeService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -145,6 +149,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     traversals: createTraversalService({ uow }),
     typeCatalog: createTypeCatalogService({ uow }),
     importance: createImportanceService({ uow }),
+    code: createCodeService({ uow, temporal, credits, outbox }),
   };
   const capabilities = createCapabilityService({
     uow,

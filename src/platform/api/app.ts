@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
 import { capabilityRoutes } from '../../capabilities/routes';
+import { codeRoutes } from '../../code/routes';
 import { graphRoutes } from '../../graph/routes';
 import { healthRoutes } from '../../health/routes';
 import { mcpTokenRoutes } from '../../mcp-tokens/routes';
@@ -34,6 +35,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
+    ...codeRoutes(runtime.services.code),
     ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
