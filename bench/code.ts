@@ -88,7 +88,8 @@ export async function run(args: string[]): Promise<void> {
   for (;;) {
     while ((await runtime.outbox.dispatchWorkspace(workspaceId)) > 0);
     const [row] = await owner.query(
-      `SELECT count(*) FILTER (WHERE NOT has_embedding)::int AS left FROM nodes WHERE workspace_id = $1 AND NOT is_deleted`,
+      `SELECT count(*) FILTER (WHERE NOT has_embedding)::int AS left FROM nodes
+       WHERE workspace_id = $1 AND NOT is_deleted`,
       [workspaceId],
     );
     if (row.left === 0) break;
@@ -97,6 +98,8 @@ export async function run(args: string[]): Promise<void> {
   }
   const embedSeconds = (Date.now() - embedStarted) / 1000;
 
+  // Fresh statistics, as autovacuum would have after a load this size (it is off on some machines).
+  await owner.query('ANALYZE nodes, edges, code_symbols');
   const sample: { id: string }[] = await owner.query(
     `SELECT id FROM nodes WHERE workspace_id = $1 AND NOT is_deleted AND type IN ('code.function', 'code.method')
      ORDER BY random() LIMIT $2`,
@@ -123,12 +126,16 @@ export async function run(args: string[]): Promise<void> {
   const sql = async (i: number) => {
     const client = await appPool.connect();
     try {
-      await client.query(`SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [pick(i)]);
+      const { rows } = await client.query(
+        `SELECT ${NODE_COLUMNS}, n.properties->>'key' AS key, n.embedding::text AS vector
+         FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`,
+        [pick(i)],
+      );
       await client.query(
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', $1, false)`,
         [String(efSearchFor(LIMIT))],
       );
-      return await client.query(SYMBOL_CONTEXT_SQL, [pick(i), LIMIT]);
+      return await client.query(SYMBOL_CONTEXT_SQL, [pick(i), LIMIT, rows[0]?.vector ?? null]);
     } finally {
       client.release();
     }
@@ -140,7 +147,8 @@ export async function run(args: string[]): Promise<void> {
     const anchor = await measure('same SQL via pg', sql, { concurrency, durationMs: seconds * 1000 });
     rows.push({ subject, anchor });
     console.error(
-      `[bench] symbol-context c=${concurrency}: p95 ${subject.p95.toFixed(2)} ms | anchor p95 ${anchor.p95.toFixed(2)} ms`,
+      `[bench] symbol-context c=${concurrency}: p95 ${subject.p95.toFixed(2)} ms | ` +
+        `anchor p95 ${anchor.p95.toFixed(2)} ms`,
     );
   }
 

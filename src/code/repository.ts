@@ -178,15 +178,19 @@ export const softDeleteUnseenEdges = (m: EntityManager, repo: string, runId: str
 
 // ---- symbol-context ----
 
+/** A resolved symbol: its node, its key and its vector (pgvector text, null until embedded). */
+export type SymbolRow = NodeRow & { key: string | null; vector: string | null };
+const SYMBOL_COLUMNS = `${NODE_COLUMNS}, n.properties->>'key' AS key, n.embedding::text AS vector`;
+
 /** A live node by id. */
 export const liveNodeById = (m: EntityManager, nodeId: string) =>
-  queryFirst<NodeRow>(m, `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [nodeId]);
+  queryFirst<SymbolRow>(m, `SELECT ${SYMBOL_COLUMNS} FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted`, [nodeId]);
 
 /** Live nodes of `type` named `name`, or whose code key is `name` (at most `limit`). */
 export const nodesByNameAndType = (m: EntityManager, name: string, type: string, limit: number) =>
-  queryRows<NodeRow & { key: string | null }>(
+  queryRows<SymbolRow>(
     m,
-    `SELECT ${NODE_COLUMNS}, n.properties->>'key' AS key FROM nodes n
+    `SELECT ${SYMBOL_COLUMNS} FROM nodes n
      WHERE NOT n.is_deleted AND n.type = $2
        AND (n.name = $1 OR n.id IN (SELECT node_id FROM code_symbols WHERE key = $1))
      ORDER BY n.id LIMIT $3`,
@@ -205,10 +209,12 @@ const live = (alias: string) => `NOT ${alias}.is_deleted`;
 /**
  * Everything around a symbol in one statement: its containing class and that class's other
  * methods, its tests, callers and callees, its nearest code nodes by embedding (HNSW, cosine) and
- * the commits that touched it or its file, newest first. $1 the node, $2 each list's cap.
+ * the commits that touched it or its file, newest first. $1 the node, $2 each list's cap, $3 its
+ * embedding (pgvector text) or null: a parameter, not a column of a CTE, so the HNSW index can
+ * order the neighbours.
  */
 export const SYMBOL_CONTEXT_SQL = `
-WITH s AS (SELECT n.id, n.type, n.embedding FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted),
+WITH s AS (SELECT n.id, n.type FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted),
 parents AS (
   SELECT p.id, p.type FROM edges e JOIN nodes p ON p.id = e.source_node_id AND ${live('p')}
   WHERE e.target_node_id = $1 AND e.type = 'CONTAINS' AND ${live('e')}),
@@ -230,19 +236,20 @@ SELECT
   ${refList(`FROM edges e JOIN nodes r ON r.id = e.target_node_id AND ${live('r')}
     WHERE e.source_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`)} AS callees,
   (SELECT coalesce(json_agg(x.ref ORDER BY x.distance, x.id), '[]'::json) FROM (
-     SELECT r.id, r.embedding <=> s.embedding AS distance,
-            (${REF('r')})::jsonb || jsonb_build_object('similarity', 1 - (r.embedding <=> s.embedding)) AS ref
-     FROM s, nodes r
-     WHERE s.embedding IS NOT NULL AND r.embedding IS NOT NULL AND ${live('r')} AND r.id <> s.id
+     SELECT r.id, r.embedding <=> $3::vector AS distance,
+            (${REF('r')})::jsonb || jsonb_build_object('similarity', 1 - (r.embedding <=> $3::vector)) AS ref
+     FROM nodes r
+     WHERE $3::vector IS NOT NULL AND r.embedding IS NOT NULL AND ${live('r')} AND r.id <> $1
        AND r.type LIKE 'code.%' AND r.type <> 'code.commit'
-     ORDER BY r.embedding <=> s.embedding LIMIT $2) x) AS semantic,
+     ORDER BY r.embedding <=> $3::vector LIMIT $2) x) AS semantic,
   (SELECT coalesce(json_agg(y.commit ORDER BY y.committed_at DESC, y.sha), '[]'::json) FROM (SELECT * FROM (
      SELECT DISTINCT ON (c.id) c.properties->>'sha' AS sha, c.properties->>'committed_at' AS committed_at,
             json_build_object('sha', c.properties->>'sha', 'message', c.properties->>'message',
               'author', c.properties->>'author', 'committed_at', c.properties->>'committed_at',
               'action', e.properties->>'action') AS commit
-     FROM edges e JOIN nodes c ON c.id = e.source_node_id AND c.type = 'code.commit' AND ${live('c')}
-     WHERE e.type = 'TOUCHED' AND ${live('e')} AND e.target_node_id IN (SELECT $1::uuid UNION SELECT id FROM files)
+     FROM (SELECT $1::uuid AS id UNION SELECT id FROM files) t
+     JOIN edges e ON e.target_node_id = t.id AND e.type = 'TOUCHED' AND ${live('e')}
+     JOIN nodes c ON c.id = e.source_node_id AND c.type = 'code.commit' AND ${live('c')}
      ORDER BY c.id, (e.target_node_id = $1) DESC
    ) x ORDER BY x.committed_at DESC, x.sha LIMIT $2) y) AS recent_commits`;
 
@@ -256,5 +263,5 @@ export interface SymbolContextRow {
   recent_commits: { sha: string; message: string; author: string; committed_at: string; action: string }[];
 }
 
-export const symbolContext = (m: EntityManager, nodeId: string, limit: number) =>
-  queryFirst<SymbolContextRow>(m, SYMBOL_CONTEXT_SQL, [nodeId, limit]);
+export const symbolContext = (m: EntityManager, symbol: { id: string; vector: string | null }, limit: number) =>
+  queryFirst<SymbolContextRow>(m, SYMBOL_CONTEXT_SQL, [symbol.id, limit, symbol.vector]);

@@ -217,11 +217,12 @@ export function createCodeService(deps: {
         uow(scopeOf(principal), async (m) => {
           const node = await resolve(m, request);
           await enableIterativeIndexScan(m, request.limit);
-          const context = await symbolContext(m, node.id, request.limit);
+          const context = await symbolContext(m, node, request.limit);
           if (!context) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
           await confirm(m);
+          const { key: _key, vector: _vector, ...row } = node;
           return {
-            symbol: toNodeResponse(node),
+            symbol: toNodeResponse(row),
             ...context,
             recent_commits: context.recent_commits.map((commit) => ({
               ...commit,
