@@ -1,5 +1,6 @@
 import type { SessionSweeper } from '../src/agents/sweeper';
 import type { KeyPurger } from '../src/capabilities/key-purge';
+import type { CodeService } from '../src/code/service';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { MergeService } from '../src/merges/service';
@@ -9,6 +10,7 @@ import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
 import type { RunService } from '../src/runs/service';
 import { createAgentActivities } from './agents';
+import { createCodeActivities } from './code';
 import { createEmbeddingActivities } from './embeddings';
 import type { GraphActivityDeps } from './graph';
 import { createGraphActivities } from './graph';
@@ -33,6 +35,7 @@ export interface ActivityDeps {
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
     runs: RunService;
+    code: CodeService;
   };
 }
 
@@ -44,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMergeActivities(deps),
     ...createAgentActivities(deps),
     ...createRunActivities(deps),
+    ...createCodeActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({
       dataSource: deps.dataSource,

@@ -19,6 +19,7 @@ import { CredentialHardening1763780008500 } from './1763780008500-credential-har
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
 import { Runs1763780008800 } from './1763780008800-runs';
+import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -44,5 +45,6 @@ export const migrations = [
   Capabilities1763780008700,
   Agents1763780008710,
   Runs1763780008800,
+  CodeGraph1763780009200,
   LedgerReads1763780009300,
 ];

@@ -96,4 +96,20 @@ export const LIMITS = {
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },
+  // Issue 15, the code graph. An ingest batch stays well under the 1 MiB JSON body limit and
+  // Temporal's payload limit (the batch is the workflow's input): the CLI splits by count and size.
+  code: {
+    batch: { symbols: 500, edges: 2000, commits: 200, filesPerCommit: 300 },
+    repoChars: 100,
+    nameChars: 300,
+    pathChars: 500,
+    signatureChars: 500,
+    docChars: 1000,
+    commitMessageChars: 1000,
+    authorChars: 200,
+    // symbol-context: each list of the answer (contract: "a cap on each result list").
+    contextList: { default: 20, max: 100 },
+    // How long POST /v1/code/ingest waits for its batch's workflow before answering 504 (it runs on).
+    applyWaitMs: 60_000,
+  },
 } as const;

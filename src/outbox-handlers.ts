@@ -1,4 +1,6 @@
 import { startFailureClustering } from './agents/outbox-handler';
+import { enqueueCodeEmbeddings } from './code/outbox-handler';
+import { CODE_EMBEDDING_EVENT } from './code/workflow';
 import { enqueueEmbedding } from './embeddings/outbox-handler';
 import { EMBEDDING_REQUESTED_EVENT } from './embeddings/workflow';
 import { startPersonResolver } from './merges/outbox-handler';
@@ -23,4 +25,6 @@ export const OUTBOX_HANDLERS = (temporal: TemporalHandle): Record<string, Outbox
   'agent.session_failed': [startFailureClustering(temporal)],
   // A committed dispatch: start its run workflow (src/runs).
   [RUN_DISPATCHED_EVENT]: [startRun(temporal)],
+  // An ingest batch's new or changed code nodes: embed them (src/code).
+  [CODE_EMBEDDING_EVENT]: [enqueueCodeEmbeddings(temporal)],
 });

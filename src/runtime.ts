@@ -10,6 +10,8 @@ import { createKeyPurger } from './capabilities/key-purge';
 import { allCapabilities } from './capabilities/registry';
 import type { CapabilityService } from './capabilities/service';
 import { createCapabilityService } from './capabilities/service';
+import type { CodeService } from './code/service';
+import { createCodeService } from './code/service';
 import type { CreditService } from './credits/service';
 import { createCreditService } from './credits/service';
 import { embeddingQueue } from './embeddings/outbox-handler';
@@ -105,6 +107,8 @@ export interface Runtime {
     runs: RunService;
     /** The MCP server at `/mcp`: the same registry as MCP tools. */
     mcp: McpService;
+    /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
+    code: CodeService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -150,6 +154,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     traversals: createTraversalService({ uow }),
     typeCatalog: createTypeCatalogService({ uow }),
     importance: createImportanceService({ uow }),
+    code: createCodeService({ uow, temporal, credits, outbox }),
   };
   const capabilities = createCapabilityService({
     uow,

@@ -1,6 +1,7 @@
 // The worker's workflow bundle: every workflow type Weft runs. Deterministic code only.
 
 export * from './agents';
+export * from './code';
 export * from './embeddings';
 export * from './graph-maintenance';
 export * from './maintenance';

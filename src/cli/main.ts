@@ -3,7 +3,10 @@
  *   bootstrap [--credits N] [--workspace ID] [--json]
  *   credits grant --tenant ID --amount N
  *   tokens revoke (--jti ID | --token JWT)
- * It works on the owner connection: provisioning is outside the request path.
+ *   index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
+ *         [--max-commits N]
+ * The provisioning commands work on the owner connection (outside the request path); `index` is an
+ * API client: it parses the repository here and sends batches to POST /v1/code/ingest.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -13,11 +16,15 @@ import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
 import { BadRequestError, DomainError } from '../platform/errors';
 import { createProvisioning } from '../tenancy/service';
+import { indexRepository } from './index/command';
+import { IndexError } from './index/git';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
   weft credits grant --tenant TENANT_ID --amount N
-  weft tokens revoke (--jti JWT_ID | --token USER_JWT)`;
+  weft tokens revoke (--jti JWT_ID | --token USER_JWT)
+  weft index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
+             [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)`;
 
 const nonNegativeInt = z.coerce.number().int().min(0);
 
@@ -33,8 +40,27 @@ async function run(argv: string[]): Promise<unknown> {
       amount: { type: 'string' },
       jti: { type: 'string' },
       token: { type: 'string' },
+      'base-url': { type: 'string' },
+      'api-key': { type: 'string' },
+      repo: { type: 'string' },
+      include: { type: 'string' },
+      'max-commits': { type: 'string' },
     },
   });
+  if (positionals[0] === 'index') {
+    const [, dir, ...extra] = positionals;
+    const apiKey = values['api-key'] ?? process.env.WEFT_API_KEY;
+    if (!dir || extra.length > 0 || !apiKey) throw new UsageError();
+    return indexRepository({
+      dir,
+      apiKey,
+      baseUrl: values['base-url'] ?? process.env.WEFT_BASE_URL ?? 'http://127.0.0.1:8080',
+      workspace: values.workspace === undefined ? undefined : z.uuid().parse(values.workspace),
+      repo: values.repo,
+      include: values.include,
+      maxCommits: z.coerce.number().int().min(0).max(100_000).default(1000).parse(values['max-commits']),
+    });
+  }
   const config = loadConfig();
   const ownerDataSource = await createMigrationDataSource(config).initialize();
   const jwt = createJwtService(config);
@@ -88,6 +114,7 @@ run(process.argv.slice(2)).then(
     else if (error instanceof z.ZodError)
       console.error(`invalid argument: ${error.issues.map((i) => i.message).join('; ')}\n${USAGE}`);
     else if (error instanceof DomainError) console.error(String(error.detail));
+    else if (error instanceof IndexError) console.error(`weft index: ${error.message}`);
     else console.error(error instanceof Error ? error.message : error);
     process.exit(error instanceof UsageError || error instanceof z.ZodError ? 2 : 1);
   },

@@ -325,6 +325,26 @@ export interface paths {
      */
     post: operations["searchNodes"];
   };
+  "/v1/ontology/symbol-context": {
+    /**
+     * What surrounds a code symbol: class, siblings, tests, callers, callees, similar code, commits
+     * @description Resolves the symbol by `node_id` (preferred) or by the pair `name` and `type` (the name, or the stable key such as `src/parser.ts#Parser.parse`), then answers with its containing class, the class’s other methods, its tests (TESTS edges), callers and callees (CALLS edges), its nearest code nodes by embedding (itself excluded) and the commits that touched it or its file, newest first (TOUCHED edges). Each list holds at most `limit` entries (default 20, max 100). The charge comes first; a 400, 404 or 409 refunds it.
+     *
+     * Costs 1 credit (`ontology.symbol_context`), charged before any work; 402 when short.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    post: operations["symbolContext"];
+  };
+  "/v1/code/ingest": {
+    /**
+     * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
+     * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+     *
+     * Requires the `ontology:write` scope.
+     */
+    post: operations["ingestCode"];
+  };
   "/v1/temporal-codec/decode": {
     /**
      * Decrypt Temporal payloads (codec server protocol)
@@ -1244,6 +1264,151 @@ export interface components {
        */
       mode?: "semantic" | "keyword" | "hybrid";
       filters?: components["schemas"]["SearchFilters"];
+    };
+    SymbolContextResponse: {
+      symbol: components["schemas"]["NodeResponse"];
+      /** @description The class that CONTAINS a method; null otherwise. */
+      containing_class: ({
+        /** Format: uuid */
+        id: string;
+        type: string;
+        name: string;
+        /** @description The stable key within its repository. */
+        key: string | null;
+        path: string | null;
+        line: number | null;
+      }) | null;
+      /** @description The other methods of the containing class. */
+      sibling_methods: components["schemas"]["SymbolRef"][];
+      /** @description code.test nodes with a TESTS edge to the symbol. */
+      tests: components["schemas"]["SymbolRef"][];
+      /** @description Sources of CALLS edges into the symbol. */
+      callers: components["schemas"]["SymbolRef"][];
+      /** @description Targets of the symbol’s CALLS edges. */
+      callees: components["schemas"]["SymbolRef"][];
+      /** @description The nearest code nodes by embedding (cosine), the symbol itself excluded; empty until it is embedded. */
+      semantic: ({
+          /** Format: uuid */
+          id: string;
+          type: string;
+          name: string;
+          /** @description The stable key within its repository. */
+          key: string | null;
+          path: string | null;
+          line: number | null;
+          similarity: number;
+        })[];
+      /** @description Newest first: commits with a TOUCHED edge to the symbol or to the file that contains it. */
+      recent_commits: components["schemas"]["SymbolCommit"][];
+      credit_receipt: components["schemas"]["CreditReceipt"];
+    };
+    SymbolRef: {
+      /** Format: uuid */
+      id: string;
+      type: string;
+      name: string;
+      /** @description The stable key within its repository. */
+      key: string | null;
+      path: string | null;
+      line: number | null;
+    };
+    SymbolCommit: {
+      sha: string;
+      message: string;
+      author: string;
+      committed_at: string;
+      /** @enum {string} */
+      action: "added" | "modified" | "deleted" | "renamed";
+    };
+    SymbolContextRequest: {
+      /**
+       * Format: uuid
+       * @description The symbol’s node (preferred).
+       */
+      node_id?: string;
+      /** @description With `type`: the node name (e.g. `Parser.parse`) or the stable key (`src/parser.ts#Parser.parse`). */
+      name?: string;
+      /** @description With `name`: the node type, e.g. code.method. */
+      type?: string;
+      /**
+       * @description The cap on each list of the answer (default 20, max 100).
+       * @default 20
+       */
+      limit?: number;
+    };
+    CodeIngestResponse: {
+      /** @description code-index-<workspace>-<repo>; each batch is one run of it. */
+      workflow_id: string;
+      repo: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @description New nodes. */
+      created: number;
+      /** @description Existing nodes updated in place (ids kept), revived ones included. */
+      updated: number;
+      /** @description Edges written or confirmed. */
+      edges: number;
+      /** @description Edges whose ends are unknown to the repository (skipped). */
+      unresolved_edges: number;
+      embeddings_requested: number;
+      /** @description Soft-deleted by a final batch. */
+      deleted_symbols: number;
+      /** @description Soft-deleted by a final batch. */
+      deleted_edges: number;
+    };
+    CodeIngestRequest: {
+      /** @description The repository’s name in this workspace; part of the workflow id. */
+      repo: string;
+      /**
+       * Format: uuid
+       * @description One indexing pass: every batch of the pass carries the same id.
+       */
+      run_id: string;
+      /** @default [] */
+      symbols?: components["schemas"]["CodeIngestSymbol"][];
+      /** @default [] */
+      edges?: components["schemas"]["CodeIngestEdge"][];
+      /** @default [] */
+      commits?: components["schemas"]["CodeIngestCommit"][];
+      /**
+       * @description The pass’s last batch: after applying it, the repository’s symbols and edges this pass did not send are soft-deleted.
+       * @default false
+       */
+      final?: boolean;
+    };
+    CodeIngestSymbol: {
+      /** @enum {string} */
+      kind: "file" | "class" | "method" | "function" | "test";
+      /** @description The file’s path in the repository, forward slashes. */
+      path: string;
+      /** @description file: its path; class: `Class`; method: `Class.method`; function: `fn`; test: its full title. */
+      name: string;
+      line?: number;
+      end_line?: number;
+      signature?: string;
+      /** @description The doc comment (embedded with the name and signature). */
+      doc?: string;
+    };
+    CodeIngestEdge: {
+      /** @enum {string} */
+      type: "CONTAINS" | "CALLS" | "TESTS";
+      /** @description The source symbol’s key: `path` for a file, `path#name` for the others. */
+      source: string;
+      target: string;
+    };
+    CodeIngestCommit: {
+      sha: string;
+      message: string;
+      author: string;
+      /** Format: date-time */
+      committed_at: string;
+      /** @description What the commit did to each file (git log --name-status: A, M, D, R). */
+      files: ({
+          path: string;
+          /** @enum {string} */
+          action: "added" | "modified" | "deleted" | "renamed";
+          previous_path?: string;
+        })[];
     };
     TemporalPayloads: {
       payloads: components["schemas"]["TemporalPayload"][];
@@ -6286,6 +6451,387 @@ export interface operations {
       };
       /** @description The embedding provider failed; the charge is refunded */
       502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * What surrounds a code symbol: class, siblings, tests, callers, callees, similar code, commits
+   * @description Resolves the symbol by `node_id` (preferred) or by the pair `name` and `type` (the name, or the stable key such as `src/parser.ts#Parser.parse`), then answers with its containing class, the class’s other methods, its tests (TESTS edges), callers and callees (CALLS edges), its nearest code nodes by embedding (itself excluded) and the commits that touched it or its file, newest first (TOUCHED edges). Each list holds at most `limit` entries (default 20, max 100). The charge comes first; a 400, 404 or 409 refunds it.
+   *
+   * Costs 1 credit (`ontology.symbol_context`), charged before any work; 402 when short.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  symbolContext: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Parser.parse",
+         *   "type": "code.method",
+         *   "limit": 20
+         * }
+         */
+        "application/json": components["schemas"]["SymbolContextRequest"];
+      };
+    };
+    responses: {
+      /** @description What surrounds a code symbol: class, siblings, tests, callers, callees, similar code, commits */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SymbolContextResponse"];
+        };
+      };
+      /** @description Neither node_id nor both name and type were given; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Insufficient credits, or the account is locked; nothing ran */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["InsufficientCredits"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live node with this id, or no node of this (name, type), in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Several nodes match (name, type); `detail.candidate_ids` lists them */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
+   * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+   *
+   * Requires the `ontology:write` scope.
+   */
+  ingestCode: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "repo": "weft",
+         *   "run_id": "5f0c7c1e-8d1a-4a57-9a8e-0b9f5c1d2e3f",
+         *   "symbols": [
+         *     {
+         *       "kind": "file",
+         *       "path": "src/parser.ts",
+         *       "name": "src/parser.ts"
+         *     },
+         *     {
+         *       "kind": "class",
+         *       "path": "src/parser.ts",
+         *       "name": "Parser",
+         *       "line": 3
+         *     },
+         *     {
+         *       "kind": "method",
+         *       "path": "src/parser.ts",
+         *       "name": "Parser.parse",
+         *       "line": 5,
+         *       "signature": "parse(text: string): Ast",
+         *       "doc": "Parses one module."
+         *     }
+         *   ],
+         *   "edges": [
+         *     {
+         *       "type": "CONTAINS",
+         *       "source": "src/parser.ts",
+         *       "target": "src/parser.ts#Parser"
+         *     },
+         *     {
+         *       "type": "CONTAINS",
+         *       "source": "src/parser.ts#Parser",
+         *       "target": "src/parser.ts#Parser.parse"
+         *     }
+         *   ],
+         *   "commits": [
+         *     {
+         *       "sha": "3f1c2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a",
+         *       "message": "Parser: one pass",
+         *       "author": "Ada Lovelace <ada@example.org>",
+         *       "committed_at": "2026-11-20T10:00:00Z",
+         *       "files": [
+         *         {
+         *           "path": "src/parser.ts",
+         *           "action": "modified"
+         *         }
+         *       ]
+         *     }
+         *   ],
+         *   "final": true
+         * }
+         */
+        "application/json": components["schemas"]["CodeIngestRequest"];
+      };
+    };
+    responses: {
+      /** @description Apply one batch of a repository’s code graph (files, symbols, edges, commits) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CodeIngestResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Another batch of this repository is being applied; send this one when it is done */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -26,11 +26,18 @@ export async function tenantCanPay(m: EntityManager, workspaceId: string, cost: 
   return tenant !== null && !tenant.locked && tenant.creditBalance >= cost;
 }
 
-/** These nodes, live ones only: their current names and whether they have a vector yet. */
+/**
+ * These nodes, live ones only: their current names, the text to embed and whether they have a
+ * vector yet. A node is embedded on its name; a code.* node on its name, signature and doc
+ * comment (issue 15), so semantic neighbours share meaning, not just a name.
+ */
 export const liveNodes = (m: EntityManager, nodeIds: readonly string[]) =>
-  queryRows<{ id: string; name: string; unembedded: boolean }>(
+  queryRows<{ id: string; name: string; text: string; unembedded: boolean }>(
     m,
-    `SELECT id, name, embedding IS NULL AS unembedded FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
+    `SELECT id, name, embedding IS NULL AS unembedded,
+       CASE WHEN type LIKE 'code.%' THEN concat_ws(E'\n', name, properties->>'signature', properties->>'doc')
+            ELSE name END AS text
+     FROM nodes WHERE id = ANY($1::uuid[]) AND NOT is_deleted`,
     [nodeIds],
   );
 

@@ -108,7 +108,7 @@ export function createEmbeddingService(deps: {
         });
       });
       if (nodes.length === 0) return { embedded: 0, stale: 0 };
-      const vectors = await provider.embed(nodes.map((node) => node.name));
+      const vectors = await provider.embed(nodes.map((node) => node.text));
 
       return uow(scope, async (m) => {
         const charges = await pendingReservations(m, KIND, keys, { lock: true });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import * as agents from '../../src/agents/workflow';
 import * as capabilities from '../../src/capabilities/workflow';
+import * as code from '../../src/code/workflow';
 import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
 import * as maintenance from '../../src/maintenance/workflows';
@@ -45,14 +46,15 @@ const conformance: Record<string, true> = {
     typeof implementations.capabilityKeyPurgeWorkflow
   >,
   run: true satisfies Conforms<typeof runs.runWorkflow, typeof implementations.runWorkflow>,
+  codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
 };
 
 const isContract = (value: unknown): value is WorkflowContract<any, unknown> =>
   Boolean(value && typeof value === 'object' && 'type' in value && 'id' in value);
 
 // Every contract module; a feature with workflows adds its `workflow.ts` here.
-const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance, runs].flatMap((module) =>
-  Object.values(module).filter(isContract),
+const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance, runs, code].flatMap(
+  (module) => Object.values(module).filter(isContract),
 );
 
 describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (workflows/)', () => {
@@ -73,6 +75,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
       agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
       runs.runWorkflow.id({ workspaceId: 'w1', executionId: 'e1', agent: 'playbook', stepCount: 1 }),
+      code.codeIndexWorkflow.id({ workspaceId: 'w1', batch: { repo: 'weft' } as never }),
     ];
     expect(ids).to.deep.equal([
       'prompt-c1',
@@ -81,6 +84,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       'embed-queue-w1',
       'failure-cluster-s1',
       'run-e1',
+      'code-index-w1-weft',
     ]);
   });
 });

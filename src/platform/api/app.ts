@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { apiKeyRoutes } from '../../api-keys/routes';
 import { capabilityRoutes } from '../../capabilities/routes';
+import { codeRoutes } from '../../code/routes';
 import { consoleRoutes } from '../../console/routes';
 import { creditRoutes } from '../../credits/routes';
 import { graphRoutes } from '../../graph/routes';
@@ -37,6 +38,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
+    ...codeRoutes(runtime.services.code),
     ...temporalCodecRoutes(runtime.temporal.codec),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),

@@ -1,6 +1,7 @@
 import { AgentClaim, AgentFailureCluster, AgentSession } from '../../agents/entities';
 import { Credential, CredentialDailyUsage } from '../../api-keys/entities';
 import { CapabilityIdempotencyKey } from '../../capabilities/entities';
+import { CodeSymbol } from '../../code/entities';
 import { CreditLedgerEntry } from '../../credits/entities';
 import { Edge, Node } from '../../graph/entities';
 import { MergeAction, MergeCandidate } from '../../merges/entities';
@@ -36,6 +37,7 @@ export const entities = [
   AgentSession,
   AgentClaim,
   AgentFailureCluster,
+  CodeSymbol,
   RunExecution,
   RunStep,
   RunApproval,

@@ -11,6 +11,7 @@ export const API_TAGS = {
   ontology: 'Nodes, edges, the type catalog and graph traversals of the workspace.',
   'ontology-config': 'The workspace’s search, importance and resolver settings.',
   prompt: 'Free-text prompts that extract graph facts, answer from the graph, or both (metered).',
+  code: 'The code graph: bulk ingest of a repository’s files, symbols, calls, tests and commits as code.* nodes.',
   search: 'Vector, structural, keyword and hybrid search over nodes (metered).',
   merges: 'The person-merge queue: candidates proposed by the resolver, approved or rejected by a person.',
   capabilities: 'Agent tools mounted as POST /v1/cap/<tool-name>, with idempotency and a credit envelope.',

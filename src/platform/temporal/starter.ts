@@ -45,6 +45,25 @@ export class WorkflowStarter {
     }
   }
 
+  /**
+   * Starts a new run, or answers undefined when one is running under the id already: for callers
+   * that must wait on their own run's result, never on another's.
+   */
+  async startIfIdle<Args extends unknown[], Result>(
+    contract: WorkflowContract<Args, Result>,
+    ...args: Args
+  ): Promise<WorkflowHandle<(...args: Args) => Promise<Result>> | undefined> {
+    try {
+      return await this.client.workflow.start<(...args: Args) => Promise<Result>>(
+        contract.type,
+        this.options(contract, args),
+      );
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+      throw error;
+    }
+  }
+
   /** Signals the workflow, starting it first when it is not running (a queue fed by events). */
   async signalWithStart<Args extends unknown[], Result, SignalArgs extends unknown[]>(
     contract: WorkflowContract<Args, Result>,

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { symbolKey } from '../../code/keys';
+import type { CodeIngestRequest, CodeIngestResponse, IngestCommit, IngestEdge, IngestSymbol } from '../../code/schemas';
+import { LIMITS } from '../../limits';
+import { commitsOf, IndexError, repositoryRoot, trackedFiles } from './git';
+import type { ParsedFile } from './parse';
+import { edgesOf, parseFile, SOURCE_EXTENSIONS } from './parse';
+import { createProgress } from './progress';
+
+export interface IndexOptions {
+  dir: string;
+  baseUrl: string;
+  apiKey: string;
+  workspace?: string;
+  repo?: string;
+  /** Only files under this path prefix (commits are still read whole). */
+  include?: string;
+  maxCommits: number;
+}
+
+export interface IndexSummary {
+  repo: string;
+  files: number;
+  symbols: number;
+  edges: number;
+  commits: number;
+  skipped: { path: string; reason: string }[];
+  batches: number;
+  created: number;
+  updated: number;
+  deleted_symbols: number;
+  unresolved_edges: number;
+  seconds: number;
+}
+
+// A batch's JSON stays well under the API's 1 MiB body limit.
+const BATCH_BYTES = 600 * 1024;
+const MAX_FILE_BYTES = 1024 * 1024;
+const BUSY_RETRIES = 60;
+
+const isSource = (path: string) =>
+  SOURCE_EXTENSIONS.some((ext) => path.endsWith(ext)) && !path.endsWith('.d.ts') && !path.includes('node_modules/');
+
+/** Splits items into batches by count and by JSON size. */
+function chunk<T>(items: readonly T[], maxCount: number): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = JSON.stringify(item).length + 1;
+    if (current.length > 0 && (current.length >= maxCount || bytes + size > BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** `weft index <repo-dir>`: parses on this machine, sends batches to POST /v1/code/ingest. */
+export async function indexRepository(options: IndexOptions): Promise<IndexSummary> {
+  const started = Date.now();
+  const root = await repositoryRoot(options.dir);
+  const repo = (options.repo ?? basename(root)).replace(/[^A-Za-z0-9._-]/g, '-').slice(0, LIMITS.code.repoChars);
+  const progress = createProgress(process.stderr);
+
+  const all = await trackedFiles(root);
+  const paths = all.filter((path) => isSource(path) && (!options.include || path.startsWith(options.include)));
+  const known = new Set(paths);
+  const parsed: ParsedFile[] = [];
+  const skipped: IndexSummary['skipped'] = [];
+  progress.phase('parsing', paths.length);
+  for (const path of paths) {
+    const text = await readFile(join(root, path), 'utf8').catch(() => undefined);
+    if (text === undefined) skipped.push({ path, reason: 'unreadable' });
+    else if (text.length > MAX_FILE_BYTES) skipped.push({ path, reason: 'larger than 1 MiB' });
+    else if (path.length > LIMITS.code.pathChars) skipped.push({ path, reason: 'path too long' });
+    else {
+      const file = parseFile(path, text, known);
+      if (file) parsed.push(file);
+      else skipped.push({ path, reason: 'does not parse' });
+    }
+    progress.tick();
+  }
+  const symbols: IngestSymbol[] = parsed.flatMap((file) => file.symbols);
+  const symbolKeys = new Set(symbols.map((symbol) => symbolKey(symbol.kind, symbol.path, symbol.name)));
+  const edges: IngestEdge[] = edgesOf(parsed).filter((edge) => symbolKeys.has(edge.source));
+  const commits: IngestCommit[] = await commitsOf(root, options.maxCommits);
+
+  // Symbols first, so that every edge's ends exist when its batch arrives; commits last.
+  const runId = randomUUID();
+  const batches: Omit<CodeIngestRequest, 'repo' | 'run_id' | 'final'>[] = [
+    ...chunk(symbols, LIMITS.code.batch.symbols).map((part) => ({ symbols: part, edges: [], commits: [] })),
+    ...chunk(edges, LIMITS.code.batch.edges).map((part) => ({ symbols: [], edges: part, commits: [] })),
+    ...chunk(commits, LIMITS.code.batch.commits).map((part) => ({ symbols: [], edges: [], commits: part })),
+  ];
+  if (batches.length === 0) batches.push({ symbols: [], edges: [], commits: [] });
+
+  const summary: IndexSummary = {
+    repo,
+    files: parsed.length,
+    symbols: symbols.length,
+    edges: edges.length,
+    commits: commits.length,
+    skipped,
+    batches: batches.length,
+    created: 0,
+    updated: 0,
+    deleted_symbols: 0,
+    unresolved_edges: 0,
+    seconds: 0,
+  };
+  progress.phase('sending', batches.length);
+  for (const [index, batch] of batches.entries()) {
+    const applied = await send(options, { ...batch, repo, run_id: runId, final: index === batches.length - 1 });
+    summary.created += applied.created;
+    summary.updated += applied.updated;
+    summary.deleted_symbols += applied.deleted_symbols;
+    summary.unresolved_edges += applied.unresolved_edges;
+    progress.tick();
+  }
+  progress.done();
+  summary.seconds = Math.round((Date.now() - started) / 100) / 10;
+  return summary;
+}
+
+async function send(options: IndexOptions, batch: CodeIngestRequest): Promise<CodeIngestResponse> {
+  const url = new URL('/v1/code/ingest', options.baseUrl);
+  if (options.workspace) url.searchParams.set('workspace_id', options.workspace);
+  for (let attempt = 0; ; attempt += 1) {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(batch),
+      });
+    } catch (error) {
+      throw new IndexError(`cannot reach ${options.baseUrl}: ${(error as Error).message}`);
+    }
+    const body = await response.text();
+    // 409: another batch of this repository is being applied (another indexer); wait for it.
+    if (response.status === 409 && attempt < BUSY_RETRIES) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
+    if (!response.ok) throw new IndexError(`POST ${url.pathname} answered ${response.status}: ${body.slice(0, 2000)}`);
+    return JSON.parse(body) as CodeIngestResponse;
+  }
+}

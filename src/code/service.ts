@@ -1,0 +1,283 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import type { EntityManager } from 'typeorm';
+import type { CreditService } from '../credits/service';
+import { softDeleteIncidentEdges, toNodeResponse } from '../graph/repository';
+import { baseSalienceFor } from '../importance/salience';
+import { LIMITS } from '../limits';
+import { readOntologyConfig } from '../ontology-config/service';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { BadRequestError, ConflictError, DeadlineExceededError, NotFoundError } from '../platform/errors';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
+import { enableIterativeIndexScan } from '../search/repository';
+import { registerType } from '../type-catalog/service';
+import { nodeTypeOf, symbolKey } from './keys';
+import type { EdgeValues, SymbolValues } from './repository';
+import {
+  insertSymbolNodes,
+  knownSymbols,
+  liveNodeById,
+  liveSymbolNodes,
+  nodesByNameAndType,
+  recordSymbols,
+  softDeleteUnseenEdges,
+  softDeleteUnseenSymbols,
+  symbolContext,
+  updateSymbolNodes,
+  upsertCodeEdges,
+} from './repository';
+import type { CodeIngestRequest, CodeIngestResponse, SymbolContextRequest, SymbolContextResponse } from './schemas';
+import type { CodeBatchResult, CodeIndexInput } from './workflow';
+import { CODE_EMBEDDING_EVENT, codeIndexWorkflow, codeIndexWorkflowId } from './workflow';
+
+/** How many candidates a 409 lists for an ambiguous (name, type). */
+const AMBIGUOUS_CANDIDATES = 10;
+
+/** A batch's symbols and commits as node values, keyed (the last of a repeated key wins). */
+function nodeValuesOf(batch: CodeIngestRequest): Map<string, SymbolValues> {
+  const values = new Map<string, SymbolValues>();
+  for (const symbol of batch.symbols) {
+    const key = symbolKey(symbol.kind, symbol.path, symbol.name);
+    const type = nodeTypeOf(symbol.kind);
+    const properties: Record<string, unknown> = { repo: batch.repo, key, path: symbol.path };
+    for (const field of ['line', 'end_line', 'signature', 'doc'] as const) {
+      if (symbol[field] !== undefined) properties[field] = symbol[field];
+    }
+    values.set(key, { key, type, name: symbol.name, properties, baseSalience: baseSalienceFor(type) });
+  }
+  for (const commit of batch.commits) {
+    const type = nodeTypeOf('commit');
+    const properties = {
+      repo: batch.repo,
+      key: commit.sha,
+      sha: commit.sha,
+      message: commit.message,
+      author: commit.author,
+      committed_at: new Date(commit.committed_at).toISOString(),
+      // Embedded like a symbol's doc comment: a commit is found by what it says.
+      doc: commit.message,
+    };
+    values.set(commit.sha, {
+      key: commit.sha,
+      type,
+      name: commit.sha,
+      properties,
+      baseSalience: baseSalienceFor(type),
+    });
+  }
+  return values;
+}
+
+interface EdgeByKey {
+  type: string;
+  source: string;
+  target: string;
+  extra: Record<string, unknown>;
+}
+
+/** The batch's edges by key, TOUCHED ones from its commits; one per (type, source, target). */
+function edgesOf(batch: CodeIngestRequest): EdgeByKey[] {
+  const edges = new Map<string, EdgeByKey>();
+  const add = (edge: EdgeByKey) => edges.set(`${edge.type}\u0000${edge.source}\u0000${edge.target}`, edge);
+  for (const edge of batch.edges) add({ ...edge, extra: {} });
+  for (const commit of batch.commits) {
+    for (const file of commit.files) {
+      const extra = { action: file.action, ...(file.previous_path ? { previous_path: file.previous_path } : {}) };
+      add({ type: 'TOUCHED', source: commit.sha, target: file.path, extra });
+    }
+  }
+  return [...edges.values()];
+}
+
+/**
+ * The code graph (issue 15): ingest batches applied by the `code-index-<workspace>-<repo>` workflow,
+ * and symbol-context over what they wrote.
+ */
+export function createCodeService(deps: {
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  credits: CreditService;
+  outbox: OutboxRelay;
+}) {
+  const { uow, temporal, credits, outbox } = deps;
+
+  /** One batch in one transaction: nodes upserted by key, edges by their ends, the pass's sweep when final. */
+  async function applyInTransaction(m: EntityManager, input: CodeIndexInput): Promise<CodeBatchResult> {
+    const { workspaceId, batch } = input;
+    const settings = (await readOntologyConfig(m)).importance;
+    const values = nodeValuesOf(batch);
+    const known = await knownSymbols(m, batch.repo, [...values.keys()]);
+    const existing = [...values.values()].flatMap((value) => {
+      const id = known.get(value.key);
+      return id ? [{ ...value, id }] : [];
+    });
+    const updated = await updateSymbolNodes(m, existing);
+    const created = await insertSymbolNodes(
+      m,
+      workspaceId,
+      [...values.values()].filter((value) => !known.has(value.key)),
+      settings,
+    );
+    const nodeOf = new Map([...known, ...created]);
+    await recordSymbols(m, {
+      workspaceId,
+      repo: batch.repo,
+      runId: batch.run_id,
+      keys: [...values.keys()],
+      nodeIds: [...values.keys()].map((key) => nodeOf.get(key) as string),
+    });
+    for (const type of new Set([...values.values()].map((value) => value.type))) {
+      await registerType(m, workspaceId, 'node', type);
+    }
+
+    const edges = edgesOf(batch);
+    const ends = await liveSymbolNodes(m, batch.repo, [
+      ...new Set(edges.flatMap((edge) => [edge.source, edge.target])),
+    ]);
+    const resolved: EdgeValues[] = edges.flatMap((edge) => {
+      const sourceNodeId = ends.get(edge.source);
+      const targetNodeId = ends.get(edge.target);
+      if (!sourceNodeId || !targetNodeId) return [];
+      const properties = { code_repo: batch.repo, code_run: batch.run_id, ...edge.extra };
+      return [{ type: edge.type, sourceNodeId, targetNodeId, properties }];
+    });
+    const edgesWritten = await upsertCodeEdges(m, workspaceId, resolved);
+    for (const type of new Set(resolved.map((edge) => edge.type))) await registerType(m, workspaceId, 'edge', type);
+
+    const toEmbed = [...created.values(), ...updated.filter((row) => row.reembed).map((row) => row.id)];
+    if (toEmbed.length > 0) {
+      await enqueueOutboxEvent(m, {
+        workspaceId,
+        eventType: CODE_EMBEDDING_EVENT,
+        aggregateId: toEmbed[0] as string,
+        payload: { node_ids: toEmbed },
+      });
+    }
+
+    let deletedSymbols = 0;
+    let deletedEdges = 0;
+    if (batch.final) {
+      const gone = await softDeleteUnseenSymbols(m, batch.repo, batch.run_id);
+      deletedSymbols = gone.length;
+      deletedEdges = gone.length > 0 ? await softDeleteIncidentEdges(m, gone) : 0;
+      deletedEdges += await softDeleteUnseenEdges(m, batch.repo, batch.run_id);
+    }
+    return {
+      repo: batch.repo,
+      run_id: batch.run_id,
+      created: created.size,
+      updated: updated.length,
+      edges: edgesWritten,
+      unresolved_edges: edges.length - resolved.length,
+      embeddings_requested: toEmbed.length,
+      deleted_symbols: deletedSymbols,
+      deleted_edges: deletedEdges,
+    };
+  }
+
+  /** The symbol a request names: by id, else by (name, type); 400 without either, 404, or 409 when ambiguous. */
+  async function resolve(m: EntityManager, request: SymbolContextRequest) {
+    if (request.node_id) {
+      const node = await liveNodeById(m, request.node_id);
+      if (!node) throw new NotFoundError({ error: 'symbol_not_found', node_id: request.node_id });
+      return node;
+    }
+    if (!request.name || !request.type) {
+      throw new BadRequestError('Give node_id, or both name and type');
+    }
+    const found = await nodesByNameAndType(m, request.name, request.type, AMBIGUOUS_CANDIDATES + 1);
+    const [first] = found;
+    if (!first) throw new NotFoundError({ error: 'symbol_not_found', name: request.name, type: request.type });
+    if (found.length > 1) {
+      const candidates = found.slice(0, AMBIGUOUS_CANDIDATES);
+      throw new ConflictError({
+        error: 'ambiguous_symbol',
+        message:
+          `${found.length > AMBIGUOUS_CANDIDATES ? 'More than ' : ''}${candidates.length} live nodes of type ` +
+          `${request.type} match; ask again with node_id`,
+        candidate_ids: candidates.map((node) => node.id),
+        candidates: candidates.map((node) => ({ id: node.id, key: node.key })),
+      });
+    }
+    return first;
+  }
+
+  return {
+    /**
+     * POST /v1/ontology/symbol-context: charged first (1 credit, 402 when short); resolving the
+     * symbol and reading its lists happen in one transaction that also confirms the charge, so a
+     * 400, 404 or 409 refunds it.
+     */
+    symbolContext: (principal: Principal, request: SymbolContextRequest): Promise<SymbolContextResponse> =>
+      credits.chargeFor(principal, 'ontology.symbol_context', ({ receipt, confirm }) =>
+        uow(scopeOf(principal), async (m) => {
+          const node = await resolve(m, request);
+          await enableIterativeIndexScan(m, request.limit);
+          const context = await symbolContext(m, node, request.limit);
+          if (!context) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
+          await confirm(m);
+          const { key: _key, vector: _vector, ...row } = node;
+          return {
+            symbol: toNodeResponse(row),
+            ...context,
+            recent_commits: context.recent_commits.map((commit) => ({
+              ...commit,
+              action: commit.action as SymbolContextResponse['recent_commits'][number]['action'],
+            })),
+            credit_receipt: receipt,
+          };
+        }),
+      ),
+
+    /**
+     * POST /v1/code/ingest: runs the batch as `code-index-<workspace>-<repo>` and answers with its
+     * result once applied (504 after LIMITS.code.applyWaitMs, the run goes on); 409 while another
+     * batch of the repository is being applied.
+     */
+    async ingest(principal: Principal, batch: CodeIngestRequest): Promise<CodeIngestResponse> {
+      const input: CodeIndexInput = { workspaceId: principal.workspaceId, batch };
+      const workflowId = codeIndexWorkflowId(principal.workspaceId, batch.repo);
+      const handle = await temporal.workflows.startIfIdle(codeIndexWorkflow, input);
+      if (!handle) {
+        throw new ConflictError({
+          error: 'index_batch_running',
+          message: `A batch of ${batch.repo} is being applied (${workflowId}); send this one when it is done`,
+        });
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const abandon = new AbortController();
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          abandon.abort();
+          reject(new DeadlineExceededError(`The batch is still being applied by ${workflowId}`));
+        }, LIMITS.code.applyWaitMs);
+      });
+      try {
+        const result = await Promise.race([
+          temporal.client.withAbortSignal(abandon.signal, () => handle.result()),
+          expired,
+        ]);
+        return { workflow_id: workflowId, ...result };
+      } catch (error) {
+        const failure = error instanceof WorkflowFailedError ? findFailureDetails(error) : undefined;
+        if (failure) throw toDomainError(failure);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    /** The workflow's step: applies a batch (idempotent) and hands new or changed nodes to the embedder. */
+    async applyBatch(input: CodeIndexInput): Promise<CodeBatchResult> {
+      const result = await uow({ workspaceId: input.workspaceId }, (m) => applyInTransaction(m, input));
+      if (result.embeddings_requested > 0) outbox.kick(input.workspaceId);
+      return result;
+    },
+  };
+}
+
+export type CodeService = ReturnType<typeof createCodeService>;

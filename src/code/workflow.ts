@@ -1,0 +1,31 @@
+import { defineWorkflow } from '../platform/temporal/contract';
+import type { CodeIngestRequest, CodeIngestResponse } from './schemas';
+
+/** The code graph's workflow contract. No I/O: the workflow bundle imports this file. */
+
+export interface CodeIndexInput {
+  workspaceId: string;
+  batch: CodeIngestRequest;
+}
+
+export type CodeBatchResult = Omit<CodeIngestResponse, 'workflow_id'>;
+
+export const codeIndexWorkflowId = (workspaceId: string, repo: string) => `code-index-${workspaceId}-${repo}`;
+
+/**
+ * `code-index-<workspace>-<repo>`: applies one ingest batch. Each batch of an indexing pass is one
+ * run under this id, so a repository's batches are applied one at a time and each shows in the
+ * Temporal UI; a second batch while one is running is refused (the API answers 409, the CLI retries).
+ */
+export const codeIndexWorkflow = defineWorkflow<[CodeIndexInput], CodeBatchResult>({
+  type: 'codeIndexWorkflow',
+  id: (input) => codeIndexWorkflowId(input.workspaceId, input.batch.repo),
+  workspaceId: (input) => input.workspaceId,
+  idReusePolicy: 'ALLOW_DUPLICATE',
+  summary: (input) =>
+    `${input.batch.repo}: ${input.batch.symbols.length} symbols, ${input.batch.edges.length} edges, ` +
+    `${input.batch.commits.length} commits${input.batch.final ? ' (final)' : ''}`,
+});
+
+/** The outbox event that hands a batch's new or changed code nodes to the embedding queue. */
+export const CODE_EMBEDDING_EVENT = 'code.embedding_requested';
