@@ -10,11 +10,13 @@ const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyActivities<Activities>(databaseActivity);
 const { planRunStep } = proxyActivities<Activities>(modelActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
+// It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
 // Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
 const stepActivity = (stepNo: number, tool: string) =>
   proxyActivities<Activities>({
     ...databaseActivity,
     startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '5 seconds',
     summary: `step ${stepNo}: ${tool}`,
   }).runStep;
 
