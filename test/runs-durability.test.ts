@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { createActivities } from '../activities';
 import { deleteMaintenanceSchedules } from '../src/maintenance/schedules';
+import { WorkflowStarter } from '../src/platform/temporal/starter';
+import { runChangedSignal, runWorkflow, runWorkflowId } from '../src/runs/workflow';
+import { createWorker } from '../workers/worker';
 import { capClient } from './helpers/cap';
-import { eventually } from './helpers/eventually';
+import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
@@ -211,5 +215,60 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     expect(
       await count(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [tenant.workspace_id]),
     ).to.equal(1);
+  });
+});
+
+describe('runs: a resolve that arrives while the approval is still being requested', function () {
+  this.timeout(60_000);
+
+  it('is not lost: the run goes on at once, not at the next re-check', async () => {
+    const { runtime, config } = getStack();
+    const taskQueue = `weft-durability-signal-${randomUUID().slice(0, 8)}`;
+    const { client } = runtime.temporal;
+    const executionId = randomUUID();
+    const handle = client.workflow.getHandle(runWorkflowId(executionId));
+    // The run workflow as it is, over activities that stand in for the database: the reviewer's
+    // resolve (and its signal) lands after the approval row committed, before the workflow has
+    // seen the activity's answer, which still says `pending`.
+    const { worker, connection } = await createWorker({
+      config,
+      taskQueue,
+      activities: {
+        ...createActivities(runtime),
+        beginRun: async () => ({
+          status: 'RUNNING' as const,
+          maxSteps: 8,
+          steps: [{ stepNo: 0, tool: 'agent.start_session', requiresApproval: true }],
+          userId: randomUUID(),
+        }),
+        requestRunApproval: async () => {
+          await handle.signal(runChangedSignal, { reason: 'approval_resolved' });
+          return { run: 'AWAITING_APPROVAL' as const, approval: 'pending' as const };
+        },
+        runApprovalState: async () => ({ run: 'AWAITING_APPROVAL' as const, approval: 'approved' as const }),
+        resumeRun: async () => true,
+        runStep: async () => ({ status: 'SUCCEEDED' as const }),
+        finishRun: async () => 'SUCCEEDED' as const,
+      },
+      logLevel: 'error',
+    });
+    const running = worker.run();
+    try {
+      await new WorkflowStarter(client, taskQueue).start(runWorkflow, {
+        workspaceId: randomUUID(),
+        executionId,
+        agent: 'playbook',
+        stepCount: 1,
+        // Were the signal lost, only this re-check would wake the run: far beyond the test's timeout.
+        approvalRecheckSeconds: 3600,
+      });
+      const outcome = await Promise.race([handle.result(), sleep(20_000).then(() => 'still waiting')]);
+      expect(outcome).to.deep.equal({ status: 'SUCCEEDED' });
+    } finally {
+      await handle.terminate('test cleanup').catch(() => undefined);
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
   });
 });

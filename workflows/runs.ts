@@ -60,9 +60,11 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     if (step.requiresApproval) {
       let state = await requestRunApproval(stepRef);
       showStatus(state.run);
+      // Cleared just before each read, never before the wait: a signal that came while the approval
+      // was being requested (its answer already stale) must still end the wait at once.
       while (state.approval === 'pending' && !finished(state.run)) {
-        changed = false;
         await condition(() => changed, recheck);
+        changed = false;
         state = await runApprovalState(stepRef);
       }
       if (state.approval === 'rejected') {
