@@ -100,7 +100,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     await temporal?.remove();
   });
 
-  it('SIGKILL mid-step: the next worker finishes the run; the claim is made once, the search charged once', async () => {
+  it('SIGKILL mid-step: the next worker finishes the run; one claim made, the search charged once', async () => {
     const tenant = await newTenant(10);
     const client = as(tenant.api_key, api!.baseUrl);
     const [node] = await getStack().ownerDataSource.query(
