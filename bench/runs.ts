@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- runs [--seconds 4] [--clients 1,4] [--round-trips 40] [--waiting 1000]`
+ * `npm run bench -- runs [--seconds 4] [--clients 1,4] [--samples 15] [--round-trips 40] [--waiting 1000]`
  *
  * Agent runs, on a private Temporal dev server (a free port, `npm start`'s dispatch settings) with
  * the worker in a process of its own (bench/lib/worker-process.ts), the API and the HTTP clients
@@ -7,7 +7,7 @@
  * - dispatch → SUCCEEDED of a 3-step playbook of free reads (`billing.credits_balance` × 3) over
  *   HTTP, waiting on the workflow's result, interleaved with its anchor: a bare workflow with three
  *   no-op activities started by the Temporal client (goal at 4 clients: req/s ≥ 0.8×, p50 ≤ 1.25×);
- * - one run's event timeline, to see where the time goes;
+ * - where the time goes: the phases of sample runs and anchors, from their history's timestamps;
  * - the approval round trip: resolve answered 200 → run SUCCEEDED (p50, p95);
  * - N runs waiting for approval at once: the worker process's RSS and heap, and the time to resolve
  *   them all.
@@ -92,6 +92,71 @@ async function runResult(client: Client, executionId: string): Promise<RunWorkfl
   }
 }
 
+type Phases = Record<string, number>;
+
+// History event types (temporal.api.enums.v1.EventType) that the breakdown reads.
+const EVENT = {
+  started: 1,
+  completed: 2,
+  taskScheduled: 5,
+  taskCompleted: 7,
+  activityScheduled: 10,
+  activityStarted: 11,
+  activityCompleted: 12,
+} as const;
+
+/**
+ * One execution's time split into phases: until the server started it (for a run: the HTTP
+ * dispatch, its transaction and the outbox relay's start), activity tasks waiting for a worker,
+ * activities running (by type), workflow tasks, and the result's way back to the client.
+ */
+async function phasesOf(
+  client: Client,
+  workflowId: string,
+  sentAt: number,
+  resultAt: number,
+  answeredAt?: number,
+): Promise<Phases> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const time = (event: (typeof events)[number]) =>
+    Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+  const byId = new Map(events.map((event) => [Number(event.eventId), event]));
+  const phases: Phases = {};
+  const add = (phase: string, ms: number) => {
+    phases[phase] = (phases[phase] ?? 0) + ms;
+  };
+  if (answeredAt !== undefined) add('HTTP dispatch answered 202', answeredAt - sentAt);
+  let tasks = 0;
+  for (const event of events) {
+    const type = Number(event.eventType);
+    if (type === EVENT.started) add('request sent → workflow started', time(event) - sentAt);
+    if (type === EVENT.completed) add('workflow completed → result at the client', resultAt - time(event));
+    if (type === EVENT.taskCompleted) {
+      const scheduled = byId.get(Number(event.workflowTaskCompletedEventAttributes?.scheduledEventId));
+      if (scheduled) add('workflow tasks, scheduled → completed (sum)', time(event) - time(scheduled));
+      tasks += 1;
+    }
+    if (type === EVENT.activityStarted) {
+      const scheduled = byId.get(Number(event.activityTaskStartedEventAttributes?.scheduledEventId));
+      if (scheduled) add('activity tasks, scheduled → started (sum)', time(event) - time(scheduled));
+    }
+    if (type === EVENT.activityCompleted) {
+      const scheduledId = Number(event.activityTaskCompletedEventAttributes?.scheduledEventId);
+      const scheduled = byId.get(scheduledId);
+      const started = events.find(
+        (candidate) =>
+          Number(candidate.eventType) === EVENT.activityStarted &&
+          Number(candidate.activityTaskStartedEventAttributes?.scheduledEventId) === scheduledId,
+      );
+      const name = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      if (started) add(`activity ${name}, started → completed (sum)`, time(event) - time(started));
+    }
+  }
+  add('workflow tasks (count)', tasks);
+  add('total', resultAt - sentAt);
+  return phases;
+}
+
 /** Runs `work(i)` for i in [0, count) from `concurrency` loops. */
 async function pool(count: number, concurrency: number, work: (i: number) => Promise<void>) {
   let next = 0;
@@ -108,6 +173,7 @@ export async function run(args: string[]): Promise<void> {
   const clientCounts = clientsAt >= 0 ? args[clientsAt + 1]!.split(',').map(Number) : [1, 4];
   const roundTrips = numberOption(args, 'round-trips', 40);
   const waiting = numberOption(args, 'waiting', 1000);
+  const breakdownSamples = numberOption(args, 'samples', 15);
 
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
@@ -150,8 +216,8 @@ export async function run(args: string[]): Promise<void> {
 
   const threeReads = Array.from({ length: 3 }, () => ({ tool: 'billing.credits_balance' }));
   const playbook = async () => succeeded(await dispatch(tenant.api_key, threeReads));
-  const anchor = async () => {
-    await client.workflow.execute('threeActivitiesAnchorWorkflow', {
+  const anchor = (activities: 'three' | 'five') => async () => {
+    await client.workflow.execute(`${activities}ActivitiesAnchorWorkflow`, {
       workflowId: `anchor-${randomUUID()}`,
       taskQueue: env.BENCH_ANCHOR_TASK_QUEUE!,
       args: [],
@@ -163,27 +229,34 @@ export async function run(args: string[]): Promise<void> {
   const goals: string[] = [];
   for (const concurrency of clientCounts) {
     const options = { concurrency, durationMs: seconds * 1000 };
-    const bare = await measure('workflow, 3 no-op activities (Temporal client)', anchor, options);
+    const bare = await measure('workflow, 3 no-op activities (Temporal client)', anchor('three'), options);
+    const shaped = await measure('workflow, 5 no-op activities (Temporal client)', anchor('five'), options);
     const runs = await measure('3-step playbook, dispatch → SUCCEEDED (HTTP)', playbook, options);
-    rows.push({ subject: bare }, { subject: runs, anchor: bare });
+    rows.push({ subject: bare }, { subject: shaped, anchor: bare }, { subject: runs, anchor: bare });
     goals.push(
       `| ${concurrency} | ${(runs.rps / bare.rps).toFixed(2)} | ${(runs.p50 / bare.p50).toFixed(2)} | ` +
         `${runs.p50.toFixed(1)} vs ${bare.p50.toFixed(1)} |`,
     );
   }
 
-  // 2. One run's timeline: when each event happened after the dispatch was sent.
-  const sentAt = Date.now();
-  const sample = await dispatch(tenant.api_key, threeReads);
-  const answeredAt = Date.now();
-  await succeeded(sample);
-  const history = await client.workflow.getHandle(runWorkflowId(sample)).fetchHistory();
-  const timeline = [`| HTTP 202 answered | ${answeredAt - sentAt} |`];
-  for (const event of history.events ?? []) {
-    const at = Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
-    const type = String(event.eventType ?? '');
-    const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
-    timeline.push(`| ${type}${activity ? ` (${activity})` : ''} | ${at - sentAt} |`);
+  // 2. Where the time goes: the median phases of sample runs and anchors, one at a time, from
+  // their event timestamps (the server's clock is this machine's).
+  const samples = { run: [] as Phases[], bare: [] as Phases[], shaped: [] as Phases[] };
+  for (let i = 0; i < breakdownSamples; i++) {
+    let sentAt = Date.now();
+    const executionId = await dispatch(tenant.api_key, threeReads);
+    const answeredAt = Date.now();
+    await succeeded(executionId);
+    samples.run.push(await phasesOf(client, runWorkflowId(executionId), sentAt, Date.now(), answeredAt));
+    for (const [key, type] of [
+      ['bare', 'threeActivitiesAnchorWorkflow'],
+      ['shaped', 'fiveActivitiesAnchorWorkflow'],
+    ] as const) {
+      const workflowId = `anchor-${randomUUID()}`;
+      sentAt = Date.now();
+      await client.workflow.execute(type, { workflowId, taskQueue: env.BENCH_ANCHOR_TASK_QUEUE!, args: [] });
+      samples[key].push(await phasesOf(client, workflowId, sentAt, Date.now()));
+    }
   }
 
   // 3. The approval round trip: resolve answered 200 → run SUCCEEDED.
@@ -260,9 +333,23 @@ export async function run(args: string[]): Promise<void> {
   console.log('\n| clients | req/s ÷ anchor (goal ≥ 0.8) | p50 ÷ anchor (goal ≤ 1.25) | p50 ms, run vs anchor |');
   console.log('|---|---|---|---|');
   for (const line of goals) console.log(line);
-  console.log('\nOne run, ms after the dispatch request was sent:\n');
-  console.log('| event | ms |\n|---|---|');
-  for (const line of timeline) console.log(line);
+  console.log(`\nWhere the time goes (median of ${breakdownSamples} of each, one at a time, ms):\n`);
+  console.log(
+    "| phase | 3-step run | anchor: 3 no-op activities | anchor: 5 no-op activities (a run's shape) |\n|---|---|---|---|",
+  );
+  const phaseNames = [...new Set(Object.values(samples).flatMap((list) => list.flatMap((p) => Object.keys(p))))];
+  for (const phase of phaseNames) {
+    const cell = (list: Phases[]) => {
+      const values = list.map((p) => p[phase]).filter((v): v is number => v !== undefined);
+      return values.length
+        ? percentile(
+            values.sort((a, b) => a - b),
+            50,
+          ).toFixed(1)
+        : '–';
+    };
+    console.log(`| ${phase} | ${cell(samples.run)} | ${cell(samples.bare)} | ${cell(samples.shaped)} |`);
+  }
   console.log(
     `\nApproval round trip (resolve → SUCCEEDED), ${roundTrips} runs one at a time: ` +
       `p50 ${percentile(roundTripMs, 50).toFixed(1)} ms, p95 ${percentile(roundTripMs, 95).toFixed(1)} ms ` +
