@@ -343,7 +343,8 @@ export async function run(args: string[]): Promise<void> {
   for (const line of goals) console.log(line);
   console.log(`\nWhere the time goes (median of ${breakdownSamples} of each, back to back at 1 client, ms):\n`);
   console.log(
-    "| phase | 3-step run | anchor: 3 no-op activities | anchor: 5 no-op activities (a run's shape) |\n|---|---|---|---|",
+    "| phase | 3-step run | anchor: 3 no-op activities | anchor: 5 no-op activities (a run's shape) |\n" +
+      '|---|---|---|---|',
   );
   const phaseNames = [...new Set(Object.values(samples).flatMap((list) => list.flatMap((p) => Object.keys(p))))];
   for (const phase of phaseNames) {
