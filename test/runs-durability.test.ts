@@ -205,8 +205,11 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     expect(resolved.status).to.equal(200);
     // The signal reached the server although no worker could take it; the step has not run.
-    const history = await (await temporal.client()).workflow.getHandle(`run-${executionId}`).fetchHistory();
-    expect(history.events?.some((event) => event.workflowExecutionSignaledEventAttributes)).to.equal(true);
+    const handle = (await temporal.client()).workflow.getHandle(`run-${executionId}`);
+    await eventually(
+      async () => (await handle.fetchHistory()).events?.some((event) => event.workflowExecutionSignaledEventAttributes),
+      { what: 'the resolve signal in the run workflow history', timeoutMs: 15_000, intervalMs: 200 },
+    );
     expect((await client.get(`/v1/runs/${executionId}`)).body.steps[0].status).to.equal('PENDING');
 
     worker = startWorkerProcess(env());
