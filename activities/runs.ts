@@ -21,9 +21,10 @@ export function createRunActivities(deps: { services: { runs: RunService } }) {
     runApprovalState: (input: StepRef) =>
       classified(() => runs.approvalState(input.workspaceId, input.executionId, input.stepNo)),
     resumeRun: (input: RunRef) => classified(() => runs.resume(input.workspaceId, input.executionId)),
+    /** Heartbeating: a worker killed mid-step is noticed within seconds and the step retried by its key. */
     runStep: async (input: StepRef) => {
       try {
-        return await runs.runStep(input.workspaceId, input.executionId, input.stepNo);
+        return await heartbeating(() => runs.runStep(input.workspaceId, input.executionId, input.stepNo));
       } catch (error) {
         // Only transient refusals (unavailable, rate limited) get here: a plain error is retried.
         if (error instanceof DomainError) throw new Error(`${error.code}: ${error.message}`);

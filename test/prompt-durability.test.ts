@@ -1,9 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { expect } from 'chai';
 import { createApp } from '../src/platform/api/app';
 import { SCOPES } from '../src/platform/auth/scopes';
@@ -17,31 +14,20 @@ import { as } from './helpers/http';
 import { terminateTaskQueue } from './helpers/leftovers';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
-
-const ROOT = path.resolve(__dirname, '..');
-
-/** A worker-only Weft process, as `WEFT_PROCESS=worker npm start` runs it, on its own task queue. */
-function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  // node itself with tsx's loader, not the tsx CLI, which would run node as a grandchild and
-  // outlive the SIGKILL meant for the worker.
-  return spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, WEFT_PROCESS: 'worker', TEMPORAL_DEV_SERVER: 'never', LOG_LEVEL: 'error' },
-    stdio: 'ignore',
-  });
-}
+import type { WeftProcess } from './helpers/weft-process';
+import { startWorkerProcess } from './helpers/weft-process';
 
 describe('prompt durability: a worker killed mid-pipeline', function () {
   this.timeout(90_000);
   let fake: FakeOpenAI;
-  const workers: ChildProcess[] = [];
+  const workers: WeftProcess[] = [];
   const taskQueue = `weft-durability-${randomUUID().slice(0, 8)}`;
 
   before(async () => {
     fake = await startFakeOpenAI();
   });
   after(async () => {
-    for (const worker of workers) worker.kill('SIGKILL');
+    for (const worker of workers) await worker.kill();
     // The killed worker's queue still holds what its process started (embedding, person resolution).
     await terminateTaskQueue(getStack().runtime.temporal.client, taskQueue);
     await fake?.close();
@@ -116,7 +102,7 @@ describe('prompt durability: a worker killed mid-pipeline', function () {
     );
 
     await eventually(() => answerCalls === 1, { what: 'the first worker to reach the answer step', timeoutMs: 45_000 });
-    workers[0]!.kill('SIGKILL');
+    await workers[0]!.kill();
     workers.push(startWorkerProcess(env));
 
     const finished = await result;

@@ -19,11 +19,13 @@ const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyActivities<Activities>(databaseActivity);
 const { planRunStep } = proxyActivities<Activities>(modelActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
+// It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
 // Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
 const stepActivity = (stepNo: number, tool: string) =>
   proxyActivities<Activities>({
     ...databaseActivity,
     startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '5 seconds',
     summary: `step ${stepNo}: ${tool}`,
   }).runStep;
 
@@ -91,13 +93,15 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
       let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
       if (!waiting) showStatus(state.run);
       let rechecks = 0;
+      // Cleared just before each read, never before the wait: a signal that came while the approval
+      // was being requested (its answer already stale) must still end the wait at once.
       while (state.approval === 'pending' && !finished(state.run)) {
         if (rechecks >= rechecksPerRun || workflowInfo().continueAsNewSuggested) {
           // The new run re-reads the row first, so a resolve signalled meanwhile is not lost.
           await continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting: step, llmCalls: call } });
         }
-        changed = false;
         await condition(() => changed, recheck);
+        changed = false;
         state = await runApprovalState(stepRef);
         rechecks++;
       }

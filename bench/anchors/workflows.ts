@@ -1,4 +1,4 @@
-// Anchor workflows for bench/prompt.ts: the floor any Temporal-backed request stands on.
+// Anchor workflows for bench/prompt.ts and bench/runs.ts: the floor any Temporal-backed request stands on.
 import { proxyActivities } from '@temporalio/workflow';
 import type { anchorActivities } from './activities';
 
@@ -11,5 +11,11 @@ export async function emptyAnchorWorkflow(): Promise<string> {
 export async function threeActivitiesAnchorWorkflow(): Promise<string> {
   await noop();
   await noop();
+  return noop();
+}
+
+/** The shape of a 3-step run (begin, three steps, finish) without its database work. */
+export async function fiveActivitiesAnchorWorkflow(): Promise<string> {
+  for (let i = 0; i < 4; i++) await noop();
   return noop();
 }

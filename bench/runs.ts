@@ -1,0 +1,385 @@
+/**
+ * `npm run bench -- runs [--seconds 4] [--clients 1,4] [--samples 15] [--round-trips 40] [--waiting 1000]`
+ *
+ * Agent runs, on a private Temporal dev server (a free port, `npm start`'s dispatch settings) with
+ * the worker in a process of its own (bench/lib/worker-process.ts), the API and the HTTP clients
+ * in this one:
+ * - dispatch → SUCCEEDED of a 3-step playbook of free reads (`billing.credits_balance` × 3) over
+ *   HTTP, waiting on the workflow's result, interleaved with its anchor: a bare workflow with three
+ *   no-op activities started by the Temporal client (goal at 4 clients: req/s ≥ 0.8×, p50 ≤ 1.25×);
+ * - where the time goes: the phases of sample runs and anchors, from their history's timestamps;
+ * - the approval round trip: resolve answered 200 → run SUCCEEDED (p50, p95);
+ * - N runs waiting for approval at once: the worker process's RSS and heap, and the time to resolve
+ *   them all.
+ * Data goes into weft_bench; each run makes its own tenants.
+ */
+
+import type { ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { createApp } from '../src/platform/api/app';
+import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
+import { createMigrationDataSource } from '../src/platform/db/data-source';
+import { createLogger } from '../src/platform/logger';
+import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import { startDevServer } from '../src/platform/temporal/dev-server';
+import type { RunWorkflowResult } from '../src/runs/workflow';
+import { runWorkflowId } from '../src/runs/workflow';
+import { createRuntime } from '../src/runtime';
+import { createProvisioning } from '../src/tenancy/service';
+import type { Measurement } from './lib/measure';
+import { markdownTable, measure, numberOption, percentile } from './lib/measure';
+import type { WorkerMemory } from './lib/worker-process';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The worker process: started, asked for its memory, stopped. */
+async function forkWorker(env: NodeJS.ProcessEnv) {
+  const child: ChildProcess = fork(path.join(__dirname, 'lib/worker-process.ts'), [], {
+    env,
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+  });
+  const next = async <T>(key: string): Promise<T> => {
+    for (;;) {
+      const [message] = (await once(child, 'message')) as [Record<string, unknown>];
+      if (key in message) return message[key] as T;
+    }
+  };
+  await next('ready');
+  return {
+    async memory(): Promise<WorkerMemory> {
+      const answer = next<WorkerMemory>('memory');
+      child.send('memory');
+      return answer;
+    },
+    async stop() {
+      const exited = once(child, 'exit');
+      child.send('stop');
+      await exited;
+    },
+  };
+}
+
+/** The run's workflow result, once the outbox relay has started it. */
+async function runResult(client: Client, executionId: string): Promise<RunWorkflowResult> {
+  const handle = client.workflow.getHandle(runWorkflowId(executionId));
+  for (;;) {
+    try {
+      return (await handle.result()) as RunWorkflowResult;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      await sleep(2);
+    }
+  }
+}
+
+type Phases = Record<string, number>;
+
+// History event types (temporal.api.enums.v1.EventType) that the breakdown reads.
+const EVENT = {
+  started: 1,
+  completed: 2,
+  taskScheduled: 5,
+  taskCompleted: 7,
+  activityScheduled: 10,
+  activityStarted: 11,
+  activityCompleted: 12,
+} as const;
+
+/**
+ * One execution's time split into phases: until the server started it (for a run: the HTTP
+ * dispatch, its transaction and the outbox relay's start), activity tasks waiting for a worker,
+ * activities running (by type), workflow tasks, and the result's way back to the client.
+ */
+async function phasesOf(
+  client: Client,
+  workflowId: string,
+  sentAt: number,
+  resultAt: number,
+  answeredAt?: number,
+): Promise<Phases> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const time = (event: (typeof events)[number]) =>
+    Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+  const byId = new Map(events.map((event) => [Number(event.eventId), event]));
+  const phases: Phases = {};
+  const add = (phase: string, ms: number) => {
+    phases[phase] = (phases[phase] ?? 0) + ms;
+  };
+  if (answeredAt !== undefined) add('HTTP dispatch answered 202', answeredAt - sentAt);
+  let tasks = 0;
+  for (const event of events) {
+    const type = Number(event.eventType);
+    if (type === EVENT.started) add('request sent → workflow started', time(event) - sentAt);
+    if (type === EVENT.completed) add('workflow completed → result at the client', resultAt - time(event));
+    if (type === EVENT.taskCompleted) {
+      const scheduled = byId.get(Number(event.workflowTaskCompletedEventAttributes?.scheduledEventId));
+      if (scheduled) add('workflow tasks, scheduled → completed (sum)', time(event) - time(scheduled));
+      tasks += 1;
+    }
+    if (type === EVENT.activityStarted) {
+      const scheduled = byId.get(Number(event.activityTaskStartedEventAttributes?.scheduledEventId));
+      if (scheduled) add('activity tasks, scheduled → started (sum)', time(event) - time(scheduled));
+    }
+    if (type === EVENT.activityCompleted) {
+      const scheduledId = Number(event.activityTaskCompletedEventAttributes?.scheduledEventId);
+      const scheduled = byId.get(scheduledId);
+      const started = events.find(
+        (candidate) =>
+          Number(candidate.eventType) === EVENT.activityStarted &&
+          Number(candidate.activityTaskStartedEventAttributes?.scheduledEventId) === scheduledId,
+      );
+      const name = scheduled?.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      if (started) add(`activity ${name}, started → completed (sum)`, time(event) - time(started));
+    }
+  }
+  add('workflow tasks (count)', tasks);
+  add('total', resultAt - sentAt);
+  return phases;
+}
+
+/** Runs `work(i)` for i in [0, count) from `concurrency` loops. */
+async function pool(count: number, concurrency: number, work: (i: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+export async function run(args: string[]): Promise<void> {
+  const seconds = numberOption(args, 'seconds', 4);
+  const clientsAt = args.indexOf('--clients');
+  const clientCounts = clientsAt >= 0 ? args[clientsAt + 1]!.split(',').map(Number) : [1, 4];
+  const roundTrips = numberOption(args, 'round-trips', 40);
+  const waiting = numberOption(args, 'waiting', 1000);
+  const breakdownSamples = numberOption(args, 'samples', 15);
+
+  const env = withDatabaseSuffix(process.env, '_bench');
+  env.LOG_LEVEL = 'error';
+  env.REQUEST_LOGGING = 'false';
+  env.TEMPORAL_TASK_QUEUE = `weft-bench-runs-${randomUUID().slice(0, 8)}`;
+  env.BENCH_ANCHOR_TASK_QUEUE = `${env.TEMPORAL_TASK_QUEUE}-anchor`;
+  // A private server on a free port, never one another process owns.
+  env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
+  env.TEMPORAL_NAMESPACE = 'default';
+  const devServer = await startDevServer({ address: env.TEMPORAL_ADDRESS });
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, createLogger(config));
+  await ensureSearchAttributes(runtime.temporal);
+  const owner = await createMigrationDataSource(config).initialize();
+  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const tenant = await provisioning.bootstrap({ name: 'weft-bench-runs' });
+  const workers = await forkWorker(env);
+
+  const server: Server = createApp(runtime).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { client } = runtime.temporal;
+
+  const post = async (token: string, path: string, body: unknown, expected: number) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== expected) throw new Error(`${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text);
+  };
+  const dispatch = async (token: string, steps: unknown[]): Promise<string> =>
+    (await post(token, '/v1/runs', { agent: 'playbook', input: { steps } }, 202)).execution_id;
+  const succeeded = async (executionId: string) => {
+    const result = await runResult(client, executionId);
+    if (result.status !== 'SUCCEEDED') throw new Error(`run ${executionId} ended ${result.status}`);
+  };
+
+  const threeReads = Array.from({ length: 3 }, () => ({ tool: 'billing.credits_balance' }));
+  const playbook = async () => succeeded(await dispatch(tenant.api_key, threeReads));
+  const anchor = (activities: 'three' | 'five') => async () => {
+    await client.workflow.execute(`${activities}ActivitiesAnchorWorkflow`, {
+      workflowId: `anchor-${randomUUID()}`,
+      taskQueue: env.BENCH_ANCHOR_TASK_QUEUE!,
+      args: [],
+    });
+  };
+
+  // 1. Dispatch → SUCCEEDED against the anchor, interleaved at each client count.
+  const rows: { subject: Measurement; anchor?: Measurement }[] = [];
+  const goals: string[] = [];
+  for (const concurrency of clientCounts) {
+    const options = { concurrency, durationMs: seconds * 1000 };
+    const bare = await measure('workflow, 3 no-op activities (Temporal client)', anchor('three'), options);
+    const shaped = await measure('workflow, 5 no-op activities (Temporal client)', anchor('five'), options);
+    const runs = await measure('3-step playbook, dispatch → SUCCEEDED (HTTP)', playbook, options);
+    rows.push({ subject: bare }, { subject: shaped, anchor: bare }, { subject: runs, anchor: bare });
+    goals.push(
+      `| ${concurrency} | ${(runs.rps / bare.rps).toFixed(2)} | ${(runs.p50 / bare.p50).toFixed(2)} | ` +
+        `${runs.p50.toFixed(1)} vs ${bare.p50.toFixed(1)} |`,
+    );
+  }
+
+  // 2. Where the time goes: the median phases of sample runs and anchors, from
+  // their event timestamps (the server's clock is this machine's).
+  const samples = { run: [] as Phases[], bare: [] as Phases[], shaped: [] as Phases[] };
+  // Back to back, as the measurement above runs them; histories are read afterwards.
+  const timed: { workflowId: string; sentAt: number; resultAt: number; answeredAt?: number }[] = [];
+  for (let i = 0; i < breakdownSamples; i++) {
+    const sentAt = Date.now();
+    const executionId = await dispatch(tenant.api_key, threeReads);
+    const answeredAt = Date.now();
+    await succeeded(executionId);
+    timed.push({ workflowId: runWorkflowId(executionId), sentAt, answeredAt, resultAt: Date.now() });
+  }
+  for (const t of timed.splice(0)) {
+    samples.run.push(await phasesOf(client, t.workflowId, t.sentAt, t.resultAt, t.answeredAt));
+  }
+  for (const [key, type] of [
+    ['bare', 'threeActivitiesAnchorWorkflow'],
+    ['shaped', 'fiveActivitiesAnchorWorkflow'],
+  ] as const) {
+    for (let i = 0; i < breakdownSamples; i++) {
+      const workflowId = `anchor-${randomUUID()}`;
+      const sentAt = Date.now();
+      await client.workflow.execute(type, { workflowId, taskQueue: env.BENCH_ANCHOR_TASK_QUEUE!, args: [] });
+      timed.push({ workflowId, sentAt, resultAt: Date.now() });
+    }
+    for (const t of timed.splice(0)) samples[key].push(await phasesOf(client, t.workflowId, t.sentAt, t.resultAt));
+  }
+
+  // 3. The approval round trip: resolve answered 200 → run SUCCEEDED.
+  const approvalIdOf = async (executionId: string): Promise<string> => {
+    for (;;) {
+      const [row] = await owner.query(`SELECT id FROM run_approvals WHERE execution_id = $1 AND status = 'pending'`, [
+        executionId,
+      ]);
+      if (row) return row.id;
+      await sleep(5);
+    }
+  };
+  const gated = [{ tool: 'billing.credits_balance', requires_approval: true }];
+  const roundTripMs: number[] = [];
+  const resolveMs: number[] = [];
+  for (let i = 0; i < roundTrips; i++) {
+    const executionId = await dispatch(tenant.api_key, gated);
+    const approvalId = await approvalIdOf(executionId);
+    const t0 = performance.now();
+    await post(tenant.api_key, `/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' }, 200);
+    const t1 = performance.now();
+    await succeeded(executionId);
+    resolveMs.push(t1 - t0);
+    roundTripMs.push(performance.now() - t0);
+  }
+  roundTripMs.sort((a, b) => a - b);
+  resolveMs.sort((a, b) => a - b);
+
+  // 4. N runs waiting for approval at once, in a workspace of their own.
+  const crowd = await provisioning.bootstrap({ name: 'weft-bench-runs-waiting' });
+  const before = await workers.memory();
+  const dispatchStarted = performance.now();
+  const waitingIds: string[] = [];
+  await pool(waiting, 8, async () => {
+    waitingIds.push(await dispatch(crowd.api_key, gated));
+  });
+  const countPending = async () =>
+    Number(
+      (
+        await owner.query(
+          `SELECT count(*) AS n FROM run_approvals a JOIN run_executions e ON e.id = a.execution_id
+           WHERE a.workspace_id = $1 AND a.status = 'pending' AND e.status = 'AWAITING_APPROVAL'`,
+          [crowd.workspace_id],
+        )
+      )[0].n,
+    );
+  while ((await countPending()) < waiting) await sleep(200);
+  const allWaitingMs = performance.now() - dispatchStarted;
+  const during = await workers.memory();
+
+  const pending: { id: string }[] = await owner.query(
+    `SELECT id FROM run_approvals WHERE workspace_id = $1 AND status = 'pending'`,
+    [crowd.workspace_id],
+  );
+  const resolveStarted = performance.now();
+  await pool(pending.length, 8, async (i) => {
+    await post(crowd.api_key, `/v1/approvals/${pending[i]!.id}/resolve`, { decision: 'APPROVED' }, 200);
+  });
+  const resolvesAnsweredMs = performance.now() - resolveStarted;
+  const countSucceeded = async () =>
+    Number(
+      (
+        await owner.query(`SELECT count(*) AS n FROM run_executions WHERE workspace_id = $1 AND status = 'SUCCEEDED'`, [
+          crowd.workspace_id,
+        ])
+      )[0].n,
+    );
+  while ((await countSucceeded()) < waiting) await sleep(100);
+  const allSucceededMs = performance.now() - resolveStarted;
+  const after = await workers.memory();
+
+  console.log(`\n## Runs, ${seconds} s per point\n`);
+  console.log(markdownTable(rows));
+  console.log('\n| clients | req/s ÷ anchor (goal ≥ 0.8) | p50 ÷ anchor (goal ≤ 1.25) | p50 ms, run vs anchor |');
+  console.log('|---|---|---|---|');
+  for (const line of goals) console.log(line);
+  console.log(`\nWhere the time goes (median of ${breakdownSamples} of each, back to back at 1 client, ms):\n`);
+  console.log(
+    "| phase | 3-step run | anchor: 3 no-op activities | anchor: 5 no-op activities (a run's shape) |\n" +
+      '|---|---|---|---|',
+  );
+  const phaseNames = [...new Set(Object.values(samples).flatMap((list) => list.flatMap((p) => Object.keys(p))))];
+  for (const phase of phaseNames) {
+    const cell = (list: Phases[]) => {
+      const values = list.map((p) => p[phase]).filter((v): v is number => v !== undefined);
+      return values.length
+        ? percentile(
+            values.sort((a, b) => a - b),
+            50,
+          ).toFixed(1)
+        : '–';
+    };
+    console.log(`| ${phase} | ${cell(samples.run)} | ${cell(samples.bare)} | ${cell(samples.shaped)} |`);
+  }
+  console.log(
+    `\nApproval round trip (resolve → SUCCEEDED), ${roundTrips} runs one at a time: ` +
+      `p50 ${percentile(roundTripMs, 50).toFixed(1)} ms, p95 ${percentile(roundTripMs, 95).toFixed(1)} ms ` +
+      `(the resolve request itself: p50 ${percentile(resolveMs, 50).toFixed(1)} ms, ` +
+      `p95 ${percentile(resolveMs, 95).toFixed(1)} ms)`,
+  );
+  console.log(`\n${waiting} runs waiting for approval (dispatched by 8 clients, resolved by 8):\n`);
+  console.log('| worker process | RSS MiB | heap used MiB |\n|---|---|---|');
+  console.log(`| before dispatching them | ${mib(before.rssBytes)} | ${mib(before.heapUsedBytes)} |`);
+  console.log(`| all ${waiting} waiting | ${mib(during.rssBytes)} | ${mib(during.heapUsedBytes)} |`);
+  console.log(`| after resolving them all | ${mib(after.rssBytes)} | ${mib(after.heapUsedBytes)} |`);
+  console.log(
+    `\nWorkflow cache: ${during.maxCachedWorkflows} workflows (the worker's default). ` +
+      `Dispatch until all ${waiting} wait: ${(allWaitingMs / 1000).toFixed(1)} s; ` +
+      `all resolves answered: ${(resolvesAnsweredMs / 1000).toFixed(1)} s; ` +
+      `all SUCCEEDED: ${(allSucceededMs / 1000).toFixed(1)} s after the first resolve.`,
+  );
+
+  server.close();
+  await workers.stop();
+  await owner.destroy();
+  await runtime.close();
+  await devServer.stop();
+}
