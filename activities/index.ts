@@ -8,6 +8,7 @@ import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
 import type { RunService } from '../src/runs/service';
+import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
 import { createEmbeddingActivities } from './embeddings';
 import type { GraphActivityDeps } from './graph';
@@ -16,6 +17,7 @@ import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
 import { createRunActivities } from './runs';
+import { createTriggerActivities } from './triggers';
 
 /** Everything activities need: the same domain services the API uses. */
 export interface ActivityDeps {
@@ -33,6 +35,7 @@ export interface ActivityDeps {
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
     runs: RunService;
+    deliveryRetention: DeliveryRetention;
   };
 }
 
@@ -44,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMergeActivities(deps),
     ...createAgentActivities(deps),
     ...createRunActivities(deps),
+    ...createTriggerActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({
       dataSource: deps.dataSource,

@@ -19,6 +19,7 @@ import { CredentialHardening1763780008500 } from './1763780008500-credential-har
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
 import { Runs1763780008800 } from './1763780008800-runs';
+import { WebhookTriggers1763780009000 } from './1763780009000-webhook-triggers';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   Capabilities1763780008700,
   Agents1763780008710,
   Runs1763780008800,
+  WebhookTriggers1763780009000,
 ];

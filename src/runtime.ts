@@ -60,6 +60,10 @@ import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
+import type { DeliveryRetention } from './triggers/retention';
+import { createDeliveryRetention } from './triggers/retention';
+import type { TriggerService } from './triggers/service';
+import { createTriggerService } from './triggers/service';
 import type { TypeCatalogService } from './type-catalog/service';
 import { createTypeCatalogService } from './type-catalog/service';
 
@@ -100,6 +104,10 @@ export interface Runtime {
     capabilityKeys: KeyPurger;
     /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
     runs: RunService;
+    /** Webhook triggers: management and the signed intake (issue 13). */
+    triggers: TriggerService;
+    /** Deletes webhook delivery records past retention (the retention schedule). */
+    deliveryRetention: DeliveryRetention;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -126,9 +134,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs'> = {
+  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers'> = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
+    deliveryRetention: createDeliveryRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
     ontologyConfig: createOntologyConfigService({ uow }),
@@ -159,6 +168,15 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     }),
   });
 
+  const runs = createRunService({
+    uow,
+    outbox,
+    temporal,
+    capabilities,
+    logger,
+    approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+  });
+
   return {
     config,
     logger,
@@ -172,13 +190,12 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     services: {
       ...services,
       capabilities,
-      runs: createRunService({
+      runs,
+      triggers: createTriggerService({
         uow,
-        outbox,
-        temporal,
-        capabilities,
+        sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
+        runs,
         logger,
-        approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
       }),
     },
     embeddings,
