@@ -78,7 +78,7 @@ export const UpdatedTrigger = TriggerRow.extend({
 
 export const TriggerIdParams = z.object({ id: z.uuid() });
 export const DeliveryParams = z.object({ id: z.uuid(), delivery_id: z.uuid() });
-export const SlugParams = z.object({ slug: z.string().max(100) });
+export const SlugParams = z.object({ slug: z.string() });
 
 export const DeliveryListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.webhook.list.max).default(LIMITS.webhook.list.default),
