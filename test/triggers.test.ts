@@ -103,7 +103,7 @@ describe('webhook triggers: management (issue 13)', () => {
     expect(Buffer.from(row.secret_sealed, 'base64').toString('hex')).not.to.contain(hex);
   });
 
-  it('refuses a bad slug (422), a taken slug in any workspace (409), a bad filter (422), a bad template (422)', async () => {
+  it('refuses a bad slug (422), a slug taken in any workspace (409), a bad filter or template (422)', async () => {
     const { api_key } = await newTenant();
     const other = await newTenant();
     const client = as(api_key);

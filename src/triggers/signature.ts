@@ -37,14 +37,6 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
   return { timestamp, digests };
 }
 
-/** The lowercase hex HMAC a sender puts in `v1`. */
-export const signPayload = (secret: string, timestamp: number, body: Buffer): string =>
-  createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
-
-/** A ready header value, for tests, benchmarks and the README's Node example. */
-export const signatureHeader = (secret: string, timestamp: number, body: Buffer): string =>
-  `t=${timestamp},v1=${signPayload(secret, timestamp, body)}`;
-
 const ZERO = Buffer.alloc(32);
 
 /**
