@@ -193,6 +193,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       runs,
       triggers: createTriggerService({
         uow,
+        read,
         sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
         runs,
         logger,

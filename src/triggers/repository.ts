@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
+import type { ScopedRead } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
 import type { FilterResult, TriggerPrincipal } from './entities';
 import { WebhookDelivery, WebhookTrigger } from './entities';
@@ -91,8 +92,9 @@ export interface SlugTarget {
   previous_secret_sealed: string | null;
 }
 
-export const triggerForSlug = (m: EntityManager, slug: string) =>
-  queryFirst<SlugTarget>(m, `SELECT * FROM weft_webhook_trigger_for_slug($1)`, [slug]);
+/** One round trip (no transaction around it): the intake's hottest statement. */
+export const triggerForSlug = async (read: ScopedRead, slug: string): Promise<SlugTarget | undefined> =>
+  (await read<SlugTarget>({}, `SELECT * FROM weft_webhook_trigger_for_slug($1::text)`, [slug]))[0];
 
 export interface NewDelivery {
   /** Chosen by the caller when it must name the record before writing it (a redelivery's run key). */

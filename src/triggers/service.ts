@@ -3,7 +3,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Sealer } from '../prompt/sealed';
@@ -139,6 +139,8 @@ const runPrincipal = (trigger: WebhookTrigger): Principal => ({
  */
 export function createTriggerService(deps: {
   uow: UnitOfWork;
+  /** One-statement reads: the slug lookup. */
+  read: ScopedRead;
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
@@ -335,7 +337,7 @@ export function createTriggerService(deps: {
 
     /** Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. */
     async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
-      const target = await uow({}, (m) => repo.triggerForSlug(m, slug));
+      const target = await repo.triggerForSlug(deps.read, slug);
       if (!target) throw new NotFoundError({ error: 'trigger_not_found', slug });
       const scope = { workspaceId: target.workspace_id };
       const pairs = pairsOf(request.rawHeaders);
