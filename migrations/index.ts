@@ -20,6 +20,7 @@ import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
 import { Runs1763780008800 } from './1763780008800-runs';
 import { WebhookTriggers1763780009000 } from './1763780009000-webhook-triggers';
+import { WebhookIntakeWrites1763780009010 } from './1763780009010-webhook-intake-writes';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   Agents1763780008710,
   Runs1763780008800,
   WebhookTriggers1763780009000,
+  WebhookIntakeWrites1763780009010,
 ];

@@ -194,6 +194,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       triggers: createTriggerService({
         uow,
         read,
+        statements: dataSource.manager,
         sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
         runs,
         logger,

@@ -154,6 +154,70 @@ export async function insertKeyedDelivery(m: EntityManager, row: NewDelivery): P
   return inserted?.id ?? null;
 }
 
+/**
+ * One delivery record in one round trip, outside any transaction: `weft_record_webhook_delivery`
+ * scopes its own statement to the workspace (RLS applies; the policy's check holds the row to it).
+ * `m` is the data source's manager, not a unit of work's.
+ */
+export async function recordDelivery(
+  m: EntityManager,
+  row: Omit<NewDelivery, 'id' | 'executionId' | 'duplicateOf' | 'redeliveryOf'>,
+): Promise<string> {
+  // A bare manager on purpose (queryRows insists on a transaction): the function scopes itself.
+  const [recorded] = await m.query<{ id: string }[]>(
+    `SELECT weft_record_webhook_delivery($1, $2, $3, $4, $5, $6, $7, $8, $9) AS id`,
+    [
+      row.workspaceId,
+      row.triggerId,
+      JSON.stringify(row.headers),
+      row.body,
+      row.statusCode,
+      row.reason,
+      row.filterResult ?? null,
+      row.filterError ?? null,
+      row.idempotencyKey ?? null,
+    ],
+  );
+  return recorded!.id;
+}
+
+/** What the intake reads of its trigger once verified, in one scoped statement. */
+export interface IntakeTrigger {
+  id: string;
+  workspaceId: string;
+  slug: string;
+  filterExpression: string | null;
+  runTemplate: RunTemplate;
+  principal: TriggerPrincipal;
+}
+
+export async function intakeTrigger(
+  read: ScopedRead,
+  workspaceId: string,
+  id: string,
+): Promise<IntakeTrigger | undefined> {
+  const [row] = await read<{
+    id: string;
+    slug: string;
+    filter_expression: string | null;
+    run_template: RunTemplate;
+    principal: TriggerPrincipal;
+  }>(
+    { workspaceId },
+    `SELECT id, slug, filter_expression, run_template, principal FROM webhook_triggers WHERE id = $1::uuid`,
+    [id],
+  );
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    workspaceId,
+    slug: row.slug,
+    filterExpression: row.filter_expression,
+    runTemplate: row.run_template,
+    principal: row.principal,
+  };
+}
+
 /** The accepted original of a key. */
 export const findOriginal = (m: EntityManager, triggerId: string, idempotencyKey: string) =>
   queryFirst<{ id: string; execution_id: string | null }>(

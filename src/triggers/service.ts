@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
@@ -22,7 +23,7 @@ import type {
 } from './schemas';
 import { verifySignature } from './signature';
 
-type Manager = Parameters<typeof repo.findTrigger>[0];
+type Manager = EntityManager;
 
 /** The HTTP status each intake outcome answers with; delivery records keep it as `status_code`. */
 export const INTAKE_STATUS = {
@@ -121,8 +122,11 @@ const detailOf = (d: WebhookDelivery): DeliveryDetail => ({
   body_text: d.body ? utf8OrNull(d.body) : null,
 });
 
+/** What dispatching needs of a trigger. */
+type Dispatchable = Pick<WebhookTrigger, 'id' | 'workspaceId' | 'runTemplate' | 'principal'>;
+
 /** The credential a trigger's runs act as: its creator's, frozen at creation. */
-const runPrincipal = (trigger: WebhookTrigger): Principal => ({
+const runPrincipal = (trigger: Dispatchable): Principal => ({
   userId: trigger.principal.userId,
   workspaceId: trigger.workspaceId,
   tenantId: trigger.principal.tenantId,
@@ -139,8 +143,10 @@ const runPrincipal = (trigger: WebhookTrigger): Principal => ({
  */
 export function createTriggerService(deps: {
   uow: UnitOfWork;
-  /** One-statement reads: the slug lookup. */
+  /** One-statement reads: the slug lookup and the verified trigger. */
   read: ScopedRead;
+  /** The data source's manager, outside any transaction: the intake's single-statement records. */
+  statements: EntityManager;
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
@@ -191,7 +197,7 @@ export function createTriggerService(deps: {
   /** Dispatches the trigger's template with the event; null when the run could not be dispatched. */
   async function dispatch(
     m: Manager,
-    trigger: WebhookTrigger,
+    trigger: Dispatchable,
     event: { headers: Record<string, string>; body: unknown },
     idempotencyKey: string,
   ): Promise<{ executionId: string | null; refusal: string | null }> {
@@ -335,21 +341,22 @@ export function createTriggerService(deps: {
       return response;
     },
 
-    /** Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. */
+    /**
+     * Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. The
+     * common outcomes (refusals; an unkeyed delivery that dispatches nothing) are single statements;
+     * a key or a dispatch takes one transaction for the record and the run together.
+     */
     async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
       const target = await repo.triggerForSlug(deps.read, slug);
       if (!target) throw new NotFoundError({ error: 'trigger_not_found', slug });
-      const scope = { workspaceId: target.workspace_id };
       const pairs = pairsOf(request.rawHeaders);
       const record = (row: Omit<repo.NewDelivery, 'workspaceId' | 'triggerId' | 'headers'>) =>
-        uow(scope, (m) =>
-          repo.insertDelivery(m, {
-            workspaceId: target.workspace_id,
-            triggerId: target.trigger_id,
-            headers: pairs,
-            ...row,
-          }),
-        );
+        repo.recordDelivery(deps.statements, {
+          workspaceId: target.workspace_id,
+          triggerId: target.trigger_id,
+          headers: pairs,
+          ...row,
+        });
 
       const body = await request.readBody(LIMITS.webhook.bodyBytes);
       if (!body) {
@@ -374,27 +381,33 @@ export function createTriggerService(deps: {
         return { kind: 'idempotency_key_invalid', body: { delivery_id: id, reason: 'idempotency_key_invalid' } };
       }
 
-      const accepted = await uow(scope, async (m) => {
-        const trigger = await mustFind(m, target.trigger_id);
+      const trigger = await repo.intakeTrigger(deps.read, target.workspace_id, target.trigger_id);
+      if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
+      const parsed = parseBodyForFilter(body, headers['content-type']);
+      const filter = evaluateFilter(trigger.filterExpression, {
+        headers,
+        body: parsed,
+        trigger: { id: trigger.id, slug: trigger.slug },
+      });
+      const matched = filter.result === null || filter.result === 'matched';
+      const accepted = { body, statusCode: INTAKE_STATUS.accepted, reason: null };
+      if (!key && !matched) {
+        const id = await record({ ...accepted, filterResult: filter.result, filterError: filter.error });
+        return { kind: 'accepted', body: { delivery_id: id } };
+      }
+
+      const outcome = await uow({ workspaceId: target.workspace_id }, async (m) => {
         const base: repo.NewDelivery = {
+          ...accepted,
           workspaceId: trigger.workspaceId,
           triggerId: trigger.id,
           headers: pairs,
-          body,
-          statusCode: INTAKE_STATUS.accepted,
-          reason: null,
           idempotencyKey: key ?? null,
         };
-        const parsed = parseBodyForFilter(body, headers['content-type']);
-        const filter = evaluateFilter(trigger.filterExpression, {
-          headers,
-          body: parsed,
-          trigger: { id: trigger.id, slug: trigger.slug },
-        });
-        const matched = filter.result === null || filter.result === 'matched';
+        const withFilter = { ...base, filterResult: filter.result, filterError: filter.error };
         const deliveryId = key
-          ? await repo.insertKeyedDelivery(m, { ...base, filterResult: filter.result, filterError: filter.error })
-          : await repo.insertDelivery(m, { ...base, filterResult: filter.result, filterError: filter.error });
+          ? await repo.insertKeyedDelivery(m, withFilter)
+          : await repo.insertDelivery(m, withFilter);
         if (!deliveryId) {
           // A duplicate key: the earlier delivery answers, nothing is dispatched, this request is still recorded.
           const original = (await repo.findOriginal(m, trigger.id, key!))!;
@@ -405,17 +418,14 @@ export function createTriggerService(deps: {
         }
         if (!matched) return { answer: { delivery_id: deliveryId }, dispatched: false };
         const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
-        const outcome = await dispatch(m, trigger, { headers, body: parsed }, runKey);
-        await repo.setDeliveryOutcome(m, deliveryId, {
-          executionId: outcome.executionId,
-          reason: outcome.refusal,
-        });
+        const run = await dispatch(m, trigger, { headers, body: parsed }, runKey);
+        await repo.setDeliveryOutcome(m, deliveryId, { executionId: run.executionId, reason: run.refusal });
         const answer: IntakeAccepted = { delivery_id: deliveryId };
-        if (outcome.executionId) answer.execution_id = outcome.executionId;
-        return { answer, dispatched: outcome.executionId !== null };
+        if (run.executionId) answer.execution_id = run.executionId;
+        return { answer, dispatched: run.executionId !== null };
       });
-      if (accepted.dispatched) runs.kick(target.workspace_id);
-      return { kind: 'accepted', body: accepted.answer };
+      if (outcome.dispatched) runs.kick(target.workspace_id);
+      return { kind: 'accepted', body: outcome.answer };
     },
   };
 }
