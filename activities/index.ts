@@ -9,6 +9,7 @@ import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
 import type { RunService } from '../src/runs/service';
+import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
 import { createCodeActivities } from './code';
 import { createEmbeddingActivities } from './embeddings';
@@ -18,6 +19,7 @@ import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
 import { createRunActivities } from './runs';
+import { createTriggerActivities } from './triggers';
 
 /** Everything activities need: the same domain services the API uses. */
 export interface ActivityDeps {
@@ -36,6 +38,7 @@ export interface ActivityDeps {
     capabilityKeys: KeyPurger;
     runs: RunService;
     code: CodeService;
+    deliveryRetention: DeliveryRetention;
   };
 }
 
@@ -48,6 +51,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentActivities(deps),
     ...createRunActivities(deps),
     ...createCodeActivities(deps),
+    ...createTriggerActivities(deps),
     ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
     ...createGraphActivities({
       dataSource: deps.dataSource,

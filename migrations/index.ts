@@ -19,6 +19,8 @@ import { CredentialHardening1763780008500 } from './1763780008500-credential-har
 import { Capabilities1763780008700 } from './1763780008700-capabilities';
 import { Agents1763780008710 } from './1763780008710-agents';
 import { Runs1763780008800 } from './1763780008800-runs';
+import { WebhookTriggers1763780009000 } from './1763780009000-webhook-triggers';
+import { WebhookIntakeWrites1763780009010 } from './1763780009010-webhook-intake-writes';
 import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 
@@ -45,6 +47,8 @@ export const migrations = [
   Capabilities1763780008700,
   Agents1763780008710,
   Runs1763780008800,
+  WebhookTriggers1763780009000,
+  WebhookIntakeWrites1763780009010,
   CodeGraph1763780009200,
   LedgerReads1763780009300,
 ];

@@ -50,7 +50,18 @@ export const LIMITS = {
   },
   mcpMint: { requests: 60, windowSeconds: 60 },
   usageWindowDays: { default: 30, max: 90 },
-  webhook: { bodyBytes: 2 * 1024 * 1024, idempotencyKeyChars: 200, timestampSkewSeconds: 300, retentionDays: 30 },
+  // Contract §8 for the first four. Not in the contract: how long a rotated-out secret still verifies,
+  // the filter's length, the delivery list's page, and the retention sweep's rows per transaction.
+  webhook: {
+    bodyBytes: 2 * 1024 * 1024,
+    idempotencyKeyChars: 200,
+    timestampSkewSeconds: 300,
+    retentionDays: 30,
+    rotationGraceHours: 24,
+    filterChars: 2000,
+    list: { default: 50, max: 200 },
+    retentionBatch: 1000,
+  },
   auditSummaryChars: 500,
   commonPropertyKeys: 10,
   // Not in the contract beyond default_top_k: bounds on the query text and the type filter list.

@@ -65,6 +65,10 @@ import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
+import type { DeliveryRetention } from './triggers/retention';
+import { createDeliveryRetention } from './triggers/retention';
+import type { TriggerService } from './triggers/service';
+import { createTriggerService } from './triggers/service';
 import type { TypeCatalogService } from './type-catalog/service';
 import { createTypeCatalogService } from './type-catalog/service';
 
@@ -109,6 +113,10 @@ export interface Runtime {
     mcp: McpService;
     /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
     code: CodeService;
+    /** Webhook triggers: management and the signed intake (issue 13). */
+    triggers: TriggerService;
+    /** Deletes webhook delivery records past retention (the retention schedule). */
+    deliveryRetention: DeliveryRetention;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -135,9 +143,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'mcp'> = {
+  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp'> = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
+    deliveryRetention: createDeliveryRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
     ontologyConfig: createOntologyConfigService({ uow }),
@@ -169,6 +178,17 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     }),
   });
 
+  const runs = createRunService({
+    uow,
+    outbox,
+    temporal,
+    capabilities,
+    agentModel: createAgentModel(config),
+    logger,
+    approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+    approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+  });
+
   return {
     config,
     logger,
@@ -182,15 +202,14 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     services: {
       ...services,
       capabilities,
-      runs: createRunService({
+      runs,
+      triggers: createTriggerService({
         uow,
-        outbox,
-        temporal,
-        capabilities,
-        agentModel: createAgentModel(config),
+        read,
+        statements: dataSource.manager,
+        sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
+        runs,
         logger,
-        approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
-        approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
     },

@@ -59,7 +59,7 @@ describe('Temporal plumbing', () => {
     }
   });
 
-  it('schedules every safety net: outbox sweep, reconciles, backfill, catalog, decay, session sweep, key purge', () => {
+  it('schedules every safety net: sweeps, reconciles, backfill, catalog, decay, purges, webhook retention', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
@@ -69,6 +69,7 @@ describe('Temporal plumbing', () => {
       'embedding-backfill',
       'agent-session-sweep',
       'capability-key-purge',
+      'webhook-delivery-retention',
     ]);
   });
 

@@ -8,3 +8,4 @@ export * from './maintenance';
 export * from './merges';
 export * from './prompt';
 export * from './runs';
+export * from './triggers';

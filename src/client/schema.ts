@@ -602,6 +602,79 @@ export interface paths {
      */
     get: operations["getConsoleAsset"];
   };
+  "/v1/triggers": {
+    /**
+     * List the workspace’s webhook triggers, newest first
+     * @description Every trigger of the workspace; secrets are never shown again.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    get: operations["listTriggers"];
+    /**
+     * Create a webhook trigger; its secret is shown once
+     * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    post: operations["createTrigger"];
+  };
+  "/v1/triggers/{id}": {
+    /**
+     * Get one webhook trigger
+     * @description One trigger; another workspace’s is 404.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    get: operations["getTrigger"];
+    /**
+     * Delete a trigger and its delivery records
+     * @description The slug becomes free again; the runs it dispatched stay.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    delete: operations["deleteTrigger"];
+    /**
+     * Enable or disable a trigger, change its filter or run, rotate its secret
+     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    patch: operations["updateTrigger"];
+  };
+  "/v1/triggers/{id}/deliveries": {
+    /**
+     * List a trigger’s delivery records, newest first
+     * @description Every request to the trigger’s slug, 401s included, kept 30 days. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    get: operations["listTriggerDeliveries"];
+  };
+  "/v1/triggers/{id}/deliveries/{delivery_id}": {
+    /**
+     * Get one delivery record with its raw headers and body
+     * @description The headers as received and the exact body bytes (base64, and as text when it is UTF-8).
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    get: operations["getTriggerDelivery"];
+  };
+  "/v1/triggers/{id}/deliveries/{delivery_id}/redeliver": {
+    /**
+     * Dispatch a recorded, accepted delivery again
+     * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted.
+     *
+     * Requires the `triggers:manage` scope.
+     */
+    post: operations["redeliverTriggerDelivery"];
+  };
+  "/v1/triggers/webhook/{slug}": {
+    /**
+     * Receive a signed webhook (no bearer token)
+     * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` answers the earlier delivery and run. A filter that is false or fails accepts without dispatching. Every request to a known slug is recorded, refused ones included.
+     */
+    post: operations["receiveWebhook"];
+  };
   "/v1/openapi.json": {
     /**
      * The OpenAPI 3.1 document
@@ -1725,6 +1798,221 @@ export interface components {
       refund_of: string | null;
       /** Format: date-time */
       created_at: string;
+    };
+    TriggerWithSecret: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      enabled: boolean;
+      event_filter: {
+        expression: string;
+      } | null;
+      run: {
+        /** @enum {string} */
+        agent: "playbook" | "llm";
+        input: {
+          [key: string]: unknown;
+        };
+      };
+      /**
+       * Format: date-time
+       * @description While set and in the future, the secret before the last rotation still verifies.
+       */
+      previous_secret_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The HMAC key (`whsec_…`, used as is). Shown only on creation and rotation. */
+      secret: string;
+    };
+    CreateTriggerRequest: {
+      /** @description Names the intake URL `/v1/triggers/webhook/{slug}`; unique across all workspaces. */
+      slug: string;
+      event_filter?: components["schemas"]["TriggerEventFilter"];
+      /** @description The run a matching delivery dispatches, validated as `POST /v1/runs` validates it. */
+      run: OneOf<[{
+        /** @enum {string} */
+        agent: "playbook";
+        /** @description The steps, run in order (at most 50). */
+        input: {
+          steps: components["schemas"]["PlaybookStep"][];
+        };
+      }, {
+        /** @enum {string} */
+        agent: "llm";
+        input: {
+          goal: string;
+          /**
+           * @description How many tool calls the model may make before it must answer.
+           * @default 8
+           */
+          max_steps?: number;
+          /**
+           * @description Which of the model’s tool calls wait for a human approval.
+           * @default writes
+           * @enum {string}
+           */
+          approval?: "writes" | "all" | "none";
+        };
+      }]>;
+      /** @default true */
+      enabled?: boolean;
+    };
+    TriggerEventFilter: {
+      /** @description JMESPath over `{headers, body, trigger}`; compiled when saved (a syntax error is 422). */
+      expression: string;
+    } | null;
+    Trigger: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      enabled: boolean;
+      event_filter: {
+        expression: string;
+      } | null;
+      run: {
+        /** @enum {string} */
+        agent: "playbook" | "llm";
+        input: {
+          [key: string]: unknown;
+        };
+      };
+      /**
+       * Format: date-time
+       * @description While set and in the future, the secret before the last rotation still verifies.
+       */
+      previous_secret_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    UpdatedTrigger: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      enabled: boolean;
+      event_filter: {
+        expression: string;
+      } | null;
+      run: {
+        /** @enum {string} */
+        agent: "playbook" | "llm";
+        input: {
+          [key: string]: unknown;
+        };
+      };
+      /**
+       * Format: date-time
+       * @description While set and in the future, the secret before the last rotation still verifies.
+       */
+      previous_secret_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The new secret, present only when `rotate_secret` was true. */
+      secret?: string;
+    };
+    UpdateTriggerRequest: {
+      enabled?: boolean;
+      /** @description null removes the filter. */
+      event_filter?: {
+        /** @description JMESPath over `{headers, body, trigger}`; compiled when saved (a syntax error is 422). */
+        expression: string;
+      } | null;
+      run?: components["schemas"]["RunTemplate"];
+      /** @description true: a new secret, shown in this response; the previous one stays valid for 24 hours. */
+      rotate_secret?: boolean;
+    };
+    RunTemplate: OneOf<[{
+      /** @enum {string} */
+      agent: "playbook";
+      /** @description The steps, run in order (at most 50). */
+      input: {
+        steps: components["schemas"]["PlaybookStep"][];
+      };
+    }, {
+      /** @enum {string} */
+      agent: "llm";
+      input: {
+        goal: string;
+        /**
+         * @description How many tool calls the model may make before it must answer.
+         * @default 8
+         */
+        max_steps?: number;
+        /**
+         * @description Which of the model’s tool calls wait for a human approval.
+         * @default writes
+         * @enum {string}
+         */
+        approval?: "writes" | "all" | "none";
+      };
+    }]>;
+    DeliverySummary: {
+      /** Format: uuid */
+      delivery_id: string;
+      status_code: number;
+      reason: string | null;
+      /** Format: uuid */
+      execution_id: string | null;
+      /** Format: date-time */
+      received_at: string;
+      /** @enum {string|null} */
+      filter_result: "matched" | "not_matched" | "error" | null;
+      /** Format: uuid */
+      duplicate_of: string | null;
+      /** Format: uuid */
+      redelivery_of: string | null;
+    };
+    DeliveryDetail: {
+      /** Format: uuid */
+      delivery_id: string;
+      status_code: number;
+      reason: string | null;
+      /** Format: uuid */
+      execution_id: string | null;
+      /** Format: date-time */
+      received_at: string;
+      /** @enum {string|null} */
+      filter_result: "matched" | "not_matched" | "error" | null;
+      /** Format: uuid */
+      duplicate_of: string | null;
+      /** Format: uuid */
+      redelivery_of: string | null;
+      /** Format: uuid */
+      trigger_id: string;
+      idempotency_key: string | null;
+      filter_error: string | null;
+      /** @description As received: [name, value] pairs in order, names in their original case. */
+      headers: string[][];
+      /** @description The exact bytes received (null for a 413: the rest was never read). */
+      body_base64: string | null;
+      /** @description The body as UTF-8 text, when it is valid UTF-8. */
+      body_text: string | null;
+    };
+    RedeliverResponse: {
+      /** Format: uuid */
+      delivery_id: string;
+      /** Format: uuid */
+      execution_id: string;
+    };
+    WebhookAccepted: {
+      /** Format: uuid */
+      delivery_id: string;
+      /**
+       * Format: uuid
+       * @description The dispatched (or, for a duplicate key, earlier) run.
+       */
+      execution_id?: string;
+    };
+    WebhookRefused: {
+      /** Format: uuid */
+      delivery_id: string;
+      /** @enum {string} */
+      reason: "signature_invalid" | "idempotency_key_invalid";
     };
     /** @description An OpenAPI 3.1 document. */
     OpenApiDocument: {
@@ -11214,6 +11502,1117 @@ export interface operations {
       };
       /** @description No such asset */
       404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * List the workspace’s webhook triggers, newest first
+   * @description Every trigger of the workspace; secrets are never shown again.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  listTriggers: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description List the workspace’s webhook triggers, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Trigger"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Create a webhook trigger; its secret is shown once
+   * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  createTrigger: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "slug": "ci-builds",
+         *   "event_filter": {
+         *     "expression": "body.action == 'completed'"
+         *   },
+         *   "run": {
+         *     "agent": "playbook",
+         *     "input": {
+         *       "steps": [
+         *         {
+         *           "tool": "agent.start_session",
+         *           "input": {
+         *             "name": "ci"
+         *           }
+         *         }
+         *       ]
+         *     }
+         *   }
+         * }
+         */
+        "application/json": components["schemas"]["CreateTriggerRequest"];
+      };
+    };
+    responses: {
+      /** @description Create a webhook trigger; its secret is shown once */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["TriggerWithSecret"];
+        };
+      };
+      /** @description The run’s steps need a scope this credential lacks; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The slug is taken */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Get one webhook trigger
+   * @description One trigger; another workspace’s is 404.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  getTrigger: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Get one webhook trigger */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Trigger"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a trigger and its delivery records
+   * @description The slug becomes free again; the runs it dispatched stay.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  deleteTrigger: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Delete a trigger and its delivery records */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Trigger"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Enable or disable a trigger, change its filter or run, rotate its secret
+   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  updateTrigger: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "rotate_secret": true
+         * }
+         */
+        "application/json": components["schemas"]["UpdateTriggerRequest"];
+      };
+    };
+    responses: {
+      /** @description Enable or disable a trigger, change its filter or run, rotate its secret */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["UpdatedTrigger"];
+        };
+      };
+      /** @description The run’s steps need a scope this credential lacks; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * List a trigger’s delivery records, newest first
+   * @description Every request to the trigger’s slug, 401s included, kept 30 days. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  listTriggerDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The last `delivery_id` of the previous page: the next (older) page follows it. */
+        cursor?: string;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description List a trigger’s delivery records, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DeliverySummary"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Get one delivery record with its raw headers and body
+   * @description The headers as received and the exact body bytes (base64, and as text when it is UTF-8).
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  getTriggerDelivery: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+        delivery_id: string;
+      };
+    };
+    responses: {
+      /** @description Get one delivery record with its raw headers and body */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryDetail"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger or delivery in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Dispatch a recorded, accepted delivery again
+   * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted.
+   *
+   * Requires the `triggers:manage` scope.
+   */
+  redeliverTriggerDelivery: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+        delivery_id: string;
+      };
+    };
+    responses: {
+      /** @description Dispatch a recorded, accepted delivery again */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RedeliverResponse"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `triggers:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such trigger or delivery in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The delivery was not accepted (401, 400, 413), or its run was refused */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Receive a signed webhook (no bearer token)
+   * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` answers the earlier delivery and run. A filter that is false or fails accepts without dispatching. Every request to a known slug is recorded, refused ones included.
+   */
+  receiveWebhook: {
+    parameters: {
+      header: {
+        /** @description `t=<unix seconds>,v1=<lowercase hex>`; several `v1` may be sent. */
+        "x-service-signature": string;
+        /** @description At most 200 printable ASCII characters; longer is 400. */
+        "x-service-idempotency-key"?: string;
+      };
+      path: {
+        slug: string;
+      };
+    };
+    /** @description Any bytes; these are signed exactly as sent. */
+    requestBody?: {
+      content: {
+        /** @example {"action":"opened","issue":{"number":7}} */
+        "application/json": string;
+        /** @example {"action":"opened","issue":{"number":7}} */
+        "application/x-www-form-urlencoded": string;
+        /** @example {"action":"opened","issue":{"number":7}} */
+        "text/plain": string;
+      };
+    };
+    responses: {
+      /** @description Receive a signed webhook (no bearer token) */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookAccepted"];
+        };
+      };
+      /** @description The idempotency key is longer than allowed or not printable ASCII */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookRefused"];
+        };
+      };
+      /** @description Signature missing, malformed, wrong, or `t` outside the window */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookRefused"];
+        };
+      };
+      /** @description Unknown or disabled slug (nothing is recorded) */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 2 MiB */
+      413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -5,6 +5,7 @@ import { capabilityKeyPurgeWorkflow } from '../capabilities/workflow';
 import { creditsReconcileWorkflow } from '../credits/workflow';
 import { embeddingBackfillWorkflow } from '../embeddings/workflow';
 import type { WorkflowContract } from '../platform/temporal/contract';
+import { webhookDeliveryRetentionWorkflow } from '../triggers/workflow';
 import {
   importanceDecayWorkflow,
   outboxSweepWorkflow,
@@ -82,6 +83,13 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     workflow: embeddingBackfillWorkflow,
     args: [{ minAgeSeconds: 300 }],
     spec: { intervals: [{ every: '10 minutes' }] },
+  },
+  {
+    name: 'webhook-delivery-retention',
+    description: 'Daily: deletes webhook delivery records older than 30 days, in batches.',
+    workflow: webhookDeliveryRetentionWorkflow,
+    args: [{}],
+    spec: { intervals: [{ every: '1 day', offset: '4 hours' }] },
   },
 ];
 

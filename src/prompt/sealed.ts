@@ -19,7 +19,8 @@ export interface SealBinding {
   correlationId: string;
 }
 
-const keyFrom = (secret: string | Buffer) => Buffer.from(hkdfSync('sha256', secret, 'weft', 'weft-prompt-seal-v1', 32));
+const keyFrom = (secret: string | Buffer, purpose: string) =>
+  Buffer.from(hkdfSync('sha256', secret, 'weft', purpose, 32));
 
 // Unambiguous: a uuid never holds a newline. Lower-cased, so that the same ids in another case still match.
 const additionalData = (binding: SealBinding) =>
@@ -28,8 +29,12 @@ const additionalData = (binding: SealBinding) =>
 /** Final, never retried: a prompt sealed for another workspace or correlation id opens under no retry. */
 export class SealedTextError extends ForbiddenError {}
 
-export function createSealer(secret: string | Buffer) {
-  const key = keyFrom(secret);
+/**
+ * `purpose` derives a key of its own per use (prompts; webhook trigger secrets at rest), so a value
+ * sealed for one use never opens as another.
+ */
+export function createSealer(secret: string | Buffer, purpose = 'weft-prompt-seal-v1') {
+  const key = keyFrom(secret, purpose);
   return {
     seal(text: string, binding: SealBinding): SealedText {
       const iv = randomBytes(12);

@@ -61,6 +61,15 @@ export const DispatchRunRequest = z
   .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
+/** A dispatch without its idempotency key: the run a webhook trigger stores and dispatches. */
+export const RunTemplate = z
+  .discriminatedUnion('agent', [
+    PlaybookDispatch.omit({ idempotency_key: true }),
+    LlmDispatch.omit({ idempotency_key: true }),
+  ])
+  .meta({ id: 'RunTemplate' });
+export type RunTemplate = z.output<typeof RunTemplate>;
+
 export const DispatchRunResponse = z
   .object({
     execution_id: z.uuid(),

@@ -31,6 +31,7 @@ import type {
   RunDetail,
   RunListQuery,
   RunSummary,
+  RunTemplate,
 } from './schemas';
 import type { LlmMove } from './workflow';
 import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
@@ -185,72 +186,93 @@ export function createRunService(deps: {
     approvals: (await repo.approvalsOf(m, run.id)).map(approvalRow),
   });
 
-  return {
-    async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      const planned = body.agent === 'playbook' ? body.input.steps : [];
-      const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
-      if (issues.length > 0) throw new ValidationFailedError(issues);
-      const missing = planned
-        .map((step) => scopeFor(tools.get(step.tool)!))
-        .find((scope) => !principal.scopes.has(scope));
-      if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
+  /**
+   * The checks of `POST /v1/runs` beyond its schema: known tools, inputs their schemas accept (422),
+   * and scopes the dispatching credential holds (400). Webhook triggers run them on their template.
+   */
+  function validate(principal: Pick<Principal, 'scopes'>, body: RunTemplate): void {
+    const planned = body.agent === 'playbook' ? body.input.steps : [];
+    const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
+    if (issues.length > 0) throw new ValidationFailedError(issues);
+    const missing = planned
+      .map((step) => scopeFor(tools.get(step.tool)!))
+      .find((scope) => !principal.scopes.has(scope));
+    if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
+  }
 
-      const { idempotency_key: key = null, ...request } = body;
-      const hash = requestHash(request);
-      const answer = (run: RunExecution, duplicate: boolean): DispatchRunResponse => {
-        if (duplicate && run.requestHash !== hash) {
-          throw new ConflictError({
-            error: 'idempotency_key_reused',
-            message: 'This idempotency_key was used with another request body',
-          });
-        }
-        return { execution_id: run.id, run_id: run.runId, status: run.status, was_duplicate: duplicate };
-      };
-      const response = await uow(scopeOf(principal), async (m) => {
-        if (key) {
-          const earlier = await repo.findExecutionByKey(m, key);
-          if (earlier) return answer(earlier, true);
-        }
-        const id = await repo.insertExecution(m, {
-          workspaceId: principal.workspaceId,
-          userId: principal.userId,
-          agent: body.agent,
-          input: body.input,
-          principal: {
-            tenantId: principal.tenantId,
-            scopes: [...principal.scopes],
-            credential: { kind: principal.credential.kind, id: principal.credential.id },
-          },
-          idempotencyKey: key,
-          requestHash: hash,
+  async function dispatchWithin(
+    m: Parameters<typeof repo.findExecution>[0],
+    principal: Principal,
+    body: DispatchRunRequest,
+  ): Promise<DispatchRunResponse> {
+    const planned = body.agent === 'playbook' ? body.input.steps : [];
+    const { idempotency_key: key = null, ...request } = body;
+    const hash = requestHash(request);
+    const answer = (run: RunExecution, duplicate: boolean): DispatchRunResponse => {
+      if (duplicate && run.requestHash !== hash) {
+        throw new ConflictError({
+          error: 'idempotency_key_reused',
+          message: 'This idempotency_key was used with another request body',
         });
-        // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
-        if (!id) return answer((await repo.findExecutionByKey(m, key!))!, true);
-        await repo.insertSteps(
-          m,
-          principal.workspaceId,
-          id,
-          planned.map((step) => ({
-            tool: step.tool,
-            input: step.input,
-            requiresApproval: step.requires_approval,
-          })),
-        );
-        await enqueueOutboxEvent(m, {
-          workspaceId: principal.workspaceId,
-          eventType: RUN_DISPATCHED_EVENT,
-          aggregateId: id,
-          payload: {
-            execution_id: id,
-            agent: body.agent,
-            step_count: planned.length,
-            ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
-            approval_recheck_seconds: deps.approvalRecheckSeconds,
-            approval_rechecks_per_run: deps.approvalRechecksPerRun,
-          },
-        });
-        return answer(await mustFind(m, id), false);
-      });
+      }
+      return { execution_id: run.id, run_id: run.runId, status: run.status, was_duplicate: duplicate };
+    };
+    if (key) {
+      const earlier = await repo.findExecutionByKey(m, key);
+      if (earlier) return answer(earlier, true);
+    }
+    const id = await repo.insertExecution(m, {
+      workspaceId: principal.workspaceId,
+      userId: principal.userId,
+      agent: body.agent,
+      input: body.input,
+      principal: {
+        tenantId: principal.tenantId,
+        scopes: [...principal.scopes],
+        credential: { kind: principal.credential.kind, id: principal.credential.id },
+      },
+      idempotencyKey: key,
+      requestHash: hash,
+    });
+    // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
+    if (!id) return answer((await repo.findExecutionByKey(m, key!))!, true);
+    await repo.insertSteps(
+      m,
+      principal.workspaceId,
+      id,
+      planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
+    );
+    await enqueueOutboxEvent(m, {
+      workspaceId: principal.workspaceId,
+      eventType: RUN_DISPATCHED_EVENT,
+      aggregateId: id,
+      payload: {
+        execution_id: id,
+        agent: body.agent,
+        step_count: planned.length,
+        ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+        approval_recheck_seconds: deps.approvalRecheckSeconds,
+        approval_rechecks_per_run: deps.approvalRechecksPerRun,
+      },
+    });
+    return answer(await mustFind(m, id), false);
+  }
+
+  return {
+    validate,
+
+    /**
+     * Dispatches inside the caller's transaction (a webhook delivery commits with its run); the
+     * caller kicks the outbox after commit unless the answer was a duplicate.
+     */
+    dispatchWithin,
+
+    /** Hands committed `run.dispatched` events of a workspace to the relay. */
+    kick: (workspaceId: string) => outbox.kick(workspaceId),
+
+    async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
+      validate(principal, body);
+      const response = await uow(scopeOf(principal), (m) => dispatchWithin(m, principal, body));
       if (!response.was_duplicate) outbox.kick(principal.workspaceId);
       return response;
     },

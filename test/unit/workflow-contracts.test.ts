@@ -9,6 +9,7 @@ import * as merges from '../../src/merges/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
 import * as runs from '../../src/runs/workflow';
+import * as triggers from '../../src/triggers/workflow';
 import * as implementations from '../../workflows';
 
 // Compile time: each implementation has exactly its contract's signature, so a change to one
@@ -47,15 +48,28 @@ const conformance: Record<string, true> = {
   >,
   run: true satisfies Conforms<typeof runs.runWorkflow, typeof implementations.runWorkflow>,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
+  deliveryRetention: true satisfies Conforms<
+    typeof triggers.webhookDeliveryRetentionWorkflow,
+    typeof implementations.webhookDeliveryRetentionWorkflow
+  >,
 };
 
 const isContract = (value: unknown): value is WorkflowContract<any, unknown> =>
   Boolean(value && typeof value === 'object' && 'type' in value && 'id' in value);
 
 // Every contract module; a feature with workflows adds its `workflow.ts` here.
-const contracts = [prompt, merges, embeddings, credits, agents, capabilities, maintenance, runs, code].flatMap(
-  (module) => Object.values(module).filter(isContract),
-);
+const contracts = [
+  prompt,
+  merges,
+  embeddings,
+  credits,
+  agents,
+  capabilities,
+  maintenance,
+  runs,
+  code,
+  triggers,
+].flatMap((module) => Object.values(module).filter(isContract));
 
 describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (workflows/)', () => {
   it('names a workflow the bundle exports for every contract, and every export has a contract', () => {

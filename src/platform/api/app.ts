@@ -16,6 +16,7 @@ import { promptRoutes } from '../../prompt/routes';
 import { runRoutes } from '../../runs/routes';
 import type { Runtime } from '../../runtime';
 import { searchRoutes } from '../../search/routes';
+import { triggerRoutes } from '../../triggers/routes';
 import { typeCatalogRoutes } from '../../type-catalog/routes';
 import { openApiRoutes } from '../openapi/routes';
 import { codecCors } from '../temporal/codec-server/cors';
@@ -45,8 +46,20 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...mcpRoutes(runtime.services.mcp),
     ...creditRoutes(runtime.services.credits),
     ...consoleRoutes(runtime.config),
+    ...triggerRoutes(runtime.services.triggers),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
+}
+
+/** Whether a request goes to a route that reads its own raw body (`rawBody`), by method and path. */
+function rawBodyMatcher(routes: readonly AnyRoute[]): (method: string, path: string) => boolean {
+  const patterns = routes
+    .filter((route) => route.rawBody)
+    .map((route) => ({
+      method: route.method.toUpperCase(),
+      path: new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+    }));
+  return (method, path) => patterns.some((pattern) => pattern.method === method && pattern.path.test(path));
 }
 
 /** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
@@ -54,7 +67,8 @@ export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
-  mountRoutes(router, allRoutes(runtime), {
+  const routes = allRoutes(runtime);
+  mountRoutes(router, routes, {
     authenticator: runtime.authenticator,
     rateLimiter: createRateLimiter(runtime.config),
   });
@@ -63,21 +77,22 @@ export function createApp(runtime: Runtime): Koa {
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
   app.use(errorHandler(runtime.logger));
   app.use(codecCors(runtime.config.TEMPORAL_UI_ORIGIN));
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: JSON_BODY_LIMIT,
-      formLimit: JSON_BODY_LIMIT,
-      textLimit: JSON_BODY_LIMIT,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-      onError: (error) => {
-        throw error;
-      },
-    }),
-  );
+  const parseBody = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: JSON_BODY_LIMIT,
+    formLimit: JSON_BODY_LIMIT,
+    textLimit: JSON_BODY_LIMIT,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    onError: (error) => {
+      throw error;
+    },
+  });
+  // Routes that read their body as bytes themselves (a webhook's HMAC covers the exact bytes sent).
+  const raw = rawBodyMatcher(routes);
+  app.use((ctx, next) => (raw(ctx.method, ctx.path) ? next() : parseBody(ctx, next)));
   app.use(mcpOtherMethods());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));

@@ -76,6 +76,11 @@ interface RouteFields<
   /** Headers of the success response besides the trace headers (documentation only). */
   responseHeaders?: Record<string, ResponseHeader>;
   /**
+   * The request body is read by the handler as raw bytes, in any of these media types (the JSON
+   * parser leaves the route alone; documented as a binary string).
+   */
+  rawBody?: { mediaTypes: readonly string[]; description: string; example: string };
+  /**
    * The success body's media types when it is not JSON (documentation only); or media type → schema
    * when the handler writes the body itself rather than returning it (`POST /mcp`).
    */
@@ -94,7 +99,18 @@ interface RouteFields<
       B extends z.ZodType ? z.infer<B> : undefined,
       Public extends true ? undefined : Principal
     >,
-  ): Promise<R extends z.ZodType ? z.input<R> : unknown>;
+  ): Promise<(R extends z.ZodType ? z.input<R> : unknown) | RouteAnswer>;
+}
+
+/**
+ * An answer other than the route's success, with a body that is not `{detail}` (a webhook intake's
+ * 401 carries `{delivery_id, reason}`): sent as is; its shape is the one the route's `errors` documents.
+ */
+export class RouteAnswer {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
 }
 
 /** A route; one with a body carries a request example, checked against the body schema at start-up. */
@@ -202,7 +218,10 @@ export function mountRoutes(
       // Set first so that a handler may still choose another status (readiness answers 503).
       ctx.status = route.status ?? 200;
       const result = await route.handler({ params, query, body, auth: principal, ctx });
-      if (route.response) ctx.body = shapeResponse(route, result);
+      if (result instanceof RouteAnswer) {
+        ctx.status = result.status;
+        ctx.body = result.body;
+      } else if (route.response) ctx.body = shapeResponse(route, result);
       else if (result !== undefined) ctx.body = result;
     });
   }

@@ -9,6 +9,7 @@ import { WorkspaceSettings } from '../../ontology-config/entities';
 import { PromptRun, PromptWrite } from '../../prompt/entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from '../../runs/entities';
 import { Membership, Tenant, User, Workspace } from '../../tenancy/entities';
+import { WebhookDelivery, WebhookTrigger } from '../../triggers/entities';
 import { TypeCatalogEntry, WorkspaceEvent } from '../../type-catalog/entities';
 import { RevokedToken } from '../auth/entities';
 import { OutboxEvent } from '../outbox/entities';
@@ -42,4 +43,6 @@ export const entities = [
   RunStep,
   RunApproval,
   RunAuditLink,
+  WebhookTrigger,
+  WebhookDelivery,
 ];

@@ -183,6 +183,15 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   return responses;
 }
 
+/** A body the handler reads as bytes: each media type as a binary string. */
+const rawBodyOf = (raw: NonNullable<AnyRoute['rawBody']>) => ({
+  description: raw.description,
+  required: false,
+  content: Object.fromEntries(
+    raw.mediaTypes.map((type) => [type, { schema: z.string().meta({ format: 'binary' }), example: raw.example }]),
+  ),
+});
+
 /** The query schema the document shows: the route's own, plus the `workspace_id` every authenticated route takes. */
 function queryOf(route: AnyRoute, workspaceId: z.ZodType): z.ZodObject | undefined {
   const query = route.query as z.ZodObject | undefined;
@@ -240,6 +249,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
         ...(query ? { query } : {}),
         ...(route.headers ? { headers: route.headers } : {}),
         ...(route.body ? { body: { content: json(route.body, route.example), required: bodyRequired(route) } } : {}),
+        ...(route.rawBody ? { body: rawBodyOf(route.rawBody) } : {}),
       },
       responses: responsesOf(route),
     };

@@ -1,0 +1,23 @@
+import { LIMITS } from '../limits';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { purgeDeliveries } from './repository';
+
+/** Deletes delivery records past retention, one short transaction per batch, until none is left. */
+export function createDeliveryRetention(deps: { uow: UnitOfWork }) {
+  return {
+    async sweep(
+      batchSize: number = LIMITS.webhook.retentionBatch,
+      onBatch: () => void = () => {},
+    ): Promise<{ deleted: number }> {
+      let deleted = 0;
+      for (;;) {
+        const batch = await deps.uow({}, (m) => purgeDeliveries(m, LIMITS.webhook.retentionDays, batchSize));
+        deleted += batch;
+        onBatch();
+        if (batch < batchSize) return { deleted };
+      }
+    },
+  };
+}
+
+export type DeliveryRetention = ReturnType<typeof createDeliveryRetention>;

@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits';
+import { RunTemplate } from '../runs/schemas';
+import { FILTER_RESULTS } from './entities';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{2,62}$/;
+
+const Slug = z
+  .string()
+  .regex(SLUG_PATTERN, 'A slug is 3–63 characters of a-z, 0-9 and -, starting with a letter or digit')
+  .describe('Names the intake URL `/v1/triggers/webhook/{slug}`; unique across all workspaces.');
+
+export const EventFilter = z
+  .object({
+    expression: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.webhook.filterChars)
+      .describe('JMESPath over `{headers, body, trigger}`; compiled when saved (a syntax error is 422).'),
+  })
+  .strict()
+  .meta({ id: 'TriggerEventFilter' });
+
+export const CreateTriggerRequest = z
+  .object({
+    slug: Slug,
+    event_filter: EventFilter.nullable().optional(),
+    run: RunTemplate.describe('The run a matching delivery dispatches, validated as `POST /v1/runs` validates it.'),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .meta({ id: 'CreateTriggerRequest' });
+export type CreateTriggerRequest = z.output<typeof CreateTriggerRequest>;
+
+export const UpdateTriggerRequest = z
+  .object({
+    enabled: z.boolean().optional(),
+    event_filter: EventFilter.nullable().optional().describe('null removes the filter.'),
+    run: RunTemplate.optional(),
+    rotate_secret: z
+      .boolean()
+      .optional()
+      .describe(
+        `true: a new secret, shown in this response; the previous one stays valid for ` +
+          `${LIMITS.webhook.rotationGraceHours} hours.`,
+      ),
+  })
+  .strict()
+  .meta({ id: 'UpdateTriggerRequest' });
+export type UpdateTriggerRequest = z.output<typeof UpdateTriggerRequest>;
+
+export const TriggerRow = z
+  .object({
+    id: z.uuid(),
+    slug: z.string(),
+    enabled: z.boolean(),
+    event_filter: z.object({ expression: z.string() }).nullable(),
+    run: z.object({ agent: z.enum(['playbook', 'llm']), input: z.record(z.string(), z.unknown()) }),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .describe('While set and in the future, the secret before the last rotation still verifies.'),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Trigger' });
+export type TriggerRow = z.input<typeof TriggerRow>;
+
+export const TriggerWithSecret = TriggerRow.extend({
+  secret: z.string().describe('The HMAC key (`whsec_…`, used as is). Shown only on creation and rotation.'),
+}).meta({ id: 'TriggerWithSecret' });
+
+export const UpdatedTrigger = TriggerRow.extend({
+  secret: z.string().optional().describe('The new secret, present only when `rotate_secret` was true.'),
+}).meta({ id: 'UpdatedTrigger' });
+
+export const TriggerIdParams = z.object({ id: z.uuid() });
+export const DeliveryParams = z.object({ id: z.uuid(), delivery_id: z.uuid() });
+export const SlugParams = z.object({ slug: z.string() });
+
+export const DeliveryListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(LIMITS.webhook.list.max).default(LIMITS.webhook.list.default),
+  cursor: z
+    .uuid()
+    .optional()
+    .describe('The last `delivery_id` of the previous page: the next (older) page follows it.'),
+});
+
+export const DeliverySummary = z
+  .object({
+    delivery_id: z.uuid(),
+    status_code: z.number().int(),
+    reason: z.string().nullable(),
+    execution_id: z.uuid().nullable(),
+    received_at: timestamp,
+    filter_result: z.enum(FILTER_RESULTS).nullable(),
+    duplicate_of: z.uuid().nullable(),
+    redelivery_of: z.uuid().nullable(),
+  })
+  .meta({ id: 'DeliverySummary' });
+export type DeliverySummary = z.input<typeof DeliverySummary>;
+
+export const DeliveryDetail = DeliverySummary.extend({
+  trigger_id: z.uuid(),
+  idempotency_key: z.string().nullable(),
+  filter_error: z.string().nullable(),
+  headers: z
+    .array(z.array(z.string()).length(2))
+    .describe('As received: [name, value] pairs in order, names in their original case.'),
+  body_base64: z.string().nullable().describe('The exact bytes received (null for a 413: the rest was never read).'),
+  body_text: z.string().nullable().describe('The body as UTF-8 text, when it is valid UTF-8.'),
+}).meta({ id: 'DeliveryDetail' });
+export type DeliveryDetail = z.input<typeof DeliveryDetail>;
+
+export const IntakeAccepted = z
+  .object({
+    delivery_id: z.uuid(),
+    execution_id: z.uuid().optional().describe('The dispatched (or, for a duplicate key, earlier) run.'),
+  })
+  .meta({ id: 'WebhookAccepted' });
+export type IntakeAccepted = z.input<typeof IntakeAccepted>;
+
+export const IntakeRefused = z
+  .object({
+    delivery_id: z.uuid(),
+    reason: z.enum(['signature_invalid', 'idempotency_key_invalid']),
+  })
+  .meta({ id: 'WebhookRefused' });
+
+export const IntakeHeaders = z.object({
+  'x-service-signature': z.string().describe('`t=<unix seconds>,v1=<lowercase hex>`; several `v1` may be sent.'),
+  'x-service-idempotency-key': z
+    .string()
+    .max(LIMITS.webhook.idempotencyKeyChars)
+    .optional()
+    .describe(`At most ${LIMITS.webhook.idempotencyKeyChars} printable ASCII characters; longer is 400.`),
+});
+
+export const RedeliverResponse = z
+  .object({ delivery_id: z.uuid(), execution_id: z.uuid() })
+  .meta({ id: 'RedeliverResponse' });

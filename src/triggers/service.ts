@@ -1,0 +1,433 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { LIMITS } from '../limits';
+import type { Principal } from '../platform/auth/principal';
+import { scopeOf } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { Sealer } from '../prompt/sealed';
+import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
+import type { RunService } from '../runs/service';
+import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
+import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import * as repo from './repository';
+import type {
+  CreateTriggerRequest,
+  DeliveryDetail,
+  DeliverySummary,
+  IntakeAccepted,
+  TriggerRow,
+  UpdateTriggerRequest,
+} from './schemas';
+import { verifySignature } from './signature';
+
+type Manager = EntityManager;
+
+/** The HTTP status each intake outcome answers with; delivery records keep it as `status_code`. */
+export const INTAKE_STATUS = {
+  accepted: 202,
+  idempotency_key_invalid: 400,
+  signature_invalid: 401,
+  body_too_large: 413,
+} as const;
+
+export type IntakeOutcome =
+  | { kind: 'accepted'; body: IntakeAccepted }
+  | { kind: 'signature_invalid' | 'idempotency_key_invalid'; body: { delivery_id: string; reason: string } }
+  | { kind: 'body_too_large' };
+
+/** An inbound request as the intake needs it: no framework, the body read only on demand. */
+export interface InboundRequest {
+  /** Node's rawHeaders: name, value, name, value … in the order and case received. */
+  rawHeaders: readonly string[];
+  /** The body's bytes, or null when it exceeds the cap (the rest is left unread). */
+  readBody(limit: number): Promise<Buffer | null>;
+}
+
+const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${LIMITS.webhook.idempotencyKeyChars}}$`);
+
+const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+const pairsOf = (raw: readonly string[]): [string, string][] => {
+  const pairs: [string, string][] = [];
+  for (let at = 0; at + 1 < raw.length; at += 2) pairs.push([raw[at]!, raw[at + 1]!]);
+  return pairs;
+};
+
+/** Header names lower-cased, repeated headers joined with ", " (as HTTP allows). */
+const headerRecord = (pairs: readonly [string, string][]): Record<string, string> => {
+  const record: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    record[key] = record[key] === undefined ? value : `${record[key]}, ${value}`;
+  }
+  return record;
+};
+
+const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
+  id: trigger.id,
+  slug: trigger.slug,
+  enabled: trigger.enabled,
+  event_filter: trigger.filterExpression ? { expression: trigger.filterExpression } : null,
+  run: trigger.runTemplate,
+  previous_secret_expires_at: iso(trigger.previousSecretExpiresAt),
+  created_at: trigger.createdAt.toISOString(),
+  updated_at: trigger.updatedAt.toISOString(),
+});
+
+const summaryOf = (row: {
+  id: string;
+  status_code: number;
+  reason: string | null;
+  execution_id: string | null;
+  received_at: Date;
+  filter_result: WebhookDelivery['filterResult'];
+  duplicate_of: string | null;
+  redelivery_of: string | null;
+}): DeliverySummary => ({
+  delivery_id: row.id,
+  status_code: row.status_code,
+  reason: row.reason,
+  execution_id: row.execution_id,
+  received_at: new Date(row.received_at).toISOString(),
+  filter_result: row.filter_result,
+  duplicate_of: row.duplicate_of,
+  redelivery_of: row.redelivery_of,
+});
+
+function utf8OrNull(body: Buffer): string | null {
+  const text = body.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(body) ? text : null;
+}
+
+const detailOf = (d: WebhookDelivery): DeliveryDetail => ({
+  ...summaryOf({
+    id: d.id,
+    status_code: d.statusCode,
+    reason: d.reason,
+    execution_id: d.executionId,
+    received_at: d.receivedAt,
+    filter_result: d.filterResult,
+    duplicate_of: d.duplicateOf,
+    redelivery_of: d.redeliveryOf,
+  }),
+  trigger_id: d.triggerId,
+  idempotency_key: d.idempotencyKey,
+  filter_error: d.filterError,
+  headers: d.headers,
+  body_base64: d.body ? d.body.toString('base64') : null,
+  body_text: d.body ? utf8OrNull(d.body) : null,
+});
+
+/** What dispatching needs of a trigger. */
+type Dispatchable = Pick<WebhookTrigger, 'id' | 'workspaceId' | 'runTemplate' | 'principal'>;
+
+/** The credential a trigger's runs act as: its creator's, frozen at creation. */
+const runPrincipal = (trigger: Dispatchable): Principal => ({
+  userId: trigger.principal.userId,
+  workspaceId: trigger.workspaceId,
+  tenantId: trigger.principal.tenantId,
+  scopes: new Set(trigger.principal.scopes as ScopeName[]),
+  credential: trigger.principal.credential as Principal['credential'],
+});
+
+/**
+ * Webhook triggers (issue 13, contract 4.6): management under `triggers:manage`, and the signed
+ * intake. The intake resolves its slug through the one definer function, verifies before it reads
+ * anything else of the trigger, then records and dispatches in one transaction under the trigger's
+ * workspace, so a delivery and its run commit together and concurrent requests with one key meet
+ * on a unique index.
+ */
+export function createTriggerService(deps: {
+  uow: UnitOfWork;
+  /** One-statement reads: the slug lookup and the verified trigger. */
+  read: ScopedRead;
+  /** The data source's manager, outside any transaction: the intake's single-statement records. */
+  statements: EntityManager;
+  /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
+  sealer: Sealer;
+  runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
+  logger: Logger;
+  /** Tests move the clock to check the skew window. */
+  now?: () => number;
+}) {
+  const { uow, sealer, runs, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const seal = (secret: string, workspaceId: string, triggerId: string) =>
+    sealer.seal(secret, { workspaceId, correlationId: triggerId }).sealed;
+  const open = (sealed: string, workspaceId: string, triggerId: string) =>
+    sealer.open({ sealed }, { workspaceId, correlationId: triggerId });
+
+  function checkFilter(expression: string | undefined) {
+    if (expression === undefined) return;
+    const error = filterSyntaxError(expression);
+    if (error) {
+      throw new ValidationFailedError([
+        { loc: ['body', 'event_filter', 'expression'], msg: `Not a JMESPath expression: ${error}`, type: 'jmespath' },
+      ]);
+    }
+  }
+
+  /** The template as `POST /v1/runs` checks it, with the credential the runs will act as. */
+  function checkTemplate(principal: Pick<Principal, 'scopes'>, template: RunTemplate) {
+    try {
+      runs.validate(principal, template);
+    } catch (error) {
+      // Located under `run`, where the trigger's body carries the template.
+      if (error instanceof ValidationFailedError) {
+        const issues = (error.detail as { loc: (string | number)[]; msg: string; type: string }[]).map((issue) => ({
+          ...issue,
+          loc: ['body', 'run', ...issue.loc.slice(1)],
+        }));
+        throw new ValidationFailedError(issues);
+      }
+      throw error;
+    }
+  }
+
+  async function mustFind(m: Manager, id: string): Promise<WebhookTrigger> {
+    const trigger = await repo.findTrigger(m, id);
+    if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', id });
+    return trigger;
+  }
+
+  /** Dispatches the trigger's template with the event; null when the run could not be dispatched. */
+  async function dispatch(
+    m: Manager,
+    trigger: Dispatchable,
+    event: { headers: Record<string, string>; body: unknown },
+    idempotencyKey: string,
+  ): Promise<{ executionId: string | null; refusal: string | null }> {
+    const principal = runPrincipal(trigger);
+    const template = trigger.runTemplate;
+    try {
+      // Checked again: a tool or the creator's scopes may have changed since the trigger was saved.
+      runs.validate(principal, template);
+      // The event rides in the run's input beside the template's own fields (the steps read theirs).
+      const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
+      const run = await runs.dispatchWithin(m, principal, request as unknown as DispatchRunRequest);
+      return { executionId: run.execution_id, refusal: null };
+    } catch (error) {
+      // Raised before any write (validation) or after a read only (a run key reused with another
+      // event, once retention has removed the delivery that first used it): the delivery still commits.
+      if (!(error instanceof DomainError)) throw error;
+      logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
+      return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+    }
+  }
+
+  return {
+    async create(principal: Principal, body: CreateTriggerRequest): Promise<TriggerRow & { secret: string }> {
+      checkFilter(body.event_filter?.expression);
+      checkTemplate(principal, body.run);
+      const id = randomUUID();
+      const secret = newSecret();
+      const frozen: TriggerPrincipal = {
+        userId: principal.userId,
+        tenantId: principal.tenantId,
+        scopes: [...principal.scopes],
+        credential: { kind: principal.credential.kind, id: principal.credential.id },
+      };
+      return uow(scopeOf(principal), async (m) => {
+        const inserted = await repo.insertTrigger(m, {
+          id,
+          workspaceId: principal.workspaceId,
+          slug: body.slug,
+          enabled: body.enabled,
+          secretSealed: seal(secret, principal.workspaceId, id),
+          filterExpression: body.event_filter?.expression ?? null,
+          runTemplate: body.run,
+          principal: frozen,
+          createdBy: principal.userId,
+        });
+        if (!inserted) throw new ConflictError({ error: 'slug_taken', slug: body.slug, message: 'The slug is taken' });
+        return { ...triggerRow(await mustFind(m, id)), secret };
+      });
+    },
+
+    list: (principal: Principal): Promise<TriggerRow[]> =>
+      uow(scopeOf(principal), async (m) => (await repo.listTriggers(m)).map(triggerRow)),
+
+    get: (principal: Principal, id: string): Promise<TriggerRow> =>
+      uow(scopeOf(principal), async (m) => triggerRow(await mustFind(m, id))),
+
+    async update(
+      principal: Principal,
+      id: string,
+      body: UpdateTriggerRequest,
+    ): Promise<TriggerRow & { secret?: string }> {
+      checkFilter(body.event_filter?.expression);
+      if (body.run) checkTemplate(principal, body.run);
+      return uow(scopeOf(principal), async (m) => {
+        await mustFind(m, id);
+        const secret = body.rotate_secret ? newSecret() : undefined;
+        await repo.updateTrigger(m, id, {
+          enabled: body.enabled,
+          filterExpression: body.event_filter === undefined ? undefined : (body.event_filter?.expression ?? null),
+          runTemplate: body.run,
+          rotation: secret
+            ? { secretSealed: seal(secret, principal.workspaceId, id), graceHours: LIMITS.webhook.rotationGraceHours }
+            : undefined,
+        });
+        const row = triggerRow(await mustFind(m, id));
+        return secret ? { ...row, secret } : row;
+      });
+    },
+
+    async remove(principal: Principal, id: string): Promise<TriggerRow> {
+      return uow(scopeOf(principal), async (m) => {
+        const row = triggerRow(await mustFind(m, id));
+        await repo.deleteTrigger(m, id);
+        return row;
+      });
+    },
+
+    async deliveries(principal: Principal, id: string, query: { limit: number; cursor?: string }) {
+      return uow(scopeOf(principal), async (m) => {
+        await mustFind(m, id);
+        return (await repo.listDeliveries(m, id, query.limit, query.cursor)).map(summaryOf);
+      });
+    },
+
+    delivery: (principal: Principal, id: string, deliveryId: string): Promise<DeliveryDetail> =>
+      uow(scopeOf(principal), async (m) => {
+        await mustFind(m, id);
+        const found = await repo.findDelivery(m, id, deliveryId);
+        if (!found) throw new NotFoundError({ error: 'delivery_not_found', delivery_id: deliveryId });
+        return detailOf(found);
+      }),
+
+    /**
+     * Dispatches a recorded, verified delivery again as a new delivery record (`redelivery_of`),
+     * with a fresh idempotency key, as GitHub's "redeliver" does. The filter is not consulted:
+     * redelivering is an operator's explicit choice.
+     */
+    async redeliver(principal: Principal, id: string, deliveryId: string) {
+      const response = await uow(scopeOf(principal), async (m) => {
+        const trigger = await mustFind(m, id);
+        const original = await repo.findDelivery(m, id, deliveryId);
+        if (!original) throw new NotFoundError({ error: 'delivery_not_found', delivery_id: deliveryId });
+        if (original.statusCode !== INTAKE_STATUS.accepted || !original.body) {
+          throw new ConflictError({
+            error: 'delivery_not_verified',
+            message: `Only an accepted delivery can be redelivered; this one was answered ${original.statusCode}`,
+          });
+        }
+        const newId = randomUUID();
+        const headers = headerRecord(original.headers);
+        const event = { headers, body: parseBodyForFilter(original.body, headers['content-type']) };
+        const outcome = await dispatch(m, trigger, event, `webhook:${trigger.id}:redelivery:${newId}`);
+        if (!outcome.executionId) {
+          throw new ConflictError({ error: 'dispatch_refused', message: outcome.refusal ?? 'The run was refused' });
+        }
+        await repo.insertDelivery(m, {
+          workspaceId: trigger.workspaceId,
+          triggerId: trigger.id,
+          headers: original.headers,
+          body: original.body,
+          statusCode: INTAKE_STATUS.accepted,
+          reason: 'redelivered',
+          idempotencyKey: original.idempotencyKey,
+          executionId: outcome.executionId,
+          redeliveryOf: original.id,
+          id: newId,
+        });
+        return { delivery_id: newId, execution_id: outcome.executionId };
+      });
+      runs.kick(principal.workspaceId);
+      return response;
+    },
+
+    /**
+     * Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. The
+     * common outcomes (refusals; an unkeyed delivery that dispatches nothing) are single statements;
+     * a key or a dispatch takes one transaction for the record and the run together.
+     */
+    async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
+      const target = await repo.triggerForSlug(deps.read, slug);
+      if (!target) throw new NotFoundError({ error: 'trigger_not_found', slug });
+      const pairs = pairsOf(request.rawHeaders);
+      const record = (row: Omit<repo.NewDelivery, 'workspaceId' | 'triggerId' | 'headers'>) =>
+        repo.recordDelivery(deps.statements, {
+          workspaceId: target.workspace_id,
+          triggerId: target.trigger_id,
+          headers: pairs,
+          ...row,
+        });
+
+      const body = await request.readBody(LIMITS.webhook.bodyBytes);
+      if (!body) {
+        await record({ body: null, statusCode: INTAKE_STATUS.body_too_large, reason: 'body_too_large' });
+        return { kind: 'body_too_large' };
+      }
+      const headers = headerRecord(pairs);
+      const secrets = [target.secret_sealed, target.previous_secret_sealed]
+        .filter((sealed): sealed is string => sealed !== null)
+        .map((sealed) => open(sealed, target.workspace_id, target.trigger_id));
+      if (!verifySignature(headers['x-service-signature'], body, secrets, Math.floor(now() / 1000))) {
+        const id = await record({ body, statusCode: INTAKE_STATUS.signature_invalid, reason: 'signature_invalid' });
+        return { kind: 'signature_invalid', body: { delivery_id: id, reason: 'signature_invalid' } };
+      }
+      const key = headers['x-service-idempotency-key'];
+      if (key !== undefined && !PRINTABLE_KEY.test(key)) {
+        const id = await record({
+          body,
+          statusCode: INTAKE_STATUS.idempotency_key_invalid,
+          reason: 'idempotency_key_invalid',
+        });
+        return { kind: 'idempotency_key_invalid', body: { delivery_id: id, reason: 'idempotency_key_invalid' } };
+      }
+
+      const trigger = await repo.intakeTrigger(deps.read, target.workspace_id, target.trigger_id);
+      if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
+      const parsed = parseBodyForFilter(body, headers['content-type']);
+      const filter = evaluateFilter(trigger.filterExpression, {
+        headers,
+        body: parsed,
+        trigger: { id: trigger.id, slug: trigger.slug },
+      });
+      const matched = filter.result === null || filter.result === 'matched';
+      const accepted = { body, statusCode: INTAKE_STATUS.accepted, reason: null };
+      if (!key && !matched) {
+        const id = await record({ ...accepted, filterResult: filter.result, filterError: filter.error });
+        return { kind: 'accepted', body: { delivery_id: id } };
+      }
+
+      const outcome = await uow({ workspaceId: target.workspace_id }, async (m) => {
+        const base: repo.NewDelivery = {
+          ...accepted,
+          workspaceId: trigger.workspaceId,
+          triggerId: trigger.id,
+          headers: pairs,
+          idempotencyKey: key ?? null,
+        };
+        const withFilter = { ...base, filterResult: filter.result, filterError: filter.error };
+        const deliveryId = key
+          ? await repo.insertKeyedDelivery(m, withFilter)
+          : await repo.insertDelivery(m, withFilter);
+        if (!deliveryId) {
+          // A duplicate key: the earlier delivery answers, nothing is dispatched, this request is still recorded.
+          const original = (await repo.findOriginal(m, trigger.id, key!))!;
+          await repo.insertDelivery(m, { ...base, reason: 'duplicate', duplicateOf: original.id });
+          const answer: IntakeAccepted = { delivery_id: original.id };
+          if (original.execution_id) answer.execution_id = original.execution_id;
+          return { answer, dispatched: false };
+        }
+        if (!matched) return { answer: { delivery_id: deliveryId }, dispatched: false };
+        const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
+        const run = await dispatch(m, trigger, { headers, body: parsed }, runKey);
+        await repo.setDeliveryOutcome(m, deliveryId, { executionId: run.executionId, reason: run.refusal });
+        const answer: IntakeAccepted = { delivery_id: deliveryId };
+        if (run.executionId) answer.execution_id = run.executionId;
+        return { answer, dispatched: run.executionId !== null };
+      });
+      if (outcome.dispatched) runs.kick(target.workspace_id);
+      return { kind: 'accepted', body: outcome.answer };
+    },
+  };
+}
+
+export type TriggerService = ReturnType<typeof createTriggerService>;

@@ -1,0 +1,505 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { expect } from 'chai';
+import { scheduleId } from '../src/maintenance/schedules';
+import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
+import { eventually, sleep } from './helpers/eventually';
+import { as, request } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+const MIB2 = 2 * 1024 * 1024;
+
+/** The sender's side, written here from the contract (4.6 rule 1), not imported from the service. */
+const sign = (secret: string, t: number, body: Buffer | string) =>
+  createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Waits for the start of a second, so a request sent now is answered within the same second. */
+async function atSecondStart() {
+  const into = Date.now() % 1000;
+  if (into > 50) await sleep(1000 - into + 20);
+}
+
+const playbook = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } };
+
+async function newTrigger(token: string, extra: Record<string, unknown> = {}) {
+  const slug = `hook-${randomUUID().slice(0, 12)}`;
+  const created = await as(token).post('/v1/triggers', { slug, run: playbook, ...extra });
+  expect(created.status, JSON.stringify(created.body)).to.equal(201);
+  return created.body as { id: string; slug: string; secret: string };
+}
+
+/** Posts raw bytes to the intake, signed with `secret` at `t` unless a header is given. */
+function deliver(
+  slug: string,
+  body: Buffer | string,
+  options: { secret?: string; t?: number; signature?: string; headers?: Record<string, string> } = {},
+) {
+  const t = options.t ?? nowSeconds();
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+  const signature = options.signature ?? (options.secret ? `t=${t},v1=${sign(options.secret, t, body)}` : undefined);
+  if (signature !== undefined) headers['x-service-signature'] = signature;
+  return request('POST', `/v1/triggers/webhook/${slug}`, { rawBody: body, headers });
+}
+
+const deliveryCount = async (triggerId: string) =>
+  Number(
+    (
+      await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE trigger_id = $1`, [
+        triggerId,
+      ])
+    )[0].n,
+  );
+
+/**
+ * A request through node:http, for bodies a fetch client would not send as wanted: a declared
+ * length above the cap with only part of the body written, or a chunked stream that never ends.
+ */
+function rawIntake(
+  slug: string,
+  options: { contentLength?: number; write: Buffer; end: boolean },
+): Promise<{ status: number; text: string }> {
+  const url = new URL(`${getStack().baseUrl}/v1/triggers/webhook/${slug}`);
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+    if (options.contentLength !== undefined) headers['content-length'] = options.contentLength;
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk) => {
+        text += chunk;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, text });
+        req.destroy();
+      });
+    });
+    // The server closes the connection after refusing: a write still under way may fail, which is expected.
+    req.on('error', (error) => (error.message.match(/EPIPE|ECONNRESET|socket hang up/) ? undefined : reject(error)));
+    req.write(options.write);
+    if (options.end) req.end();
+  });
+}
+
+describe('webhook triggers: management (issue 13)', () => {
+  it('creates a trigger whose secret is shown once and is not stored in plaintext', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { event_filter: { expression: "body.action == 'opened'" } });
+    expect(trigger.secret).to.match(/^whsec_[0-9a-f]{64}$/);
+    const read = await as(api_key).get(`/v1/triggers/${trigger.id}`);
+    expect(read.status).to.equal(200);
+    expect(read.body).to.include({ slug: trigger.slug, enabled: true });
+    expect(read.body).not.to.have.property('secret');
+    expect(read.body.event_filter).to.deep.equal({ expression: "body.action == 'opened'" });
+    const listed = await as(api_key).get('/v1/triggers');
+    expect(listed.body.map((row: any) => row.id)).to.deep.equal([trigger.id]);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT secret_sealed, row_to_json(t)::text AS everything FROM webhook_triggers t WHERE id = $1`,
+      [trigger.id],
+    );
+    const hex = trigger.secret.slice('whsec_'.length);
+    expect(row.everything).not.to.contain(hex);
+    expect(Buffer.from(row.secret_sealed, 'base64').toString('hex')).not.to.contain(hex);
+  });
+
+  it('refuses a bad slug (422), a slug taken in any workspace (409), a bad filter or template (422)', async () => {
+    const { api_key } = await newTenant();
+    const other = await newTenant();
+    const client = as(api_key);
+    for (const slug of ['ab', 'Upper-case', '-leading', 'a'.repeat(64), 'has_underscore']) {
+      const refused = await client.post('/v1/triggers', { slug, run: playbook });
+      expect(refused.status, slug).to.equal(422);
+    }
+    const taken = await newTrigger(api_key);
+    const again = await as(other.api_key).post('/v1/triggers', { slug: taken.slug, run: playbook });
+    expect(again.status).to.equal(409);
+
+    const badFilter = await client.post('/v1/triggers', {
+      slug: `f-${randomUUID().slice(0, 8)}`,
+      run: playbook,
+      event_filter: { expression: 'body.[' },
+    });
+    expect(badFilter.status).to.equal(422);
+    expect(badFilter.body.detail[0].loc).to.deep.equal(['body', 'event_filter', 'expression']);
+
+    const badTool = await client.post('/v1/triggers', {
+      slug: `t-${randomUUID().slice(0, 8)}`,
+      run: { agent: 'playbook', input: { steps: [{ tool: 'no.such_tool' }] } },
+    });
+    expect(badTool.status).to.equal(422);
+    expect(badTool.body.detail[0].loc.slice(0, 2)).to.deep.equal(['body', 'run']);
+    const patched = await client.patch(`/v1/triggers/${taken.id}`, { event_filter: { expression: '[[' } });
+    expect(patched.status).to.equal(422);
+  });
+
+  it('needs the triggers:manage scope', async () => {
+    const { api_key } = await newTenant();
+    const key = await as(api_key).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['runs:read'] });
+    const listed = await as(key.body.token).get('/v1/triggers');
+    expect(listed.status).to.equal(403);
+  });
+
+  it('deletes a trigger with its records; its slug answers 404 and is free again', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(202);
+    const removed = await as(api_key).delete(`/v1/triggers/${trigger.id}`);
+    expect(removed.status).to.equal(200);
+    expect(await deliveryCount(trigger.id)).to.equal(0);
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(404);
+    const reused = await as(api_key).post('/v1/triggers', { slug: trigger.slug, run: playbook });
+    expect(reused.status).to.equal(201);
+  });
+});
+
+describe('webhook triggers: signature (contract 4.6 rules 1, 2, 5)', () => {
+  let slug: string;
+  let secret: string;
+  let triggerId: string;
+  let token: string;
+  before(async () => {
+    token = (await newTenant()).api_key;
+    // A false filter: verification is under test, not dispatch.
+    const trigger = await newTrigger(token, { event_filter: { expression: 'body.never' } });
+    slug = trigger.slug;
+    secret = trigger.secret;
+    triggerId = trigger.id;
+  });
+
+  const refusedAndRecorded = async (response: { status: number; body: any }) => {
+    expect(response.status).to.equal(401);
+    expect(response.body.reason).to.equal('signature_invalid');
+    const record = await as(token).get(`/v1/triggers/${triggerId}/deliveries/${response.body.delivery_id}`);
+    expect(record.status).to.equal(200);
+    expect(record.body).to.include({ status_code: 401, reason: 'signature_invalid', execution_id: null });
+  };
+
+  it('accepts a valid signature over the exact bytes and records headers and body', async () => {
+    const body = Buffer.from('{"action": "opened",  "n": 1}');
+    const accepted = await deliver(slug, body, { secret });
+    expect(accepted.status).to.equal(202);
+    expect(accepted.body).to.have.property('delivery_id');
+    expect(accepted.body).not.to.have.property('execution_id');
+    const record = await as(token).get(`/v1/triggers/${triggerId}/deliveries/${accepted.body.delivery_id}`);
+    expect(Buffer.from(record.body.body_base64, 'base64').equals(body)).to.equal(true);
+    expect(record.body.body_text).to.equal(body.toString());
+    const names = record.body.headers.map(([name]: [string, string]) => name.toLowerCase());
+    expect(names).to.include.members(['x-service-signature', 'content-type']);
+    expect(record.body).to.include({ status_code: 202, filter_result: 'not_matched' });
+  });
+
+  it('refuses a body re-serialised after signing, a flipped byte and an altered t', async () => {
+    const original = '{"action": "opened", "n": 1}';
+    const t = nowSeconds();
+    const signature = `t=${t},v1=${sign(secret, t, original)}`;
+    await refusedAndRecorded(await deliver(slug, JSON.stringify(JSON.parse(original)), { signature }));
+    const flipped = Buffer.from(original);
+    flipped[5]! ^= 1;
+    await refusedAndRecorded(await deliver(slug, flipped, { signature }));
+    await refusedAndRecorded(
+      await deliver(slug, original, { signature: `t=${t + 1},v1=${sign(secret, t, original)}` }),
+    );
+    expect((await deliver(slug, original, { signature })).status).to.equal(202);
+  });
+
+  it('refuses t 301 s in the past or the future and accepts 299 s either way', async () => {
+    for (const offset of [-301, 301]) {
+      await atSecondStart();
+      await refusedAndRecorded(await deliver(slug, '{}', { secret, t: nowSeconds() + offset }));
+    }
+    for (const offset of [-299, 299]) {
+      await atSecondStart();
+      expect((await deliver(slug, '{}', { secret, t: nowSeconds() + offset })).status, String(offset)).to.equal(202);
+    }
+  });
+
+  it('accepts several v1 values when one matches; refuses uppercase hex, no v1, no header, junk', async () => {
+    const t = nowSeconds();
+    const good = sign(secret, t, '{}');
+    const several = `t=${t},v1=${'0'.repeat(64)},v1=abc,v1=${good},v0=zzz`;
+    expect((await deliver(slug, '{}', { signature: several })).status).to.equal(202);
+    // Decision: the contract writes lowercase hex, so an uppercase digest does not match.
+    await refusedAndRecorded(await deliver(slug, '{}', { signature: `t=${t},v1=${good.toUpperCase()}` }));
+    await refusedAndRecorded(await deliver(slug, '{}', { signature: `t=${t}` }));
+    await refusedAndRecorded(await deliver(slug, '{}', {}));
+    await refusedAndRecorded(await deliver(slug, '{}', { signature: `t=${t},t=${t},v1=${good}` }));
+    await refusedAndRecorded(await deliver(slug, '{}', { signature: `t=soon,v1=${good}` }));
+    await refusedAndRecorded(await deliver(slug, '{}', { signature: `v1=${good}` }));
+  });
+
+  it('takes a body of exactly 2 MiB and refuses 2 MiB + 1 with 413 without reading the rest', async () => {
+    const exact = Buffer.alloc(MIB2, 'a');
+    expect((await deliver(slug, exact, { secret })).status).to.equal(202);
+    const before = await deliveryCount(triggerId);
+
+    // Declared too large: answered before a single further byte is sent (the request is never ended).
+    const declared = await rawIntake(slug, { contentLength: MIB2 + 1, write: Buffer.from('{'), end: false });
+    expect(declared.status).to.equal(413);
+    // Streamed without a length: refused as soon as the 2 MiB + 1st byte arrives, the stream still open.
+    const streamed = await rawIntake(slug, { write: Buffer.alloc(MIB2 + 1, 'a'), end: false });
+    expect(streamed.status).to.equal(413);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT status_code, body FROM webhook_deliveries WHERE trigger_id = $1 ORDER BY received_at DESC LIMIT 1`,
+      [triggerId],
+    );
+    expect(row).to.deep.include({ status_code: 413, body: null });
+    expect(await deliveryCount(triggerId)).to.equal(before + 2);
+  });
+
+  it('keeps the previous secret valid for 24 h after a rotation, then refuses it', async () => {
+    const trigger = await newTrigger(token);
+    const rotated = await as(token).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(rotated.status).to.equal(200);
+    expect(rotated.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(trigger.secret);
+    const expires = Date.parse(rotated.body.previous_secret_expires_at);
+    expect(expires - Date.now()).to.be.within(23.9 * 3600_000, 24 * 3600_000 + 60_000);
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(202);
+    expect((await deliver(trigger.slug, '{}', { secret: rotated.body.secret })).status).to.equal(202);
+    await getStack().ownerDataSource.query(
+      `UPDATE webhook_triggers SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [trigger.id],
+    );
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(401);
+    expect((await deliver(trigger.slug, '{}', { secret: rotated.body.secret })).status).to.equal(202);
+  });
+
+  it('answers 404 for an unknown or disabled slug and records nothing', async () => {
+    const unknown = await deliver(`nope-${randomUUID().slice(0, 8)}`, '{}', { secret });
+    expect(unknown.status).to.equal(404);
+    const trigger = await newTrigger(token);
+    const disabled = await as(token).patch(`/v1/triggers/${trigger.id}`, { enabled: false });
+    expect(disabled.body.enabled).to.equal(false);
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(404);
+    expect(await deliveryCount(trigger.id)).to.equal(0);
+    await as(token).patch(`/v1/triggers/${trigger.id}`, { enabled: true });
+    expect((await deliver(trigger.slug, '{}', { secret: trigger.secret })).status).to.equal(202);
+  });
+});
+
+describe('webhook triggers: filters, dispatch and idempotency (contract 4.6 rules 3, 4)', () => {
+  it('dispatches on a match with the event in the input; a false or failing filter dispatches nothing', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, {
+      event_filter: { expression: "body.action == 'opened' && headers.\"x-github-event\" == 'issues'" },
+    });
+    const body = JSON.stringify({ action: 'opened', issue: { number: 7 } });
+    const matched = await deliver(trigger.slug, body, {
+      secret: trigger.secret,
+      headers: { 'X-GitHub-Event': 'issues' },
+    });
+    expect(matched.status).to.equal(202);
+    expect(matched.body.execution_id).to.be.a('string');
+    const run = await as(api_key).get(`/v1/runs/${matched.body.execution_id}`);
+    expect(run.body.input.event.body).to.deep.equal({ action: 'opened', issue: { number: 7 } });
+    expect(run.body.input.event.headers['x-github-event']).to.equal('issues');
+    expect(run.body.input.steps).to.have.length(1);
+    await eventually(
+      async () => (await as(api_key).get(`/v1/runs/${matched.body.execution_id}`)).body.status === 'SUCCEEDED',
+      {
+        what: 'the dispatched run to succeed',
+        timeoutMs: 30_000,
+      },
+    );
+
+    const notMatched = await deliver(trigger.slug, JSON.stringify({ action: 'closed' }), {
+      secret: trigger.secret,
+      headers: { 'X-GitHub-Event': 'issues' },
+    });
+    expect(notMatched.status).to.equal(202);
+    expect(notMatched.body).not.to.have.property('execution_id');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${notMatched.body.delivery_id}`);
+    expect(record.body).to.include({ filter_result: 'not_matched', execution_id: null });
+
+    const failing = await newTrigger(api_key, { event_filter: { expression: 'abs(body.name)' } });
+    const errored = await deliver(failing.slug, JSON.stringify({ name: 'text' }), { secret: failing.secret });
+    expect(errored.status).to.equal(202);
+    expect(errored.body).not.to.have.property('execution_id');
+    const failed = await as(api_key).get(`/v1/triggers/${failing.id}/deliveries/${errored.body.delivery_id}`);
+    expect(failed.body.filter_result).to.equal('error');
+    expect(failed.body.filter_error).to.be.a('string').and.not.equal('');
+  });
+
+  it('parses a form-encoded body for the filter; raw text when the body does not parse', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { event_filter: { expression: "body.action == 'opened'" } });
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const matched = await deliver(trigger.slug, 'action=opened&tag=a&tag=b', { secret: trigger.secret, headers: form });
+    expect(matched.body.execution_id).to.be.a('string');
+    const run = await as(api_key).get(`/v1/runs/${matched.body.execution_id}`);
+    expect(run.body.input.event.body).to.deep.equal({ action: 'opened', tag: ['a', 'b'] });
+    const closed = await deliver(trigger.slug, 'action=closed', { secret: trigger.secret, headers: form });
+    expect(closed.body).not.to.have.property('execution_id');
+
+    const text = await newTrigger(api_key, { event_filter: { expression: "body == 'ping'" } });
+    const ping = await deliver(text.slug, 'ping', { secret: text.secret, headers: { 'content-type': 'text/plain' } });
+    expect(ping.body.execution_id).to.be.a('string');
+  });
+
+  it('answers a duplicate key with the earlier delivery and run, dispatching nothing, and records it', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const key = { 'X-Service-Idempotency-Key': 'evt_123' };
+    const first = await deliver(trigger.slug, '{"a":1}', { secret: trigger.secret, headers: key });
+    expect(first.body.execution_id).to.be.a('string');
+    const second = await deliver(trigger.slug, '{"a":1}', { secret: trigger.secret, headers: key });
+    expect(second.status).to.equal(202);
+    expect(second.body).to.deep.equal(first.body);
+    const records = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries`);
+    expect(records.body).to.have.length(2);
+    expect(records.body[0]).to.include({ duplicate_of: first.body.delivery_id, status_code: 202 });
+    const runs = await getStack().ownerDataSource.query(
+      `SELECT idempotency_key FROM run_executions WHERE workspace_id = $1`,
+      [workspace_id],
+    );
+    expect(runs.map((row: any) => row.idempotency_key)).to.deep.equal([`webhook:${trigger.id}:evt_123`]);
+  });
+
+  it('gives twenty concurrent requests with one key exactly one execution', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const headers = { 'X-Service-Idempotency-Key': 'burst-1' };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => deliver(trigger.slug, '{"burst":true}', { secret: trigger.secret, headers })),
+    );
+    expect(answers.map((answer) => answer.status)).to.deep.equal(Array(20).fill(202));
+    expect(new Set(answers.map((answer) => answer.body.delivery_id)).size).to.equal(1);
+    expect(new Set(answers.map((answer) => answer.body.execution_id)).size).to.equal(1);
+    const [{ n }] = await getStack().ownerDataSource.query(
+      `SELECT count(*) AS n FROM run_executions WHERE workspace_id = $1`,
+      [workspace_id],
+    );
+    expect(Number(n)).to.equal(1);
+    const rows = await getStack().ownerDataSource.query(
+      `SELECT count(*) FILTER (WHERE duplicate_of IS NULL) AS originals, count(*) AS total
+       FROM webhook_deliveries WHERE trigger_id = $1`,
+      [trigger.id],
+    );
+    expect(rows[0]).to.deep.equal({ originals: '1', total: '20' });
+  });
+
+  it('refuses a key longer than 200 characters with 400 and still records it; 200 is fine', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const long = await deliver(trigger.slug, '{}', {
+      secret: trigger.secret,
+      headers: { 'X-Service-Idempotency-Key': 'k'.repeat(201) },
+    });
+    expect(long.status).to.equal(400);
+    expect(long.body.reason).to.equal('idempotency_key_invalid');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${long.body.delivery_id}`);
+    expect(record.body).to.include({ status_code: 400, execution_id: null });
+    const fine = await deliver(trigger.slug, '{}', {
+      secret: trigger.secret,
+      headers: { 'X-Service-Idempotency-Key': 'k'.repeat(200) },
+    });
+    expect(fine.status).to.equal(202);
+  });
+});
+
+describe('webhook triggers: delivery records', () => {
+  it('lists newest first with limit and cursor, and redelivers an accepted delivery with a fresh key', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const sent = [];
+    for (const n of [1, 2, 3]) sent.push((await deliver(trigger.slug, `{"n":${n}}`, { secret: trigger.secret })).body);
+    const refused = await deliver(trigger.slug, '{}', { signature: 't=1,v1=00' });
+    const client = as(api_key);
+    const page1 = await client.get(`/v1/triggers/${trigger.id}/deliveries?limit=2`);
+    expect(page1.body.map((row: any) => row.delivery_id)).to.deep.equal([
+      refused.body.delivery_id,
+      sent[2].delivery_id,
+    ]);
+    const page2 = await client.get(`/v1/triggers/${trigger.id}/deliveries?limit=2&cursor=${sent[2].delivery_id}`);
+    expect(page2.body.map((row: any) => row.delivery_id)).to.deep.equal([sent[1].delivery_id, sent[0].delivery_id]);
+
+    const again = await client.post(`/v1/triggers/${trigger.id}/deliveries/${sent[0].delivery_id}/redeliver`);
+    expect(again.status).to.equal(202);
+    expect(again.body.execution_id).to.be.a('string').and.not.equal(sent[0].execution_id);
+    const run = await client.get(`/v1/runs/${again.body.execution_id}`);
+    expect(run.body.input.event.body).to.deep.equal({ n: 1 });
+    const record = await client.get(`/v1/triggers/${trigger.id}/deliveries/${again.body.delivery_id}`);
+    expect(record.body).to.include({ redelivery_of: sent[0].delivery_id, execution_id: again.body.execution_id });
+
+    const notVerified = await client.post(
+      `/v1/triggers/${trigger.id}/deliveries/${refused.body.delivery_id}/redeliver`,
+    );
+    expect(notVerified.status).to.equal(409);
+  });
+
+  it('deletes records older than 30 days with the daily retention schedule, in batches', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const ids = [];
+    for (let n = 0; n < 3; n += 1)
+      ids.push((await deliver(trigger.slug, '{}', { secret: trigger.secret })).body.delivery_id);
+    const owner = getStack().ownerDataSource;
+    await owner.query(`UPDATE webhook_deliveries SET received_at = now() - interval '31 days' WHERE id = ANY($1)`, [
+      ids.slice(0, 2),
+    ]);
+    const { config, runtime } = getStack();
+    const schedule = await runtime.temporal.client.schedule
+      .getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name: 'webhook-delivery-retention' }))
+      .describe();
+    expect(schedule.action).to.include({ workflowType: 'webhookDeliveryRetentionWorkflow' });
+    const handle = await runtime.temporal.workflows.start(webhookDeliveryRetentionWorkflow, { batchSize: 1 });
+    expect((await handle.result()).deleted).to.be.at.least(2);
+    const left = await owner.query(`SELECT id FROM webhook_deliveries WHERE trigger_id = $1`, [trigger.id]);
+    expect(left.map((row: any) => row.id)).to.deep.equal([ids[2]]);
+  });
+});
+
+describe('webhook triggers: isolation', () => {
+  it('hides another workspace’s triggers and deliveries, over HTTP and to the app role itself', async () => {
+    const a = await newTenant();
+    const b = await newTenant();
+    const trigger = await newTrigger(a.api_key);
+    const accepted = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    const base = `/v1/triggers/${trigger.id}`;
+    const attacker = as(b.api_key);
+    expect((await attacker.get(base)).status).to.equal(404);
+    expect((await attacker.patch(base, { enabled: false })).status).to.equal(404);
+    expect((await attacker.get(`${base}/deliveries`)).status).to.equal(404);
+    expect((await attacker.get(`${base}/deliveries/${accepted.body.delivery_id}`)).status).to.equal(404);
+    expect((await attacker.post(`${base}/deliveries/${accepted.body.delivery_id}/redeliver`)).status).to.equal(404);
+    expect((await attacker.delete(base)).status).to.equal(404);
+    expect((await attacker.get('/v1/triggers')).body).to.deep.equal([]);
+
+    // The app role (what the API connects as), scoped to B, unscoped, or through the definer function.
+    const { runtime } = getStack();
+    const asB = await runtime.uow({ workspaceId: b.workspace_id }, async (m) => ({
+      triggers: await m.query(`SELECT * FROM webhook_triggers`),
+      deliveries: await m.query(`SELECT * FROM webhook_deliveries`),
+    }));
+    expect(asB).to.deep.equal({ triggers: [], deliveries: [] });
+    const unscoped = await runtime.uow({}, async (m) => ({
+      triggers: await m.query(`SELECT * FROM webhook_triggers WHERE id = $1`, [trigger.id]),
+      deliveries: await m.query(`SELECT * FROM webhook_deliveries WHERE trigger_id = $1`, [trigger.id]),
+    }));
+    expect(unscoped).to.deep.equal({ triggers: [], deliveries: [] });
+    const [resolved] = await runtime.uow({}, (m) =>
+      m.query(`SELECT * FROM weft_webhook_trigger_for_slug($1)`, [trigger.slug]),
+    );
+    expect(Object.keys(resolved).sort()).to.deep.equal([
+      'previous_secret_sealed',
+      'secret_sealed',
+      'trigger_id',
+      'workspace_id',
+    ]);
+    // Writing into A's trigger from B's scope is refused by the policy.
+    let refused = false;
+    await runtime
+      .uow({ workspaceId: b.workspace_id }, (m) =>
+        m.query(
+          `INSERT INTO webhook_deliveries (workspace_id, trigger_id, headers, status_code) VALUES ($1, $2, '[]', 202)`,
+          [a.workspace_id, trigger.id],
+        ),
+      )
+      .catch(() => {
+        refused = true;
+      });
+    expect(refused).to.equal(true);
+  });
+});

@@ -1,0 +1,66 @@
+import { createHmac } from 'node:crypto';
+import { expect } from 'chai';
+import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from '../../src/triggers/filter';
+import { parseSignatureHeader, verifySignature } from '../../src/triggers/signature';
+
+const SECRET = 'whsec_test';
+const NOW = 1_763_800_000;
+const BODY = Buffer.from('{"a":1}');
+const hmac = (secret: string, t: number, body: Buffer) =>
+  createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+
+describe('webhook signatures (unit)', () => {
+  it('verify over the exact bytes, within ±300 s, under the current or the previous secret', () => {
+    const header = `t=${NOW},v1=${hmac(SECRET, NOW, BODY)}`;
+    expect(verifySignature(header, BODY, [SECRET], NOW)).to.equal(true);
+    expect(verifySignature(header, BODY, ['other', SECRET], NOW)).to.equal(true);
+    expect(verifySignature(header, Buffer.from('{"a": 1}'), [SECRET], NOW)).to.equal(false);
+    expect(verifySignature(header, BODY, ['other'], NOW)).to.equal(false);
+    expect(verifySignature(header, BODY, [SECRET], NOW + 300)).to.equal(true);
+    expect(verifySignature(header, BODY, [SECRET], NOW - 300)).to.equal(true);
+    expect(verifySignature(header, BODY, [SECRET], NOW + 301)).to.equal(false);
+    expect(verifySignature(header, BODY, [SECRET], NOW - 301)).to.equal(false);
+  });
+
+  it('never throw on digests of any length or case; an uppercase digest does not match', () => {
+    const good = hmac(SECRET, NOW, BODY);
+    for (const v1 of ['', 'ab', 'zz'.repeat(32), good.toUpperCase(), `${good}00`, good.slice(2)]) {
+      expect(verifySignature(`t=${NOW},v1=${v1}`, BODY, [SECRET], NOW), v1).to.equal(false);
+    }
+    expect(verifySignature(`t=${NOW},v1=ab,v1=${good}`, BODY, [SECRET], NOW)).to.equal(true);
+  });
+
+  it('parse one t and at least one v1, ignoring other schemes and spaces', () => {
+    expect(parseSignatureHeader('t=1, v1=a ,v0=b,v1=c')).to.deep.equal({ timestamp: 1, digests: ['a', 'c'] });
+    for (const bad of [undefined, '', 't=1', 'v1=a', 't=1,t=2,v1=a', 't=-1,v1=a', 't=1.5,v1=a', 't=,v1=a']) {
+      expect(parseSignatureHeader(bad), String(bad)).to.equal(null);
+    }
+  });
+});
+
+describe('webhook filters (unit)', () => {
+  it('compile at save: a syntax error is reported, a valid expression is not', () => {
+    expect(filterSyntaxError("body.action == 'opened'")).to.equal(null);
+    expect(filterSyntaxError('body.[')).to.be.a('string');
+  });
+
+  it('use JMESPath truthiness; an evaluation error is an outcome', () => {
+    const input = { headers: {}, body: { list: [], name: 'x' }, trigger: { id: 'i', slug: 's' } };
+    expect(evaluateFilter(null, input)).to.deep.equal({ result: null, error: null });
+    expect(evaluateFilter('body.name', input).result).to.equal('matched');
+    expect(evaluateFilter('body.list', input).result).to.equal('not_matched');
+    expect(evaluateFilter('body.missing', input).result).to.equal('not_matched');
+    expect(evaluateFilter('abs(body.name)', input).result).to.equal('error');
+  });
+
+  it('see JSON, a form (repeated fields as arrays) or the raw text', () => {
+    expect(parseBodyForFilter(Buffer.from('{"a":[1]}'), 'application/json')).to.deep.equal({ a: [1] });
+    expect(
+      parseBodyForFilter(Buffer.from('a=1&b=2&b=3'), 'application/x-www-form-urlencoded; charset=utf-8'),
+    ).to.deep.equal({
+      a: '1',
+      b: ['2', '3'],
+    });
+    expect(parseBodyForFilter(Buffer.from('not json'), 'application/json')).to.equal('not json');
+  });
+});
