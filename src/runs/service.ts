@@ -19,6 +19,7 @@ import type { AgentModel, AgentTool } from './agent-model';
 import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
+import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
   ApprovalRow,
@@ -112,14 +113,15 @@ export interface ApprovalState {
 
 /**
  * Agent runs (issue 12): dispatch writes the execution, its planned steps and a `run.dispatched`
- * outbox event in one transaction, so a committed run always gets its workflow `run-<id>` (the
- * outbox handler starts it under that derived id, and a second start is refused). The workflow
+ * outbox event in one transaction, so a committed run always gets its workflow `run-<id>`: the API
+ * starts it under that derived id right after the commit, the outbox handler if the API did not
+ * get to it, and a second start is refused. The workflow
  * drives the run through the activities' half of this service; the API's half reads, cancels and
  * resolves approvals with conditional updates, then signals the workflow.
  */
 export function createRunService(deps: {
   uow: UnitOfWork;
-  outbox: Pick<OutboxRelay, 'kick'>;
+  outbox: Pick<OutboxRelay, 'kick' | 'delivered'>;
   temporal: Pick<TemporalHandle, 'workflows'>;
   capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
   /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
@@ -200,6 +202,37 @@ export function createRunService(deps: {
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
 
+  /** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
+  const dispatchedPayload = (id: string, body: RunTemplate): Record<string, unknown> => ({
+    execution_id: id,
+    agent: body.agent,
+    step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
+    ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+    approval_recheck_seconds: deps.approvalRecheckSeconds,
+    approval_rechecks_per_run: deps.approvalRechecksPerRun,
+  });
+
+  /**
+   * Starts a committed run's workflow at once (the relay would add a read, a round of its
+   * per-workspace loop and a write before the same start), then marks its event delivered. A
+   * failed start is left to the relay, kicked here; a crash before the start, to its sweep.
+   */
+  async function launch(workspaceId: string, executionId: string, body: RunTemplate): Promise<void> {
+    try {
+      await temporal.workflows.start(
+        runWorkflow,
+        runStartInput(workspaceId, executionId, dispatchedPayload(executionId, body)),
+      );
+    } catch (error) {
+      logger.warn({ err: error, execution_id: executionId }, 'run start failed; the outbox relay will start it');
+      outbox.kick(workspaceId);
+      return;
+    }
+    outbox.delivered(workspaceId, RUN_DISPATCHED_EVENT, executionId).catch((error: unknown) => {
+      logger.warn({ err: error, execution_id: executionId }, 'run event not marked delivered; the relay will');
+    });
+  }
+
   async function dispatchWithin(
     m: Parameters<typeof repo.findExecution>[0],
     principal: Principal,
@@ -246,14 +279,7 @@ export function createRunService(deps: {
       workspaceId: principal.workspaceId,
       eventType: RUN_DISPATCHED_EVENT,
       aggregateId: id,
-      payload: {
-        execution_id: id,
-        agent: body.agent,
-        step_count: planned.length,
-        ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
-        approval_recheck_seconds: deps.approvalRecheckSeconds,
-        approval_rechecks_per_run: deps.approvalRechecksPerRun,
-      },
+      payload: dispatchedPayload(id, body),
     });
     return answer(await mustFind(m, id), false);
   }
@@ -273,7 +299,7 @@ export function createRunService(deps: {
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
       const response = await uow(scopeOf(principal), (m) => dispatchWithin(m, principal, body));
-      if (!response.was_duplicate) outbox.kick(principal.workspaceId);
+      if (!response.was_duplicate) await launch(principal.workspaceId, response.execution_id, body);
       return response;
     },
 

@@ -42,8 +42,9 @@ export interface RunWorkflowResult {
 }
 
 /**
- * One dispatched run (`run-<execution_id>`), started from the `run.dispatched` outbox event of the
- * dispatch's transaction. A second start under the id (a redelivered event) is refused and
+ * One dispatched run (`run-<execution_id>`), started by the API right after the dispatch commits,
+ * and from the `run.dispatched` outbox event of that transaction should the API not get to it. A
+ * second start under the id (the event after the API's start, a redelivery) is refused and
  * answered with the first run's handle, even after it finished.
  */
 export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>({

@@ -7,6 +7,7 @@ import {
   dueEvents,
   insertOutboxEvent,
   markDelivered,
+  markDeliveredByAggregate,
   markFailed,
   purgeDeliveredEvents,
   workspacesWithDueEvents,
@@ -139,6 +140,15 @@ export function createOutboxRelay(deps: {
      * delivery happens in the background, and the scheduled sweep catches whatever this misses.
      */
     kick,
+
+    /**
+     * The writer did the handler's work itself right after its commit (a run's workflow started
+     * from the API): marks the aggregate's events of that type delivered, so the relay does not
+     * repeat it. Until then, and if this fails, the relay delivers them, which the idempotent
+     * handler absorbs.
+     */
+    delivered: (workspaceId: string, eventType: string, aggregateId: string): Promise<void> =>
+      uow({ workspaceId }, (m) => markDeliveredByAggregate(m, { eventType, aggregateId })),
 
     /**
      * The safety net behind the fast path: every workspace with rows older than `minAgeSeconds`

@@ -53,6 +53,22 @@ export async function markDelivered(m: EntityManager, id: string): Promise<void>
 }
 
 /**
+ * Marks an aggregate's undelivered events of a type delivered: their handler's work was done by
+ * the writer itself after its commit. Raw SQL: the partial pending index keeps it off delivered rows.
+ */
+export async function markDeliveredByAggregate(
+  m: EntityManager,
+  input: { eventType: string; aggregateId: string },
+): Promise<void> {
+  await queryRows(
+    m,
+    `UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1, last_error = NULL
+     WHERE dispatched_at IS NULL AND dead_lettered_at IS NULL AND event_type = $1 AND aggregate_id = $2`,
+    [input.eventType, input.aggregateId],
+  );
+}
+
+/**
  * Counts a failed attempt: the row waits `base × 2^attempts` seconds (at most `maxSeconds`) for its
  * next one, or is dead-lettered once it has failed `maxAttempts` times. Raw SQL: the backoff and
  * the dead-letter decision read the row's own count, atomically. Returns whether it is now dead.
