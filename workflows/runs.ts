@@ -2,6 +2,7 @@ import {
   condition,
   continueAsNew,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -13,10 +14,12 @@ import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
-import { databaseActivity, modelActivity } from './activity-options';
+import { databaseActivity, databaseLocalActivity, modelActivity } from './activity-options';
 
+// The run's transitions are short, idempotent database steps: local activities, run inside the
+// workflow task that needs them, spare each a round trip through the server and a workflow task.
 const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
-  proxyActivities<Activities>(databaseActivity);
+  proxyLocalActivities<Activities>(databaseLocalActivity);
 const { planRunStep } = proxyActivities<Activities>(modelActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
 // It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
