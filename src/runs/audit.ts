@@ -9,11 +9,17 @@ export const GENESIS_HASH = '0'.repeat(64);
 export const chainHash = (prevHash: string, entry: unknown) =>
   createHash('sha256').update(prevHash, 'utf8').update(canonicalJson(entry), 'utf8').digest('hex');
 
+/** The step columns a link covers. */
+export type StepEntryFields = Pick<
+  RunStep,
+  'id' | 'stepNo' | 'kind' | 'tool' | 'input' | 'status' | 'output' | 'error' | 'creditsCharged' | 'supersedesStepId'
+>;
+
 /**
  * What a link covers, recomputed from its row whenever the chain is verified. Only what is final
  * once the link is written: a decision's later `superseded` mark is left out on purpose.
  */
-export function stepEntry(step: RunStep): Record<string, unknown> {
+export function stepEntry(step: StepEntryFields): Record<string, unknown> {
   if (step.kind === 'DECISION') {
     return {
       kind: 'DECISION',

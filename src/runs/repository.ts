@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
+import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
@@ -136,17 +137,35 @@ export async function markStepRunning(m: EntityManager, executionId: string, ste
   );
 }
 
-export async function completeStep(
+/**
+ * Finishes a step under the run's lock (the audit chain's, taken first as every appender does) and
+ * answers the columns its chain link covers, as stored: one statement where a lock, an update and a
+ * read were three. Raw SQL: the entity's update type cannot take an arbitrary JSON output.
+ */
+export async function completeStepLocked(
   m: EntityManager,
   executionId: string,
   stepNo: number,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
-): Promise<void> {
-  // Raw SQL: the entity's update type cannot take an arbitrary JSON output.
-  await affectedRows(
+): Promise<StepEntryFields> {
+  const row = await queryFirst<{
+    id: string;
+    step_no: number;
+    kind: RunStep['kind'];
+    tool: string;
+    input: Record<string, unknown>;
+    status: RunStep['status'];
+    output: unknown;
+    error: RunError | null;
+    credits_charged: number;
+    supersedes_step_id: string | null;
+  }>(
     m,
-    `UPDATE run_steps SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
-     WHERE execution_id = $1 AND step_no = $2`,
+    `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
+     UPDATE run_steps s SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
+     FROM run WHERE s.execution_id = run.id AND s.step_no = $2
+     RETURNING s.id, s.step_no, s.kind, s.tool, s.input, s.status, s.output, s.error, s.credits_charged,
+       s.supersedes_step_id`,
     [
       executionId,
       stepNo,
@@ -156,6 +175,19 @@ export async function completeStep(
       outcome.creditsCharged,
     ],
   );
+  if (!row) throw new Error(`run ${executionId} has no step ${stepNo}`);
+  return {
+    id: row.id,
+    stepNo: row.step_no,
+    kind: row.kind,
+    tool: row.tool,
+    input: row.input,
+    status: row.status,
+    output: row.output,
+    error: row.error,
+    creditsCharged: row.credits_charged,
+    supersedesStepId: row.supersedes_step_id,
+  };
 }
 
 /** The step's approval row, created PENDING on first request (the retried activity finds it). */
@@ -239,6 +271,14 @@ export async function appendAudit(
   link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
 ): Promise<void> {
   await lockExecution(m, link.executionId);
+  await appendAuditLocked(m, link);
+}
+
+/** `appendAudit` for a caller that holds the run's lock already (taken in an earlier statement). */
+export async function appendAuditLocked(
+  m: EntityManager,
+  link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
+): Promise<void> {
   const head = await audit(m).findOne({ where: { executionId: link.executionId }, order: { seq: 'DESC' } });
   const prevHash = head?.hash ?? GENESIS_HASH;
   await audit(m).insert({

@@ -172,12 +172,17 @@ export function createRunService(deps: {
     workspaceId: string,
     executionId: string,
     stepNo: number,
-    outcome: Parameters<typeof repo.completeStep>[3],
+    outcome: Parameters<typeof repo.completeStepLocked>[3],
   ) =>
     uow({ workspaceId }, async (m) => {
-      await repo.completeStep(m, executionId, stepNo, outcome);
-      const step = (await repo.findStep(m, executionId, stepNo))!;
-      await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+      const step = await repo.completeStepLocked(m, executionId, stepNo, outcome);
+      await repo.appendAuditLocked(m, {
+        workspaceId,
+        executionId,
+        kind: 'TOOL',
+        refId: step.id,
+        entry: stepEntry(step),
+      });
     });
 
   const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
