@@ -9,8 +9,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { Pool } from 'pg';
 import { likePattern, NODE_COLUMNS, typeaheadSql, usesTrigram } from '../src/graph/repository';
@@ -19,19 +17,12 @@ import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
-import type { DevServer } from '../src/platform/temporal/dev-server';
-import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-
-async function listen(app: Koa): Promise<{ server: Server; url: string }> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { privateTemporal, serveLocally } from './lib/servers';
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
@@ -41,11 +32,7 @@ export async function run(args: string[]): Promise<void> {
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  let devServer: DevServer | undefined;
-  const probe = loadConfig(env);
-  if (!(await isListening(probe.TEMPORAL_ADDRESS))) {
-    devServer = await startDevServer({ address: probe.TEMPORAL_ADDRESS });
-  }
+  const devServer = await privateTemporal(env);
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
@@ -87,7 +74,7 @@ export async function run(args: string[]): Promise<void> {
   const pick = <T>(list: T[], i: number) => list[i % list.length]!;
 
   // The service under test.
-  const api = await listen(createApp(runtime));
+  const api = await serveLocally(createApp(runtime));
   const headers = { authorization: `Bearer ${apiKey}` };
   const http = async (path: string) => {
     const response = await fetch(`${api.url}${path}`, { headers });
@@ -115,7 +102,7 @@ export async function run(args: string[]): Promise<void> {
     ]);
     ctx.body = rows[0];
   });
-  const bareServer = await listen(bare);
+  const bareServer = await serveLocally(bare);
 
   // graph_stats cold: the first call after start, before anything warmed its plans.
   const coldStarted = process.hrtime.bigint();
@@ -260,5 +247,5 @@ export async function run(args: string[]): Promise<void> {
   await rawPool.end();
   await owner.destroy();
   await runtime.close();
-  await devServer?.stop();
+  await devServer.stop();
 }

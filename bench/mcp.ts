@@ -15,8 +15,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/platform/api/app';
@@ -24,24 +22,13 @@ import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createLogger } from '../src/platform/logger';
-import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
+import { privateTemporal, serveLocally } from './lib/servers';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'parser', 'graph', 'search', 'agent', 'claim'];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
@@ -51,13 +38,9 @@ export async function run(args: string[]): Promise<void> {
   env.REQUEST_LOGGING = 'false';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
   const stops: (() => Promise<void>)[] = [];
-  // The runtime needs a Temporal connection (nothing here starts a workflow): a private dev server
-  // on a free port when none answers, never the default port another process may own.
-  if (!(await isListening(loadConfig(env).TEMPORAL_ADDRESS))) {
-    env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
-    const server = await startDevServer({ address: env.TEMPORAL_ADDRESS });
-    stops.push(() => server.stop());
-  }
+  // The runtime needs a Temporal connection (nothing here starts a workflow).
+  const temporal = await privateTemporal(env);
+  stops.push(() => temporal.stop());
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
@@ -77,9 +60,7 @@ export async function run(args: string[]): Promise<void> {
   );
   await owner.query(`ANALYZE nodes`);
 
-  const server = createApp(runtime).listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url } = await serveLocally(createApp(runtime));
   const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
   const http = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {

@@ -9,8 +9,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -20,8 +18,6 @@ import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import type { DevServer } from '../src/platform/temporal/dev-server';
-import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { createSealer } from '../src/prompt/sealed';
 import { requestHash, sourceHash } from '../src/prompt/summary';
@@ -31,6 +27,7 @@ import { createWorker } from '../workers/worker';
 import { anchorActivities } from './anchors/activities';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
+import { privateTemporal, serveLocally } from './lib/servers';
 
 const PROMPTS = {
   update: (i: number) =>
@@ -46,10 +43,7 @@ export async function run(args: string[]): Promise<void> {
   env.REQUEST_LOGGING = 'false';
   env.OPENAI_API_KEY = '';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-prompt-${randomUUID().slice(0, 8)}`;
-  let devServer: DevServer | undefined;
-  const probe = loadConfig(env);
-  if (!(await isListening(probe.TEMPORAL_ADDRESS)))
-    devServer = await startDevServer({ address: probe.TEMPORAL_ADDRESS });
+  const devServer = await privateTemporal(env);
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   await ensureSearchAttributes(runtime.temporal);
@@ -85,9 +79,7 @@ export async function run(args: string[]): Promise<void> {
   });
   const anchorRunning = anchorWorker.run();
 
-  const server: Server = createApp(runtime).listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url: baseUrl } = await serveLocally(createApp(runtime));
 
   const { client } = runtime.temporal;
   const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
@@ -168,5 +160,5 @@ export async function run(args: string[]): Promise<void> {
   await connection.close();
   await owner.destroy();
   await runtime.close();
-  await devServer?.stop();
+  await devServer.stop();
 }

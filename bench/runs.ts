@@ -18,9 +18,6 @@ import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -29,28 +26,17 @@ import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import { startDevServer } from '../src/platform/temporal/dev-server';
 import type { RunWorkflowResult } from '../src/runs/workflow';
 import { runWorkflowId } from '../src/runs/workflow';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, percentile } from './lib/measure';
+import { privateTemporal, serveLocally } from './lib/servers';
 import type { WorkerMemory } from './lib/worker-process';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The worker process: started, asked for its memory, stopped. */
 async function forkWorker(env: NodeJS.ProcessEnv) {
@@ -180,10 +166,8 @@ export async function run(args: string[]): Promise<void> {
   env.REQUEST_LOGGING = 'false';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-runs-${randomUUID().slice(0, 8)}`;
   env.BENCH_ANCHOR_TASK_QUEUE = `${env.TEMPORAL_TASK_QUEUE}-anchor`;
-  // A private server on a free port, never one another process owns.
-  env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
   env.TEMPORAL_NAMESPACE = 'default';
-  const devServer = await startDevServer({ address: env.TEMPORAL_ADDRESS });
+  const devServer = await privateTemporal(env);
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   await ensureSearchAttributes(runtime.temporal);
@@ -192,9 +176,7 @@ export async function run(args: string[]): Promise<void> {
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-runs' });
   const workers = await forkWorker(env);
 
-  const server: Server = createApp(runtime).listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url: baseUrl } = await serveLocally(createApp(runtime));
   const { client } = runtime.temporal;
 
   const post = async (token: string, path: string, body: unknown, expected: number) => {

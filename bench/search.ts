@@ -7,8 +7,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
@@ -22,13 +20,13 @@ import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { createRuntime } from '../src/runtime';
 import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
 import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
+import { privateTemporal, serveLocally } from './lib/servers';
 
 const BIG = 'weft-bench-search-big';
 const SMALL = 'weft-bench-search-small';
@@ -63,11 +61,8 @@ async function main(args: string[]) {
   env.DATABASE_POOL_SIZE = '10';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
   const stops: (() => Promise<void>)[] = [];
-  if (!(await isListening(loadConfig(env).TEMPORAL_ADDRESS))) {
-    env.TEMPORAL_ADDRESS = '127.0.0.1:17233';
-    const server = await startDevServer({ address: env.TEMPORAL_ADDRESS });
-    stops.push(() => server.stop());
-  }
+  const temporal = await privateTemporal(env);
+  stops.push(() => temporal.stop());
   const config = loadConfig(env);
   const owner = await createMigrationDataSource(config).initialize();
   const runtime = await createRuntime(config, createLogger(config));
@@ -178,9 +173,7 @@ async function main(args: string[]) {
   }
 
   // ---- the API in this process ----
-  const server: Server = createApp(runtime).listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { server, url: baseUrl } = await serveLocally(createApp(runtime));
   const queries = Array.from(
     { length: 64 },
     (_, i) => `${topicOf((i * 37) % CLUSTERS)} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]}`,

@@ -9,10 +9,10 @@ import { assertCleanInput } from '../src/platform/api/clean-input';
 import { describeError } from '../src/platform/api/errors';
 import type { PoolRole } from '../src/platform/db/data-source';
 import { createAppDataSource } from '../src/platform/db/data-source';
+import { freePort } from '../src/platform/temporal/dev-server';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { terminateTaskQueue } from './helpers/leftovers';
-import { freePort } from './helpers/ports';
 import { bootStack, getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 

@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isListening } from '../../src/platform/temporal/dev-server';
+import { freePort, isListening } from '../../src/platform/temporal/dev-server';
 import { eventually } from './eventually';
-import { freePort } from './ports';
 
 /**
  * Third-party check of the contract, on demand (not part of `npm test`): with WEFT_TEST_PRISM set

@@ -1,5 +1,4 @@
-import { startDevServer } from '../../src/platform/temporal/dev-server';
-import { freePort } from './ports';
+import { freePort, startDevServer } from '../../src/platform/temporal/dev-server';
 
 /**
  * Task queues the suite creates: a stack's `weft-test-…`, the durability test's worker process

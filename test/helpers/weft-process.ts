@@ -9,9 +9,8 @@ import { loadConfig } from '../../src/platform/config';
 import { createPayloadCodec, dataConverter } from '../../src/platform/temporal/codec';
 import { temporalConnectionOptions } from '../../src/platform/temporal/connection-options';
 import type { DevServer } from '../../src/platform/temporal/dev-server';
-import { startDevServer } from '../../src/platform/temporal/dev-server';
+import { freePort, startDevServer } from '../../src/platform/temporal/dev-server';
 import { eventually } from './eventually';
-import { freePort } from './ports';
 
 const ROOT = path.resolve(__dirname, '../..');
 

@@ -21,6 +21,18 @@ export function isListening(address: string, timeoutMs = 500): Promise<boolean> 
   });
 }
 
+/** A TCP port that was free a moment ago on loopback (for a server of a test's or a bench's own). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export function splitAddress(address: string): { host: string; port: number } {
   const index = address.lastIndexOf(':');
   return { host: address.slice(0, index) || '127.0.0.1', port: Number(address.slice(index + 1)) };
