@@ -245,6 +245,9 @@ describe('webhook triggers: signature (contract 4.6 rules 1, 2, 5)', () => {
     );
     expect(row).to.deep.include({ status_code: 413, body: null });
     expect(await deliveryCount(triggerId)).to.equal(before + 2);
+    // An unknown slug with a body too large: still a prompt 404, the unread stream left hanging.
+    const unknown = `nope-${randomUUID().slice(0, 8)}`;
+    expect((await rawIntake(unknown, { write: Buffer.alloc(MIB2 + 1, 'a'), end: false })).status).to.equal(404);
   });
 
   it('keeps the previous secret valid for 24 h after a rotation, then refuses it', async () => {

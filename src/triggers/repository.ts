@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
-import type { ScopedRead } from '../platform/db/unit-of-work';
+import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
 import type { FilterResult, TriggerPrincipal } from './entities';
 import { WebhookDelivery, WebhookTrigger } from './entities';
@@ -99,13 +99,12 @@ export interface SlugTarget {
 }
 
 /**
- * One round trip, no transaction and no scope: the function is its own scope. `m` is the data
- * source's manager (queryRows insists on a transaction); called directly rather than through
- * weft_scoped_read, which would add a dynamic EXECUTE and a JSON round of every row.
+ * One round trip, no transaction and no scope: the function is its own scope. Called directly
+ * rather than through weft_scoped_read, which would add a dynamic EXECUTE and a JSON round of every row.
  */
-export const triggerForSlug = async (m: EntityManager, slug: string): Promise<SlugTarget | undefined> =>
+export const triggerForSlug = async (statement: Statement, slug: string): Promise<SlugTarget | undefined> =>
   (
-    await m.query<SlugTarget[]>(
+    await statement<SlugTarget>(
       `SELECT trigger_id, workspace_id, revision::text AS revision, secret_sealed, previous_secret_sealed
        FROM weft_webhook_trigger_for_slug($1::text)`,
       [slug],
@@ -173,14 +172,12 @@ export async function insertKeyedDelivery(m: EntityManager, row: NewDelivery): P
 /**
  * One delivery record in one round trip, outside any transaction: `weft_record_webhook_delivery`
  * scopes its own statement to the workspace (RLS applies; the policy's check holds the row to it).
- * `m` is the data source's manager, not a unit of work's.
  */
 export async function recordDelivery(
-  m: EntityManager,
+  statement: Statement,
   row: Omit<NewDelivery, 'id' | 'executionId' | 'duplicateOf' | 'redeliveryOf'>,
 ): Promise<string> {
-  // A bare manager on purpose (queryRows insists on a transaction): the function scopes itself.
-  const [recorded] = await m.query<{ id: string }[]>(
+  const [recorded] = await statement<{ id: string }>(
     `SELECT weft_record_webhook_delivery($1, $2, $3, $4, $5, $6, $7, $8, $9) AS id`,
     [
       row.workspaceId,

@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
-import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Sealer } from '../prompt/sealed';
@@ -146,8 +146,8 @@ export function createTriggerService(deps: {
   uow: UnitOfWork;
   /** One-statement reads: the verified trigger, when the intake's cached copy is not current. */
   read: ScopedRead;
-  /** The data source's manager, outside any transaction: the slug lookup and the single-statement records. */
-  statements: EntityManager;
+  /** Pooled single statements, outside any transaction: the slug lookup and the one-statement records. */
+  statement: Statement;
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
@@ -374,18 +374,28 @@ export function createTriggerService(deps: {
      * revision; a key or a dispatch takes one transaction for the record and the run together.
      */
     async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
-      const target = await repo.triggerForSlug(deps.statements, slug);
-      if (!target) throw new NotFoundError({ error: 'trigger_not_found', slug });
+      // The body streams in while the slug is looked up (a large one takes a while), under the cap.
+      // An unknown slug still waits for the read to settle, so the route knows whether the
+      // connection must close (an over-cap body is left unread).
+      const reading = request.readBody(LIMITS.webhook.bodyBytes);
+      const target = await repo.triggerForSlug(deps.statement, slug).catch(async (error: unknown) => {
+        await reading.catch(() => null);
+        throw error;
+      });
+      if (!target) {
+        await reading.catch(() => null);
+        throw new NotFoundError({ error: 'trigger_not_found', slug });
+      }
       const pairs = pairsOf(request.rawHeaders);
       const record = (row: Omit<repo.NewDelivery, 'workspaceId' | 'triggerId' | 'headers'>) =>
-        repo.recordDelivery(deps.statements, {
+        repo.recordDelivery(deps.statement, {
           workspaceId: target.workspace_id,
           triggerId: target.trigger_id,
           headers: pairs,
           ...row,
         });
 
-      const body = await request.readBody(LIMITS.webhook.bodyBytes);
+      const body = await reading;
       if (!body) {
         await record({ body: null, statusCode: INTAKE_STATUS.body_too_large, reason: 'body_too_large' });
         return { kind: 'body_too_large' };
