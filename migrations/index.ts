@@ -23,6 +23,7 @@ import { WebhookTriggers1763780009000 } from './1763780009000-webhook-triggers';
 import { WebhookIntakeWrites1763780009010 } from './1763780009010-webhook-intake-writes';
 import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
+import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-trigger-revision';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   WebhookIntakeWrites1763780009010,
   CodeGraph1763780009200,
   LedgerReads1763780009300,
+  WebhookTriggerRevision1763780009450,
 ];

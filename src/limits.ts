@@ -61,6 +61,8 @@ export const LIMITS = {
     filterChars: 2000,
     list: { default: 50, max: 200 },
     retentionBatch: 1000,
+    /** In-process entries of the intake's trigger cache and of its opened secrets (each an LRU). */
+    intakeCacheEntries: 1000,
   },
   auditSummaryChars: 500,
   commonPropertyKeys: 10,

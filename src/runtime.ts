@@ -42,7 +42,7 @@ import type { Config } from './platform/config';
 import type { PoolRole } from './platform/db/data-source';
 import { createAppDataSource } from './platform/db/data-source';
 import type { UnitOfWork } from './platform/db/unit-of-work';
-import { createScopedRead, createUnitOfWork } from './platform/db/unit-of-work';
+import { createScopedRead, createStatement, createUnitOfWork } from './platform/db/unit-of-work';
 import type { EmbeddingProvider } from './platform/llm/embedding-provider';
 import { createEmbeddingProvider } from './platform/llm/embedding-provider';
 import type { Logger } from './platform/logger';
@@ -206,7 +206,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       triggers: createTriggerService({
         uow,
         read,
-        statements: dataSource.manager,
+        statement: createStatement(dataSource),
         sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
         runs,
         logger,

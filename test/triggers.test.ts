@@ -245,6 +245,9 @@ describe('webhook triggers: signature (contract 4.6 rules 1, 2, 5)', () => {
     );
     expect(row).to.deep.include({ status_code: 413, body: null });
     expect(await deliveryCount(triggerId)).to.equal(before + 2);
+    // An unknown slug with a body too large: still a prompt 404, the unread stream left hanging.
+    const unknown = `nope-${randomUUID().slice(0, 8)}`;
+    expect((await rawIntake(unknown, { write: Buffer.alloc(MIB2 + 1, 'a'), end: false })).status).to.equal(404);
   });
 
   it('keeps the previous secret valid for 24 h after a rotation, then refuses it', async () => {
@@ -399,6 +402,51 @@ describe('webhook triggers: filters, dispatch and idempotency (contract 4.6 rule
   });
 });
 
+describe('webhook triggers: the intake’s configuration cache', () => {
+  it('applies a PATCH (filter, run, rotation, disable) on the very next delivery after the cache is warm', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { event_filter: { expression: "body.action == 'opened'" } });
+    const send = (action: string, secret = trigger.secret) =>
+      deliver(trigger.slug, JSON.stringify({ action }), { secret });
+    // Warm: the first delivery reads the trigger, the next ones are served from the cache.
+    for (let i = 0; i < 3; i++) expect((await send('opened')).body.execution_id).to.be.a('string');
+    expect((await send('closed')).body).not.to.have.property('execution_id');
+
+    const manage = as(api_key);
+    await manage.patch(`/v1/triggers/${trigger.id}`, { event_filter: { expression: "body.action == 'closed'" } });
+    expect((await send('opened')).body).not.to.have.property('execution_id');
+    expect((await send('closed')).body.execution_id).to.be.a('string');
+
+    const steps = [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance' }];
+    await manage.patch(`/v1/triggers/${trigger.id}`, { run: { agent: 'playbook', input: { steps } } });
+    const dispatched = await send('closed');
+    const run = await manage.get(`/v1/runs/${dispatched.body.execution_id}`);
+    expect(run.body.input.steps).to.have.length(2);
+
+    const rotated = await manage.patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect((await send('closed', rotated.body.secret)).status).to.equal(202);
+    expect((await send('closed', trigger.secret)).status).to.equal(202);
+    await getStack().ownerDataSource.query(
+      `UPDATE webhook_triggers SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [trigger.id],
+    );
+    expect((await send('closed', trigger.secret)).status).to.equal(401);
+
+    await manage.patch(`/v1/triggers/${trigger.id}`, { enabled: false });
+    expect((await send('closed', rotated.body.secret)).status).to.equal(404);
+    await manage.patch(`/v1/triggers/${trigger.id}`, { enabled: true });
+    expect((await send('closed', rotated.body.secret)).body.execution_id).to.be.a('string');
+
+    // Any update of the row counts, not only the API's: the database bumps the revision itself.
+    await getStack().ownerDataSource.query(`UPDATE webhook_triggers SET filter_expression = $2 WHERE id = $1`, [
+      trigger.id,
+      "body.action == 'merged'",
+    ]);
+    expect((await send('closed', rotated.body.secret)).body).not.to.have.property('execution_id');
+    expect((await send('merged', rotated.body.secret)).body.execution_id).to.be.a('string');
+  });
+});
+
 describe('webhook triggers: delivery records', () => {
   it('lists newest first with limit and cursor, and redelivers an accepted delivery with a fresh key', async () => {
     const { api_key } = await newTenant();
@@ -484,6 +532,7 @@ describe('webhook triggers: isolation', () => {
     );
     expect(Object.keys(resolved).sort()).to.deep.equal([
       'previous_secret_sealed',
+      'revision',
       'secret_sealed',
       'trigger_id',
       'workspace_id',

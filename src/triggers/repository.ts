@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
-import type { ScopedRead } from '../platform/db/unit-of-work';
+import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
 import type { FilterResult, TriggerPrincipal } from './entities';
 import { WebhookDelivery, WebhookTrigger } from './entities';
@@ -84,17 +84,32 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
 export const deleteTrigger = async (m: EntityManager, id: string): Promise<boolean> =>
   (await affectedRows(m, `DELETE FROM webhook_triggers WHERE id = $1`, [id])) > 0;
 
-/** What the intake needs before it knows the workspace: the one definer function past RLS. */
+/**
+ * What the intake needs before it knows the workspace, from the one definer function past RLS
+ * (migrations 1763780009000, 1763780009450): an enabled slug's ids, its revision and its sealed
+ * secrets. The revision lets the intake tell whether its cached configuration is current.
+ */
 export interface SlugTarget {
   trigger_id: string;
   workspace_id: string;
+  /** bigint, as text: bumped by the database on every update of the trigger. */
+  revision: string;
   secret_sealed: string;
   previous_secret_sealed: string | null;
 }
 
-/** One round trip (no transaction around it): the intake's hottest statement. */
-export const triggerForSlug = async (read: ScopedRead, slug: string): Promise<SlugTarget | undefined> =>
-  (await read<SlugTarget>({}, `SELECT * FROM weft_webhook_trigger_for_slug($1::text)`, [slug]))[0];
+/**
+ * One round trip, no transaction and no scope: the function is its own scope. Called directly
+ * rather than through weft_scoped_read, which would add a dynamic EXECUTE and a JSON round of every row.
+ */
+export const triggerForSlug = async (statement: Statement, slug: string): Promise<SlugTarget | undefined> =>
+  (
+    await statement<SlugTarget>(
+      `SELECT trigger_id, workspace_id, revision::text AS revision, secret_sealed, previous_secret_sealed
+       FROM weft_webhook_trigger_for_slug($1::text)`,
+      [slug],
+    )
+  )[0];
 
 export interface NewDelivery {
   /** Chosen by the caller when it must name the record before writing it (a redelivery's run key). */
@@ -157,14 +172,12 @@ export async function insertKeyedDelivery(m: EntityManager, row: NewDelivery): P
 /**
  * One delivery record in one round trip, outside any transaction: `weft_record_webhook_delivery`
  * scopes its own statement to the workspace (RLS applies; the policy's check holds the row to it).
- * `m` is the data source's manager, not a unit of work's.
  */
 export async function recordDelivery(
-  m: EntityManager,
+  statement: Statement,
   row: Omit<NewDelivery, 'id' | 'executionId' | 'duplicateOf' | 'redeliveryOf'>,
 ): Promise<string> {
-  // A bare manager on purpose (queryRows insists on a transaction): the function scopes itself.
-  const [recorded] = await m.query<{ id: string }[]>(
+  const [recorded] = await statement<{ id: string }>(
     `SELECT weft_record_webhook_delivery($1, $2, $3, $4, $5, $6, $7, $8, $9) AS id`,
     [
       row.workspaceId,
@@ -184,6 +197,8 @@ export async function recordDelivery(
 /** What the intake reads of its trigger once verified, in one scoped statement. */
 export interface IntakeTrigger {
   id: string;
+  /** The revision this configuration was read at (see SlugTarget). */
+  revision: string;
   workspaceId: string;
   slug: string;
   filterExpression: string | null;
@@ -198,18 +213,21 @@ export async function intakeTrigger(
 ): Promise<IntakeTrigger | undefined> {
   const [row] = await read<{
     id: string;
+    revision: string;
     slug: string;
     filter_expression: string | null;
     run_template: RunTemplate;
     principal: TriggerPrincipal;
   }>(
     { workspaceId },
-    `SELECT id, slug, filter_expression, run_template, principal FROM webhook_triggers WHERE id = $1::uuid`,
+    `SELECT id, revision::text AS revision, slug, filter_expression, run_template, principal
+     FROM webhook_triggers WHERE id = $1::uuid`,
     [id],
   );
   if (!row) return undefined;
   return {
     id: row.id,
+    revision: row.revision,
     workspaceId,
     slug: row.slug,
     filterExpression: row.filter_expression,

@@ -192,12 +192,15 @@ export const triggerRoutes = (triggers: TriggerService) => [
     handler: async ({ params, ctx }) => {
       const outcome = await triggers.receive(params.slug, {
         rawHeaders: ctx.req.rawHeaders,
-        readBody: (limit) => readRawBody(ctx.req, limit),
+        readBody: async (limit) => {
+          const body = await readRawBody(ctx.req, limit);
+          // The rest of the body is left unread, so this connection cannot carry another request.
+          if (!body) ctx.set('Connection', 'close');
+          return body;
+        },
       });
       if (outcome.kind === 'accepted') return outcome.body;
       if (outcome.kind === 'body_too_large') {
-        // The rest of the body is left unread, so this connection cannot carry another request.
-        ctx.set('Connection', 'close');
         return new RouteAnswer(INTAKE_STATUS.body_too_large, { detail: `Request body above ${MIB} MiB` });
       }
       return new RouteAnswer(INTAKE_STATUS[outcome.kind], outcome.body);

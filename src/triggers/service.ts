@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
-import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Sealer } from '../prompt/sealed';
@@ -12,6 +12,7 @@ import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
 import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import { createLru } from './intake-cache';
 import * as repo from './repository';
 import type {
   CreateTriggerRequest,
@@ -143,10 +144,10 @@ const runPrincipal = (trigger: Dispatchable): Principal => ({
  */
 export function createTriggerService(deps: {
   uow: UnitOfWork;
-  /** One-statement reads: the slug lookup and the verified trigger. */
+  /** One-statement reads: the verified trigger, when the intake's cached copy is not current. */
   read: ScopedRead;
-  /** The data source's manager, outside any transaction: the intake's single-statement records. */
-  statements: EntityManager;
+  /** Pooled single statements, outside any transaction: the slug lookup and the one-statement records. */
+  statement: Statement;
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
@@ -160,6 +161,31 @@ export function createTriggerService(deps: {
     sealer.seal(secret, { workspaceId, correlationId: triggerId }).sealed;
   const open = (sealed: string, workspaceId: string, triggerId: string) =>
     sealer.open({ sealed }, { workspaceId, correlationId: triggerId });
+
+  // The intake's per-process caches. Each key carries what makes its entry current, so nothing is
+  // ever invalidated and nothing stale can be served: a trigger's configuration is used only when
+  // its revision equals the one the slug function just returned (every PATCH bumps it; a disabled
+  // or deleted trigger never gets this far), and an opened secret is keyed by its sealed text and
+  // binding (a rotation seals a new text; an expired previous secret is no longer returned).
+  const configs = createLru<string, repo.IntakeTrigger>(LIMITS.webhook.intakeCacheEntries);
+  const openedSecrets = createLru<string, string>(LIMITS.webhook.intakeCacheEntries);
+  const openCached = (sealed: string, workspaceId: string, triggerId: string) => {
+    const key = `${workspaceId}\n${triggerId}\n${sealed}`;
+    let secret = openedSecrets.get(key);
+    if (secret === undefined) {
+      secret = open(sealed, workspaceId, triggerId);
+      openedSecrets.set(key, secret);
+    }
+    return secret;
+  };
+  /** The trigger's configuration at `revision`: from the cache, else read (and cached at the revision read). */
+  async function intakeConfig(target: repo.SlugTarget): Promise<repo.IntakeTrigger | undefined> {
+    const cached = configs.get(target.trigger_id);
+    if (cached?.revision === target.revision) return cached;
+    const fresh = await repo.intakeTrigger(deps.read, target.workspace_id, target.trigger_id);
+    if (fresh) configs.set(fresh.id, fresh);
+    return fresh;
+  }
 
   function checkFilter(expression: string | undefined) {
     if (expression === undefined) return;
@@ -343,22 +369,33 @@ export function createTriggerService(deps: {
 
     /**
      * Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. The
-     * common outcomes (refusals; an unkeyed delivery that dispatches nothing) are single statements;
-     * a key or a dispatch takes one transaction for the record and the run together.
+     * common outcomes (refusals; an unkeyed delivery that dispatches nothing) are two round trips,
+     * the slug lookup and the record, once the trigger's configuration is cached at its current
+     * revision; a key or a dispatch takes one transaction for the record and the run together.
      */
     async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
-      const target = await repo.triggerForSlug(deps.read, slug);
-      if (!target) throw new NotFoundError({ error: 'trigger_not_found', slug });
+      // The body streams in while the slug is looked up (a large one takes a while), under the cap.
+      // An unknown slug still waits for the read to settle, so the route knows whether the
+      // connection must close (an over-cap body is left unread).
+      const reading = request.readBody(LIMITS.webhook.bodyBytes);
+      const target = await repo.triggerForSlug(deps.statement, slug).catch(async (error: unknown) => {
+        await reading.catch(() => null);
+        throw error;
+      });
+      if (!target) {
+        await reading.catch(() => null);
+        throw new NotFoundError({ error: 'trigger_not_found', slug });
+      }
       const pairs = pairsOf(request.rawHeaders);
       const record = (row: Omit<repo.NewDelivery, 'workspaceId' | 'triggerId' | 'headers'>) =>
-        repo.recordDelivery(deps.statements, {
+        repo.recordDelivery(deps.statement, {
           workspaceId: target.workspace_id,
           triggerId: target.trigger_id,
           headers: pairs,
           ...row,
         });
 
-      const body = await request.readBody(LIMITS.webhook.bodyBytes);
+      const body = await reading;
       if (!body) {
         await record({ body: null, statusCode: INTAKE_STATUS.body_too_large, reason: 'body_too_large' });
         return { kind: 'body_too_large' };
@@ -366,7 +403,7 @@ export function createTriggerService(deps: {
       const headers = headerRecord(pairs);
       const secrets = [target.secret_sealed, target.previous_secret_sealed]
         .filter((sealed): sealed is string => sealed !== null)
-        .map((sealed) => open(sealed, target.workspace_id, target.trigger_id));
+        .map((sealed) => openCached(sealed, target.workspace_id, target.trigger_id));
       if (!verifySignature(headers['x-service-signature'], body, secrets, Math.floor(now() / 1000))) {
         const id = await record({ body, statusCode: INTAKE_STATUS.signature_invalid, reason: 'signature_invalid' });
         return { kind: 'signature_invalid', body: { delivery_id: id, reason: 'signature_invalid' } };
@@ -381,7 +418,7 @@ export function createTriggerService(deps: {
         return { kind: 'idempotency_key_invalid', body: { delivery_id: id, reason: 'idempotency_key_invalid' } };
       }
 
-      const trigger = await repo.intakeTrigger(deps.read, target.workspace_id, target.trigger_id);
+      const trigger = await intakeConfig(target);
       if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
       const parsed = parseBodyForFilter(body, headers['content-type']);
       const filter = evaluateFilter(trigger.filterExpression, {

@@ -43,14 +43,28 @@ export type ScopedRead = <T>(
   params?: readonly (string | number | boolean | null)[],
 ) => Promise<T[]>;
 
+interface PgPool {
+  query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+// TypeORM's postgres driver keeps its pg Pool as `master`; going to it directly skips the
+// query-runner bookkeeping on the hottest paths.
+const poolOf = (dataSource: DataSource) => (dataSource.driver as unknown as { master: PgPool }).master;
+
+/**
+ * One statement on a pooled connection, outside any transaction and with no scope set: only for
+ * statements that are their own scope (a definer function, or a function that sets
+ * `app.workspace_id` itself, as the webhook intake's record does).
+ */
+export type Statement = <T>(sql: string, params?: readonly unknown[]) => Promise<T[]>;
+
+export function createStatement(dataSource: DataSource): Statement {
+  const pool = poolOf(dataSource);
+  return async <T>(sql: string, params: readonly unknown[] = []) => (await pool.query(sql, [...params])).rows as T[];
+}
+
 export function createScopedRead(dataSource: DataSource): ScopedRead {
-  // TypeORM's postgres driver keeps its pg Pool as `master`; going to it directly skips the
-  // query-runner bookkeeping on the hottest path.
-  const pool = (
-    dataSource.driver as unknown as {
-      master: { query(sql: string, params: unknown[]): Promise<{ rows: { r: unknown }[] }> };
-    }
-  ).master;
+  const pool = poolOf(dataSource);
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
     const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, [
@@ -59,6 +73,6 @@ export function createScopedRead(dataSource: DataSource): ScopedRead {
       sql,
       params.map((value) => (value === null ? null : String(value))),
     ]);
-    return rows.map((row) => row.r as T);
+    return (rows as { r: unknown }[]).map((row) => row.r as T);
   };
 }
