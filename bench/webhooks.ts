@@ -11,9 +11,6 @@
  */
 
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import Koa from 'koa';
 import pg from 'pg';
 import { LIMITS } from '../src/limits';
@@ -21,28 +18,12 @@ import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
-import { startDevServer } from '../src/platform/temporal/dev-server';
 import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import { readRawBody } from '../src/triggers/raw-body';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+import { privateTemporal, serveLocally } from './lib/servers';
 
 const sign = (secret: string, t: number, body: Buffer) =>
   createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
@@ -92,17 +73,15 @@ export async function run(args: string[]): Promise<void> {
   env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
   // Always a private Temporal dev server on a free port: the dispatching case starts workflows,
   // which must not land on a server another process owns. Nothing runs them; it stops at the end.
-  env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
   const stops: (() => Promise<void>)[] = [];
-  const temporal = await startDevServer({ address: env.TEMPORAL_ADDRESS });
+  const temporal = await privateTemporal(env);
   stops.push(() => temporal.stop());
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
   const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-webhooks' });
-  const server = createApp(runtime).listen(0, '127.0.0.1');
-  const url = await listen(server);
+  const { server, url } = await serveLocally(createApp(runtime));
 
   const manage = async (body: unknown) => {
     const response = await fetch(`${url}/v1/triggers`, {
@@ -125,8 +104,7 @@ export async function run(args: string[]): Promise<void> {
     id bigserial PRIMARY KEY, received_at timestamptz NOT NULL DEFAULT now(),
     headers jsonb NOT NULL, body bytea, status_code integer NOT NULL)`);
   const pool = new pg.Pool({ connectionString: config.DATABASE_OWNER_URL, max: config.DATABASE_POOL_SIZE });
-  const anchorServer = anchorApp(pool, quiet.secret).listen(0, '127.0.0.1');
-  const anchorUrl = await listen(anchorServer);
+  const { server: anchorServer, url: anchorUrl } = await serveLocally(anchorApp(pool, quiet.secret));
 
   const post = async (target: string, secret: string, body: Buffer) => {
     const t = Math.floor(Date.now() / 1000);
