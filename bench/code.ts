@@ -12,12 +12,9 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type Koa from 'koa';
 import { Pool } from 'pg';
 import { createActivities } from '../activities';
 import { indexRepository } from '../src/cli/index/command';
@@ -28,24 +25,17 @@ import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import type { DevServer } from '../src/platform/temporal/dev-server';
-import { isListening, startDevServer } from '../src/platform/temporal/dev-server';
 import { createRuntime } from '../src/runtime';
 import { efSearchFor } from '../src/search/repository';
 import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
+import { privateTemporal, serveLocally } from './lib/servers';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');
 const LIMIT = 20;
-
-async function listen(app: Koa): Promise<{ server: Server; url: string }> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
@@ -55,10 +45,8 @@ export async function run(args: string[]): Promise<void> {
   env.REQUEST_LOGGING = 'false';
   env.RATE_LIMIT_RPS = '0';
   env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
+  const devServer = await privateTemporal(env);
   const config = loadConfig(env);
-  let devServer: DevServer | undefined;
-  if (!(await isListening(config.TEMPORAL_ADDRESS)))
-    devServer = await startDevServer({ address: config.TEMPORAL_ADDRESS });
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
   const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
@@ -70,7 +58,7 @@ export async function run(args: string[]): Promise<void> {
     logLevel: 'error',
   });
   const running = worker.run();
-  const api = await listen(createApp(runtime));
+  const api = await serveLocally(createApp(runtime));
 
   const clone = path.join(await mkdtemp(path.join(tmpdir(), 'weft-bench-code-')), 'weft');
   await exec('git', ['clone', '--quiet', ROOT, clone]);
@@ -173,5 +161,5 @@ export async function run(args: string[]): Promise<void> {
   await running;
   await owner.destroy();
   await runtime.close();
-  await devServer?.stop();
+  await devServer.stop();
 }
