@@ -6,7 +6,7 @@ import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newMember, newTenant } from './helpers/tenants';
 
 const MIB2 = 2 * 1024 * 1024;
 
@@ -138,6 +138,65 @@ describe('webhook triggers: management (issue 13)', () => {
     const key = await as(api_key).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['runs:read'] });
     const listed = await as(key.body.token).get('/v1/triggers');
     expect(listed.status).to.equal(403);
+  });
+
+  it('needs runs:write too to create a trigger, change its run or rotate its secret (403)', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const scopes = ['triggers:manage', 'billing:read'];
+    const manager = (await as(api_key).post('/v1/auth/me/api-keys', { name: 'manager', scopes })).body.token;
+    const client = as(manager);
+    const created = await client.post('/v1/triggers', { slug: `w-${randomUUID().slice(0, 8)}`, run: playbook });
+    expect(created.status).to.equal(403);
+    expect(JSON.stringify(created.body)).to.contain('runs:write');
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { run: playbook })).status).to.equal(403);
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true })).status).to.equal(403);
+    // Enabling, disabling and the filter stay with triggers:manage alone.
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { enabled: false })).status).to.equal(200);
+  });
+
+  it('makes the caller of a PATCH of run or rotate_secret the identity the runs act as', async () => {
+    const owner = await newTenant();
+    const member = await newMember(owner.workspace_id);
+    const trigger = await newTrigger(owner.api_key);
+    const runUser = async (secret: string) => {
+      const sent = await deliver(trigger.slug, '{}', { secret });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+      const [row] = await getStack().ownerDataSource.query(`SELECT user_id FROM run_executions WHERE id = $1`, [
+        sent.body.execution_id,
+      ]);
+      return row.user_id as string;
+    };
+    expect(await runUser(trigger.secret)).to.equal(owner.user_id);
+    const rotated = await as(member.api_key).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(rotated.status).to.equal(200);
+    expect(await runUser(rotated.body.secret)).to.equal(member.user_id);
+    const rerun = await as(owner.api_key).patch(`/v1/triggers/${trigger.id}`, { run: playbook });
+    expect(rerun.status).to.equal(200);
+    expect(await runUser(rotated.body.secret)).to.equal(owner.user_id);
+    // The template is checked against the caller's scopes: one lacking its tool's scope is refused.
+    const narrow = ['triggers:manage', 'runs:write'];
+    const key = (await as(member.api_key).post('/v1/auth/me/api-keys', { name: 'narrow', scopes: narrow })).body;
+    const refused = await as(key.token).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(refused.status).to.be.oneOf([400, 403, 422]);
+    expect(await runUser(rotated.body.secret)).to.equal(owner.user_id);
+  });
+
+  it('refuses to dispatch once the credential the trigger runs as is revoked, and records why', async () => {
+    const { api_key } = await newTenant();
+    const scopes = ['triggers:manage', 'runs:write', 'billing:read', 'capabilities:read'];
+    const key = (await as(api_key).post('/v1/auth/me/api-keys', { name: 'hooks', scopes })).body;
+    const trigger = await newTrigger(key.token);
+    const before = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(before.body.execution_id).to.be.a('string');
+    expect((await as(api_key).delete(`/v1/auth/me/api-keys/${key.id}`)).status).to.equal(200);
+    const after = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(after.status).to.equal(202);
+    expect(after.body).not.to.have.property('execution_id');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${after.body.delivery_id}`);
+    expect(record.body).to.include({ reason: 'dispatch_refused: credential_revoked', execution_id: null });
+    const again = await as(api_key).post(`/v1/triggers/${trigger.id}/deliveries/${before.body.delivery_id}/redeliver`);
+    expect(again.status).to.equal(409);
   });
 
   it('deletes a trigger with its records; its slug answers 404 and is free again', async () => {
