@@ -556,6 +556,38 @@ describe('webhook triggers: delivery records', () => {
     const left = await owner.query(`SELECT id FROM webhook_deliveries WHERE trigger_id = $1`, [trigger.id]);
     expect(left.map((row: any) => row.id)).to.deep.equal([ids[2]]);
   });
+
+  it('purges an original whose duplicates and redeliveries stay, and later sweeps still work', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const headers = { 'x-service-idempotency-key': `k-${randomUUID()}` };
+    const original = await deliver(trigger.slug, '{}', { secret: trigger.secret, headers });
+    const duplicate = await deliver(trigger.slug, '{}', { secret: trigger.secret, headers });
+    expect(duplicate.body.delivery_id).to.equal(original.body.delivery_id);
+    const client = as(api_key);
+    const redeliver = () => client.post(`/v1/triggers/${trigger.id}/deliveries/${original.body.delivery_id}/redeliver`);
+    const redeliveries = [(await redeliver()).body.delivery_id, (await redeliver()).body.delivery_id];
+    const owner = getStack().ownerDataSource;
+    await owner.query(`UPDATE webhook_deliveries SET received_at = now() - interval '31 days' WHERE id = $1`, [
+      original.body.delivery_id,
+    ]);
+    const sweep = async () =>
+      (await getStack().runtime.temporal.workflows.start(webhookDeliveryRetentionWorkflow, { batchSize: 10 })).result();
+    expect((await sweep()).deleted).to.be.at.least(1);
+    const left = await owner.query(
+      `SELECT id, duplicate_of, redelivery_of FROM webhook_deliveries WHERE trigger_id = $1`,
+      [trigger.id],
+    );
+    expect(left).to.have.length(3);
+    // A purged original leaves its duplicate and redeliveries pointing at an id that is gone.
+    for (const row of left) expect(row.duplicate_of ?? row.redelivery_of).to.equal(original.body.delivery_id);
+    expect(left.map((row: any) => row.id)).to.include.members(redeliveries);
+    await owner.query(`UPDATE webhook_deliveries SET received_at = now() - interval '31 days' WHERE trigger_id = $1`, [
+      trigger.id,
+    ]);
+    await sweep();
+    expect(await deliveryCount(trigger.id)).to.equal(0);
+  });
 });
 
 describe('webhook triggers: isolation', () => {
