@@ -328,6 +328,24 @@ describe('webhook triggers: signature (contract 4.6 rules 1, 2, 5)', () => {
     expect((await deliver(trigger.slug, '{}', { secret: rotated.body.secret })).status).to.equal(202);
   });
 
+  it('reads the raw body on a path in another case too, answering at once instead of hanging', async () => {
+    // The router matches paths case-insensitively; the JSON parser must step aside for these as well.
+    const post = (path: string, body: string, t = nowSeconds()) =>
+      fetch(`${getStack().baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': `t=${t},v1=${sign(secret, t, body)}` },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+    const accepted = await post(`/V1/TRIGGERS/Webhook/${slug}`, '{"a": 1}');
+    expect(accepted.status).to.equal(202);
+    const record = await as(token).get(
+      `/v1/triggers/${triggerId}/deliveries/${((await accepted.json()) as { delivery_id: string }).delivery_id}`,
+    );
+    expect(record.body.body_text).to.equal('{"a": 1}');
+    expect((await post('/V1/triggers/webhook/no-such-slug-here', '{}')).status).to.equal(404);
+  });
+
   it('answers 404 for an unknown or disabled slug and records nothing', async () => {
     const unknown = await deliver(`nope-${randomUUID().slice(0, 8)}`, '{}', { secret });
     expect(unknown.status).to.equal(404);
