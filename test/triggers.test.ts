@@ -437,6 +437,22 @@ describe('webhook triggers: filters, dispatch and idempotency (contract 4.6 rule
     expect(runs.map((row: any) => row.idempotency_key)).to.deep.equal([`webhook:${trigger.id}:evt_123`]);
   });
 
+  it('still records a delivery whose dispatch fails in the database, with the refusal', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    // Valid JSON that Postgres's jsonb refuses (a NUL character): the run's input cannot be written.
+    const body = '{"text":"a\\u0000b"}';
+    const sent = await deliver(trigger.slug, body, { secret: trigger.secret });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+    expect(sent.body).not.to.have.property('execution_id');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${sent.body.delivery_id}`);
+    expect(record.body.reason).to.match(/^dispatch_refused: /);
+    expect(record.body.body_text).to.equal(body);
+    // The transaction is still usable after the failure: a later delivery dispatches as usual.
+    const next = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(next.body.execution_id).to.be.a('string');
+  });
+
   it('gives twenty concurrent requests with one key exactly one execution', async () => {
     const { api_key, workspace_id } = await newTenant();
     const trigger = await newTrigger(api_key);

@@ -261,14 +261,20 @@ export function createTriggerService(deps: {
       runs.validate(principal, template);
       // The event rides in the run's input beside the template's own fields (the steps read theirs).
       const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
-      const run = await runs.dispatchWithin(m, principal, request as unknown as DispatchRunRequest);
+      // In a savepoint: whatever fails in there (a refusal, or a statement Postgres rejects, such as
+      // an event holding a NUL character that jsonb cannot store) undoes the run alone, and the
+      // delivery record still commits with the reason.
+      const run = await m.transaction((inner) =>
+        runs.dispatchWithin(inner, principal, request as unknown as DispatchRunRequest),
+      );
       return { executionId: run.execution_id, refusal: null };
     } catch (error) {
-      // Raised before any write (validation) or after a read only (a run key reused with another
-      // event, once retention has removed the delivery that first used it): the delivery still commits.
-      if (!(error instanceof DomainError)) throw error;
-      logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
-      return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+      if (error instanceof DomainError) {
+        logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
+        return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+      }
+      logger.error({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run failed to dispatch');
+      return { executionId: null, refusal: 'dispatch_refused: dispatch_failed' };
     }
   }
 
