@@ -12,6 +12,7 @@ import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
 import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import { headerRecord, pairsOf } from './headers';
 import { createLru } from './intake-cache';
 import * as repo from './repository';
 import type {
@@ -51,22 +52,6 @@ const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${LIMITS.webhook.idempotencyK
 
 const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
-
-const pairsOf = (raw: readonly string[]): [string, string][] => {
-  const pairs: [string, string][] = [];
-  for (let at = 0; at + 1 < raw.length; at += 2) pairs.push([raw[at]!, raw[at + 1]!]);
-  return pairs;
-};
-
-/** Header names lower-cased, repeated headers joined with ", " (as HTTP allows). */
-const headerRecord = (pairs: readonly [string, string][]): Record<string, string> => {
-  const record: Record<string, string> = {};
-  for (const [name, value] of pairs) {
-    const key = name.toLowerCase();
-    record[key] = record[key] === undefined ? value : `${record[key]}, ${value}`;
-  }
-  return record;
-};
 
 const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   id: trigger.id,
