@@ -453,6 +453,19 @@ describe('webhook triggers: filters, dispatch and idempotency (contract 4.6 rule
     expect(next.body.execution_id).to.be.a('string');
   });
 
+  it('refuses a POST /v1/runs key starting with webhook: (422): a trigger’s run keys are its own', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const taken = await as(api_key).post('/v1/runs', { ...playbook, idempotency_key: `webhook:${trigger.id}:k1` });
+    expect(taken.status).to.equal(422);
+    expect(taken.body.detail[0].loc).to.deep.equal(['body', 'idempotency_key']);
+    const headers = { 'x-service-idempotency-key': 'k1' };
+    const sent = await deliver(trigger.slug, '{"n":1}', { secret: trigger.secret, headers });
+    const run = await as(api_key).get(`/v1/runs/${sent.body.execution_id}`);
+    expect(run.body.input.event.body).to.deep.equal({ n: 1 });
+    expect((await as(api_key).post('/v1/runs', { ...playbook, idempotency_key: 'web:hook' })).status).to.equal(202);
+  });
+
   it('gives twenty concurrent requests with one key exactly one execution', async () => {
     const { api_key, workspace_id } = await newTenant();
     const trigger = await newTrigger(api_key);

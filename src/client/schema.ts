@@ -1533,7 +1533,7 @@ export interface components {
       input: {
         steps: components["schemas"]["PlaybookStep"][];
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
     }, {
       /** @enum {string} */
@@ -1552,7 +1552,7 @@ export interface components {
          */
         approval?: "writes" | "all" | "none";
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
     }]>;
     PlaybookStep: {
