@@ -24,6 +24,7 @@ import { WebhookIntakeWrites1763780009010 } from './1763780009010-webhook-intake
 import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-trigger-revision';
+import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-delivery-references';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   CodeGraph1763780009200,
   LedgerReads1763780009300,
   WebhookTriggerRevision1763780009450,
+  WebhookDeliveryReferences1763780009500,
 ];

@@ -6,7 +6,7 @@ import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { newMember, newTenant } from './helpers/tenants';
 
 const MIB2 = 2 * 1024 * 1024;
 
@@ -140,6 +140,65 @@ describe('webhook triggers: management (issue 13)', () => {
     expect(listed.status).to.equal(403);
   });
 
+  it('needs runs:write too to create a trigger, change its run or rotate its secret (403)', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const scopes = ['triggers:manage', 'billing:read'];
+    const manager = (await as(api_key).post('/v1/auth/me/api-keys', { name: 'manager', scopes })).body.token;
+    const client = as(manager);
+    const created = await client.post('/v1/triggers', { slug: `w-${randomUUID().slice(0, 8)}`, run: playbook });
+    expect(created.status).to.equal(403);
+    expect(JSON.stringify(created.body)).to.contain('runs:write');
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { run: playbook })).status).to.equal(403);
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true })).status).to.equal(403);
+    // Enabling, disabling and the filter stay with triggers:manage alone.
+    expect((await client.patch(`/v1/triggers/${trigger.id}`, { enabled: false })).status).to.equal(200);
+  });
+
+  it('makes the caller of a PATCH of run or rotate_secret the identity the runs act as', async () => {
+    const owner = await newTenant();
+    const member = await newMember(owner.workspace_id);
+    const trigger = await newTrigger(owner.api_key);
+    const runUser = async (secret: string) => {
+      const sent = await deliver(trigger.slug, '{}', { secret });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+      const [row] = await getStack().ownerDataSource.query(`SELECT user_id FROM run_executions WHERE id = $1`, [
+        sent.body.execution_id,
+      ]);
+      return row.user_id as string;
+    };
+    expect(await runUser(trigger.secret)).to.equal(owner.user_id);
+    const rotated = await as(member.api_key).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(rotated.status).to.equal(200);
+    expect(await runUser(rotated.body.secret)).to.equal(member.user_id);
+    const rerun = await as(owner.api_key).patch(`/v1/triggers/${trigger.id}`, { run: playbook });
+    expect(rerun.status).to.equal(200);
+    expect(await runUser(rotated.body.secret)).to.equal(owner.user_id);
+    // The template is checked against the caller's scopes: one lacking its tool's scope is refused.
+    const narrow = ['triggers:manage', 'runs:write'];
+    const key = (await as(member.api_key).post('/v1/auth/me/api-keys', { name: 'narrow', scopes: narrow })).body;
+    const refused = await as(key.token).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+    expect(await runUser(rotated.body.secret)).to.equal(owner.user_id);
+  });
+
+  it('refuses to dispatch once the credential the trigger runs as is revoked, and records why', async () => {
+    const { api_key } = await newTenant();
+    const scopes = ['triggers:manage', 'runs:write', 'billing:read', 'capabilities:read'];
+    const key = (await as(api_key).post('/v1/auth/me/api-keys', { name: 'hooks', scopes })).body;
+    const trigger = await newTrigger(key.token);
+    const before = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(before.body.execution_id).to.be.a('string');
+    expect((await as(api_key).delete(`/v1/auth/me/api-keys/${key.id}`)).status).to.equal(200);
+    const after = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(after.status).to.equal(202);
+    expect(after.body).not.to.have.property('execution_id');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${after.body.delivery_id}`);
+    expect(record.body).to.include({ reason: 'dispatch_refused: credential_revoked', execution_id: null });
+    const again = await as(api_key).post(`/v1/triggers/${trigger.id}/deliveries/${before.body.delivery_id}/redeliver`);
+    expect(again.status).to.equal(409);
+  });
+
   it('deletes a trigger with its records; its slug answers 404 and is free again', async () => {
     const { api_key } = await newTenant();
     const trigger = await newTrigger(api_key);
@@ -269,6 +328,24 @@ describe('webhook triggers: signature (contract 4.6 rules 1, 2, 5)', () => {
     expect((await deliver(trigger.slug, '{}', { secret: rotated.body.secret })).status).to.equal(202);
   });
 
+  it('reads the raw body on a path in another case too, answering at once instead of hanging', async () => {
+    // The router matches paths case-insensitively; the JSON parser must step aside for these as well.
+    const post = (path: string, body: string, t = nowSeconds()) =>
+      fetch(`${getStack().baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': `t=${t},v1=${sign(secret, t, body)}` },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+    const accepted = await post(`/V1/TRIGGERS/Webhook/${slug}`, '{"a": 1}');
+    expect(accepted.status).to.equal(202);
+    const record = await as(token).get(
+      `/v1/triggers/${triggerId}/deliveries/${((await accepted.json()) as { delivery_id: string }).delivery_id}`,
+    );
+    expect(record.body.body_text).to.equal('{"a": 1}');
+    expect((await post('/V1/triggers/webhook/no-such-slug-here', '{}')).status).to.equal(404);
+  });
+
   it('answers 404 for an unknown or disabled slug and records nothing', async () => {
     const unknown = await deliver(`nope-${randomUUID().slice(0, 8)}`, '{}', { secret });
     expect(unknown.status).to.equal(404);
@@ -358,6 +435,35 @@ describe('webhook triggers: filters, dispatch and idempotency (contract 4.6 rule
       [workspace_id],
     );
     expect(runs.map((row: any) => row.idempotency_key)).to.deep.equal([`webhook:${trigger.id}:evt_123`]);
+  });
+
+  it('still records a delivery whose dispatch fails in the database, with the refusal', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    // Valid JSON that Postgres's jsonb refuses (a NUL character): the run's input cannot be written.
+    const body = '{"text":"a\\u0000b"}';
+    const sent = await deliver(trigger.slug, body, { secret: trigger.secret });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+    expect(sent.body).not.to.have.property('execution_id');
+    const record = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries/${sent.body.delivery_id}`);
+    expect(record.body.reason).to.match(/^dispatch_refused: /);
+    expect(record.body.body_text).to.equal(body);
+    // The transaction is still usable after the failure: a later delivery dispatches as usual.
+    const next = await deliver(trigger.slug, '{}', { secret: trigger.secret });
+    expect(next.body.execution_id).to.be.a('string');
+  });
+
+  it('refuses a POST /v1/runs key starting with webhook: (422): a trigger’s run keys are its own', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const taken = await as(api_key).post('/v1/runs', { ...playbook, idempotency_key: `webhook:${trigger.id}:k1` });
+    expect(taken.status).to.equal(422);
+    expect(taken.body.detail[0].loc).to.deep.equal(['body', 'idempotency_key']);
+    const headers = { 'x-service-idempotency-key': 'k1' };
+    const sent = await deliver(trigger.slug, '{"n":1}', { secret: trigger.secret, headers });
+    const run = await as(api_key).get(`/v1/runs/${sent.body.execution_id}`);
+    expect(run.body.input.event.body).to.deep.equal({ n: 1 });
+    expect((await as(api_key).post('/v1/runs', { ...playbook, idempotency_key: 'web:hook' })).status).to.equal(202);
   });
 
   it('gives twenty concurrent requests with one key exactly one execution', async () => {
@@ -496,6 +602,38 @@ describe('webhook triggers: delivery records', () => {
     expect((await handle.result()).deleted).to.be.at.least(2);
     const left = await owner.query(`SELECT id FROM webhook_deliveries WHERE trigger_id = $1`, [trigger.id]);
     expect(left.map((row: any) => row.id)).to.deep.equal([ids[2]]);
+  });
+
+  it('purges an original whose duplicates and redeliveries stay, and later sweeps still work', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key);
+    const headers = { 'x-service-idempotency-key': `k-${randomUUID()}` };
+    const original = await deliver(trigger.slug, '{}', { secret: trigger.secret, headers });
+    const duplicate = await deliver(trigger.slug, '{}', { secret: trigger.secret, headers });
+    expect(duplicate.body.delivery_id).to.equal(original.body.delivery_id);
+    const client = as(api_key);
+    const redeliver = () => client.post(`/v1/triggers/${trigger.id}/deliveries/${original.body.delivery_id}/redeliver`);
+    const redeliveries = [(await redeliver()).body.delivery_id, (await redeliver()).body.delivery_id];
+    const owner = getStack().ownerDataSource;
+    await owner.query(`UPDATE webhook_deliveries SET received_at = now() - interval '31 days' WHERE id = $1`, [
+      original.body.delivery_id,
+    ]);
+    const sweep = async () =>
+      (await getStack().runtime.temporal.workflows.start(webhookDeliveryRetentionWorkflow, { batchSize: 10 })).result();
+    expect((await sweep()).deleted).to.be.at.least(1);
+    const left = await owner.query(
+      `SELECT id, duplicate_of, redelivery_of FROM webhook_deliveries WHERE trigger_id = $1`,
+      [trigger.id],
+    );
+    expect(left).to.have.length(3);
+    // A purged original leaves its duplicate and redeliveries pointing at an id that is gone.
+    for (const row of left) expect(row.duplicate_of ?? row.redelivery_of).to.equal(original.body.delivery_id);
+    expect(left.map((row: any) => row.id)).to.include.members(redeliveries);
+    await owner.query(`UPDATE webhook_deliveries SET received_at = now() - interval '31 days' WHERE trigger_id = $1`, [
+      trigger.id,
+    ]);
+    await sweep();
+    expect(await deliveryCount(trigger.id)).to.equal(0);
   });
 });
 

@@ -612,7 +612,7 @@ export interface paths {
     get: operations["listTriggers"];
     /**
      * Create a webhook trigger; its secret is shown once
-     * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation.
+     * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without).
      *
      * Requires the `triggers:manage` scope.
      */
@@ -635,7 +635,7 @@ export interface paths {
     delete: operations["deleteTrigger"];
     /**
      * Enable or disable a trigger, change its filter or run, rotate its secret
-     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404.
+     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes.
      *
      * Requires the `triggers:manage` scope.
      */
@@ -1533,7 +1533,7 @@ export interface components {
       input: {
         steps: components["schemas"]["PlaybookStep"][];
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
     }, {
       /** @enum {string} */
@@ -1552,7 +1552,7 @@ export interface components {
          */
         approval?: "writes" | "all" | "none";
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
     }]>;
     PlaybookStep: {
@@ -11643,7 +11643,7 @@ export interface operations {
   };
   /**
    * Create a webhook trigger; its secret is shown once
-   * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation.
+   * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without).
    *
    * Requires the `triggers:manage` scope.
    */
@@ -12042,7 +12042,7 @@ export interface operations {
   };
   /**
    * Enable or disable a trigger, change its filter or run, rotate its secret
-   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404.
+   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes.
    *
    * Requires the `triggers:manage` scope.
    */

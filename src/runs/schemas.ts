@@ -18,6 +18,15 @@ export const PlaybookStep = z
   .meta({ id: 'PlaybookStep' });
 export type PlaybookStep = z.output<typeof PlaybookStep>;
 
+/** A caller's run key: `webhook:` is the triggers' own (their run keys could otherwise be taken first). */
+const RunIdempotencyKey = IdempotencyKey.refine((key) => !key.startsWith('webhook:'), {
+  message: 'Keys starting with "webhook:" are reserved for webhook triggers',
+});
+const idempotencyKeyField = RunIdempotencyKey.optional().describe(
+  'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. ' +
+    'Keys starting with `webhook:` are reserved for webhook triggers (422).',
+);
+
 const PlaybookDispatch = z
   .object({
     agent: z.literal('playbook'),
@@ -25,9 +34,7 @@ const PlaybookDispatch = z
       .object({ steps: z.array(PlaybookStep).min(1).max(LIMITS.runs.maxSteps) })
       .strict()
       .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
-    idempotency_key: IdempotencyKey.optional().describe(
-      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
-    ),
+    idempotency_key: idempotencyKeyField,
   })
   .strict();
 
@@ -50,9 +57,7 @@ const LlmDispatch = z
           .describe('Which of the model’s tool calls wait for a human approval.'),
       })
       .strict(),
-    idempotency_key: IdempotencyKey.optional().describe(
-      'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`.',
-    ),
+    idempotency_key: idempotencyKeyField,
   })
   .strict();
 

@@ -55,9 +55,10 @@ export function parseBodyForFilter(body: Buffer, contentType: string | undefined
   const text = body.toString('utf8');
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') {
-    const form: Record<string, string | string[]> = {};
+    // No prototype: fields named `constructor`, `toString` or `__proto__` are fields, not inherited members.
+    const form: Record<string, string | string[]> = Object.create(null);
     for (const [key, value] of new URLSearchParams(text)) {
-      const earlier = form[key];
+      const earlier = Object.hasOwn(form, key) ? form[key] : undefined;
       form[key] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
     }
     return form;

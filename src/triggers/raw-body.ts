@@ -8,6 +8,8 @@ import type { IncomingMessage } from 'node:http';
 export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.resolve(null);
+  // A stream something else already read to its end would never emit 'end' again: fail, don't wait.
+  if (req.readableEnded) return Promise.reject(new Error('The request body was already consumed'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

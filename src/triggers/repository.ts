@@ -51,6 +51,8 @@ export interface TriggerChanges {
   enabled?: boolean;
   filterExpression?: string | null;
   runTemplate?: RunTemplate;
+  /** The credential the trigger's runs act as from now on (a PATCH of its run or secret). */
+  principal?: TriggerPrincipal;
   /** A rotation: the new sealed secret; the current one becomes the previous until the grace ends. */
   rotation?: { secretSealed: string; graceHours: number };
 }
@@ -66,6 +68,7 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
        previous_secret_expires_at = CASE WHEN $6::text IS NULL THEN previous_secret_expires_at
          ELSE now() + make_interval(hours => $7) END,
        secret_sealed = coalesce($6, secret_sealed),
+       principal = coalesce($8::jsonb, principal),
        updated_at = now()
      WHERE id = $1`,
     [
@@ -76,6 +79,7 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
       changes.runTemplate ? JSON.stringify(changes.runTemplate) : null,
       changes.rotation?.secretSealed ?? null,
       changes.rotation?.graceHours ?? 0,
+      changes.principal ? JSON.stringify(changes.principal) : null,
     ],
   );
 }
@@ -292,4 +296,33 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
     [days, batchSize],
   );
   return row?.n ?? 0;
+}
+
+/**
+ * Whether the credential a trigger's runs act as still authenticates in the trigger's workspace:
+ * its user is still a member, and a key or MCP token is neither revoked nor expired (a user JWT:
+ * its `jti` is not in revoked_tokens). Needs the scope's user to be the credential's (RLS on api_keys).
+ */
+export const CREDENTIAL_USABLE_SQL = `SELECT (
+    EXISTS (SELECT 1 FROM memberships WHERE workspace_id = $2::uuid AND user_id = $3::uuid)
+    AND CASE WHEN $4::text = 'user_jwt'
+      THEN NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1::uuid)
+      ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $1::uuid AND k.workspace_id = $2::uuid
+        AND k.user_id = $3::uuid AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))
+    END) AS usable`;
+
+export const credentialParams = (workspaceId: string, principal: TriggerPrincipal) => [
+  principal.credential.id ?? null,
+  workspaceId,
+  principal.userId,
+  principal.credential.kind,
+];
+
+export async function credentialUsable(
+  m: EntityManager,
+  workspaceId: string,
+  principal: TriggerPrincipal,
+): Promise<boolean> {
+  const row = await queryFirst<{ usable: boolean }>(m, CREDENTIAL_USABLE_SQL, credentialParams(workspaceId, principal));
+  return row?.usable === true;
 }

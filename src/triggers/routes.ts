@@ -46,7 +46,8 @@ export const triggerRoutes = (triggers: TriggerService) => [
       'A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries ' +
       'with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as ' +
       '`POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is ' +
-      '32 random bytes, encrypted at rest, and appears only in this response and on rotation.',
+      '32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger ' +
+      'starts runs, so this needs `runs:write` as well (403 without).',
     tags,
     scope,
     body: CreateTriggerRequest,
@@ -88,7 +89,8 @@ export const triggerRoutes = (triggers: TriggerService) => [
     description:
       `\`rotate_secret: true\` returns a new secret; the previous one keeps verifying for ` +
       `${LIMITS.webhook.rotationGraceHours} hours, so senders can switch without losing deliveries. ` +
-      'A disabled trigger’s intake answers 404.',
+      'A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 ' +
+      'without), makes the caller the identity the runs act as, and checks the template against its scopes.',
     tags,
     scope,
     params: TriggerIdParams,

@@ -5,13 +5,14 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
-import { ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import { ConflictError, DomainError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Sealer } from '../prompt/sealed';
 import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
 import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import { headerRecord, pairsOf } from './headers';
 import { createLru } from './intake-cache';
 import * as repo from './repository';
 import type {
@@ -51,22 +52,6 @@ const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${LIMITS.webhook.idempotencyK
 
 const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
-
-const pairsOf = (raw: readonly string[]): [string, string][] => {
-  const pairs: [string, string][] = [];
-  for (let at = 0; at + 1 < raw.length; at += 2) pairs.push([raw[at]!, raw[at + 1]!]);
-  return pairs;
-};
-
-/** Header names lower-cased, repeated headers joined with ", " (as HTTP allows). */
-const headerRecord = (pairs: readonly [string, string][]): Record<string, string> => {
-  const record: Record<string, string> = {};
-  for (const [name, value] of pairs) {
-    const key = name.toLowerCase();
-    record[key] = record[key] === undefined ? value : `${record[key]}, ${value}`;
-  }
-  return record;
-};
 
 const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   id: trigger.id,
@@ -121,6 +106,14 @@ const detailOf = (d: WebhookDelivery): DeliveryDetail => ({
   headers: d.headers,
   body_base64: d.body ? d.body.toString('base64') : null,
   body_text: d.body ? utf8OrNull(d.body) : null,
+});
+
+/** The caller as a trigger's runs will act as it: user, scopes and credential, frozen now. */
+const freeze = (principal: Principal): TriggerPrincipal => ({
+  userId: principal.userId,
+  tenantId: principal.tenantId,
+  scopes: [...principal.scopes],
+  credential: { kind: principal.credential.kind, id: principal.credential.id },
 });
 
 /** What dispatching needs of a trigger. */
@@ -214,6 +207,19 @@ export function createTriggerService(deps: {
     }
   }
 
+  /**
+   * A trigger dispatches runs as whoever set its run or secret, so those changes need the scope a
+   * dispatch needs: `triggers:manage` alone must not let a caller start runs.
+   */
+  function checkMayDispatch(principal: Pick<Principal, 'scopes'>) {
+    if (!principal.scopes.has('runs:write')) {
+      throw new ForbiddenError(
+        'Missing scope runs:write: a trigger dispatches runs, so creating one, changing its run or rotating ' +
+          'its secret needs runs:write as well as triggers:manage',
+      );
+    }
+  }
+
   async function mustFind(m: Manager, id: string): Promise<WebhookTrigger> {
     const trigger = await repo.findTrigger(m, id);
     if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', id });
@@ -226,7 +232,13 @@ export function createTriggerService(deps: {
     trigger: Dispatchable,
     event: { headers: Record<string, string>; body: unknown },
     idempotencyKey: string,
+    credentialUsable: () => Promise<boolean>,
   ): Promise<{ executionId: string | null; refusal: string | null }> {
+    // The stored credential is what the runs act as: revoked, expired or no longer a member, it starts nothing.
+    if (!(await credentialUsable())) {
+      logger.warn({ trigger_id: trigger.id }, 'webhook delivery accepted but its trigger’s credential is revoked');
+      return { executionId: null, refusal: 'dispatch_refused: credential_revoked' };
+    }
     const principal = runPrincipal(trigger);
     const template = trigger.runTemplate;
     try {
@@ -234,29 +246,31 @@ export function createTriggerService(deps: {
       runs.validate(principal, template);
       // The event rides in the run's input beside the template's own fields (the steps read theirs).
       const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
-      const run = await runs.dispatchWithin(m, principal, request as unknown as DispatchRunRequest);
+      // In a savepoint: whatever fails in there (a refusal, or a statement Postgres rejects, such as
+      // an event holding a NUL character that jsonb cannot store) undoes the run alone, and the
+      // delivery record still commits with the reason.
+      const run = await m.transaction((inner) =>
+        runs.dispatchWithin(inner, principal, request as unknown as DispatchRunRequest),
+      );
       return { executionId: run.execution_id, refusal: null };
     } catch (error) {
-      // Raised before any write (validation) or after a read only (a run key reused with another
-      // event, once retention has removed the delivery that first used it): the delivery still commits.
-      if (!(error instanceof DomainError)) throw error;
-      logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
-      return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+      if (error instanceof DomainError) {
+        logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
+        return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+      }
+      logger.error({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run failed to dispatch');
+      return { executionId: null, refusal: 'dispatch_refused: dispatch_failed' };
     }
   }
 
   return {
     async create(principal: Principal, body: CreateTriggerRequest): Promise<TriggerRow & { secret: string }> {
+      checkMayDispatch(principal);
       checkFilter(body.event_filter?.expression);
       checkTemplate(principal, body.run);
       const id = randomUUID();
       const secret = newSecret();
-      const frozen: TriggerPrincipal = {
-        userId: principal.userId,
-        tenantId: principal.tenantId,
-        scopes: [...principal.scopes],
-        credential: { kind: principal.credential.kind, id: principal.credential.id },
-      };
+      const frozen = freeze(principal);
       return uow(scopeOf(principal), async (m) => {
         const inserted = await repo.insertTrigger(m, {
           id,
@@ -285,15 +299,21 @@ export function createTriggerService(deps: {
       id: string,
       body: UpdateTriggerRequest,
     ): Promise<TriggerRow & { secret?: string }> {
+      // Changing what runs, or who can make it run, makes the caller the trigger's run identity.
+      const takesOver = body.run !== undefined || body.rotate_secret === true;
+      if (takesOver) checkMayDispatch(principal);
       checkFilter(body.event_filter?.expression);
       if (body.run) checkTemplate(principal, body.run);
       return uow(scopeOf(principal), async (m) => {
-        await mustFind(m, id);
+        const current = await mustFind(m, id);
+        // The kept template is checked against the caller's scopes too: they are what its runs will have.
+        if (takesOver && !body.run) checkTemplate(principal, current.runTemplate);
         const secret = body.rotate_secret ? newSecret() : undefined;
         await repo.updateTrigger(m, id, {
           enabled: body.enabled,
           filterExpression: body.event_filter === undefined ? undefined : (body.event_filter?.expression ?? null),
           runTemplate: body.run,
+          principal: takesOver ? freeze(principal) : undefined,
           rotation: secret
             ? { secretSealed: seal(secret, principal.workspaceId, id), graceHours: LIMITS.webhook.rotationGraceHours }
             : undefined,
@@ -345,7 +365,13 @@ export function createTriggerService(deps: {
         const newId = randomUUID();
         const headers = headerRecord(original.headers);
         const event = { headers, body: parseBodyForFilter(original.body, headers['content-type']) };
-        const outcome = await dispatch(m, trigger, event, `webhook:${trigger.id}:redelivery:${newId}`);
+        const outcome = await dispatch(m, trigger, event, `webhook:${trigger.id}:redelivery:${newId}`, async () => {
+          // Read as the trigger's user (RLS shows a user their own keys), not as the caller.
+          const scope = { workspaceId: trigger.workspaceId, userId: trigger.principal.userId };
+          const params = repo.credentialParams(trigger.workspaceId, trigger.principal);
+          const [row] = await deps.read<{ usable: boolean }>(scope, repo.CREDENTIAL_USABLE_SQL, params);
+          return row?.usable === true;
+        });
         if (!outcome.executionId) {
           throw new ConflictError({ error: 'dispatch_refused', message: outcome.refusal ?? 'The run was refused' });
         }
@@ -433,7 +459,9 @@ export function createTriggerService(deps: {
         return { kind: 'accepted', body: { delivery_id: id } };
       }
 
-      const outcome = await uow({ workspaceId: target.workspace_id }, async (m) => {
+      // As the trigger's user, so the credential check inside can see its key (RLS on api_keys).
+      const scope = { workspaceId: target.workspace_id, userId: trigger.principal.userId };
+      const outcome = await uow(scope, async (m) => {
         const base: repo.NewDelivery = {
           ...accepted,
           workspaceId: trigger.workspaceId,
@@ -455,7 +483,9 @@ export function createTriggerService(deps: {
         }
         if (!matched) return { answer: { delivery_id: deliveryId }, dispatched: false };
         const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
-        const run = await dispatch(m, trigger, { headers, body: parsed }, runKey);
+        const run = await dispatch(m, trigger, { headers, body: parsed }, runKey, () =>
+          repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
+        );
         await repo.setDeliveryOutcome(m, deliveryId, { executionId: run.executionId, reason: run.refusal });
         const answer: IntakeAccepted = { delivery_id: deliveryId };
         if (run.executionId) answer.execution_id = run.executionId;

@@ -57,7 +57,9 @@ function rawBodyMatcher(routes: readonly AnyRoute[]): (method: string, path: str
     .filter((route) => route.rawBody)
     .map((route) => ({
       method: route.method.toUpperCase(),
-      path: new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+      // Case-insensitive as the router matches: a path the parser took for JSON would leave the route
+      // an already-consumed stream.
+      path: new RegExp(`^${route.path.replace(/\{\w+\}/g, '[^/]+')}/?$`, 'i'),
     }));
   return (method, path) => patterns.some((pattern) => pattern.method === method && pattern.path.test(path));
 }
