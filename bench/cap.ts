@@ -14,15 +14,10 @@
 
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../src/platform/api/app';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
-import { createLogger } from '../src/platform/logger';
-import { createRuntime } from '../src/runtime';
-import { createProvisioning } from '../src/tenancy/service';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'parser', 'graph', 'search', 'agent', 'claim'];
 
@@ -31,18 +26,8 @@ export async function run(args: string[]): Promise<void> {
   const treeSize = numberOption(args, 'tree', 10_000);
   const depth = numberOption(args, 'depth', 6);
   const searchNodes = numberOption(args, 'nodes', 2000);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  const stops: (() => Promise<void>)[] = [];
-  // The runtime needs a Temporal connection (nothing here starts a workflow).
-  const temporal = await privateTemporal(env);
-  stops.push(() => temporal.stop());
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
-  const owner = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const service = await bootBenchService();
+  const { runtime, owner, provisioning } = service;
   // Two workspaces, so the search workspace holds only the search data and the tree only the tree.
   const searcher = await provisioning.bootstrap({ name: 'weft-bench-cap-search', credits: 100_000_000 });
   const claimer = await provisioning.bootstrap({ name: 'weft-bench-cap-claims' });
@@ -242,7 +227,5 @@ export async function run(args: string[]): Promise<void> {
   );
 
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await owner.destroy();
-  await runtime.close();
-  for (const stop of stops) await stop();
+  await service.stop();
 }

@@ -14,37 +14,22 @@
  * server share one process. Data goes into weft_bench through the owner connection.
  */
 
-import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/platform/api/app';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
-import { createLogger } from '../src/platform/logger';
-import { createRuntime } from '../src/runtime';
-import { createProvisioning } from '../src/tenancy/service';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'parser', 'graph', 'search', 'agent', 'claim'];
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
   const nodeCount = numberOption(args, 'nodes', 1000);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  const stops: (() => Promise<void>)[] = [];
-  // The runtime needs a Temporal connection (nothing here starts a workflow).
-  const temporal = await privateTemporal(env);
-  stops.push(() => temporal.stop());
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
-  const owner = await createMigrationDataSource(config).initialize();
-  const tenant = await createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt }).bootstrap({
+  const service = await bootBenchService();
+  const { runtime, owner, provisioning } = service;
+  const tenant = await provisioning.bootstrap({
     name: 'weft-bench-mcp',
     credits: 100_000_000,
   });
@@ -157,7 +142,5 @@ export async function run(args: string[]): Promise<void> {
 
   await client.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await owner.destroy();
-  await runtime.close();
-  for (const stop of stops) await stop();
+  await service.stop();
 }

@@ -15,15 +15,10 @@ import Koa from 'koa';
 import pg from 'pg';
 import { LIMITS } from '../src/limits';
 import { createApp } from '../src/platform/api/app';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
-import { createLogger } from '../src/platform/logger';
-import { createRuntime } from '../src/runtime';
-import { createProvisioning } from '../src/tenancy/service';
 import { readRawBody } from '../src/triggers/raw-body';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const sign = (secret: string, t: number, body: Buffer) =>
   createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
@@ -67,19 +62,8 @@ function anchorApp(pool: pg.Pool, secret: string): Koa {
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
   const clients = numberOption(args, 'clients', 4);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  // Always a private Temporal dev server on a free port: the dispatching case starts workflows,
-  // which must not land on a server another process owns. Nothing runs them; it stops at the end.
-  const stops: (() => Promise<void>)[] = [];
-  const temporal = await privateTemporal(env);
-  stops.push(() => temporal.stop());
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
-  const owner = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const service = await bootBenchService();
+  const { config, runtime, owner, provisioning } = service;
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-webhooks' });
   const { server, url } = await serveLocally(createApp(runtime));
 
@@ -164,7 +148,5 @@ export async function run(args: string[]): Promise<void> {
   await pool.end();
   await owner.query(`DELETE FROM webhook_deliveries WHERE trigger_id = ANY($1)`, [[quiet.id, dispatching.id]]);
   await owner.query(`DROP TABLE IF EXISTS bench_webhook_anchor`);
-  await owner.destroy();
-  await runtime.close();
-  for (const stop of stops) await stop();
+  await service.stop();
 }

@@ -1,8 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { loadConfig, withDatabaseSuffix } from '../../src/platform/config';
+import { createMigrationDataSource } from '../../src/platform/db/data-source';
+import { createLogger } from '../../src/platform/logger';
 import type { DevServer } from '../../src/platform/temporal/dev-server';
 import { freePort, startDevServer } from '../../src/platform/temporal/dev-server';
+import { createRuntime } from '../../src/runtime';
+import { createProvisioning } from '../../src/tenancy/service';
 
 /**
  * A Temporal dev server of the bench's own, on a free loopback port, with the dispatch settings
@@ -19,4 +25,31 @@ export async function serveLocally(app: Koa): Promise<{ server: Server; url: str
   const server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/**
+ * The service a benchmark measures: the bench database (`_bench`), a private Temporal server, the
+ * runtime on a task queue of its own, and the owner connection for fixtures. `stop` closes them.
+ */
+export async function bootBenchService() {
+  const env = withDatabaseSuffix(process.env, '_bench');
+  env.LOG_LEVEL = 'error';
+  env.REQUEST_LOGGING = 'false';
+  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
+  const temporal = await privateTemporal(env);
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, createLogger(config));
+  const owner = await createMigrationDataSource(config).initialize();
+  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  return {
+    config,
+    runtime,
+    owner,
+    provisioning,
+    async stop() {
+      await owner.destroy();
+      await runtime.close();
+      await temporal.stop();
+    },
+  };
 }
