@@ -2,8 +2,8 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm install keeps the lockfile's versions; npm 11's `npm ci` refuses this lockfile (see scripts/setup.sh).
-RUN npm install --no-audit --no-fund
+# Exactly the lockfile's versions, as scripts/setup.sh installs them.
+RUN npm ci --no-audit --no-fund
 COPY . .
 RUN node_modules/.bin/tsx workers/bundle.ts
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080

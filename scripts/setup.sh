@@ -16,10 +16,10 @@ PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 
 # 1. npm packages, installed only when node_modules is missing or older than the lockfile.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  log "installing npm packages"
-  # `npm install` installs exactly the lockfile's versions too; `npm ci` (npm 11) refuses this
-  # lockfile because @swc/core's platform packages for other systems are not listed in it.
-  npm install --no-audit --no-fund --loglevel=error
+  log "installing npm packages from the lockfile"
+  # `npm ci` installs exactly what package-lock.json pins and never rewrites it; the lockfile lists
+  # every platform's optional packages (Biome's, swc's), so it installs the same on any machine.
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 
 # 2. The Temporal CLI (dev server + Web UI), built once into the Go bin directory.
