@@ -113,6 +113,8 @@ export const LIMITS = {
   // Temporal's payload limit (the batch is the workflow's input): the CLI splits by count and size.
   code: {
     batch: { symbols: 500, edges: 2000, commits: 200, filesPerCommit: 300 },
+    // A final batch's coverage: the pass's include prefixes and the paths it skipped (review M-8).
+    coverage: { includePrefixes: 50, skippedPaths: 1000 },
     repoChars: 100,
     nameChars: 300,
     pathChars: 500,

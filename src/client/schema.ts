@@ -339,7 +339,7 @@ export interface paths {
   "/v1/code/ingest": {
     /**
      * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
-     * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+     * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols of the repository inside the pass’s `coverage` (its include prefixes, minus the files it skipped; the whole repository without one) that no batch of the pass sent, with the indexer’s own edges the pass did not write. Edges the indexer did not write (findings, users’ edges) are never deleted by it, so a revived symbol keeps them. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
      *
      * Requires the `ontology:write` scope.
      */
@@ -1444,10 +1444,20 @@ export interface components {
       /** @default [] */
       commits?: components["schemas"]["CodeIngestCommit"][];
       /**
-       * @description The pass’s last batch: after applying it, the repository’s symbols and edges this pass did not send are soft-deleted.
+       * @description The pass’s last batch: after applying it, the symbols of the repository inside the pass’s `coverage` that no batch of the pass sent are soft-deleted, with the indexer’s edges this pass did not write.
        * @default false
        */
       final?: boolean;
+      /** @description Read with a final batch: what the pass covered. Without it, the whole repository. */
+      coverage?: {
+        /** @description The path prefixes the pass read (e.g. `src/`). Absent: the whole repository; an empty list: nothing, so the pass deletes no symbol. */
+        include?: string[];
+        /**
+         * @description Files the pass did not send (unreadable, too large, unparsable): their symbols are kept.
+         * @default []
+         */
+        skipped?: string[];
+      };
     };
     CodeIngestSymbol: {
       /** @enum {string} */
@@ -6945,7 +6955,7 @@ export interface operations {
   };
   /**
    * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
-   * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+   * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols of the repository inside the pass’s `coverage` (its include prefixes, minus the files it skipped; the whole repository without one) that no batch of the pass sent, with the indexer’s own edges the pass did not write. Edges the indexer did not write (findings, users’ edges) are never deleted by it, so a revived symbol keeps them. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
    *
    * Requires the `ontology:write` scope.
    */
