@@ -35,6 +35,9 @@ export const LIMITS = {
   },
   unscopedCapabilityRows: 200,
   idempotencyReplayHours: 24,
+  // Not in the contract: refused credentials (401) per source address and minute before 429
+  // (RATE_LIMIT_AUTH_FAILURES), so probing keys costs the prober, not a lookup each.
+  authFailuresPerMinute: 60,
   // Not in the contract: Stripe's bound on an Idempotency-Key (printable ASCII).
   idempotencyKeyChars: 255,
   // Not in the contract: bounds on what agents write, a cap on filtered (scoped) capability lists,

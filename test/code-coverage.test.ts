@@ -8,7 +8,8 @@ import { createEdge } from './helpers/graph';
 import { as } from './helpers/http';
 import { newTenant } from './helpers/tenants';
 
-const A = `export function alpha(): number {\n  return 1;\n}\n\nexport function beta(): number {\n  return alpha();\n}\n`;
+const A = `export function alpha(): number {\n  return 1;\n}\n
+export function beta(): number {\n  return alpha();\n}\n`;
 const B = `import { alpha } from '../a/x';\n\nexport function Gamma(): number {\n  return alpha() + 1;\n}\n`;
 const C = `export function delta(): number {\n  return 4;\n}\n`;
 

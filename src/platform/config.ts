@@ -161,6 +161,8 @@ export const EnvSchema = z.object({
    */
   RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(500),
+  /** Refused credentials (401) per source address and minute before 429; 0: not limited. */
+  RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).default(LIMITS.authFailuresPerMinute),
   /**
    * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
    * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.

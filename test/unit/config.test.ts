@@ -120,6 +120,7 @@ describe('configuration', () => {
       DATABASE_ACQUIRE_TIMEOUT_MS: 5_000,
       RATE_LIMIT_RPS: 100,
       RATE_LIMIT_BURST: 500,
+      RATE_LIMIT_AUTH_FAILURES: 60,
     });
     expect(() => loadConfig({ RATE_LIMIT_RPS: '-1' })).to.throw(ConfigError, /RATE_LIMIT_RPS/);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).to.throw(ConfigError, /STATEMENT_TIMEOUT/);
