@@ -178,7 +178,7 @@ export interface paths {
     get: operations["listEdges"];
     /**
      * Create an edge; both ends count a reference
-     * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each.
+     * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each. A CONTAINS edge (any case) that would put a node claimed by one agent session under a node claimed by another is refused with 409 `claim_conflict`, as `agent.claim_work` refuses the second claim.
      *
      * Requires the `ontology:write` scope.
      */
@@ -4588,7 +4588,7 @@ export interface operations {
   };
   /**
    * Create an edge; both ends count a reference
-   * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each.
+   * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each. A CONTAINS edge (any case) that would put a node claimed by one agent session under a node claimed by another is refused with 409 `claim_conflict`, as `agent.claim_work` refuses the second claim.
    *
    * Requires the `ontology:write` scope.
    */
@@ -4656,6 +4656,16 @@ export interface operations {
       };
       /** @description A node is not visible to the workspace; or `workspace_id` names no workspace the caller belongs to */
       404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A CONTAINS edge would join two sessions’ claims (`detail.error` = `claim_conflict`, naming both claims) */
+      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
