@@ -53,6 +53,8 @@ describe('code graph: what a pass covers (review M-8) and what the indexer reads
     });
     expect(finding.status, finding.text).to.equal(200);
     const userEdge = await createEdge(tenant.api_key, delta, gamma, 'RELATES_TO');
+    const claim = await cap('agent.claim_work', { session_id, target_node_id: gamma, intent: 'simplify Gamma' });
+    expect(claim.status, claim.text).to.equal(200);
 
     const partial = await indexed(repo.dir, tenant, '--include', 'a/');
     expect(partial).to.include({ files: 1, deleted_symbols: 0 });
@@ -80,6 +82,10 @@ describe('code graph: what a pass covers (review M-8) and what the indexer reads
       finding.body.result.finding_id,
     ]);
     expect((await as(tenant.api_key).get(`/v1/ontology/edges/${userEdge}`)).status).to.equal(200);
+    const claims = await cap('agent.list_active_claims', { target_node_id: gamma });
+    expect(claims.body.result.claims.map((c: { claim_id: string }) => c.claim_id)).to.deep.equal([
+      claim.body.result.claim_id,
+    ]);
   });
 
   it('skips a tracked symlink that leaves the repository, and a huge file by its size before reading it', async () => {
