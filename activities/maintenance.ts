@@ -18,7 +18,7 @@ export function createMaintenanceActivities(deps: {
 
     /** Refunds and undoes prompts whose workflow was terminated or timed out (no compensation ran). */
     async settleAbandonedPrompts(input: { minAgeSeconds: number }) {
-      return deps.services.promptReconciler.settleAll(input);
+      return deps.services.promptReconciler.settleAll(input, () => heartbeat());
     },
 
     /** Refunds reservations (searches, embeddings) still pending after `minAgeSeconds`: their work died. */

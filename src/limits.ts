@@ -35,6 +35,9 @@ export const LIMITS = {
   },
   unscopedCapabilityRows: 200,
   idempotencyReplayHours: 24,
+  // Not in the contract: refused credentials (401) per source address and minute before 429
+  // (RATE_LIMIT_AUTH_FAILURES), so probing keys costs the prober, not a lookup each.
+  authFailuresPerMinute: 60,
   // Not in the contract: Stripe's bound on an Idempotency-Key (printable ASCII).
   idempotencyKeyChars: 255,
   // Not in the contract: bounds on what agents write, a cap on filtered (scoped) capability lists,
@@ -113,6 +116,8 @@ export const LIMITS = {
   // Temporal's payload limit (the batch is the workflow's input): the CLI splits by count and size.
   code: {
     batch: { symbols: 500, edges: 2000, commits: 200, filesPerCommit: 300 },
+    // A final batch's coverage: the pass's include prefixes and the paths it skipped (review M-8).
+    coverage: { includePrefixes: 50, skippedPaths: 1000 },
     repoChars: 100,
     nameChars: 300,
     pathChars: 500,

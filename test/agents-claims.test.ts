@@ -108,6 +108,59 @@ describe('agent claims: agent.claim_work, agent.release_claim, agent.list_active
     expect((await c('agent.claim_work', { session_id: b, target_node_id: lonely, intent: 'l' })).status).to.equal(200);
   });
 
+  it('refuses a CONTAINS edge that would put one session’s claim under another’s (409 claim_conflict)', async () => {
+    // The review's L-3: S1 claims the child C, S2 the parent P, then POST /v1/ontology/edges {CONTAINS P→C}.
+    const { api_key, user_id } = await newTenant();
+    const c = capClient(api_key);
+    const [parent, middle, child] = [
+      await createNode(api_key, 'code.file', 'p'),
+      await createNode(api_key, 'code.class', 'm'),
+      await createNode(api_key, 'code.method', 'c'),
+    ];
+    await createEdge(api_key, middle, child);
+    const [s1, s2] = [await session(c), await session(c)];
+    const below = (await c('agent.claim_work', { session_id: s1, target_node_id: child, intent: 'c' })).body.result;
+    const above = (await c('agent.claim_work', { session_id: s2, target_node_id: parent, intent: 'p' })).body.result;
+
+    for (const type of ['CONTAINS', 'contains']) {
+      const joined = await as(api_key).post('/v1/ontology/edges', {
+        type,
+        source_node_id: parent,
+        target_node_id: middle,
+      });
+      expect(joined.status, joined.text).to.equal(409);
+      expect(joined.body.detail).to.include({
+        error: 'claim_conflict',
+        claim_id: above.claim_id,
+        session_id: s2,
+        user_id,
+        target_node_id: parent,
+        descendant_claim_id: below.claim_id,
+        descendant_session_id: s1,
+        descendant_target_node_id: child,
+      });
+    }
+    // Nothing was written, and both claims stay as they were.
+    const edges = await as(api_key).get(`/v1/ontology/edges?source_node_id=${parent}`);
+    expect(edges.body).to.deep.equal([]);
+    // Another edge type joins nothing; once the lower claim is released, the CONTAINS edge is made.
+    expect(
+      (
+        await as(api_key).post('/v1/ontology/edges', {
+          type: 'MENTIONS',
+          source_node_id: parent,
+          target_node_id: middle,
+        })
+      ).status,
+    ).to.equal(201);
+    await c('agent.release_claim', { claim_id: below.claim_id });
+    await createEdge(api_key, parent, middle);
+    // One session holding both ends is no conflict.
+    const own = await createNode(api_key, 'code.method', 'own');
+    expect((await c('agent.claim_work', { session_id: s2, target_node_id: own, intent: 'o' })).status).to.equal(200);
+    await createEdge(api_key, child, own);
+  });
+
   it('gives exactly one winner among twenty concurrent claims over a parent, child and grandchild', async () => {
     const { api_key } = await newTenant();
     const c = capClient(api_key);

@@ -59,4 +59,18 @@ describe('billing: GET /v1/billing/ledger', () => {
     expect(bad.status).to.equal(422);
     expect(bad.body.detail[0].loc).to.deep.equal(['query', 'cursor']);
   });
+
+  it('answers 422, never 500, for the review’s forged cursors on /v1/runs and /v1/billing/ledger (L-1)', async () => {
+    const t = await newTenant();
+    const id = '00000000-0000-4000-8000-000000000000';
+    const forged = ['2026-01-01 00:00:00+99', '2026-01-01 00:00:00+15:99', '2026-01-01 00:00:00+16'];
+    for (const path of ['/v1/runs', '/v1/billing/ledger']) {
+      for (const createdAt of forged) {
+        const cursor = Buffer.from(`${createdAt}|${id}`).toString('base64url');
+        const answer = await as(t.api_key).get(`${path}?cursor=${cursor}`);
+        expect(answer.status, `${path} ${createdAt}: ${answer.text}`).to.equal(422);
+        expect(answer.body.detail[0].loc).to.deep.equal(['query', 'cursor']);
+      }
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { expect } from 'chai';
 import { createGraphActivities } from '../activities/graph';
+import { createMaintenanceActivities } from '../activities/maintenance';
 import { importanceScore } from '../src/importance/formula';
 import { scheduleId } from '../src/maintenance/schedules';
 import { ImportanceSettings } from '../src/ontology-config/schemas';
@@ -213,5 +214,21 @@ describe('graph: maintenance workflows and schedules', function () {
     expect(pages.map((beat) => beat.nodes)).to.deep.equal([10, 20, 25]);
     expect(pages[0]).to.include({ done: 0, failed: 0 });
     expect(beats.at(-1)).to.deep.equal({ done: 1, failed: 0 });
+  });
+
+  it('heartbeats while settling abandoned prompts, once per workspace at least (L-8)', async () => {
+    await newTenant();
+    const { runtime } = getStack();
+    const activities = createMaintenanceActivities({ outbox: runtime.outbox, services: runtime.services });
+    const environment = new MockActivityEnvironment();
+    let beats = 0;
+    environment.on('heartbeat', () => {
+      beats += 1;
+    });
+    await environment.run(activities.settleAbandonedPrompts, { minAgeSeconds: 3600 });
+    const [{ workspaces }] = await getStack().ownerDataSource.query(
+      `SELECT count(*)::int AS workspaces FROM workspaces`,
+    );
+    expect(beats).to.be.at.least(workspaces);
   });
 });

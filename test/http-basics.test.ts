@@ -383,7 +383,7 @@ describe('rate limits per credential', () => {
   before(async function () {
     this.timeout(60_000);
     // One request a second, and a reserve of three for bursts.
-    booted = await bootStack({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3' });
+    booted = await bootStack({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3', RATE_LIMIT_AUTH_FAILURES: '5' });
   });
   after(async function () {
     this.timeout(60_000);
@@ -424,5 +424,30 @@ describe('rate limits per credential', () => {
     );
     expect(statuses).to.include(403);
     expect(statuses).to.include(429);
+  });
+
+  it('counts each call of an MCP JSON-RPC batch: a batch of five spends the second and the reserve', async () => {
+    const { baseUrl } = booted.stack;
+    const tenant = await newTenant();
+    const batch = Array.from({ length: 5 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
+    const answer = await as(tenant.api_key, baseUrl).post('/mcp', batch, {
+      accept: 'application/json, text/event-stream',
+    });
+    expect(answer.status).to.equal(429);
+    expect(answer.headers.get('retry-after')).to.be.a('string');
+  });
+
+  // Last in this block: it spends the test address's allowance of refused credentials for a minute.
+  it('counts refused credentials per source address: invalid keys get 429 after the allowance', async () => {
+    const { baseUrl } = booted.stack;
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const forged = `weft_sk_${randomUUID().replaceAll('-', '')}`;
+      statuses.push((await as(forged, baseUrl).get('/v1/ontology/config')).status);
+    }
+    expect(statuses).to.deep.equal([401, 401, 401, 401, 401, 429, 429, 429]);
+    const limited = await as('weft_sk_forged', baseUrl).get('/v1/ontology/config');
+    expect(limited.body).to.deep.equal({ detail: 'Rate limit exceeded' });
+    expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
   });
 });

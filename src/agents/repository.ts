@@ -132,6 +132,54 @@ export const findConflictingClaim = (
     [input.targetNodeId, input.sessionId],
   );
 
+/** Two active claims of different sessions that a new CONTAINS edge would put one inside the other. */
+export interface ClaimsJoined {
+  claim_id: string;
+  session_id: string;
+  user_id: string;
+  target_node_id: string;
+  descendant_claim_id: string;
+  descendant_session_id: string;
+  descendant_user_id: string;
+  descendant_target_node_id: string;
+}
+
+/**
+ * Review L-3: a CONTAINS edge `source → target` makes every claim on the source or its ancestors
+ * an ancestor of every claim on the target or its descendants. Answers the first such pair held
+ * by two sessions (the claim above first), or undefined. Walks up from the source, and up from
+ * each held claim to see whether it reaches the target, as findConflictingClaim does.
+ */
+export const findClaimsJoinedByContains = (
+  m: EntityManager,
+  input: { sourceNodeId: string; targetNodeId: string },
+): Promise<ClaimsJoined | undefined> =>
+  queryFirst<ClaimsJoined>(
+    m,
+    `WITH RECURSIVE held AS (
+       SELECT id, session_id, user_id, target_node_id FROM agent_claims WHERE status = 'active'
+     ), above(node_id) AS (
+       SELECT $1::uuid WHERE EXISTS (SELECT 1 FROM held)
+       UNION
+       SELECT e.source_node_id FROM above
+       JOIN edges e ON e.target_node_id = above.node_id AND NOT e.is_deleted AND lower(e.type) = 'contains'
+     ), up(origin, node_id) AS (
+       SELECT target_node_id, target_node_id FROM held
+       UNION
+       SELECT up.origin, e.source_node_id FROM up
+       JOIN edges e ON e.target_node_id = up.node_id AND NOT e.is_deleted AND lower(e.type) = 'contains'
+     )
+     SELECT a.id AS claim_id, a.session_id, a.user_id, a.target_node_id,
+            b.id AS descendant_claim_id, b.session_id AS descendant_session_id, b.user_id AS descendant_user_id,
+            b.target_node_id AS descendant_target_node_id
+     FROM held a JOIN above ON above.node_id = a.target_node_id
+     JOIN held b ON b.session_id <> a.session_id
+       AND b.target_node_id IN (SELECT origin FROM up WHERE node_id = $2)
+     ORDER BY a.id, b.id
+     LIMIT 1`,
+    [input.sourceNodeId, input.targetNodeId],
+  );
+
 export const findActiveClaimOf = (m: EntityManager, sessionId: string, targetNodeId: string) =>
   m.getRepository(AgentClaim).findOneBy({ sessionId, targetNodeId, status: 'active' });
 

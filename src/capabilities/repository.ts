@@ -49,12 +49,11 @@ export async function storeKey(
   await m.getRepository(CapabilityIdempotencyKey).insert(row as QueryDeepPartialEntity<CapabilityIdempotencyKey>);
 }
 
-/** Deletes up to `batchSize` keys past the replay window in every workspace (a definer function). */
+/**
+ * Deletes up to `batchSize` keys past the replay window in every workspace (a definer function,
+ * which holds the window itself: LIMITS.idempotencyReplayHours, 24 h).
+ */
 export async function purgeExpiredKeys(m: EntityManager, batchSize: number): Promise<number> {
-  const row = await queryFirst<{ purged: number }>(
-    m,
-    `SELECT weft_purge_idempotency_keys(make_interval(hours => $1), $2) AS purged`,
-    [LIMITS.idempotencyReplayHours, batchSize],
-  );
+  const row = await queryFirst<{ purged: number }>(m, `SELECT weft_purge_idempotency_keys($1) AS purged`, [batchSize]);
   return row?.purged ?? 0;
 }

@@ -178,7 +178,7 @@ export interface paths {
     get: operations["listEdges"];
     /**
      * Create an edge; both ends count a reference
-     * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each.
+     * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each. A CONTAINS edge (any case) that would put a node claimed by one agent session under a node claimed by another is refused with 409 `claim_conflict`, as `agent.claim_work` refuses the second claim.
      *
      * Requires the `ontology:write` scope.
      */
@@ -339,7 +339,7 @@ export interface paths {
   "/v1/code/ingest": {
     /**
      * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
-     * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+     * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols of the repository inside the pass’s `coverage` (its include prefixes, minus the files it skipped; the whole repository without one) that no batch of the pass sent, with the indexer’s own edges the pass did not write. Edges the indexer did not write (findings, users’ edges) are never deleted by it, so a revived symbol keeps them. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
      *
      * Requires the `ontology:write` scope.
      */
@@ -1444,10 +1444,20 @@ export interface components {
       /** @default [] */
       commits?: components["schemas"]["CodeIngestCommit"][];
       /**
-       * @description The pass’s last batch: after applying it, the repository’s symbols and edges this pass did not send are soft-deleted.
+       * @description The pass’s last batch: after applying it, the symbols of the repository inside the pass’s `coverage` that no batch of the pass sent are soft-deleted, with the indexer’s edges this pass did not write.
        * @default false
        */
       final?: boolean;
+      /** @description Read with a final batch: what the pass covered. Without it, the whole repository. */
+      coverage?: {
+        /** @description The path prefixes the pass read (e.g. `src/`). Absent: the whole repository; an empty list: nothing, so the pass deletes no symbol. */
+        include?: string[];
+        /**
+         * @description Files the pass did not send (unreadable, too large, unparsable): their symbols are kept.
+         * @default []
+         */
+        skipped?: string[];
+      };
     };
     CodeIngestSymbol: {
       /** @enum {string} */
@@ -4578,7 +4588,7 @@ export interface operations {
   };
   /**
    * Create an edge; both ends count a reference
-   * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each.
+   * @description A directed, typed edge between two live nodes of the workspace; both ends count a reference and their importance is recomputed. `reasoning` and `evidence` at most 20000 characters each. A CONTAINS edge (any case) that would put a node claimed by one agent session under a node claimed by another is refused with 409 `claim_conflict`, as `agent.claim_work` refuses the second claim.
    *
    * Requires the `ontology:write` scope.
    */
@@ -4646,6 +4656,16 @@ export interface operations {
       };
       /** @description A node is not visible to the workspace; or `workspace_id` names no workspace the caller belongs to */
       404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A CONTAINS edge would join two sessions’ claims (`detail.error` = `claim_conflict`, naming both claims) */
+      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -6945,7 +6965,7 @@ export interface operations {
   };
   /**
    * Apply one batch of a repository’s code graph (files, symbols, edges, commits)
-   * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the repository that no batch of the pass sent. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
+   * @description The bulk endpoint behind `weft index` and any other indexer. A batch holds at most 500 symbols, 2000 edges and 200 commits (each with at most 300 files); names at most 300 characters, paths 500, signatures 500, doc comments 1000. Symbols become code.file, code.class, code.method, code.function and code.test nodes keyed by path (file), `path#Class`, `path#Class.method`, `path#fn` and `path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place (ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols of the repository inside the pass’s `coverage` (its include prefixes, minus the files it skipped; the whole repository without one) that no batch of the pass sent, with the indexer’s own edges the pass did not write. Edges the indexer did not write (findings, users’ edges) are never deleted by it, so a revived symbol keeps them. The batch is applied by the Temporal workflow `code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while another batch of the same repository is being applied. New or changed nodes are embedded asynchronously (name, signature and doc comment), charged `worker.embed_node` each like any node.
    *
    * Requires the `ontology:write` scope.
    */

@@ -154,26 +154,72 @@ export async function upsertCodeEdges(
   return (row?.updated ?? 0) + (row?.inserted ?? 0);
 }
 
-/** The end of a pass: soft-deletes the repository's nodes this pass did not see; returns their ids. */
-export async function softDeleteUnseenSymbols(m: EntityManager, repo: string, runId: string): Promise<string[]> {
+/** What a pass covered: the path prefixes it read (undefined: all) and the files it skipped. */
+export interface PassCoverage {
+  include?: readonly string[];
+  skipped: readonly string[];
+}
+
+/**
+ * Whether the code_symbols row `s` of node `n` lies inside the pass's coverage ($3 include
+ * prefixes, null for all; $4 skipped paths). Keys are `path` or `path#name`; a commit (keyed by
+ * sha) is covered only by a pass over the whole repository.
+ */
+const COVERED = `(CASE WHEN $3::text[] IS NULL THEN true
+        WHEN n.type = 'code.commit' THEN false
+        ELSE EXISTS (SELECT 1 FROM unnest($3::text[]) AS p(prefix) WHERE starts_with(s.key, p.prefix)) END)
+   AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS k(path)
+                   WHERE n.type <> 'code.commit' AND (s.key = k.path OR starts_with(s.key, k.path || '#')))`;
+
+const coverageParams = (coverage: PassCoverage) => [coverage.include ?? null, coverage.skipped];
+
+/**
+ * The end of a pass: soft-deletes the repository's nodes inside the pass's coverage that the pass
+ * did not see; returns their ids. A partial pass (`--include`, skipped files) leaves the rest alone.
+ */
+export async function softDeleteUnseenSymbols(
+  m: EntityManager,
+  repo: string,
+  runId: string,
+  coverage: PassCoverage,
+): Promise<string[]> {
   const rows = await queryRows<{ id: string }>(
     m,
     `UPDATE nodes n SET is_deleted = true, deleted_at = now(), updated_at = now()
      FROM code_symbols s WHERE s.node_id = n.id AND s.repo = $1 AND s.seen_run <> $2 AND NOT n.is_deleted
+       AND ${COVERED}
      RETURNING n.id`,
-    [repo, runId],
+    [repo, runId, ...coverageParams(coverage)],
   );
   return rows.map((row) => row.id);
 }
 
-/** The end of a pass: soft-deletes the repository's edges this pass did not write. */
-export const softDeleteUnseenEdges = (m: EntityManager, repo: string, runId: string) =>
+/**
+ * The end of a pass: soft-deletes the repository's edges that the indexer wrote (they carry
+ * `code_repo`) from a source inside the pass's coverage, and that this pass did not write.
+ */
+export const softDeleteUnseenEdges = (m: EntityManager, repo: string, runId: string, coverage: PassCoverage) =>
+  affectedRows(
+    m,
+    `UPDATE edges e SET is_deleted = true, deleted_at = now()
+     FROM code_symbols s JOIN nodes n ON n.id = s.node_id
+     WHERE NOT e.is_deleted AND e.properties ? 'code_repo' AND e.properties->>'code_repo' = $1
+       AND e.properties->>'code_run' IS DISTINCT FROM $2
+       AND s.node_id = e.source_node_id AND s.repo = $1 AND ${COVERED}`,
+    [repo, runId, ...coverageParams(coverage)],
+  );
+
+/**
+ * The indexer's own edges at deleted symbols. Edges it did not write (a finding's FINDING_OF, a
+ * user's edge) belong to their writers and stay, so a symbol revived by a later pass keeps them.
+ */
+export const softDeleteIncidentCodeEdges = (m: EntityManager, nodeIds: readonly string[]) =>
   affectedRows(
     m,
     `UPDATE edges SET is_deleted = true, deleted_at = now()
-     WHERE NOT is_deleted AND properties ? 'code_repo' AND properties->>'code_repo' = $1
-       AND properties->>'code_run' IS DISTINCT FROM $2`,
-    [repo, runId],
+     WHERE NOT is_deleted AND properties ? 'code_repo'
+       AND (source_node_id = ANY($1::uuid[]) OR target_node_id = ANY($1::uuid[]))`,
+    [nodeIds],
   );
 
 // ---- symbol-context ----

@@ -47,8 +47,11 @@ export const codeRoutes = (code: CodeService) => [
       '`path#<test title>`; commits become code.commit nodes keyed by sha, with TOUCHED edges (and the action) to ' +
       'the files they changed. Edges name their ends by key, and may point at symbols of earlier batches of the ' +
       'repository; an end that is unknown or deleted is skipped and counted. A re-index updates nodes in place ' +
-      '(ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols and edges of the ' +
-      'repository that no batch of the pass sent. The batch is applied by the Temporal workflow ' +
+      '(ids, claims and findings stay); the pass’s `final` batch soft-deletes the symbols of the repository ' +
+      'inside the pass’s `coverage` (its include prefixes, minus the files it skipped; the whole repository ' +
+      'without one) that no batch of the pass sent, with the indexer’s own edges the pass did not write. Edges ' +
+      'the indexer did not write (findings, users’ edges) are never deleted by it, so a revived symbol keeps ' +
+      'them. The batch is applied by the Temporal workflow ' +
       '`code-index-<workspace>-<repo>` (one run per batch); the answer comes when it is applied. 409 while ' +
       'another batch of the same repository is being applied. New or changed nodes are embedded asynchronously ' +
       '(name, signature and doc comment), charged `worker.embed_node` each like any node.',

@@ -125,6 +125,25 @@ export const IngestCommit = z
   .meta({ id: 'CodeIngestCommit' });
 export type IngestCommit = z.output<typeof IngestCommit>;
 
+export const CodeIngestCoverage = z
+  .object({
+    include: z
+      .array(z.string().max(C.pathChars))
+      .max(C.coverage.includePrefixes)
+      .optional()
+      .describe(
+        'The path prefixes the pass read (e.g. `src/`). Absent: the whole repository; an empty list: nothing, ' +
+          'so the pass deletes no symbol.',
+      ),
+    skipped: z
+      .array(path)
+      .max(C.coverage.skippedPaths)
+      .default([])
+      .describe('Files the pass did not send (unreadable, too large, unparsable): their symbols are kept.'),
+  })
+  .meta({ id: 'CodeIngestCoverage' });
+export type CodeIngestCoverage = z.output<typeof CodeIngestCoverage>;
+
 export const CodeIngestRequest = z
   .object({
     repo: z
@@ -140,9 +159,12 @@ export const CodeIngestRequest = z
       .boolean()
       .default(false)
       .describe(
-        'The pass’s last batch: after applying it, the repository’s symbols and edges this pass did not send ' +
-          'are soft-deleted.',
+        'The pass’s last batch: after applying it, the symbols of the repository inside the pass’s `coverage` ' +
+          'that no batch of the pass sent are soft-deleted, with the indexer’s edges this pass did not write.',
       ),
+    coverage: CodeIngestCoverage.optional().describe(
+      'Read with a final batch: what the pass covered. Without it, the whole repository.',
+    ),
   })
   .meta({ id: 'CodeIngestRequest' });
 export type CodeIngestRequest = z.output<typeof CodeIngestRequest>;

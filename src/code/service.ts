@@ -1,7 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { CreditService } from '../credits/service';
-import { softDeleteIncidentEdges, toNodeResponse } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
 import { baseSalienceFor } from '../importance/salience';
 import { LIMITS } from '../limits';
 import { readOntologyConfig } from '../ontology-config/service';
@@ -24,6 +24,7 @@ import {
   liveSymbolNodes,
   nodesByNameAndType,
   recordSymbols,
+  softDeleteIncidentCodeEdges,
   softDeleteUnseenEdges,
   softDeleteUnseenSymbols,
   symbolContext,
@@ -161,10 +162,13 @@ export function createCodeService(deps: {
     let deletedSymbols = 0;
     let deletedEdges = 0;
     if (batch.final) {
-      const gone = await softDeleteUnseenSymbols(m, batch.repo, batch.run_id);
+      // Deletions stay inside what the pass covered (review M-8): an `--include` pass or a skipped
+      // file must not delete the rest of the repository.
+      const coverage = { include: batch.coverage?.include, skipped: batch.coverage?.skipped ?? [] };
+      const gone = await softDeleteUnseenSymbols(m, batch.repo, batch.run_id, coverage);
       deletedSymbols = gone.length;
-      deletedEdges = gone.length > 0 ? await softDeleteIncidentEdges(m, gone) : 0;
-      deletedEdges += await softDeleteUnseenEdges(m, batch.repo, batch.run_id);
+      deletedEdges = gone.length > 0 ? await softDeleteIncidentCodeEdges(m, gone) : 0;
+      deletedEdges += await softDeleteUnseenEdges(m, batch.repo, batch.run_id, coverage);
     }
     return {
       repo: batch.repo,

@@ -152,7 +152,9 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       summary: 'Create an edge; both ends count a reference',
       description:
         'A directed, typed edge between two live nodes of the workspace; both ends count a reference and their ' +
-        `importance is recomputed. \`reasoning\` and \`evidence\` at most ${LIMITS.edgeTextLength} characters each.`,
+        `importance is recomputed. \`reasoning\` and \`evidence\` at most ${LIMITS.edgeTextLength} characters each. ` +
+        'A CONTAINS edge (any case) that would put a node claimed by one agent session under a node claimed by ' +
+        'another is refused with 409 `claim_conflict`, as `agent.claim_work` refuses the second claim.',
       tags,
       scope: write,
       query: WorkspaceQuery,
@@ -165,7 +167,11 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       },
       status: 201,
       response: EdgeResponse,
-      errors: { 400: 'The two nodes are in different workspaces', 404: 'A node is not visible to the workspace' },
+      errors: {
+        400: 'The two nodes are in different workspaces',
+        404: 'A node is not visible to the workspace',
+        409: 'A CONTAINS edge would join two sessions’ claims (`detail.error` = `claim_conflict`, naming both claims)',
+      },
       handler: ({ auth, body }) => edges.create(auth, body),
     }),
     defineRoute({

@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
+import { findClaimsJoinedByContains, lockWorkspaceClaims } from '../agents/repository';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
-import { NotFoundError } from '../platform/errors';
+import { ConflictError, NotFoundError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/service';
 import type { EdgeRow, NodeRow } from './repository';
@@ -109,6 +110,27 @@ export async function touchNodes(
 }
 
 /**
+ * At most one session holds any node of a CONTAINS subtree (agent.claim_work's invariant), so a
+ * CONTAINS edge that would put one session's claim under another's is refused with the claim
+ * conflict's 409 rather than leaving both claims active (review L-3). Under the workspace's claim
+ * lock, so a claim made meanwhile is seen, and this edge is seen by the next claim's check.
+ */
+async function refuseJoiningClaims(m: EntityManager, workspaceId: string, input: EdgeCreateInput): Promise<void> {
+  await lockWorkspaceClaims(m, workspaceId);
+  const joined = await findClaimsJoinedByContains(m, {
+    sourceNodeId: input.source_node_id,
+    targetNodeId: input.target_node_id,
+  });
+  if (joined) {
+    throw new ConflictError({
+      error: 'claim_conflict',
+      message: 'The CONTAINS edge would put a node claimed by one session inside a node claimed by another',
+      ...joined,
+    });
+  }
+}
+
+/**
  * Everything an edge creation does, inside the caller's unit of work: both ends must be live
  * nodes visible to this workspace (else 404), catalog registration, and one reference of each end.
  */
@@ -124,6 +146,7 @@ export async function createEdgeInTransaction(
   const found = new Set(await touch(m, ends, options));
   const missing = ends.filter((id) => !found.has(id));
   if (missing.length > 0) throw new NotFoundError({ error: 'node_not_found', node_ids: missing });
+  if (input.type.toLowerCase() === 'contains') await refuseJoiningClaims(m, workspaceId, input);
   const row = await insertEdge(m, {
     workspaceId,
     type: input.type,

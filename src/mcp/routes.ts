@@ -51,6 +51,8 @@ export const mcpRoutes = (mcp: McpService) => [
       'body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.',
     tags: ['mcp'],
     body: McpRequestBody,
+    // Each message of a JSON-RPC batch counts against the rate limit, as one request would (review L-5).
+    calls: (body) => (Array.isArray(body) ? body.length : 1),
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
     produces: { 'application/json': McpResponseBody },
     errors: {

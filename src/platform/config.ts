@@ -27,11 +27,44 @@ export function estimatedEntropyBits(symbols: ArrayLike<string | number>): numbe
   return perSymbol * symbols.length;
 }
 
+const HEX_BYTES = /^(?:[0-9a-fA-F]{2})+$/;
+
+/** The step from each symbol to the next: a counting or stepping sequence has one step, repeated. */
+function steps(codes: number[]): number[] {
+  return codes.slice(1).map((code, at) => code - codes[at]!);
+}
+
+/** The shortest prefix whose repetition makes the whole sequence (the sequence itself when none). */
+function repeatedUnit(codes: number[]): number[] {
+  for (let period = 1; period <= codes.length / 2; period++) {
+    let repeats = true;
+    for (let at = period; at < codes.length && repeats; at++) repeats = codes[at] === codes[at - period];
+    if (repeats) return codes.slice(0, period);
+  }
+  return codes;
+}
+
+/**
+ * True for a progression (one step between most neighbours, as in `abcdef…` or 00 01 02 …) or a
+ * unit repeated, looked at in the symbols and, for hex text, in the bytes it spells. Symbol
+ * frequencies alone score `abcdefghijklmnopqrstuvwxyzABCDEF` like random text (review L-7).
+ */
+export function isPatterned(value: string | Buffer): boolean {
+  const sequences = [typeof value === 'string' ? Array.from(value, (symbol) => symbol.codePointAt(0)!) : [...value]];
+  if (typeof value === 'string' && HEX_BYTES.test(value)) sequences.push([...Buffer.from(value, 'hex')]);
+  return sequences.some((codes) => {
+    const counts = new Map<number, number>();
+    for (const step of steps(codes)) counts.set(step, (counts.get(step) ?? 0) + 1);
+    const commonest = Math.max(0, ...counts.values());
+    return commonest * 2 >= codes.length - 1 || repeatedUnit(codes).length < codes.length;
+  });
+}
+
 /** 32 or more bytes, written as hex (64+ hex digits) or base64 (standard or URL-safe). */
 function decodeKey(text: string): Buffer | undefined {
   const trimmed = text.trim();
   let bytes: Buffer | undefined;
-  if (/^(?:[0-9a-fA-F]{2})+$/.test(trimmed)) bytes = Buffer.from(trimmed, 'hex');
+  if (HEX_BYTES.test(trimmed)) bytes = Buffer.from(trimmed, 'hex');
   else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) bytes = Buffer.from(trimmed, 'base64');
   return bytes && bytes.length >= 32 ? bytes : undefined;
 }
@@ -128,6 +161,8 @@ export const EnvSchema = z.object({
    */
   RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(500),
+  /** Refused credentials (401) per source address and minute before 429; 0: not limited. */
+  RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).default(LIMITS.authFailuresPerMinute),
   /**
    * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
    * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.
@@ -159,6 +194,7 @@ function weakSecret(value: string | Buffer): string | undefined {
   const bits = estimatedEntropyBits(typeof value === 'string' ? value : [...value]);
   if (bits < MIN_SECRET_BITS)
     return `has too little entropy (about ${Math.floor(bits)} bits, ${MIN_SECRET_BITS} needed)`;
+  if (isPatterned(value)) return 'is a sequence or a repeated pattern';
   return undefined;
 }
 

@@ -89,8 +89,11 @@ export function createPromptReconciler(deps: {
     candidates,
     settle,
 
-    /** Every workspace, in batches. */
-    async settleAll(input: { minAgeSeconds: number }): Promise<{ settled: number }> {
+    /**
+     * Every workspace, in batches. `onProgress` runs after each workspace and each candidate, so
+     * the activity heartbeats through a long pass instead of timing out and restarting from the first.
+     */
+    async settleAll(input: { minAgeSeconds: number }, onProgress: () => void = () => {}): Promise<{ settled: number }> {
       let settled = 0;
       let after: string | null = null;
       for (;;) {
@@ -99,8 +102,10 @@ export function createPromptReconciler(deps: {
         for (const workspaceId of batch) {
           for (const run of await candidates(workspaceId, input.minAgeSeconds)) {
             if (await settle(workspaceId, run)) settled += 1;
+            onProgress();
           }
           after = workspaceId;
+          onProgress();
         }
       }
     },

@@ -58,6 +58,24 @@ describe('configuration', () => {
       for (const weak of ['x'.repeat(40), 'abababababababababababababababab', '0123456789012345678901234567890123']) {
         expect(() => production({ JWT_SECRET: weak }), weak).to.throw(ConfigError, /JWT_SECRET has too little entropy/);
       }
+      // Review L-7: sequences and repeated patterns have many distinct symbols but few bits.
+      const counting = Buffer.from(Array.from({ length: 32 }, (_, at) => at)).toString('hex');
+      const unit = randomBytes(8).toString('base64url');
+      for (const patterned of [
+        'abcdefghijklmnopqrstuvwxyzABCDEF',
+        counting,
+        unit.repeat(4),
+        'acegikmoqsuwy'.repeat(3),
+      ]) {
+        expect(() => production({ JWT_SECRET: patterned }), patterned).to.throw(
+          ConfigError,
+          /JWT_SECRET (has too little|is a seq)/,
+        );
+      }
+      expect(() => production({ WEFT_ENCRYPTION_KEY: counting }), counting).to.throw(
+        ConfigError,
+        /WEFT_ENCRYPTION_KEY/,
+      );
       expect(() => production({ WEFT_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') })).to.throw(
         ConfigError,
         /WEFT_ENCRYPTION_KEY has too little entropy/,
@@ -102,6 +120,7 @@ describe('configuration', () => {
       DATABASE_ACQUIRE_TIMEOUT_MS: 5_000,
       RATE_LIMIT_RPS: 100,
       RATE_LIMIT_BURST: 500,
+      RATE_LIMIT_AUTH_FAILURES: 60,
     });
     expect(() => loadConfig({ RATE_LIMIT_RPS: '-1' })).to.throw(ConfigError, /RATE_LIMIT_RPS/);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).to.throw(ConfigError, /STATEMENT_TIMEOUT/);

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { basename, join, sep } from 'node:path';
 import { symbolKey } from '../../code/keys';
-import type { CodeIngestRequest, CodeIngestResponse, IngestCommit, IngestEdge, IngestSymbol } from '../../code/schemas';
+import type {
+  CodeIngestCoverage,
+  CodeIngestRequest,
+  CodeIngestResponse,
+  IngestCommit,
+  IngestEdge,
+  IngestSymbol,
+} from '../../code/schemas';
 import { LIMITS } from '../../limits';
 import { commitsOf, IndexError, repositoryRoot, trackedFiles } from './git';
 import type { ParsedFile } from './parse';
@@ -40,8 +47,37 @@ const BATCH_BYTES = 600 * 1024;
 const MAX_FILE_BYTES = 1024 * 1024;
 const BUSY_RETRIES = 60;
 
+/**
+ * What the pass covered, or undefined for the whole repository. A path too long to send cannot be
+ * named in the coverage either; it lies under no stored key, so it needs no protection.
+ */
+function coverageOf(include: string | undefined, skipped: IndexSummary['skipped']): CodeIngestCoverage | undefined {
+  const paths = skipped.map((file) => file.path).filter((path) => path.length <= LIMITS.code.pathChars);
+  if (include === undefined && paths.length === 0) return undefined;
+  // Too many to name: the pass deletes nothing (an empty include covers nothing).
+  if (paths.length > LIMITS.code.coverage.skippedPaths) return { include: [], skipped: [] };
+  return { ...(include === undefined ? {} : { include: [include] }), skipped: paths };
+}
+
 const isSource = (path: string) =>
   SOURCE_EXTENSIONS.some((ext) => path.endsWith(ext)) && !path.endsWith('.d.ts') && !path.includes('node_modules/');
+
+/**
+ * A tracked file's text, or why it is skipped. The file must resolve inside the repository (a
+ * tracked symlink to `~/.aws/credentials` or `/dev/zero` is not read), be a regular file, and be
+ * at most MAX_FILE_BYTES by `stat` before a byte is read (review L-6).
+ */
+async function readSource(realRoot: string, path: string): Promise<{ text: string } | { reason: string }> {
+  const real = await realpath(join(realRoot, path)).catch(() => undefined);
+  if (real === undefined) return { reason: 'unreadable' };
+  if (!real.startsWith(realRoot + sep)) return { reason: 'links out of the repository' };
+  const info = await stat(real).catch(() => undefined);
+  if (!info) return { reason: 'unreadable' };
+  if (!info.isFile()) return { reason: 'not a regular file' };
+  if (info.size > MAX_FILE_BYTES) return { reason: 'larger than 1 MiB' };
+  const text = await readFile(real, 'utf8').catch(() => undefined);
+  return text === undefined ? { reason: 'unreadable' } : { text };
+}
 
 /** Splits items into batches by count and by JSON size. */
 function chunk<T>(items: readonly T[], maxCount: number): T[][] {
@@ -74,14 +110,13 @@ export async function indexRepository(options: IndexOptions): Promise<IndexSumma
   const known = new Set(paths);
   const parsed: ParsedFile[] = [];
   const skipped: IndexSummary['skipped'] = [];
+  const realRoot = await realpath(root);
   progress.phase('parsing', paths.length);
   for (const path of paths) {
-    const text = await readFile(join(root, path), 'utf8').catch(() => undefined);
-    if (text === undefined) skipped.push({ path, reason: 'unreadable' });
-    else if (text.length > MAX_FILE_BYTES) skipped.push({ path, reason: 'larger than 1 MiB' });
-    else if (path.length > LIMITS.code.pathChars) skipped.push({ path, reason: 'path too long' });
+    const read = path.length > LIMITS.code.pathChars ? { reason: 'path too long' } : await readSource(realRoot, path);
+    if ('reason' in read) skipped.push({ path, reason: read.reason });
     else {
-      const file = parseFile(path, text, known);
+      const file = parseFile(path, read.text, known);
       if (file) parsed.push(file);
       else skipped.push({ path, reason: 'does not parse' });
     }
@@ -100,6 +135,10 @@ export async function indexRepository(options: IndexOptions): Promise<IndexSumma
     ...chunk(commits, LIMITS.code.batch.commits).map((part) => ({ symbols: [], edges: [], commits: part })),
   ];
   if (batches.length === 0) batches.push({ symbols: [], edges: [], commits: [] });
+  // The server deletes only inside what the pass covered (review M-8). Coverage rides a batch of
+  // its own, so the final batch stays under the body limit whatever the skipped paths weigh.
+  const coverage = coverageOf(options.include, skipped);
+  if (coverage) batches.push({ symbols: [], edges: [], commits: [], coverage });
 
   const summary: IndexSummary = {
     repo,

@@ -1,3 +1,4 @@
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { CredentialRef } from '../auth/principal';
 import type { Config } from '../config';
@@ -5,46 +6,78 @@ import { RateLimitedError } from '../errors';
 
 /** The reserve of RATE_LIMIT_BURST requests refills once per this window. */
 const BURST_WINDOW_SECONDS = 60;
+/** RATE_LIMIT_AUTH_FAILURES refused credentials per source address in this window. */
+const AUTH_FAILURE_WINDOW_SECONDS = 60;
 
 export interface RateLimiter {
-  /** Counts one request of `credential`; throws RateLimitedError (429, Retry-After) past the limit. */
-  take(credential: CredentialRef, userId: string): Promise<void>;
+  /**
+   * Counts `points` requests of `credential` (one per request, plus one per further call of an MCP
+   * batch); throws RateLimitedError (429, Retry-After) past the limit.
+   */
+  take(credential: CredentialRef, userId: string, points?: number): Promise<void>;
+  /**
+   * Throws RateLimitedError when `address` has spent its allowance of refused credentials, so a
+   * prober is turned away before its next credential costs a database lookup.
+   */
+  checkRefusals(address: string): Promise<void>;
+  /** Counts a refused credential from `address`; throws RateLimitedError once past the allowance. */
+  countRefusal(address: string): Promise<void>;
 }
 
 /** One bucket per credential: a key, an MCP token, or a user JWT (by its jti, else by its user). */
 const bucketOf = (credential: CredentialRef, userId: string): string =>
   credential.id ? `${credential.kind}:${credential.id}` : `user:${userId}`;
 
+const refused = (refusal: unknown): never => {
+  // The library rejects with its result object when the limit is reached, with an Error otherwise.
+  if (!(refusal instanceof RateLimiterRes)) throw refusal;
+  throw new RateLimitedError(Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)));
+};
+
 /**
- * Per-credential limits in this process (rate-limiter-flexible's memory store): RATE_LIMIT_RPS
+ * Limits in this process (rate-limiter-flexible's memory store). Per credential: RATE_LIMIT_RPS
  * requests in each second, and when a second's allowance is spent, a reserve of RATE_LIMIT_BURST
- * requests per minute. Undefined when RATE_LIMIT_RPS is 0 (no limit).
+ * requests per minute. Per source address: RATE_LIMIT_AUTH_FAILURES refused credentials (401) per
+ * minute, since a request that authenticates as no one has no credential bucket to count in
+ * (review L-5). Undefined when both are 0 (no limit).
  */
 export function createRateLimiter(
-  config: Pick<Config, 'RATE_LIMIT_RPS' | 'RATE_LIMIT_BURST'>,
+  config: Pick<Config, 'RATE_LIMIT_RPS' | 'RATE_LIMIT_BURST' | 'RATE_LIMIT_AUTH_FAILURES'>,
 ): RateLimiter | undefined {
-  if (config.RATE_LIMIT_RPS === 0) return undefined;
-  const perSecond = new RateLimiterMemory({ keyPrefix: 'rps', points: config.RATE_LIMIT_RPS, duration: 1 });
-  const limiter =
-    config.RATE_LIMIT_BURST > 0
-      ? new BurstyRateLimiter(
-          perSecond,
-          new RateLimiterMemory({
-            keyPrefix: 'burst',
-            points: config.RATE_LIMIT_BURST,
-            duration: BURST_WINDOW_SECONDS,
-          }),
-        )
-      : perSecond;
+  if (config.RATE_LIMIT_RPS === 0 && config.RATE_LIMIT_AUTH_FAILURES === 0) return undefined;
+  let perCredential: RateLimiterAbstract | BurstyRateLimiter | undefined;
+  if (config.RATE_LIMIT_RPS > 0) {
+    const perSecond = new RateLimiterMemory({ keyPrefix: 'rps', points: config.RATE_LIMIT_RPS, duration: 1 });
+    perCredential =
+      config.RATE_LIMIT_BURST > 0
+        ? new BurstyRateLimiter(
+            perSecond,
+            new RateLimiterMemory({
+              keyPrefix: 'burst',
+              points: config.RATE_LIMIT_BURST,
+              duration: BURST_WINDOW_SECONDS,
+            }),
+          )
+        : perSecond;
+  }
+  const failures =
+    config.RATE_LIMIT_AUTH_FAILURES > 0
+      ? new RateLimiterMemory({
+          keyPrefix: 'auth-failures',
+          points: config.RATE_LIMIT_AUTH_FAILURES,
+          duration: AUTH_FAILURE_WINDOW_SECONDS,
+        })
+      : undefined;
   return {
-    async take(credential, userId) {
-      try {
-        await limiter.consume(bucketOf(credential, userId));
-      } catch (refusal) {
-        // The library rejects with its result object when the limit is reached, with an Error otherwise.
-        if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        throw new RateLimitedError(Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)));
-      }
+    async take(credential, userId, points = 1) {
+      if (perCredential) await perCredential.consume(bucketOf(credential, userId), points).catch(refused);
+    },
+    async checkRefusals(address) {
+      const spent = await failures?.get(address);
+      if (failures && spent && spent.consumedPoints >= failures.points) refused(spent);
+    },
+    async countRefusal(address) {
+      await failures?.consume(address).catch(refused);
     },
   };
 }

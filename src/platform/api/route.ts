@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { CreditKind } from '../../credits/costs';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { ForbiddenError } from '../errors';
+import { ForbiddenError, UnauthenticatedError } from '../errors';
 import type { ApiTag } from '../openapi/tags';
 import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
@@ -71,6 +71,8 @@ interface RouteFields<
   /** Request headers the handler reads itself (documentation only: an Idempotency-Key, say). */
   headers?: AnyObject;
   body?: B;
+  /** How many calls the parsed body carries, each counted by the rate limiter (default 1). */
+  calls?: (body: B extends z.ZodType ? z.infer<B> : undefined) => number;
   status?: number;
   response?: R;
   /** Headers of the success response besides the trace headers (documentation only). */
@@ -199,6 +201,19 @@ export function mountRoutes(
 ): void {
   const { authenticator, rateLimiter } = guards;
   assertRoutesDocumented(routes);
+  /**
+   * A refused credential (401) counts against its source address, and an address past its
+   * allowance is turned away with 429 before its next credential is looked up (review L-5).
+   */
+  const authenticate = async (ctx: Context, requested: string | undefined): Promise<Principal> => {
+    await rateLimiter?.checkRefusals(ctx.ip);
+    try {
+      return await authenticator.authenticate(ctx, requested);
+    } catch (error) {
+      if (error instanceof UnauthenticatedError) await rateLimiter?.countRefusal(ctx.ip);
+      throw error;
+    }
+  };
   for (const route of routes) {
     router[route.method](toKoaPath(route.path), async (ctx) => {
       let principal: Principal | undefined;
@@ -207,7 +222,7 @@ export function mountRoutes(
         // It is honoured on every authenticated route, so no route can forget the check.
         const requested =
           ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
-        principal = await authenticator.authenticate(ctx, requested);
+        principal = await authenticate(ctx, requested);
         // Every authenticated request counts, refused ones included, so probing scopes costs too.
         await rateLimiter?.take(principal.credential, principal.userId);
         if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
@@ -215,6 +230,9 @@ export function mountRoutes(
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
       const query = route.query ? parse(route.query, ctx.query, 'query') : {};
       const body = route.body ? parse(route.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
+      // A request that carries several calls (an MCP JSON-RPC batch) counts each of them.
+      const calls = principal && route.calls ? route.calls(body) : 1;
+      if (principal && calls > 1) await rateLimiter?.take(principal.credential, principal.userId, calls - 1);
       // Set first so that a handler may still choose another status (readiness answers 503).
       ctx.status = route.status ?? 200;
       const result = await route.handler({ params, query, body, auth: principal, ctx });

@@ -8,7 +8,9 @@ export const encodeKeysetCursor = (createdAt: string, id: string) =>
   Buffer.from(`${createdAt}|${id}`).toString('base64url');
 
 // Exactly what `created_at::text` prints (ISO DateStyle): `2026-11-23 11:30:00.123456+00`.
-const PRINTED_TIMESTAMPTZ = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
+// Postgres reads an offset up to ±15:59:59 and refuses the rest ("time zone displacement out of range").
+const PRINTED_TIMESTAMPTZ =
+  /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?[+-](?:0\d|1[0-5])(?::[0-5]\d){0,2}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** True when Postgres will read `text` as a timestamptz: the printed shape, and a real calendar date and time. */
