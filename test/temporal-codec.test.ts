@@ -1,14 +1,24 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { ApplicationFailure, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
 import { mintOperatorToken, revokeOperatorToken } from '../src/cli/operator';
+import { createApp } from '../src/platform/api/app';
+import { loadConfig } from '../src/platform/config';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
 import { temporalCliPath } from '../src/platform/temporal/dev-server';
 import { REFUSED_PAYLOAD_FAILURE } from '../src/platform/temporal/refused-payload';
+import {
+  KIND_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  WAITING_FOR_ATTRIBUTE,
+  WORKSPACE_ID_ATTRIBUTE,
+} from '../src/platform/temporal/search-attributes';
+import { eventually } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -137,6 +147,49 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     expect(rows).to.have.length(0);
   });
 
+  it('search attributes say what an execution is without a codec: kind, workspace, status, wait', async () => {
+    const { client } = getStack().runtime.temporal;
+    const prompt = await shared.handle.describe();
+    expect(prompt.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('prompt');
+    expect(prompt.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(shared.tenant.workspace_id);
+
+    const api = as(shared.tenant.api_key);
+    const steps = [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance', requires_approval: true }];
+    const dispatched = await api.post('/v1/runs', { agent: 'playbook', input: { steps } });
+    expect(dispatched.status).to.equal(202);
+    const handle = client.workflow.getHandle(`run-${dispatched.body.execution_id}`);
+    const waiting = await eventually(
+      async () => {
+        const described = await handle.describe();
+        return described.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE) !== undefined && described;
+      },
+      { what: 'WeftWaitingFor' },
+    );
+    expect(waiting.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('run');
+    expect(waiting.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('AWAITING_APPROVAL');
+    expect(waiting.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(
+      'approval step 1: billing.credits_balance',
+    );
+    // An operator's query in the UI or `temporal workflow list --query` (visibility is eventually consistent).
+    const query =
+      `WeftKind = "run" AND WeftWaitingFor = "approval step 1: billing.credits_balance" ` +
+      `AND WeftWorkspaceId = "${shared.tenant.workspace_id}"`;
+    await eventually(
+      async () => {
+        for await (const execution of client.workflow.list({ query })) {
+          if (execution.workflowId === handle.workflowId) return true;
+        }
+        return false;
+      },
+      { what: 'the waiting run in a visibility query' },
+    );
+    await api.post(`/v1/runs/${dispatched.body.execution_id}/cancel`, {});
+    await handle.result();
+    const ended = await handle.describe();
+    expect(ended.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('CANCELLED');
+    expect(ended.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(undefined);
+  });
+
   describe('the codec endpoint (Temporal codec server protocol)', () => {
     let other: Awaited<ReturnType<typeof promptWithHistory>>;
     let operator: string;
@@ -251,6 +304,34 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
         scopes: ['billing:read'],
       });
       expect((await as(narrow.body.token).post('/v1/temporal-codec/decode', body)).status).to.equal(403);
+    });
+
+    it("npm start's dev UI path: every workspace from loopback without a credential, only when enabled", async () => {
+      const { runtime } = getStack();
+      const devApp = createApp({ ...runtime, config: { ...runtime.config, TEMPORAL_UI_DEV_CODEC: true } });
+      const server = devApp.listen(0, '127.0.0.1');
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        for (const tenant of [shared, other]) {
+          const response = await fetch(`${base}/v1/temporal-codec/dev/decode`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', Origin: 'http://127.0.0.1:8233' },
+            body: JSON.stringify(bodyOf(tenant.history)),
+          });
+          expect(response.status).to.equal(200);
+          // The dev server's UI origin may call it from the browser.
+          expect(response.headers.get('access-control-allow-origin')).to.equal('http://127.0.0.1:8233');
+          expect(textOf({ body: (await response.json()) as never })).to.contain('Hedy Lamarr');
+        }
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+      // The suite's own app (the flag off, as in production, where loadConfig refuses it) has no such path.
+      expect((await request('POST', '/v1/temporal-codec/dev/decode', { body: {} })).status).to.equal(404);
+      expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_UI_DEV_CODEC: 'true' })).to.throw(
+        /TEMPORAL_UI_DEV_CODEC/,
+      );
     });
 
     it('lets the configured Temporal UI origin call it from a browser (CORS), and no other origin', async () => {
