@@ -26,6 +26,7 @@ import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-trigger-revision';
 import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-delivery-references';
 import { OperatorTokens1763780010000 } from './1763780010000-operator-tokens';
+import { CodeIndexBatches1763780010010 } from './1763780010010-code-index-batches';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   WebhookTriggerRevision1763780009450,
   WebhookDeliveryReferences1763780009500,
   OperatorTokens1763780010000,
+  CodeIndexBatches1763780010010,
 ];

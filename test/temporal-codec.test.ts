@@ -7,10 +7,12 @@ import type { ApplicationFailure, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
 import { mintOperatorToken, revokeOperatorToken } from '../src/cli/operator';
+import { codeIndexWorkflow } from '../src/code/workflow';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig } from '../src/platform/config';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
 import { temporalCliPath } from '../src/platform/temporal/dev-server';
+import { findFailureDetails } from '../src/platform/temporal/failures';
 import { REFUSED_PAYLOAD_FAILURE } from '../src/platform/temporal/refused-payload';
 import {
   KIND_ATTRIBUTE,
@@ -71,8 +73,11 @@ async function promptWithHistory() {
 describe('Temporal payloads are encrypted (payload codec)', function () {
   this.timeout(30_000);
   let shared: Awaited<ReturnType<typeof promptWithHistory>>;
+  // Another tenant's prompt: the payloads tenant A must not open.
+  let other: Awaited<ReturnType<typeof promptWithHistory>>;
   before(async () => {
     shared = await promptWithHistory();
+    other = await promptWithHistory();
   });
 
   it("a prompt's history has no plaintext of its prompt, nodes or answer, yet the client gets its result", async () => {
@@ -147,6 +152,45 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     expect(rows).to.have.length(0);
   });
 
+  it("codeIndexWorkflow carries only the id of a batch Weft stored: another workspace's id applies nothing", async () => {
+    const { runtime } = getStack();
+    // A batch tenant B really stored, named in a workflow of tenant A (sealed with A's key, as a
+    // tenant's own codec could): the row is not A's, so the activity finds nothing and the run fails.
+    const ingest = await as(other.tenant.api_key).post('/v1/code/ingest', {
+      repo: 'sealed-elsewhere',
+      run_id: randomUUID(),
+      symbols: [{ kind: 'file', path: 'b.ts', name: 'b.ts' }],
+      edges: [],
+      commits: [],
+    });
+    expect(ingest.status).to.equal(200);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT id, batch, result FROM code_index_batches WHERE workspace_id = $1 AND repo = 'sealed-elsewhere'`,
+      [other.tenant.workspace_id],
+    );
+    // Applied once: the batch is dropped, its result kept.
+    expect(row.batch).to.equal(null);
+    expect(row.result.created).to.equal(1);
+    const input = {
+      workspaceId: shared.tenant.workspace_id,
+      batchId: row.id,
+      repo: 'stolen',
+      counts: { symbols: 1, edges: 0, commits: 0, final: false },
+    };
+    const handle = await runtime.temporal.workflows.start(codeIndexWorkflow, input);
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).to.be.instanceOf(WorkflowFailedError);
+    expect(JSON.stringify(findFailureDetails(failure))).to.contain('Code batch not found');
+    const rows = await getStack().ownerDataSource.query(
+      `SELECT 1 FROM code_symbols WHERE workspace_id = $1 AND repo = 'stolen'`,
+      [shared.tenant.workspace_id],
+    );
+    expect(rows).to.have.length(0);
+  });
+
   it('search attributes say what an execution is without a codec: kind, workspace, status, wait', async () => {
     const { client } = getStack().runtime.temporal;
     const prompt = await shared.handle.describe();
@@ -191,10 +235,8 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
   });
 
   describe('the codec endpoint (Temporal codec server protocol)', () => {
-    let other: Awaited<ReturnType<typeof promptWithHistory>>;
     let operator: string;
     before(async () => {
-      other = await promptWithHistory();
       operator = (await mintOperatorToken(getStack().ownerDataSource, { label: 'codec test' })).token;
     });
     const bodyOf = (history: History) => ({ payloads: payloadsOf(history.events).map(toJson) });
