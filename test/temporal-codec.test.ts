@@ -152,7 +152,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     expect(rows).to.have.length(0);
   });
 
-  it("codeIndexWorkflow carries only the id of a batch Weft stored: another workspace's id applies nothing", async () => {
+  it("codeIndexWorkflow carries the id of a batch Weft stored: another workspace's id applies nothing", async () => {
     const { runtime } = getStack();
     // A batch tenant B really stored, named in a workflow of tenant A (sealed with A's key, as a
     // tenant's own codec could): the row is not A's, so the activity finds nothing and the run fails.

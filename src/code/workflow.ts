@@ -30,7 +30,8 @@ export const codeIndexWorkflow = defineWorkflow<[CodeIndexInput], CodeBatchResul
   workspaceId: (input) => input.workspaceId,
   idReusePolicy: 'ALLOW_DUPLICATE',
   summary: ({ repo, counts }) =>
-    `${repo}: ${counts.symbols} symbols, ${counts.edges} edges, ${counts.commits} commits${counts.final ? ' (final)' : ''}`,
+    `${repo}: ${counts.symbols} symbols, ${counts.edges} edges, ` +
+    `${counts.commits} commits${counts.final ? ' (final)' : ''}`,
 });
 
 /** The outbox event that hands a batch's new or changed code nodes to the embedding queue. */
