@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApplicationFailure, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
@@ -189,6 +189,59 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       [shared.tenant.workspace_id],
     );
     expect(rows).to.have.length(0);
+  });
+
+  it('a merge review refuses a decision update in plain JSON, or sealed for another workspace', async () => {
+    const { runtime, config } = getStack();
+    const api = as(shared.tenant.api_key);
+    for (const name of ['Grace Hopper', 'grace hopper']) {
+      expect((await api.post('/v1/ontology/nodes', { type: 'person', name })).status).to.equal(201);
+    }
+    const candidate = await eventually(
+      async () => {
+        const listed = await api.get('/v1/ontology/merges');
+        return (listed.body as { id: string }[])[0];
+      },
+      { what: 'a merge candidate' },
+    );
+    const workflowId = `merge-${candidate.id}`;
+    await eventually(async () => (await runtime.temporal.client.workflow.getHandle(workflowId).describe()).runId, {
+      what: 'the review workflow',
+    });
+    const described = await runtime.temporal.client.workflow.getHandle(workflowId).describe();
+    expect(described.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('mergeCandidate');
+    const decision = {
+      decision: 'approve',
+      workspaceId: shared.tenant.workspace_id,
+      userId: randomUUID(),
+      notes: null,
+    };
+    const plainClient = new Client({ connection: runtime.temporal.connection, namespace: config.TEMPORAL_NAMESPACE });
+    const refusedPlain = await plainClient.workflow
+      .getHandle(workflowId)
+      .executeUpdate('decideMerge', { args: [decision] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refusedPlain).to.be.instanceOf(WorkflowUpdateFailedError);
+    // Sealed with tenant B's key (it names B), sent into A's review: refused as well.
+    const foreign = { ...decision, workspaceId: other.tenant.workspace_id };
+    const refusedForeign = await runtime.temporal.client.workflow
+      .getHandle(workflowId)
+      .executeUpdate('decideMerge', { args: [foreign] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refusedForeign).to.be.instanceOf(WorkflowUpdateFailedError);
+    for (const refused of [refusedPlain, refusedForeign]) {
+      expect(String((refused as WorkflowUpdateFailedError).cause?.message)).to.match(/^Update refused/);
+    }
+    const [row] = await getStack().ownerDataSource.query(`SELECT status FROM merge_candidates WHERE id = $1`, [
+      candidate.id,
+    ]);
+    expect(row.status).to.equal('pending');
   });
 
   it('search attributes say what an execution is without a codec: kind, workspace, status, wait', async () => {
