@@ -280,6 +280,26 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       },
       { what: 'the waiting run in a visibility query' },
     );
+    // The CLI's `workflow stack` and `workflow metadata` send `{}` to the codec: they work with it.
+    const { baseUrl, config } = getStack();
+    const operatorToken = (await mintOperatorToken(getStack().ownerDataSource, { label: 'cli' })).token;
+    for (const command of ['stack', 'metadata']) {
+      const { stdout } = await run(temporalCliPath(), [
+        'workflow',
+        command,
+        '--workflow-id',
+        handle.workflowId,
+        '--address',
+        config.TEMPORAL_ADDRESS,
+        '--namespace',
+        config.TEMPORAL_NAMESPACE,
+        '--codec-endpoint',
+        `${baseUrl}/v1/temporal-codec`,
+        '--codec-auth',
+        `Bearer ${operatorToken}`,
+      ]);
+      expect(stdout, command).to.be.a('string');
+    }
     await api.post(`/v1/runs/${dispatched.body.execution_id}/cancel`, {});
     await handle.result();
     const ended = await handle.describe();
