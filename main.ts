@@ -13,7 +13,7 @@ import { runWorker } from './workers/worker';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */
 async function main() {
-  const config = loadConfig();
+  let config = loadConfig();
   const logger = createLogger(config);
   const stops: (() => Promise<void>)[] = [];
   let stopping = false;
@@ -38,9 +38,14 @@ async function main() {
   if (!(await isListening(config.TEMPORAL_ADDRESS))) {
     if (config.TEMPORAL_DEV_SERVER === 'never') throw new Error(`No Temporal server at ${config.TEMPORAL_ADDRESS}`);
     logger.info({ address: config.TEMPORAL_ADDRESS }, 'starting temporal server start-dev');
+    // The dev server's UI decodes with Weft's codec on loopback, without a credential: development only.
+    const devCodec = config.NODE_ENV === 'development';
+    if (devCodec) config = { ...config, TEMPORAL_UI_DEV_CODEC: true };
+    const apiHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
     devServer = await startDevServer({
       address: config.TEMPORAL_ADDRESS,
       uiPort: config.TEMPORAL_UI_PORT,
+      uiCodecEndpoint: devCodec ? `http://${apiHost}:${config.PORT}/v1/temporal-codec/dev` : undefined,
       dbFile: path.resolve(__dirname, '.data', 'temporal.db'),
       log: (line) => logger.debug({ temporal: line }),
     });

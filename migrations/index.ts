@@ -25,6 +25,8 @@ import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-trigger-revision';
 import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-delivery-references';
+import { OperatorTokens1763780010000 } from './1763780010000-operator-tokens';
+import { CodeIndexBatches1763780010010 } from './1763780010010-code-index-batches';
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -56,5 +58,7 @@ export const migrations = [
   LedgerReads1763780009300,
   WebhookTriggerRevision1763780009450,
   WebhookDeliveryReferences1763780009500,
+  OperatorTokens1763780010000,
+  CodeIndexBatches1763780010010,
   DefinerGrants1763780010300,
 ];

@@ -1,10 +1,26 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import type { Payload } from '@temporalio/common';
+import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { ApplicationFailure, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
-import { ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../src/platform/temporal/codec';
+import { mintOperatorToken, revokeOperatorToken } from '../src/cli/operator';
+import { codeIndexWorkflow } from '../src/code/workflow';
+import { createApp } from '../src/platform/api/app';
+import { loadConfig } from '../src/platform/config';
+import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
 import { temporalCliPath } from '../src/platform/temporal/dev-server';
+import { findFailureDetails } from '../src/platform/temporal/failures';
+import { REFUSED_PAYLOAD_FAILURE } from '../src/platform/temporal/refused-payload';
+import {
+  KIND_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  WAITING_FOR_ATTRIBUTE,
+  WORKSPACE_ID_ATTRIBUTE,
+} from '../src/platform/temporal/search-attributes';
+import { eventually } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -57,8 +73,11 @@ async function promptWithHistory() {
 describe('Temporal payloads are encrypted (payload codec)', function () {
   this.timeout(30_000);
   let shared: Awaited<ReturnType<typeof promptWithHistory>>;
+  // Another tenant's prompt: the payloads tenant A must not open.
+  let other: Awaited<ReturnType<typeof promptWithHistory>>;
   before(async () => {
     shared = await promptWithHistory();
+    other = await promptWithHistory();
   });
 
   it("a prompt's history has no plaintext of its prompt, nodes or answer, yet the client gets its result", async () => {
@@ -76,9 +95,11 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     for (const payload of payloads) {
       expect(utf8(payload.metadata?.encoding)).to.equal(ENCRYPTED_ENCODING);
       expect(utf8(payload.metadata?.[KEY_ID_METADATA])).to.equal(codec.keyId);
+      // Sealed with the tenant's own data key: the input names the workspace, the rest is its workflow's.
+      expect(utf8(payload.metadata?.[WORKSPACE_METADATA])).to.equal(shared.tenant.workspace_id);
     }
     // Decrypted, the same payloads do hold the facts: the check above is not vacuous.
-    const decrypted = (await codec.decode(payloads)).map((payload) => utf8(payload.data)).join('\n');
+    const decrypted = payloads.map((payload) => utf8(codec.open(payload).data)).join('\n');
     expect(decrypted).to.contain('Hedy Lamarr');
 
     // The client (with the codec) reads the result the API answered with.
@@ -90,61 +111,342 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     expect(result.answer).to.equal(response.body.answer);
   });
 
-  describe('the codec endpoint (Temporal codec server protocol)', () => {
-    const decoder = async () => {
-      const { user_jwt } = shared.tenant;
-      const key = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'temporal-ui', scopes: ['temporal:decode'] });
-      expect(key.status).to.equal(201);
-      return key.body.token as string;
-    };
+  it('a workflow started by hand with plain JSON fails at once and writes nothing (review M-1)', async () => {
+    const { runtime, config, ownerDataSource } = getStack();
+    const plainClient = new Client({ connection: runtime.temporal.connection, namespace: config.TEMPORAL_NAMESPACE });
+    const workflowId = `side-door-${randomUUID()}`;
+    const name = `written-without-credential-${randomUUID().slice(0, 8)}.ts`;
+    await plainClient.workflow.start('codeIndexWorkflow', {
+      workflowId,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [
+        {
+          workspaceId: shared.tenant.workspace_id,
+          batch: {
+            repo: 'side-door',
+            run_id: randomUUID(),
+            final: false,
+            symbols: [{ kind: 'file', path: name, name, doc: 'no Weft credential was used' }],
+            edges: [],
+            commits: [],
+          },
+        },
+      ],
+    });
+    const handle = runtime.temporal.client.workflow.getHandle(workflowId);
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).to.be.instanceOf(WorkflowFailedError);
+    const cause = (failure as WorkflowFailedError).cause as ApplicationFailure;
+    expect(cause.type).to.equal(REFUSED_PAYLOAD_FAILURE);
+    expect(cause.nonRetryable).to.equal(true);
+    // Failed on its first task: no activity was ever scheduled, and the node does not exist.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.some((event) => event.activityTaskScheduledEventAttributes)).to.equal(false);
+    const rows = await ownerDataSource.query(`SELECT 1 FROM nodes WHERE workspace_id = $1 AND name = $2`, [
+      shared.tenant.workspace_id,
+      name,
+    ]);
+    expect(rows).to.have.length(0);
+  });
 
-    it('decodes a history’s payloads for a credential with temporal:decode', async () => {
-      const payloads = payloadsOf(shared.history.events);
-      const response = await as(await decoder()).post(
-        '/v1/temporal-codec/decode',
-        { payloads: payloads.map(toJson) },
-        { 'X-Namespace': getStack().config.TEMPORAL_NAMESPACE },
+  it("codeIndexWorkflow carries the id of a batch Weft stored: another workspace's id applies nothing", async () => {
+    const { runtime } = getStack();
+    // A batch tenant B really stored, named in a workflow of tenant A (sealed with A's key, as a
+    // tenant's own codec could): the row is not A's, so the activity finds nothing and the run fails.
+    const ingest = await as(other.tenant.api_key).post('/v1/code/ingest', {
+      repo: 'sealed-elsewhere',
+      run_id: randomUUID(),
+      symbols: [{ kind: 'file', path: 'b.ts', name: 'b.ts' }],
+      edges: [],
+      commits: [],
+    });
+    expect(ingest.status).to.equal(200);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT id, batch, result FROM code_index_batches WHERE workspace_id = $1 AND repo = 'sealed-elsewhere'`,
+      [other.tenant.workspace_id],
+    );
+    // Applied once: the batch is dropped, its result kept.
+    expect(row.batch).to.equal(null);
+    expect(row.result.created).to.equal(1);
+    const input = {
+      workspaceId: shared.tenant.workspace_id,
+      batchId: row.id,
+      repo: 'stolen',
+      counts: { symbols: 1, edges: 0, commits: 0, final: false },
+    };
+    const handle = await runtime.temporal.workflows.start(codeIndexWorkflow, input);
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).to.be.instanceOf(WorkflowFailedError);
+    expect(JSON.stringify(findFailureDetails(failure))).to.contain('Code batch not found');
+    const rows = await getStack().ownerDataSource.query(
+      `SELECT 1 FROM code_symbols WHERE workspace_id = $1 AND repo = 'stolen'`,
+      [shared.tenant.workspace_id],
+    );
+    expect(rows).to.have.length(0);
+  });
+
+  it('a merge review refuses a decision update in plain JSON, or sealed for another workspace', async () => {
+    const { runtime, config } = getStack();
+    const api = as(shared.tenant.api_key);
+    for (const name of ['Grace Hopper', 'grace hopper']) {
+      expect((await api.post('/v1/ontology/nodes', { type: 'person', name })).status).to.equal(201);
+    }
+    const candidate = await eventually(
+      async () => {
+        const listed = await api.get('/v1/ontology/merges');
+        return (listed.body as { id: string }[])[0];
+      },
+      { what: 'a merge candidate' },
+    );
+    const workflowId = `merge-${candidate.id}`;
+    await eventually(async () => (await runtime.temporal.client.workflow.getHandle(workflowId).describe()).runId, {
+      what: 'the review workflow',
+    });
+    const described = await runtime.temporal.client.workflow.getHandle(workflowId).describe();
+    expect(described.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('mergeCandidate');
+    const decision = {
+      decision: 'approve',
+      workspaceId: shared.tenant.workspace_id,
+      userId: randomUUID(),
+      notes: null,
+    };
+    const plainClient = new Client({ connection: runtime.temporal.connection, namespace: config.TEMPORAL_NAMESPACE });
+    const refusedPlain = await plainClient.workflow
+      .getHandle(workflowId)
+      .executeUpdate('decideMerge', { args: [decision] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
       );
-      expect(response.status).to.equal(200);
-      expect(response.body.payloads).to.have.length(payloads.length);
-      const texts = response.body.payloads.map((payload: { data: string }) =>
-        Buffer.from(payload.data, 'base64').toString('utf8'),
+    expect(refusedPlain).to.be.instanceOf(WorkflowUpdateFailedError);
+    // Sealed with tenant B's key (it names B), sent into A's review: refused as well.
+    const foreign = { ...decision, workspaceId: other.tenant.workspace_id };
+    const refusedForeign = await runtime.temporal.client.workflow
+      .getHandle(workflowId)
+      .executeUpdate('decideMerge', { args: [foreign] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
       );
-      expect(texts.join('\n')).to.contain('Hedy Lamarr');
-      const encodings = response.body.payloads.map((payload: { metadata: { encoding: string } }) =>
-        Buffer.from(payload.metadata.encoding, 'base64').toString('utf8'),
-      );
-      expect(encodings).to.include('json/plain');
+    expect(refusedForeign).to.be.instanceOf(WorkflowUpdateFailedError);
+    for (const refused of [refusedPlain, refusedForeign]) {
+      expect(String((refused as WorkflowUpdateFailedError).cause?.message)).to.match(/^Update refused/);
+    }
+    const [row] = await getStack().ownerDataSource.query(`SELECT status FROM merge_candidates WHERE id = $1`, [
+      candidate.id,
+    ]);
+    expect(row.status).to.equal('pending');
+  });
+
+  it('search attributes say what an execution is without a codec: kind, workspace, status, wait', async () => {
+    const { client } = getStack().runtime.temporal;
+    const prompt = await shared.handle.describe();
+    expect(prompt.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('prompt');
+    expect(prompt.typedSearchAttributes.get(WORKSPACE_ID_ATTRIBUTE)).to.equal(shared.tenant.workspace_id);
+
+    const api = as(shared.tenant.api_key);
+    const steps = [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance', requires_approval: true }];
+    const dispatched = await api.post('/v1/runs', { agent: 'playbook', input: { steps } });
+    expect(dispatched.status).to.equal(202);
+    const handle = client.workflow.getHandle(`run-${dispatched.body.execution_id}`);
+    const waiting = await eventually(
+      async () => {
+        const described = await handle.describe();
+        return described.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE) !== undefined && described;
+      },
+      { what: 'WeftWaitingFor' },
+    );
+    expect(waiting.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('run');
+    expect(waiting.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('AWAITING_APPROVAL');
+    expect(waiting.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(
+      'approval step 1: billing.credits_balance',
+    );
+    // An operator's query in the UI or `temporal workflow list --query` (visibility is eventually consistent).
+    const query =
+      `WeftKind = "run" AND WeftWaitingFor = "approval step 1: billing.credits_balance" ` +
+      `AND WeftWorkspaceId = "${shared.tenant.workspace_id}"`;
+    await eventually(
+      async () => {
+        for await (const execution of client.workflow.list({ query })) {
+          if (execution.workflowId === handle.workflowId) return true;
+        }
+        return false;
+      },
+      { what: 'the waiting run in a visibility query' },
+    );
+    // The CLI's `workflow stack` and `workflow metadata` send `{}` to the codec: they work with it.
+    const { baseUrl, config } = getStack();
+    const operatorToken = (await mintOperatorToken(getStack().ownerDataSource, { label: 'cli' })).token;
+    for (const command of ['stack', 'metadata']) {
+      const { stdout } = await run(temporalCliPath(), [
+        'workflow',
+        command,
+        '--workflow-id',
+        handle.workflowId,
+        '--address',
+        config.TEMPORAL_ADDRESS,
+        '--namespace',
+        config.TEMPORAL_NAMESPACE,
+        '--codec-endpoint',
+        `${baseUrl}/v1/temporal-codec`,
+        '--codec-auth',
+        `Bearer ${operatorToken}`,
+      ]);
+      expect(stdout, command).to.be.a('string');
+    }
+    await api.post(`/v1/runs/${dispatched.body.execution_id}/cancel`, {});
+    await handle.result();
+    const ended = await handle.describe();
+    expect(ended.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('CANCELLED');
+    expect(ended.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(undefined);
+  });
+
+  describe('the codec endpoint (Temporal codec server protocol)', () => {
+    let operator: string;
+    before(async () => {
+      operator = (await mintOperatorToken(getStack().ownerDataSource, { label: 'codec test' })).token;
+    });
+    const bodyOf = (history: History) => ({ payloads: payloadsOf(history.events).map(toJson) });
+    const textOf = (response: { body: { payloads: { data: string }[] } }) =>
+      response.body.payloads.map((payload) => Buffer.from(payload.data, 'base64').toString('utf8')).join('\n');
+
+    it("opens the credential's own workspace's payloads and hands every other payload back unchanged", async () => {
+      const mine = bodyOf(shared.history);
+      const theirs = bodyOf(other.history);
+      for (const token of [shared.tenant.api_key, shared.tenant.user_jwt]) {
+        const own = await as(token).post('/v1/temporal-codec/decode', mine, {
+          'X-Namespace': getStack().config.TEMPORAL_NAMESPACE,
+        });
+        expect(own.status).to.equal(200);
+        expect(textOf(own)).to.contain('Hedy Lamarr');
+        const encodings = own.body.payloads.map((payload: { metadata: { encoding: string } }) =>
+          Buffer.from(payload.metadata.encoding, 'base64').toString('utf8'),
+        );
+        expect(encodings).to.include('json/plain');
+
+        // Tenant B's history, posted by tenant A: 200, and every payload still ciphertext.
+        const foreign = await as(token).post('/v1/temporal-codec/decode', theirs);
+        expect(foreign.status).to.equal(200);
+        expect(foreign.body).to.deep.equal(theirs);
+        expect(textOf(foreign)).not.to.contain('Hedy Lamarr');
+      }
     });
 
-    it('encodes and decodes back to the same payloads (a round trip over HTTP)', async () => {
-      const token = await decoder();
+    it('an operator token (weft operator token) opens every workspace; nothing else accepts it', async () => {
+      for (const tenant of [shared, other]) {
+        const decoded = await as(operator).post('/v1/temporal-codec/decode', bodyOf(tenant.history));
+        expect(decoded.status).to.equal(200);
+        expect(textOf(decoded)).to.contain('Hedy Lamarr');
+      }
+      expect((await as(operator).get('/v1/ontology/nodes')).status).to.equal(401);
+      const revoked = await mintOperatorToken(getStack().ownerDataSource, { label: 'revoked' });
+      await revokeOperatorToken(getStack().ownerDataSource, revoked.id);
+      expect((await as(revoked.token).post('/v1/temporal-codec/decode', {})).status).to.equal(401);
+    });
+
+    it('no user JWT, bootstrap key or self-service key holds temporal:decode (asking for it is a 422)', async () => {
+      const { user_jwt, api_key } = shared.tenant;
+      for (const token of [user_jwt, api_key]) {
+        const minted = await as(token).post('/v1/auth/me/api-keys', { name: 'ui', scopes: ['temporal:decode'] });
+        expect(minted.status).to.equal(422);
+        expect(JSON.stringify(minted.body)).to.contain('weft operator token');
+      }
+      const keys = await as(user_jwt).get('/v1/auth/me/api-keys');
+      expect(keys.status).to.equal(200);
+      for (const key of keys.body) expect(key.scopes).not.to.include('temporal:decode');
+      const scopes = await as(user_jwt).get('/v1/auth/me/api-keys/scopes');
+      expect(scopes.status).to.equal(200);
+      expect(JSON.stringify(scopes.body)).not.to.contain('temporal:decode');
+      // Encoding is an operator's: a tenant could otherwise seal input for a workflow it starts on Temporal.
       const original = { payloads: [{ metadata: { encoding: b64('json/plain') }, data: b64('"Hedy Lamarr"') }] };
-      const encoded = await as(token).post('/v1/temporal-codec/encode', original);
+      expect((await as(user_jwt).post('/v1/temporal-codec/encode', original)).status).to.equal(403);
+    });
+
+    it('a payload relabelled with another workspace does not open: it comes back unchanged', async () => {
+      const [payload] = payloadsOf(other.history.events);
+      const relabelled = toJson(payload!);
+      relabelled.metadata[WORKSPACE_METADATA] = b64(shared.tenant.workspace_id);
+      const body = { payloads: [relabelled] };
+      for (const token of [shared.tenant.api_key, operator]) {
+        const response = await as(token).post('/v1/temporal-codec/decode', body);
+        expect(response.status).to.equal(200);
+        expect(response.body).to.deep.equal(body);
+      }
+    });
+
+    it('encodes (operator) with the key of the workspace the value names, and decodes back', async () => {
+      const value = JSON.stringify({ workspaceId: shared.tenant.workspace_id, name: 'Hedy Lamarr' });
+      const original = { payloads: [{ metadata: { encoding: b64('json/plain') }, data: b64(value) }] };
+      const encoded = await as(operator).post('/v1/temporal-codec/encode', original);
       expect(encoded.status).to.equal(200);
       const [sealed] = encoded.body.payloads;
       expect(Buffer.from(sealed.metadata.encoding, 'base64').toString()).to.equal(ENCRYPTED_ENCODING);
+      expect(Buffer.from(sealed.metadata[WORKSPACE_METADATA], 'base64').toString()).to.equal(
+        shared.tenant.workspace_id,
+      );
       expect(Buffer.from(sealed.data, 'base64').toString('latin1')).not.to.contain('Hedy');
-      const decoded = await as(token).post('/v1/temporal-codec/decode', encoded.body);
+      const decoded = await as(shared.tenant.api_key).post('/v1/temporal-codec/decode', encoded.body);
       expect(decoded.status).to.equal(200);
       expect(decoded.body).to.deep.equal(original);
+      expect((await as(other.tenant.api_key).post('/v1/temporal-codec/decode', encoded.body)).body).to.deep.equal(
+        encoded.body,
+      );
     });
 
-    it('refuses a credential without temporal:decode (403), no credential (401), a forged payload (400)', async () => {
-      const { user_jwt } = shared.tenant;
-      const narrow = await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['ontology:read'] });
-      const body = { payloads: payloadsOf(shared.history.events).slice(0, 1).map(toJson) };
-      expect((await as(narrow.body.token).post('/v1/temporal-codec/decode', body)).status).to.equal(403);
-      expect((await as(narrow.body.token).post('/v1/temporal-codec/encode', body)).status).to.equal(403);
-      expect((await request('POST', '/v1/temporal-codec/decode', { body })).status).to.equal(401);
+    it('takes `{}` as no payloads (what the Temporal CLI sends for `workflow metadata` and `stack`)', async () => {
+      for (const [token, path] of [
+        [shared.tenant.api_key, '/v1/temporal-codec/decode'],
+        [operator, '/v1/temporal-codec/decode'],
+        [operator, '/v1/temporal-codec/encode'],
+      ] as const) {
+        const response = await as(token).post(path, {});
+        expect(response.status, path).to.equal(200);
+        expect(response.body).to.deep.equal({ payloads: [] });
+      }
+    });
 
-      const forged = structuredClone(body);
-      const data = Buffer.from(forged.payloads[0]!.data, 'base64');
-      data[data.length - 1]! ^= 1;
-      forged.payloads[0]!.data = data.toString('base64');
-      const refused = await as(await decoder()).post('/v1/temporal-codec/decode', forged);
-      expect(refused.status).to.equal(400);
-      expect(refused.body.detail).to.be.a('string');
+    it('refuses a key without ontology:read (403) and no credential (401)', async () => {
+      const body = { payloads: payloadsOf(shared.history.events).slice(0, 1).map(toJson) };
+      expect((await request('POST', '/v1/temporal-codec/decode', { body })).status).to.equal(401);
+      const narrow = await as(shared.tenant.user_jwt).post('/v1/auth/me/api-keys', {
+        name: 'billing',
+        scopes: ['billing:read'],
+      });
+      expect((await as(narrow.body.token).post('/v1/temporal-codec/decode', body)).status).to.equal(403);
+    });
+
+    it("npm start's dev UI path: every workspace from loopback without a credential, only when enabled", async () => {
+      const { runtime } = getStack();
+      const devApp = createApp({ ...runtime, config: { ...runtime.config, TEMPORAL_UI_DEV_CODEC: true } });
+      const server = devApp.listen(0, '127.0.0.1');
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        for (const tenant of [shared, other]) {
+          const response = await fetch(`${base}/v1/temporal-codec/dev/decode`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json', Origin: 'http://127.0.0.1:8233' },
+            body: JSON.stringify(bodyOf(tenant.history)),
+          });
+          expect(response.status).to.equal(200);
+          // The dev server's UI origin may call it from the browser.
+          expect(response.headers.get('access-control-allow-origin')).to.equal('http://127.0.0.1:8233');
+          expect(textOf({ body: (await response.json()) as never })).to.contain('Hedy Lamarr');
+        }
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+      // The suite's own app (the flag off, as in production, where loadConfig refuses it) has no such path.
+      expect((await request('POST', '/v1/temporal-codec/dev/decode', { body: {} })).status).to.equal(404);
+      expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_UI_DEV_CODEC: 'true' })).to.throw(
+        /TEMPORAL_UI_DEV_CODEC/,
+      );
     });
 
     it('lets the configured Temporal UI origin call it from a browser (CORS), and no other origin', async () => {
@@ -167,7 +469,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(other.headers.get('access-control-allow-origin')).to.equal(null);
 
       const decoded = await request('POST', '/v1/temporal-codec/decode', {
-        token: await decoder(),
+        token: operator,
         body: { payloads: [] },
         headers: { Origin: origin },
       });
@@ -204,7 +506,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       const plain = await show();
       expect(plain.text).not.to.contain('Hedy Lamarr');
       expect(plain.encodings).to.include(ENCRYPTED_ENCODING);
-      const codec = ['--codec-endpoint', `${baseUrl}/v1/temporal-codec`, '--codec-auth', `Bearer ${await decoder()}`];
+      const codec = ['--codec-endpoint', `${baseUrl}/v1/temporal-codec`, '--codec-auth', `Bearer ${operator}`];
       const decoded = await show(codec);
       expect(decoded.text).to.contain('Hedy Lamarr');
       expect(decoded.encodings).not.to.include(ENCRYPTED_ENCODING);

@@ -32,6 +32,8 @@ export async function loadWorkflowBundle(): Promise<{ code: string }> {
   if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve(WORKFLOWS_DIR),
+    // Keeps payloads the codec refused (plaintext started by hand) from workflow code.
+    workflowInterceptorModules: [require.resolve(path.join(WORKFLOWS_DIR, 'interceptors'))],
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });
   mkdirSync(CACHE_DIR, { recursive: true });

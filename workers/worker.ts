@@ -48,7 +48,8 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     workflowBundle: await loadWorkflowBundle(),
     activities: options.activities,
     // Codecs run in the worker's main thread, outside the workflow sandbox: workflow code is unchanged.
-    dataConverter: dataConverter(createPayloadCodec(options.config)),
+    // Refused payloads decode to a placeholder that fails the workflow at once (workflows/interceptors.ts).
+    dataConverter: dataConverter(createPayloadCodec(options.config, { refuse: 'placeholder' })),
   });
   return { worker, connection };
 }

@@ -23,6 +23,7 @@ import * as contract from '../src/merges/workflow';
 import type { DomainError, ErrorCode } from '../src/platform/errors';
 import { ConflictError, NotFoundError, UnavailableError } from '../src/platform/errors';
 import { detailsOf, findFailureDetails, toApplicationFailure } from '../src/platform/temporal/failures';
+import { KIND_ATTRIBUTE, workflowKind } from '../src/platform/temporal/search-attributes';
 import { databaseActivity, interactiveActivity } from './activity-options';
 
 const { resolvePerson, mergeCandidateStatus } = proxyActivities<Activities>(databaseActivity);
@@ -46,7 +47,10 @@ export async function personResolverWorkflow(
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A review already running (or finished) for this candidate is the one that counts.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        typedSearchAttributes: info.typedSearchAttributes,
+        // The parent's workspace, and the child's own kind (WeftKind).
+        typedSearchAttributes: info.typedSearchAttributes.updateCopy([
+          { key: KIND_ATTRIBUTE, value: workflowKind('mergeCandidateWorkflow') },
+        ]),
       });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;

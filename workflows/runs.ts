@@ -10,7 +10,11 @@ import {
 import type { Activities } from '../activities';
 import { LIMITS } from '../src/limits';
 import { findFailureDetails } from '../src/platform/temporal/failures';
-import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
+import {
+  AGENT_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  WAITING_FOR_ATTRIBUTE,
+} from '../src/platform/temporal/search-attributes';
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
@@ -35,8 +39,21 @@ const stepActivity = (stepNo: number, tool: string) =>
 const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 const finished = (status: string) => FINISHED.includes(status);
 
+/**
+ * WeftWaitingFor names the step a run waits on, and is cleared when it goes on: in the same upsert as
+ * the status, so the command sequence (and replay of older histories) is unchanged.
+ */
+const showWaiting = (status: string, step: RunPlanStep | undefined) =>
+  upsertSearchAttributes([
+    { key: RUN_STATUS_ATTRIBUTE, value: status },
+    {
+      key: WAITING_FOR_ATTRIBUTE,
+      value: step && status === 'AWAITING_APPROVAL' ? `approval step ${step.stepNo}: ${step.tool}` : null,
+    },
+  ]);
+
 /** WeftRunStatus follows Postgres: set after each transition an activity has committed. */
-const showStatus = (status: string) => upsertSearchAttributes([{ key: RUN_STATUS_ATTRIBUTE, value: status }]);
+const showStatus = (status: string) => showWaiting(status, undefined);
 
 const ended = (status: string): RunWorkflowResult => {
   showStatus(status);
@@ -94,7 +111,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     const stepRef = { ...ref, stepNo: step.stepNo };
     if (step.requiresApproval) {
       let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
-      if (!waiting) showStatus(state.run);
+      if (!waiting) showWaiting(state.run, step);
       let rechecks = 0;
       // Cleared just before each read, never before the wait: a signal that came while the approval
       // was being requested (its answer already stale) must still end the wait at once.
@@ -119,7 +136,7 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
         );
       }
       if (state.approval !== 'approved' || !(await resumeRun(ref))) return ended('CANCELLED');
-      showStatus('RUNNING');
+      showWaiting('RUNNING', undefined);
     }
     const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');

@@ -27,7 +27,10 @@ export const ApiKeyCreateRequest = z
     scopes: z
       .array(z.string().max(100))
       .max(100)
-      .describe(`Scope strings; unknown ones are dropped. Known: ${SCOPES.join(', ')}`),
+      .describe(
+        'Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). ' +
+          `Known: ${SCOPES.join(', ')}`,
+      ),
     workspace: z.uuid().optional().describe("The key's workspace; defaults to the caller's."),
     expires_in_days: z.number().int().min(1).max(3650).optional(),
   })

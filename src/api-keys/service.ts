@@ -1,10 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
 import { boundWorkspace, childExpiry, scopeOf } from '../platform/auth/principal';
-import { normalizeScopes, SCOPES } from '../platform/auth/scopes';
+import { normalizeScopes, OPERATOR_SCOPE, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { ForbiddenError, NotFoundError } from '../platform/errors';
+import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import {
   dailyRequestCounts,
@@ -37,6 +37,16 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
       input: { name: string; scopes: string[]; workspace?: string; expires_in_days?: number },
     ) {
       const workspaceId = input.workspace ?? principal.workspaceId;
+      // Said out loud rather than dropped as unknown: the codec scope opens every workspace's payloads.
+      if (input.scopes.includes(OPERATOR_SCOPE)) {
+        throw new ValidationFailedError([
+          {
+            loc: ['body', 'scopes'],
+            msg: `${OPERATOR_SCOPE} is an operator's: mint an operator token with \`weft operator token\``,
+            type: 'operator_scope',
+          },
+        ]);
+      }
       const scopes = normalizeScopes(input.scopes);
       // A key can hand out only what its caller holds; a user JWT holds every scope.
       const beyond = scopes.filter((scope) => !principal.scopes.has(scope));

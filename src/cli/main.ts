@@ -3,6 +3,8 @@
  *   bootstrap [--credits N] [--workspace ID] [--json]
  *   credits grant --tenant ID --amount N
  *   tokens revoke (--jti ID | --token JWT)
+ *   operator token [--label TEXT] [--days N]     (a codec token that decodes every workspace's payloads)
+ *   operator revoke --id TOKEN_ID
  *   index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
  *         [--max-commits N]
  * The provisioning commands work on the owner connection (outside the request path); `index` is an
@@ -18,11 +20,14 @@ import { BadRequestError, DomainError } from '../platform/errors';
 import { createProvisioning } from '../tenancy/service';
 import { indexRepository } from './index/command';
 import { IndexError } from './index/git';
+import { mintOperatorToken, revokeOperatorToken } from './operator';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
   weft credits grant --tenant TENANT_ID --amount N
   weft tokens revoke (--jti JWT_ID | --token USER_JWT)
+  weft operator token [--label TEXT] [--days N]
+  weft operator revoke --id TOKEN_ID
   weft index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
              [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)`;
 
@@ -40,6 +45,9 @@ async function run(argv: string[]): Promise<unknown> {
       amount: { type: 'string' },
       jti: { type: 'string' },
       token: { type: 'string' },
+      label: { type: 'string' },
+      days: { type: 'string' },
+      id: { type: 'string' },
       'base-url': { type: 'string' },
       'api-key': { type: 'string' },
       repo: { type: 'string' },
@@ -97,6 +105,16 @@ async function run(argv: string[]): Promise<unknown> {
       );
     }
     if (command === 'tokens revoke') return await revokeToken(values);
+    if (command === 'operator token') {
+      return await mintOperatorToken(ownerDataSource, {
+        label: z.string().trim().min(1).max(100).default('operator').parse(values.label),
+        days: values.days === undefined ? undefined : z.coerce.number().int().min(1).max(3650).parse(values.days),
+      });
+    }
+    if (command === 'operator revoke') {
+      if (!values.id) throw new UsageError();
+      return await revokeOperatorToken(ownerDataSource, z.uuid().parse(values.id));
+    }
     throw new UsageError();
   } finally {
     await ownerDataSource.destroy();

@@ -348,18 +348,14 @@ export interface paths {
   "/v1/temporal-codec/decode": {
     /**
      * Decrypt Temporal payloads (codec server protocol)
-     * @description Temporal’s codec server protocol: encrypted payloads in, plaintext payloads out, for the Temporal UI and CLI (`--codec-endpoint`). At most 1000 payloads per request; an operator scope.
-     *
-     * Requires the `temporal:decode` scope.
+     * @description Temporal’s codec server protocol: sealed payloads in, plaintext payloads out, for the Temporal UI and CLI (`--codec-endpoint`). A user JWT or API key with `ontology:read` opens its own workspace’s payloads; an operator token (`weft operator token`) opens every workspace’s. Any other payload comes back unchanged. `{}` is no payloads. At most 1000 payloads per request.
      */
     post: operations["decodeTemporalPayloads"];
   };
   "/v1/temporal-codec/encode": {
     /**
      * Encrypt Temporal payloads (codec server protocol), say for a signal sent from the UI
-     * @description The inverse of decode: plaintext payloads in, payloads encrypted with the current key out. At most 1000 payloads per request; an operator scope.
-     *
-     * Requires the `temporal:decode` scope.
+     * @description The inverse of decode, for an operator (a signal sent from the Temporal UI): each payload is sealed with the key of the workspace its JSON names (`workspaceId`), else the system key. Operator token only.
      */
     post: operations["encodeTemporalPayloads"];
   };
@@ -779,7 +775,7 @@ export interface components {
     };
     ApiKeyCreateRequest: {
       name: string;
-      /** @description Scope strings; unknown ones are dropped. Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, runs:read, runs:write, search:read, temporal:decode, triggers:manage */
+      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, runs:read, runs:write, search:read, triggers:manage */
       scopes: string[];
       /**
        * Format: uuid
@@ -1494,7 +1490,8 @@ export interface components {
         })[];
     };
     TemporalPayloads: {
-      payloads: components["schemas"]["TemporalPayload"][];
+      /** @default [] */
+      payloads?: components["schemas"]["TemporalPayload"][];
     };
     TemporalPayload: {
       /** @description Metadata values, base64 */
@@ -7173,17 +7170,9 @@ export interface operations {
   };
   /**
    * Decrypt Temporal payloads (codec server protocol)
-   * @description Temporal’s codec server protocol: encrypted payloads in, plaintext payloads out, for the Temporal UI and CLI (`--codec-endpoint`). At most 1000 payloads per request; an operator scope.
-   *
-   * Requires the `temporal:decode` scope.
+   * @description Temporal’s codec server protocol: sealed payloads in, plaintext payloads out, for the Temporal UI and CLI (`--codec-endpoint`). A user JWT or API key with `ontology:read` opens its own workspace’s payloads; an operator token (`weft operator token`) opens every workspace’s. Any other payload comes back unchanged. `{}` is no payloads. At most 1000 payloads per request.
    */
   decodeTemporalPayloads: {
-    parameters: {
-      query?: {
-        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
-        workspace_id?: string;
-      };
-    };
     requestBody: {
       content: {
         /**
@@ -7212,7 +7201,7 @@ export interface operations {
           "application/json": components["schemas"]["TemporalPayloads"];
         };
       };
-      /** @description A payload does not open with any configured key; or The body is not well-formed JSON */
+      /** @description The body is not well-formed JSON */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7222,29 +7211,18 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing, invalid, expired or revoked credential */
+      /** @description No or an invalid credential */
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing scope temporal:decode; or The credential lacks the `temporal:decode` scope */
+      /** @description An MCP token, or a key without ontology:read */
       403: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description `workspace_id` names no workspace the caller belongs to */
-      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -7283,40 +7261,8 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
-      429: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "Retry-After": components["headers"]["RetryAfter"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
       /** @description Internal server error (never the inner text) */
       500: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description The database is busy; retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "Retry-After": components["headers"]["RetryAfter"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description The database or a workflow did not answer in time */
-      504: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -7329,17 +7275,9 @@ export interface operations {
   };
   /**
    * Encrypt Temporal payloads (codec server protocol), say for a signal sent from the UI
-   * @description The inverse of decode: plaintext payloads in, payloads encrypted with the current key out. At most 1000 payloads per request; an operator scope.
-   *
-   * Requires the `temporal:decode` scope.
+   * @description The inverse of decode, for an operator (a signal sent from the Temporal UI): each payload is sealed with the key of the workspace its JSON names (`workspaceId`), else the system key. Operator token only.
    */
   encodeTemporalPayloads: {
-    parameters: {
-      query?: {
-        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
-        workspace_id?: string;
-      };
-    };
     requestBody: {
       content: {
         /**
@@ -7347,9 +7285,9 @@ export interface operations {
          *   "payloads": [
          *     {
          *       "metadata": {
-         *         "encoding": "YmluYXJ5L2VuY3J5cHRlZA=="
+         *         "encoding": "anNvbi9wbGFpbg=="
          *       },
-         *       "data": "AAAA"
+         *       "data": "e30="
          *     }
          *   ]
          * }
@@ -7378,29 +7316,18 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing, invalid, expired or revoked credential */
+      /** @description No or an invalid credential */
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing scope temporal:decode; or The credential lacks the `temporal:decode` scope */
+      /** @description Only an operator token (temporal:decode) encodes */
       403: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description `workspace_id` names no workspace the caller belongs to */
-      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -7439,40 +7366,8 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
-      429: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "Retry-After": components["headers"]["RetryAfter"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
       /** @description Internal server error (never the inner text) */
       500: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description The database is busy; retry after `Retry-After` seconds */
-      503: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-          "Retry-After": components["headers"]["RetryAfter"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description The database or a workflow did not answer in time */
-      504: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

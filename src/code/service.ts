@@ -15,6 +15,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import { enableIterativeIndexScan } from '../search/repository';
 import { registerType } from '../type-catalog/service';
+import { deleteCodeBatch, insertCodeBatch, lockCodeBatch, markCodeBatchApplied } from './batches';
 import { nodeTypeOf, symbolKey } from './keys';
 import type { EdgeValues, SymbolValues } from './repository';
 import {
@@ -107,7 +108,10 @@ export function createCodeService(deps: {
   const { uow, temporal, credits, outbox } = deps;
 
   /** One batch in one transaction: nodes upserted by key, edges by their ends, the pass's sweep when final. */
-  async function applyInTransaction(m: EntityManager, input: CodeIndexInput): Promise<CodeBatchResult> {
+  async function applyInTransaction(
+    m: EntityManager,
+    input: { workspaceId: string; batch: CodeIngestRequest },
+  ): Promise<CodeBatchResult> {
     const { workspaceId, batch } = input;
     const settings = (await readOntologyConfig(m)).importance;
     const values = nodeValuesOf(batch);
@@ -243,10 +247,22 @@ export function createCodeService(deps: {
      * batch of the repository is being applied.
      */
     async ingest(principal: Principal, batch: CodeIngestRequest): Promise<CodeIngestResponse> {
-      const input: CodeIndexInput = { workspaceId: principal.workspaceId, batch };
+      const batchId = await uow(scopeOf(principal), (m) => insertCodeBatch(m, principal.workspaceId, batch));
+      const input: CodeIndexInput = {
+        workspaceId: principal.workspaceId,
+        batchId,
+        repo: batch.repo,
+        counts: {
+          symbols: batch.symbols.length,
+          edges: batch.edges.length,
+          commits: batch.commits.length,
+          final: batch.final,
+        },
+      };
       const workflowId = codeIndexWorkflowId(principal.workspaceId, batch.repo);
       const handle = await temporal.workflows.startIfIdle(codeIndexWorkflow, input);
       if (!handle) {
+        await uow(scopeOf(principal), (m) => deleteCodeBatch(m, batchId));
         throw new ConflictError({
           error: 'index_batch_running',
           message: `A batch of ${batch.repo} is being applied (${workflowId}); send this one when it is done`,
@@ -277,7 +293,15 @@ export function createCodeService(deps: {
 
     /** The workflow's step: applies a batch (idempotent) and hands new or changed nodes to the embedder. */
     async applyBatch(input: CodeIndexInput): Promise<CodeBatchResult> {
-      const result = await uow({ workspaceId: input.workspaceId }, (m) => applyInTransaction(m, input));
+      const result = await uow({ workspaceId: input.workspaceId }, async (m) => {
+        // Only a batch this workspace stored through the API; applied once, its result answers a retry.
+        const stored = await lockCodeBatch(m, input.batchId);
+        if (!stored) throw new NotFoundError('Code batch not found');
+        if (stored.result) return stored.result;
+        const applied = await applyInTransaction(m, { workspaceId: input.workspaceId, batch: stored.batch! });
+        await markCodeBatchApplied(m, input.batchId, applied);
+        return applied;
+      });
       if (result.embeddings_requested > 0) outbox.kick(input.workspaceId);
       return result;
     },

@@ -1,11 +1,18 @@
 import { defineWorkflow } from '../platform/temporal/contract';
-import type { CodeIngestRequest, CodeIngestResponse } from './schemas';
+import type { CodeIngestResponse } from './schemas';
 
 /** The code graph's workflow contract. No I/O: the workflow bundle imports this file. */
 
+/**
+ * The workflow's input names the batch the API stored (code_index_batches), never the batch itself:
+ * a workflow started on Temporal by hand cannot bring data of its own (review M-1).
+ */
 export interface CodeIndexInput {
   workspaceId: string;
-  batch: CodeIngestRequest;
+  batchId: string;
+  repo: string;
+  /** For the static summary only. */
+  counts: { symbols: number; edges: number; commits: number; final: boolean };
 }
 
 export type CodeBatchResult = Omit<CodeIngestResponse, 'workflow_id'>;
@@ -19,12 +26,12 @@ export const codeIndexWorkflowId = (workspaceId: string, repo: string) => `code-
  */
 export const codeIndexWorkflow = defineWorkflow<[CodeIndexInput], CodeBatchResult>({
   type: 'codeIndexWorkflow',
-  id: (input) => codeIndexWorkflowId(input.workspaceId, input.batch.repo),
+  id: (input) => codeIndexWorkflowId(input.workspaceId, input.repo),
   workspaceId: (input) => input.workspaceId,
   idReusePolicy: 'ALLOW_DUPLICATE',
-  summary: (input) =>
-    `${input.batch.repo}: ${input.batch.symbols.length} symbols, ${input.batch.edges.length} edges, ` +
-    `${input.batch.commits.length} commits${input.batch.final ? ' (final)' : ''}`,
+  summary: ({ repo, counts }) =>
+    `${repo}: ${counts.symbols} symbols, ${counts.edges} edges, ` +
+    `${counts.commits} commits${counts.final ? ' (final)' : ''}`,
 });
 
 /** The outbox event that hands a batch's new or changed code nodes to the embedding queue. */

@@ -125,6 +125,12 @@ export const EnvSchema = z.object({
   TEMPORAL_API_KEY: z.string().optional(),
   /** Origins (comma-separated) of a Temporal UI allowed to call the codec endpoint from the browser. */
   TEMPORAL_UI_ORIGIN: z.string().optional(),
+  /**
+   * Development only (refused in production): serve `/v1/temporal-codec/dev/*`, which decodes every
+   * workspace for callers on loopback without a credential. `npm start` turns it on for the dev server
+   * it starts, whose UI it points there (`--ui-codec-endpoint`).
+   */
+  TEMPORAL_UI_DEV_CODEC: booleanFlag.default(false),
 
   /**
    * Encrypts every Temporal payload (AES-256-GCM). Required in production; in development and tests a
@@ -207,6 +213,7 @@ function productionProblems(env: z.infer<typeof EnvSchema>): string[] {
     const weak = weakSecret(env.JWT_SECRET);
     if (weak) problems.push(`JWT_SECRET ${weak}; ${generate}`);
   }
+  if (env.TEMPORAL_UI_DEV_CODEC) problems.push('TEMPORAL_UI_DEV_CODEC decodes without a credential: development only');
   if (!env.WEFT_ENCRYPTION_KEY) problems.push(`WEFT_ENCRYPTION_KEY must be set in production (${generate})`);
   else {
     const weak = weakSecret(env.WEFT_ENCRYPTION_KEY);

@@ -89,7 +89,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       embeddings.embeddingQueueWorkflow.id({ workspaceId: 'w1' }),
       agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
       runs.runWorkflow.id({ workspaceId: 'w1', executionId: 'e1', agent: 'playbook', stepCount: 1 }),
-      code.codeIndexWorkflow.id({ workspaceId: 'w1', batch: { repo: 'weft' } as never }),
+      code.codeIndexWorkflow.id({ workspaceId: 'w1', repo: 'weft' } as never),
     ];
     expect(ids).to.deep.equal([
       'prompt-c1',

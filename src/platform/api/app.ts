@@ -40,7 +40,12 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
     ...mergeRoutes(runtime.services.merges),
     ...searchRoutes(runtime.services.search),
     ...codeRoutes(runtime.services.code),
-    ...temporalCodecRoutes(runtime.temporal.codec),
+    ...temporalCodecRoutes({
+      codec: runtime.temporal.codec,
+      authenticator: runtime.authenticator,
+      dataSource: runtime.dataSource,
+      config: runtime.config,
+    }),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
     ...mcpRoutes(runtime.services.mcp),
@@ -64,6 +69,15 @@ function rawBodyMatcher(routes: readonly AnyRoute[]): (method: string, path: str
   return (method, path) => patterns.some((pattern) => pattern.method === method && pattern.path.test(path));
 }
 
+/** The UIs allowed to call the codec routes: TEMPORAL_UI_ORIGIN, and with the dev codec the dev server's UI. */
+function codecOrigins(config: Runtime['config']): string {
+  const origins = [config.TEMPORAL_UI_ORIGIN ?? ''];
+  if (config.TEMPORAL_UI_DEV_CODEC && config.NODE_ENV !== 'production') {
+    for (const host of ['127.0.0.1', 'localhost']) origins.push(`http://${host}:${config.TEMPORAL_UI_PORT}`);
+  }
+  return origins.filter(Boolean).join(',');
+}
+
 /** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
 export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
@@ -78,7 +92,7 @@ export function createApp(runtime: Runtime): Koa {
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
   app.use(errorHandler(runtime.logger));
-  app.use(codecCors(runtime.config.TEMPORAL_UI_ORIGIN));
+  app.use(codecCors(codecOrigins(runtime.config)));
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,

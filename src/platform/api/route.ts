@@ -23,7 +23,7 @@ export interface RouteInput<P, Q, B, Auth> {
 }
 
 /** How a caller proves who it is; each kind is one security scheme of the OpenAPI document. */
-export type CredentialKind = 'api_key' | 'user_jwt' | 'mcp_token' | 'webhook_signature';
+export type CredentialKind = 'api_key' | 'user_jwt' | 'mcp_token' | 'operator_token' | 'webhook_signature';
 
 /** A response header as the OpenAPI document states it. */
 export interface ResponseHeader {

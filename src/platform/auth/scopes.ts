@@ -15,8 +15,6 @@ export const SCOPES = [
   'runs:read',
   'runs:write',
   'search:read',
-  // An operator's: decrypts Temporal payloads of every workspace (the codec endpoint).
-  'temporal:decode',
   'triggers:manage',
 ] as const;
 
@@ -27,6 +25,13 @@ const known = new Set<string>(SCOPES);
 export const isScope = (value: string): value is ScopeName => known.has(value);
 
 /**
+ * An operator's, never a tenant's: it opens Temporal payloads of every workspace. Only an operator
+ * token (`weft operator token`, minted on the owner connection) holds it; no user JWT, bootstrap key
+ * or self-service key can (asking for it at key creation is a 422).
+ */
+export const OPERATOR_SCOPE = 'temporal:decode';
+
+/**
  * Unknown scopes sent at key creation are dropped silently (knowledge-graph-service-api.md §5.4); the rest is sorted
  * and unique.
  */
@@ -35,6 +40,4 @@ export function normalizeScopes(requested: readonly string[]): ScopeName[] {
 }
 
 /** MCP tokens act for their user through agent tooling, but cannot manage credentials nor decrypt payloads. */
-export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter(
-  (scope) => !scope.endsWith(':manage') && scope !== 'temporal:decode',
-);
+export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter((scope) => !scope.endsWith(':manage'));

@@ -4,6 +4,8 @@ import type { Config } from '../config';
 
 /** Opaque API keys start with this, which is how the authenticator tells them from JWTs. */
 export const API_KEY_MARKER = 'weft_sk_';
+/** An operator codec token (`weft operator token`), minted on the owner connection. */
+export const OPERATOR_TOKEN_MARKER = 'weft_op_';
 const PREFIX_LENGTH = API_KEY_MARKER.length + 8;
 
 export const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -17,6 +19,11 @@ export interface IssuedSecret {
 /** A new API key: 256 random bits; only the SHA-256 and a short prefix are ever stored. */
 export function issueApiKeySecret(): IssuedSecret {
   const token = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
+  return { token, prefix: token.slice(0, PREFIX_LENGTH), hash: sha256Hex(token) };
+}
+
+export function issueOperatorToken(): IssuedSecret {
+  const token = `${OPERATOR_TOKEN_MARKER}${randomBytes(32).toString('base64url')}`;
   return { token, prefix: token.slice(0, PREFIX_LENGTH), hash: sha256Hex(token) };
 }
 

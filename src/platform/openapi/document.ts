@@ -64,6 +64,15 @@ const SECURITY_SCHEMES: Record<CredentialKind, { name: string; scheme: Record<st
       description: 'An MCP-audience JWT (minted or named); never carries a `*:manage` scope.',
     },
   },
+  operator_token: {
+    name: 'operatorToken',
+    scheme: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'weft_op_…',
+      description: 'An operator codec token (`weft operator token`): the Temporal codec routes only, every workspace.',
+    },
+  },
   webhook_signature: {
     name: 'webhookSignature',
     scheme: {

@@ -58,6 +58,8 @@ export interface DevServerOptions {
   address: string;
   /** UI port; omit for a headless server. */
   uiPort?: number;
+  /** The codec endpoint the UI decodes payloads with (from the browser). */
+  uiCodecEndpoint?: string;
   /** SQLite file; omit for an in-memory server. */
   dbFile?: string;
   log?: (line: string) => void;
@@ -88,6 +90,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   for (const setting of DISPATCH_SETTINGS) args.push('--dynamic-config-value', setting);
   if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
+  if (options.uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   else args.push('--headless');
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });

@@ -9,8 +9,36 @@ export const RUN_STATUS_ATTRIBUTE = defineSearchAttributeKey('WeftRunStatus', Se
 /** A run's agent (`playbook`, `llm`). */
 export const AGENT_ATTRIBUTE = defineSearchAttributeKey('WeftAgent', SearchAttributeType.KEYWORD);
 
+/**
+ * What an execution is (`run`, `prompt`, `codeIndex`, `outboxSweep` …), set at start from its contract,
+ * so an operator tells executions apart without a codec (their payloads are sealed).
+ */
+export const KIND_ATTRIBUTE = defineSearchAttributeKey('WeftKind', SearchAttributeType.KEYWORD);
+
+/**
+ * What a waiting run waits for (`approval step 2: billing.credits_balance`), set by the run workflow
+ * when it starts to wait and cleared when it goes on.
+ */
+export const WAITING_FOR_ATTRIBUTE = defineSearchAttributeKey('WeftWaitingFor', SearchAttributeType.KEYWORD);
+
 /** Every custom attribute Weft registers (all keywords): the dev server's flags and ensureSearchAttributes. */
-export const CUSTOM_SEARCH_ATTRIBUTES = [WORKSPACE_ID_ATTRIBUTE, RUN_STATUS_ATTRIBUTE, AGENT_ATTRIBUTE] as const;
+export const CUSTOM_SEARCH_ATTRIBUTES = [
+  WORKSPACE_ID_ATTRIBUTE,
+  RUN_STATUS_ATTRIBUTE,
+  AGENT_ATTRIBUTE,
+  KIND_ATTRIBUTE,
+  WAITING_FOR_ATTRIBUTE,
+] as const;
 
 export const workspaceSearchAttributes = (workspaceId: string) =>
   new TypedSearchAttributes([{ key: WORKSPACE_ID_ATTRIBUTE, value: workspaceId }]);
+
+/** `runWorkflow` → `run`: the kind an operator filters on (`WeftKind = "codeIndex"`). */
+export const workflowKind = (type: string) => type.replace(/Workflow$/, '');
+
+/** The attributes a start sets: the kind always, the workspace when the workflow has one. */
+export const startSearchAttributes = (type: string, workspaceId: string | undefined) =>
+  new TypedSearchAttributes([
+    { key: KIND_ATTRIBUTE, value: workflowKind(type) },
+    ...(workspaceId ? [{ key: WORKSPACE_ID_ATTRIBUTE, value: workspaceId }] : []),
+  ]);

@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { WorkflowContract } from './contract';
-import { workspaceSearchAttributes } from './search-attributes';
+import { startSearchAttributes } from './search-attributes';
 
 type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[1];
 
@@ -21,9 +21,7 @@ export class WorkflowStarter {
       workflowId: contract.id(...args),
       taskQueue: this.taskQueue,
       args,
-      ...(contract.workspaceId
-        ? { typedSearchAttributes: workspaceSearchAttributes(contract.workspaceId(...args)) }
-        : {}),
+      typedSearchAttributes: startSearchAttributes(contract.type, contract.workspaceId?.(...args)),
       ...(contract.idReusePolicy ? { workflowIdReusePolicy: contract.idReusePolicy } : {}),
       ...(contract.idConflictPolicy ? { workflowIdConflictPolicy: contract.idConflictPolicy } : {}),
       ...(contract.summary ? { staticSummary: contract.summary(...args) } : {}),

@@ -1,19 +1,26 @@
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload } from '@temporalio/common';
+import type { Context } from 'koa';
+import type { DataSource } from 'typeorm';
 import { LIMITS } from '../../../limits';
+import type { Authenticator } from '../../api/route';
 import { defineRoute } from '../../api/route';
-import { BadRequestError } from '../../errors';
+import { OPERATOR_SCOPE } from '../../auth/scopes';
+import { OPERATOR_TOKEN_MARKER, sha256Hex } from '../../auth/tokens';
+import type { Config } from '../../config';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../errors';
+import type { EncryptionCodec } from '../codec';
 import { PayloadDecryptionError } from '../codec';
 import { CodecPayloads } from './schemas';
 
 const fromJson = (body: CodecPayloads): Payload[] =>
-  body.payloads.map((payload) => ({
+  (body.payloads ?? []).map((payload) => ({
     metadata: Object.fromEntries(
       Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
     ),
     data: Buffer.from(payload.data ?? '', 'base64'),
   }));
 
-const toJson = (payloads: Payload[]): CodecPayloads => ({
+const toJson = (payloads: Payload[]): Required<CodecPayloads> => ({
   payloads: payloads.map((payload) => ({
     metadata: Object.fromEntries(
       Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
@@ -22,55 +29,129 @@ const toJson = (payloads: Payload[]): CodecPayloads => ({
   })),
 });
 
-async function run(work: () => Promise<Payload[]>): Promise<CodecPayloads> {
-  try {
-    return toJson(await work());
-  } catch (error) {
-    if (error instanceof PayloadDecryptionError) throw new BadRequestError(error.message);
-    throw error;
-  }
+/** Who may open which payloads: an operator every scope, a tenant credential its own workspace only. */
+type Opener = { operator: true } | { operator: false; workspaceId: string };
+
+const DEV_LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+export interface CodecRouteDeps {
+  codec: EncryptionCodec;
+  authenticator: Authenticator;
+  dataSource: DataSource;
+  config: Pick<Config, 'NODE_ENV' | 'TEMPORAL_UI_DEV_CODEC'>;
 }
 
 /**
- * Temporal's codec server protocol (the Temporal UI's "codec endpoint", the CLI's `--codec-endpoint`),
- * so that an operator holding a `temporal:decode` credential can read the payloads that histories
- * hold encrypted. The key decrypts every workspace's payloads: the scope is an operator's, never
- * an MCP token's. Browser calls from the UI are allowed by `codecCors` for TEMPORAL_UI_ORIGIN.
+ * Temporal's codec server protocol (the Temporal UI's "codec endpoint", the CLI's `--codec-endpoint`).
+ * Payloads are sealed per workspace (`codec.ts`): a tenant's user JWT or API key (with `ontology:read`)
+ * opens its own workspace's payloads, and gets every other payload back unchanged, never an error that
+ * tells what it is. An operator token (`weft operator token`, minted on the owner connection) opens
+ * every workspace's and the system's. The routes authenticate themselves: an operator token is
+ * accepted here and nowhere else. Browser calls from the UI are allowed by `codecCors`.
  */
-export const temporalCodecRoutes = (codec: PayloadCodec) => [
-  defineRoute({
-    method: 'post',
-    path: '/v1/temporal-codec/decode',
-    operationId: 'decodeTemporalPayloads',
-    summary: 'Decrypt Temporal payloads (codec server protocol)',
-    description:
-      'Temporal’s codec server protocol: encrypted payloads in, plaintext payloads out, for the Temporal UI ' +
-      `and CLI (\`--codec-endpoint\`). At most ${LIMITS.temporalCodecPayloads} payloads per request; ` +
-      'an operator scope.',
-    tags: ['temporal'],
-    credentials: ['api_key', 'user_jwt'],
-    example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
-    scope: 'temporal:decode',
-    body: CodecPayloads,
-    response: CodecPayloads,
-    errors: { 400: 'A payload does not open with any configured key', 403: 'Missing scope temporal:decode' },
-    handler: ({ body }) => run(() => codec.decode(fromJson(body))),
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/v1/temporal-codec/encode',
-    operationId: 'encodeTemporalPayloads',
-    summary: 'Encrypt Temporal payloads (codec server protocol), say for a signal sent from the UI',
-    description:
-      'The inverse of decode: plaintext payloads in, payloads encrypted with the current key out. ' +
-      `At most ${LIMITS.temporalCodecPayloads} payloads per request; an operator scope.`,
-    tags: ['temporal'],
-    credentials: ['api_key', 'user_jwt'],
-    example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
-    scope: 'temporal:decode',
-    body: CodecPayloads,
-    response: CodecPayloads,
-    errors: { 403: 'Missing scope temporal:decode' },
-    handler: ({ body }) => run(() => codec.encode(fromJson(body))),
-  }),
-];
+export function temporalCodecRoutes(deps: CodecRouteDeps) {
+  const { codec } = deps;
+
+  async function operatorToken(token: string): Promise<boolean> {
+    // operator_tokens has no workspace and no RLS; the app role may only read it (migration 1763780010000).
+    const rows: unknown[] = await deps.dataSource.query(
+      `SELECT 1 FROM operator_tokens
+       WHERE token_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+      [sha256Hex(token)],
+    );
+    return rows.length > 0;
+  }
+
+  async function opener(ctx: Context): Promise<Opener> {
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
+    if (token?.startsWith(OPERATOR_TOKEN_MARKER)) {
+      if (!(await operatorToken(token))) throw new UnauthenticatedError('Invalid or revoked credential');
+      return { operator: true };
+    }
+    // The development UI's own path: `npm start` points its Temporal UI here, on loopback only.
+    if (ctx.path.startsWith('/v1/temporal-codec/dev/')) {
+      if (deps.config.NODE_ENV === 'production' || !deps.config.TEMPORAL_UI_DEV_CODEC) {
+        throw new NotFoundError('Not found');
+      }
+      if (!DEV_LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) throw new ForbiddenError('Loopback only');
+      return { operator: true };
+    }
+    const principal = await deps.authenticator.authenticate(ctx, undefined);
+    if (principal.credential.kind === 'mcp_token') throw new ForbiddenError('MCP tokens cannot decode payloads');
+    if (!principal.scopes.has('ontology:read')) throw new ForbiddenError('Missing scope ontology:read');
+    return { operator: false, workspaceId: principal.workspaceId };
+  }
+
+  function decode(payloads: Payload[], who: Opener): Payload[] {
+    return payloads.map((payload) => {
+      const scope = codec.scopeOf(payload);
+      if (scope === undefined || (!who.operator && scope !== who.workspaceId)) return payload;
+      try {
+        return codec.open(payload);
+      } catch (error) {
+        // Relabelled, forged or sealed under a retired key nobody configured: it stays as it came.
+        if (error instanceof PayloadDecryptionError) return payload;
+        throw error;
+      }
+    });
+  }
+
+  const decodeDescription =
+    'Temporal’s codec server protocol: sealed payloads in, plaintext payloads out, for the Temporal UI and CLI ' +
+    '(`--codec-endpoint`). A user JWT or API key with `ontology:read` opens its own workspace’s payloads; an ' +
+    'operator token (`weft operator token`) opens every workspace’s. Any other payload comes back unchanged. ' +
+    `\`{}\` is no payloads. At most ${LIMITS.temporalCodecPayloads} payloads per request.`;
+  const encodeDescription =
+    'The inverse of decode, for an operator (a signal sent from the Temporal UI): each payload is sealed with ' +
+    'the key of the workspace its JSON names (`workspaceId`), else the system key. Operator token only.';
+
+  const decodeRoute = (path: string, operationId: string, description: string) =>
+    defineRoute({
+      method: 'post',
+      path,
+      operationId,
+      summary: 'Decrypt Temporal payloads (codec server protocol)',
+      description,
+      tags: ['temporal'],
+      public: true,
+      credentials: ['api_key', 'user_jwt', 'operator_token'],
+      example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
+      body: CodecPayloads,
+      response: CodecPayloads,
+      errors: { 401: 'No or an invalid credential', 403: 'An MCP token, or a key without ontology:read' },
+      handler: async ({ body, ctx }) => toJson(decode(fromJson(body), await opener(ctx))),
+    });
+
+  const encodeRoute = (path: string, operationId: string, description: string) =>
+    defineRoute({
+      method: 'post',
+      path,
+      operationId,
+      summary: 'Encrypt Temporal payloads (codec server protocol), say for a signal sent from the UI',
+      description,
+      tags: ['temporal'],
+      public: true,
+      credentials: ['operator_token'],
+      example: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'e30=' }] },
+      body: CodecPayloads,
+      response: CodecPayloads,
+      errors: { 401: 'No or an invalid credential', 403: `Only an operator token (${OPERATOR_SCOPE}) encodes` },
+      handler: async ({ body, ctx }) => {
+        const who = await opener(ctx);
+        if (!who.operator) throw new ForbiddenError(`Only an operator token (${OPERATOR_SCOPE}) encodes`);
+        return toJson(fromJson(body).map((payload) => codec.seal(payload, codec.scopeFor(payload))));
+      },
+    });
+
+  const routes = [
+    decodeRoute('/v1/temporal-codec/decode', 'decodeTemporalPayloads', decodeDescription),
+    encodeRoute('/v1/temporal-codec/encode', 'encodeTemporalPayloads', encodeDescription),
+  ];
+  if (deps.config.NODE_ENV === 'production' || !deps.config.TEMPORAL_UI_DEV_CODEC) return routes;
+  const dev = ' Development only (TEMPORAL_UI_DEV_CODEC): the UI of `npm start`, from loopback, without a credential.';
+  return [
+    ...routes,
+    decodeRoute('/v1/temporal-codec/dev/decode', 'decodeTemporalPayloadsDev', decodeDescription + dev),
+    encodeRoute('/v1/temporal-codec/dev/encode', 'encodeTemporalPayloadsDev', encodeDescription + dev),
+  ];
+}
