@@ -90,6 +90,46 @@ describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => 
     expect(late.status).to.equal(409);
   });
 
+  it('lets one of ten concurrent decisions supersede a head; the rest are 409 step_superseded (L-10)', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const { id } = await waitingRun(client);
+    const head = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'plan A' });
+    // The run's row is held here until all ten are inside their transactions, so they overlap for sure.
+    const holder = getStack().ownerDataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    let pending: Promise<any[]>;
+    try {
+      await holder.query(`SELECT 1 FROM run_executions WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+      pending = Promise.all(
+        Array.from({ length: 10 }, (_, at) =>
+          client.post('/v1/cap/agent.record_decision', {
+            execution_id: id,
+            decision: `plan B${at}`,
+            supersedes_step_id: head.body.result.step_id,
+          }),
+        ),
+      );
+      await eventually(
+        async () =>
+          (await holder.query(`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE NOT granted`))[0].n >= 10,
+        { what: 'ten decisions waiting on a lock' },
+      );
+    } finally {
+      await holder.commitTransaction();
+      await holder.release();
+    }
+    const answers = await pending;
+    expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, ...Array(9).fill(409)]);
+    expect(answers.filter((answer) => answer.status === 409).map((answer) => answer.body.detail.error)).to.deep.equal(
+      Array(9).fill('step_superseded'),
+    );
+    const heads = await client.post('/v1/cap/agent.read_decisions', { execution_id: id, head_only: true });
+    expect(heads.body.result.decisions).to.have.length(1);
+    await client.post(`/v1/runs/${id}/cancel`);
+  });
+
   it('is 404 for another workspace’s run', async () => {
     const victim = await newTenant();
     const attacker = await newTenant();

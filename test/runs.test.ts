@@ -320,6 +320,68 @@ describe('runs: cancel, read and isolation (contract 4.4)', () => {
   });
 });
 
+describe('runs: reserved step keys and late charges (review L-9, L-11)', () => {
+  it('refuses an Idempotency-Key shaped like a run step’s key on /v1/cap (422); the run’s step runs', async () => {
+    const { api_key, user_jwt, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'agent.start_session', input: { name: 'mine' }, requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    const taken = await client.post(
+      '/v1/cap/agent.start_session',
+      { name: 'pre-empted' },
+      { 'Idempotency-Key': `${id}:0` },
+    );
+    expect(taken.status).to.equal(422);
+    expect(taken.body.detail[0].loc).to.deep.equal(['header', 'Idempotency-Key']);
+    expect(taken.body.detail[0].msg).to.match(/reserved for run steps/);
+    const upper = await client.post(
+      '/v1/cap/agent.start_session',
+      { name: 'pre-empted' },
+      { 'Idempotency-Key': `${id.toUpperCase()}:0` },
+    );
+    expect(upper.status).to.equal(422);
+    const fine = await client.post('/v1/cap/agent.start_session', { name: 'ok' }, { 'Idempotency-Key': `${id}-0` });
+    expect(fine.status).to.equal(200);
+
+    await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const run = await finished(client, id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps[0].output.session_id).to.not.equal(fine.body.result.session_id);
+    expect(await sessionCount(workspace_id)).to.equal(2);
+  });
+
+  it('a cancel during a running step reports what that step charged once it lands', async () => {
+    const { api_key, tenant_id } = await newTenant(10);
+    const client = as(api_key);
+    // The step's charge waits on the tenant's row, held here, so the cancel comes while it runs.
+    const holder = getStack().ownerDataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query(`SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, [tenant_id]);
+      const dispatched = await client.post('/v1/runs', playbook([{ tool: 'ontology.search', input: { query: 'x' } }]));
+      const id = dispatched.body.execution_id;
+      await runUntil(client, id, (run) => run.steps[0].status === 'RUNNING', 'the step to run');
+      const cancelled = await client.post(`/v1/runs/${id}/cancel`);
+      expect(cancelled.body).to.include({ status: 'CANCELLED', credits_charged: 0 });
+      await holder.commitTransaction();
+      const run = await runUntil(client, id, (body) => body.steps[0].status === 'SUCCEEDED', 'the step to land');
+      expect(run.steps[0].credits_charged).to.equal(1);
+      expect(run).to.include({ status: 'CANCELLED', credits_charged: 1 });
+      const listed = (await client.get('/v1/runs')).body.runs.find((row: any) => row.execution_id === id);
+      expect(listed.credits_charged).to.equal(1);
+      expect(await creditBalance(tenant_id)).to.equal(9);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+});
+
 describe('runs: operating them in Temporal', () => {
   it('names each run run-<execution_id>, with a summary and WeftWorkspaceId, WeftAgent and WeftRunStatus', async () => {
     const { api_key, workspace_id } = await newTenant();

@@ -128,6 +128,19 @@ export async function cancelExecution(m: EntityManager, id: string): Promise<boo
   return true;
 }
 
+/**
+ * A step that lands after its run finished (a cancel while it ran): the run's total takes its
+ * charge, so what the run reports is what its steps cost. An unfinished run is summed when it ends.
+ */
+export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
+  affectedRows(
+    m,
+    `UPDATE run_executions
+     SET credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+     WHERE id = $1 AND NOT (${UNFINISHED})`,
+    [executionId],
+  );
+
 export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
   await affectedRows(
     m,

@@ -114,7 +114,8 @@ export const runRoutes = (runs: RunService) => [
     summary: 'Cancel a run; its pending approvals are cancelled too',
     description:
       'Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet ' +
-      'started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a ' +
+      'started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` ' +
+      'when it lands), and nothing after it runs. Cancelling a ' +
       'cancelled run answers it again; cancelling a run that succeeded or failed is a 409.',
     tags: ['runs'],
     scope: 'runs:write',

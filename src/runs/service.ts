@@ -183,6 +183,7 @@ export function createRunService(deps: {
         refId: step.id,
         entry: stepEntry(step),
       });
+      await repo.settleFinishedCharges(m, executionId);
     });
 
   const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
