@@ -38,7 +38,7 @@ const finished = (client: Client, id: string) =>
 
 describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => {
   it('appends DECISION steps with revision lineage, reads them back, and writes run.decision_recorded', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const { id, approvalId } = await waitingRun(client);
     const first = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'use plan A' });
@@ -84,7 +84,7 @@ describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => 
     );
     expect(events[0].n).to.equal(2);
 
-    await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
     await finished(client, id);
     const late = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'too late' });
     expect(late.status).to.equal(409);
@@ -146,11 +146,11 @@ describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => 
 
 describe('runs: the hash-chained audit trail (contract 6)', () => {
   it('chains tool steps, approvals and decisions, and shows where a row was altered', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const { id, approvalId } = await waitingRun(client);
     await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'go ahead' });
-    await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
     await finished(client, id);
 
     const audit = await client.get(`/v1/runs/${id}/audit`);

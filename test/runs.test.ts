@@ -176,8 +176,10 @@ describe('runs: a playbook run (contract 4.4, 2.10)', () => {
 
 describe('runs: approvals (contract 4.4, section 3)', () => {
   it('waits for an approval, then runs the step once APPROVED', async () => {
-    const { api_key, workspace_id, user_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id, user_id } = await newTenant();
     const client = as(api_key);
+    // The approval comes from another credential than the dispatching key (docs/approvals.md).
+    const reviewer = as(user_jwt);
     const dispatched = await client.post(
       '/v1/runs',
       playbook([
@@ -194,7 +196,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     expect(pending.body.approvals.map((row: any) => row.approval_id)).to.deep.equal([approval.approval_id]);
     expect((await client.get(`/v1/approvals/${approval.approval_id}`)).body.status).to.equal('pending');
 
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, {
+    const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, {
       decision: 'APPROVED',
       notes: 'fine',
     });
@@ -209,12 +211,12 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     expect(run.approvals[0]).to.include({ status: 'approved', resolved_by: user_id, notes: 'fine' });
     expect(await sessionCount(workspace_id)).to.equal(1);
 
-    const twice = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' });
+    const twice = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' });
     expect(twice.status).to.equal(409);
   });
 
   it('fails the run with approval_rejected when REJECTED; later steps never run', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -225,7 +227,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     );
     const approval = await pendingApproval(client, dispatched.body.execution_id);
     expect(
-      (await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' })).status,
+      (await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' })).status,
     ).to.equal(200);
     const run = await finished(client, dispatched.body.execution_id);
     expect(run.status).to.equal('FAILED');
@@ -235,7 +237,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
   });
 
   it('answers one of ten concurrent resolves with 200 and the rest with 409', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -244,7 +246,9 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     const approval = await pendingApproval(client, dispatched.body.execution_id);
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, at) =>
-        client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: at % 2 ? 'APPROVED' : 'REJECTED' }),
+        as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+          decision: at % 2 ? 'APPROVED' : 'REJECTED',
+        }),
       ),
     );
     expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, ...Array(9).fill(409)]);
@@ -254,7 +258,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
 
 describe('runs: cancel, read and isolation (contract 4.4)', () => {
   it('cancels a waiting run and its approval, idempotently; a finished run is a 409', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -269,7 +273,7 @@ describe('runs: cancel, read and isolation (contract 4.4)', () => {
     const run = (await client.get(`/v1/runs/${id}`)).body;
     expect(run.approvals[0].status).to.equal('cancelled');
     expect(run.steps[0].status).to.equal('SKIPPED');
-    const late = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const late = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     expect(late.status).to.equal(409);
     const history = await getStack().runtime.temporal.client.workflow.getHandle(`run-${id}`).result();
     expect(history).to.deep.equal({ status: 'CANCELLED' });
@@ -384,7 +388,7 @@ describe('runs: reserved step keys and late charges (review L-9, L-11)', () => {
 
 describe('runs: operating them in Temporal', () => {
   it('names each run run-<execution_id>, with a summary and WeftWorkspaceId, WeftAgent and WeftRunStatus', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -404,7 +408,7 @@ describe('runs: operating them in Temporal', () => {
     expect(waiting.typedSearchAttributes.get(AGENT_ATTRIBUTE)).to.equal('playbook');
     expect(await waiting.staticSummary()).to.equal('playbook run of 2 steps');
 
-    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
     expect((await handle.describe()).typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('SUCCEEDED');
   });

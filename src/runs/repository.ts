@@ -231,16 +231,18 @@ export const resolveApproval = (
     approvalId: string;
     status: Extract<ApprovalStatus, 'approved' | 'rejected'>;
     userId: string;
+    credential: { kind: RunPrincipal['credential']['kind']; id?: string };
     notes: string | null;
   },
 ) =>
   queryFirst<{ execution_id: string }>(
     m,
-    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now()
+    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now(),
+       resolved_by_credential_kind = $5, resolved_by_credential_id = $6
      FROM run_executions e
      WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
      RETURNING a.execution_id`,
-    [input.approvalId, input.status, input.userId, input.notes],
+    [input.approvalId, input.status, input.userId, input.notes, input.credential.kind, input.credential.id ?? null],
   );
 
 export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>

@@ -10,18 +10,27 @@ import type { ScopeName } from '../platform/auth/scopes';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
-import { BadRequestError, ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationFailedError,
+} from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { AgentModel, AgentTool } from './agent-model';
-import { approvalEntry, stepEntry, verifyChain } from './audit';
+import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
+import { approvalEntry, resolvedCredential, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
+  ApprovalPolicy,
   ApprovalRow,
   DispatchRunRequest,
   DispatchRunResponse,
@@ -53,6 +62,7 @@ const approvalRow = (approval: RunApproval): ApprovalRow => ({
   step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
   notes: approval.notes,
   resolved_by: approval.resolvedBy,
+  resolved_by_credential: resolvedCredential(approval),
   requested_at: approval.requestedAt.toISOString(),
   resolved_at: iso(approval.resolvedAt),
 });
@@ -371,6 +381,14 @@ export function createRunService(deps: {
         return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
       }),
 
+    approvalPolicy: (principal: Principal): Promise<ApprovalPolicy> => uow(scopeOf(principal), readApprovalPolicy),
+
+    setApprovalPolicy: (principal: Principal, policy: ApprovalPolicy): Promise<ApprovalPolicy> =>
+      uow(scopeOf(principal), async (m) => {
+        await saveApprovalPolicy(m, principal.workspaceId, principal.userId, policy);
+        return readApprovalPolicy(m);
+      }),
+
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
       uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
 
@@ -381,25 +399,38 @@ export function createRunService(deps: {
         return approvalRow(approval);
       }),
 
-    /** PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the run. */
+    /**
+     * PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the
+     * run. Never by the credential that dispatched the run, nor by its user where the workspace's
+     * approval policy says so (403); the resolving credential is recorded with the decision.
+     */
     async resolve(
       principal: Principal,
       approvalId: string,
       body: ResolveApprovalRequest,
     ): Promise<ResolveApprovalResponse> {
       const executionId = await uow(scopeOf(principal), async (m) => {
+        const approval = await repo.findApprovalById(m, approvalId);
+        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        const run = await mustFind(m, approval.executionId);
+        const refusal = await approvalRefusal({
+          dispatcher: { userId: run.userId, credential: run.principal.credential },
+          resolver: principal,
+          policy: await readApprovalPolicy(m),
+          members: () => memberCount(m),
+        });
+        if (refusal) throw new ForbiddenError(refusal);
         const resolved = await repo.resolveApproval(m, {
           approvalId,
           status: body.decision === 'APPROVED' ? 'approved' : 'rejected',
           userId: principal.userId,
+          credential: principal.credential,
           notes: body.notes ?? null,
         });
         if (resolved) {
           await auditApproval(m, approvalId);
           return resolved.execution_id;
         }
-        const approval = await repo.findApprovalById(m, approvalId);
-        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
         throw new ConflictError({
           error: approval.status === 'pending' ? 'run_finished' : 'approval_resolved',
           status: approval.status,

@@ -34,7 +34,10 @@ export function normalizeScopes(requested: readonly string[]): ScopeName[] {
   return [...new Set(requested.filter(isScope))].sort();
 }
 
-/** MCP tokens act for their user through agent tooling, but cannot manage credentials nor decrypt payloads. */
+/**
+ * MCP tokens act for their user through agent tooling, but cannot manage credentials nor decrypt
+ * payloads, and never resolve approvals: an approval is the human gate on what an agent does.
+ */
 export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter(
-  (scope) => !scope.endsWith(':manage') && scope !== 'temporal:decode',
+  (scope) => !scope.endsWith(':manage') && scope !== 'temporal:decode' && scope !== 'approvals:write',
 );
