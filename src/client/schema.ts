@@ -1609,7 +1609,7 @@ export interface components {
       updated_at: string;
     };
     RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
       code: string;
       message: string;
       /** @description The step that failed (0-based), when one did. */

@@ -13,11 +13,14 @@ export type DispatcherMayApprove = (typeof DISPATCHER_MAY_APPROVE)[number];
 
 export type StepStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
 
-/** What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. */
+/**
+ * What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. The
+ * credential's expiry (ISO; absent on runs dispatched before it was kept) is re-checked before each step.
+ */
 export interface RunPrincipal {
   tenantId: string;
   scopes: string[];
-  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string };
+  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string; expires_at?: string | null };
 }
 
 export interface RunError {

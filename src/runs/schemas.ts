@@ -90,8 +90,10 @@ export const RunErrorBody = z
     code: z
       .string()
       .describe(
-        'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an ' +
-          'llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
+        'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, ' +
+          '`credential_revoked` (the dispatching credential was revoked or expired, or its user left the ' +
+          'workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, ' +
+          '`upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
       ),
     message: z.string(),
     step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),

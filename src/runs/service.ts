@@ -27,6 +27,7 @@ import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } 
 import { approvalEntry, resolvedCredential, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
+import { credentialRevoked, runIdentityLive, storedExpiry } from './identity';
 import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
@@ -278,7 +279,11 @@ export function createRunService(deps: {
       principal: {
         tenantId: principal.tenantId,
         scopes: [...principal.scopes],
-        credential: { kind: principal.credential.kind, id: principal.credential.id },
+        credential: {
+          kind: principal.credential.kind,
+          id: principal.credential.id,
+          expires_at: storedExpiry(principal.credential.expiresAt),
+        },
       },
       idempotencyKey: key,
       requestHash: hash,
@@ -501,10 +506,22 @@ export function createRunService(deps: {
         if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
           return { run, step, done: true };
         }
+        // Before each step the run re-checks who it acts as: a revoked credential stops it here.
+        if (!(await runIdentityLive(m, run))) return { run, step, done: false, revoked: true };
         await repo.markStepRunning(m, executionId, stepNo);
         return { run, step, done: false };
       });
       const { run, step } = prepared;
+      if ('revoked' in prepared) {
+        const failure = credentialRevoked(stepNo);
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'FAILED',
+          output: null,
+          error: failure,
+          creditsCharged: 0,
+        });
+        return { status: 'FAILED', error: failure };
+      }
       // An earlier attempt finished the step: answer what it recorded, never run it twice.
       if (prepared.done) {
         if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
@@ -566,9 +583,22 @@ export function createRunService(deps: {
       const seen = await uow({ workspaceId }, async (m) => {
         const run = await mustFind(m, executionId);
         const history = await toolSteps(m);
-        return { run, history, move: pendingMove(history) };
+        const move = pendingMove(history);
+        // Before each model turn the run re-checks who it acts as; a revoked credential ends it here.
+        if (!move && !isFinished(run.status) && !(await runIdentityLive(m, run))) {
+          await repo.finishExecution(m, executionId, {
+            status: 'FAILED',
+            output: null,
+            error: credentialRevoked(null),
+          });
+          return { run, history, move, ended: true };
+        }
+        return { run, history, move, ended: isFinished(run.status) };
       });
       if (seen.move) return seen.move;
+      // A finished run asks the model nothing; the workflow's finishing write after a final move
+      // leaves a finished run as it is and answers its status.
+      if (seen.ended) return { kind: 'final', answer: '' };
       const { run, history } = seen;
       // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
       const callable = (name: string) => {
