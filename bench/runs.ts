@@ -266,7 +266,7 @@ export async function run(args: string[]): Promise<void> {
     const executionId = await dispatch(tenant.api_key, gated);
     const approvalId = await approvalIdOf(executionId);
     const t0 = performance.now();
-    await post(tenant.api_key, `/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' }, 200);
+    await post(tenant.user_jwt, `/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' }, 200);
     const t1 = performance.now();
     await succeeded(executionId);
     resolveMs.push(t1 - t0);
@@ -303,7 +303,7 @@ export async function run(args: string[]): Promise<void> {
   );
   const resolveStarted = performance.now();
   await pool(pending.length, 8, async (i) => {
-    await post(crowd.api_key, `/v1/approvals/${pending[i]!.id}/resolve`, { decision: 'APPROVED' }, 200);
+    await post(crowd.user_jwt, `/v1/approvals/${pending[i]!.id}/resolve`, { decision: 'APPROVED' }, 200);
   });
   const resolvesAnsweredMs = performance.now() - resolveStarted;
   const countSucceeded = async () =>

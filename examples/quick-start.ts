@@ -1,11 +1,14 @@
 /**
- * The README's quick start with the typed client: `KEY=weft_sk_… npx tsx examples/quick-start.ts`
- * against `npm start` (WEFT_URL defaults to http://127.0.0.1:8080).
+ * The README's quick start with the typed client: `KEY=weft_sk_… JWT=eyJ… npx tsx examples/quick-start.ts`
+ * against `npm start` (WEFT_URL defaults to http://127.0.0.1:8080). The run is dispatched with the key
+ * and approved with the user JWT: the dispatching credential never approves its own run.
  */
 import { createWeftClient } from '../src/client';
 
 async function main() {
-  const weft = createWeftClient({ baseUrl: process.env.WEFT_URL ?? 'http://127.0.0.1:8080', token: process.env.KEY });
+  const baseUrl = process.env.WEFT_URL ?? 'http://127.0.0.1:8080';
+  const weft = createWeftClient({ baseUrl, token: process.env.KEY });
+  const reviewer = createWeftClient({ baseUrl, token: process.env.JWT });
 
   const ada = await weft.POST('/v1/ontology/nodes', {
     body: { type: 'person', name: 'Ada Lovelace', properties: { email: 'ada@example.org' } },
@@ -41,7 +44,7 @@ async function main() {
     const approvals = await weft.GET('/v1/approvals', { params: { query: { status: 'pending' } } });
     return approvals.data?.approvals.find((approval) => approval.execution_id === executionId);
   });
-  await weft.POST('/v1/approvals/{approval_id}/resolve', {
+  await reviewer.POST('/v1/approvals/{approval_id}/resolve', {
     params: { path: { approval_id: pending.approval_id } },
     body: { decision: 'APPROVED', notes: 'Looks right.' },
   });

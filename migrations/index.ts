@@ -27,6 +27,7 @@ import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-tri
 import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-delivery-references';
 import { OperatorTokens1763780010000 } from './1763780010000-operator-tokens';
 import { CodeIndexBatches1763780010010 } from './1763780010010-code-index-batches';
+import { ApprovalSeparation1763780010100 } from './1763780010100-approval-separation';
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -60,5 +61,6 @@ export const migrations = [
   WebhookDeliveryReferences1763780009500,
   OperatorTokens1763780010000,
   CodeIndexBatches1763780010010,
+  ApprovalSeparation1763780010100,
   DefinerGrants1763780010300,
 ];

@@ -45,7 +45,7 @@ describe('record workflow histories into test/histories', function () {
     );
 
   async function approvalRun(name: string, decision: 'APPROVED' | 'REJECTED') {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const c = client(api_key);
     const dispatched = await c.post('/v1/runs', {
       agent: 'playbook',
@@ -59,7 +59,9 @@ describe('record workflow histories into test/histories', function () {
     expect(dispatched.status, dispatched.text).to.equal(202);
     const id = dispatched.body.execution_id;
     const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
-    const resolved = await c.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, { decision });
+    const resolved = await client(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+      decision,
+    });
     expect(resolved.status, resolved.text).to.equal(200);
     const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
     expect(run.status).to.equal(decision === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');
@@ -157,7 +159,7 @@ describe('record workflow histories into test/histories', function () {
         RUN_APPROVAL_RECHECK_SECONDS: '1',
         RUN_APPROVAL_RECHECKS_PER_RUN: '1',
       });
-      const { api_key } = await newTenant();
+      const { api_key, user_jwt } = await newTenant();
       const c = as(api_key, other.stack.baseUrl);
       const dispatched = await c.post('/v1/runs', {
         agent: 'playbook',
@@ -171,9 +173,10 @@ describe('record workflow histories into test/histories', function () {
       const waiting = await runUntil(c, id, (run) => run.approvals.length > 0, 'the approval');
       const first = (await handle.describe()).runId;
       await eventually(async () => (await handle.describe()).runId !== first, { what: 'a continued run' });
-      const resolved = await c.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
-        decision: 'APPROVED',
-      });
+      const resolved = await as(user_jwt, other.stack.baseUrl).post(
+        `/v1/approvals/${waiting.approvals[0].approval_id}/resolve`,
+        { decision: 'APPROVED' },
+      );
       expect(resolved.status, resolved.text).to.equal(200);
       expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
       // The last run, and the run it continued from (which ends in ContinuedAsNew).

@@ -175,7 +175,8 @@ describe('reviewer console: in a browser', function () {
     });
     expect(revised.status, revised.text).to.equal(200);
 
-    const page = await signIn(t.api_key);
+    // A reviewer signs in with another credential than the run's dispatching key (docs/approvals.md).
+    const page = await signIn(t.user_jwt);
     const card = `article[data-approval-id="${run.approvalId}"]`;
     await until(page, `document.querySelector('${card} .decisions li')`);
     const text = await textOf(page, card);
@@ -203,6 +204,7 @@ describe('reviewer console: in a browser', function () {
     const approvals = await textOf(page, 'ul.approvals');
     expect(approvals).to.contain('approved');
     expect(approvals).to.contain('Fine: read-only search.');
+    expect(approvals).to.contain('with a user JWT');
     await shot(page, 'run');
     const api = await client.get(`/v1/runs/${run.executionId}`);
     expect(api.body.status).to.equal('SUCCEEDED');
@@ -222,7 +224,8 @@ describe('reviewer console: in a browser', function () {
 
   it('approvals: a new approval appears by itself; one someone else resolved first is a plain 409', async () => {
     const t = await newTenant(10);
-    const page = await signIn(t.api_key);
+    // Not the run's dispatching key, which may not resolve at all (403): the user's JWT.
+    const page = await signIn(t.user_jwt);
     await until(page, "!document.querySelector('p.empty').hidden");
     const run = await dispatchApprovalRun(t);
     const card = `article[data-approval-id="${run.approvalId}"]`;

@@ -125,6 +125,11 @@ describe('MCP server (/mcp)', () => {
     const invalid = refusalOf(await call(client, 'agent_start_session', {}, { 'weft/idempotencyKey': '' }));
     expect(invalid.status).to.equal(422);
     expect(invalid.detail[0].loc).to.deep.equal(['_meta', 'weft/idempotencyKey']);
+    // A run step's key (`<execution_id>:<step_no>`) is the run's own (review L-9).
+    const stepKey = { 'weft/idempotencyKey': '7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c:0' };
+    const reserved = refusalOf(await call(client, 'agent_start_session', { name: 'x' }, stepKey));
+    expect(reserved.status).to.equal(422);
+    expect(reserved.detail[0].msg).to.match(/reserved for run steps/);
   });
 
   it('answers a bad argument with isError 422 located in the arguments', async () => {

@@ -56,7 +56,7 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
     );
 
   it('a playbook keeps its history small across runs and resumes on resolve', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key, variant.stack.baseUrl);
     const dispatched = await client.post('/v1/runs', {
       agent: 'playbook',
@@ -76,7 +76,9 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
     expect(waiting.status).to.equal('AWAITING_APPROVAL');
     expect(waiting.approvals.map((a: any) => a.status)).to.deep.equal(['pending']);
 
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const resolved = await as(user_jwt, variant.stack.baseUrl).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
     expect(resolved.status).to.equal(200);
     expect(await workflow().getHandle(`run-${id}`).result()).to.deep.equal({ status: 'SUCCEEDED' });
     const run = (await client.get(`/v1/runs/${id}`)).body;
@@ -87,7 +89,7 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
   });
 
   it('an llm run picks up its wait after continuing as new, runs the step and answers', async () => {
-    const { api_key } = await newTenant(3);
+    const { api_key, user_jwt } = await newTenant(3);
     const client = as(api_key, variant.stack.baseUrl);
     const dispatched = await client.post('/v1/runs', {
       agent: 'llm',
@@ -96,7 +98,9 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
     const id = dispatched.body.execution_id;
     const approval = await pendingApproval(client, id);
     const runIds = await runsOf(id, 2);
-    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt, variant.stack.baseUrl).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
     expect(await workflow().getHandle(`run-${id}`).result()).to.deep.equal({ status: 'SUCCEEDED' });
     const run = (await client.get(`/v1/runs/${id}`)).body;
     expect(run.steps.map((step: any) => [step.tool, step.status])).to.deep.equal([

@@ -38,7 +38,7 @@ const finished = (client: Client, id: string) =>
 
 describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => {
   it('appends DECISION steps with revision lineage, reads them back, and writes run.decision_recorded', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const { id, approvalId } = await waitingRun(client);
     const first = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'use plan A' });
@@ -84,10 +84,50 @@ describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => 
     );
     expect(events[0].n).to.equal(2);
 
-    await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
     await finished(client, id);
     const late = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'too late' });
     expect(late.status).to.equal(409);
+  });
+
+  it('lets one of ten concurrent decisions supersede a head; the rest are 409 step_superseded (L-10)', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const { id } = await waitingRun(client);
+    const head = await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'plan A' });
+    // The run's row is held here until all ten are inside their transactions, so they overlap for sure.
+    const holder = getStack().ownerDataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    let pending: Promise<any[]>;
+    try {
+      await holder.query(`SELECT 1 FROM run_executions WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+      pending = Promise.all(
+        Array.from({ length: 10 }, (_, at) =>
+          client.post('/v1/cap/agent.record_decision', {
+            execution_id: id,
+            decision: `plan B${at}`,
+            supersedes_step_id: head.body.result.step_id,
+          }),
+        ),
+      );
+      await eventually(
+        async () =>
+          (await holder.query(`SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE NOT granted`))[0].n >= 10,
+        { what: 'ten decisions waiting on a lock' },
+      );
+    } finally {
+      await holder.commitTransaction();
+      await holder.release();
+    }
+    const answers = await pending;
+    expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, ...Array(9).fill(409)]);
+    expect(answers.filter((answer) => answer.status === 409).map((answer) => answer.body.detail.error)).to.deep.equal(
+      Array(9).fill('step_superseded'),
+    );
+    const heads = await client.post('/v1/cap/agent.read_decisions', { execution_id: id, head_only: true });
+    expect(heads.body.result.decisions).to.have.length(1);
+    await client.post(`/v1/runs/${id}/cancel`);
   });
 
   it('is 404 for another workspace’s run', async () => {
@@ -106,11 +146,11 @@ describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => 
 
 describe('runs: the hash-chained audit trail (contract 6)', () => {
   it('chains tool steps, approvals and decisions, and shows where a row was altered', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const { id, approvalId } = await waitingRun(client);
     await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'go ahead' });
-    await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
     await finished(client, id);
 
     const audit = await client.get(`/v1/runs/${id}/audit`);

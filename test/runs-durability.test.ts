@@ -174,7 +174,8 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     await api!.kill();
     await temporal.kill();
     await temporal.start();
-    const client = as(tenant.api_key, (await startApi()).baseUrl);
+    const restarted = (await startApi()).baseUrl;
+    const client = as(tenant.api_key, restarted);
     worker = startWorkerProcess(env());
 
     // The restarted server still holds the waiting execution (its file), the database the run.
@@ -182,7 +183,10 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     expect(described.status.name).to.equal('RUNNING');
     expect((await client.get(`/v1/runs/${executionId}`)).body.status).to.equal('AWAITING_APPROVAL');
 
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    // Another credential than the dispatching key resolves (separation of duties, docs/approvals.md).
+    const resolved = await as(tenant.user_jwt, restarted).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
     expect(resolved.status).to.equal(200);
     const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
@@ -202,7 +206,10 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     const approval = await pendingApproval(client, executionId);
 
     await worker!.kill();
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    // Another credential than the dispatching key resolves (separation of duties, docs/approvals.md).
+    const resolved = await as(tenant.user_jwt, api!.baseUrl).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
     expect(resolved.status).to.equal(200);
     // The signal reached the server although no worker could take it; the step has not run.
     const handle = (await temporal.client()).workflow.getHandle(`run-${executionId}`);

@@ -32,7 +32,7 @@ describe('runs: the llm agent with the local deterministic model', () => {
   });
 
   it('waits for approval of every call under approval: all', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post('/v1/runs', {
       agent: 'llm',
@@ -42,7 +42,7 @@ describe('runs: the llm agent with the local deterministic model', () => {
     const waiting = await runUntil(client, id, (run) => run.approvals.length > 0, 'an approval');
     expect(waiting.status).to.equal('AWAITING_APPROVAL');
     expect(waiting.approvals[0].step.tool).to.equal('billing.credits_balance');
-    await client.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, { decision: 'APPROVED' });
     expect((await finished(client, id)).status).to.equal('SUCCEEDED');
   });
 

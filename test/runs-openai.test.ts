@@ -133,7 +133,7 @@ describe('runs: the llm agent on OpenAI tool calling (fake OpenAI-compatible ser
     });
     expect(requestsOf(goal)).to.have.length(2);
 
-    const resolved = await c.post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+    const resolved = await client(tenant.user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
       decision: 'APPROVED',
     });
     expect(resolved.status).to.equal(200);

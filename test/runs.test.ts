@@ -176,8 +176,10 @@ describe('runs: a playbook run (contract 4.4, 2.10)', () => {
 
 describe('runs: approvals (contract 4.4, section 3)', () => {
   it('waits for an approval, then runs the step once APPROVED', async () => {
-    const { api_key, workspace_id, user_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id, user_id } = await newTenant();
     const client = as(api_key);
+    // The approval comes from another credential than the dispatching key (docs/approvals.md).
+    const reviewer = as(user_jwt);
     const dispatched = await client.post(
       '/v1/runs',
       playbook([
@@ -194,7 +196,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     expect(pending.body.approvals.map((row: any) => row.approval_id)).to.deep.equal([approval.approval_id]);
     expect((await client.get(`/v1/approvals/${approval.approval_id}`)).body.status).to.equal('pending');
 
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, {
+    const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, {
       decision: 'APPROVED',
       notes: 'fine',
     });
@@ -209,12 +211,12 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     expect(run.approvals[0]).to.include({ status: 'approved', resolved_by: user_id, notes: 'fine' });
     expect(await sessionCount(workspace_id)).to.equal(1);
 
-    const twice = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' });
+    const twice = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' });
     expect(twice.status).to.equal(409);
   });
 
   it('fails the run with approval_rejected when REJECTED; later steps never run', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -225,7 +227,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     );
     const approval = await pendingApproval(client, dispatched.body.execution_id);
     expect(
-      (await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' })).status,
+      (await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'REJECTED' })).status,
     ).to.equal(200);
     const run = await finished(client, dispatched.body.execution_id);
     expect(run.status).to.equal('FAILED');
@@ -235,7 +237,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
   });
 
   it('answers one of ten concurrent resolves with 200 and the rest with 409', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -244,7 +246,9 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
     const approval = await pendingApproval(client, dispatched.body.execution_id);
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, at) =>
-        client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: at % 2 ? 'APPROVED' : 'REJECTED' }),
+        as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+          decision: at % 2 ? 'APPROVED' : 'REJECTED',
+        }),
       ),
     );
     expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, ...Array(9).fill(409)]);
@@ -254,7 +258,7 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
 
 describe('runs: cancel, read and isolation (contract 4.4)', () => {
   it('cancels a waiting run and its approval, idempotently; a finished run is a 409', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -269,7 +273,7 @@ describe('runs: cancel, read and isolation (contract 4.4)', () => {
     const run = (await client.get(`/v1/runs/${id}`)).body;
     expect(run.approvals[0].status).to.equal('cancelled');
     expect(run.steps[0].status).to.equal('SKIPPED');
-    const late = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const late = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     expect(late.status).to.equal(409);
     const history = await getStack().runtime.temporal.client.workflow.getHandle(`run-${id}`).result();
     expect(history).to.deep.equal({ status: 'CANCELLED' });
@@ -320,9 +324,71 @@ describe('runs: cancel, read and isolation (contract 4.4)', () => {
   });
 });
 
+describe('runs: reserved step keys and late charges (review L-9, L-11)', () => {
+  it('refuses an Idempotency-Key shaped like a run step’s key on /v1/cap (422); the run’s step runs', async () => {
+    const { api_key, user_jwt, workspace_id } = await newTenant();
+    const client = as(api_key);
+    const dispatched = await client.post(
+      '/v1/runs',
+      playbook([{ tool: 'agent.start_session', input: { name: 'mine' }, requires_approval: true }]),
+    );
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    const taken = await client.post(
+      '/v1/cap/agent.start_session',
+      { name: 'pre-empted' },
+      { 'Idempotency-Key': `${id}:0` },
+    );
+    expect(taken.status).to.equal(422);
+    expect(taken.body.detail[0].loc).to.deep.equal(['header', 'Idempotency-Key']);
+    expect(taken.body.detail[0].msg).to.match(/reserved for run steps/);
+    const upper = await client.post(
+      '/v1/cap/agent.start_session',
+      { name: 'pre-empted' },
+      { 'Idempotency-Key': `${id.toUpperCase()}:0` },
+    );
+    expect(upper.status).to.equal(422);
+    const fine = await client.post('/v1/cap/agent.start_session', { name: 'ok' }, { 'Idempotency-Key': `${id}-0` });
+    expect(fine.status).to.equal(200);
+
+    await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const run = await finished(client, id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps[0].output.session_id).to.not.equal(fine.body.result.session_id);
+    expect(await sessionCount(workspace_id)).to.equal(2);
+  });
+
+  it('a cancel during a running step reports what that step charged once it lands', async () => {
+    const { api_key, tenant_id } = await newTenant(10);
+    const client = as(api_key);
+    // The step's charge waits on the tenant's row, held here, so the cancel comes while it runs.
+    const holder = getStack().ownerDataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query(`SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, [tenant_id]);
+      const dispatched = await client.post('/v1/runs', playbook([{ tool: 'ontology.search', input: { query: 'x' } }]));
+      const id = dispatched.body.execution_id;
+      await runUntil(client, id, (run) => run.steps[0].status === 'RUNNING', 'the step to run');
+      const cancelled = await client.post(`/v1/runs/${id}/cancel`);
+      expect(cancelled.body).to.include({ status: 'CANCELLED', credits_charged: 0 });
+      await holder.commitTransaction();
+      const run = await runUntil(client, id, (body) => body.steps[0].status === 'SUCCEEDED', 'the step to land');
+      expect(run.steps[0].credits_charged).to.equal(1);
+      expect(run).to.include({ status: 'CANCELLED', credits_charged: 1 });
+      const listed = (await client.get('/v1/runs')).body.runs.find((row: any) => row.execution_id === id);
+      expect(listed.credits_charged).to.equal(1);
+      expect(await creditBalance(tenant_id)).to.equal(9);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+});
+
 describe('runs: operating them in Temporal', () => {
   it('names each run run-<execution_id>, with a summary and WeftWorkspaceId, WeftAgent and WeftRunStatus', async () => {
-    const { api_key, workspace_id } = await newTenant();
+    const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
@@ -342,7 +408,7 @@ describe('runs: operating them in Temporal', () => {
     expect(waiting.typedSearchAttributes.get(AGENT_ATTRIBUTE)).to.equal('playbook');
     expect(await waiting.staticSummary()).to.equal('playbook run of 2 steps');
 
-    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
     expect((await handle.describe()).typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('SUCCEEDED');
   });

@@ -10,6 +10,17 @@ export const IdempotencyKey = z
     `At most ${LIMITS.idempotencyKeyChars} printable ASCII characters`,
   );
 
+/** `<execution_id>:<step_no>`: how a run's step keys its tool call and its charge (src/runs/service.ts). */
+const RUN_STEP_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]/i;
+
+/**
+ * A key a caller sends (`/v1/cap`, MCP): run step keys are reserved, as `webhook:` is on `/v1/runs`,
+ * since a member who took one first would make the run's step fail, or replay the member's answer.
+ */
+export const CallerIdempotencyKey = IdempotencyKey.refine((key) => !RUN_STEP_KEY.test(key), {
+  message: 'Keys of the form <execution_id>:<step_no> are reserved for run steps',
+});
+
 /** JSON with object keys sorted at every level, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are one request. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

@@ -2,8 +2,9 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AnyRoute } from '../platform/api/route';
 import { defineRoute } from '../platform/api/route';
+import { ValidationFailedError } from '../platform/errors';
 import type { AnyCapability } from './define';
-import { IdempotencyKey } from './idempotency';
+import { CallerIdempotencyKey } from './idempotency';
 import { CapabilityList, envelopeOf } from './schemas';
 import type { CapabilityService } from './service';
 import { creditKindOf, scopeFor } from './service';
@@ -34,8 +35,9 @@ export const operationIdOf = (name: string) =>
     .join('')}`;
 
 const IdempotencyHeaders = z.object({
-  'Idempotency-Key': IdempotencyKey.optional().describe(
-    'Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent.',
+  'Idempotency-Key': CallerIdempotencyKey.optional().describe(
+    'Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. ' +
+      'Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422).',
   ),
 });
 
@@ -50,10 +52,20 @@ const replayHeaders = {
   },
 } as const;
 
-/** The Idempotency-Key header when the client sent one (an empty value is sent, and refused as 422). */
+/**
+ * The Idempotency-Key header when the client sent one (an empty value is sent, and refused as 422
+ * by the service). A run step's key is refused at the doors (here and MCP's `_meta`), not in the
+ * service, which runs take their own keys through.
+ */
 const suppliedKey = (ctx: Context): string | undefined => {
-  const value = ctx.request.headers['idempotency-key'];
-  return Array.isArray(value) ? value.join(', ') : value;
+  const header = ctx.request.headers['idempotency-key'];
+  const value = Array.isArray(header) ? header.join(', ') : header;
+  const parsed = value ? CallerIdempotencyKey.safeParse(value) : undefined;
+  if (parsed && !parsed.success) {
+    const msg = parsed.error.issues[0]!.message;
+    throw new ValidationFailedError([{ loc: ['header', 'Idempotency-Key'], msg, type: 'idempotency_key_invalid' }]);
+  }
+  return value;
 };
 
 /**

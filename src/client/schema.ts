@@ -535,7 +535,7 @@ export interface paths {
   "/v1/runs/{execution_id}/cancel": {
     /**
      * Cancel a run; its pending approvals are cancelled too
-     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
      *
      * Requires the `runs:write` scope.
      */
@@ -562,11 +562,27 @@ export interface paths {
   "/v1/approvals/{approval_id}/resolve": {
     /**
      * Approve or reject a pending approval
-     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters.
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
      *
      * Requires the `approvals:write` scope.
      */
     post: operations["resolveApproval"];
+  };
+  "/v1/approval-policy": {
+    /**
+     * Who may resolve the approvals of a run: the workspace’s policy
+     * @description The credential that dispatched a run never resolves its approvals, and MCP tokens never resolve any. `dispatcher_may_approve` says whether the dispatching *user* may, through another credential of theirs (a user JWT, the console, another key): `when_alone` (the default) while they are the only member of the workspace, `always`, or `never`. Another member always may.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getApprovalPolicy"];
+    /**
+     * Set the workspace’s approval policy
+     * @description Sets `dispatcher_may_approve` (`when_alone`, `always` or `never`) for the workspace; it applies to every resolve from then on. Needs `approvals:write`, which MCP tokens never hold.
+     *
+     * Requires the `approvals:write` scope.
+     */
+    patch: operations["updateApprovalPolicy"];
   };
   "/mcp": {
     /**
@@ -1600,7 +1616,7 @@ export interface components {
       updated_at: string;
     };
     RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
       code: string;
       message: string;
       /** @description The step that failed (0-based), when one did. */
@@ -1671,8 +1687,21 @@ export interface components {
         };
       };
       notes: string | null;
-      /** Format: uuid */
+      /**
+       * Format: uuid
+       * @description The user who resolved it.
+       */
       resolved_by: string | null;
+      /** @description The credential it was resolved with; null while pending, and when cancelled. */
+      resolved_by_credential: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /**
+         * Format: uuid
+         * @description The API key’s id, or the user JWT’s `jti`.
+         */
+        id: string | null;
+      }) | null;
       /** Format: date-time */
       requested_at: string;
       /** Format: date-time */
@@ -1718,6 +1747,20 @@ export interface components {
       /** @enum {string} */
       decision: "APPROVED" | "REJECTED";
       notes?: string;
+    };
+    ApprovalPolicy: {
+      /**
+       * @description Whether the user who dispatched a run may resolve its approvals through another credential of theirs (the dispatching credential never may): `when_alone` (the default) while they are the workspace’s only member, `always`, or `never`.
+       * @enum {string}
+       */
+      dispatcher_may_approve: "when_alone" | "always" | "never";
+    };
+    ApprovalPolicyPatch: {
+      /**
+       * @description Whether the user who dispatched a run may resolve its approvals through another credential of theirs (the dispatching credential never may): `when_alone` (the default) while they are the workspace’s only member, `always`, or `never`.
+       * @enum {string}
+       */
+      dispatcher_may_approve: "when_alone" | "always" | "never";
     };
     /** @description The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error. */
     McpResponse: ({
@@ -7500,7 +7543,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -7691,7 +7734,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -7876,7 +7919,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -8067,7 +8110,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -8258,7 +8301,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -8621,7 +8664,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -9175,7 +9218,7 @@ export interface operations {
         workspace_id?: string;
       };
       header?: {
-        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. */
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
         "Idempotency-Key"?: string;
       };
     };
@@ -10595,7 +10638,7 @@ export interface operations {
   };
   /**
    * Cancel a run; its pending approvals are cancelled too
-   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
    *
    * Requires the `runs:write` scope.
    */
@@ -10940,7 +10983,7 @@ export interface operations {
   };
   /**
    * Approve or reject a pending approval
-   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters.
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
    *
    * Requires the `approvals:write` scope.
    */
@@ -10997,7 +11040,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The credential lacks the `approvals:write` scope */
+      /** @description approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its user, where the approval policy wants another member); the detail says why; or The credential lacks the `approvals:write` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11019,6 +11062,264 @@ export interface operations {
       };
       /** @description Already resolved (or cancelled), or its run has finished */
       409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Who may resolve the approvals of a run: the workspace’s policy
+   * @description The credential that dispatched a run never resolves its approvals, and MCP tokens never resolve any. `dispatcher_may_approve` says whether the dispatching *user* may, through another credential of theirs (a user JWT, the console, another key): `when_alone` (the default) while they are the only member of the workspace, `always`, or `never`. Another member always may.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getApprovalPolicy: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description Who may resolve the approvals of a run: the workspace’s policy */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApprovalPolicy"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database is busy; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Set the workspace’s approval policy
+   * @description Sets `dispatcher_may_approve` (`when_alone`, `always` or `never`) for the workspace; it applies to every resolve from then on. Needs `approvals:write`, which MCP tokens never hold.
+   *
+   * Requires the `approvals:write` scope.
+   */
+  updateApprovalPolicy: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "dispatcher_may_approve": "never"
+         * }
+         */
+        "application/json": components["schemas"]["ApprovalPolicyPatch"];
+      };
+    };
+    responses: {
+      /** @description Set the workspace’s approval policy */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApprovalPolicy"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `approvals:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

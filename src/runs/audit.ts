@@ -43,16 +43,27 @@ export function stepEntry(step: StepEntryFields): Record<string, unknown> {
   };
 }
 
-export const approvalEntry = (approval: RunApproval): Record<string, unknown> => ({
-  kind: 'APPROVAL',
-  approval_id: approval.id,
-  step_no: approval.stepNo,
-  tool: approval.tool,
-  input: approval.input,
-  status: approval.status,
-  resolved_by: approval.resolvedBy,
-  notes: approval.notes,
-});
+/** The credential an approval was resolved with; null before, for a cancelled one, and for rows older than it. */
+export const resolvedCredential = (approval: RunApproval) =>
+  approval.resolvedByCredentialKind
+    ? { kind: approval.resolvedByCredentialKind, id: approval.resolvedByCredentialId }
+    : null;
+
+export const approvalEntry = (approval: RunApproval): Record<string, unknown> => {
+  const credential = resolvedCredential(approval);
+  return {
+    kind: 'APPROVAL',
+    approval_id: approval.id,
+    step_no: approval.stepNo,
+    tool: approval.tool,
+    input: approval.input,
+    status: approval.status,
+    resolved_by: approval.resolvedBy,
+    notes: approval.notes,
+    // Only when recorded, so links written before the column existed still verify.
+    ...(credential ? { resolved_by_credential: credential } : {}),
+  };
+};
 
 export interface AuditLinkView {
   seq: number;

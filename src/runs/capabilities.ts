@@ -35,6 +35,9 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
       409: 'run_finished (the run has ended) or step_superseded (that decision is not a head any more)',
     },
     handler: async ({ m, principal, afterCommit }, input) => {
+      // The chain's lock (the run row) first: the run's status, the head to supersede and the next
+      // step number are then read by one decision at a time, so two cannot supersede one head.
+      await repo.lockExecution(m, input.execution_id);
       const run = await repo.findExecution(m, input.execution_id);
       if (!run) throw runNotFound(input.execution_id);
       if (FINISHED_STATUSES.includes(run.status)) {
@@ -51,7 +54,6 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
         }
         await repo.markSuperseded(m, supersedes);
       }
-      // The chain's lock (the run row) is taken before the step number is read, so concurrent decisions queue.
       const step = await repo.insertDecisionLocked(m, {
         workspaceId: principal.workspaceId,
         executionId: run.id,

@@ -7,13 +7,20 @@ export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', '
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
+/** Whether the user who dispatched a run may resolve its approvals through another credential of theirs. */
+export const DISPATCHER_MAY_APPROVE = ['when_alone', 'always', 'never'] as const;
+export type DispatcherMayApprove = (typeof DISPATCHER_MAY_APPROVE)[number];
+
 export type StepStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
 
-/** What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. */
+/**
+ * What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. The
+ * credential's expiry (ISO; absent on runs dispatched before it was kept) is re-checked before each step.
+ */
 export interface RunPrincipal {
   tenantId: string;
   scopes: string[];
-  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string };
+  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string; expires_at?: string | null };
 }
 
 export interface RunError {
@@ -76,6 +83,10 @@ export class RunApproval {
   @Column({ type: 'text' }) status!: ApprovalStatus;
   @Column({ type: 'text', nullable: true }) notes!: string | null;
   @Column({ type: 'uuid', name: 'resolved_by', nullable: true }) resolvedBy!: string | null;
+  /** The kind of credential it was resolved with, and its id (a key's row, a user JWT's jti). */
+  @Column({ type: 'text', name: 'resolved_by_credential_kind', nullable: true })
+  resolvedByCredentialKind!: RunPrincipal['credential']['kind'] | null;
+  @Column({ type: 'uuid', name: 'resolved_by_credential_id', nullable: true }) resolvedByCredentialId!: string | null;
   @Column({ type: 'timestamptz', name: 'requested_at' }) requestedAt!: Date;
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true }) resolvedAt!: Date | null;
 }

@@ -128,6 +128,19 @@ export async function cancelExecution(m: EntityManager, id: string): Promise<boo
   return true;
 }
 
+/**
+ * A step that lands after its run finished (a cancel while it ran): the run's total takes its
+ * charge, so what the run reports is what its steps cost. An unfinished run is summed when it ends.
+ */
+export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
+  affectedRows(
+    m,
+    `UPDATE run_executions
+     SET credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+     WHERE id = $1 AND NOT (${UNFINISHED})`,
+    [executionId],
+  );
+
 export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
   await affectedRows(
     m,
@@ -218,16 +231,18 @@ export const resolveApproval = (
     approvalId: string;
     status: Extract<ApprovalStatus, 'approved' | 'rejected'>;
     userId: string;
+    credential: { kind: RunPrincipal['credential']['kind']; id?: string };
     notes: string | null;
   },
 ) =>
   queryFirst<{ execution_id: string }>(
     m,
-    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now()
+    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now(),
+       resolved_by_credential_kind = $5, resolved_by_credential_id = $6
      FROM run_executions e
      WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
      RETURNING a.execution_id`,
-    [input.approvalId, input.status, input.userId, input.notes],
+    [input.approvalId, input.status, input.userId, input.notes, input.credential.kind, input.credential.id ?? null],
   );
 
 export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>

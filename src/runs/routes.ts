@@ -4,6 +4,8 @@ import {
   ApprovalIdParams,
   ApprovalList,
   ApprovalListQuery,
+  ApprovalPolicy,
+  ApprovalPolicyPatch,
   ApprovalRow,
   DispatchRunRequest,
   DispatchRunResponse,
@@ -114,7 +116,8 @@ export const runRoutes = (runs: RunService) => [
     summary: 'Cancel a run; its pending approvals are cancelled too',
     description:
       'Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet ' +
-      'started to SKIPPED; a step already running completes, and nothing after it runs. Cancelling a ' +
+      'started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` ' +
+      'when it lands), and nothing after it runs. Cancelling a ' +
       'cancelled run answers it again; cancelling a run that succeeded or failed is a 409.',
     tags: ['runs'],
     scope: 'runs:write',
@@ -156,9 +159,13 @@ export const runRoutes = (runs: RunService) => [
     operationId: 'resolveApproval',
     summary: 'Approve or reject a pending approval',
     description:
-      'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by`, then signals ' +
-      'the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code ' +
-      `\`approval_rejected\` and later steps never run. \`notes\` at most ${LIMITS.runs.notesChars} characters.`,
+      'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its ' +
+      'credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run ' +
+      'continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. ' +
+      `\`notes\` at most ${LIMITS.runs.notesChars} characters. Separation of duties: the credential that ` +
+      'dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another ' +
+      'credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens ' +
+      'never hold `approvals:write`.',
     tags: ['approvals'],
     scope: 'approvals:write',
     params: ApprovalIdParams,
@@ -166,9 +173,42 @@ export const runRoutes = (runs: RunService) => [
     example: { decision: 'APPROVED', notes: 'Looks right.' },
     response: ResolveApprovalResponse,
     errors: {
+      403:
+        'approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its ' +
+        'user, where the approval policy wants another member); the detail says why',
       404: approvalNotFound,
       409: 'Already resolved (or cancelled), or its run has finished',
     },
     handler: ({ auth, params, body }) => runs.resolve(auth, params.approval_id, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/approval-policy',
+    operationId: 'getApprovalPolicy',
+    summary: 'Who may resolve the approvals of a run: the workspace’s policy',
+    description:
+      'The credential that dispatched a run never resolves its approvals, and MCP tokens never resolve any. ' +
+      '`dispatcher_may_approve` says whether the dispatching *user* may, through another credential of theirs ' +
+      '(a user JWT, the console, another key): `when_alone` (the default) while they are the only member of the ' +
+      'workspace, `always`, or `never`. Another member always may.',
+    tags: ['approvals'],
+    scope: 'runs:read',
+    response: ApprovalPolicy,
+    handler: ({ auth }) => runs.approvalPolicy(auth),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/v1/approval-policy',
+    operationId: 'updateApprovalPolicy',
+    summary: 'Set the workspace’s approval policy',
+    description:
+      'Sets `dispatcher_may_approve` (`when_alone`, `always` or `never`) for the workspace; it applies to every ' +
+      'resolve from then on. Needs `approvals:write`, which MCP tokens never hold.',
+    tags: ['approvals'],
+    scope: 'approvals:write',
+    body: ApprovalPolicyPatch,
+    example: { dispatcher_may_approve: 'never' },
+    response: ApprovalPolicy,
+    handler: ({ auth, body }) => runs.setApprovalPolicy(auth, body),
   }),
 ];

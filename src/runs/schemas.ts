@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../limits';
-import { APPROVAL_STATUSES, RUN_STATUSES } from './entities';
+import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -90,8 +90,10 @@ export const RunErrorBody = z
     code: z
       .string()
       .describe(
-        'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, or for an ' +
-          'llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
+        'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, ' +
+          '`credential_revoked` (the dispatching credential was revoked or expired, or its user left the ' +
+          'workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, ' +
+          '`upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
       ),
     message: z.string(),
     step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),
@@ -124,7 +126,14 @@ export const ApprovalRow = z
     status: ApprovalStatus,
     step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
     notes: z.string().nullable(),
-    resolved_by: z.uuid().nullable(),
+    resolved_by: z.uuid().nullable().describe('The user who resolved it.'),
+    resolved_by_credential: z
+      .object({
+        kind: z.enum(['user_jwt', 'api_key', 'mcp_token']),
+        id: z.uuid().nullable().describe('The API key’s id, or the user JWT’s `jti`.'),
+      })
+      .nullable()
+      .describe('The credential it was resolved with; null while pending, and when cancelled.'),
     requested_at: timestamp,
     resolved_at: timestamp.nullable(),
   })
@@ -175,6 +184,23 @@ export const ApprovalListQuery = z.object({
   status: ApprovalStatus.optional(),
   limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
 });
+
+export const ApprovalPolicy = z
+  .object({
+    dispatcher_may_approve: z
+      .enum(DISPATCHER_MAY_APPROVE)
+      .describe(
+        'Whether the user who dispatched a run may resolve its approvals through another credential of theirs ' +
+          '(the dispatching credential never may): `when_alone` (the default) while they are the workspace’s only ' +
+          'member, `always`, or `never`.',
+      ),
+  })
+  .meta({ id: 'ApprovalPolicy' });
+export type ApprovalPolicy = z.output<typeof ApprovalPolicy>;
+
+export const ApprovalPolicyPatch = z
+  .strictObject({ dispatcher_may_approve: ApprovalPolicy.shape.dispatcher_may_approve })
+  .meta({ id: 'ApprovalPolicyPatch' });
 
 export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({ id: 'ApprovalList' });
 

@@ -10,18 +10,28 @@ import type { ScopeName } from '../platform/auth/scopes';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
-import { BadRequestError, ConflictError, DomainError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationFailedError,
+} from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { AgentModel, AgentTool } from './agent-model';
-import { approvalEntry, stepEntry, verifyChain } from './audit';
+import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
+import { approvalEntry, resolvedCredential, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
+import { credentialRevoked, runIdentityLive, storedExpiry } from './identity';
 import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
+  ApprovalPolicy,
   ApprovalRow,
   DispatchRunRequest,
   DispatchRunResponse,
@@ -53,6 +63,7 @@ const approvalRow = (approval: RunApproval): ApprovalRow => ({
   step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
   notes: approval.notes,
   resolved_by: approval.resolvedBy,
+  resolved_by_credential: resolvedCredential(approval),
   requested_at: approval.requestedAt.toISOString(),
   resolved_at: iso(approval.resolvedAt),
 });
@@ -183,6 +194,7 @@ export function createRunService(deps: {
         refId: step.id,
         entry: stepEntry(step),
       });
+      await repo.settleFinishedCharges(m, executionId);
     });
 
   const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
@@ -267,7 +279,11 @@ export function createRunService(deps: {
       principal: {
         tenantId: principal.tenantId,
         scopes: [...principal.scopes],
-        credential: { kind: principal.credential.kind, id: principal.credential.id },
+        credential: {
+          kind: principal.credential.kind,
+          id: principal.credential.id,
+          expires_at: storedExpiry(principal.credential.expiresAt),
+        },
       },
       idempotencyKey: key,
       requestHash: hash,
@@ -370,6 +386,14 @@ export function createRunService(deps: {
         return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
       }),
 
+    approvalPolicy: (principal: Principal): Promise<ApprovalPolicy> => uow(scopeOf(principal), readApprovalPolicy),
+
+    setApprovalPolicy: (principal: Principal, policy: ApprovalPolicy): Promise<ApprovalPolicy> =>
+      uow(scopeOf(principal), async (m) => {
+        await saveApprovalPolicy(m, principal.workspaceId, principal.userId, policy);
+        return readApprovalPolicy(m);
+      }),
+
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
       uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
 
@@ -380,25 +404,38 @@ export function createRunService(deps: {
         return approvalRow(approval);
       }),
 
-    /** PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the run. */
+    /**
+     * PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the
+     * run. Never by the credential that dispatched the run, nor by its user where the workspace's
+     * approval policy says so (403); the resolving credential is recorded with the decision.
+     */
     async resolve(
       principal: Principal,
       approvalId: string,
       body: ResolveApprovalRequest,
     ): Promise<ResolveApprovalResponse> {
       const executionId = await uow(scopeOf(principal), async (m) => {
+        const approval = await repo.findApprovalById(m, approvalId);
+        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        const run = await mustFind(m, approval.executionId);
+        const refusal = await approvalRefusal({
+          dispatcher: { userId: run.userId, credential: run.principal.credential },
+          resolver: principal,
+          policy: await readApprovalPolicy(m),
+          members: () => memberCount(m),
+        });
+        if (refusal) throw new ForbiddenError(refusal);
         const resolved = await repo.resolveApproval(m, {
           approvalId,
           status: body.decision === 'APPROVED' ? 'approved' : 'rejected',
           userId: principal.userId,
+          credential: principal.credential,
           notes: body.notes ?? null,
         });
         if (resolved) {
           await auditApproval(m, approvalId);
           return resolved.execution_id;
         }
-        const approval = await repo.findApprovalById(m, approvalId);
-        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
         throw new ConflictError({
           error: approval.status === 'pending' ? 'run_finished' : 'approval_resolved',
           status: approval.status,
@@ -469,10 +506,22 @@ export function createRunService(deps: {
         if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
           return { run, step, done: true };
         }
+        // Before each step the run re-checks who it acts as: a revoked credential stops it here.
+        if (!(await runIdentityLive(m, run))) return { run, step, done: false, revoked: true };
         await repo.markStepRunning(m, executionId, stepNo);
         return { run, step, done: false };
       });
       const { run, step } = prepared;
+      if ('revoked' in prepared) {
+        const failure = credentialRevoked(stepNo);
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'FAILED',
+          output: null,
+          error: failure,
+          creditsCharged: 0,
+        });
+        return { status: 'FAILED', error: failure };
+      }
       // An earlier attempt finished the step: answer what it recorded, never run it twice.
       if (prepared.done) {
         if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
@@ -534,9 +583,22 @@ export function createRunService(deps: {
       const seen = await uow({ workspaceId }, async (m) => {
         const run = await mustFind(m, executionId);
         const history = await toolSteps(m);
-        return { run, history, move: pendingMove(history) };
+        const move = pendingMove(history);
+        // Before each model turn the run re-checks who it acts as; a revoked credential ends it here.
+        if (!move && !isFinished(run.status) && !(await runIdentityLive(m, run))) {
+          await repo.finishExecution(m, executionId, {
+            status: 'FAILED',
+            output: null,
+            error: credentialRevoked(null),
+          });
+          return { run, history, move, ended: true };
+        }
+        return { run, history, move, ended: isFinished(run.status) };
       });
       if (seen.move) return seen.move;
+      // A finished run asks the model nothing; the workflow's finishing write after a final move
+      // leaves a finished run as it is and answers its status.
+      if (seen.ended) return { kind: 'final', answer: '' };
       const { run, history } = seen;
       // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
       const callable = (name: string) => {

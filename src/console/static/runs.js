@@ -5,6 +5,8 @@ import { badge, duration, fill, h, readable, shortId, when } from './dom.js';
 const STATUSES = ['', 'QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 const REFRESH_MS = 2000;
+// How an approval was resolved, in words (the API's resolved_by_credential.kind).
+const CREDENTIAL_KIND = { user_jwt: 'user JWT', api_key: 'API key', mcp_token: 'MCP token' };
 
 const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content || '';
 
@@ -180,6 +182,7 @@ function renderRun(run, audit) {
               badge(approval.status),
               approval.resolved_at ? [' · ', when(approval.resolved_at)] : '',
               approval.resolved_by ? ` · by ${shortId(approval.resolved_by)}` : '',
+              approval.resolved_by_credential ? ` with a ${CREDENTIAL_KIND[approval.resolved_by_credential.kind]}` : '',
               approval.notes ? h('q', {}, approval.notes) : '',
               approval.status === 'pending' ? [' · ', h('a', { href: '#/approvals' }, 'decide in the inbox')] : '',
             ),

@@ -39,5 +39,10 @@ export function normalizeScopes(requested: readonly string[]): ScopeName[] {
   return [...new Set(requested.filter(isScope))].sort();
 }
 
-/** MCP tokens act for their user through agent tooling, but cannot manage credentials nor decrypt payloads. */
-export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter((scope) => !scope.endsWith(':manage'));
+/**
+ * MCP tokens act for their user through agent tooling, but cannot manage credentials, and never
+ * resolve approvals: an approval is the human gate on what an agent does.
+ */
+export const MCP_TOKEN_SCOPES: ScopeName[] = SCOPES.filter(
+  (scope) => !scope.endsWith(':manage') && scope !== 'approvals:write',
+);

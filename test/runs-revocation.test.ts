@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import { revokeUserToken } from '../src/platform/auth/repository';
+import { eventually } from './helpers/eventually';
+import { as } from './helpers/http';
+import { getStack } from './helpers/stack';
+import { creditBalance, newMember, newTenant } from './helpers/tenants';
+
+type Client = ReturnType<typeof as>;
+
+const read = (client: Client, id: string) => client.get(`/v1/runs/${id}`).then((answer) => answer.body);
+
+const runUntil = (client: Client, id: string, done: (run: any) => boolean, what: string) =>
+  eventually(
+    async () => {
+      const body = await read(client, id);
+      return done(body) && body;
+    },
+    { what, timeoutMs: 30_000 },
+  );
+
+const finished = (client: Client, id: string) =>
+  runUntil(client, id, (run) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status), 'the run to finish');
+
+const sessions = async (workspaceId: string) =>
+  (
+    await getStack().ownerDataSource.query(`SELECT count(*)::int AS n FROM agent_sessions WHERE workspace_id = $1`, [
+      workspaceId,
+    ])
+  )[0].n;
+
+/** A paid step that runs at once, then a write step that waits on approval. */
+async function waitingRun(client: Client): Promise<{ id: string; approvalId: string }> {
+  const dispatched = await client.post('/v1/runs', {
+    agent: 'playbook',
+    input: {
+      steps: [
+        { tool: 'ontology.search', input: { query: 'ada' } },
+        { tool: 'agent.start_session', input: { name: 'after approval' }, requires_approval: true },
+      ],
+    },
+  });
+  expect(dispatched.status, dispatched.text).to.equal(202);
+  const id = dispatched.body.execution_id;
+  const run = await runUntil(client, id, (body) => body.approvals.length > 0, 'the run to await approval');
+  return { id, approvalId: run.approvals[0].approval_id };
+}
+
+/** The run ended FAILED with credential_revoked at its gated step, which did nothing and cost nothing. */
+function expectRevoked(run: any) {
+  expect(run.status).to.equal('FAILED');
+  expect(run.error).to.include({ code: 'credential_revoked', step: 1 });
+  expect(run.error.message).to.match(/credential/);
+  expect(run.steps.map((step: any) => [step.status, step.credits_charged])).to.deep.equal([
+    ['SUCCEEDED', 1],
+    ['FAILED', 0],
+  ]);
+  expect(run.steps[1].error.code).to.equal('credential_revoked');
+  expect(run.credits_charged).to.equal(1);
+}
+
+const jtiOf = (jwt: string): { jti: string; expiresAt: Date } => {
+  const payload = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+  return { jti: payload.jti, expiresAt: new Date(payload.exp * 1000) };
+};
+
+describe('runs: revocation and expiry reach running work (issue 23 item 3)', () => {
+  it('a key revoked while its run waits: the approved step does not run, the run ends credential_revoked', async () => {
+    const tenant = await newTenant(10);
+    const key = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'leaked',
+      scopes: ['runs:read', 'runs:write', 'capabilities:read', 'capabilities:write'],
+    });
+    const leaked = as(key.body.token);
+    const { id, approvalId } = await waitingRun(leaked);
+    expect((await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.body.id}`)).status).to.equal(200);
+    expect((await leaked.get(`/v1/runs/${id}`)).status).to.equal(401);
+
+    const resolved = await as(tenant.user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await finished(as(tenant.api_key), id);
+    expectRevoked(run);
+    expect(await sessions(tenant.workspace_id)).to.equal(0);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(9);
+    const audit = (await as(tenant.api_key).get(`/v1/runs/${id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    expect(audit.steps.at(-1).entry.error.code).to.equal('credential_revoked');
+  });
+
+  it('an expired key, and a user JWT revoked by the operator, end their runs the same way', async () => {
+    const tenant = await newTenant(10);
+    const expiring = await waitingRun(as(tenant.api_key));
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE user_id = $1 AND kind = 'api_key'`,
+      [tenant.user_id],
+    );
+    await as(tenant.user_jwt).post(`/v1/approvals/${expiring.approvalId}/resolve`, { decision: 'APPROVED' });
+    expectRevoked(await finished(as(tenant.user_jwt), expiring.id));
+
+    const second = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'reviewer',
+      scopes: ['runs:read', 'approvals:write'],
+    });
+    const viaJwt = await waitingRun(as(tenant.user_jwt));
+    await getStack().ownerDataSource.transaction((m) => revokeUserToken(m, jtiOf(tenant.user_jwt)));
+    const resolved = await as(second.body.token).post(`/v1/approvals/${viaJwt.approvalId}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    expectRevoked(await finished(as(second.body.token), viaJwt.id));
+    expect(await sessions(tenant.workspace_id)).to.equal(0);
+  });
+
+  it('a user removed from the workspace: their run stops at its next step', async () => {
+    const owner = await newTenant(10);
+    const leaver = await newMember(owner.workspace_id);
+    const { id, approvalId } = await waitingRun(as(leaver.api_key));
+    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+      owner.workspace_id,
+      leaver.user_id,
+    ]);
+    await as(owner.api_key).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    expectRevoked(await finished(as(owner.api_key), id));
+    expect(await sessions(owner.workspace_id)).to.equal(0);
+  });
+
+  it('an llm run checks before each model turn: revoked mid-step, it ends before the model answers', async () => {
+    const tenant = await newTenant(10);
+    const key = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'agent',
+      scopes: ['runs:read', 'runs:write', 'capabilities:read'],
+    });
+    // The search step's charge waits on the tenant's row, held here, so the key is revoked while the step runs.
+    const holder = getStack().ownerDataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query(`SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, [tenant.tenant_id]);
+      const dispatched = await as(key.body.token).post('/v1/runs', {
+        agent: 'llm',
+        input: { goal: 'find ada lovelace', approval: 'none' },
+      });
+      const id = dispatched.body.execution_id;
+      await runUntil(as(tenant.api_key), id, (run) => run.steps[0]?.status === 'RUNNING', 'the step to run');
+      await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.body.id}`);
+      await holder.commitTransaction();
+      const run = await finished(as(tenant.api_key), id);
+      expect(run.status).to.equal('FAILED');
+      expect(run.error).to.include({ code: 'credential_revoked', step: null });
+      expect(run.output).to.equal(null);
+      expect(run.steps.map((step: any) => [step.tool, step.status])).to.deep.equal([['ontology.search', 'SUCCEEDED']]);
+      expect(run.credits_charged).to.equal(1);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
+});
