@@ -63,6 +63,10 @@ export const LIMITS = {
     retentionBatch: 1000,
     /** In-process entries of the intake's trigger cache and of its opened secrets (each an LRU). */
     intakeCacheEntries: 1000,
+    // Review H-2: a filter may yield at most `maxFanOut` times its input (checked when saved), and
+    // runs in one of `size` worker threads for at most `timeoutMs` in a heap of `heapMb`; at most
+    // `queue` evaluations wait for a worker, more end as the `error` outcome at once.
+    filter: { maxFanOut: 256, size: 2, timeoutMs: 500, heapMb: 128, queue: 200 },
   },
   auditSummaryChars: 500,
   commonPropertyKeys: 10,

@@ -65,6 +65,7 @@ import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
+import { createFilterPool } from './triggers/filter-pool';
 import type { DeliveryRetention } from './triggers/retention';
 import { createDeliveryRetention } from './triggers/retention';
 import type { TriggerService } from './triggers/service';
@@ -178,6 +179,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     }),
   });
 
+  const filters = createFilterPool();
   const runs = createRunService({
     uow,
     outbox,
@@ -209,6 +211,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         statement: createStatement(dataSource),
         sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
         runs,
+        filters,
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
@@ -216,6 +219,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     embeddings,
     async close() {
       await usage.stop();
+      await filters.close();
       await temporal.connection.close();
       await dataSource.destroy();
     },

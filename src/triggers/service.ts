@@ -11,7 +11,8 @@ import type { Sealer } from '../prompt/sealed';
 import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
-import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import { filterSyntaxError, parseBodyForFilter } from './filter';
+import type { FilterPool } from './filter-pool';
 import { headerRecord, pairsOf } from './headers';
 import { createLru } from './intake-cache';
 import * as repo from './repository';
@@ -144,6 +145,8 @@ export function createTriggerService(deps: {
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
+  /** Evaluates filters in worker threads under a time and memory budget. */
+  filters: FilterPool;
   logger: Logger;
   /** Tests move the clock to check the skew window. */
   now?: () => number;
@@ -184,9 +187,7 @@ export function createTriggerService(deps: {
     if (expression === undefined) return;
     const error = filterSyntaxError(expression);
     if (error) {
-      throw new ValidationFailedError([
-        { loc: ['body', 'event_filter', 'expression'], msg: `Not a JMESPath expression: ${error}`, type: 'jmespath' },
-      ]);
+      throw new ValidationFailedError([{ loc: ['body', 'event_filter', 'expression'], msg: error, type: 'jmespath' }]);
     }
   }
 
@@ -447,11 +448,14 @@ export function createTriggerService(deps: {
       const trigger = await intakeConfig(target);
       if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
       const parsed = parseBodyForFilter(body, headers['content-type']);
-      const filter = evaluateFilter(trigger.filterExpression, {
-        headers,
-        body: parsed,
-        trigger: { id: trigger.id, slug: trigger.slug },
-      });
+      // Off the event loop, under a time and memory budget: a hostile filter ends as `error`.
+      const filter = trigger.filterExpression
+        ? await deps.filters.evaluate(trigger.filterExpression, {
+            headers,
+            body: parsed,
+            trigger: { id: trigger.id, slug: trigger.slug },
+          })
+        : { result: null, error: null };
       const matched = filter.result === null || filter.result === 'matched';
       const accepted = { body, statusCode: INTAKE_STATUS.accepted, reason: null };
       if (!key && !matched) {
