@@ -129,6 +129,17 @@ export const EnvSchema = z.object({
   RATE_LIMIT_RPS: z.coerce.number().int().min(0).default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().min(0).default(500),
   /**
+   * The webhook intake's own limits per minute, counted in this process before a body is read
+   * (0 turns one off): requests per source address, requests per slug, and redeliveries per trigger.
+   */
+  WEBHOOK_INTAKE_PER_SOURCE: z.coerce.number().int().min(0).default(LIMITS.webhook.intake.perSource),
+  WEBHOOK_INTAKE_PER_SLUG: z.coerce.number().int().min(0).default(LIMITS.webhook.intake.perSlug),
+  WEBHOOK_REDELIVERIES_PER_TRIGGER: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(LIMITS.webhook.intake.redeliveriesPerTrigger),
+  /**
    * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
    * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.
    */
