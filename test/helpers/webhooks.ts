@@ -33,12 +33,14 @@ export function deliver(
 
 /**
  * An intake request from another loopback address (all of 127.0.0.0/8 reaches the server), so a
- * test can act as a distinct source; answers status, headers and text.
+ * test can act as a distinct source; answers status, headers and text. With `declaredLength`, only
+ * the body given is written and the request is left open, as a sender of a large body would be.
  */
 export function deliverFrom(
   localAddress: string,
   slug: string,
   body: string,
+  options: { declaredLength?: number } = {},
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   const url = new URL(`${getStack().baseUrl}/v1/triggers/webhook/${slug}`);
   return new Promise((resolve, reject) => {
@@ -49,16 +51,39 @@ export function deliverFrom(
       method: 'POST',
       localAddress,
       agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': options.declaredLength ?? Buffer.byteLength(body),
+      },
     });
     req.on('response', (res) => {
       let text = '';
       res.on('data', (chunk) => {
         text += chunk;
       });
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, headers: res.headers, text });
+        req.destroy();
+      });
     });
-    req.on('error', reject);
-    req.end(body);
+    // The server closes a connection whose body it left unread: a write still under way may fail.
+    req.on('error', (error) => (error.message.match(/EPIPE|ECONNRESET|socket hang up/) ? undefined : reject(error)));
+    if (options.declaredLength === undefined) req.end(body);
+    else req.write(body);
   });
+}
+
+/** Runs `count` calls of `send`, `concurrency` at a time; their results in order. */
+export async function inParallel<T>(count: number, concurrency: number, send: (i: number) => Promise<T>) {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await send(i);
+      }
+    }),
+  );
+  return results;
 }
