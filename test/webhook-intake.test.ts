@@ -30,7 +30,7 @@ describe('webhook intake: a filter runs under a budget (issue 23 item 4, review 
     expect(patched.status).to.equal(422);
   });
 
-  it('ends a hostile saved filter as filter_error in bounded time, dispatching nothing, the API responsive', async () => {
+  it('ends a hostile saved filter as filter_error quickly, dispatching nothing, the API responsive', async () => {
     const { api_key, workspace_id } = await newTenant();
     const trigger = await newTrigger(api_key);
     // Saved before the save-time check existed: the runtime budget alone must hold it.
@@ -126,7 +126,7 @@ describe('webhook intake: unverified requests are not stored whole (review H-3)'
 });
 
 describe('webhook intake: rate limits before the body is read (review H-3)', () => {
-  it('answers 429 with Retry-After past the per-slug limit, counts refusals on the trigger, reads no body', async () => {
+  it('answers 429 + Retry-After past the per-slug limit, counts refusals on the trigger, reads no body', async () => {
     const { api_key } = await newTenant();
     const trigger = await newTrigger(api_key);
     const limit = getStack().config.WEBHOOK_INTAKE_PER_SLUG;

@@ -321,7 +321,8 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
  * Whether the credential a trigger's runs act as still authenticates in the trigger's workspace:
  * its user is still a member, the expiry stored with the trigger has not passed, and a key or MCP
  * token is neither revoked nor expired (a user JWT: its `jti` is not in revoked_tokens, whose rows
- * go only once the token has expired, which the stored expiry then refuses anyway). Needs the scope's user to be the credential's (RLS on api_keys).
+ * go only once the token has expired, which the stored expiry then refuses anyway). Needs the
+ * scope's user to be the credential's (RLS on api_keys).
  */
 export const CREDENTIAL_USABLE_SQL = `SELECT (
     EXISTS (SELECT 1 FROM memberships WHERE workspace_id = $2::uuid AND user_id = $3::uuid)
