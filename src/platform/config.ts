@@ -227,8 +227,10 @@ export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_b
     return parsed.toString();
   };
   return {
-    // Benchmarks measure throughput with one credential, not the rate limiter.
-    ...(suffix === '_bench' ? { RATE_LIMIT_RPS: '0' } : {}),
+    // Benchmarks measure throughput with one credential and one sender, not the rate limiters.
+    ...(suffix === '_bench'
+      ? { RATE_LIMIT_RPS: '0', WEBHOOK_INTAKE_PER_SOURCE: '0', WEBHOOK_INTAKE_PER_SLUG: '0' }
+      : {}),
     ...env,
     NODE_ENV: 'test',
     DATABASE_URL: rename(base.DATABASE_URL),

@@ -1,7 +1,14 @@
 import { Worker } from 'node:worker_threads';
 import { LIMITS } from '../limits';
 import type { FilterResult } from './entities';
-import type { FilterInput } from './filter';
+
+/** What the worker gets: the raw body (it parses it, off the event loop) and the rest of the filter's input. */
+export interface FilterRequest {
+  headers: Record<string, string>;
+  body: Buffer;
+  contentType: string | undefined;
+  trigger: { id: string; slug: string };
+}
 
 /** A filter's outcome: matched or not, or `error` with why (a type error, the time or memory budget). */
 export interface FilterOutcome {
@@ -17,8 +24,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { search } = require(workerData.jmespath);
 const truthy = (v) => !(v === false || v === null || v === undefined || v === '' ||
   (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0));
-// Structured cloning gives every object Object.prototype again: rebuilt without one, so a filter
-// reading a member the sender did not send (body.constructor) sees nothing, not an inherited function.
+// Objects without a prototype, so a filter reading a member the sender did not send (body.constructor)
+// sees nothing, not an inherited function.
 const plain = (v) => {
   if (Array.isArray(v)) return v.map(plain);
   if (typeof v !== 'object' || v === null) return v;
@@ -26,9 +33,31 @@ const plain = (v) => {
   for (const key of Object.keys(v)) copy[key] = plain(v[key]);
   return copy;
 };
-parentPort.on('message', ({ expression, input }) => {
+// The body as parseBodyForFilter (filter.ts) reads it; test/unit/webhook-signature.test.ts holds them equal.
+const parseBody = (bytes, contentType) => {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const type = (contentType || '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/x-www-form-urlencoded') {
+    const form = Object.create(null);
+    for (const [key, value] of new URLSearchParams(text)) {
+      const earlier = Object.hasOwn(form, key) ? form[key] : undefined;
+      form[key] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+    }
+    return form;
+  }
+  let parsed;
   try {
-    parentPort.postMessage({ matched: truthy(search(plain(input), expression)) });
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return plain(parsed);
+};
+parentPort.on('message', ({ expression, request }) => {
+  try {
+    const input = { headers: plain(request.headers), body: parseBody(request.body, request.contentType),
+      trigger: request.trigger };
+    parentPort.postMessage({ matched: truthy(search(input, expression)) });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message ? error.message : error).slice(0, 500) });
   }
@@ -36,7 +65,7 @@ parentPort.on('message', ({ expression, input }) => {
 
 interface Task {
   expression: string;
-  input: FilterInput;
+  request: FilterRequest;
   resolve: (outcome: FilterOutcome) => void;
 }
 
@@ -49,11 +78,12 @@ interface Slot {
 const failed = (error: string): FilterOutcome => ({ result: 'error', error });
 
 /**
- * Evaluates trigger filters off the event loop (review H-2): a small pool of worker threads, each
- * with its own heap limit and a per-evaluation deadline. A filter that runs past the deadline has
- * its worker terminated; one that exhausts the heap kills only its worker. Either way the delivery
- * gets the `error` outcome and the pool replaces the worker, so a hostile expression costs at most
- * `timeoutMs` of one worker's CPU and `heapMb` of memory, and the API's event loop never waits on it.
+ * Evaluates trigger filters off the event loop (review H-2), parsing the body there too: a small
+ * pool of worker threads, each with its own heap limit and a per-evaluation deadline. A filter that
+ * runs past the deadline has its worker terminated; one that exhausts the heap kills only its
+ * worker. Either way the delivery gets the `error` outcome and the pool replaces the worker, so a
+ * hostile expression costs at most `timeoutMs` of one worker's CPU and `heapMb` of memory, and the
+ * API's event loop never waits on it.
  */
 export function createFilterPool(
   options: { size: number; timeoutMs: number; heapMb: number; queue: number } = LIMITS.webhook.filter,
@@ -119,7 +149,7 @@ export function createFilterPool(
       options.timeoutMs,
     );
     try {
-      slot.worker.postMessage({ expression: task.expression, input: task.input });
+      slot.worker.postMessage({ expression: task.expression, request: task.request });
     } catch (error) {
       // An input the structured clone refuses (nesting too deep, say) is the filter's error, not ours.
       finish(index, slot, failed(`filter_failed: ${error instanceof Error ? error.message : String(error)}`));
@@ -135,10 +165,11 @@ export function createFilterPool(
   }
 
   return {
-    evaluate(expression: string, input: FilterInput): Promise<FilterOutcome> {
+    /** The filter over `{headers, body, trigger}` (contract 4.6 rule 4), the body parsed in the worker. */
+    evaluate(expression: string, request: FilterRequest): Promise<FilterOutcome> {
       if (closed) return Promise.resolve(failed('filter_failed: shutting down'));
       return new Promise((resolve) => {
-        const task: Task = { expression, input, resolve };
+        const task: Task = { expression, request, resolve };
         const free = slots.findIndex((slot) => !slot?.task);
         if (free >= 0) return run(free, task);
         // A burst beyond what the pool can take is refused, not queued without end.

@@ -60,13 +60,6 @@ export function filterSyntaxError(expression: string): string | null {
   return null;
 }
 
-/** What a filter sees (contract 4.6 rule 4). */
-export interface FilterInput {
-  headers: Record<string, string>;
-  body: unknown;
-  trigger: { id: string; slug: string };
-}
-
 /**
  * The body as a filter sees it: parsed JSON, the parsed form for `application/x-www-form-urlencoded`
  * (a repeated field becomes an array), else the raw text.

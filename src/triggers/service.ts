@@ -509,12 +509,12 @@ export function createTriggerService(deps: {
 
       const trigger = await intakeConfig(target);
       if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
-      const parsed = parseBodyForFilter(body, headers['content-type']);
       // Off the event loop, under a time and memory budget: a hostile filter ends as `error`.
       const filter = trigger.filterExpression
         ? await deps.filters.evaluate(trigger.filterExpression, {
             headers,
-            body: parsed,
+            body,
+            contentType: headers['content-type'],
             trigger: { id: trigger.id, slug: trigger.slug },
           })
         : { result: null, error: null };
@@ -553,6 +553,7 @@ export function createTriggerService(deps: {
         }
         if (!matched) return { answer: { delivery_id: deliveryId }, dispatched: false };
         const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
+        const parsed = parseBodyForFilter(body, headers['content-type']);
         const run = await dispatch(m, trigger, { headers, body: parsed }, runKey, () =>
           repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
         );

@@ -23,9 +23,17 @@ describe('webhook intake: fields and headers named like Object members', () => {
       ['__proto__']: ['c', 'd'],
       hasOwnProperty: 'e',
     });
-    const body = parseBodyForFilter(Buffer.from('x=1'), 'application/x-www-form-urlencoded');
     // A filter reading a member the sender did not send sees nothing, not an inherited function.
-    expect((await pool.evaluate('body.constructor', { headers: {}, body, trigger })).result).to.equal('not_matched');
+    const sent = { headers: {}, body: Buffer.from('x=1'), contentType: 'application/x-www-form-urlencoded', trigger };
+    expect((await pool.evaluate('body.constructor', sent)).result).to.equal('not_matched');
+    expect((await pool.evaluate('body.x', sent)).result).to.equal('matched');
+    const fields = { ...sent, body: Buffer.from('constructor=a&__proto__=c&__proto__=d') };
+    expect((await pool.evaluate("body.constructor == 'a' && body.__proto__[1] == 'd'", fields)).result).to.equal(
+      'matched',
+    );
+    const json = { ...sent, body: Buffer.from('{"__proto__":{"x":1},"a":{}}'), contentType: 'application/json' };
+    expect((await pool.evaluate('body.__proto__.x', json)).result).to.equal('matched');
+    expect((await pool.evaluate('body.a.toString', json)).result).to.equal('not_matched');
   });
 
   it('keeps headers named constructor or __proto__ as sent, joining only repeats', async () => {
@@ -35,7 +43,7 @@ describe('webhook intake: fields and headers named like Object members', () => {
     expect(headers.__proto__).to.equal('b');
     expect(headers['x-twice']).to.equal('1, 2');
     expect(headerRecord([]).toString).to.equal(undefined);
-    const empty = { headers: headerRecord([]), body: {}, trigger };
+    const empty = { headers: headerRecord([]), body: Buffer.from('{}'), contentType: 'application/json', trigger };
     expect((await pool.evaluate('headers.constructor', empty)).result).to.equal('not_matched');
     expect((await pool.evaluate('body.toString', empty)).result).to.equal('not_matched');
   });

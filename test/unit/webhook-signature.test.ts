@@ -59,12 +59,19 @@ describe('webhook filters (unit)', () => {
 
   it('use JMESPath truthiness; an evaluation error is an outcome', async () => {
     const pool = createFilterPool();
-    const input = { headers: {}, body: { list: [], name: 'x' }, trigger: { id: 'i', slug: 's' } };
+    const body = Buffer.from(JSON.stringify({ list: [], name: 'x' }));
+    const input = { headers: {}, body, contentType: 'application/json', trigger: { id: 'i', slug: 's' } };
     try {
       expect((await pool.evaluate('body.name', input)).result).to.equal('matched');
       expect((await pool.evaluate('body.list', input)).result).to.equal('not_matched');
       expect((await pool.evaluate('body.missing', input)).result).to.equal('not_matched');
       expect((await pool.evaluate('abs(body.name)', input)).result).to.equal('error');
+      // The worker reads the body as parseBodyForFilter does: form fields, JSON, or else the text.
+      const form = { ...input, body: Buffer.from('a=1&b=2&b=3'), contentType: 'application/x-www-form-urlencoded' };
+      expect((await pool.evaluate("body.a == '1' && body.b == ['2', '3']", form)).result).to.equal('matched');
+      const text = { ...input, body: Buffer.from('not json'), contentType: 'application/json' };
+      expect((await pool.evaluate("body == 'not json'", text)).result).to.equal('matched');
+      expect(parseBodyForFilter(Buffer.from('not json'), 'application/json')).to.equal('not json');
     } finally {
       await pool.close();
     }
