@@ -51,15 +51,17 @@ BEGIN
   RETURN NEW;
 END $$;
 
--- The intake knows only the slug when it refuses for rate; this adds a batch of refusals to it.
-CREATE FUNCTION weft_count_webhook_refusals(p_slug text, p_count integer) RETURNS void
+-- The intake knows only slugs when it refuses for rate; one call adds a batch of refusals to theirs
+-- (slugs of no trigger change nothing).
+CREATE FUNCTION weft_count_webhook_refusals(p_slugs text[], p_counts integer[]) RETURNS void
   LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = public
   AS $$
-    UPDATE webhook_triggers SET rate_limited_count = rate_limited_count + greatest(p_count, 0),
+    UPDATE webhook_triggers t SET rate_limited_count = t.rate_limited_count + greatest(r.n, 0),
       rate_limited_at = now()
-    WHERE slug = p_slug
+    FROM unnest(p_slugs, p_counts) AS r(slug, n)
+    WHERE t.slug = r.slug
   $$;
-REVOKE ALL ON FUNCTION weft_count_webhook_refusals(text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION weft_count_webhook_refusals(text[], integer[]) FROM PUBLIC;
 
 DROP FUNCTION weft_record_webhook_delivery(uuid, uuid, jsonb, bytea, integer, text, text, text, text);
 CREATE FUNCTION weft_record_webhook_delivery(p_workspace uuid, p_trigger uuid, p_headers jsonb, p_body bytea,
@@ -94,7 +96,7 @@ BEGIN
     RETURNING webhook_deliveries.id INTO v_id;
   RETURN QUERY SELECT v_id, v_original, v_execution;
 END $$;`);
-    await grantToAppRole(q, 'weft_count_webhook_refusals(text, integer)');
+    await grantToAppRole(q, 'weft_count_webhook_refusals(text[], integer[])');
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -115,7 +117,7 @@ BEGIN
     RETURNING id INTO v_id;
   RETURN v_id;
 END $$;
-DROP FUNCTION IF EXISTS weft_count_webhook_refusals(text, integer);
+DROP FUNCTION IF EXISTS weft_count_webhook_refusals(text[], integer[]);
 CREATE OR REPLACE FUNCTION weft_webhook_trigger_bump_revision() RETURNS trigger
   LANGUAGE plpgsql SET search_path = public AS $$
 BEGIN

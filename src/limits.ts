@@ -77,7 +77,7 @@ export const LIMITS = {
       perSlug: 600,
       redeliveriesPerTrigger: 10,
       refusalFlushMs: 1000,
-      refusalSlugs: 10_000,
+      refusalSlugs: 1000,
       unverifiedBodyBytes: 256,
     },
   },

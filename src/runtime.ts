@@ -221,7 +221,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
             perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
             redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
           },
-          countRefusals: (slug, count) => countRefusals(statement, slug, count),
+          countRefusals: (counts) => countRefusals(statement, counts),
           logger,
         }),
         logger,

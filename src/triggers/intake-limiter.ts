@@ -32,31 +32,30 @@ async function take(bucket: RateLimiterMemory | undefined, key: string): Promise
  * The webhook intake's own limits (review H-3), counted in this process before the body is read:
  * per source address, then per slug, each a fixed window of `windowSeconds`. A refusal is a
  * RateLimitedError (429 with Retry-After). Refusals are counted per trigger without a write per
- * request: they add up in memory by slug and are flushed to the trigger's counter at most once per
- * `flushMs`, one statement per refused slug (an unknown slug's statement changes nothing).
+ * request: they add up in memory by slug (at most `refusalSlugs` of them) and are flushed to the
+ * triggers' counters in one statement at most once per `refusalFlushMs`, however many were refused.
  * Also limits redelivery per trigger (review M-2).
  */
 export function createIntakeLimiter(deps: {
   rates: IntakeRates;
-  /** Adds `count` refusals to the trigger with this slug, if there is one. */
-  countRefusals: (slug: string, count: number) => Promise<void>;
+  /** Adds refusals to the triggers with these slugs (one statement; a slug of no trigger changes nothing). */
+  countRefusals: (counts: ReadonlyMap<string, number>) => Promise<void>;
   logger: Logger;
 }) {
   const sources = limiter('intake-source', deps.rates.perSource);
   const slugs = limiter('intake-slug', deps.rates.perSlug);
   const redeliveries = limiter('redeliver', deps.rates.redeliveriesPerTrigger);
-  const refused = new Map<string, number>();
+  let refused = new Map<string, number>();
   let flushing: NodeJS.Timeout | undefined;
 
   async function flush() {
     flushing = undefined;
-    const batch = [...refused];
-    refused.clear();
-    for (const [slug, count] of batch) {
-      await deps.countRefusals(slug, count).catch((error: unknown) => {
-        deps.logger.warn({ err: error, slug }, 'could not count the intake’s rate-limit refusals');
-      });
-    }
+    if (refused.size === 0) return;
+    const batch = refused;
+    refused = new Map();
+    await deps.countRefusals(batch).catch((error: unknown) => {
+      deps.logger.warn({ err: error, slugs: batch.size }, 'could not count the intake’s rate-limit refusals');
+    });
   }
 
   function countRefusal(slug: string) {

@@ -302,9 +302,12 @@ export function listDeliveries(m: EntityManager, triggerId: string, limit: numbe
   );
 }
 
-/** Adds `count` rate-limit refusals to the trigger with this slug (nothing when there is none). */
-export async function countRefusals(statement: Statement, slug: string, count: number): Promise<void> {
-  await statement(`SELECT weft_count_webhook_refusals($1::text, $2::integer)`, [slug, count]);
+/** Adds rate-limit refusals to the triggers with these slugs, in one statement (unknown slugs: nothing). */
+export async function countRefusals(statement: Statement, counts: ReadonlyMap<string, number>): Promise<void> {
+  await statement(`SELECT weft_count_webhook_refusals($1::text[], $2::integer[])`, [
+    [...counts.keys()],
+    [...counts.values()],
+  ]);
 }
 
 /** Deletes up to `batchSize` records older than `days` in every workspace; the count deleted. */
