@@ -90,8 +90,13 @@ export async function run(args: string[]): Promise<void> {
   const pool = new pg.Pool({ connectionString: config.DATABASE_OWNER_URL, max: config.DATABASE_POOL_SIZE });
   const { server: anchorServer, url: anchorUrl } = await serveLocally(anchorApp(pool, quiet.secret));
 
-  const post = async (target: string, secret: string, body: Buffer) => {
+  let sequence = 0;
+  const post = async (target: string, secret: string, template: Buffer) => {
     const t = Math.floor(Date.now() / 1000);
+    // A distinct body per request, as real events are: the same signed bytes at one `t` are a replay,
+    // which the intake answers as a duplicate of the first.
+    const body = Buffer.from(template);
+    body.write(String(sequence++).padStart(12, '0'), template.indexOf('"padding":"') + 11, 'latin1');
     const response = await fetch(target, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-service-signature': `t=${t},v1=${sign(secret, t, body)}` },

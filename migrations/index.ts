@@ -28,6 +28,7 @@ import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-
 import { OperatorTokens1763780010000 } from './1763780010000-operator-tokens';
 import { CodeIndexBatches1763780010010 } from './1763780010010-code-index-batches';
 import { ApprovalSeparation1763780010100 } from './1763780010100-approval-separation';
+import { WebhookIntakeLimits1763780010200 } from './1763780010200-webhook-intake-limits';
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -62,5 +63,6 @@ export const migrations = [
   OperatorTokens1763780010000,
   CodeIndexBatches1763780010010,
   ApprovalSeparation1763780010100,
+  WebhookIntakeLimits1763780010200,
   DefinerGrants1763780010300,
 ];

@@ -66,6 +66,23 @@ export const LIMITS = {
     retentionBatch: 1000,
     /** In-process entries of the intake's trigger cache and of its opened secrets (each an LRU). */
     intakeCacheEntries: 1000,
+    // Review H-2: a filter may yield at most `maxFanOut` times its input (checked when saved), and
+    // runs in one of `size` worker threads for at most `timeoutMs` in a heap of `heapMb`; at most
+    // `queue` evaluations wait for a worker, more end as the `error` outcome at once.
+    filter: { maxFanOut: 256, size: 2, timeoutMs: 500, heapMb: 128, queue: 200 },
+    // Review H-3, M-2: intake requests per source address and per slug, and redeliveries per trigger,
+    // in each window of `windowSeconds` (defaults of WEBHOOK_INTAKE_PER_SOURCE, WEBHOOK_INTAKE_PER_SLUG
+    // and WEBHOOK_REDELIVERIES_PER_TRIGGER); refusals reach the trigger's counter every `refusalFlushMs`,
+    // for at most `refusalSlugs` slugs per flush. An unverified (401) record keeps `unverifiedBodyBytes`.
+    intake: {
+      windowSeconds: 60,
+      perSource: 1200,
+      perSlug: 600,
+      redeliveriesPerTrigger: 10,
+      refusalFlushMs: 1000,
+      refusalSlugs: 1000,
+      unverifiedBodyBytes: 256,
+    },
   },
   auditSummaryChars: 500,
   commonPropertyKeys: 10,

@@ -65,6 +65,9 @@ import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
+import { createFilterPool } from './triggers/filter-pool';
+import { createIntakeLimiter } from './triggers/intake-limiter';
+import { countRefusals } from './triggers/repository';
 import type { DeliveryRetention } from './triggers/retention';
 import { createDeliveryRetention } from './triggers/retention';
 import type { TriggerService } from './triggers/service';
@@ -178,6 +181,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     }),
   });
 
+  const filters = createFilterPool();
+  const statement = createStatement(dataSource);
   const runs = createRunService({
     uow,
     outbox,
@@ -206,9 +211,19 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       triggers: createTriggerService({
         uow,
         read,
-        statement: createStatement(dataSource),
+        statement,
         sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
         runs,
+        filters,
+        limiter: createIntakeLimiter({
+          rates: {
+            perSource: config.WEBHOOK_INTAKE_PER_SOURCE,
+            perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
+            redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
+          },
+          countRefusals: (counts) => countRefusals(statement, counts),
+          logger,
+        }),
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
@@ -216,6 +231,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     embeddings,
     async close() {
       await usage.stop();
+      await filters.close();
       await temporal.connection.close();
       await dataSource.destroy();
     },

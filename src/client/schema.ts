@@ -624,7 +624,7 @@ export interface paths {
     get: operations["listTriggers"];
     /**
      * Create a webhook trigger; its secret is shown once
-     * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without).
+     * @description A trigger’s intake URL is named by its `slug`: the name asked for plus a random suffix of ten characters (so slugs cannot be guessed, and no workspace meets another’s). It optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without). A filter whose fan-out could exceed 256 times its input is 422. The trigger stops dispatching once the creating credential expires or is revoked.
      *
      * Requires the `triggers:manage` scope.
      */
@@ -647,7 +647,7 @@ export interface paths {
     delete: operations["deleteTrigger"];
     /**
      * Enable or disable a trigger, change its filter or run, rotate its secret
-     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes.
+     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
      *
      * Requires the `triggers:manage` scope.
      */
@@ -674,7 +674,7 @@ export interface paths {
   "/v1/triggers/{id}/deliveries/{delivery_id}/redeliver": {
     /**
      * Dispatch a recorded, accepted delivery again
-     * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted.
+     * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted. Needs `runs:write` as well (403 without), makes the caller the identity the trigger’s runs act as, and is limited to `WEBHOOK_REDELIVERIES_PER_TRIGGER` per trigger and minute (429 with Retry-After).
      *
      * Requires the `triggers:manage` scope.
      */
@@ -683,7 +683,7 @@ export interface paths {
   "/v1/triggers/webhook/{slug}": {
     /**
      * Receive a signed webhook (no bearer token)
-     * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` answers the earlier delivery and run. A filter that is false or fails accepts without dispatching. Every request to a known slug is recorded, refused ones included.
+     * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
      */
     post: operations["receiveWebhook"];
   };
@@ -1869,6 +1869,16 @@ export interface components {
        * @description While set and in the future, the secret before the last rotation still verifies.
        */
       previous_secret_expires_at: string | null;
+      /** @description Refusals are counted in batches, about a second after they happen. */
+      rate_limited: {
+        /** @description Intake requests to this slug refused for rate (429), ever. */
+        count: number;
+        /**
+         * Format: date-time
+         * @description When the last of them was counted.
+         */
+        last_at: string | null;
+      };
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1877,7 +1887,7 @@ export interface components {
       secret: string;
     };
     CreateTriggerRequest: {
-      /** @description Names the intake URL `/v1/triggers/webhook/{slug}`; unique across all workspaces. */
+      /** @description Names the intake URL `/v1/triggers/webhook/{slug}`: the trigger’s slug is this, `-` and ten random characters (the response has it), so no two workspaces ever meet on one. */
       slug: string;
       event_filter?: components["schemas"]["TriggerEventFilter"];
       /** @description The run a matching delivery dispatches, validated as `POST /v1/runs` validates it. */
@@ -1933,6 +1943,16 @@ export interface components {
        * @description While set and in the future, the secret before the last rotation still verifies.
        */
       previous_secret_expires_at: string | null;
+      /** @description Refusals are counted in batches, about a second after they happen. */
+      rate_limited: {
+        /** @description Intake requests to this slug refused for rate (429), ever. */
+        count: number;
+        /**
+         * Format: date-time
+         * @description When the last of them was counted.
+         */
+        last_at: string | null;
+      };
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1958,6 +1978,16 @@ export interface components {
        * @description While set and in the future, the secret before the last rotation still verifies.
        */
       previous_secret_expires_at: string | null;
+      /** @description Refusals are counted in batches, about a second after they happen. */
+      rate_limited: {
+        /** @description Intake requests to this slug refused for rate (429), ever. */
+        count: number;
+        /**
+         * Format: date-time
+         * @description When the last of them was counted.
+         */
+        last_at: string | null;
+      };
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -2038,10 +2068,16 @@ export interface components {
       filter_error: string | null;
       /** @description As received: [name, value] pairs in order, names in their original case. */
       headers: string[][];
-      /** @description The exact bytes received (null for a 413: the rest was never read). */
+      /** @description The exact bytes received, or their first bytes (`body_truncated`); null for a 413. */
       body_base64: string | null;
       /** @description The body as UTF-8 text, when it is valid UTF-8. */
       body_text: string | null;
+      /** @description The size of the whole body received (null for a 413). */
+      body_size: number | null;
+      /** @description The SHA-256 of the whole body received, in hex (null for a 413). */
+      body_sha256: string | null;
+      /** @description True when only the body’s first 256 bytes were kept: an unverified request (401) is not stored whole. */
+      body_truncated: boolean;
     };
     RedeliverResponse: {
       /** Format: uuid */
@@ -11859,7 +11895,7 @@ export interface operations {
   };
   /**
    * Create a webhook trigger; its secret is shown once
-   * @description A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without).
+   * @description A trigger’s intake URL is named by its `slug`: the name asked for plus a random suffix of ten characters (so slugs cannot be guessed, and no workspace meets another’s). It optionally filters deliveries with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as `POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is 32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger starts runs, so this needs `runs:write` as well (403 without). A filter whose fan-out could exceed 256 times its input is 422. The trigger stops dispatching once the creating credential expires or is revoked.
    *
    * Requires the `triggers:manage` scope.
    */
@@ -11940,16 +11976,6 @@ export interface operations {
       };
       /** @description `workspace_id` names no workspace the caller belongs to */
       404: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "X-Correlation-Id": components["headers"]["CorrelationId"];
-        };
-        content: {
-          "application/json": components["schemas"]["ErrorBody"];
-        };
-      };
-      /** @description The slug is taken */
-      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -12258,7 +12284,7 @@ export interface operations {
   };
   /**
    * Enable or disable a trigger, change its filter or run, rotate its secret
-   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes.
+   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
    *
    * Requires the `triggers:manage` scope.
    */
@@ -12638,7 +12664,7 @@ export interface operations {
   };
   /**
    * Dispatch a recorded, accepted delivery again
-   * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted.
+   * @description Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, as a new delivery record (`redelivery_of`). The filter is not consulted. Needs `runs:write` as well (403 without), makes the caller the identity the trigger’s runs act as, and is limited to `WEBHOOK_REDELIVERIES_PER_TRIGGER` per trigger and minute (429 with Retry-After).
    *
    * Requires the `triggers:manage` scope.
    */
@@ -12662,6 +12688,16 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["RedeliverResponse"];
+        };
+      };
+      /** @description The run’s steps need a scope this credential lacks */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
         };
       };
       /** @description Missing, invalid, expired or revoked credential */
@@ -12761,7 +12797,7 @@ export interface operations {
   };
   /**
    * Receive a signed webhook (no bearer token)
-   * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` answers the earlier delivery and run. A filter that is false or fails accepts without dispatching. Every request to a known slug is recorded, refused ones included.
+   * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
    */
   receiveWebhook: {
     parameters: {
@@ -12845,6 +12881,17 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests from this address or to this slug (`WEBHOOK_INTAKE_PER_SOURCE`, `WEBHOOK_INTAKE_PER_SLUG` per minute); refused before the body is read and counted on the trigger */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
         };
       };
       /** @description Internal server error (never the inner text) */

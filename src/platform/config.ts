@@ -170,6 +170,17 @@ export const EnvSchema = z.object({
   /** Refused credentials (401) per source address and minute before 429; 0: not limited. */
   RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).default(LIMITS.authFailuresPerMinute),
   /**
+   * The webhook intake's own limits per minute, counted in this process before a body is read
+   * (0 turns one off): requests per source address, requests per slug, and redeliveries per trigger.
+   */
+  WEBHOOK_INTAKE_PER_SOURCE: z.coerce.number().int().min(0).default(LIMITS.webhook.intake.perSource),
+  WEBHOOK_INTAKE_PER_SLUG: z.coerce.number().int().min(0).default(LIMITS.webhook.intake.perSlug),
+  WEBHOOK_REDELIVERIES_PER_TRIGGER: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(LIMITS.webhook.intake.redeliveriesPerTrigger),
+  /**
    * How long POST /v1/ontology/prompt waits for its workflow before answering 504; the prompt runs
    * on (at most its 10-minute execution timeout) and a retry with the same correlation id gets it.
    */
@@ -259,8 +270,10 @@ export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_b
     return parsed.toString();
   };
   return {
-    // Benchmarks measure throughput with one credential, not the rate limiter.
-    ...(suffix === '_bench' ? { RATE_LIMIT_RPS: '0' } : {}),
+    // Benchmarks measure throughput with one credential and one sender, not the rate limiters.
+    ...(suffix === '_bench'
+      ? { RATE_LIMIT_RPS: '0', WEBHOOK_INTAKE_PER_SOURCE: '0', WEBHOOK_INTAKE_PER_SLUG: '0' }
+      : {}),
     ...env,
     NODE_ENV: 'test',
     DATABASE_URL: rename(base.DATABASE_URL),

@@ -2,9 +2,13 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { RunPrincipal } from '../runs/entities';
 import type { RunTemplate } from '../runs/schemas';
 
-/** What a trigger's runs act as: its creator's user, scopes and credential, frozen at creation. */
+/**
+ * What a trigger's runs act as: its creator's user, scopes and credential, frozen at creation, with
+ * the credential's expiry (ISO; null: never; absent on triggers saved before it was stored).
+ */
 export interface TriggerPrincipal extends RunPrincipal {
   userId: string;
+  credential: RunPrincipal['credential'] & { expiresAt?: string | null };
 }
 
 export const FILTER_RESULTS = ['matched', 'not_matched', 'error'] as const;
@@ -27,6 +31,9 @@ export class WebhookTrigger {
   @Column({ type: 'uuid', name: 'created_by' }) createdBy!: string;
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
+  /** Intake requests refused for rate, counted in batches (bigint, read as text). */
+  @Column({ type: 'bigint', name: 'rate_limited_count' }) rateLimitedCount!: string;
+  @Column({ type: 'timestamptz', name: 'rate_limited_at', nullable: true }) rateLimitedAt!: Date | null;
 }
 
 /** One inbound request to a known slug, whatever its outcome (contract 4.6 rule 5). */
@@ -46,4 +53,7 @@ export class WebhookDelivery {
   @Column({ type: 'uuid', name: 'execution_id', nullable: true }) executionId!: string | null;
   @Column({ type: 'uuid', name: 'duplicate_of', nullable: true }) duplicateOf!: string | null;
   @Column({ type: 'uuid', name: 'redelivery_of', nullable: true }) redeliveryOf!: string | null;
+  @Column({ type: 'integer', name: 'body_size', nullable: true }) bodySize!: number | null;
+  @Column({ type: 'text', name: 'body_sha256', nullable: true }) bodySha256!: string | null;
+  @Column({ type: 'bigint', name: 'signed_t', nullable: true }) signedT!: string | null;
 }

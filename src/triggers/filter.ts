@@ -1,50 +1,63 @@
-import { compile, search } from 'jmespath';
-import type { FilterResult } from './entities';
+import { compile } from 'jmespath';
+import { LIMITS } from '../limits';
 
 declare module 'jmespath' {
   // The library exports its parser too (it throws on a syntax error); @types/jmespath omits it.
   export function compile(expression: string): unknown;
 }
 
-/** The syntax error of a JMESPath expression, or null when it compiles. */
+interface AstNode {
+  type: string;
+  children?: unknown[];
+  value?: unknown;
+}
+
+const isNode = (value: unknown): value is AstNode =>
+  typeof value === 'object' && value !== null && typeof (value as AstNode).type === 'string';
+
+/**
+ * How many times larger than its input an expression's result can be, read from its syntax tree
+ * (review H-2): a multi-select yields the sum of its parts, and a chain (projection, flatten then
+ * select, sub-expression, pipe) multiplies what each stage yields, so `[@,@]` followed by
+ * `[].[@,@]` n times grows as 2^n. Everything else yields as much as all its parts together.
+ */
+export function fanOut(node: unknown): number {
+  if (!isNode(node)) return 1;
+  const parts = (node.children ?? []).filter(isNode);
+  if (node.type === 'KeyValuePair') return fanOut(node.value);
+  const each = parts.map(fanOut);
+  const sum = each.reduce((a, b) => a + b, 0);
+  switch (node.type) {
+    case 'Projection':
+    case 'ValueProjection':
+    case 'Subexpression':
+    case 'Pipe':
+    case 'IndexExpression':
+      return each.reduce((a, b) => a * b, 1);
+    case 'FilterProjection':
+      // children: left, right, condition; the condition runs once per element as the right side does.
+      return (each[0] ?? 1) * Math.max(each[1] ?? 1, each[2] ?? 1);
+    default:
+      return Math.max(1, sum);
+  }
+}
+
+/** Why a JMESPath expression cannot be saved (a syntax error, or too large a fan-out), or null. */
 export function filterSyntaxError(expression: string): string | null {
+  let ast: unknown;
   try {
-    compile(expression);
-    return null;
+    ast = compile(expression);
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return `Not a JMESPath expression: ${error instanceof Error ? error.message : String(error)}`;
   }
-}
-
-/** What a filter sees (contract 4.6 rule 4). */
-export interface FilterInput {
-  headers: Record<string, string>;
-  body: unknown;
-  trigger: { id: string; slug: string };
-}
-
-// JMESPath's own truthiness: false, null, '', [] and {} are false.
-const truthy = (value: unknown) =>
-  !(
-    value === false ||
-    value === null ||
-    value === undefined ||
-    value === '' ||
-    (Array.isArray(value) && value.length === 0) ||
-    (typeof value === 'object' && value !== null && Object.keys(value).length === 0)
-  );
-
-/** Evaluates a saved expression; an evaluation error (a type error in a function, say) is an outcome, not a throw. */
-export function evaluateFilter(
-  expression: string | null,
-  input: FilterInput,
-): { result: FilterResult | null; error: string | null } {
-  if (!expression) return { result: null, error: null };
-  try {
-    return { result: truthy(search(input, expression)) ? 'matched' : 'not_matched', error: null };
-  } catch (error) {
-    return { result: 'error', error: (error instanceof Error ? error.message : String(error)).slice(0, 500) };
+  const factor = fanOut(ast);
+  if (factor > LIMITS.webhook.filter.maxFanOut) {
+    return (
+      `The expression can yield up to ${factor} times its input (nested multi-selects, projections or ` +
+      `flattens); at most ${LIMITS.webhook.filter.maxFanOut} is allowed`
+    );
   }
+  return null;
 }
 
 /**

@@ -130,11 +130,17 @@ export interface NewDelivery {
   executionId?: string | null;
   duplicateOf?: string | null;
   redeliveryOf?: string | null;
+  /** The size and SHA-256 (hex) of the whole body received, also when only a prefix is kept. */
+  bodySize?: number | null;
+  bodySha256?: string | null;
+  /** The `t` a verified, accepted original was signed at: one original per (t, body) and trigger. */
+  signedT?: number | null;
 }
 
 const DELIVERY_INSERT = `INSERT INTO webhook_deliveries (workspace_id, trigger_id, headers, body, status_code, reason,
-    filter_result, filter_error, idempotency_key, execution_id, duplicate_of, redelivery_of, id)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13::uuid, gen_random_uuid()))`;
+    filter_result, filter_error, idempotency_key, execution_id, duplicate_of, redelivery_of, id, body_size,
+    body_sha256, signed_t)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, coalesce($13::uuid, gen_random_uuid()), $14, $15, $16)`;
 
 const deliveryParams = (row: NewDelivery) => [
   row.workspaceId,
@@ -150,6 +156,9 @@ const deliveryParams = (row: NewDelivery) => [
   row.duplicateOf ?? null,
   row.redeliveryOf ?? null,
   row.id ?? null,
+  row.bodySize ?? null,
+  row.bodySha256 ?? null,
+  row.signedT ?? null,
 ];
 
 export async function insertDelivery(m: EntityManager, row: NewDelivery): Promise<string> {
@@ -158,18 +167,14 @@ export async function insertDelivery(m: EntityManager, row: NewDelivery): Promis
 }
 
 /**
- * Inserts an accepted original for its idempotency key, or nothing when the key already has one
- * (the partial unique index; ON CONFLICT waits for a concurrent holder to commit). Null when taken.
+ * Inserts an accepted original, or nothing when its idempotency key or its signed request (`t` and
+ * body) already has one: either partial unique index (ON CONFLICT waits for a concurrent holder to
+ * commit). Null when taken.
  */
-export async function insertKeyedDelivery(m: EntityManager, row: NewDelivery): Promise<string | null> {
-  const inserted = await queryFirst<{ id: string }>(
-    m,
-    `${DELIVERY_INSERT}
-     ON CONFLICT (trigger_id, idempotency_key)
-       WHERE idempotency_key IS NOT NULL AND duplicate_of IS NULL AND status_code = 202 AND redelivery_of IS NULL
-     DO NOTHING RETURNING id`,
-    deliveryParams(row),
-  );
+export async function insertOriginal(m: EntityManager, row: NewDelivery): Promise<string | null> {
+  const inserted = await queryFirst<{ id: string }>(m, `${DELIVERY_INSERT} ON CONFLICT DO NOTHING RETURNING id`, [
+    ...deliveryParams(row),
+  ]);
   return inserted?.id ?? null;
 }
 
@@ -180,9 +185,10 @@ export async function insertKeyedDelivery(m: EntityManager, row: NewDelivery): P
 export async function recordDelivery(
   statement: Statement,
   row: Omit<NewDelivery, 'id' | 'executionId' | 'duplicateOf' | 'redeliveryOf'>,
-): Promise<string> {
-  const [recorded] = await statement<{ id: string }>(
-    `SELECT weft_record_webhook_delivery($1, $2, $3, $4, $5, $6, $7, $8, $9) AS id`,
+): Promise<{ id: string; duplicate_of: string | null; execution_id: string | null }> {
+  const [recorded] = await statement<{ id: string; duplicate_of: string | null; execution_id: string | null }>(
+    `SELECT id, duplicate_of, execution_id
+     FROM weft_record_webhook_delivery($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       row.workspaceId,
       row.triggerId,
@@ -193,9 +199,12 @@ export async function recordDelivery(
       row.filterResult ?? null,
       row.filterError ?? null,
       row.idempotencyKey ?? null,
+      row.bodySize ?? null,
+      row.bodySha256 ?? null,
+      row.signedT ?? null,
     ],
   );
-  return recorded!.id;
+  return recorded!;
 }
 
 /** What the intake reads of its trigger once verified, in one scoped statement. */
@@ -240,14 +249,19 @@ export async function intakeTrigger(
   };
 }
 
-/** The accepted original of a key. */
-export const findOriginal = (m: EntityManager, triggerId: string, idempotencyKey: string) =>
+/** The accepted original of a key, or of the same signed request (`t` and body) under any key. */
+export const findOriginal = (
+  m: EntityManager,
+  triggerId: string,
+  match: { idempotencyKey: string | null; signedT: number; bodySha256: string },
+) =>
   queryFirst<{ id: string; execution_id: string | null }>(
     m,
     `SELECT id, execution_id FROM webhook_deliveries
-     WHERE trigger_id = $1 AND idempotency_key = $2 AND duplicate_of IS NULL AND status_code = 202
-       AND redelivery_of IS NULL`,
-    [triggerId, idempotencyKey],
+     WHERE trigger_id = $1 AND duplicate_of IS NULL AND status_code = 202 AND redelivery_of IS NULL
+       AND (idempotency_key = $2 OR (signed_t = $3 AND body_sha256 = $4))
+     ORDER BY received_at LIMIT 1`,
+    [triggerId, match.idempotencyKey, match.signedT, match.bodySha256],
   );
 
 /** The run a delivery dispatched, or why none was. */
@@ -288,6 +302,14 @@ export function listDeliveries(m: EntityManager, triggerId: string, limit: numbe
   );
 }
 
+/** Adds rate-limit refusals to the triggers with these slugs, in one statement (unknown slugs: nothing). */
+export async function countRefusals(statement: Statement, counts: ReadonlyMap<string, number>): Promise<void> {
+  await statement(`SELECT weft_count_webhook_refusals($1::text[], $2::integer[])`, [
+    [...counts.keys()],
+    [...counts.values()],
+  ]);
+}
+
 /** Deletes up to `batchSize` records older than `days` in every workspace; the count deleted. */
 export async function purgeDeliveries(m: EntityManager, days: number, batchSize: number): Promise<number> {
   const row = await queryFirst<{ n: number }>(
@@ -300,11 +322,14 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
 
 /**
  * Whether the credential a trigger's runs act as still authenticates in the trigger's workspace:
- * its user is still a member, and a key or MCP token is neither revoked nor expired (a user JWT:
- * its `jti` is not in revoked_tokens). Needs the scope's user to be the credential's (RLS on api_keys).
+ * its user is still a member, the expiry stored with the trigger has not passed, and a key or MCP
+ * token is neither revoked nor expired (a user JWT: its `jti` is not in revoked_tokens, whose rows
+ * go only once the token has expired, which the stored expiry then refuses anyway). Needs the
+ * scope's user to be the credential's (RLS on api_keys).
  */
 export const CREDENTIAL_USABLE_SQL = `SELECT (
     EXISTS (SELECT 1 FROM memberships WHERE workspace_id = $2::uuid AND user_id = $3::uuid)
+    AND ($5::timestamptz IS NULL OR $5::timestamptz > now())
     AND CASE WHEN $4::text = 'user_jwt'
       THEN NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1::uuid)
       ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $1::uuid AND k.workspace_id = $2::uuid
@@ -316,6 +341,7 @@ export const credentialParams = (workspaceId: string, principal: TriggerPrincipa
   workspaceId,
   principal.userId,
   principal.credential.kind,
+  principal.credential.expiresAt ?? null,
 ];
 
 export async function credentialUsable(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits';
 import { defineRoute, RouteAnswer } from '../platform/api/route';
+import { RateLimitedError } from '../platform/errors';
 import { readRawBody } from './raw-body';
 import {
   CreateTriggerRequest,
@@ -43,18 +44,21 @@ export const triggerRoutes = (triggers: TriggerService) => [
     operationId: 'createTrigger',
     summary: 'Create a webhook trigger; its secret is shown once',
     description:
-      'A trigger names its intake URL by `slug` (unique across all workspaces), optionally filters deliveries ' +
+      'A trigger’s intake URL is named by its `slug`: the name asked for plus a random suffix of ten characters ' +
+      '(so slugs cannot be guessed, and no workspace meets another’s). It optionally filters deliveries ' +
       'with a JMESPath expression (compiled now: a syntax error is 422), and dispatches `run` — checked as ' +
       '`POST /v1/runs` checks a dispatch, with this credential’s scopes, which its runs keep. The secret is ' +
       '32 random bytes, encrypted at rest, and appears only in this response and on rotation. A trigger ' +
-      'starts runs, so this needs `runs:write` as well (403 without).',
+      'starts runs, so this needs `runs:write` as well (403 without). A filter whose fan-out could exceed ' +
+      `${LIMITS.webhook.filter.maxFanOut} times its input is 422. The trigger stops dispatching once the ` +
+      'creating credential expires or is revoked.',
     tags,
     scope,
     body: CreateTriggerRequest,
     example,
     status: 201,
     response: TriggerWithSecret,
-    errors: { 400: 'The run’s steps need a scope this credential lacks', 409: 'The slug is taken' },
+    errors: { 400: 'The run’s steps need a scope this credential lacks' },
     handler: ({ auth, body }) => triggers.create(auth, body),
   }),
   defineRoute({
@@ -89,8 +93,9 @@ export const triggerRoutes = (triggers: TriggerService) => [
     description:
       `\`rotate_secret: true\` returns a new secret; the previous one keeps verifying for ` +
       `${LIMITS.webhook.rotationGraceHours} hours, so senders can switch without losing deliveries. ` +
-      'A disabled trigger’s intake answers 404. Changing `run` or rotating needs `runs:write` as well (403 ' +
-      'without), makes the caller the identity the runs act as, and checks the template against its scopes.',
+      'A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs ' +
+      '`runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the ' +
+      'template against its scopes. Disabling needs `triggers:manage` alone.',
     tags,
     scope,
     params: TriggerIdParams,
@@ -149,7 +154,9 @@ export const triggerRoutes = (triggers: TriggerService) => [
     summary: 'Dispatch a recorded, accepted delivery again',
     description:
       'Dispatches the trigger’s run again with the recorded headers and body and a fresh idempotency key, ' +
-      'as a new delivery record (`redelivery_of`). The filter is not consulted.',
+      'as a new delivery record (`redelivery_of`). The filter is not consulted. Needs `runs:write` as well ' +
+      '(403 without), makes the caller the identity the trigger’s runs act as, and is limited to ' +
+      '`WEBHOOK_REDELIVERIES_PER_TRIGGER` per trigger and minute (429 with Retry-After).',
     tags,
     scope,
     params: DeliveryParams,
@@ -157,6 +164,7 @@ export const triggerRoutes = (triggers: TriggerService) => [
     response: RedeliverResponse,
     errors: {
       404: 'No such trigger or delivery in this workspace',
+      400: 'The run’s steps need a scope this credential lacks',
       409: 'The delivery was not accepted (401, 400, 413), or its run was refused',
     },
     handler: ({ auth, params }) => triggers.redeliver(auth, params.id, params.delivery_id),
@@ -171,8 +179,11 @@ export const triggerRoutes = (triggers: TriggerService) => [
       '`X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the ' +
       `trigger’s secret in lowercase hex (several \`v1\` may be sent; any one matching passes), with \`t\` ` +
       `within ${LIMITS.webhook.timestampSkewSeconds} s of server time either way. A repeated ` +
-      '`X-Service-Idempotency-Key` answers the earlier delivery and run. A filter that is false or fails ' +
-      'accepts without dispatching. Every request to a known slug is recorded, refused ones included.',
+      '`X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, ' +
+      'answers the earlier delivery and run. A filter that is false or fails (including past its time or ' +
+      'memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones ' +
+      `included; an unverified one keeps only its size, SHA-256 and first ` +
+      `${LIMITS.webhook.intake.unverifiedBodyBytes} bytes. Rate-limited per source address and per slug.`,
     tags,
     public: true,
     credentials: ['webhook_signature'],
@@ -190,17 +201,27 @@ export const triggerRoutes = (triggers: TriggerService) => [
       401: { description: 'Signature missing, malformed, wrong, or `t` outside the window', body: IntakeRefused },
       404: 'Unknown or disabled slug (nothing is recorded)',
       413: `The body is larger than ${MIB} MiB`,
+      429:
+        'Too many requests from this address or to this slug (`WEBHOOK_INTAKE_PER_SOURCE`, ' +
+        '`WEBHOOK_INTAKE_PER_SLUG` per minute); refused before the body is read and counted on the trigger',
     },
     handler: async ({ params, ctx }) => {
-      const outcome = await triggers.receive(params.slug, {
-        rawHeaders: ctx.req.rawHeaders,
-        readBody: async (limit) => {
-          const body = await readRawBody(ctx.req, limit);
-          // The rest of the body is left unread, so this connection cannot carry another request.
-          if (!body) ctx.set('Connection', 'close');
-          return body;
-        },
-      });
+      const outcome = await triggers
+        .receive(params.slug, {
+          rawHeaders: ctx.req.rawHeaders,
+          source: ctx.req.socket.remoteAddress ?? 'unknown',
+          readBody: async (limit) => {
+            const body = await readRawBody(ctx.req, limit);
+            // The rest of the body is left unread, so this connection cannot carry another request.
+            if (!body) ctx.set('Connection', 'close');
+            return body;
+          },
+        })
+        .catch((error: unknown) => {
+          // Refused before the body was read (429): the unread body must not be taken for a next request.
+          if (error instanceof RateLimitedError) ctx.set('Connection', 'close');
+          throw error;
+        });
       if (outcome.kind === 'accepted') return outcome.body;
       if (outcome.kind === 'body_too_large') {
         return new RouteAnswer(INTAKE_STATUS.body_too_large, { detail: `Request body above ${MIB} MiB` });

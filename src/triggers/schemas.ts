@@ -5,12 +5,17 @@ import { FILTER_RESULTS } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });
 
+/** A stored slug: what was asked for, `-`, and a random suffix of ten characters. */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{2,62}$/;
+const REQUESTED_SLUG = /^[a-z0-9][a-z0-9-]{2,51}$/;
 
 const Slug = z
   .string()
-  .regex(SLUG_PATTERN, 'A slug is 3–63 characters of a-z, 0-9 and -, starting with a letter or digit')
-  .describe('Names the intake URL `/v1/triggers/webhook/{slug}`; unique across all workspaces.');
+  .regex(REQUESTED_SLUG, 'A slug is 3–52 characters of a-z, 0-9 and -, starting with a letter or digit')
+  .describe(
+    'Names the intake URL `/v1/triggers/webhook/{slug}`: the trigger’s slug is this, `-` and ten random ' +
+      'characters (the response has it), so no two workspaces ever meet on one.',
+  );
 
 export const EventFilter = z
   .object({
@@ -62,6 +67,12 @@ export const TriggerRow = z
     previous_secret_expires_at: timestamp
       .nullable()
       .describe('While set and in the future, the secret before the last rotation still verifies.'),
+    rate_limited: z
+      .object({
+        count: z.number().int().describe('Intake requests to this slug refused for rate (429), ever.'),
+        last_at: timestamp.nullable().describe('When the last of them was counted.'),
+      })
+      .describe('Refusals are counted in batches, about a second after they happen.'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -109,8 +120,19 @@ export const DeliveryDetail = DeliverySummary.extend({
   headers: z
     .array(z.array(z.string()).length(2))
     .describe('As received: [name, value] pairs in order, names in their original case.'),
-  body_base64: z.string().nullable().describe('The exact bytes received (null for a 413: the rest was never read).'),
+  body_base64: z
+    .string()
+    .nullable()
+    .describe('The exact bytes received, or their first bytes (`body_truncated`); null for a 413.'),
   body_text: z.string().nullable().describe('The body as UTF-8 text, when it is valid UTF-8.'),
+  body_size: z.number().int().nullable().describe('The size of the whole body received (null for a 413).'),
+  body_sha256: z.string().nullable().describe('The SHA-256 of the whole body received, in hex (null for a 413).'),
+  body_truncated: z
+    .boolean()
+    .describe(
+      `True when only the body’s first ${LIMITS.webhook.intake.unverifiedBodyBytes} bytes were kept: an ` +
+        'unverified request (401) is not stored whole.',
+    ),
 }).meta({ id: 'DeliveryDetail' });
 export type DeliveryDetail = z.input<typeof DeliveryDetail>;
 

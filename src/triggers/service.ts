@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
@@ -11,9 +11,11 @@ import type { Sealer } from '../prompt/sealed';
 import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';
-import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from './filter';
+import { filterSyntaxError, parseBodyForFilter } from './filter';
+import type { FilterPool } from './filter-pool';
 import { headerRecord, pairsOf } from './headers';
 import { createLru } from './intake-cache';
+import type { IntakeLimiter } from './intake-limiter';
 import * as repo from './repository';
 import type {
   CreateTriggerRequest,
@@ -23,7 +25,7 @@ import type {
   TriggerRow,
   UpdateTriggerRequest,
 } from './schemas';
-import { verifySignature } from './signature';
+import { verifiedAt } from './signature';
 
 type Manager = EntityManager;
 
@@ -46,11 +48,23 @@ export interface InboundRequest {
   rawHeaders: readonly string[];
   /** The body's bytes, or null when it exceeds the cap (the rest is left unread). */
   readBody(limit: number): Promise<Buffer | null>;
+  /** The peer's address, which the intake's per-source limit counts. */
+  source: string;
 }
 
 const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${LIMITS.webhook.idempotencyKeyChars}}$`);
 
 const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
+const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0234567';
+/**
+ * Review L-12: a trigger's slug is the name asked for plus a random suffix (10 characters, 50 bits),
+ * so a slug can be neither guessed nor probed for, and no workspace learns another's slugs by
+ * meeting them on create.
+ */
+const withSuffix = (slug: string) =>
+  `${slug}-${[...randomBytes(10)].map((byte) => SUFFIX_ALPHABET[byte & 31]).join('')}`;
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
@@ -60,6 +74,7 @@ const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   event_filter: trigger.filterExpression ? { expression: trigger.filterExpression } : null,
   run: trigger.runTemplate,
   previous_secret_expires_at: iso(trigger.previousSecretExpiresAt),
+  rate_limited: { count: Number(trigger.rateLimitedCount), last_at: iso(trigger.rateLimitedAt) },
   created_at: trigger.createdAt.toISOString(),
   updated_at: trigger.updatedAt.toISOString(),
 });
@@ -106,15 +121,29 @@ const detailOf = (d: WebhookDelivery): DeliveryDetail => ({
   headers: d.headers,
   body_base64: d.body ? d.body.toString('base64') : null,
   body_text: d.body ? utf8OrNull(d.body) : null,
+  body_size: d.bodySize,
+  body_sha256: d.bodySha256,
+  body_truncated: d.body !== null && d.bodySize !== null && d.body.length < d.bodySize,
 });
 
-/** The caller as a trigger's runs will act as it: user, scopes and credential, frozen now. */
-const freeze = (principal: Principal): TriggerPrincipal => ({
-  userId: principal.userId,
-  tenantId: principal.tenantId,
-  scopes: [...principal.scopes],
-  credential: { kind: principal.credential.kind, id: principal.credential.id },
-});
+/**
+ * The caller as a trigger's runs will act as it: user, scopes and credential, frozen now, with the
+ * credential's expiry (review M-4): past it the trigger dispatches nothing, which also holds after a
+ * revoked JWT's row is purged (rows go only once their token has expired).
+ */
+const freeze = (principal: Principal): TriggerPrincipal => {
+  const { expiresAt } = principal.credential;
+  return {
+    userId: principal.userId,
+    tenantId: principal.tenantId,
+    scopes: [...principal.scopes],
+    credential: {
+      kind: principal.credential.kind,
+      id: principal.credential.id,
+      ...(expiresAt === undefined ? {} : { expiresAt: expiresAt?.toISOString() ?? null }),
+    },
+  };
+};
 
 /** What dispatching needs of a trigger. */
 type Dispatchable = Pick<WebhookTrigger, 'id' | 'workspaceId' | 'runTemplate' | 'principal'>;
@@ -125,7 +154,10 @@ const runPrincipal = (trigger: Dispatchable): Principal => ({
   workspaceId: trigger.workspaceId,
   tenantId: trigger.principal.tenantId,
   scopes: new Set(trigger.principal.scopes as ScopeName[]),
-  credential: trigger.principal.credential as Principal['credential'],
+  credential: {
+    ...trigger.principal.credential,
+    expiresAt: trigger.principal.credential.expiresAt ? new Date(trigger.principal.credential.expiresAt) : null,
+  } as Principal['credential'],
 });
 
 /**
@@ -144,6 +176,10 @@ export function createTriggerService(deps: {
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
+  /** Evaluates filters in worker threads under a time and memory budget. */
+  filters: FilterPool;
+  /** The intake's per-source and per-slug limits, and redelivery's per trigger. */
+  limiter: IntakeLimiter;
   logger: Logger;
   /** Tests move the clock to check the skew window. */
   now?: () => number;
@@ -184,9 +220,7 @@ export function createTriggerService(deps: {
     if (expression === undefined) return;
     const error = filterSyntaxError(expression);
     if (error) {
-      throw new ValidationFailedError([
-        { loc: ['body', 'event_filter', 'expression'], msg: `Not a JMESPath expression: ${error}`, type: 'jmespath' },
-      ]);
+      throw new ValidationFailedError([{ loc: ['body', 'event_filter', 'expression'], msg: error, type: 'jmespath' }]);
     }
   }
 
@@ -208,14 +242,14 @@ export function createTriggerService(deps: {
   }
 
   /**
-   * A trigger dispatches runs as whoever set its run or secret, so those changes need the scope a
-   * dispatch needs: `triggers:manage` alone must not let a caller start runs.
+   * A trigger dispatches runs as whoever last changed what or when it dispatches, so those changes
+   * need the scope a dispatch needs: `triggers:manage` alone must not let a caller start runs.
    */
   function checkMayDispatch(principal: Pick<Principal, 'scopes'>) {
     if (!principal.scopes.has('runs:write')) {
       throw new ForbiddenError(
-        'Missing scope runs:write: a trigger dispatches runs, so creating one, changing its run or rotating ' +
-          'its secret needs runs:write as well as triggers:manage',
+        'Missing scope runs:write: a trigger dispatches runs, so creating one, enabling it, changing its ' +
+          'filter or run, rotating its secret or redelivering needs runs:write as well as triggers:manage',
       );
     }
   }
@@ -272,19 +306,22 @@ export function createTriggerService(deps: {
       const secret = newSecret();
       const frozen = freeze(principal);
       return uow(scopeOf(principal), async (m) => {
-        const inserted = await repo.insertTrigger(m, {
-          id,
-          workspaceId: principal.workspaceId,
-          slug: body.slug,
-          enabled: body.enabled,
-          secretSealed: seal(secret, principal.workspaceId, id),
-          filterExpression: body.event_filter?.expression ?? null,
-          runTemplate: body.run,
-          principal: frozen,
-          createdBy: principal.userId,
-        });
-        if (!inserted) throw new ConflictError({ error: 'slug_taken', slug: body.slug, message: 'The slug is taken' });
-        return { ...triggerRow(await mustFind(m, id)), secret };
+        // 50 random bits: a second try is for the books; a third failure would mean a broken generator.
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const inserted = await repo.insertTrigger(m, {
+            id,
+            workspaceId: principal.workspaceId,
+            slug: withSuffix(body.slug),
+            enabled: body.enabled,
+            secretSealed: seal(secret, principal.workspaceId, id),
+            filterExpression: body.event_filter?.expression ?? null,
+            runTemplate: body.run,
+            principal: frozen,
+            createdBy: principal.userId,
+          });
+          if (inserted) return { ...triggerRow(await mustFind(m, id)), secret };
+        }
+        throw new Error('No free slug after three random suffixes');
       });
     },
 
@@ -299,8 +336,14 @@ export function createTriggerService(deps: {
       id: string,
       body: UpdateTriggerRequest,
     ): Promise<TriggerRow & { secret?: string }> {
-      // Changing what runs, or who can make it run, makes the caller the trigger's run identity.
-      const takesOver = body.run !== undefined || body.rotate_secret === true;
+      // Changing what runs or when (the run, the filter, enabling), or who can make it run (the
+      // secret), makes the caller the trigger's run identity. Disabling only stops dispatch: it stays
+      // with triggers:manage, so a narrow credential can still halt a trigger.
+      const takesOver =
+        body.run !== undefined ||
+        body.rotate_secret === true ||
+        body.enabled === true ||
+        body.event_filter !== undefined;
       if (takesOver) checkMayDispatch(principal);
       checkFilter(body.event_filter?.expression);
       if (body.run) checkTemplate(principal, body.run);
@@ -352,8 +395,15 @@ export function createTriggerService(deps: {
      * redelivering is an operator's explicit choice.
      */
     async redeliver(principal: Principal, id: string, deliveryId: string) {
+      // A redelivery dispatches a run: it needs runs:write, and the caller becomes the trigger's identity.
+      checkMayDispatch(principal);
       const response = await uow(scopeOf(principal), async (m) => {
-        const trigger = await mustFind(m, id);
+        const current = await mustFind(m, id);
+        // Counted only for a trigger the caller can see, so another workspace cannot spend its budget.
+        await deps.limiter.admitRedelivery(current.id);
+        checkTemplate(principal, current.runTemplate);
+        const trigger = { ...current, principal: freeze(principal) };
+        await repo.updateTrigger(m, id, { principal: trigger.principal });
         const original = await repo.findDelivery(m, id, deliveryId);
         if (!original) throw new NotFoundError({ error: 'delivery_not_found', delivery_id: deliveryId });
         if (original.statusCode !== INTAKE_STATUS.accepted || !original.body) {
@@ -386,6 +436,8 @@ export function createTriggerService(deps: {
           executionId: outcome.executionId,
           redeliveryOf: original.id,
           id: newId,
+          bodySize: original.bodySize,
+          bodySha256: original.bodySha256,
         });
         return { delivery_id: newId, execution_id: outcome.executionId };
       });
@@ -400,6 +452,8 @@ export function createTriggerService(deps: {
      * revision; a key or a dispatch takes one transaction for the record and the run together.
      */
     async receive(slug: string, request: InboundRequest): Promise<IntakeOutcome> {
+      // Before a byte of the body is read (review H-3): refused requests cost no read and no query.
+      await deps.limiter.admit(slug.toLowerCase().slice(0, 63), request.source);
       // The body streams in while the slug is looked up (a large one takes a while), under the cap.
       // An unknown slug still waits for the read to settle, so the route knows whether the
       // connection must close (an over-cap body is left unread).
@@ -427,17 +481,26 @@ export function createTriggerService(deps: {
         return { kind: 'body_too_large' };
       }
       const headers = headerRecord(pairs);
+      const digest = { bodySize: body.length, bodySha256: sha256Hex(body) };
       const secrets = [target.secret_sealed, target.previous_secret_sealed]
         .filter((sealed): sealed is string => sealed !== null)
         .map((sealed) => openCached(sealed, target.workspace_id, target.trigger_id));
-      if (!verifySignature(headers['x-service-signature'], body, secrets, Math.floor(now() / 1000))) {
-        const id = await record({ body, statusCode: INTAKE_STATUS.signature_invalid, reason: 'signature_invalid' });
+      const signedT = verifiedAt(headers['x-service-signature'], body, secrets, Math.floor(now() / 1000));
+      if (signedT === null) {
+        // Unverified: anyone may send it, so only its size, hash and first bytes are kept (review H-3).
+        const { id } = await record({
+          body: body.subarray(0, LIMITS.webhook.intake.unverifiedBodyBytes),
+          ...digest,
+          statusCode: INTAKE_STATUS.signature_invalid,
+          reason: 'signature_invalid',
+        });
         return { kind: 'signature_invalid', body: { delivery_id: id, reason: 'signature_invalid' } };
       }
       const key = headers['x-service-idempotency-key'];
       if (key !== undefined && !PRINTABLE_KEY.test(key)) {
-        const id = await record({
+        const { id } = await record({
           body,
+          ...digest,
           statusCode: INTAKE_STATUS.idempotency_key_invalid,
           reason: 'idempotency_key_invalid',
         });
@@ -446,17 +509,24 @@ export function createTriggerService(deps: {
 
       const trigger = await intakeConfig(target);
       if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', slug });
-      const parsed = parseBodyForFilter(body, headers['content-type']);
-      const filter = evaluateFilter(trigger.filterExpression, {
-        headers,
-        body: parsed,
-        trigger: { id: trigger.id, slug: trigger.slug },
-      });
+      // Off the event loop, under a time and memory budget: a hostile filter ends as `error`.
+      const filter = trigger.filterExpression
+        ? await deps.filters.evaluate(trigger.filterExpression, {
+            headers,
+            body,
+            contentType: headers['content-type'],
+            trigger: { id: trigger.id, slug: trigger.slug },
+          })
+        : { result: null, error: null };
       const matched = filter.result === null || filter.result === 'matched';
-      const accepted = { body, statusCode: INTAKE_STATUS.accepted, reason: null };
+      const accepted = { body, ...digest, statusCode: INTAKE_STATUS.accepted, reason: null };
       if (!key && !matched) {
-        const id = await record({ ...accepted, filterResult: filter.result, filterError: filter.error });
-        return { kind: 'accepted', body: { delivery_id: id } };
+        const recorded = await record({ ...accepted, signedT, filterResult: filter.result, filterError: filter.error });
+        // The same signed request again (review L-4): its original answers.
+        if (!recorded.duplicate_of) return { kind: 'accepted', body: { delivery_id: recorded.id } };
+        const answer: IntakeAccepted = { delivery_id: recorded.duplicate_of };
+        if (recorded.execution_id) answer.execution_id = recorded.execution_id;
+        return { kind: 'accepted', body: answer };
       }
 
       // As the trigger's user, so the credential check inside can see its key (RLS on api_keys).
@@ -469,13 +539,13 @@ export function createTriggerService(deps: {
           headers: pairs,
           idempotencyKey: key ?? null,
         };
-        const withFilter = { ...base, filterResult: filter.result, filterError: filter.error };
-        const deliveryId = key
-          ? await repo.insertKeyedDelivery(m, withFilter)
-          : await repo.insertDelivery(m, withFilter);
+        const withFilter = { ...base, signedT, filterResult: filter.result, filterError: filter.error };
+        const deliveryId = await repo.insertOriginal(m, withFilter);
         if (!deliveryId) {
-          // A duplicate key: the earlier delivery answers, nothing is dispatched, this request is still recorded.
-          const original = (await repo.findOriginal(m, trigger.id, key!))!;
+          // A duplicate key, or the same signed request (`t` and body) under any key or none (review
+          // L-4): the earlier delivery answers, nothing is dispatched, this request is still recorded.
+          const match = { idempotencyKey: key ?? null, signedT, bodySha256: digest.bodySha256 };
+          const original = (await repo.findOriginal(m, trigger.id, match))!;
           await repo.insertDelivery(m, { ...base, reason: 'duplicate', duplicateOf: original.id });
           const answer: IntakeAccepted = { delivery_id: original.id };
           if (original.execution_id) answer.execution_id = original.execution_id;
@@ -483,6 +553,7 @@ export function createTriggerService(deps: {
         }
         if (!matched) return { answer: { delivery_id: deliveryId }, dispatched: false };
         const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
+        const parsed = parseBodyForFilter(body, headers['content-type']);
         const run = await dispatch(m, trigger, { headers, body: parsed }, runKey, () =>
           repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
         );

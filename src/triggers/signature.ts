@@ -49,9 +49,22 @@ export function verifySignature(
   secrets: readonly string[],
   nowSeconds: number,
 ): boolean {
+  return verifiedAt(header, body, secrets, nowSeconds) !== null;
+}
+
+/**
+ * The `t` a request was verifiably signed at, or null when it does not verify (see verifySignature).
+ * With the body, it names the signed request: the intake keeps one original per (t, body).
+ */
+export function verifiedAt(
+  header: string | undefined,
+  body: Buffer,
+  secrets: readonly string[],
+  nowSeconds: number,
+): number | null {
   const parsed = parseSignatureHeader(header);
-  if (!parsed) return false;
-  if (Math.abs(nowSeconds - parsed.timestamp) > LIMITS.webhook.timestampSkewSeconds) return false;
+  if (!parsed) return null;
+  if (Math.abs(nowSeconds - parsed.timestamp) > LIMITS.webhook.timestampSkewSeconds) return null;
   let matched = false;
   for (const secret of secrets) {
     const expected = createHmac('sha256', secret).update(`${parsed.timestamp}.`).update(body).digest();
@@ -62,5 +75,5 @@ export function verifySignature(
       if (timingSafeEqual(expected, candidate) && wellFormed) matched = true;
     }
   }
-  return matched;
+  return matched ? parsed.timestamp : null;
 }

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
-import { evaluateFilter, filterSyntaxError, parseBodyForFilter } from '../../src/triggers/filter';
+import { compile } from 'jmespath';
+import { fanOut, filterSyntaxError, parseBodyForFilter } from '../../src/triggers/filter';
+import { createFilterPool } from '../../src/triggers/filter-pool';
 import { parseSignatureHeader, verifySignature } from '../../src/triggers/signature';
 
 const SECRET = 'whsec_test';
@@ -44,13 +46,35 @@ describe('webhook filters (unit)', () => {
     expect(filterSyntaxError('body.[')).to.be.a('string');
   });
 
-  it('use JMESPath truthiness; an evaluation error is an outcome', () => {
-    const input = { headers: {}, body: { list: [], name: 'x' }, trigger: { id: 'i', slug: 's' } };
-    expect(evaluateFilter(null, input)).to.deep.equal({ result: null, error: null });
-    expect(evaluateFilter('body.name', input).result).to.equal('matched');
-    expect(evaluateFilter('body.list', input).result).to.equal('not_matched');
-    expect(evaluateFilter('body.missing', input).result).to.equal('not_matched');
-    expect(evaluateFilter('abs(body.name)', input).result).to.equal('error');
+  it('refuse at save an expression whose static fan-out doubles past the bound (review H-2)', () => {
+    const chain = (n: number) => `[@,@]${'[].[@,@]'.repeat(n - 1)}`;
+    expect(fanOut(compile(chain(8)))).to.equal(256);
+    expect(filterSyntaxError(chain(8))).to.equal(null);
+    expect(filterSyntaxError(chain(9))).to.match(/up to 512 times its input/);
+    expect(filterSyntaxError(chain(23))).to.match(/at most 256 is allowed/);
+    // Ordinary filters stay far below it.
+    expect(fanOut(compile("body.action == 'opened' && headers.\"x-github-event\" == 'issues'"))).to.equal(4);
+    expect(fanOut(compile('body.items[?n > `1`].{a: a, b: b}'))).to.equal(2);
+  });
+
+  it('use JMESPath truthiness; an evaluation error is an outcome', async () => {
+    const pool = createFilterPool();
+    const body = Buffer.from(JSON.stringify({ list: [], name: 'x' }));
+    const input = { headers: {}, body, contentType: 'application/json', trigger: { id: 'i', slug: 's' } };
+    try {
+      expect((await pool.evaluate('body.name', input)).result).to.equal('matched');
+      expect((await pool.evaluate('body.list', input)).result).to.equal('not_matched');
+      expect((await pool.evaluate('body.missing', input)).result).to.equal('not_matched');
+      expect((await pool.evaluate('abs(body.name)', input)).result).to.equal('error');
+      // The worker reads the body as parseBodyForFilter does: form fields, JSON, or else the text.
+      const form = { ...input, body: Buffer.from('a=1&b=2&b=3'), contentType: 'application/x-www-form-urlencoded' };
+      expect((await pool.evaluate("body.a == '1' && body.b == ['2', '3']", form)).result).to.equal('matched');
+      const text = { ...input, body: Buffer.from('not json'), contentType: 'application/json' };
+      expect((await pool.evaluate("body == 'not json'", text)).result).to.equal('matched');
+      expect(parseBodyForFilter(Buffer.from('not json'), 'application/json')).to.equal('not json');
+    } finally {
+      await pool.close();
+    }
   });
 
   it('see JSON, a form (repeated fields as arrays) or the raw text', () => {

@@ -183,8 +183,10 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   }
   for (const [code, entry] of Object.entries(route.errors ?? {})) {
     if (responses[code] || entry === undefined) continue;
-    if (typeof entry === 'string') outcome(Number(code), entry);
-    else outcome(Number(code), entry.description, entry.body);
+    // A public route that limits its own rate (the webhook intake) says when to retry, as the limiter does.
+    const headers = code === '429' ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {};
+    if (typeof entry === 'string') outcome(Number(code), entry, ErrorBody, headers);
+    else outcome(Number(code), entry.description, entry.body, headers);
   }
   if (pathParams(route.path).length && !responses[404]) {
     throw new Error(`${route.method.toUpperCase()} ${route.path}: a route with path parameters must declare its 404`);
