@@ -33,8 +33,17 @@ function transientSqlState(code: string): boolean {
 }
 
 // pg and pg-pool say these in words only (no code): a dropped socket, an acquire or connect timeout.
-const DATABASE_WORDS =
-  /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Connection refused|terminating connection/i;
+const DATABASE_WORDS = new RegExp(
+  [
+    'Connection terminated',
+    'timeout exceeded when trying to connect',
+    'connection timeout',
+    'Client has encountered a connection error',
+    'Connection refused',
+    'terminating connection',
+  ].join('|'),
+  'i',
+);
 
 // gRPC status codes of a Temporal frontend that is down, restarting or shedding load.
 const GRPC_UNAVAILABLE = 14;

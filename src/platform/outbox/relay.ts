@@ -64,7 +64,8 @@ export interface SweepResult {
  * redelivery, which handlers absorb because they are idempotent. A failed row backs off
  * exponentially (capped); one that keeps failing for a permanent reason is dead-lettered after
  * `maxAttempts` (logged, and counted in the sweep's result), one failing because Postgres or
- * Temporal is unavailable is retried until delivered; each pass walks a workspace's backlog in id order, so failing rows never starve newer ones.
+ * Temporal is unavailable is retried until delivered; each pass walks a workspace's backlog in id
+ * order, so failing rows never starve newer ones.
  */
 export function createOutboxRelay(deps: {
   uow: UnitOfWork;
