@@ -71,7 +71,7 @@ async function weft(...args: string[]) {
 describe('runs: the run reconciler (issue 24)', function () {
   this.timeout(90_000);
 
-  it('resumes a run whose workflow closed while it awaited approval; the resolve made meanwhile is applied', async () => {
+  it('resumes a run whose workflow closed while it awaited approval; a resolve made meanwhile is applied', async () => {
     const tenant = await newTenant();
     const client = as(tenant.api_key);
     const dispatched = await client.post('/v1/runs', {
@@ -167,7 +167,7 @@ describe('runs: dispatched while Temporal is unreachable (issue 24, M-5)', funct
     return { relay, dispatch: runs.dispatch };
   }
 
-  it('the run.dispatched event is retried past the maximum attempts, never dead-lettered, and starts the run', async () => {
+  it('run.dispatched is retried past the maximum attempts, never dead-lettered, and starts the run', async () => {
     const tenant = await newTenant();
     const { relay, dispatch } = cutOff();
     const principal = {
@@ -300,7 +300,8 @@ describe('runs: steps exactly once when attempts overlap (issue 24, M-6, M-7)', 
     expect(ids).to.deep.equal([stepCorrelationId(executionId, 0), stepCorrelationId(executionId, 1)]);
     expect(new Set(ids).size).to.equal(2);
     const audited = await count(
-      `SELECT count(*) AS n FROM prompt_runs WHERE workspace_id = $1 AND prompt_kind = 'ontology_ask' AND status = 'ok'`,
+      `SELECT count(*) AS n FROM prompt_runs
+       WHERE workspace_id = $1 AND prompt_kind = 'ontology_ask' AND status = 'ok'`,
       [tenant.workspace_id],
     );
     expect(audited).to.equal(2);
