@@ -30,6 +30,7 @@ import { CodeIndexBatches1763780010010 } from './1763780010010-code-index-batche
 import { ApprovalSeparation1763780010100 } from './1763780010100-approval-separation';
 import { WebhookIntakeLimits1763780010200 } from './1763780010200-webhook-intake-limits';
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
+import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -65,4 +66,5 @@ export const migrations = [
   ApprovalSeparation1763780010100,
   WebhookIntakeLimits1763780010200,
   DefinerGrants1763780010300,
+  OutboxDeadLetterCount1763780010400,
 ];

@@ -5,6 +5,8 @@
  *   tokens revoke (--jti ID | --token JWT)
  *   operator token [--label TEXT] [--days N]     (a codec token that decodes every workspace's payloads)
  *   operator revoke --id TOKEN_ID
+ *   outbox dead-letters [--limit N]
+ *   outbox requeue (--id ID ... | --all)
  *   index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
  *         [--max-commits N]
  * The provisioning commands work on the owner connection (outside the request path); `index` is an
@@ -17,6 +19,7 @@ import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
 import { BadRequestError, DomainError } from '../platform/errors';
+import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { createProvisioning } from '../tenancy/service';
 import { indexRepository } from './index/command';
 import { IndexError } from './index/git';
@@ -28,6 +31,8 @@ const USAGE = `usage:
   weft tokens revoke (--jti JWT_ID | --token USER_JWT)
   weft operator token [--label TEXT] [--days N]
   weft operator revoke --id TOKEN_ID
+  weft outbox dead-letters [--limit N]     (the count and the newest N dead letters, default 50)
+  weft outbox requeue (--id OUTBOX_ID ... | --all)   (back in line; the sweep delivers them within a minute)
   weft index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
              [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)`;
 
@@ -53,6 +58,9 @@ async function run(argv: string[]): Promise<unknown> {
       repo: { type: 'string' },
       include: { type: 'string' },
       'max-commits': { type: 'string' },
+      limit: { type: 'string' },
+      id: { type: 'string', multiple: true },
+      all: { type: 'boolean' },
     },
   });
   if (positionals[0] === 'index') {
@@ -114,6 +122,26 @@ async function run(argv: string[]): Promise<unknown> {
     if (command === 'operator revoke') {
       if (!values.id) throw new UsageError();
       return await revokeOperatorToken(ownerDataSource, z.uuid().parse(values.id));
+    }
+    if (command === 'outbox dead-letters') {
+      const limit = z.coerce.number().int().min(1).max(1000).default(50).parse(values.limit);
+      return await ownerDataSource.transaction(async (m) => ({
+        count: await deadLetterCount(m),
+        dead_letters: await listDeadLetters(m, limit),
+      }));
+    }
+    if (command === 'outbox requeue') {
+      const ids = values.id ?? [];
+      if (Boolean(values.all) === ids.length > 0) throw new UsageError();
+      const targets = values.all
+        ? 'all'
+        : ids.map((id) =>
+            z
+              .string()
+              .regex(/^[0-9]{1,19}$/)
+              .parse(id),
+          );
+      return { requeued: await ownerDataSource.transaction((m) => requeueDeadLetters(m, targets)) };
     }
     throw new UsageError();
   } finally {
