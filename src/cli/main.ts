@@ -52,7 +52,6 @@ async function run(argv: string[]): Promise<unknown> {
       token: { type: 'string' },
       label: { type: 'string' },
       days: { type: 'string' },
-      id: { type: 'string' },
       'base-url': { type: 'string' },
       'api-key': { type: 'string' },
       repo: { type: 'string' },
@@ -120,8 +119,8 @@ async function run(argv: string[]): Promise<unknown> {
       });
     }
     if (command === 'operator revoke') {
-      if (!values.id) throw new UsageError();
-      return await revokeOperatorToken(ownerDataSource, z.uuid().parse(values.id));
+      if (values.id?.length !== 1) throw new UsageError();
+      return await revokeOperatorToken(ownerDataSource, z.uuid().parse(values.id[0]));
     }
     if (command === 'outbox dead-letters') {
       const limit = z.coerce.number().int().min(1).max(1000).default(50).parse(values.limit);
