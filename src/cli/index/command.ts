@@ -54,8 +54,10 @@ const BUSY_RETRIES = 60;
 function coverageOf(include: string | undefined, skipped: IndexSummary['skipped']): CodeIngestCoverage | undefined {
   const paths = skipped.map((file) => file.path).filter((path) => path.length <= LIMITS.code.pathChars);
   if (include === undefined && paths.length === 0) return undefined;
-  // Too many to name: the pass deletes nothing (an empty include covers nothing).
-  if (paths.length > LIMITS.code.coverage.skippedPaths) return { include: [], skipped: [] };
+  // Too many to name, or a prefix no stored path can have: the pass deletes nothing (an empty
+  // include covers nothing).
+  const unnameable = paths.length > LIMITS.code.coverage.skippedPaths || (include?.length ?? 0) > LIMITS.code.pathChars;
+  if (unnameable) return { include: [], skipped: [] };
   return { ...(include === undefined ? {} : { include: [include] }), skipped: paths };
 }
 
