@@ -57,7 +57,8 @@ const PRINTABLE_KEY = new RegExp(`^[\\x20-\\x7e]{1,${LIMITS.webhook.idempotencyK
 const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
 const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0234567';
+// RFC 4648's base32 alphabet in lower case: 32 symbols, so each random byte's low 5 bits pick one evenly.
+const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 /**
  * Review L-12: a trigger's slug is the name asked for plus a random suffix (10 characters, 50 bits),
  * so a slug can be neither guessed nor probed for, and no workspace learns another's slugs by
