@@ -546,8 +546,11 @@ export function createRunService(deps: {
         if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
           return { run, step, done: true };
         }
-        // Before each step the run re-checks who it acts as: a revoked credential stops it here.
-        if (!(await runIdentityLive(m, run))) return { run, step, done: false, revoked: true };
+        // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
+        // retried attempt of a step already started goes on, as its effect may have committed.
+        if (step.status === 'PENDING' && !(await runIdentityLive(m, run))) {
+          return { run, step, done: false, revoked: true };
+        }
         await repo.markStepRunning(m, executionId, stepNo);
         return { run, step, done: false };
       });
