@@ -38,7 +38,8 @@ export function scopeKey(root: Buffer, scope: string): Buffer {
   return Buffer.from(hkdfSync('sha256', root, 'weft-temporal-payload-v2', `weft-payload-scope:${scope}`, 32));
 }
 
-const utf8 = (text: string) => new TextEncoder().encode(text);
+const encoder = new TextEncoder();
+const utf8 = (text: string) => encoder.encode(text);
 const text = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
 
 /** The additional data of a sealed payload: a payload relabelled with another key or workspace fails to open. */
