@@ -11,7 +11,7 @@ import { codeIndexWorkflow } from '../src/code/workflow';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig } from '../src/platform/config';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
-import { temporalCliPath } from '../src/platform/temporal/dev-server';
+import { freePort, startDevServer, temporalCliPath } from '../src/platform/temporal/dev-server';
 import { findFailureDetails } from '../src/platform/temporal/failures';
 import { REFUSED_PAYLOAD_FAILURE } from '../src/platform/temporal/refused-payload';
 import {
@@ -447,6 +447,25 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_UI_DEV_CODEC: 'true' })).to.throw(
         /TEMPORAL_UI_DEV_CODEC/,
       );
+    });
+
+    it("the dev server npm start starts points its UI's codec at that path (--ui-codec-endpoint)", async function () {
+      this.timeout(90_000);
+      const [port, uiPort] = [await freePort(), await freePort()];
+      const endpoint = 'http://127.0.0.1:8080/v1/temporal-codec/dev';
+      const server = await startDevServer({ address: `127.0.0.1:${port}`, uiPort, uiCodecEndpoint: endpoint });
+      try {
+        const settings = await eventually(
+          async () => {
+            const response = await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`).catch(() => undefined);
+            return response?.ok ? ((await response.json()) as { Codec: { Endpoint: string } }) : undefined;
+          },
+          { what: 'the UI settings' },
+        );
+        expect(settings.Codec.Endpoint).to.equal(endpoint);
+      } finally {
+        await server.stop();
+      }
     });
 
     it('lets the configured Temporal UI origin call it from a browser (CORS), and no other origin', async () => {
