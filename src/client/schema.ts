@@ -1480,8 +1480,7 @@ export interface components {
         })[];
     };
     TemporalPayloads: {
-      /** @default [] */
-      payloads?: components["schemas"]["TemporalPayload"][];
+      payloads: components["schemas"]["TemporalPayload"][];
     };
     TemporalPayload: {
       /** @description Metadata values, base64 */
@@ -1490,6 +1489,10 @@ export interface components {
       };
       /** @description base64 */
       data?: string;
+    };
+    TemporalPayloadsRequest: {
+      /** @default [] */
+      payloads?: components["schemas"]["TemporalPayload"][];
     };
     CapabilityList: {
       tools: components["schemas"]["CapabilityDescription"][];
@@ -7167,7 +7170,7 @@ export interface operations {
          *   ]
          * }
          */
-        "application/json": components["schemas"]["TemporalPayloads"];
+        "application/json": components["schemas"]["TemporalPayloadsRequest"];
       };
     };
     responses: {
@@ -7241,6 +7244,16 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
+      /** @description Too many requests of a tenant credential; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
       /** @description Internal server error (never the inner text) */
       500: {
         headers: {
@@ -7272,7 +7285,7 @@ export interface operations {
          *   ]
          * }
          */
-        "application/json": components["schemas"]["TemporalPayloads"];
+        "application/json": components["schemas"]["TemporalPayloadsRequest"];
       };
     };
     responses: {
