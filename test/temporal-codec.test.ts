@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApplicationFailure, Payload } from '@temporalio/common';
@@ -348,6 +349,23 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       const revoked = await mintOperatorToken(getStack().ownerDataSource, { label: 'revoked' });
       await revokeOperatorToken(getStack().ownerDataSource, revoked.id);
       expect((await as(revoked.token).post('/v1/temporal-codec/decode', {})).status).to.equal(401);
+    });
+
+    it('`weft operator token` and `weft operator revoke` work as an operator runs them', async function () {
+      this.timeout(60_000);
+      // The CLI as a user runs it, on the owner connection of the test database.
+      const weft = (...args: string[]) =>
+        run(path.resolve(__dirname, '../node_modules/.bin/tsx'), ['src/cli/main.ts', ...args], {
+          cwd: path.resolve(__dirname, '..'),
+          env: process.env,
+        });
+      const minted = JSON.parse((await weft('operator', 'token', '--label', 'cli test', '--days', '1')).stdout);
+      expect(minted.token).to.match(/^weft_op_/);
+      expect(new Date(minted.expires_at).getTime()).to.be.greaterThan(Date.now());
+      const decoded = await as(minted.token).post('/v1/temporal-codec/decode', bodyOf(other.history));
+      expect(textOf(decoded)).to.contain('Hedy Lamarr');
+      await weft('operator', 'revoke', '--id', minted.id);
+      expect((await as(minted.token).post('/v1/temporal-codec/decode', {})).status).to.equal(401);
     });
 
     it('no user JWT, bootstrap key or self-service key holds temporal:decode (asking for it is a 422)', async () => {
