@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApplicationFailure, Payload } from '@temporalio/common';
@@ -11,7 +12,7 @@ import { codeIndexWorkflow } from '../src/code/workflow';
 import { createApp } from '../src/platform/api/app';
 import { loadConfig } from '../src/platform/config';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
-import { temporalCliPath } from '../src/platform/temporal/dev-server';
+import { freePort, startDevServer, temporalCliPath } from '../src/platform/temporal/dev-server';
 import { findFailureDetails } from '../src/platform/temporal/failures';
 import { REFUSED_PAYLOAD_FAILURE } from '../src/platform/temporal/refused-payload';
 import {
@@ -350,6 +351,23 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect((await as(revoked.token).post('/v1/temporal-codec/decode', {})).status).to.equal(401);
     });
 
+    it('`weft operator token` and `weft operator revoke` work as an operator runs them', async function () {
+      this.timeout(60_000);
+      // The CLI as a user runs it, on the owner connection of the test database.
+      const weft = (...args: string[]) =>
+        run(path.resolve(__dirname, '../node_modules/.bin/tsx'), ['src/cli/main.ts', ...args], {
+          cwd: path.resolve(__dirname, '..'),
+          env: process.env,
+        });
+      const minted = JSON.parse((await weft('operator', 'token', '--label', 'cli test', '--days', '1')).stdout);
+      expect(minted.token).to.match(/^weft_op_/);
+      expect(new Date(minted.expires_at).getTime()).to.be.greaterThan(Date.now());
+      const decoded = await as(minted.token).post('/v1/temporal-codec/decode', bodyOf(other.history));
+      expect(textOf(decoded)).to.contain('Hedy Lamarr');
+      await weft('operator', 'revoke', '--id', minted.id);
+      expect((await as(minted.token).post('/v1/temporal-codec/decode', {})).status).to.equal(401);
+    });
+
     it('no user JWT, bootstrap key or self-service key holds temporal:decode (asking for it is a 422)', async () => {
       const { user_jwt, api_key } = shared.tenant;
       for (const token of [user_jwt, api_key]) {
@@ -447,6 +465,25 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(() => loadConfig({ NODE_ENV: 'production', TEMPORAL_UI_DEV_CODEC: 'true' })).to.throw(
         /TEMPORAL_UI_DEV_CODEC/,
       );
+    });
+
+    it("the dev server npm start starts points its UI's codec at that path (--ui-codec-endpoint)", async function () {
+      this.timeout(90_000);
+      const [port, uiPort] = [await freePort(), await freePort()];
+      const endpoint = 'http://127.0.0.1:8080/v1/temporal-codec/dev';
+      const server = await startDevServer({ address: `127.0.0.1:${port}`, uiPort, uiCodecEndpoint: endpoint });
+      try {
+        const settings = await eventually(
+          async () => {
+            const response = await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`).catch(() => undefined);
+            return response?.ok ? ((await response.json()) as { Codec: { Endpoint: string } }) : undefined;
+          },
+          { what: 'the UI settings' },
+        );
+        expect(settings.Codec.Endpoint).to.equal(endpoint);
+      } finally {
+        await server.stop();
+      }
     });
 
     it('lets the configured Temporal UI origin call it from a browser (CORS), and no other origin', async () => {

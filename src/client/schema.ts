@@ -1506,8 +1506,7 @@ export interface components {
         })[];
     };
     TemporalPayloads: {
-      /** @default [] */
-      payloads?: components["schemas"]["TemporalPayload"][];
+      payloads: components["schemas"]["TemporalPayload"][];
     };
     TemporalPayload: {
       /** @description Metadata values, base64 */
@@ -1516,6 +1515,10 @@ export interface components {
       };
       /** @description base64 */
       data?: string;
+    };
+    TemporalPayloadsRequest: {
+      /** @default [] */
+      payloads?: components["schemas"]["TemporalPayload"][];
     };
     CapabilityList: {
       tools: components["schemas"]["CapabilityDescription"][];
@@ -7266,7 +7269,7 @@ export interface operations {
          *   ]
          * }
          */
-        "application/json": components["schemas"]["TemporalPayloads"];
+        "application/json": components["schemas"]["TemporalPayloadsRequest"];
       };
     };
     responses: {
@@ -7340,6 +7343,16 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
+      /** @description Too many requests of a tenant credential; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
       /** @description Internal server error (never the inner text) */
       500: {
         headers: {
@@ -7371,7 +7384,7 @@ export interface operations {
          *   ]
          * }
          */
-        "application/json": components["schemas"]["TemporalPayloads"];
+        "application/json": components["schemas"]["TemporalPayloadsRequest"];
       };
     };
     responses: {

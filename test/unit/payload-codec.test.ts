@@ -80,6 +80,11 @@ describe('payload codec (unit)', () => {
       const [fromB] = await codec.encode([json({ workspaceId: B })], workflow('wf-b'));
       const [moved] = await worker.decode([fromB!], workflow('wf-a'));
       expect(refusedPayloadReason(JSON.parse(text(moved!.data)))).to.match(/another workspace/);
+      // An activity's payload is never handed over as a placeholder: its task fails instead.
+      const activity = { type: 'activity' as const, namespace: 'default', workflowId: 'wf-a', isLocal: false };
+      let refused = 0;
+      await worker.decode([fromB!], activity).catch(() => refused++);
+      expect(refused).to.equal(1);
     });
 
     it('refuses a value that names another workspace than the key that sealed it', async () => {

@@ -22,13 +22,14 @@ import { openApiRoutes } from '../openapi/routes';
 import { codecCors } from '../temporal/codec-server/cors';
 import { temporalCodecRoutes } from '../temporal/codec-server/routes';
 import { errorHandler, HttpError } from './errors';
+import type { RateLimiter } from './rate-limit';
 import { createRateLimiter } from './rate-limit';
 import { requestContext, requestLogger } from './request-context';
 import type { AnyRoute } from './route';
 import { JSON_BODY_LIMIT, mountRoutes } from './route';
 
 /** Every route of the API, in one list: the router and the OpenAPI document both read it. */
-export function allRoutes(runtime: Runtime): AnyRoute[] {
+export function allRoutes(runtime: Runtime, rateLimiter?: RateLimiter): AnyRoute[] {
   const routes: AnyRoute[] = [
     ...healthRoutes({ dataSource: runtime.dataSource, temporal: runtime.temporal }),
     ...apiKeyRoutes(runtime.services.apiKeys),
@@ -45,6 +46,7 @@ export function allRoutes(runtime: Runtime): AnyRoute[] {
       authenticator: runtime.authenticator,
       dataSource: runtime.dataSource,
       config: runtime.config,
+      rateLimiter,
     }),
     ...capabilityRoutes(runtime.services.capabilities),
     ...runRoutes(runtime.services.runs),
@@ -83,11 +85,9 @@ export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   app.proxy = false;
   const router = new Router();
-  const routes = allRoutes(runtime);
-  mountRoutes(router, routes, {
-    authenticator: runtime.authenticator,
-    rateLimiter: createRateLimiter(runtime.config),
-  });
+  const rateLimiter = createRateLimiter(runtime.config);
+  const routes = allRoutes(runtime, rateLimiter);
+  mountRoutes(router, routes, { authenticator: runtime.authenticator, rateLimiter });
 
   app.use(requestContext());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));

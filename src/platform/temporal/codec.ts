@@ -38,7 +38,8 @@ export function scopeKey(root: Buffer, scope: string): Buffer {
   return Buffer.from(hkdfSync('sha256', root, 'weft-temporal-payload-v2', `weft-payload-scope:${scope}`, 32));
 }
 
-const utf8 = (text: string) => new TextEncoder().encode(text);
+const encoder = new TextEncoder();
+const utf8 = (text: string) => encoder.encode(text);
 const text = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.from(bytes).toString('utf8') : undefined);
 
 /** The additional data of a sealed payload: a payload relabelled with another key or workspace fails to open. */
@@ -75,8 +76,9 @@ export class PayloadDecryptionError extends Error {}
 
 export interface CodecOptions {
   /**
-   * Worker and client: a payload that is not this codec's ciphertext, or that belongs to another
-   * workspace than its workflow, is refused (the refusal placeholder) rather than passed through.
+   * How a payload that is not this codec's ciphertext, or that belongs to another workspace than its
+   * workflow, is refused: `throw` (the client, the default), or in the worker `placeholder` for
+   * workflow payloads (the interceptor fails the workflow at once) and a throw for activity payloads.
    */
   refuse?: 'placeholder' | 'throw';
 }
@@ -122,6 +124,9 @@ export class EncryptionCodec implements PayloadCodec {
         return this.decodeOne(payload, context);
       } catch (error) {
         if (this.refuse === 'throw' || !(error instanceof PayloadDecryptionError)) throw error;
+        // Activity payloads are never workflow code's to see: the task fails instead (an activity's
+        // input is refused before it runs; a refused result leaves the workflow task failing, nothing written).
+        if (context?.type === 'activity') throw error;
         return refusal(error.message);
       }
     });

@@ -2,6 +2,7 @@ import type { Payload } from '@temporalio/common';
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
 import { LIMITS } from '../../../limits';
+import type { RateLimiter } from '../../api/rate-limit';
 import type { Authenticator } from '../../api/route';
 import { defineRoute } from '../../api/route';
 import { OPERATOR_SCOPE } from '../../auth/scopes';
@@ -10,17 +11,17 @@ import type { Config } from '../../config';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../errors';
 import type { EncryptionCodec } from '../codec';
 import { PayloadDecryptionError } from '../codec';
-import { CodecPayloads } from './schemas';
+import { CodecPayloads, CodecPayloadsRequest } from './schemas';
 
 const fromJson = (body: CodecPayloads): Payload[] =>
-  (body.payloads ?? []).map((payload) => ({
+  body.payloads.map((payload) => ({
     metadata: Object.fromEntries(
       Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
     ),
     data: Buffer.from(payload.data ?? '', 'base64'),
   }));
 
-const toJson = (payloads: Payload[]): Required<CodecPayloads> => ({
+const toJson = (payloads: Payload[]): CodecPayloads => ({
   payloads: payloads.map((payload) => ({
     metadata: Object.fromEntries(
       Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
@@ -39,6 +40,8 @@ export interface CodecRouteDeps {
   authenticator: Authenticator;
   dataSource: DataSource;
   config: Pick<Config, 'NODE_ENV' | 'TEMPORAL_UI_DEV_CODEC'>;
+  /** The API's limiter: a tenant's codec calls count with its other requests. */
+  rateLimiter?: RateLimiter;
 }
 
 /**
@@ -77,6 +80,7 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
       return { operator: true };
     }
     const principal = await deps.authenticator.authenticate(ctx, undefined);
+    await deps.rateLimiter?.take(principal.credential, principal.userId);
     if (principal.credential.kind === 'mcp_token') throw new ForbiddenError('MCP tokens cannot decode payloads');
     if (!principal.scopes.has('ontology:read')) throw new ForbiddenError('Missing scope ontology:read');
     return { operator: false, workspaceId: principal.workspaceId };
@@ -116,9 +120,13 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
       public: true,
       credentials: ['api_key', 'user_jwt', 'operator_token'],
       example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
-      body: CodecPayloads,
+      body: CodecPayloadsRequest,
       response: CodecPayloads,
-      errors: { 401: 'No or an invalid credential', 403: 'An MCP token, or a key without ontology:read' },
+      errors: {
+        401: 'No or an invalid credential',
+        403: 'An MCP token, or a key without ontology:read',
+        429: 'Too many requests of a tenant credential; retry after `Retry-After` seconds',
+      },
       handler: async ({ body, ctx }) => toJson(decode(fromJson(body), await opener(ctx))),
     });
 
@@ -133,7 +141,7 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
       public: true,
       credentials: ['operator_token'],
       example: { payloads: [{ metadata: { encoding: 'anNvbi9wbGFpbg==' }, data: 'e30=' }] },
-      body: CodecPayloads,
+      body: CodecPayloadsRequest,
       response: CodecPayloads,
       errors: { 401: 'No or an invalid credential', 403: `Only an operator token (${OPERATOR_SCOPE}) encodes` },
       handler: async ({ body, ctx }) => {

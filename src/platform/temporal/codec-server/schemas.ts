@@ -14,11 +14,16 @@ const PayloadJson = z
   })
   .meta({ id: 'TemporalPayload' });
 
-/**
- * Temporal's codec server protocol: a `Payloads` message in proto3 JSON, in and out. Proto3 JSON omits an
- * empty list, so the CLI's `temporal workflow metadata` and `stack` send `{}`: no payloads.
- */
+/** Temporal's codec server protocol: a `Payloads` message in proto3 JSON, in and out. */
 export const CodecPayloads = z
-  .object({ payloads: z.array(PayloadJson).max(LIMITS.temporalCodecPayloads).default([]) })
+  .object({ payloads: z.array(PayloadJson).max(LIMITS.temporalCodecPayloads) })
   .meta({ id: 'TemporalPayloads' });
 export type CodecPayloads = z.infer<typeof CodecPayloads>;
+
+/**
+ * What a caller sends. Proto3 JSON omits an empty list, so the CLI's `temporal workflow metadata` and
+ * `stack` send `{}`: no payloads.
+ */
+export const CodecPayloadsRequest = z
+  .object({ payloads: z.array(PayloadJson).max(LIMITS.temporalCodecPayloads).default([]) })
+  .meta({ id: 'TemporalPayloadsRequest' });
