@@ -16,13 +16,13 @@ import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
-import { databaseActivity, databaseLocalActivity, modelActivity } from './activity-options';
+import { databaseActivity, databaseLocalActivity, planningActivity } from './activity-options';
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
 const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyLocalActivities<Activities>(databaseLocalActivity);
-const { planRunStep } = proxyActivities<Activities>(modelActivity);
+const { planRunStep } = proxyActivities<Activities>(planningActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
 // It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
 // Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
