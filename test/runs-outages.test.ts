@@ -53,7 +53,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     await deleteMaintenanceSchedules(getStack().runtime.temporal.client, taskQueue);
   });
 
-  it('a run awaiting approval outlives it; during it the API answers 503 with Retry-After; then the resolve applies', async () => {
+  it('a waiting run outlives it; meanwhile the API answers 503 with Retry-After; then a resolve applies', async () => {
     const tenant = await newTenant();
     const client = as(tenant.api_key, api!.baseUrl);
     const dispatched = await client.post('/v1/runs', {

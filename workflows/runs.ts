@@ -92,6 +92,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   });
 
   let plan: NonNullable<RunWorkflowInput['resume']>['plan'];
+  // The llm agent's model calls so far: carried across continue-as-new, or counted from the rows
+  // by beginRun when the reconciler resumed the run (0 for a new run, and in histories before it).
+  let call = resume?.llmCalls ?? 0;
   if (resume) {
     plan = resume.plan;
   } else {
@@ -103,9 +106,8 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
     if (finished(begun.status)) return ended(begun.status);
     showStatus(begun.status);
     plan = { maxSteps: begun.maxSteps, steps: begun.steps };
+    call = begun.llmCalls ?? 0;
   }
-  // The llm agent's model calls so far (carried across continue-as-new).
-  let call = resume?.llmCalls ?? 0;
 
   /**
    * Waits for the step's approval when it needs one (`waiting`: a continued run picks up the wait
