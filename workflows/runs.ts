@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   patched,
@@ -70,7 +71,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     // fail the execution and leave the row RUNNING or AWAITING_APPROVAL for ever (H-4): the run is
     // recorded FAILED instead, its charges summed as they stand (refunds are per step). Patched:
     // histories recorded before this change failed the execution here.
-    if (!(error instanceof ActivityFailure) || !patched(SETTLE_ON_GIVE_UP)) throw error;
+    // A local activity's final failure arrives as its ApplicationFailure, a remote one's wrapped.
+    const gaveUp = error instanceof ActivityFailure || error instanceof ApplicationFailure;
+    if (!gaveUp || !patched(SETTLE_ON_GIVE_UP)) throw error;
     const details = findFailureDetails(error);
     const message = `The run stopped: ${details?.code ?? 'internal'} in one of its steps`;
     const failure: RunError = { code: details?.code ?? 'internal', message, step: null };
