@@ -1,17 +1,23 @@
 import { execFile } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
+import { createActivities } from '../activities';
+import { classifyFailure } from '../activities/failures';
 import { SCOPES } from '../src/platform/auth/scopes';
+import { NotFoundError } from '../src/platform/errors';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import { createOutboxRelay } from '../src/platform/outbox/relay';
 import type { TemporalHandle } from '../src/platform/temporal/connection';
 import { freePort } from '../src/platform/temporal/dev-server';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
+import { sourceHash } from '../src/prompt/summary';
 import { startRun } from '../src/runs/outbox-handler';
 import { createRunService, stepCorrelationId } from '../src/runs/service';
-import { RUN_DISPATCHED_EVENT, runWorkflowId } from '../src/runs/workflow';
+import { RUN_DISPATCHED_EVENT, runWorkflow, runWorkflowId } from '../src/runs/workflow';
+import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
@@ -305,5 +311,89 @@ describe('runs: steps exactly once when attempts overlap (issue 24, M-6, M-7)', 
       [tenant.workspace_id],
     );
     expect(audited).to.equal(2);
+  });
+});
+
+describe('runs: a run that gives up is recorded FAILED, never left unfinished (issue 24)', function () {
+  this.timeout(60_000);
+
+  it('a transition refused for good (a domain error) ends the row FAILED with that error', async () => {
+    const tenant = await newTenant();
+    const client = as(tenant.api_key);
+    const dispatched = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'agent.start_session', input: { name: 'refused' }, requires_approval: true }] },
+    });
+    const executionId = dispatched.body.execution_id;
+    await pendingApproval(client, executionId);
+    const { runtime, config } = getStack();
+    const { client: temporal } = runtime.temporal;
+    await temporal.workflow.getHandle(runWorkflowId(executionId)).terminate('replaced by the test');
+
+    // The run workflow as it is, on a queue of the test's own, over the real activities except one,
+    // whose refusal is final (non-retryable), as a domain error's is.
+    const taskQueue = `weft-gives-up-${randomUUID().slice(0, 8)}`;
+    const { worker, connection } = await createWorker({
+      config,
+      taskQueue,
+      activities: {
+        ...createActivities(runtime),
+        requestRunApproval: async () => {
+          throw classifyFailure(new NotFoundError({ error: 'step_not_found', step: 0 }));
+        },
+      },
+      logLevel: 'error',
+    });
+    const running = worker.run();
+    try {
+      const handle = await temporal.workflow.start('runWorkflow', {
+        ...runtime.temporal.workflows.options(runWorkflow, [
+          { workspaceId: tenant.workspace_id, executionId, agent: 'playbook', stepCount: 1 },
+        ]),
+        taskQueue,
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+      expect(await handle.result()).to.deep.equal({ status: 'FAILED' });
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
+    const run = (await client.get(`/v1/runs/${executionId}`)).body;
+    expect(run.status).to.equal('FAILED');
+    expect(run.error).to.include({ code: 'not_found', step: null });
+  });
+});
+
+describe('runs: a retried ontology.ask reclaims its own correlation (issue 24, M-6)', function () {
+  this.timeout(60_000);
+
+  it('a running claim left by a dead attempt of the same step is taken over, and the ask answers', async () => {
+    const tenant = await newTenant(100);
+    const client = as(tenant.api_key);
+    const question = 'Who works where?';
+    const dispatched = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'ontology.ask', input: { question }, requires_approval: true }] },
+    });
+    const executionId = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, executionId);
+    // What an attempt that died mid-ask leaves: the step's claim, still running.
+    const correlationId = stepCorrelationId(executionId, 0);
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify(['ontology.ask', question]), 'utf8')
+      .digest('hex');
+    await owner().query(
+      `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, request_hash, intent, status)
+       VALUES ($1, $2, 'ontology_ask', $3, $4, 'query', 'running')`,
+      [tenant.workspace_id, correlationId, sourceHash(question), requestHash],
+    );
+
+    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const run = await runUntil(client, executionId, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'run');
+    expect(run.status, JSON.stringify(run.steps[0].error)).to.equal('SUCCEEDED');
+    expect(run.steps[0].output.correlation_id).to.equal(correlationId);
+    const [audit] = await owner().query(`SELECT status FROM prompt_runs WHERE correlation_id = $1`, [correlationId]);
+    expect(audit.status).to.equal('ok');
   });
 });

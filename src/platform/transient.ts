@@ -1,3 +1,5 @@
+import { DomainError } from './errors';
+
 /**
  * The one place that decides whether a failure is the infrastructure being briefly unavailable
  * (Postgres or Temporal unreachable, restarting, overloaded, or a transaction that lost a race)
@@ -77,9 +79,14 @@ function kindOf(error: unknown): TransientKind | undefined {
   return undefined;
 }
 
-/** What is briefly unavailable behind `error` (walking its causes), or undefined when it is not transient. */
+/**
+ * What is briefly unavailable behind `error` (walking its causes), or undefined when it is not
+ * transient. A domain error has said what it is (a provider down is a 502, not our outage), so the
+ * walk stops there.
+ */
 export function transientKind(error: unknown): TransientKind | undefined {
   for (const inner of chain(error)) {
+    if (inner instanceof DomainError) return undefined;
     const kind = kindOf(inner);
     if (kind) return kind;
   }

@@ -81,14 +81,15 @@ export function createOutboxRelay(deps: {
     try {
       for (const handle of handlers[row.event_type] ?? []) await handle(row);
     } catch (error) {
+      const permanent = !isTransientFailure(error);
       const dead = await uow({ workspaceId }, (m) =>
         markFailed(m, {
           id: row.id,
           error: String(error instanceof Error ? error.message : error),
           maxAttempts: policy.maxAttempts,
           baseSeconds: policy.retryBaseSeconds,
-          maxSeconds: policy.retryMaxSeconds,
-          permanent: !isTransientFailure(error),
+          maxSeconds: permanent ? policy.retryMaxSeconds : policy.transientRetryMaxSeconds,
+          permanent,
         }),
       );
       const context = { err: error, outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId };
