@@ -95,7 +95,9 @@ describe('runs: the run reconciler (issue 24)', function () {
     await temporal.client.workflow.getHandle(runWorkflowId(executionId)).terminate('lost in an outage');
 
     // The resolve commits; its signal goes to a closed workflow and is lost.
-    const resolved = await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const resolved = await as(tenant.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
     expect(resolved.status).to.equal(200);
     await sleep(500);
     expect((await client.get(`/v1/runs/${executionId}`)).body.status).to.equal('AWAITING_APPROVAL');
@@ -266,7 +268,7 @@ describe('runs: steps exactly once when attempts overlap (issue 24, M-6, M-7)', 
       await holder.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
         `capability-key:${tenant.workspace_id}:${executionId}:0`,
       ]);
-      await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+      await as(tenant.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
       await sleep(3000);
       const meanwhile = (await client.get(`/v1/runs/${executionId}`)).body;
       expect(meanwhile.status).to.equal('RUNNING');
@@ -389,7 +391,7 @@ describe('runs: a retried ontology.ask reclaims its own correlation (issue 24, M
       [tenant.workspace_id, correlationId, sourceHash(question), requestHash],
     );
 
-    await client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    await as(tenant.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
     const run = await runUntil(client, executionId, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'run');
     expect(run.status, JSON.stringify(run.steps[0].error)).to.equal('SUCCEEDED');
     expect(run.steps[0].output.correlation_id).to.equal(correlationId);

@@ -63,6 +63,7 @@ describe('Temporal plumbing', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
+      'run-reconcile',
       'type-catalog-refresh',
       'importance-decay',
       'credits-reconcile',
