@@ -56,6 +56,8 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
   it('a waiting run outlives it; meanwhile the API answers 503 with Retry-After; then a resolve applies', async () => {
     const tenant = await newTenant();
     const client = as(tenant.api_key, api!.baseUrl);
+    // A different credential resolves: the one that dispatched a run never approves it (issue 23).
+    const reviewer = as(tenant.user_jwt, api!.baseUrl);
     const dispatched = await client.post('/v1/runs', {
       agent: 'playbook',
       input: {
@@ -82,7 +84,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     let retryAfter: string | null = null;
     while (Date.now() - started < OUTAGE_MS) {
       const read = await client.get(`/v1/runs/${executionId}`);
-      const resolve = await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+      const resolve = await reviewer.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
       for (const response of [read, resolve]) {
         answers.push(response.status);
         if (response.status === 503) retryAfter = response.headers.get('retry-after');
@@ -102,7 +104,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
 
     const resolved = await eventually(
       async () => {
-        const response = await client.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+        const response = await reviewer.post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
         return response.status === 503 ? undefined : response;
       },
       { what: 'the API to serve again', timeoutMs: 30_000, intervalMs: 500 },

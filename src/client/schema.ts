@@ -2272,7 +2272,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2381,7 +2381,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2535,7 +2535,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2647,7 +2647,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2759,7 +2759,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -2872,7 +2872,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3022,7 +3022,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3130,7 +3130,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3279,7 +3279,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3386,7 +3386,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3495,7 +3495,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3650,7 +3650,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3763,7 +3763,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3916,7 +3916,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4036,7 +4036,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4148,7 +4148,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4261,7 +4261,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4373,7 +4373,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4528,7 +4528,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4642,7 +4642,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4804,7 +4804,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4916,7 +4916,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5028,7 +5028,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5138,7 +5138,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5247,7 +5247,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5360,7 +5360,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5472,7 +5472,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5581,7 +5581,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5694,7 +5694,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5879,7 +5879,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6060,7 +6060,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6171,7 +6171,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6333,7 +6333,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The decision could not be applied just now; retry after Retry-After seconds; or The database is busy; retry after `Retry-After` seconds */
+      /** @description The decision could not be applied just now; retry after Retry-After seconds; or The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6495,7 +6495,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The decision could not be applied just now; retry after Retry-After seconds; or The database is busy; retry after `Retry-After` seconds */
+      /** @description The decision could not be applied just now; retry after Retry-After seconds; or The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6673,7 +6673,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6846,7 +6846,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7019,7 +7019,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7227,7 +7227,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7348,6 +7348,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];
@@ -7556,7 +7557,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7747,7 +7748,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7932,7 +7933,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8123,7 +8124,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8314,7 +8315,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8495,7 +8496,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8677,7 +8678,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8876,7 +8877,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9057,7 +9058,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9231,7 +9232,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9424,7 +9425,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9603,7 +9604,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9803,7 +9804,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9992,7 +9993,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10149,7 +10150,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10263,7 +10264,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10438,7 +10439,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10550,7 +10551,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10662,7 +10663,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10784,7 +10785,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10895,7 +10896,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11007,7 +11008,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11170,7 +11171,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11279,7 +11280,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11428,7 +11429,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11578,7 +11579,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11690,7 +11691,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11883,7 +11884,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12048,7 +12049,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12160,7 +12161,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12272,7 +12273,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12424,7 +12425,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12539,7 +12540,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12652,7 +12653,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12785,7 +12786,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The database is busy; retry after `Retry-After` seconds */
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -176,7 +176,7 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   if (!route.public) {
     // Every authenticated route reads the database: a pool that cannot hand out a connection in
     // time is 503, a statement past its timeout 504 (src/platform/api/errors.ts).
-    outcome(503, refine(503, 'The database is busy; retry after `Retry-After` seconds'), ErrorBody, {
+    outcome(503, refine(503, 'The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds'), ErrorBody, {
       'Retry-After': { $ref: '#/components/headers/RetryAfter' },
     });
     outcome(504, refine(504, 'The database or a workflow did not answer in time'));
