@@ -90,6 +90,9 @@ const json = (schema: z.ZodType, example?: unknown) => ({
 
 const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
 
+const UNAVAILABLE_DESCRIPTION =
+  'The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds';
+
 /** The credits and scope sentences every metered or scoped operation's description ends with. */
 function describeOperation(route: AnyRoute): string {
   const parts = [route.description.trim()];
@@ -176,7 +179,7 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   if (!route.public) {
     // Every authenticated route reads the database: a pool that cannot hand out a connection in
     // time is 503, a statement past its timeout 504 (src/platform/api/errors.ts).
-    outcome(503, refine(503, 'The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds'), ErrorBody, {
+    outcome(503, refine(503, UNAVAILABLE_DESCRIPTION), ErrorBody, {
       'Retry-After': { $ref: '#/components/headers/RetryAfter' },
     });
     outcome(504, refine(504, 'The database or a workflow did not answer in time'));
