@@ -71,7 +71,6 @@ describe('Temporal plumbing', () => {
       'agent-session-sweep',
       'capability-key-purge',
       'webhook-delivery-retention',
-      'run-reconcile',
     ]);
   });
 
