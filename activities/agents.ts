@@ -24,7 +24,7 @@ export function createAgentActivities(deps: {
     /** Expires sessions that missed their heartbeat and abandons their claims, in every workspace. */
     expireStaleSessions: () => classified(() => deps.services.sessionSweeper.sweep(() => heartbeat())),
 
-    /** Deletes Idempotency-Keys older than the replay window. */
+    /** Deletes Idempotency-Keys older than the replay window, and stored code batches older than a day. */
     purgeIdempotencyKeys: (input: KeyPurgeInput) =>
       classified(() => deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat())),
   };

@@ -31,6 +31,7 @@ import { ApprovalSeparation1763780010100 } from './1763780010100-approval-separa
 import { WebhookIntakeLimits1763780010200 } from './1763780010200-webhook-intake-limits';
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
+import { CodeIndexBatchPurge1763780010600 } from './1763780010600-code-index-batch-purge';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -67,4 +68,5 @@ export const migrations = [
   WebhookIntakeLimits1763780010200,
   DefinerGrants1763780010300,
   OutboxDeadLetterCount1763780010400,
+  CodeIndexBatchPurge1763780010600,
 ];

@@ -149,5 +149,8 @@ export const LIMITS = {
     contextList: { default: 20, max: 100 },
     // How long POST /v1/code/ingest waits for its batch's workflow before answering 504 (it runs on).
     applyWaitMs: 60_000,
+    // Stored ingest batches (code_index_batches) older than this are deleted by the hourly key purge;
+    // the window lives in weft_purge_code_index_batches (migration 1763780010600), this says it.
+    batchRetentionHours: 24,
   },
 } as const;

@@ -163,4 +163,25 @@ describe('capabilities: the Idempotency-Key purge (a Temporal Schedule)', () => 
     );
     expect(left.map((row: { idempotency_key: string }) => row.idempotency_key)).to.deep.equal(['purge-young']);
   });
+
+  it('deletes stored code-index batches older than 24 hours in every workspace and keeps younger ones', async () => {
+    const tenants = [await newTenant(), await newTenant()];
+    const owner = getStack().ownerDataSource;
+    for (const { workspace_id } of tenants) {
+      // An applied batch (its result kept) and one whose workflow never ran (the batch kept), both a day old.
+      await owner.query(
+        `INSERT INTO code_index_batches (workspace_id, repo, batch, result, created_at, applied_at) VALUES
+           ($1, 'old-applied', NULL, '{}', now() - interval '25 hours', now() - interval '25 hours'),
+           ($1, 'old-unapplied', '{}', NULL, now() - interval '25 hours', NULL),
+           ($1, 'young', NULL, '{}', now() - interval '1 hour', now() - interval '1 hour')`,
+        [workspace_id],
+      );
+    }
+    const handle = await getStack().runtime.temporal.workflows.start(capabilityKeyPurgeWorkflow, { batchSize: 2 });
+    expect((await handle.result()).codeBatches).to.be.at.least(4);
+    for (const { workspace_id } of tenants) {
+      const left = await owner.query(`SELECT repo FROM code_index_batches WHERE workspace_id = $1`, [workspace_id]);
+      expect(left.map((row: { repo: string }) => row.repo)).to.deep.equal(['young']);
+    }
+  });
 });

@@ -265,12 +265,15 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     );
     expect(waiting.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('run');
     expect(waiting.typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('AWAITING_APPROVAL');
-    expect(waiting.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(
-      'approval step 1: billing.credits_balance',
-    );
+    // The approval the API lists for the run, and its step's tool (issue 23 item 1).
+    const detail = await api.get(`/v1/runs/${dispatched.body.execution_id}`);
+    expect(detail.status).to.equal(200);
+    const approvalId: string = detail.body.approvals[0].approval_id;
+    const waitingFor = `approval ${approvalId}: billing.credits_balance`;
+    expect(waiting.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE)).to.equal(waitingFor);
     // An operator's query in the UI or `temporal workflow list --query` (visibility is eventually consistent).
     const query =
-      `WeftKind = "run" AND WeftWaitingFor = "approval step 1: billing.credits_balance" ` +
+      `WeftKind = "run" AND WeftWaitingFor = "${waitingFor}" ` +
       `AND WeftWorkspaceId = "${shared.tenant.workspace_id}"`;
     await eventually(
       async () => {

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { FailureClusterInput, FailureClusterResult, SessionSweepResult } from '../src/agents/workflow';
-import type { KeyPurgeInput } from '../src/capabilities/workflow';
+import type { KeyPurgeInput, KeyPurgeResult } from '../src/capabilities/workflow';
 import { databaseActivity, maintenanceActivity } from './activity-options';
 
 const { clusterFailedSession } = proxyActivities<Activities>(databaseActivity);
@@ -20,7 +20,7 @@ export async function agentSessionSweepWorkflow(_input: Record<string, never>): 
   return expireStaleSessions();
 }
 
-/** Scheduled hourly: deletes Idempotency-Keys past the 24-hour replay window. */
-export async function capabilityKeyPurgeWorkflow(input: KeyPurgeInput): Promise<{ purged: number }> {
+/** Scheduled hourly: deletes Idempotency-Keys past the 24-hour replay window, and stored code batches. */
+export async function capabilityKeyPurgeWorkflow(input: KeyPurgeInput): Promise<KeyPurgeResult> {
   return purgeIdempotencyKeys(input);
 }

@@ -43,20 +43,23 @@ const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 const finished = (status: string) => FINISHED.includes(status);
 
 /**
- * WeftWaitingFor names the step a run waits on, and is cleared when it goes on: in the same upsert as
- * the status, so the command sequence (and replay of older histories) is unchanged.
+ * WeftWaitingFor names the approval a run waits on and its step's tool (`approval <id>: <tool>`, so an
+ * operator finds the run from the approval the API lists), and is cleared when it goes on: in the same
+ * upsert as the status, so the command sequence (and replay of older histories) is unchanged. A state
+ * recorded before it carried the id names the step number instead.
  */
-const showWaiting = (status: string, step: RunPlanStep | undefined) =>
+const showWaiting = (status: string, step?: RunPlanStep, approvalId?: string) =>
   upsertSearchAttributes([
     { key: RUN_STATUS_ATTRIBUTE, value: status },
     {
       key: WAITING_FOR_ATTRIBUTE,
-      value: step && status === 'AWAITING_APPROVAL' ? `approval step ${step.stepNo}: ${step.tool}` : null,
+      value:
+        step && status === 'AWAITING_APPROVAL' ? `approval ${approvalId ?? `step ${step.stepNo}`}: ${step.tool}` : null,
     },
   ]);
 
 /** WeftRunStatus follows Postgres: set after each transition an activity has committed. */
-const showStatus = (status: string) => showWaiting(status, undefined);
+const showStatus = (status: string) => showWaiting(status);
 
 const ended = (status: string): RunWorkflowResult => {
   showStatus(status);
@@ -137,7 +140,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
     const stepRef = { ...ref, stepNo: step.stepNo };
     if (step.requiresApproval) {
       let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
-      if (!waiting) showWaiting(state.run, step);
+      if (!waiting) showWaiting(state.run, step, state.approvalId);
       let rechecks = 0;
       // Cleared just before each read, never before the wait: a signal that came while the approval
       // was being requested (its answer already stale) must still end the wait at once.
@@ -162,7 +165,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
         );
       }
       if (state.approval !== 'approved' || !(await resumeRun(ref))) return ended('CANCELLED');
-      showWaiting('RUNNING', undefined);
+      showWaiting('RUNNING');
     }
     const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { queryFirst } from '../platform/db/query';
 import type { CodeIngestRequest } from './schemas';
 import type { CodeBatchResult } from './workflow';
 
@@ -34,4 +35,15 @@ export async function markCodeBatchApplied(m: EntityManager, id: string, result:
     id,
     JSON.stringify(result),
   ]);
+}
+
+/**
+ * Deletes up to `batchSize` stored batches older than LIMITS.code.batchRetentionHours in every
+ * workspace (a definer function, which holds the window); the count deleted.
+ */
+export async function purgeCodeBatches(m: EntityManager, batchSize: number): Promise<number> {
+  const row = await queryFirst<{ purged: number }>(m, `SELECT weft_purge_code_index_batches($1) AS purged`, [
+    batchSize,
+  ]);
+  return row?.purged ?? 0;
 }

@@ -75,7 +75,9 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
   },
   {
     name: 'capability-key-purge',
-    description: 'Hourly: deletes capability Idempotency-Keys older than the 24-hour replay window.',
+    description:
+      'Hourly: deletes capability Idempotency-Keys older than the 24-hour replay window, and stored ' +
+      'code-index batches older than 24 hours.',
     workflow: capabilityKeyPurgeWorkflow,
     args: [{}],
     spec: { intervals: [{ every: '1 hour' }] },

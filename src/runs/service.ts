@@ -144,6 +144,8 @@ export interface StepOutcome {
 export interface ApprovalState {
   run: RunStatus;
   approval: RunApproval['status'];
+  /** The approval row's id, for the run's WeftWaitingFor; absent when there is none (and in older histories). */
+  approvalId?: string;
 }
 
 /**
@@ -518,7 +520,7 @@ export function createRunService(deps: {
         const step = await repo.findStep(m, executionId, stepNo);
         const approval = await repo.requestApproval(m, step!);
         if (approval.status === 'pending') await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
-        return { run: (await mustFind(m, executionId)).status, approval: approval.status };
+        return { run: (await mustFind(m, executionId)).status, approval: approval.status, approvalId: approval.id };
       });
     },
 
@@ -527,7 +529,7 @@ export function createRunService(deps: {
       return uow({ workspaceId }, async (m) => {
         const run = await mustFind(m, executionId);
         const approval = await repo.findApproval(m, executionId, stepNo);
-        return { run: run.status, approval: approval?.status ?? 'pending' };
+        return { run: run.status, approval: approval?.status ?? 'pending', approvalId: approval?.id };
       });
     },
 
