@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { QueryFailedError } from 'typeorm';
 import { DomainError } from '../src/platform/errors';
 import { detailsOf, toApplicationFailure } from '../src/platform/temporal/failures';
+import { isTransient } from '../src/platform/transient';
 
 /**
  * Domain errors (402, 404, 502, …) are final: retrying cannot change the answer, and the model
@@ -9,6 +10,8 @@ import { detailsOf, toApplicationFailure } from '../src/platform/temporal/failur
  * code. Anything else (a dropped connection, a deadlock) stays retryable under the retry policy.
  */
 export function classifyFailure(error: unknown): unknown {
+  // Postgres or Temporal briefly unavailable: retried under the activity's (unlimited) policy.
+  if (isTransient(error)) return error;
   if (error instanceof DomainError) return toApplicationFailure(detailsOf(error), error.message);
   // Data exceptions (SQLSTATE class 22) and constraint violations (23) fail the same way every time.
   const sqlState = error instanceof QueryFailedError ? String((error as { code?: unknown }).code ?? '') : '';

@@ -8,6 +8,7 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunService } from '../src/runs/service';
 import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
@@ -37,6 +38,7 @@ export interface ActivityDeps {
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
     runs: RunService;
+    runReconciler: RunReconciler;
     code: CodeService;
     deliveryRetention: DeliveryRetention;
   };

@@ -2,10 +2,11 @@ import { heartbeat } from '@temporalio/activity';
 import type { CreditService } from '../src/credits/service';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
+import type { RunReconciler } from '../src/runs/reconciler';
 
 export function createMaintenanceActivities(deps: {
   outbox: OutboxRelay;
-  services: { promptReconciler: PromptReconciler; credits: CreditService };
+  services: { promptReconciler: PromptReconciler; credits: CreditService; runReconciler: RunReconciler };
 }) {
   return {
     /**
@@ -19,6 +20,11 @@ export function createMaintenanceActivities(deps: {
     /** Refunds and undoes prompts whose workflow was terminated or timed out (no compensation ran). */
     async settleAbandonedPrompts(input: { minAgeSeconds: number }) {
       return deps.services.promptReconciler.settleAll(input);
+    },
+
+    /** Resumes runs whose workflow closed or never started, settles those an operator ended; says what it did. */
+    async reconcileRuns(input: { minAgeSeconds: number }) {
+      return deps.services.runReconciler.reconcileAll(input, () => heartbeat());
     },
 
     /** Refunds reservations (searches, embeddings) still pending after `minAgeSeconds`: their work died. */

@@ -25,6 +25,7 @@ import { CodeGraph1763780009200 } from './1763780009200-code-graph';
 import { LedgerReads1763780009300 } from './1763780009300-ledger-reads';
 import { WebhookTriggerRevision1763780009450 } from './1763780009450-webhook-trigger-revision';
 import { WebhookDeliveryReferences1763780009500 } from './1763780009500-webhook-delivery-references';
+import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   LedgerReads1763780009300,
   WebhookTriggerRevision1763780009450,
   WebhookDeliveryReferences1763780009500,
+  OutboxDeadLetterCount1763780010400,
 ];

@@ -61,6 +61,8 @@ import type { PromptService } from './prompt/service';
 import { createPromptService } from './prompt/service';
 import { createPromptStream } from './prompt/stream';
 import { createAgentModel } from './runs/agent-model';
+import type { RunReconciler } from './runs/reconciler';
+import { createRunReconciler } from './runs/reconciler';
 import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
 import type { SearchService } from './search/service';
@@ -109,6 +111,8 @@ export interface Runtime {
     capabilityKeys: KeyPurger;
     /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
     runs: RunService;
+    /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
+    runReconciler: RunReconciler;
     /** The MCP server at `/mcp`: the same registry as MCP tools. */
     mcp: McpService;
     /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
@@ -143,7 +147,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp'> = {
+  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp' | 'runReconciler'> = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
@@ -203,6 +207,14 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       ...services,
       capabilities,
       runs,
+      runReconciler: createRunReconciler({
+        dataSource,
+        uow,
+        temporal,
+        logger,
+        approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+        approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+      }),
       triggers: createTriggerService({
         uow,
         read,

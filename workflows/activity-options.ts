@@ -1,9 +1,16 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 
-/** Named presets, so each workflow states intent rather than numbers. */
+/**
+ * Named presets, so each workflow states intent rather than numbers.
+ *
+ * Database steps retry for as long as their workflow lives (no maximumAttempts: unlimited, the
+ * interval capped): an outage of Postgres or Temporal is never a reason to end a run, a prompt or
+ * a merge review (issue 24). What ends one is a domain error, which `activities/failures.ts`
+ * raises as non-retryable, or the workflow's own deadline.
+ */
 export const databaseActivity: ActivityOptions = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 };
 
 export const maintenanceActivity: ActivityOptions = {
@@ -41,10 +48,11 @@ export const modelActivity: ActivityOptions = {
  * Short, idempotent database steps of a request someone waits on (the prompt saga's charge,
  * persist, audit): run as local activities, in the workflow's own worker, which spares each step
  * a round trip through the server. They are keyed by the workflow, so a re-run after a crash is
- * harmless.
+ * harmless. Unlimited attempts like `databaseActivity`; past the local retry threshold each retry
+ * waits on a workflow timer, so a long outage costs a few history events a minute, not a failure.
  */
 export const databaseLocalActivity: LocalActivityOptions = {
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 10 },
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
 };

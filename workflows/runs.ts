@@ -1,6 +1,8 @@
 import {
+  ActivityFailure,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -61,6 +63,25 @@ function modelFailure(error: unknown): RunError {
  * as new, carrying its plan and the step it waits on, so a wait of weeks keeps a small history.
  */
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowResult> {
+  try {
+    return await driveRun(input);
+  } catch (error) {
+    // An activity that gave up for good (a domain error; transient ones retry without limit) used to
+    // fail the execution and leave the row RUNNING or AWAITING_APPROVAL for ever (H-4): the run is
+    // recorded FAILED instead, its charges summed as they stand (refunds are per step). Patched:
+    // histories recorded before this change failed the execution here.
+    if (!(error instanceof ActivityFailure) || !patched(SETTLE_ON_GIVE_UP)) throw error;
+    const details = findFailureDetails(error);
+    const message = `The run stopped: ${details?.code ?? 'internal'} in one of its steps`;
+    const failure: RunError = { code: details?.code ?? 'internal', message, step: null };
+    return ended(await finishRun({ ...refOf(input), status: 'FAILED', error: failure }));
+  }
+}
+
+const SETTLE_ON_GIVE_UP = 'run-settles-failed-on-give-up';
+const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
+
+async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   const ref = { workspaceId: input.workspaceId, executionId: input.executionId };
   const recheck = `${input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds} seconds`;
   const rechecksPerRun = input.approvalRechecksPerRun ?? LIMITS.runs.approvalRechecksPerRun;

@@ -13,6 +13,8 @@ export interface CapabilityCall {
   idempotencyKey: string;
   /** The request's correlation id (X-Correlation-Id over HTTP), for audit rows. */
   correlationId: string;
+  /** The correlation id is the caller's own (a run's step): a retried call may take over its earlier claim. */
+  reclaimCorrelation?: boolean;
   /** When the call arrived (epoch ms), for audit durations. */
   startedAtMs: number;
   /** The reservation made before the handler ran; null for a free tool. */

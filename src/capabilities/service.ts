@@ -28,6 +28,8 @@ export interface InvokeOptions {
    * Without it each read call is charged afresh (a write tool's charge rides its idempotency key).
    */
   chargeKey?: string;
+  /** The correlation id is derived from the caller's own step: a retry of it takes over its earlier claim. */
+  reclaimCorrelation?: boolean;
 }
 
 export interface InvokeOutcome {
@@ -235,6 +237,7 @@ export function createCapabilityService(deps: {
         principal,
         idempotencyKey: parseKey(options.idempotencyKey),
         correlationId: options.correlationId ?? randomUUID(),
+        ...(options.reclaimCorrelation ? { reclaimCorrelation: true } : {}),
         startedAtMs: Date.now(),
         receipt: null,
       };

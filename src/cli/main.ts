@@ -3,6 +3,8 @@
  *   bootstrap [--credits N] [--workspace ID] [--json]
  *   credits grant --tenant ID --amount N
  *   tokens revoke (--jti ID | --token JWT)
+ *   outbox dead-letters [--limit N]
+ *   outbox requeue (--id ID ... | --all)
  *   index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
  *         [--max-commits N]
  * The provisioning commands work on the owner connection (outside the request path); `index` is an
@@ -14,6 +16,7 @@ import { revokeUserToken } from '../platform/auth/repository';
 import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
+import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { BadRequestError, DomainError } from '../platform/errors';
 import { createProvisioning } from '../tenancy/service';
 import { indexRepository } from './index/command';
@@ -23,6 +26,8 @@ const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
   weft credits grant --tenant TENANT_ID --amount N
   weft tokens revoke (--jti JWT_ID | --token USER_JWT)
+  weft outbox dead-letters [--limit N]     (the count and the newest N dead letters, default 50)
+  weft outbox requeue (--id OUTBOX_ID ... | --all)   (back in line; the sweep delivers them within a minute)
   weft index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
              [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)`;
 
@@ -45,6 +50,9 @@ async function run(argv: string[]): Promise<unknown> {
       repo: { type: 'string' },
       include: { type: 'string' },
       'max-commits': { type: 'string' },
+      limit: { type: 'string' },
+      id: { type: 'string', multiple: true },
+      all: { type: 'boolean' },
     },
   });
   if (positionals[0] === 'index') {
@@ -97,6 +105,17 @@ async function run(argv: string[]): Promise<unknown> {
       );
     }
     if (command === 'tokens revoke') return await revokeToken(values);
+    if (command === 'outbox dead-letters') {
+      const limit = z.coerce.number().int().min(1).max(1000).default(50).parse(values.limit);
+      const m = ownerDataSource.manager;
+      return { count: await deadLetterCount(m), dead_letters: await listDeadLetters(m, limit) };
+    }
+    if (command === 'outbox requeue') {
+      const ids = values.id ?? [];
+      if (Boolean(values.all) === ids.length > 0) throw new UsageError();
+      const targets = values.all ? 'all' : ids.map((id) => z.string().regex(/^[0-9]{1,19}$/).parse(id));
+      return { requeued: await requeueDeadLetters(ownerDataSource.manager, targets) };
+    }
     throw new UsageError();
   } finally {
     await ownerDataSource.destroy();

@@ -10,6 +10,7 @@ import {
   importanceDecayWorkflow,
   outboxSweepWorkflow,
   promptReconcileWorkflow,
+  runReconcileWorkflow,
   typeCatalogRefreshWorkflow,
 } from './workflows';
 
@@ -37,6 +38,15 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     workflow: promptReconcileWorkflow,
     args: [{ minAgeSeconds: 300 }],
     spec: { intervals: [{ every: '10 minutes' }] },
+  },
+  {
+    name: 'run-reconcile',
+    description:
+      'Resumes runs (QUEUED, RUNNING, AWAITING_APPROVAL, untouched for 2 minutes) whose workflow closed or never ' +
+      'started; settles those whose workflow an operator terminated or cancelled.',
+    workflow: runReconcileWorkflow,
+    args: [{ minAgeSeconds: 120 }],
+    spec: { intervals: [{ every: '5 minutes' }] },
   },
   {
     name: 'type-catalog-refresh',

@@ -1,4 +1,5 @@
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { RunReconcileResult } from '../runs/reconciler';
 
 /**
  * The maintenance workflows, started by the schedules in `schedules.ts` (which give each run the
@@ -34,6 +35,12 @@ export const outboxSweepWorkflow = defineWorkflow<[SweepInput], unknown>({
 export const promptReconcileWorkflow = defineWorkflow<[SweepInput], unknown>({
   type: 'promptReconcileWorkflow',
   id: () => 'prompt-reconcile',
+});
+
+/** Every five minutes: resumes or settles runs whose `run-<id>` closed or never started (issue 24). */
+export const runReconcileWorkflow = defineWorkflow<[SweepInput], RunReconcileResult>({
+  type: 'runReconcileWorkflow',
+  id: () => 'run-reconcile',
 });
 
 /** Daily: recomputes every workspace's type catalog. */

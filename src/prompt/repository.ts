@@ -177,6 +177,11 @@ export interface PromptRunClaim {
   sourceHash: string;
   requestHash: string;
   intent: Intent;
+  /**
+   * The id is derived from the caller's own unit of work (a run's step), so a `running` claim with
+   * the same request is an earlier attempt of this very call, dead or overtaken: it is taken over.
+   */
+  reclaim?: boolean;
 }
 
 /**
@@ -193,9 +198,18 @@ export async function claimPromptRun(m: EntityManager, claim: PromptRunClaim): P
        prompt_kind = EXCLUDED.prompt_kind, source_hash = EXCLUDED.source_hash, request_hash = EXCLUDED.request_hash,
        intent = EXCLUDED.intent, status = 'running', node_count = 0, edge_count = 0, credits_used = 0, summary = '',
        error_code = NULL, duration_ms = 0, answer = NULL, citations = NULL, failure = NULL, created_at = now()
-     WHERE prompt_runs.status = 'error' AND prompt_runs.linked_credit_ledger_id IS NULL
+     WHERE (prompt_runs.status = 'error' AND prompt_runs.linked_credit_ledger_id IS NULL)
+       OR ($7 AND prompt_runs.status = 'running' AND prompt_runs.request_hash = EXCLUDED.request_hash)
      RETURNING id`,
-    [claim.workspaceId, claim.correlationId, claim.promptKind, claim.sourceHash, claim.requestHash, claim.intent],
+    [
+      claim.workspaceId,
+      claim.correlationId,
+      claim.promptKind,
+      claim.sourceHash,
+      claim.requestHash,
+      claim.intent,
+      claim.reclaim ?? false,
+    ],
   );
   return claimed.length > 0;
 }

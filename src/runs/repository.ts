@@ -140,14 +140,16 @@ export async function markStepRunning(m: EntityManager, executionId: string, ste
 /**
  * Finishes a step under the run's lock (the audit chain's, taken first as every appender does) and
  * answers the columns its chain link covers, as stored: one statement where a lock, an update and a
- * read were three. Raw SQL: the entity's update type cannot take an arbitrary JSON output.
+ * read were three. Raw SQL: the entity's update type cannot take an arbitrary JSON output. Only a
+ * step not yet finished moves (M-7): when overlapping attempts both finish, the first wins and the
+ * later one gets null, so the step's chain link is written once and never goes stale.
  */
 export async function completeStepLocked(
   m: EntityManager,
   executionId: string,
   stepNo: number,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
-): Promise<StepEntryFields> {
+): Promise<StepEntryFields | null> {
   const row = await queryFirst<{
     id: string;
     step_no: number;
@@ -163,7 +165,7 @@ export async function completeStepLocked(
     m,
     `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
      UPDATE run_steps s SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
-     FROM run WHERE s.execution_id = run.id AND s.step_no = $2
+     FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status IN ('PENDING', 'RUNNING')
      RETURNING s.id, s.step_no, s.kind, s.tool, s.input, s.status, s.output, s.error, s.credits_charged,
        s.supersedes_step_id`,
     [
@@ -175,7 +177,7 @@ export async function completeStepLocked(
       outcome.creditsCharged,
     ],
   );
-  if (!row) throw new Error(`run ${executionId} has no step ${stepNo}`);
+  if (!row) return null;
   return {
     id: row.id,
     stepNo: row.step_no,
@@ -201,6 +203,43 @@ export async function requestApproval(m: EntityManager, step: RunStep): Promise<
   );
   return approvals(m).findOneByOrFail({ executionId: step.executionId, stepNo: step.stepNo });
 }
+
+/**
+ * AWAITING_APPROVAL (or already RUNNING: a retried or resumed transition) → RUNNING; false when the
+ * run has finished. Raw SQL: the status condition.
+ */
+export const resumeExecution = async (m: EntityManager, id: string): Promise<boolean> =>
+  (await affectedRows(
+    m,
+    `UPDATE run_executions SET status = 'RUNNING', updated_at = now()
+     WHERE id = $1 AND status IN ('AWAITING_APPROVAL', 'RUNNING')`,
+    [id],
+  )) > 0;
+
+/** A run whose row says it is still going: what the reconciler needs to check and restart it. */
+export interface UnfinishedRun {
+  id: string;
+  status: RunStatus;
+  agent: 'playbook' | 'llm';
+  goal: string | null;
+  step_count: number;
+}
+
+/**
+ * The scope's runs in QUEUED, RUNNING or AWAITING_APPROVAL not touched for `minAgeSeconds` (younger
+ * ones belong to the API's start and the outbox), oldest first. Raw SQL: ages on the database's clock.
+ */
+export const unfinishedRuns = (m: EntityManager, minAgeSeconds: number, limit: number) =>
+  queryRows<UnfinishedRun>(
+    m,
+    `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal,
+       (SELECT count(*)::int FROM run_steps s WHERE s.execution_id = e.id) AS step_count
+     FROM run_executions e
+     WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL')
+       AND e.updated_at <= now() - make_interval(secs => $1)
+     ORDER BY e.updated_at LIMIT $2`,
+    [minAgeSeconds, limit],
+  );
 
 export const findApproval = (m: EntityManager, executionId: string, stepNo: number) =>
   approvals(m).findOneBy({ executionId, stepNo });

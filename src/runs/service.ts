@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
@@ -40,11 +41,34 @@ import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } fr
 /** A step's idempotency key, for its capability call and its charge. */
 export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
 
+// A fixed namespace for the steps' correlation ids (a random v4 uuid, chosen once).
+const STEP_CORRELATION_NAMESPACE = 'f4a7c1e2-5b0d-4c39-9e61-2d8a7b3c5f10';
+
+/**
+ * A step's correlation id: a UUIDv5 of its key (RFC 9562 §5.5), so each step of a run has its own
+ * (two `ontology.ask` steps both claim one, M-6) and a retried step finds its own again.
+ */
+export function stepCorrelationId(executionId: string, stepNo: number): string {
+  const namespace = Buffer.from(STEP_CORRELATION_NAMESPACE.replaceAll('-', ''), 'hex');
+  const hash = createHash('sha1').update(namespace).update(runStepKey(executionId, stepNo), 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
 // Step failures worth retrying (the activity is retried); every other domain error fails the run.
-const TRANSIENT_CODES = new Set(['unavailable', 'rate_limited', 'deadline_exceeded']);
+const TRANSIENT_CODES = new Set(['unavailable', 'rate_limited', 'deadline_exceeded', 'timeout']);
+
+/**
+ * Another attempt of this very step holds its idempotency key (a slow attempt the server gave up
+ * on, M-7): this one retries until the key is free, then replays what the other committed.
+ */
+const isKeyInUse = (error: DomainError) =>
+  error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
 
 const approvalRow = (approval: RunApproval): ApprovalRow => ({
   approval_id: approval.id,
@@ -167,7 +191,10 @@ export function createRunService(deps: {
     });
   }
 
-  /** Finishes a step and appends it to the run's chain in one transaction. */
+  /**
+   * Finishes a step and appends it to the run's chain in one transaction; false (and no link) when
+   * another attempt of the step finished it first.
+   */
   const completeStep = (
     workspaceId: string,
     executionId: string,
@@ -176,6 +203,7 @@ export function createRunService(deps: {
   ) =>
     uow({ workspaceId }, async (m) => {
       const step = await repo.completeStepLocked(m, executionId, stepNo, outcome);
+      if (!step) return false;
       await repo.appendAuditLocked(m, {
         workspaceId,
         executionId,
@@ -183,6 +211,15 @@ export function createRunService(deps: {
         refId: step.id,
         entry: stepEntry(step),
       });
+      return true;
+    });
+
+  /** What the attempt that finished the step recorded (another attempt won the guarded update). */
+  const recordedOutcome = (workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> =>
+    uow({ workspaceId }, async (m) => {
+      const step = (await repo.findStep(m, executionId, stepNo))!;
+      if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
+      return { status: step.status === 'SUCCEEDED' ? 'SUCCEEDED' : 'CANCELLED' };
     });
 
   const detail = async (m: Parameters<typeof repo.findExecution>[0], run: RunExecution): Promise<RunDetail> => ({
@@ -452,9 +489,12 @@ export function createRunService(deps: {
       });
     },
 
-    /** AWAITING_APPROVAL → RUNNING after an approval; false when the run finished meanwhile. */
+    /**
+     * AWAITING_APPROVAL → RUNNING after an approval; false when the run finished meanwhile. A run
+     * already RUNNING (this activity retried, or a resumed execution passing an approved step) is true.
+     */
     resume: (workspaceId: string, executionId: string): Promise<boolean> =>
-      uow({ workspaceId }, (m) => repo.setStatus(m, executionId, 'RUNNING', 'AWAITING_APPROVAL')),
+      uow({ workspaceId }, (m) => repo.resumeExecution(m, executionId)),
 
     /**
      * Runs one step through the capability registry with idempotency key `<execution_id>:<step_no>`
@@ -492,25 +532,26 @@ export function createRunService(deps: {
         const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
           idempotencyKey: stepKey,
           chargeKey: stepKey,
-          correlationId: executionId,
+          correlationId: stepCorrelationId(executionId, stepNo),
+          reclaimCorrelation: true,
         });
-        await completeStep(workspaceId, executionId, stepNo, {
+        const recorded = await completeStep(workspaceId, executionId, stepNo, {
           status: 'SUCCEEDED',
           output: envelope.result,
           error: null,
           creditsCharged: envelope.credits_charged,
         });
-        return { status: 'SUCCEEDED' };
+        return recorded ? { status: 'SUCCEEDED' } : recordedOutcome(workspaceId, executionId, stepNo);
       } catch (error) {
-        if (!(error instanceof DomainError) || TRANSIENT_CODES.has(error.code)) throw error;
+        if (!(error instanceof DomainError) || TRANSIENT_CODES.has(error.code) || isKeyInUse(error)) throw error;
         const failure: RunError = { code: error.code, message: error.message, step: stepNo };
-        await completeStep(workspaceId, executionId, stepNo, {
+        const recorded = await completeStep(workspaceId, executionId, stepNo, {
           status: 'FAILED',
           output: null,
           error: failure,
           creditsCharged: 0,
         });
-        return { status: 'FAILED', error: failure };
+        return recorded ? { status: 'FAILED', error: failure } : recordedOutcome(workspaceId, executionId, stepNo);
       }
     },
 

@@ -24,7 +24,7 @@ class CorrelationIdTaken extends ConflictError {
   }
 }
 
-const auditOf = (call: CapabilityCall, question: string): AuditInput & { requestHash: string } => ({
+const auditOf = (call: CapabilityCall, question: string): AuditInput & { requestHash: string; reclaim: boolean } => ({
   workspaceId: call.principal.workspaceId,
   correlationId: call.correlationId,
   promptKind: ASK_PROMPT_KIND,
@@ -35,6 +35,7 @@ const auditOf = (call: CapabilityCall, question: string): AuditInput & { request
     .digest('hex'),
   intent: 'query',
   startedAtMs: call.startedAtMs,
+  reclaim: call.reclaimCorrelation ?? false,
 });
 
 const failureOf = (error: unknown): FailureDetails =>
@@ -76,7 +77,14 @@ export const ontologyCapabilities = (deps: {
     // id, then ok or error with the credits; never the text).
     handler: async (call, { question }) => {
       const audit = auditOf(call, question);
-      if (!(await deps.prompts.claim(audit)).claimed) throw new CorrelationIdTaken();
+      const claim = await deps.prompts.claim(audit);
+      if (!claim.claimed) {
+        // A run step's retry whose earlier attempt answered (the worker died before recording it).
+        const earlier = claim.run;
+        const same = audit.reclaim && earlier.status === 'ok' && earlier.requestHash === audit.requestHash;
+        if (!same || earlier.answer === null) throw new CorrelationIdTaken();
+        return { answer: earlier.answer, citations: earlier.citations ?? [], correlation_id: call.correlationId };
+      }
       const { retrieval, model } = deps.prompts;
       const context = await retrieval.context(call.principal.workspaceId, question, await retrieval.embed(question));
       const answer = groundedAnswer(await model.answer(question, context), context.nodes);

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../errors';
 import { DeadlineExceededError, DomainError, UnavailableError, ValidationFailedError } from '../errors';
 import type { Logger } from '../logger';
 import { findFailureDetails, toDomainError } from '../temporal/failures';
+import { TRANSIENT_RETRY_AFTER_SECONDS as RETRY_AFTER, transientKind } from '../transient';
 
 /** The one place a domain error's code becomes an HTTP status (the contract's error table). */
 const STATUS_OF: Record<ErrorCode, number> = {
@@ -59,20 +60,30 @@ function bodyParserError(error: unknown): HttpError | undefined {
   return undefined;
 }
 
-// Postgres SQLSTATEs that are about time or load, not about the request.
-const STATEMENT_CANCELLED = '57014'; // statement_timeout (or an operator's pg_cancel_backend)
-const BUSY = new Set(['25P03', '53300', '57P01']); // idle-in-transaction timeout, too many connections, shutdown
+// statement_timeout (or an operator's pg_cancel_backend): the database is slow, not gone.
+const STATEMENT_CANCELLED = '57014';
+// Idle-in-transaction timeout and too many connections: reachable but full, so retry in a second.
+const BUSY = new Set(['25P03', '53300']);
 
-/** A database that is slow or full answers 504 or 503 (retry shortly), never a 500 with its text. */
-function databaseRefusal(error: unknown): DomainError | undefined {
+/**
+ * A database that is slow answers 504; Postgres or Temporal unreachable, restarting or full
+ * (`platform/transient.ts`) answers 503 with Retry-After: retry shortly, never a 500 with its text.
+ */
+function infrastructureRefusal(error: unknown): DomainError | undefined {
   if (!(error instanceof Error)) return undefined;
+  if ((error as { code?: unknown }).code === STATEMENT_CANCELLED) {
+    return new DeadlineExceededError('The database did not answer in time');
+  }
   const code = (error as { code?: unknown }).code;
-  if (code === STATEMENT_CANCELLED) return new DeadlineExceededError('The database did not answer in time');
-  // pg-pool's words for DATABASE_ACQUIRE_TIMEOUT_MS passing, on a checkout or on a new connection.
-  const noConnection = /timeout exceeded when trying to connect|connection timeout/i.test(error.message);
-  if ((typeof code === 'string' && BUSY.has(code)) || noConnection) {
+  // pg-pool's words for DATABASE_ACQUIRE_TIMEOUT_MS passing on a checkout: our own pool is full.
+  const poolFull = /timeout exceeded when trying to connect/i.test(error.message);
+  if ((typeof code === 'string' && BUSY.has(code)) || poolFull) {
     return new UnavailableError('The database is busy; retry shortly', 1);
   }
+  const kind = transientKind(error);
+  if (kind === 'database') return new UnavailableError('The database is unavailable; retry shortly', RETRY_AFTER);
+  if (kind === 'temporal')
+    return new UnavailableError('The workflow service is unavailable; retry shortly', RETRY_AFTER);
   return undefined;
 }
 
@@ -100,8 +111,8 @@ export function describeError(error: unknown): Answer | undefined {
   // A domain failure that crossed Temporal (a workflow's, an update's) keeps its code.
   const carried = findFailureDetails(error);
   if (carried) return answerFor(toDomainError(carried));
-  const database = databaseRefusal(error);
-  if (database) return answerFor(database);
+  const infrastructure = infrastructureRefusal(error);
+  if (infrastructure) return answerFor(infrastructure);
   const refused = bodyParserError(error);
   return refused && { status: refused.status, detail: refused.detail, headers: {} };
 }

@@ -1,9 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../../limits';
 import type { UnitOfWork } from '../db/unit-of-work';
+import { DomainError } from '../errors';
 import type { Logger } from '../logger';
+import { isTransient } from '../transient';
 import type { NewOutboxEvent, OutboxMessage } from './repository';
 import {
+  deadLetterCount,
   dueEvents,
   insertOutboxEvent,
   markDelivered,
@@ -14,6 +17,13 @@ import {
 } from './repository';
 
 export type { OutboxMessage } from './repository';
+
+// Domain refusals that say "not now" rather than "never".
+const RETRYABLE_CODES = new Set(['unavailable', 'rate_limited', 'timeout']);
+
+/** Postgres or Temporal unavailable, or a handler's "not now": retried until delivered, never dead-lettered. */
+const isTransientFailure = (error: unknown) =>
+  isTransient(error) || (error instanceof DomainError && RETRYABLE_CODES.has(error.code));
 
 /**
  * Reacts to one committed event, typically by starting or signalling a workflow whose id is
@@ -44,14 +54,17 @@ export interface SweepResult {
   dispatched: number;
   deadLettered: number;
   purged: number;
+  /** Dead letters waiting for an operator, in every workspace (`weft outbox dead-letters`). */
+  deadLetters: number;
 }
 
 /**
  * Delivers outbox rows to their handlers. Rows are read in one transaction, handled outside it
  * (no network calls inside a transaction), then marked dispatched; a crash in between only means
  * redelivery, which handlers absorb because they are idempotent. A failed row backs off
- * exponentially and is dead-lettered after `maxAttempts` (logged, and counted in the sweep's
- * result); each pass walks a workspace's backlog in id order, so failing rows never starve newer ones.
+ * exponentially (capped); one that keeps failing for a permanent reason is dead-lettered after
+ * `maxAttempts` (logged, and counted in the sweep's result), one failing because Postgres or
+ * Temporal is unavailable is retried until delivered; each pass walks a workspace's backlog in id order, so failing rows never starve newer ones.
  */
 export function createOutboxRelay(deps: {
   uow: UnitOfWork;
@@ -74,6 +87,7 @@ export function createOutboxRelay(deps: {
           maxAttempts: policy.maxAttempts,
           baseSeconds: policy.retryBaseSeconds,
           maxSeconds: policy.retryMaxSeconds,
+          permanent: !isTransientFailure(error),
         }),
       );
       const context = { err: error, outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId };
@@ -157,7 +171,13 @@ export function createOutboxRelay(deps: {
      */
     async sweep(minAgeSeconds: number, onProgress: () => void = () => {}): Promise<SweepResult> {
       const pending = await uow({}, (m) => workspacesWithDueEvents(m, minAgeSeconds));
-      const result: SweepResult = { workspaces: pending.length, dispatched: 0, deadLettered: 0, purged: 0 };
+      const result: SweepResult = {
+        workspaces: pending.length,
+        dispatched: 0,
+        deadLettered: 0,
+        purged: 0,
+        deadLetters: 0,
+      };
       for (const workspaceId of pending) {
         const drained = await drainWorkspace(workspaceId, minAgeSeconds);
         result.dispatched += drained.dispatched;
@@ -172,8 +192,13 @@ export function createOutboxRelay(deps: {
         onProgress();
         if (purged < policy.purgeBatch) break;
       }
-      if (result.deadLettered > 0) {
-        logger.error({ dead_lettered: result.deadLettered }, 'outbox sweep dead-lettered events');
+      result.deadLetters = await uow({}, (m) => deadLetterCount(m));
+      if (result.deadLettered > 0 || result.deadLetters > 0) {
+        // Repeated each pass while any remain: the alert an operator answers with the CLI.
+        logger.error(
+          { dead_lettered: result.deadLettered, dead_letters: result.deadLetters },
+          'outbox dead letters wait for an operator (weft outbox dead-letters, weft outbox requeue)',
+        );
       }
       return result;
     },

@@ -70,20 +70,22 @@ export async function markDeliveredByAggregate(
 
 /**
  * Counts a failed attempt: the row waits `base × 2^attempts` seconds (at most `maxSeconds`) for its
- * next one, or is dead-lettered once it has failed `maxAttempts` times. Raw SQL: the backoff and
- * the dead-letter decision read the row's own count, atomically. Returns whether it is now dead.
+ * next one. A permanent failure dead-letters it once it has failed `maxAttempts` times; a transient
+ * one (Postgres or Temporal unavailable) never does, so an outage of any length strands nothing
+ * (issue 24). Raw SQL: the backoff and the dead-letter decision read the row's own count,
+ * atomically; the exponent is capped so a row retried for days cannot overflow. Whether it is now dead.
  */
 export async function markFailed(
   m: EntityManager,
-  input: { id: string; error: string; maxAttempts: number; baseSeconds: number; maxSeconds: number },
+  input: { id: string; error: string; maxAttempts: number; baseSeconds: number; maxSeconds: number; permanent: boolean },
 ): Promise<boolean> {
   const row = await queryFirst<{ dead: boolean }>(
     m,
     `UPDATE outbox SET attempts = attempts + 1, last_error = $2,
-       next_attempt_at = now() + make_interval(secs => LEAST($4 * power(2, attempts), $5)),
-       dead_lettered_at = CASE WHEN attempts + 1 >= $3 THEN now() END
+       next_attempt_at = now() + make_interval(secs => LEAST($4 * power(2, LEAST(attempts, 30)), $5)),
+       dead_lettered_at = CASE WHEN $6 AND attempts + 1 >= $3 THEN now() END
      WHERE id = $1::bigint RETURNING dead_lettered_at IS NOT NULL AS dead`,
-    [input.id, input.error.slice(0, 500), input.maxAttempts, input.baseSeconds, input.maxSeconds],
+    [input.id, input.error.slice(0, 500), input.maxAttempts, input.baseSeconds, input.maxSeconds, input.permanent],
   );
   return row?.dead ?? false;
 }
@@ -112,4 +114,48 @@ export async function purgeDeliveredEvents(
     [input.retentionDays, input.limit],
   );
   return row?.purged ?? 0;
+}
+
+/** Dead-lettered rows across every workspace (definer function: a count, no rows). */
+export async function deadLetterCount(m: EntityManager): Promise<number> {
+  const row = await queryFirst<{ n: number }>(m, `SELECT weft_outbox_dead_letter_count() AS n`, []);
+  return row?.n ?? 0;
+}
+
+/** A dead-lettered row as the operator CLI lists it. */
+export interface DeadLetter {
+  id: string;
+  workspace_id: string;
+  event_type: string;
+  aggregate_id: string;
+  attempts: number;
+  last_error: string | null;
+  created_at: Date;
+  dead_lettered_at: Date;
+}
+
+/**
+ * The newest dead letters, for the operator CLI on the owner connection (it reads past RLS, as
+ * the provisioning commands do). Raw SQL: bigint ids as text.
+ */
+export const listDeadLetters = (m: EntityManager, limit: number) =>
+  queryRows<DeadLetter>(
+    m,
+    `SELECT id::text, workspace_id, event_type, aggregate_id, attempts, last_error, created_at, dead_lettered_at
+     FROM outbox WHERE dead_lettered_at IS NOT NULL ORDER BY dead_lettered_at DESC, id DESC LIMIT $1`,
+    [limit],
+  );
+
+/**
+ * Puts dead letters back in line (all of them, or those ids): due now, with a fresh attempt count,
+ * the last error kept for the record. The sweep delivers them within a minute. How many.
+ */
+export async function requeueDeadLetters(m: EntityManager, ids: readonly string[] | 'all'): Promise<number> {
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE outbox SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = now()
+     WHERE dead_lettered_at IS NOT NULL AND ($1::boolean OR id = ANY($2::bigint[])) RETURNING id::text`,
+    [ids === 'all', ids === 'all' ? [] : ids],
+  );
+  return rows.length;
 }

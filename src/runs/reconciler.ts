@@ -1,0 +1,152 @@
+import type { WorkflowExecutionStatusName } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { workspaceIdsAfter } from '../tenancy/repository';
+import type { UnfinishedRun } from './repository';
+import { cancelExecution, finishExecution, unfinishedRuns } from './repository';
+import type { RunWorkflowInput } from './workflow';
+import { runWorkflow, runWorkflowId } from './workflow';
+
+const WORKSPACE_BATCH = 500;
+const CANDIDATES_PER_WORKSPACE = 1000;
+
+/** What Temporal says of `run-<id>`; GONE when it has no execution (never started, or past retention). */
+type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
+
+/** What one pass did; `running` rows were left to their live workflow. */
+export interface RunReconcileResult {
+  checked: number;
+  running: number;
+  resumed: number;
+  settled: number;
+  /** Rows a pass could not check or restart (Temporal unavailable, …); the next pass tries again. */
+  failed: number;
+  /** The execution ids resumed and settled, at most 100 of each, for the log and the operator. */
+  resumedIds: string[];
+  settledIds: string[];
+}
+
+/**
+ * The run reconciler (issue 24, H-4): Postgres says which runs are unfinished, Temporal whether
+ * each still has a live `run-<id>`. A run whose workflow closed without finishing its row (an
+ * older build that failed on an outage, a crash past the retries) or never started (its start and
+ * its outbox event both lost) gets a new execution under the same id: it re-reads the plan, finds
+ * each step already done by its row, replays nothing, and waits on or applies the approval that is
+ * recorded (a resolve whose signal went to the closed workflow). A workflow an operator terminated
+ * or cancelled is not second-guessed: its row is settled FAILED or CANCELLED, with the charges of
+ * the steps it ran. Every step is idempotent, so overlapping passes are harmless.
+ */
+export function createRunReconciler(deps: {
+  dataSource: DataSource;
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  logger: Logger;
+  approvalRecheckSeconds: number;
+  approvalRechecksPerRun: number;
+}) {
+  const { dataSource, uow, temporal, logger } = deps;
+
+  async function executionStatus(workflowId: string): Promise<ExecutionStatus> {
+    try {
+      return (await temporal.client.workflow.getHandle(workflowId).describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'GONE';
+      throw error;
+    }
+  }
+
+  /** A new execution of the run under its id, allowed although an earlier one closed. */
+  async function restart(workspaceId: string, run: UnfinishedRun): Promise<boolean> {
+    const input: RunWorkflowInput = {
+      workspaceId,
+      executionId: run.id,
+      agent: run.agent,
+      stepCount: run.step_count,
+      ...(run.goal ? { goal: run.goal.slice(0, 100) } : {}),
+      approvalRecheckSeconds: deps.approvalRecheckSeconds,
+      approvalRechecksPerRun: deps.approvalRechecksPerRun,
+    };
+    try {
+      await temporal.client.workflow.start<(input: RunWorkflowInput) => Promise<unknown>>(runWorkflow.type, {
+        ...temporal.workflows.options(runWorkflow, [input] as [RunWorkflowInput]),
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+      return true;
+    } catch (error) {
+      // Started meanwhile (the outbox's start, another pass): it is live, which is what was wanted.
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw error;
+    }
+  }
+
+  /** One row: left alone, resumed or settled. */
+  async function reconcile(workspaceId: string, run: UnfinishedRun): Promise<'running' | 'resumed' | 'settled'> {
+    const status = await executionStatus(runWorkflowId(run.id));
+    if (status === 'RUNNING') return 'running';
+    if (status === 'TERMINATED' || status === 'CANCELLED') {
+      const message = `The run's workflow was ${status === 'TERMINATED' ? 'terminated' : 'cancelled'} by an operator`;
+      await uow({ workspaceId }, (m) =>
+        status === 'CANCELLED'
+          ? cancelExecution(m, run.id)
+          : finishExecution(m, run.id, {
+              status: 'FAILED',
+              output: null,
+              error: { code: 'run_terminated', message, step: null },
+            }),
+      );
+      logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
+      return 'settled';
+    }
+    const resumed = await restart(workspaceId, run);
+    if (resumed) {
+      logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'resumed a stranded run');
+    }
+    return resumed ? 'resumed' : 'running';
+  }
+
+  /** Every workspace's unfinished runs older than `minAgeSeconds`; `onProgress` between workspaces. */
+  async function reconcileAll(input: { minAgeSeconds: number }, onProgress: () => void = () => {}) {
+    const result: RunReconcileResult = {
+      checked: 0,
+      running: 0,
+      resumed: 0,
+      settled: 0,
+      failed: 0,
+      resumedIds: [],
+      settledIds: [],
+    };
+    let after: string | null = null;
+    for (;;) {
+      const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
+      if (batch.length === 0) break;
+      for (const workspaceId of batch) {
+        const runs = await uow({ workspaceId }, (m) =>
+          unfinishedRuns(m, input.minAgeSeconds, CANDIDATES_PER_WORKSPACE),
+        );
+        for (const run of runs) {
+          result.checked += 1;
+          try {
+            const outcome = await reconcile(workspaceId, run);
+            result[outcome] += 1;
+            if (outcome === 'resumed' && result.resumedIds.length < 100) result.resumedIds.push(run.id);
+            if (outcome === 'settled' && result.settledIds.length < 100) result.settledIds.push(run.id);
+          } catch (error) {
+            result.failed += 1;
+            logger.warn({ err: error, workspace_id: workspaceId, execution_id: run.id }, 'run reconcile failed');
+          }
+        }
+        after = workspaceId;
+        onProgress();
+      }
+    }
+    if (result.resumed + result.settled + result.failed > 0) logger.warn(result, 'run reconciler pass');
+    return result;
+  }
+
+  return { reconcile, reconcileAll };
+}
+
+export type RunReconciler = ReturnType<typeof createRunReconciler>;
