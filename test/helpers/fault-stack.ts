@@ -21,6 +21,11 @@ export interface FaultStack {
   apiTemporal: FaultProxy;
   api: WeftProcess;
   workers: WeftProcess[];
+  /**
+   * Worker processes that exited on their own, and why; each was started again after 2 s, as
+   * docker compose's `restart: on-failure` does.
+   */
+  exits: string[];
   /** SIGKILLs worker `index` and starts another in its place. */
   replaceWorker(index: number): Promise<void>;
   /** SIGKILLs the API and starts another (on a new port: read `api.baseUrl` again). */
@@ -59,7 +64,25 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     TEMPORAL_TASK_QUEUE: taskQueue,
   };
   const apiEnv = { ...env, TEMPORAL_ADDRESS: apiTemporal.address };
-  const workers = Array.from({ length: options.workers ?? 1 }, () => startWorkerProcess(env));
+  const exits: string[] = [];
+  let stopped = false;
+  const workers: WeftProcess[] = [];
+  const spawnWorker = (index: number) => {
+    const worker = startWorkerProcess(env);
+    workers[index] = worker;
+    worker.child.once('exit', (code, signal) => {
+      // A SIGKILL is the test's own (replaceWorker, stop).
+      if (stopped || signal === 'SIGKILL' || workers[index] !== worker) return;
+      const why = worker.output().trim().split('\n').slice(-3).join(' | ').slice(0, 400);
+      exits.push(`worker ${index} exited (${code ?? signal}) at ${new Date().toISOString()}: ${why}`);
+      // FAULT_RESTART_WORKERS=0: no supervisor, to see what a bare `npm start`-like process does.
+      if (process.env.FAULT_RESTART_WORKERS === '0') return;
+      setTimeout(() => {
+        if (!stopped && workers[index] === worker) spawnWorker(index);
+      }, 2_000);
+    });
+  };
+  for (let index = 0; index < (options.workers ?? 1); index++) spawnWorker(index);
   const stack: FaultStack = {
     taskQueue,
     postgres,
@@ -67,15 +90,17 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     apiTemporal,
     api: await startApiProcess(apiEnv),
     workers,
+    exits,
     async replaceWorker(index) {
       await workers[index]?.kill();
-      workers[index] = startWorkerProcess(env);
+      spawnWorker(index);
     },
     async replaceApi() {
       await stack.api.kill();
       stack.api = await startApiProcess(apiEnv);
     },
     async stop() {
+      stopped = true;
       await Promise.all([...workers.map((worker) => worker.kill()), stack.api.kill()]);
       await postgres.close();
       await temporal.close();
@@ -96,3 +121,8 @@ export function envNumber(variable: string, fallback: number): number {
 
 /** One line of what a fault test did or found, marked so it stands out in mocha's output. */
 export const report = (line: string) => console.log(`      [fault] ${line.replaceAll('\n', '\n      [fault] ')}`);
+
+/** The worker processes that exited on their own (and were started again), for a test's report. */
+export const describeExits = (stack: FaultStack) =>
+  `worker exits (each restarted after 2 s, as compose's restart: on-failure): ${stack.exits.length}` +
+  stack.exits.map((exit) => `\n  ${exit}`).join('');
