@@ -60,14 +60,19 @@ export async function run(args: string[]): Promise<void> {
     // The load: a steady stream of dispatches for as long as the faults last, then the rest at once.
     const dispatched: LoadRun[] = [];
     let faultsOver = false;
+    let duringFaults = 0;
+    let slowest = 0;
     const dispatcher = (async () => {
       for (let i = 0; i < runs; i++) {
         const tenant = tenants[i % tenants.length]!;
         const approval = i % 3 === 0;
+        const sent = Date.now();
         try {
           dispatched.push(
             !approval && i % 10 === 1 ? await deliverWebhook(http, tenant) : await dispatchRun(http, tenant, approval),
           );
+          slowest = Math.max(slowest, Date.now() - sent);
+          if (!faultsOver) duringFaults++;
         } catch (error) {
           log(`dispatch ${i} refused: ${String(error)}`);
         }
@@ -168,12 +173,15 @@ export async function run(args: string[]): Promise<void> {
     const lost = findings.notSucceeded.length;
     console.log('');
     console.log(describeFindings(findings, http));
+    for (const exit of stack.exits) console.log(exit.slice(0, 200));
     console.log('');
     console.log('| figure | value |');
     console.log('| --- | --- |');
     console.log(`| runs dispatched (202) | ${dispatched.length} of ${runs + 1} |`);
     console.log(`| with approvals | ${dispatched.filter((item) => item.approval).length} |`);
     console.log(`| through a webhook | ${dispatched.filter((item) => item.via === 'webhook').length} |`);
+    console.log(`| dispatched before the last fault ended | ${duringFaults + 1} |`);
+    console.log(`| slowest dispatch answer (202, retries included) | ${(slowest / 1000).toFixed(1)} s |`);
     console.log(`| runs lost (not SUCCEEDED) | ${lost} |`);
     console.log(`| steps doubled | ${findings.stepsDoubled.length} |`);
     console.log(`| side effects missing | ${findings.stepsMissing.length} |`);
@@ -183,6 +191,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`| 5xx other than 503 with Retry-After | ${http.forbidden5xx().length} |`);
     console.log(`| requests to an unreachable API (while it was killed) | ${http.unreachable} |`);
     console.log(`| resolves answered (status: count) | ${JSON.stringify(countBy(resolveStatuses))} |`);
+    console.log(`| worker exits on their own (restarted after 2 s) | ${stack.exits.length} |`);
     console.log(`| last fault's end → every run terminal | ${((allTerminal - lastFaultEnded) / 1000).toFixed(1)} s |`);
     console.log(`| session length | ${((Date.now() - started) / 1000).toFixed(0)} s |`);
   } finally {

@@ -52,7 +52,7 @@ for (const seconds of OUTAGES) {
       await stack?.stop();
     });
 
-    it('runs executing steps and runs awaiting approval all finish once it is back; a resolve meanwhile is a 503', async () => {
+    it('runs mid-step and runs awaiting approval all finish once it is back; a resolve meanwhile: 503', async () => {
       const tenants: LoadTenant[] = [];
       for (let i = 0; i < 2; i++) tenants.push(await newLoadTenant(getStack().provisioning, 100));
       const waiting: LoadRun[] = [];
@@ -102,8 +102,8 @@ for (const seconds of OUTAGES) {
       const others = await Promise.all(waiting.slice(1).map((run) => approve(http, run, deadline)));
       const findings = await inspectRuns(http, getStack().ownerDataSource, [...waiting, ...running], deadline);
       report(
-        `found, ${Math.round((Date.now() - healedAt) / 1000)} s after the heal:\n${describeFindings(findings, http)}\n` +
-          describeExits(stack),
+        `found, ${Math.round((Date.now() - healedAt) / 1000)} s after the heal:\n` +
+          `${describeFindings(findings, http)}\n${describeExits(stack)}`,
       );
 
       expect(during.status, 'a resolve during the outage').to.equal(503);

@@ -32,7 +32,9 @@ const startOptions = (workers: number) => {
   };
 };
 
-describe(`fault: one of two workers SIGKILLed mid-step ${KILLS} times over ${RUNS} runs (a third with approvals)`, function () {
+const TITLE = `fault: one of two workers SIGKILLed mid-step ${KILLS} times over ${RUNS} runs, a third with approvals`;
+
+describe(TITLE, function () {
   this.timeout(600_000);
   let stack: FaultStack;
   let http: FaultHttp;

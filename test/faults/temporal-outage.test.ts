@@ -65,7 +65,8 @@ describe(`fault: Temporal unreachable for ${SECONDS} s (API and worker reach it 
     const dispatchedDuring = Date.now() < faultAt + SECONDS * 1000;
     report(
       `dispatched ${runs.length} (errors: ${dispatchErrors.length} ${dispatchErrors.slice(0, 2).join('; ')}), ` +
-        `answer times ms (HTTP, webhook, …): ${latencies.join(', ')}; all answered within the outage: ${dispatchedDuring}`,
+        `answer times ms (HTTP, webhook, …): ${latencies.join(', ')}; ` +
+        `all answered within the outage: ${dispatchedDuring}`,
     );
     await sleep(Math.max(0, faultAt + SECONDS * 1000 - Date.now()));
     await Promise.all([stack.temporal.heal(), stack.apiTemporal.heal()]);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { temporal as temporalProto } from '@temporalio/proto';
 import { deleteMaintenanceSchedules } from '../../src/maintenance/schedules';
+import { eventually } from './eventually';
 import type { FaultProxy } from './fault-proxy';
 import { startFaultProxy, throughProxy } from './fault-proxy';
 import { terminateTaskQueue } from './leftovers';
@@ -83,6 +85,17 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     });
   };
   for (let index = 0; index < (options.workers ?? 1); index++) spawnWorker(index);
+  // Every worker polling its queue (the SDK's default identity is `<pid>@<host>`): a fault injected
+  // while a worker still boots tests its start-up, not a running worker.
+  const polling = async () => {
+    const { pollers } = await options.temporalClient.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      taskQueueType: temporalProto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    const identities = (pollers ?? []).map((poller) => poller.identity ?? '');
+    return workers.every((worker) => identities.some((identity) => identity.startsWith(`${worker.child.pid}@`)));
+  };
   const stack: FaultStack = {
     taskQueue,
     postgres,
@@ -110,6 +123,11 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       await terminateTaskQueue(options.temporalClient, taskQueue);
     },
   };
+  await eventually(polling, {
+    what: 'every worker process to poll its task queue',
+    timeoutMs: 120_000,
+    intervalMs: 500,
+  });
   return stack;
 }
 
