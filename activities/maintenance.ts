@@ -22,7 +22,7 @@ export function createMaintenanceActivities(deps: {
       return deps.services.promptReconciler.settleAll(input);
     },
 
-    /** Resumes runs whose workflow closed or never started, settles those an operator ended; says what it did. */
+    /** Resumes runs whose workflow closed or never started (settles those lost twice); says what it did. */
     async reconcileRuns(input: { minAgeSeconds: number }) {
       return deps.services.runReconciler.reconcileAll(input, () => heartbeat());
     },

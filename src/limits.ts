@@ -75,13 +75,16 @@ export const LIMITS = {
   // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
   temporalCodecPayloads: 1000,
   // Not in the contract: outbox delivery. A failed row waits 5 s, 10 s, 20 s … (at most 10 min) before
-  // its next attempt and is dead-lettered after 10 attempts (about half an hour of failures);
-  // delivered rows are purged after 7 days, at most `purgeBatch` rows per statement.
+  // its next attempt and is dead-lettered after 10 attempts (about half an hour of failures); a row
+  // failing because Postgres or Temporal is unavailable waits at most a minute and is never
+  // dead-lettered, so it leaves soon after the outage ends (issue 24); delivered rows are purged
+  // after 7 days, at most `purgeBatch` rows per statement.
   outbox: {
     batch: 200,
     maxAttempts: 10,
     retryBaseSeconds: 5,
     retryMaxSeconds: 600,
+    transientRetryMaxSeconds: 60,
     retentionDays: 7,
     purgeBatch: 10_000,
   },

@@ -241,6 +241,7 @@ describe('runs: a resolve that arrives while the approval is still being request
         beginRun: async () => ({
           status: 'RUNNING' as const,
           maxSteps: 8,
+          llmCalls: 0,
           steps: [{ stepNo: 0, tool: 'agent.start_session', requiresApproval: true }],
           userId: randomUUID(),
         }),

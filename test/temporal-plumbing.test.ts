@@ -70,7 +70,27 @@ describe('Temporal plumbing', () => {
       'agent-session-sweep',
       'capability-key-purge',
       'webhook-delivery-retention',
+      'run-reconcile',
     ]);
+  });
+
+  it('runs the run reconciler through its workflow on the worker, and it says what it did', async () => {
+    const { runtime, config } = getStack();
+    // Only runs untouched for a year are candidates: this pass must leave the suite's runs alone.
+    const result = await runtime.temporal.client.workflow.execute('runReconcileWorkflow', {
+      args: [{ minAgeSeconds: 365 * 24 * 3600 }],
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `run-reconcile-test-${randomUUID()}`,
+    });
+    expect(result).to.deep.equal({
+      checked: 0,
+      running: 0,
+      resumed: 0,
+      settled: 0,
+      failed: 0,
+      resumedIds: [],
+      settledIds: [],
+    });
   });
 
   it('delivers an outbox event through the sweep workflow, end to end on the worker', async () => {

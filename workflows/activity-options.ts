@@ -26,12 +26,13 @@ export const interactiveActivity: ActivityOptions = {
 };
 
 /**
- * Embedding a batch: the provider client retries HTTP failures itself; a few more attempts with
- * backoff ride out a short outage before the batch is refunded.
+ * Embedding a batch: the provider client retries HTTP failures itself; the activity gives a
+ * provider failure a few more attempts before the batch is refunded, and a database outage as
+ * many as it takes (it counts its own attempts, so the policy sets no maximum).
  */
 export const embeddingActivity: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 3 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s' },
 };
 
 /**
@@ -54,5 +55,16 @@ export const modelActivity: ActivityOptions = {
 export const databaseLocalActivity: LocalActivityOptions = {
   startToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' },
+};
+
+/**
+ * The llm agent's planning call: a model call between database reads. The model client retries
+ * the provider itself and its failures are domain errors (final at once); what else fails is the
+ * database, retried for as long as the run lives (issue 24), so no maximum of attempts.
+ */
+export const planningActivity: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s' },
 };

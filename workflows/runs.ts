@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   continueAsNew,
   patched,
@@ -16,13 +17,13 @@ import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';
-import { databaseActivity, databaseLocalActivity, modelActivity } from './activity-options';
+import { databaseActivity, databaseLocalActivity, planningActivity } from './activity-options';
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
 const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyLocalActivities<Activities>(databaseLocalActivity);
-const { planRunStep } = proxyActivities<Activities>(modelActivity);
+const { planRunStep } = proxyActivities<Activities>(planningActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
 // It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
 // Each step's activity is summarised by its tool, so the UI's timeline reads without opening payloads.
@@ -70,7 +71,9 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
     // fail the execution and leave the row RUNNING or AWAITING_APPROVAL for ever (H-4): the run is
     // recorded FAILED instead, its charges summed as they stand (refunds are per step). Patched:
     // histories recorded before this change failed the execution here.
-    if (!(error instanceof ActivityFailure) || !patched(SETTLE_ON_GIVE_UP)) throw error;
+    // A local activity's final failure arrives as its ApplicationFailure, a remote one's wrapped.
+    const gaveUp = error instanceof ActivityFailure || error instanceof ApplicationFailure;
+    if (!gaveUp || !patched(SETTLE_ON_GIVE_UP)) throw error;
     const details = findFailureDetails(error);
     const message = `The run stopped: ${details?.code ?? 'internal'} in one of its steps`;
     const failure: RunError = { code: details?.code ?? 'internal', message, step: null };
@@ -92,6 +95,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   });
 
   let plan: NonNullable<RunWorkflowInput['resume']>['plan'];
+  // The llm agent's model calls so far: carried across continue-as-new, or counted from the rows
+  // by beginRun when the reconciler resumed the run (0 for a new run, and in histories before it).
+  let call = resume?.llmCalls ?? 0;
   if (resume) {
     plan = resume.plan;
   } else {
@@ -103,9 +109,8 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
     if (finished(begun.status)) return ended(begun.status);
     showStatus(begun.status);
     plan = { maxSteps: begun.maxSteps, steps: begun.steps };
+    call = begun.llmCalls ?? 0;
   }
-  // The llm agent's model calls so far (carried across continue-as-new).
-  let call = resume?.llmCalls ?? 0;
 
   /**
    * Waits for the step's approval when it needs one (`waiting`: a continued run picks up the wait

@@ -16,8 +16,8 @@ import { revokeUserToken } from '../platform/auth/repository';
 import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
 import { createMigrationDataSource } from '../platform/db/data-source';
-import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { BadRequestError, DomainError } from '../platform/errors';
+import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { createProvisioning } from '../tenancy/service';
 import { indexRepository } from './index/command';
 import { IndexError } from './index/git';
@@ -107,14 +107,23 @@ async function run(argv: string[]): Promise<unknown> {
     if (command === 'tokens revoke') return await revokeToken(values);
     if (command === 'outbox dead-letters') {
       const limit = z.coerce.number().int().min(1).max(1000).default(50).parse(values.limit);
-      const m = ownerDataSource.manager;
-      return { count: await deadLetterCount(m), dead_letters: await listDeadLetters(m, limit) };
+      return await ownerDataSource.transaction(async (m) => ({
+        count: await deadLetterCount(m),
+        dead_letters: await listDeadLetters(m, limit),
+      }));
     }
     if (command === 'outbox requeue') {
       const ids = values.id ?? [];
       if (Boolean(values.all) === ids.length > 0) throw new UsageError();
-      const targets = values.all ? 'all' : ids.map((id) => z.string().regex(/^[0-9]{1,19}$/).parse(id));
-      return { requeued: await requeueDeadLetters(ownerDataSource.manager, targets) };
+      const targets = values.all
+        ? 'all'
+        : ids.map((id) =>
+            z
+              .string()
+              .regex(/^[0-9]{1,19}$/)
+              .parse(id),
+          );
+      return { requeued: await ownerDataSource.transaction((m) => requeueDeadLetters(m, targets)) };
     }
     throw new UsageError();
   } finally {

@@ -43,7 +43,8 @@ export const MAINTENANCE_SCHEDULES: MaintenanceSchedule[] = [
     name: 'run-reconcile',
     description:
       'Resumes runs (QUEUED, RUNNING, AWAITING_APPROVAL, untouched for 2 minutes) whose workflow closed or never ' +
-      'started; settles those whose workflow an operator terminated or cancelled.',
+      'started; settles FAILED a run whose resumed workflow closed unfinished too, CANCELLED one cancelled in ' +
+      'Temporal.',
     workflow: runReconcileWorkflow,
     args: [{ minAgeSeconds: 120 }],
     spec: { intervals: [{ every: '5 minutes' }] },

@@ -1,3 +1,5 @@
+import { DomainError } from './errors';
+
 /**
  * The one place that decides whether a failure is the infrastructure being briefly unavailable
  * (Postgres or Temporal unreachable, restarting, overloaded, or a transaction that lost a race)
@@ -33,8 +35,17 @@ function transientSqlState(code: string): boolean {
 }
 
 // pg and pg-pool say these in words only (no code): a dropped socket, an acquire or connect timeout.
-const DATABASE_WORDS =
-  /Connection terminated|timeout exceeded when trying to connect|connection timeout|Client has encountered a connection error|Connection refused|terminating connection/i;
+const DATABASE_WORDS = new RegExp(
+  [
+    'Connection terminated',
+    'timeout exceeded when trying to connect',
+    'connection timeout',
+    'Client has encountered a connection error',
+    'Connection refused',
+    'terminating connection',
+  ].join('|'),
+  'i',
+);
 
 // gRPC status codes of a Temporal frontend that is down, restarting or shedding load.
 const GRPC_UNAVAILABLE = 14;
@@ -68,9 +79,14 @@ function kindOf(error: unknown): TransientKind | undefined {
   return undefined;
 }
 
-/** What is briefly unavailable behind `error` (walking its causes), or undefined when it is not transient. */
+/**
+ * What is briefly unavailable behind `error` (walking its causes), or undefined when it is not
+ * transient. A domain error has said what it is (a provider down is a 502, not our outage), so the
+ * walk stops there.
+ */
 export function transientKind(error: unknown): TransientKind | undefined {
   for (const inner of chain(error)) {
+    if (inner instanceof DomainError) return undefined;
     const kind = kindOf(inner);
     if (kind) return kind;
   }

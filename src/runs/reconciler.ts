@@ -16,6 +16,9 @@ const CANDIDATES_PER_WORKSPACE = 1000;
 /** What Temporal says of `run-<id>`; GONE when it has no execution (never started, or past retention). */
 type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
 
+// The memo a resumed execution carries, so a second loss of the same run is settled, not looped.
+const RESUMED_MEMO = 'weftResumedByReconciler';
+
 /** What one pass did; `running` rows were left to their live workflow. */
 export interface RunReconcileResult {
   checked: number;
@@ -32,12 +35,13 @@ export interface RunReconcileResult {
 /**
  * The run reconciler (issue 24, H-4): Postgres says which runs are unfinished, Temporal whether
  * each still has a live `run-<id>`. A run whose workflow closed without finishing its row (an
- * older build that failed on an outage, a crash past the retries) or never started (its start and
- * its outbox event both lost) gets a new execution under the same id: it re-reads the plan, finds
- * each step already done by its row, replays nothing, and waits on or applies the approval that is
- * recorded (a resolve whose signal went to the closed workflow). A workflow an operator terminated
- * or cancelled is not second-guessed: its row is settled FAILED or CANCELLED, with the charges of
- * the steps it ran. Every step is idempotent, so overlapping passes are harmless.
+ * older build that failed on an outage, a crash past the retries, a termination) or never started
+ * (its start and its outbox event both lost) gets a new execution under the same id: it re-reads
+ * the plan, finds each step already done by its row, replays nothing, and waits on or applies the
+ * approval that is recorded (a resolve whose signal went to the closed workflow). A run whose
+ * resumed execution closed unfinished too is settled FAILED (`run_abandoned`), with the charges of
+ * the steps it ran, rather than restarted for ever; one whose workflow was cancelled in Temporal is
+ * settled CANCELLED. Every step is idempotent, so overlapping passes are harmless.
  */
 export function createRunReconciler(deps: {
   dataSource: DataSource;
@@ -49,11 +53,12 @@ export function createRunReconciler(deps: {
 }) {
   const { dataSource, uow, temporal, logger } = deps;
 
-  async function executionStatus(workflowId: string): Promise<ExecutionStatus> {
+  async function execution(workflowId: string): Promise<{ status: ExecutionStatus; resumed: boolean }> {
     try {
-      return (await temporal.client.workflow.getHandle(workflowId).describe()).status.name;
+      const described = await temporal.client.workflow.getHandle(workflowId).describe();
+      return { status: described.status.name, resumed: Boolean(described.memo?.[RESUMED_MEMO]) };
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return 'GONE';
+      if (error instanceof WorkflowNotFoundError) return { status: 'GONE', resumed: false };
       throw error;
     }
   }
@@ -73,6 +78,7 @@ export function createRunReconciler(deps: {
       await temporal.client.workflow.start<(input: RunWorkflowInput) => Promise<unknown>>(runWorkflow.type, {
         ...temporal.workflows.options(runWorkflow, [input] as [RunWorkflowInput]),
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        memo: { [RESUMED_MEMO]: true },
       });
       return true;
     } catch (error) {
@@ -84,17 +90,17 @@ export function createRunReconciler(deps: {
 
   /** One row: left alone, resumed or settled. */
   async function reconcile(workspaceId: string, run: UnfinishedRun): Promise<'running' | 'resumed' | 'settled'> {
-    const status = await executionStatus(runWorkflowId(run.id));
+    const { status, resumed: resumedBefore } = await execution(runWorkflowId(run.id));
     if (status === 'RUNNING') return 'running';
-    if (status === 'TERMINATED' || status === 'CANCELLED') {
-      const message = `The run's workflow was ${status === 'TERMINATED' ? 'terminated' : 'cancelled'} by an operator`;
+    if (status === 'CANCELLED' || resumedBefore) {
+      const message = 'The run stopped twice without finishing; it was ended rather than restarted again';
       await uow({ workspaceId }, (m) =>
         status === 'CANCELLED'
           ? cancelExecution(m, run.id)
           : finishExecution(m, run.id, {
               status: 'FAILED',
               output: null,
-              error: { code: 'run_terminated', message, step: null },
+              error: { code: 'run_abandoned', message, step: null },
             }),
       );
       logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
@@ -107,37 +113,47 @@ export function createRunReconciler(deps: {
     return resumed ? 'resumed' : 'running';
   }
 
-  /** Every workspace's unfinished runs older than `minAgeSeconds`; `onProgress` between workspaces. */
+  const emptyResult = (): RunReconcileResult => ({
+    checked: 0,
+    running: 0,
+    resumed: 0,
+    settled: 0,
+    failed: 0,
+    resumedIds: [],
+    settledIds: [],
+  });
+
+  /** One workspace's unfinished runs older than `minAgeSeconds`, added to `result`. */
+  async function reconcileWorkspace(
+    workspaceId: string,
+    minAgeSeconds: number,
+    result: RunReconcileResult = emptyResult(),
+  ): Promise<RunReconcileResult> {
+    const runs = await uow({ workspaceId }, (m) => unfinishedRuns(m, minAgeSeconds, CANDIDATES_PER_WORKSPACE));
+    for (const run of runs) {
+      result.checked += 1;
+      try {
+        const outcome = await reconcile(workspaceId, run);
+        result[outcome] += 1;
+        if (outcome === 'resumed' && result.resumedIds.length < 100) result.resumedIds.push(run.id);
+        if (outcome === 'settled' && result.settledIds.length < 100) result.settledIds.push(run.id);
+      } catch (error) {
+        result.failed += 1;
+        logger.warn({ err: error, workspace_id: workspaceId, execution_id: run.id }, 'run reconcile failed');
+      }
+    }
+    return result;
+  }
+
+  /** Every workspace, in batches; `onProgress` between workspaces (the activity heartbeats). */
   async function reconcileAll(input: { minAgeSeconds: number }, onProgress: () => void = () => {}) {
-    const result: RunReconcileResult = {
-      checked: 0,
-      running: 0,
-      resumed: 0,
-      settled: 0,
-      failed: 0,
-      resumedIds: [],
-      settledIds: [],
-    };
+    const result = emptyResult();
     let after: string | null = null;
     for (;;) {
       const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
       if (batch.length === 0) break;
       for (const workspaceId of batch) {
-        const runs = await uow({ workspaceId }, (m) =>
-          unfinishedRuns(m, input.minAgeSeconds, CANDIDATES_PER_WORKSPACE),
-        );
-        for (const run of runs) {
-          result.checked += 1;
-          try {
-            const outcome = await reconcile(workspaceId, run);
-            result[outcome] += 1;
-            if (outcome === 'resumed' && result.resumedIds.length < 100) result.resumedIds.push(run.id);
-            if (outcome === 'settled' && result.settledIds.length < 100) result.settledIds.push(run.id);
-          } catch (error) {
-            result.failed += 1;
-            logger.warn({ err: error, workspace_id: workspaceId, execution_id: run.id }, 'run reconcile failed');
-          }
-        }
+        await reconcileWorkspace(workspaceId, input.minAgeSeconds, result);
         after = workspaceId;
         onProgress();
       }
@@ -146,7 +162,7 @@ export function createRunReconciler(deps: {
     return result;
   }
 
-  return { reconcile, reconcileAll };
+  return { reconcileWorkspace, reconcileAll };
 }
 
 export type RunReconciler = ReturnType<typeof createRunReconciler>;

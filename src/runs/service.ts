@@ -455,9 +455,14 @@ export function createRunService(deps: {
         await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
         const planned = await repo.stepsOf(m, executionId);
         const maxSteps = Number(run.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps);
+        // An llm run resumed by the reconciler keeps its budget: each model call so far left one
+        // tool step, except a chosen step not yet run, which the next call answers again.
+        const tools = run.agent === 'llm' ? planned.filter((step) => step.kind === 'TOOL') : [];
+        const unrun = ['PENDING', 'RUNNING'].includes(tools.at(-1)?.status ?? '') ? 1 : 0;
         return {
           status: (await mustFind(m, executionId)).status,
           maxSteps,
+          llmCalls: tools.length - unrun,
           steps: planned.map((step) => ({
             stepNo: step.stepNo,
             tool: step.tool,

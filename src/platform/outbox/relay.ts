@@ -64,7 +64,8 @@ export interface SweepResult {
  * redelivery, which handlers absorb because they are idempotent. A failed row backs off
  * exponentially (capped); one that keeps failing for a permanent reason is dead-lettered after
  * `maxAttempts` (logged, and counted in the sweep's result), one failing because Postgres or
- * Temporal is unavailable is retried until delivered; each pass walks a workspace's backlog in id order, so failing rows never starve newer ones.
+ * Temporal is unavailable is retried until delivered; each pass walks a workspace's backlog in id
+ * order, so failing rows never starve newer ones.
  */
 export function createOutboxRelay(deps: {
   uow: UnitOfWork;
@@ -80,14 +81,15 @@ export function createOutboxRelay(deps: {
     try {
       for (const handle of handlers[row.event_type] ?? []) await handle(row);
     } catch (error) {
+      const permanent = !isTransientFailure(error);
       const dead = await uow({ workspaceId }, (m) =>
         markFailed(m, {
           id: row.id,
           error: String(error instanceof Error ? error.message : error),
           maxAttempts: policy.maxAttempts,
           baseSeconds: policy.retryBaseSeconds,
-          maxSeconds: policy.retryMaxSeconds,
-          permanent: !isTransientFailure(error),
+          maxSeconds: permanent ? policy.retryMaxSeconds : policy.transientRetryMaxSeconds,
+          permanent,
         }),
       );
       const context = { err: error, outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId };

@@ -77,7 +77,14 @@ export async function markDeliveredByAggregate(
  */
 export async function markFailed(
   m: EntityManager,
-  input: { id: string; error: string; maxAttempts: number; baseSeconds: number; maxSeconds: number; permanent: boolean },
+  input: {
+    id: string;
+    error: string;
+    maxAttempts: number;
+    baseSeconds: number;
+    maxSeconds: number;
+    permanent: boolean;
+  },
 ): Promise<boolean> {
   const row = await queryFirst<{ dead: boolean }>(
     m,
