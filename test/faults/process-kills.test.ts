@@ -7,7 +7,7 @@ import { describeExits, envNumber, report, startFaultStack } from '../helpers/fa
 import { getStack } from '../helpers/stack';
 
 // The issue's load is a few hundred runs (FAULT_KILL_RUNS=300); CI's default keeps the tier short.
-const RUNS = envNumber('FAULT_KILL_RUNS', 150);
+const RUNS = envNumber('FAULT_KILL_RUNS', 100);
 const KILLS = 3;
 
 const owner = () => getStack().ownerDataSource;
