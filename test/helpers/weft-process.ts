@@ -21,6 +21,8 @@ export interface WeftProcess {
   baseUrl: string;
   /** SIGKILL, as a crash or the OOM killer would: no drain, no shutdown hook. Resolves once it is gone. */
   kill(): Promise<void>;
+  /** The tail of its stderr (why it exited, when it did). */
+  output(): string;
 }
 
 function spawnWeft(role: 'worker' | 'api', env: Record<string, string>): { child: ChildProcess; output: () => string } {
@@ -58,8 +60,8 @@ const killer = (child: ChildProcess) => async () => {
  * and, for a server other than the suite's, TEMPORAL_ADDRESS; the database is the suite's.
  */
 export function startWorkerProcess(env: Record<string, string>): WeftProcess {
-  const { child } = spawnWeft('worker', env);
-  return { child, baseUrl: '', kill: killer(child) };
+  const { child, output } = spawnWeft('worker', env);
+  return { child, baseUrl: '', kill: killer(child), output };
 }
 
 /** An API-only Weft process on a free port; resolves once `/v1/health` answers. */
@@ -77,7 +79,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<Weft
     },
     { what: 'the API process to answer /v1/health', timeoutMs: 60_000, intervalMs: 200 },
   );
-  return { child, baseUrl, kill: killer(child) };
+  return { child, baseUrl, kill: killer(child), output };
 }
 
 /**
