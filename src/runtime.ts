@@ -65,6 +65,8 @@ import type { RunReconciler } from './runs/reconciler';
 import { createRunReconciler } from './runs/reconciler';
 import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
+import type { RunSteps } from './runs/steps';
+import { createRunSteps } from './runs/steps';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
 import { createFilterPool } from './triggers/filter-pool';
@@ -112,8 +114,10 @@ export interface Runtime {
     sessionSweeper: SessionSweeper;
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: KeyPurger;
-    /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
+    /** Agent runs and their approvals as the API calls them (dispatch, read, cancel, resolve). */
     runs: RunService;
+    /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
+    runSteps: RunSteps;
     /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
     runReconciler: RunReconciler;
     /** The MCP server at `/mcp`: the same registry as MCP tools. */
@@ -150,7 +154,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp' | 'runReconciler'> = {
+  const services: Omit<
+    Runtime['services'],
+    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'mcp' | 'runReconciler'
+  > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
@@ -192,7 +199,6 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     outbox,
     temporal,
     capabilities,
-    agentModel: createAgentModel(config),
     logger,
     approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
     approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
@@ -212,6 +218,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       ...services,
       capabilities,
       runs,
+      runSteps: createRunSteps({ uow, capabilities, agentModel: createAgentModel(config) }),
       runReconciler: createRunReconciler({
         dataSource,
         uow,
