@@ -70,6 +70,8 @@ import { createRunSteps } from './runs/steps';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
 import { createFilterPool } from './triggers/filter-pool';
+import type { TriggerIntake } from './triggers/intake';
+import { createTriggerIntake } from './triggers/intake';
 import { createIntakeLimiter } from './triggers/intake-limiter';
 import { countRefusals } from './triggers/repository';
 import type { DeliveryRetention } from './triggers/retention';
@@ -124,8 +126,10 @@ export interface Runtime {
     mcp: McpService;
     /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
     code: CodeService;
-    /** Webhook triggers: management and the signed intake (issue 13). */
+    /** Webhook triggers: management (issue 13). */
     triggers: TriggerService;
+    /** The signed webhook intake: limits, verification, filter, delivery record, dispatch. */
+    triggerIntake: TriggerIntake;
     /** Deletes webhook delivery records past retention (the retention schedule). */
     deliveryRetention: DeliveryRetention;
   };
@@ -156,7 +160,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
 
   const services: Omit<
     Runtime['services'],
-    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'mcp' | 'runReconciler'
+    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
   > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
@@ -203,6 +207,17 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
     approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
   });
+  // Webhook triggers: management and the intake share the secrets' sealer and one set of limits.
+  const triggerSealer = createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1');
+  const triggerLimiter = createIntakeLimiter({
+    rates: {
+      perSource: config.WEBHOOK_INTAKE_PER_SOURCE,
+      perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
+      redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
+    },
+    countRefusals: (counts) => countRefusals(statement, counts),
+    logger,
+  });
 
   return {
     config,
@@ -227,22 +242,15 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
         approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
-      triggers: createTriggerService({
+      triggers: createTriggerService({ uow, read, sealer: triggerSealer, runs, limiter: triggerLimiter, logger }),
+      triggerIntake: createTriggerIntake({
         uow,
         read,
         statement,
-        sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
+        sealer: triggerSealer,
         runs,
         filters,
-        limiter: createIntakeLimiter({
-          rates: {
-            perSource: config.WEBHOOK_INTAKE_PER_SOURCE,
-            perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
-            redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
-          },
-          countRefusals: (counts) => countRefusals(statement, counts),
-          logger,
-        }),
+        limiter: triggerLimiter,
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
