@@ -9,7 +9,7 @@ import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
 import type { RunReconciler } from '../src/runs/reconciler';
-import type { RunService } from '../src/runs/service';
+import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
 import { createCodeActivities } from './code';
@@ -37,7 +37,7 @@ export interface ActivityDeps {
     importance: GraphActivityDeps['importance'];
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
-    runs: RunService;
+    runSteps: RunSteps;
     runReconciler: RunReconciler;
     code: CodeService;
     deliveryRetention: DeliveryRetention;

@@ -1,6 +1,6 @@
 import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
-import type { RunService } from '../src/runs/service';
+import type { RunSteps } from '../src/runs/steps';
 import type { RunWorkflowInput } from '../src/runs/workflow';
 import { classified, heartbeating } from './failures';
 
@@ -8,12 +8,12 @@ type RunRef = Pick<RunWorkflowInput, 'workspaceId' | 'executionId'>;
 type StepRef = RunRef & { stepNo: number };
 
 /**
- * The run workflow's steps: thin adapters over the run service, each one transaction (or one
+ * The run workflow's steps: thin adapters over the run step executor, each one transaction (or one
  * capability call) and safe to repeat. runStep turns a capability's refusal into a failed step
  * itself, so what reaches Temporal from it is transient and retried.
  */
-export function createRunActivities(deps: { services: { runs: RunService } }) {
-  const { runs } = deps.services;
+export function createRunActivities(deps: { services: { runSteps: RunSteps } }) {
+  const { runSteps: runs } = deps.services;
   return {
     beginRun: (input: RunRef) => classified(() => runs.beginRun(input.workspaceId, input.executionId)),
     requestRunApproval: (input: StepRef) =>

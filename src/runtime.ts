@@ -65,9 +65,13 @@ import type { RunReconciler } from './runs/reconciler';
 import { createRunReconciler } from './runs/reconciler';
 import type { RunService } from './runs/service';
 import { createRunService } from './runs/service';
+import type { RunSteps } from './runs/steps';
+import { createRunSteps } from './runs/steps';
 import type { SearchService } from './search/service';
 import { createSearchService } from './search/service';
 import { createFilterPool } from './triggers/filter-pool';
+import type { TriggerIntake } from './triggers/intake';
+import { createTriggerIntake } from './triggers/intake';
 import { createIntakeLimiter } from './triggers/intake-limiter';
 import { countRefusals } from './triggers/repository';
 import type { DeliveryRetention } from './triggers/retention';
@@ -112,16 +116,20 @@ export interface Runtime {
     sessionSweeper: SessionSweeper;
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: KeyPurger;
-    /** Agent runs and their approvals (dispatch, the run workflow's steps, cancel, resolve). */
+    /** Agent runs and their approvals as the API calls them (dispatch, read, cancel, resolve). */
     runs: RunService;
+    /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
+    runSteps: RunSteps;
     /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
     runReconciler: RunReconciler;
     /** The MCP server at `/mcp`: the same registry as MCP tools. */
     mcp: McpService;
     /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
     code: CodeService;
-    /** Webhook triggers: management and the signed intake (issue 13). */
+    /** Webhook triggers: management (issue 13). */
     triggers: TriggerService;
+    /** The signed webhook intake: limits, verification, filter, delivery record, dispatch. */
+    triggerIntake: TriggerIntake;
     /** Deletes webhook delivery records past retention (the retention schedule). */
     deliveryRetention: DeliveryRetention;
   };
@@ -150,7 +158,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     retrieval: createRetrieval({ uow, embeddings }),
   });
 
-  const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp' | 'runReconciler'> = {
+  const services: Omit<
+    Runtime['services'],
+    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
+  > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
@@ -192,10 +203,20 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     outbox,
     temporal,
     capabilities,
-    agentModel: createAgentModel(config),
     logger,
     approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
     approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+  });
+  // Webhook triggers: management and the intake share the secrets' sealer and one set of limits.
+  const triggerSealer = createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1');
+  const triggerLimiter = createIntakeLimiter({
+    rates: {
+      perSource: config.WEBHOOK_INTAKE_PER_SOURCE,
+      perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
+      redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
+    },
+    countRefusals: (counts) => countRefusals(statement, counts),
+    logger,
   });
 
   return {
@@ -212,6 +233,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       ...services,
       capabilities,
       runs,
+      runSteps: createRunSteps({ uow, capabilities, agentModel: createAgentModel(config) }),
       runReconciler: createRunReconciler({
         dataSource,
         uow,
@@ -220,22 +242,15 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
         approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
-      triggers: createTriggerService({
+      triggers: createTriggerService({ uow, read, sealer: triggerSealer, runs, limiter: triggerLimiter, logger }),
+      triggerIntake: createTriggerIntake({
         uow,
         read,
         statement,
-        sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1'),
+        sealer: triggerSealer,
         runs,
         filters,
-        limiter: createIntakeLimiter({
-          rates: {
-            perSource: config.WEBHOOK_INTAKE_PER_SOURCE,
-            perSlug: config.WEBHOOK_INTAKE_PER_SLUG,
-            redeliveriesPerTrigger: config.WEBHOOK_REDELIVERIES_PER_TRIGGER,
-          },
-          countRefusals: (counts) => countRefusals(statement, counts),
-          logger,
-        }),
+        limiter: triggerLimiter,
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),

@@ -4,7 +4,7 @@ import type { CapabilityService } from '../src/capabilities/service';
 import { createCapabilityService } from '../src/capabilities/service';
 import { UnavailableError } from '../src/platform/errors';
 import { localAgentModel } from '../src/runs/agent-model';
-import { createRunService } from '../src/runs/service';
+import { createRunSteps } from '../src/runs/steps';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
@@ -20,19 +20,10 @@ type Client = ReturnType<typeof as>;
 describe('runs: a retried step is charged once', function () {
   this.timeout(60_000);
 
-  /** The run service of a worker, over `capabilities` (the real registry, or one that fails on cue). */
+  /** The run step executor of a worker, over `capabilities` (the real registry, or one that fails on cue). */
   const runService = (capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>) => {
     const { runtime } = getStack();
-    return createRunService({
-      uow: runtime.uow,
-      outbox: runtime.outbox,
-      temporal: runtime.temporal,
-      capabilities,
-      agentModel: localAgentModel,
-      logger: runtime.logger,
-      approvalRecheckSeconds: 60,
-      approvalRechecksPerRun: 200,
-    });
+    return createRunSteps({ uow: runtime.uow, capabilities, agentModel: localAgentModel });
   };
 
   /** A run whose one paid read step waits on approval: the step has not run. */

@@ -15,7 +15,8 @@ import { freePort } from '../src/platform/temporal/dev-server';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { sourceHash } from '../src/prompt/summary';
 import { startRun } from '../src/runs/outbox-handler';
-import { createRunService, stepCorrelationId } from '../src/runs/service';
+import { createRunService } from '../src/runs/service';
+import { stepCorrelationId } from '../src/runs/steps';
 import { RUN_DISPATCHED_EVENT, runWorkflow, runWorkflowId } from '../src/runs/workflow';
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
@@ -167,7 +168,6 @@ describe('runs: dispatched while Temporal is unreachable (issue 24, M-5)', funct
       outbox: { kick: () => undefined, delivered: relay.delivered },
       temporal: dead,
       capabilities: runtime.services.capabilities,
-      agentModel: { next: async () => ({ kind: 'final', answer: 'none' }) } as never,
       logger: runtime.logger,
       approvalRecheckSeconds: 60,
       approvalRechecksPerRun: 200,

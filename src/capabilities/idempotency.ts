@@ -10,7 +10,7 @@ export const IdempotencyKey = z
     `At most ${LIMITS.idempotencyKeyChars} printable ASCII characters`,
   );
 
-/** `<execution_id>:<step_no>`: how a run's step keys its tool call and its charge (src/runs/service.ts). */
+/** `<execution_id>:<step_no>`: how a run's step keys its tool call and its charge (src/runs/steps.ts). */
 const RUN_STEP_KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]/i;
 
 /**

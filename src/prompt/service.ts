@@ -1,3 +1,5 @@
+// About 400 lines on purpose: one audience (the prompt workflow's activities), and the saga's steps
+// sit beside their compensation (`persist` beside `undoWrites` and the undo journal they share).
 import type { EntityManager } from 'typeorm';
 import type { CreditReceipt } from '../credits/repository';
 import { refundCredits, reserveCredits } from '../credits/repository';

@@ -1,5 +1,9 @@
+// Over 400 lines on purpose: one repository for the run aggregate. Executions, steps, approvals and
+// the audit chain serialize on one lock (the run row, `lockExecution`) and share the guard that no
+// write leaves a finished run (`UNFINISHED`); cut by table, each part would need both again.
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
+import { NotFoundError } from '../platform/errors';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
@@ -51,6 +55,13 @@ export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>
   executions(m).findOneBy({ idempotencyKey });
 
 export const findExecution = (m: EntityManager, id: string) => executions(m).findOneBy({ id });
+
+/** The execution, or the 404 an unknown run (or another workspace's) answers with. */
+export async function mustFindExecution(m: EntityManager, id: string): Promise<RunExecution> {
+  const run = await findExecution(m, id);
+  if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: id });
+  return run;
+}
 
 export interface PlannedStep {
   tool: string;

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { LIMITS } from '../limits';
 import { defineRoute, RouteAnswer } from '../platform/api/route';
 import { RateLimitedError } from '../platform/errors';
+import type { TriggerIntake } from './intake';
+import { INTAKE_STATUS } from './intake';
 import { readRawBody } from './raw-body';
 import {
   CreateTriggerRequest,
@@ -21,7 +23,6 @@ import {
   UpdateTriggerRequest,
 } from './schemas';
 import type { TriggerService } from './service';
-import { INTAKE_STATUS } from './service';
 
 const tags = ['triggers'] as const;
 const scope = 'triggers:manage' as const;
@@ -37,7 +38,7 @@ const example = {
   run: { agent: 'playbook' as const, input: { steps: [{ tool: 'agent.start_session', input: { name: 'ci' } }] } },
 };
 
-export const triggerRoutes = (triggers: TriggerService) => [
+export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) => [
   defineRoute({
     method: 'post',
     path: '/v1/triggers',
@@ -206,7 +207,7 @@ export const triggerRoutes = (triggers: TriggerService) => [
         '`WEBHOOK_INTAKE_PER_SLUG` per minute); refused before the body is read and counted on the trigger',
     },
     handler: async ({ params, ctx }) => {
-      const outcome = await triggers
+      const outcome = await intake
         .receive(params.slug, {
           rawHeaders: ctx.req.rawHeaders,
           source: ctx.req.socket.remoteAddress ?? 'unknown',

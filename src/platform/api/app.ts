@@ -53,7 +53,7 @@ export function allRoutes(runtime: Runtime, rateLimiter?: RateLimiter): AnyRoute
     ...mcpRoutes(runtime.services.mcp),
     ...creditRoutes(runtime.services.credits),
     ...consoleRoutes(runtime.config),
-    ...triggerRoutes(runtime.services.triggers),
+    ...triggerRoutes(runtime.services.triggers, runtime.services.triggerIntake),
   ];
   return [...routes, ...openApiRoutes(() => routes)];
 }

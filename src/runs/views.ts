@@ -1,0 +1,47 @@
+import { resolvedCredential } from './audit';
+import type { RunApproval, RunExecution, RunStep } from './entities';
+import type { ApprovalRow, RunSummary } from './schemas';
+
+// The entity → response mappers of the runs API (`service.ts`): rows as the routes answer them.
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+export const approvalRow = (approval: RunApproval): ApprovalRow => ({
+  approval_id: approval.id,
+  execution_id: approval.executionId,
+  status: approval.status,
+  step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
+  notes: approval.notes,
+  resolved_by: approval.resolvedBy,
+  resolved_by_credential: resolvedCredential(approval),
+  requested_at: approval.requestedAt.toISOString(),
+  resolved_at: iso(approval.resolvedAt),
+});
+
+export const stepRow = (step: RunStep) => ({
+  step_id: step.id,
+  step_no: step.stepNo,
+  kind: step.kind,
+  tool: step.tool,
+  input: step.input,
+  requires_approval: step.requiresApproval,
+  status: step.status,
+  output: step.output ?? null,
+  error: step.error,
+  credits_charged: step.creditsCharged,
+  supersedes_step_id: step.supersedesStepId,
+  superseded: step.superseded,
+  started_at: iso(step.startedAt),
+  finished_at: iso(step.finishedAt),
+});
+
+export const summaryOf = (run: RunExecution): RunSummary => ({
+  execution_id: run.id,
+  run_id: run.runId,
+  agent: run.agent,
+  status: run.status,
+  error: run.error,
+  credits_charged: run.creditsCharged,
+  created_at: run.createdAt.toISOString(),
+  updated_at: run.updatedAt.toISOString(),
+});

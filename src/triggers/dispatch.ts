@@ -1,0 +1,91 @@
+import type { EntityManager } from 'typeorm';
+import type { Principal } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import { DomainError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import type { DispatchRunRequest } from '../runs/schemas';
+import type { RunService } from '../runs/service';
+import type { TriggerPrincipal, WebhookTrigger } from './entities';
+
+// What management (a redelivery) and the intake (a delivery) share: the identity a trigger's runs
+// act as, and the dispatch of its run template with an event.
+
+/**
+ * The caller as a trigger's runs will act as it: user, scopes and credential, frozen now, with the
+ * credential's expiry (review M-4): past it the trigger dispatches nothing, which also holds after a
+ * revoked JWT's row is purged (rows go only once their token has expired).
+ */
+export const freeze = (principal: Principal): TriggerPrincipal => {
+  const { expiresAt } = principal.credential;
+  return {
+    userId: principal.userId,
+    tenantId: principal.tenantId,
+    scopes: [...principal.scopes],
+    credential: {
+      kind: principal.credential.kind,
+      id: principal.credential.id,
+      ...(expiresAt === undefined ? {} : { expiresAt: expiresAt?.toISOString() ?? null }),
+    },
+  };
+};
+
+/** What dispatching needs of a trigger. */
+export type Dispatchable = Pick<WebhookTrigger, 'id' | 'workspaceId' | 'runTemplate' | 'principal'>;
+
+/** The credential a trigger's runs act as: its creator's, frozen at creation. */
+export const runPrincipal = (trigger: Dispatchable): Principal => ({
+  userId: trigger.principal.userId,
+  workspaceId: trigger.workspaceId,
+  tenantId: trigger.principal.tenantId,
+  scopes: new Set(trigger.principal.scopes as ScopeName[]),
+  credential: {
+    ...trigger.principal.credential,
+    expiresAt: trigger.principal.credential.expiresAt ? new Date(trigger.principal.credential.expiresAt) : null,
+  } as Principal['credential'],
+});
+
+/**
+ * The dispatch of a trigger's run template with an event, inside the caller's transaction: for the
+ * intake's deliveries and management's redeliveries alike.
+ */
+export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' | 'dispatchWithin'>; logger: Logger }) {
+  const { runs, logger } = deps;
+  /** Dispatches the trigger's template with the event; null when the run could not be dispatched. */
+  return async function dispatch(
+    m: EntityManager,
+    trigger: Dispatchable,
+    event: { headers: Record<string, string>; body: unknown },
+    idempotencyKey: string,
+    credentialUsable: () => Promise<boolean>,
+  ): Promise<{ executionId: string | null; refusal: string | null }> {
+    // The stored credential is what the runs act as: revoked, expired or no longer a member, it starts nothing.
+    if (!(await credentialUsable())) {
+      logger.warn({ trigger_id: trigger.id }, 'webhook delivery accepted but its trigger’s credential is revoked');
+      return { executionId: null, refusal: 'dispatch_refused: credential_revoked' };
+    }
+    const principal = runPrincipal(trigger);
+    const template = trigger.runTemplate;
+    try {
+      // Checked again: a tool or the creator's scopes may have changed since the trigger was saved.
+      runs.validate(principal, template);
+      // The event rides in the run's input beside the template's own fields (the steps read theirs).
+      const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
+      // In a savepoint: whatever fails in there (a refusal, or a statement Postgres rejects, such as
+      // an event holding a NUL character that jsonb cannot store) undoes the run alone, and the
+      // delivery record still commits with the reason.
+      const run = await m.transaction((inner) =>
+        runs.dispatchWithin(inner, principal, request as unknown as DispatchRunRequest),
+      );
+      return { executionId: run.execution_id, refusal: null };
+    } catch (error) {
+      if (error instanceof DomainError) {
+        logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
+        return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };
+      }
+      logger.error({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run failed to dispatch');
+      return { executionId: null, refusal: 'dispatch_refused: dispatch_failed' };
+    }
+  };
+}
+
+export type TriggerDispatch = ReturnType<typeof createTriggerDispatch>;
