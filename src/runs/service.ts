@@ -21,15 +21,16 @@ import {
 } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { AgentModel, AgentTool } from './agent-model';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import { approvalEntry, resolvedCredential, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
+import type { RunDispatched } from './events';
+import { runDispatched, runStartInput } from './events';
 import { credentialRevoked, runIdentityLive, storedExpiry } from './identity';
-import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
   ApprovalPolicy,
@@ -46,7 +47,7 @@ import type {
   RunTemplate,
 } from './schemas';
 import type { LlmMove } from './workflow';
-import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
+import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
 /** A step's idempotency key, for its capability call and its charge. */
 export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
@@ -257,7 +258,7 @@ export function createRunService(deps: {
   }
 
   /** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
-  const dispatchedPayload = (id: string, body: RunTemplate): Record<string, unknown> => ({
+  const dispatchedPayload = (id: string, body: RunTemplate): RunDispatched => ({
     execution_id: id,
     agent: body.agent,
     step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
@@ -269,29 +270,29 @@ export function createRunService(deps: {
   /**
    * Starts a committed run's workflow at once (the relay would add a read, a round of its
    * per-workspace loop and a write before the same start), then marks its event delivered. A
-   * failed start is left to the relay, kicked here; a crash before the start, to its sweep.
+   * failed start is left to the relay, kicked here; a crash before the start, to its sweep. It
+   * starts from the payload the transaction wrote, as the relay would.
    */
-  async function launch(workspaceId: string, executionId: string, body: RunTemplate): Promise<void> {
+  async function launch(workspaceId: string, payload: RunDispatched): Promise<void> {
+    const executionId = payload.execution_id;
     try {
-      await temporal.workflows.start(
-        runWorkflow,
-        runStartInput(workspaceId, executionId, dispatchedPayload(executionId, body)),
-      );
+      await temporal.workflows.start(runWorkflow, runStartInput(workspaceId, payload));
     } catch (error) {
       logger.warn({ err: error, execution_id: executionId }, 'run start failed; the outbox relay will start it');
       outbox.kick(workspaceId);
       return;
     }
-    outbox.delivered(workspaceId, RUN_DISPATCHED_EVENT, executionId).catch((error: unknown) => {
+    outbox.delivered(workspaceId, runDispatched, executionId).catch((error: unknown) => {
       logger.warn({ err: error, execution_id: executionId }, 'run event not marked delivered; the relay will');
     });
   }
 
-  async function dispatchWithin(
+  /** The dispatch's writes; with the event's payload when it wrote one (not for a duplicate). */
+  async function write(
     m: Parameters<typeof repo.findExecution>[0],
     principal: Principal,
     body: DispatchRunRequest,
-  ): Promise<DispatchRunResponse> {
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched }> {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
     const hash = requestHash(request);
@@ -306,7 +307,7 @@ export function createRunService(deps: {
     };
     if (key) {
       const earlier = await repo.findExecutionByKey(m, key);
-      if (earlier) return answer(earlier, true);
+      if (earlier) return { response: answer(earlier, true) };
     }
     const id = await repo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -326,20 +327,16 @@ export function createRunService(deps: {
       requestHash: hash,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
-    if (!id) return answer((await repo.findExecutionByKey(m, key!))!, true);
+    if (!id) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
     await repo.insertSteps(
       m,
       principal.workspaceId,
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
-    await enqueueOutboxEvent(m, {
-      workspaceId: principal.workspaceId,
-      eventType: RUN_DISPATCHED_EVENT,
-      aggregateId: id,
-      payload: dispatchedPayload(id, body),
-    });
-    return answer(await mustFind(m, id), false);
+    const dispatched = dispatchedPayload(id, body);
+    await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
+    return { response: answer(await mustFind(m, id), false), dispatched };
   }
 
   return {
@@ -349,15 +346,15 @@ export function createRunService(deps: {
      * Dispatches inside the caller's transaction (a webhook delivery commits with its run); the
      * caller kicks the outbox after commit unless the answer was a duplicate.
      */
-    dispatchWithin,
+    dispatchWithin: async (...args: Parameters<typeof write>) => (await write(...args)).response,
 
     /** Hands committed `run.dispatched` events of a workspace to the relay. */
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
-      const response = await uow(scopeOf(principal), (m) => dispatchWithin(m, principal, body));
-      if (!response.was_duplicate) await launch(principal.workspaceId, response.execution_id, body);
+      const { response, dispatched } = await uow(scopeOf(principal), (m) => write(m, principal, body));
+      if (dispatched) await launch(principal.workspaceId, dispatched);
       return response;
     },
 
