@@ -228,19 +228,24 @@ describe('outbox event contracts', function () {
     const cap = capClient(t.api_key);
     const { session_id } = (await cap('agent.start_session')).body.result;
     await cap('agent.end_session', { session_id, outcome: 'failed', error_signature: 'TypeError: x' });
+    const code = await client.post('/v1/code/ingest', {
+      repo: 'contracts',
+      run_id: randomUUID(),
+      symbols: [{ kind: 'file', path: 'src/x.ts', name: 'src/x.ts' }],
+    });
+    expect(code.status).to.equal(200);
+    await getStack().runtime.services.embeddings.requeue({
+      workspaceId: t.workspace_id,
+      requests: [{ nodeId: node.id, eventId: 'contracts', backfill: true }],
+    });
 
     const rows: { event_type: string; payload: unknown }[] = await ownerDataSource.query(
       `SELECT event_type, payload FROM outbox WHERE workspace_id = $1 ORDER BY id`,
       [t.workspace_id],
     );
     const contracts = new Map(OUTBOX_EVENTS.map((contract) => [contract.name, contract]));
-    expect([...new Set(rows.map((row) => row.event_type))]).to.have.members([
-      'node.created',
-      'node.updated',
-      'run.dispatched',
-      'run.decision_recorded',
-      'agent.session_failed',
-    ]);
+    // Every contract is written above, and nothing else.
+    expect([...new Set(rows.map((row) => row.event_type))]).to.have.members([...contracts.keys()]);
     for (const row of rows) {
       const contract = contracts.get(row.event_type);
       expect(contract, row.event_type).to.not.equal(undefined);
