@@ -129,6 +129,9 @@ export const LIMITS = {
     llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
     approvalRecheckSeconds: 60,
     approvalRechecksPerRun: 200,
+    // How long POST /v1/runs waits for the workflow's start before answering 202 anyway (issue 24):
+    // the run is committed with its outbox event, which starts it once Temporal answers.
+    dispatchStartWaitMs: 2000,
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },

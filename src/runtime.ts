@@ -33,7 +33,7 @@ import type { MergeService } from './merges/service';
 import { createMergeService } from './merges/service';
 import type { OntologyConfigService } from './ontology-config/service';
 import { createOntologyConfigService } from './ontology-config/service';
-import { OUTBOX_HANDLERS } from './outbox-handlers';
+import { OUTBOX_EVENTS, OUTBOX_HANDLERS } from './outbox-handlers';
 import type { Authenticator } from './platform/api/route';
 import { createAuthenticator } from './platform/auth/authenticator';
 import type { JwtService } from './platform/auth/tokens';
@@ -148,7 +148,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const sealer = createSealer(config.WEFT_ENCRYPTION_KEY);
   const embeddings = createEmbeddingProvider(config);
-  const outbox = createOutboxRelay({ uow, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const outbox = createOutboxRelay({ uow, events: OUTBOX_EVENTS, handlers: OUTBOX_HANDLERS(temporal), logger });
   const credits = createCreditService({ uow, logger });
   const prompts = createPromptService({
     uow,

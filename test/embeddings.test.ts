@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
 import { reserveCredits } from '../src/credits/repository';
-import { embeddingQueue, enqueueEmbedding } from '../src/embeddings/outbox-handler';
+import { embeddingHandlers, embeddingQueue } from '../src/embeddings/outbox-handler';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
 import {
   embeddingBackfillWorkflow,
@@ -165,13 +165,13 @@ describe('asynchronous node embedding', function () {
       workspace_id: t.workspace_id,
       event_type: 'node.created',
       aggregate_id: row.id,
-      payload: { node_id: row.id },
+      payload: { node_id: row.id, type: 'topic', name: 'Redelivered node' },
     };
-    const handler = enqueueEmbedding(getStack().runtime.temporal);
-    await handler(event);
-    await handler(event);
+    const handler = embeddingHandlers(getStack().runtime.temporal).created;
+    await handler.handle(event);
+    await handler.handle(event);
     await settled([row.id]);
-    await handler(event);
+    await handler.handle(event);
     await new Promise((resolve) => setTimeout(resolve, 700));
     expect(await charges(t.tenant_id)).to.have.length(1);
     expect(await creditBalance(t.tenant_id)).to.equal(9);

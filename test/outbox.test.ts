@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { z } from 'zod';
 import { LIMITS } from '../src/limits';
 import { outboxSweepWorkflow } from '../src/maintenance/workflows';
+import { OUTBOX_EVENTS } from '../src/outbox-handlers';
+import { defineEvent } from '../src/platform/outbox/event';
 import type { OutboxMessage } from '../src/platform/outbox/relay';
-import { createOutboxRelay, enqueueOutboxEvent } from '../src/platform/outbox/relay';
+import { createOutboxRelay, enqueueEvent, onEvent } from '../src/platform/outbox/relay';
+import { listDeadLetters } from '../src/platform/outbox/repository';
+import { decisionRecorded } from '../src/runs/events';
+import { capClient } from './helpers/cap';
+import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
+
+// Events of these tests only: the stack's relay does not know them.
+const testPoison = defineEvent('test.poison', 1, z.object({}));
+const testGood = defineEvent('test.good', 1, z.object({}));
+const testFlaky = defineEvent('test.flaky', 1, z.object({}));
 
 interface OutboxRow {
   id: string;
@@ -36,7 +48,7 @@ describe('outbox delivery', function () {
     );
     const goodId = randomUUID();
     await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
-      enqueueOutboxEvent(m, { workspaceId: t.workspace_id, eventType: 'test.good', aggregateId: goodId }),
+      enqueueEvent(m, testGood, { workspaceId: t.workspace_id, aggregateId: goodId, payload: {} }),
     );
 
     const delivered: OutboxMessage[] = [];
@@ -46,14 +58,12 @@ describe('outbox delivery', function () {
       uow: runtime.uow,
       // Each dead letter is logged at error level; these are expected.
       logger: runtime.logger.child({}, { level: 'silent' }),
-      handlers: {
-        'test.poison': [
-          async () => {
-            throw new Error('poison');
-          },
-        ],
-        'test.good': [async (event) => void delivered.push(event)],
-      },
+      handlers: [
+        onEvent(testPoison, async () => {
+          throw new Error('poison');
+        }),
+        onEvent(testGood, async (event) => void delivered.push(event)),
+      ],
       policy: { retryBaseSeconds: 0 },
     });
 
@@ -85,20 +95,18 @@ describe('outbox delivery', function () {
     const { runtime } = getStack();
     const t = await newTenant();
     await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
-      enqueueOutboxEvent(m, { workspaceId: t.workspace_id, eventType: 'test.flaky', aggregateId: randomUUID() }),
+      enqueueEvent(m, testFlaky, { workspaceId: t.workspace_id, aggregateId: randomUUID(), payload: {} }),
     );
     let calls = 0;
     const relay = createOutboxRelay({
       uow: runtime.uow,
       logger: runtime.logger,
-      handlers: {
-        'test.flaky': [
-          async () => {
-            calls += 1;
-            if (calls === 1) throw new Error('flaky');
-          },
-        ],
-      },
+      handlers: [
+        onEvent(testFlaky, async () => {
+          calls += 1;
+          if (calls === 1) throw new Error('flaky');
+        }),
+      ],
     });
     expect(await relay.drainWorkspace(t.workspace_id)).to.include({ failed: 1 });
     // Within the backoff the row is not attempted again, however often the fast path runs.
@@ -137,5 +145,121 @@ describe('outbox delivery', function () {
     expect(result.purged).to.be.at.least(1);
     const left = (await rowsOf(t.workspace_id)).map((row) => row.event_type);
     expect(left).to.deep.equal(['test.recent_delivered', 'test.old_dead']);
+  });
+});
+
+describe('outbox event contracts', function () {
+  this.timeout(60_000);
+
+  it('an unknown event type or a malformed payload is dead-lettered at once with a reason, never retried', async () => {
+    const { runtime, ownerDataSource } = getStack();
+    const t = await newTenant();
+    const executionId = randomUUID();
+    await ownerDataSource.query(
+      `INSERT INTO outbox (workspace_id, event_type, aggregate_id, payload)
+       VALUES ($1, 'test.no_such_event', gen_random_uuid(), '{}'),
+              ($1, 'run.dispatched', $2, jsonb_build_object('execution_id', 42, 'agent', 'robot'))`,
+      [t.workspace_id, executionId],
+    );
+    // Behind them, a row the stack's relay knows (nothing handles it).
+    await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
+      enqueueEvent(m, decisionRecorded, {
+        workspaceId: t.workspace_id,
+        aggregateId: executionId,
+        payload: { execution_id: executionId, step_id: randomUUID(), supersedes_step_id: null },
+      }),
+    );
+    const quiet = createOutboxRelay({
+      uow: runtime.uow,
+      events: OUTBOX_EVENTS,
+      // The stack's contracts, no handlers: below, the stack's relay (startRun among its handlers) finds nothing left.
+      handlers: [],
+      // Dead letters are logged at error level; these are expected.
+      logger: runtime.logger.child({}, { level: 'silent' }),
+    });
+    expect(await quiet.drainWorkspace(t.workspace_id)).to.deep.equal({ dispatched: 1, failed: 0, deadLettered: 2 });
+    expect(await quiet.drainWorkspace(t.workspace_id)).to.deep.equal({ dispatched: 0, failed: 0, deadLettered: 0 });
+    // The stack's relay agrees: nothing left to deliver, nothing started.
+    expect(await runtime.outbox.drainWorkspace(t.workspace_id)).to.deep.equal({
+      dispatched: 0,
+      failed: 0,
+      deadLettered: 0,
+    });
+
+    const rows = await rowsOf(t.workspace_id);
+    const [unknown, malformed, known] = rows;
+    expect(unknown).to.include({ event_type: 'test.no_such_event', attempts: 1, dispatched_at: null });
+    expect(unknown?.dead_lettered_at).to.be.instanceOf(Date);
+    expect(unknown?.last_error).to.equal('unknown event type: test.no_such_event');
+    expect(malformed).to.include({ event_type: 'run.dispatched', attempts: 1, dispatched_at: null });
+    expect(malformed?.dead_lettered_at).to.be.instanceOf(Date);
+    expect(malformed?.last_error).to.match(/^malformed payload for run\.dispatched v1: /);
+    expect(malformed?.last_error).to.include('execution_id').and.include('agent').and.include('step_count');
+    expect(known?.dispatched_at).to.be.instanceOf(Date);
+
+    // The operator's CLI lists them with their reasons.
+    const listed = await ownerDataSource.transaction((m) => listDeadLetters(m, 1000));
+    const mine = listed.filter((letter) => letter.workspace_id === t.workspace_id).map((letter) => letter.last_error);
+    expect(mine).to.have.members([unknown?.last_error, malformed?.last_error]);
+    // Nothing was started for the malformed dispatch.
+    const started = await runtime.temporal.client.workflow
+      .getHandle(`run-${executionId}`)
+      .describe()
+      .then(
+        () => true,
+        (error: Error) => error.name !== 'WorkflowNotFoundError',
+      );
+    expect(started).to.equal(false);
+  });
+
+  it('every event the features write matches its contract', async () => {
+    const { ownerDataSource } = getStack();
+    const t = await newTenant();
+    const client = as(t.api_key);
+    const node = (await client.post('/v1/ontology/nodes', { type: 'person', name: 'Grace' })).body;
+    await client.patch(`/v1/ontology/nodes/${node.id}`, { name: 'Grace Hopper' });
+    const run = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'agent.start_session', input: { name: 'contracts' }, requires_approval: false }] },
+    });
+    expect(run.status).to.equal(202);
+    await client.post('/v1/runs', { agent: 'llm', input: { goal: 'check the contracts' } });
+    await client.post('/v1/cap/agent.record_decision', { execution_id: run.body.execution_id, decision: 'plan A' });
+    const cap = capClient(t.api_key);
+    const { session_id } = (await cap('agent.start_session')).body.result;
+    await cap('agent.end_session', { session_id, outcome: 'failed', error_signature: 'TypeError: x' });
+    const code = await client.post('/v1/code/ingest', {
+      repo: 'contracts',
+      run_id: randomUUID(),
+      symbols: [{ kind: 'file', path: 'src/x.ts', name: 'src/x.ts' }],
+    });
+    expect(code.status).to.equal(200);
+    await getStack().runtime.services.embeddings.requeue({
+      workspaceId: t.workspace_id,
+      requests: [{ nodeId: node.id, eventId: 'contracts', backfill: true }],
+    });
+
+    const rows: { event_type: string; payload: unknown }[] = await ownerDataSource.query(
+      `SELECT event_type, payload FROM outbox WHERE workspace_id = $1 ORDER BY id`,
+      [t.workspace_id],
+    );
+    const contracts = new Map(OUTBOX_EVENTS.map((contract) => [contract.name, contract]));
+    // Every contract is written above, and nothing else.
+    expect([...new Set(rows.map((row) => row.event_type))]).to.have.members([...contracts.keys()]);
+    for (const row of rows) {
+      const contract = contracts.get(row.event_type);
+      expect(contract, row.event_type).to.not.equal(undefined);
+      const parsed = contract!.payload.safeParse(row.payload);
+      expect(parsed.success, `${row.event_type}: ${JSON.stringify(row.payload)}`).to.equal(true);
+    }
+  });
+
+  it('no SQL function writes outbox rows: every row is written through its contract', async () => {
+    // A function that inserts outbox rows would bypass `enqueueEvent`; it needs its own contract test.
+    const writers: { proname: string }[] = await getStack().ownerDataSource.query(
+      `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = 'public' AND p.prosrc ~* 'insert\\s+into\\s+(public\\.)?outbox\\M'`,
+    );
+    expect(writers).to.deep.equal([]);
   });
 });

@@ -4,20 +4,23 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
+import { z } from 'zod';
 import { createActivities } from '../activities';
 import { classifyFailure } from '../activities/failures';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { NotFoundError } from '../src/platform/errors';
+import { defineEvent } from '../src/platform/outbox/event';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
-import { createOutboxRelay } from '../src/platform/outbox/relay';
+import { createOutboxRelay, onEvent } from '../src/platform/outbox/relay';
 import type { TemporalHandle } from '../src/platform/temporal/connection';
 import { freePort } from '../src/platform/temporal/dev-server';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { sourceHash } from '../src/prompt/summary';
+import { runDispatched } from '../src/runs/events';
 import { startRun } from '../src/runs/outbox-handler';
 import { createRunService } from '../src/runs/service';
 import { stepCorrelationId } from '../src/runs/steps';
-import { RUN_DISPATCHED_EVENT, runWorkflow, runWorkflowId } from '../src/runs/workflow';
+import { runWorkflow, runWorkflowId } from '../src/runs/workflow';
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
@@ -158,7 +161,7 @@ describe('runs: dispatched while Temporal is unreachable (issue 24, M-5)', funct
     const { runtime } = getStack();
     const relay = createOutboxRelay({
       uow: runtime.uow,
-      handlers: { [RUN_DISPATCHED_EVENT]: [startRun(dead)] },
+      handlers: [startRun(dead)],
       logger: runtime.logger,
       // Dead-lettered after two attempts, were the failure permanent; no backoff, so the test need not wait.
       policy: { maxAttempts: 2, retryBaseSeconds: 0, retryMaxSeconds: 0 },
@@ -199,7 +202,7 @@ describe('runs: dispatched while Temporal is unreachable (issue 24, M-5)', funct
     }
     const [event] = await owner().query(
       `SELECT attempts, dead_lettered_at, last_error FROM outbox WHERE aggregate_id = $1 AND event_type = $2`,
-      [executionId, RUN_DISPATCHED_EVENT],
+      [executionId, runDispatched.name],
     );
     console.log(`      after 5 failed deliveries: attempts=${event.attempts}, last_error=${event.last_error}`);
     expect(event.attempts).to.equal(5);
@@ -217,13 +220,11 @@ describe('runs: dispatched while Temporal is unreachable (issue 24, M-5)', funct
     const { runtime } = getStack();
     const relay = createOutboxRelay({
       uow: runtime.uow,
-      handlers: {
-        'test.poison': [
-          async () => {
-            throw new Error('poison');
-          },
-        ],
-      },
+      handlers: [
+        onEvent(defineEvent('test.poison', 1, z.object({})), async () => {
+          throw new Error('poison');
+        }),
+      ],
       logger: runtime.logger,
       policy: { maxAttempts: 2, retryBaseSeconds: 0, retryMaxSeconds: 0 },
     });

@@ -7,8 +7,9 @@ import {
   MAINTENANCE_SCHEDULES,
   scheduleId,
 } from '../src/maintenance/schedules';
-import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
+import { enqueueEvent } from '../src/platform/outbox/relay';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
+import { decisionRecorded } from '../src/runs/events';
 import { eventually } from './helpers/eventually';
 import { getStack } from './helpers/stack';
 import { OPERATOR_TEMPORAL_ADDRESS, suiteTemporal } from './helpers/temporal-server';
@@ -98,7 +99,12 @@ describe('Temporal plumbing', () => {
     const tenant = await newTenant();
     const aggregateId = randomUUID();
     await runtime.uow({ workspaceId: tenant.workspace_id }, (m) =>
-      enqueueOutboxEvent(m, { workspaceId: tenant.workspace_id, eventType: 'test.nothing_listens', aggregateId }),
+      // A known event that nothing handles: delivered as soon as it is read.
+      enqueueEvent(m, decisionRecorded, {
+        workspaceId: tenant.workspace_id,
+        aggregateId,
+        payload: { execution_id: aggregateId, step_id: randomUUID(), supersedes_step_id: null },
+      }),
     );
     const workflowId = `outbox-sweep-test-${randomUUID()}`;
     const result = await runtime.temporal.client.workflow.execute('outboxSweepWorkflow', {

@@ -3,8 +3,9 @@ import type { z } from 'zod';
 import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
 import { LIMITS } from '../limits';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import type { AgentClaim, AgentSession } from './entities';
+import { sessionFailed } from './events';
 import * as repo from './repository';
 import type {
   ClaimRow,
@@ -29,8 +30,6 @@ export interface Actor {
   userId: string;
 }
 
-/** The outbox event a failed session with a signature leaves behind; the clustering workflow follows it. */
-export const SESSION_FAILED_EVENT = 'agent.session_failed';
 export const FINDING_NODE_TYPE = 'agent.finding';
 export const FINDING_EDGE_TYPE = 'FINDING_OF';
 
@@ -129,9 +128,8 @@ export async function endSession(m: EntityManager, actor: Actor, input: z.output
   const abandoned = await repo.abandonClaimsOf(m, [session.id]);
   const failed = input.outcome === 'failed' && input.error_signature !== undefined;
   if (failed) {
-    await enqueueOutboxEvent(m, {
+    await enqueueEvent(m, sessionFailed, {
       workspaceId: actor.workspaceId,
-      eventType: SESSION_FAILED_EVENT,
       aggregateId: session.id,
       payload: { session_id: session.id },
     });

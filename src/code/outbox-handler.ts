@@ -1,6 +1,8 @@
 import { embeddingQueue } from '../embeddings/outbox-handler';
-import type { OutboxHandler, OutboxMessage } from '../platform/outbox/relay';
+import type { OutboxHandler } from '../platform/outbox/relay';
+import { onEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { codeEmbeddingRequested } from './events';
 
 // Requests per signal to the embedding queue (keeps payloads small, as the backfill does).
 const SIGNAL_CHUNK = 250;
@@ -9,10 +11,10 @@ const SIGNAL_CHUNK = 250;
  * code.embedding_requested (one per ingest batch): hands the batch's new or changed code nodes to
  * the workspace's embedding queue, keyed by this event, so redelivery charges each node once.
  */
-export const enqueueCodeEmbeddings = (temporal: TemporalHandle): OutboxHandler => {
+export const enqueueCodeEmbeddings = (temporal: TemporalHandle): OutboxHandler<typeof codeEmbeddingRequested> => {
   const enqueue = embeddingQueue(temporal);
-  return async (event: OutboxMessage) => {
-    const nodeIds = Array.isArray(event.payload.node_ids) ? event.payload.node_ids.map(String) : [];
+  return onEvent(codeEmbeddingRequested, async (event) => {
+    const nodeIds = event.payload.node_ids;
     for (let start = 0; start < nodeIds.length; start += SIGNAL_CHUNK) {
       const chunk = nodeIds.slice(start, start + SIGNAL_CHUNK);
       await enqueue(
@@ -20,5 +22,5 @@ export const enqueueCodeEmbeddings = (temporal: TemporalHandle): OutboxHandler =
         chunk.map((nodeId) => ({ nodeId, eventId: String(event.id) })),
       );
     }
-  };
+  });
 };

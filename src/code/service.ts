@@ -10,12 +10,13 @@ import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, ConflictError, DeadlineExceededError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import { enableIterativeIndexScan } from '../search/repository';
 import { registerType } from '../type-catalog/service';
 import { deleteCodeBatch, insertCodeBatch, lockCodeBatch, markCodeBatchApplied } from './batches';
+import { codeEmbeddingRequested } from './events';
 import { nodeTypeOf, symbolKey } from './keys';
 import type { EdgeValues, SymbolValues } from './repository';
 import {
@@ -34,7 +35,7 @@ import {
 } from './repository';
 import type { CodeIngestRequest, CodeIngestResponse, SymbolContextRequest, SymbolContextResponse } from './schemas';
 import type { CodeBatchResult, CodeIndexInput } from './workflow';
-import { CODE_EMBEDDING_EVENT, codeIndexWorkflow, codeIndexWorkflowId } from './workflow';
+import { codeIndexWorkflow, codeIndexWorkflowId } from './workflow';
 
 /** How many candidates a 409 lists for an ambiguous (name, type). */
 const AMBIGUOUS_CANDIDATES = 10;
@@ -155,9 +156,8 @@ export function createCodeService(deps: {
 
     const toEmbed = [...created.values(), ...updated.filter((row) => row.reembed).map((row) => row.id)];
     if (toEmbed.length > 0) {
-      await enqueueOutboxEvent(m, {
+      await enqueueEvent(m, codeEmbeddingRequested, {
         workspaceId,
-        eventType: CODE_EMBEDDING_EVENT,
         aggregateId: toEmbed[0] as string,
         payload: { node_ids: toEmbed },
       });

@@ -33,6 +33,3 @@ export const codeIndexWorkflow = defineWorkflow<[CodeIndexInput], CodeBatchResul
     `${repo}: ${counts.symbols} symbols, ${counts.edges} edges, ` +
     `${counts.commits} commits${counts.final ? ' (final)' : ''}`,
 });
-
-/** The outbox event that hands a batch's new or changed code nodes to the embedding queue. */
-export const CODE_EMBEDDING_EVENT = 'code.embedding_requested';

@@ -1,5 +1,7 @@
-import type { OutboxHandler, OutboxMessage } from '../platform/outbox/relay';
+import { nodeCreated, nodeUpdated } from '../graph/events';
+import { onEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { embeddingRequested } from './events';
 import type { EmbedRequest } from './workflow';
 import { embeddingQueueWorkflow, enqueueEmbeddingSignal } from './workflow';
 
@@ -21,16 +23,17 @@ export const embeddingQueue =
  * handed back): hand the node to its workspace's embedding queue. The request carries the event
  * id, which the charge is keyed by, so redelivery is harmless.
  */
-export const enqueueEmbedding = (temporal: TemporalHandle): OutboxHandler => {
+export const embeddingHandlers = (temporal: TemporalHandle) => {
   const enqueue = embeddingQueue(temporal);
-  return async (event: OutboxMessage) => {
-    if (event.event_type === 'node.updated' && event.payload.name_changed !== true) return;
-    const nodeId = typeof event.payload.node_id === 'string' ? event.payload.node_id : event.aggregate_id;
-    const request: EmbedRequest = {
-      nodeId,
-      eventId: String(event.id),
-      ...(event.payload.backfill === true ? { backfill: true } : {}),
-    };
-    await enqueue(event.workspace_id, [request]);
+  const embed = (workspaceId: string, eventId: string, nodeId: string, backfill?: boolean) =>
+    enqueue(workspaceId, [{ nodeId, eventId, ...(backfill === true ? { backfill: true } : {}) }]);
+  return {
+    created: onEvent(nodeCreated, (event) => embed(event.workspace_id, event.id, event.payload.node_id)),
+    updated: onEvent(nodeUpdated, async (event) => {
+      if (event.payload.name_changed) await embed(event.workspace_id, event.id, event.payload.node_id);
+    }),
+    requested: onEvent(embeddingRequested, (event) =>
+      embed(event.workspace_id, event.id, event.payload.node_id, event.payload.backfill),
+    ),
   };
 };

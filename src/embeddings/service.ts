@@ -5,7 +5,8 @@ import { LIMITS } from '../limits';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
+import { embeddingRequested } from './events';
 import type { EnqueueEmbeddings } from './outbox-handler';
 import {
   EMBEDDING_ERRORS,
@@ -18,7 +19,7 @@ import {
   writeEmbeddings,
 } from './repository';
 import type { EmbedRequest } from './workflow';
-import { EMBEDDING_REQUESTED_EVENT, embedChargeKey } from './workflow';
+import { embedChargeKey } from './workflow';
 
 export { EMBEDDING_ERRORS } from './repository';
 
@@ -162,9 +163,8 @@ export function createEmbeddingService(deps: {
     async requeue(input: { workspaceId: string; requests: EmbedRequest[] }): Promise<{ requeued: number }> {
       await uow({ workspaceId: input.workspaceId }, async (m) => {
         for (const request of input.requests) {
-          await enqueueOutboxEvent(m, {
+          await enqueueEvent(m, embeddingRequested, {
             workspaceId: input.workspaceId,
-            eventType: EMBEDDING_REQUESTED_EVENT,
             aggregateId: request.nodeId,
             payload: { node_id: request.nodeId, ...(request.backfill ? { backfill: true } : {}) },
             delaySeconds: LIMITS.embeddings.requeueDelaySeconds,

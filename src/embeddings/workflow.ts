@@ -55,9 +55,6 @@ export const enqueueEmbeddingSignal = defineSignal<[EmbedRequest[]]>('enqueueEmb
 /** Per node and per event: a retried activity or a redelivered event never charges twice. */
 export const embedChargeKey = (request: EmbedRequest) => `embed:${request.nodeId}:${request.eventId}`;
 
-/** The outbox event a full queue hands a request back as (delivered again to the queue later). */
-export const EMBEDDING_REQUESTED_EVENT = 'embedding.requested';
-
 export interface EmbeddingBackfillInput extends WorkspaceSweepInput {
   /** Nodes younger than this belong to the outbox's fast path. */
   minAgeSeconds: number;

@@ -3,8 +3,9 @@ import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/service';
+import { nodeUpdated } from './events';
 import {
   firstNodes,
   lockLiveNode,
@@ -80,9 +81,8 @@ export function createNodeService(deps: GraphServiceDeps) {
         if (body.type !== undefined && body.type !== current.type) {
           await registerType(m, principal.workspaceId, 'node', body.type);
         }
-        await enqueueOutboxEvent(m, {
+        await enqueueEvent(m, nodeUpdated, {
           workspaceId: principal.workspaceId,
-          eventType: 'node.updated',
           aggregateId: nodeId,
           payload: { node_id: nodeId, name_changed: body.name !== undefined && body.name !== current.name },
         });

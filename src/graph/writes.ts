@@ -4,8 +4,9 @@ import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import { ConflictError, NotFoundError } from '../platform/errors';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/service';
+import { nodeCreated } from './events';
 import type { EdgeRow, NodeRow } from './repository';
 import { insertEdge, insertNode, touchLiveNodes } from './repository';
 
@@ -80,9 +81,8 @@ export const enqueueNodeCreated = (
   workspaceId: string,
   node: { id: string; type: string; name: string },
 ): Promise<void> =>
-  enqueueOutboxEvent(m, {
+  enqueueEvent(m, nodeCreated, {
     workspaceId,
-    eventType: 'node.created',
     aggregateId: node.id,
     payload: { node_id: node.id, type: node.type, name: node.name },
   });

@@ -3,14 +3,12 @@ import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import { stepEntry } from './audit';
 import { FINISHED_STATUSES } from './entities';
+import { decisionRecorded } from './events';
 import * as repo from './repository';
 import { ReadDecisionsInput, ReadDecisionsOutput, RecordDecisionInput, RecordDecisionOutput } from './schemas';
-
-/** The outbox event each recorded decision writes in its transaction (contract 6). */
-export const DECISION_RECORDED_EVENT = 'run.decision_recorded';
 
 const runNotFound = (executionId: string) => new NotFoundError({ error: 'run_not_found', execution_id: executionId });
 
@@ -67,9 +65,8 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
         refId: step.id,
         entry: stepEntry(step),
       });
-      await enqueueOutboxEvent(m, {
+      await enqueueEvent(m, decisionRecorded, {
         workspaceId: principal.workspaceId,
-        eventType: DECISION_RECORDED_EVENT,
         aggregateId: run.id,
         payload: { execution_id: run.id, step_id: step.id, supersedes_step_id: supersedes },
       });

@@ -4,6 +4,7 @@ import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
+import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
@@ -18,13 +19,14 @@ import {
 } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueOutboxEvent } from '../platform/outbox/relay';
+import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunExecution } from './entities';
+import type { RunDispatched } from './events';
+import { runDispatched, runStartInput } from './events';
 import { storedExpiry } from './identity';
-import { runStartInput } from './outbox-handler';
 import * as repo from './repository';
 import type {
   ApprovalPolicy,
@@ -41,7 +43,7 @@ import type {
   RunTemplate,
 } from './schemas';
 import { approvalRow, stepRow, summaryOf } from './views';
-import { RUN_DISPATCHED_EVENT, runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
+import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
 /** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
 function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
@@ -125,7 +127,7 @@ export function createRunService(deps: {
   }
 
   /** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
-  const dispatchedPayload = (id: string, body: RunTemplate): Record<string, unknown> => ({
+  const dispatchedPayload = (id: string, body: RunTemplate): RunDispatched => ({
     execution_id: id,
     agent: body.agent,
     step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
@@ -137,29 +139,41 @@ export function createRunService(deps: {
   /**
    * Starts a committed run's workflow at once (the relay would add a read, a round of its
    * per-workspace loop and a write before the same start), then marks its event delivered. A
-   * failed start is left to the relay, kicked here; a crash before the start, to its sweep.
+   * failed start is left to the relay, kicked here; a crash before the start, to its sweep. It
+   * starts from the payload the transaction wrote, as the relay would. The caller waits at most
+   * `dispatchStartWaitMs`: while Temporal is unreachable its client retries for many seconds, and
+   * the run is safe in the outbox anyway (a later second start is refused as a duplicate).
    */
-  async function launch(workspaceId: string, executionId: string, body: RunTemplate): Promise<void> {
-    try {
-      await temporal.workflows.start(
-        runWorkflow,
-        runStartInput(workspaceId, executionId, dispatchedPayload(executionId, body)),
-      );
-    } catch (error) {
-      logger.warn({ err: error, execution_id: executionId }, 'run start failed; the outbox relay will start it');
-      outbox.kick(workspaceId);
-      return;
-    }
-    outbox.delivered(workspaceId, RUN_DISPATCHED_EVENT, executionId).catch((error: unknown) => {
-      logger.warn({ err: error, execution_id: executionId }, 'run event not marked delivered; the relay will');
+  async function launch(workspaceId: string, payload: RunDispatched): Promise<void> {
+    const executionId = payload.execution_id;
+    const started = temporal.workflows.start(runWorkflow, runStartInput(workspaceId, payload)).then(
+      () => {
+        outbox.delivered(workspaceId, runDispatched, executionId).catch((error: unknown) => {
+          logger.warn({ err: error, execution_id: executionId }, 'run event not marked delivered; the relay will');
+        });
+        return true;
+      },
+      (error: unknown) => {
+        logger.warn({ err: error, execution_id: executionId }, 'run start failed; the outbox relay will start it');
+        outbox.kick(workspaceId);
+        return true;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), LIMITS.runs.dispatchStartWaitMs);
     });
+    const settled = await Promise.race([started, waited]);
+    clearTimeout(timer);
+    if (!settled) logger.warn({ execution_id: executionId }, 'run start still pending; answering, the outbox has it');
   }
 
-  async function dispatchWithin(
+  /** The dispatch's writes; with the event's payload when it wrote one (not for a duplicate). */
+  async function write(
     m: EntityManager,
     principal: Principal,
     body: DispatchRunRequest,
-  ): Promise<DispatchRunResponse> {
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched }> {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
     const hash = requestHash(request);
@@ -174,7 +188,7 @@ export function createRunService(deps: {
     };
     if (key) {
       const earlier = await repo.findExecutionByKey(m, key);
-      if (earlier) return answer(earlier, true);
+      if (earlier) return { response: answer(earlier, true) };
     }
     const id = await repo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -194,20 +208,16 @@ export function createRunService(deps: {
       requestHash: hash,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
-    if (!id) return answer((await repo.findExecutionByKey(m, key!))!, true);
+    if (!id) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
     await repo.insertSteps(
       m,
       principal.workspaceId,
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
-    await enqueueOutboxEvent(m, {
-      workspaceId: principal.workspaceId,
-      eventType: RUN_DISPATCHED_EVENT,
-      aggregateId: id,
-      payload: dispatchedPayload(id, body),
-    });
-    return answer(await repo.mustFindExecution(m, id), false);
+    const dispatched = dispatchedPayload(id, body);
+    await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
+    return { response: answer(await repo.mustFindExecution(m, id), false), dispatched };
   }
 
   return {
@@ -217,15 +227,15 @@ export function createRunService(deps: {
      * Dispatches inside the caller's transaction (a webhook delivery commits with its run); the
      * caller kicks the outbox after commit unless the answer was a duplicate.
      */
-    dispatchWithin,
+    dispatchWithin: async (...args: Parameters<typeof write>) => (await write(...args)).response,
 
     /** Hands committed `run.dispatched` events of a workspace to the relay. */
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
-      const response = await uow(scopeOf(principal), (m) => dispatchWithin(m, principal, body));
-      if (!response.was_duplicate) await launch(principal.workspaceId, response.execution_id, body);
+      const { response, dispatched } = await uow(scopeOf(principal), (m) => write(m, principal, body));
+      if (dispatched) await launch(principal.workspaceId, dispatched);
       return response;
     },
 

@@ -60,6 +60,3 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
 
 /** An approval of this run was resolved (or the run was cancelled): re-read the rows now. */
 export const runChangedSignal = defineSignal<[{ reason: 'approval_resolved' | 'cancelled' }]>('runChanged');
-
-/** The outbox event a dispatch writes in its transaction; its handler starts the workflow. */
-export const RUN_DISPATCHED_EVENT = 'run.dispatched';

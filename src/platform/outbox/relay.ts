@@ -4,11 +4,13 @@ import type { UnitOfWork } from '../db/unit-of-work';
 import { DomainError } from '../errors';
 import type { Logger } from '../logger';
 import { isTransient } from '../transient';
-import type { NewOutboxEvent, OutboxMessage } from './repository';
+import type { EventContract, EventInput, EventPayload } from './event';
+import type { OutboxMessage } from './repository';
 import {
   deadLetterCount,
   dueEvents,
   insertOutboxEvent,
+  markDeadLetter,
   markDelivered,
   markDeliveredByAggregate,
   markFailed,
@@ -26,18 +28,49 @@ const isTransientFailure = (error: unknown) =>
   isTransient(error) || (error instanceof DomainError && RETRYABLE_CODES.has(error.code));
 
 /**
- * Reacts to one committed event, typically by starting or signalling a workflow whose id is
- * derived from the event (`resolve-<node_id>`, `embed-queue-<workspace_id>` with the event id in
- * the signal), so that delivering the same event twice has the effect of delivering it once.
+ * Reacts to one committed event of its contract, with the payload the relay parsed, typically by
+ * starting or signalling a workflow whose id is derived from the event (`resolve-<node_id>`,
+ * `embed-queue-<workspace_id>` with the event id in the signal), so that delivering the same event
+ * twice has the effect of delivering it once.
  */
-export type OutboxHandler = (event: OutboxMessage) => Promise<void>;
+export interface OutboxHandler<E extends EventContract = EventContract> {
+  readonly contract: E;
+  // Method syntax: a list of handlers of different contracts is one `OutboxHandler[]`.
+  handle(event: OutboxMessage<EventPayload<E>>): Promise<void>;
+}
+
+/** A handler of one contract, its payload typed by the contract. */
+export const onEvent = <E extends EventContract>(
+  contract: E,
+  handle: (event: OutboxMessage<EventPayload<E>>) => Promise<void>,
+): OutboxHandler<E> => ({ contract, handle });
 
 /**
- * Writes an event in the caller's transaction; it leaves only if that transaction commits, and
- * not before `delaySeconds`.
+ * Writes an event of a contract in the caller's transaction; it leaves only if that transaction
+ * commits, and not before `delaySeconds`. The payload is typed by the contract here and parsed by
+ * it when the relay reads the row.
  */
-export const enqueueOutboxEvent = (m: EntityManager, event: NewOutboxEvent): Promise<void> =>
-  insertOutboxEvent(m, event);
+export const enqueueEvent = <E extends EventContract>(
+  m: EntityManager,
+  contract: E,
+  event: { workspaceId: string; aggregateId: string; payload: EventInput<E>; delaySeconds?: number },
+): Promise<void> =>
+  insertOutboxEvent(m, {
+    workspaceId: event.workspaceId,
+    eventType: contract.name,
+    aggregateId: event.aggregateId,
+    payload: event.payload as Record<string, unknown>,
+    delaySeconds: event.delaySeconds,
+  });
+
+/** Why a row cannot be delivered at all: no contract of its type, or a payload its contract refuses. */
+function undeliverable(contract: EventContract | undefined, row: OutboxMessage): string | { payload: unknown } {
+  if (!contract) return `unknown event type: ${row.event_type}`;
+  const parsed = contract.payload.safeParse(row.payload);
+  if (parsed.success) return { payload: parsed.data };
+  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(payload)'}: ${issue.message}`);
+  return `malformed payload for ${contract.name} v${contract.version}: ${issues.join('; ')}`;
+}
 
 /** How delivery retries, gives up and cleans up (LIMITS.outbox unless overridden). */
 export type OutboxPolicy = { [Key in keyof typeof LIMITS.outbox]: number };
@@ -69,17 +102,44 @@ export interface SweepResult {
  */
 export function createOutboxRelay(deps: {
   uow: UnitOfWork;
-  handlers: Readonly<Record<string, readonly OutboxHandler[]>>;
+  /** Handlers in delivery order; an event's handlers run one after the other. */
+  handlers: readonly OutboxHandler[];
+  /**
+   * Every contract written, handled or not (a row nothing handles is delivered as read); the
+   * handlers' contracts are added. A row of any other type is a dead letter.
+   */
+  events?: readonly EventContract[];
   logger: Logger;
   /** Overrides of LIMITS.outbox (tests shorten the backoff). */
   policy?: Partial<OutboxPolicy>;
 }) {
-  const { uow, handlers, logger } = deps;
+  const { uow, logger } = deps;
   const policy: OutboxPolicy = { ...LIMITS.outbox, ...deps.policy };
+  const contracts = new Map<string, EventContract>();
+  for (const contract of [...(deps.events ?? []), ...deps.handlers.map((handler) => handler.contract)]) {
+    const known = contracts.get(contract.name);
+    if (known && known !== contract) throw new Error(`Two outbox event contracts are named ${contract.name}`);
+    contracts.set(contract.name, contract);
+  }
+  const handlers = new Map<string, OutboxHandler[]>();
+  for (const handler of deps.handlers) {
+    handlers.set(handler.contract.name, [...(handlers.get(handler.contract.name) ?? []), handler]);
+  }
 
   async function deliver(workspaceId: string, row: OutboxMessage): Promise<'dispatched' | 'failed' | 'dead'> {
+    const parsed = undeliverable(contracts.get(row.event_type), row);
+    if (typeof parsed === 'string') {
+      // Never a crash and never a retry: no later attempt would read the row differently.
+      await uow({ workspaceId }, (m) => markDeadLetter(m, { id: row.id, error: parsed }));
+      logger.error(
+        { outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId, reason: parsed },
+        'outbox event dead-lettered: it cannot be delivered',
+      );
+      return 'dead';
+    }
     try {
-      for (const handle of handlers[row.event_type] ?? []) await handle(row);
+      const event = { ...row, payload: parsed.payload };
+      for (const handler of handlers.get(row.event_type) ?? []) await handler.handle(event);
     } catch (error) {
       const permanent = !isTransientFailure(error);
       const dead = await uow({ workspaceId }, (m) =>
@@ -163,8 +223,8 @@ export function createOutboxRelay(deps: {
      * repeat it. Until then, and if this fails, the relay delivers them, which the idempotent
      * handler absorbs.
      */
-    delivered: (workspaceId: string, eventType: string, aggregateId: string): Promise<void> =>
-      uow({ workspaceId }, (m) => markDeliveredByAggregate(m, { eventType, aggregateId })),
+    delivered: (workspaceId: string, contract: EventContract, aggregateId: string): Promise<void> =>
+      uow({ workspaceId }, (m) => markDeliveredByAggregate(m, { eventType: contract.name, aggregateId })),
 
     /**
      * The safety net behind the fast path: every workspace with rows older than `minAgeSeconds`

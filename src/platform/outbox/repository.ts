@@ -2,13 +2,16 @@ import type { EntityManager } from 'typeorm';
 import { queryFirst, queryRows } from '../db/query';
 import { OutboxEvent } from './entities';
 
-/** One undelivered event as handlers see it (the row's columns, as the handlers were written for). */
-export interface OutboxMessage {
+/**
+ * One undelivered event: the row's columns. Handlers see it with the payload their contract
+ * parsed; as read, the payload is whatever JSON the row holds.
+ */
+export interface OutboxMessage<Payload = unknown> {
   id: string;
   workspace_id: string;
   event_type: string;
   aggregate_id: string;
-  payload: Record<string, unknown>;
+  payload: Payload;
 }
 
 const outbox = (m: EntityManager) => m.getRepository(OutboxEvent);
@@ -95,6 +98,18 @@ export async function markFailed(
     [input.id, input.error.slice(0, 500), input.maxAttempts, input.baseSeconds, input.maxSeconds, input.permanent],
   );
   return row?.dead ?? false;
+}
+
+/**
+ * Dead-letters a row at once, with the reason: an event the relay cannot deliver at all (unknown
+ * type, malformed payload), for which a retry would change nothing.
+ */
+export async function markDeadLetter(m: EntityManager, input: { id: string; error: string }): Promise<void> {
+  await queryRows(
+    m,
+    `UPDATE outbox SET attempts = attempts + 1, last_error = $2, dead_lettered_at = now() WHERE id = $1::bigint`,
+    [input.id, input.error.slice(0, 500)],
+  );
 }
 
 /**

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { EventPayload } from '../platform/outbox/event';
+import { defineEvent } from '../platform/outbox/event';
+import type { RunWorkflowInput } from './workflow';
+
+/**
+ * A committed dispatch: what the run workflow's start needs beyond the rows. Written in the
+ * dispatch's transaction; the API starts the workflow from the same payload right after the
+ * commit, and the handler if the API did not get to it.
+ */
+export const runDispatched = defineEvent(
+  'run.dispatched',
+  1,
+  z.object({
+    execution_id: z.string(),
+    agent: z.enum(['playbook', 'llm']),
+    step_count: z.number().int().nonnegative(),
+    /** An llm run's goal (its first 100 characters), for the workflow's summary. */
+    goal: z.string().optional(),
+    approval_recheck_seconds: z.number().optional(),
+    approval_rechecks_per_run: z.number().optional(),
+  }),
+);
+export type RunDispatched = EventPayload<typeof runDispatched>;
+
+/** The workflow input a `run.dispatched` payload describes. */
+export const runStartInput = (workspaceId: string, payload: RunDispatched): RunWorkflowInput => ({
+  workspaceId,
+  executionId: payload.execution_id,
+  agent: payload.agent,
+  stepCount: payload.step_count,
+  ...(payload.approval_recheck_seconds !== undefined
+    ? { approvalRecheckSeconds: payload.approval_recheck_seconds }
+    : {}),
+  ...(payload.approval_rechecks_per_run !== undefined
+    ? { approvalRechecksPerRun: payload.approval_rechecks_per_run }
+    : {}),
+  ...(payload.goal !== undefined ? { goal: payload.goal } : {}),
+});
+
+/** Each decision `agent.record_decision` records (contract 6); nothing handles it today. */
+export const decisionRecorded = defineEvent(
+  'run.decision_recorded',
+  1,
+  z.object({ execution_id: z.string(), step_id: z.string(), supersedes_step_id: z.string().nullable() }),
+);
