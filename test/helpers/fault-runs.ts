@@ -83,7 +83,8 @@ export interface LoadTenant {
   owner: BootstrapResult;
   reviewer: BootstrapResult;
   credits: number;
-  trigger?: { slug: string; secret: string };
+  /** `slug` as created (with its random suffix); `tag` the name its runs give their sessions. */
+  trigger?: { slug: string; tag: string; secret: string };
 }
 
 export interface LoadRun {
@@ -139,7 +140,7 @@ export async function createTrigger(http: FaultHttp, tenant: LoadTenant): Promis
   const answer = await http.retrying(tenant.owner.api_key, 'POST', '/v1/triggers', { slug, run: plan });
   if (answer.status !== 201)
     throw new Error(`trigger creation answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  tenant.trigger = { slug, secret: answer.body.secret };
+  tenant.trigger = { slug: answer.body.slug, tag: slug, secret: answer.body.secret };
 }
 
 /** A signed webhook delivery: 202 with the run's execution id expected. */
@@ -156,7 +157,7 @@ export async function deliverWebhook(http: FaultHttp, tenant: LoadTenant): Promi
   if (answer.status !== 202 || !answer.body?.execution_id) {
     throw new Error(`webhook answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   }
-  return { executionId: answer.body.execution_id, tenant, tag: trigger.slug, approval: false, via: 'webhook' };
+  return { executionId: answer.body.execution_id, tenant, tag: trigger.tag, approval: false, via: 'webhook' };
 }
 
 /** The run as GET /v1/runs/{id} shows it (retried through 503s). */
