@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { LIMITS } from '../src/limits';
-import { outboxSweepWorkflow } from '../src/maintenance/workflows';
 import type { OutboxMessage } from '../src/platform/outbox/relay';
 import { createOutboxRelay, enqueueOutboxEvent } from '../src/platform/outbox/relay';
+import { outboxSweepWorkflow } from '../src/platform/outbox/workflow';
+import { LIMITS } from '../src/rules/limits';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 

@@ -6,7 +6,7 @@ import {
   ensureMaintenanceSchedules,
   MAINTENANCE_SCHEDULES,
   scheduleId,
-} from '../src/maintenance/schedules';
+} from '../src/app/schedules';
 import { enqueueOutboxEvent } from '../src/platform/outbox/relay';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { eventually } from './helpers/eventually';
@@ -71,7 +71,6 @@ describe('Temporal plumbing', () => {
       'agent-session-sweep',
       'capability-key-purge',
       'webhook-delivery-retention',
-      'run-reconcile',
     ]);
   });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
 import { defineRoute, RouteAnswer } from '../platform/api/route';
 import { RateLimitedError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import { readRawBody } from './raw-body';
 import {
   CreateTriggerRequest,

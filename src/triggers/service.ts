@@ -1,13 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
+import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
-import type { Sealer } from '../prompt/sealed';
+import { LIMITS } from '../rules/limits';
 import type { DispatchRunRequest, RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import type { TriggerPrincipal, WebhookDelivery, WebhookTrigger } from './entities';

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { CREDIT_COSTS } from '../../src/credits/costs';
+import { offlineOpenApiDocument } from '../../src/app/openapi';
 import type { AnyRoute } from '../../src/platform/api/route';
 import { defineRoute, mountRoutes } from '../../src/platform/api/route';
 import { buildOpenApiDocument } from '../../src/platform/openapi/document';
-import { offlineOpenApiDocument } from '../../src/platform/openapi/offline';
+import { CREDIT_COSTS } from '../../src/rules/costs';
 
 const Thing = z.object({ name: z.string().min(1) }).meta({ id: 'Thing' });
 const handler = async () => ({ name: 'x' });

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { CreditKind } from '../../credits/costs';
+import type { CreditKind } from '../../rules/costs';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError, UnauthenticatedError } from '../errors';

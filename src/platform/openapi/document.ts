@@ -1,8 +1,8 @@
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { CreditKind } from '../../credits/costs';
-import { CREDIT_COSTS, CREDIT_KINDS } from '../../credits/costs';
+import type { CreditKind } from '../../rules/costs';
+import { CREDIT_COSTS, CREDIT_KINDS } from '../../rules/costs';
 import type { AnyRoute, CredentialKind, RouteOutcome } from '../api/route';
 import { assertRoutesDocumented, JSON_BODY_LIMIT } from '../api/route';
 import { MCP_TOKEN_SCOPES } from '../auth/scopes';

@@ -1,7 +1,7 @@
 import type { Payload } from '@temporalio/common';
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
-import { LIMITS } from '../../../limits';
+import { LIMITS } from '../../../rules/limits';
 import type { RateLimiter } from '../../api/rate-limit';
 import type { Authenticator } from '../../api/route';
 import { defineRoute } from '../../api/route';

@@ -1,60 +1,24 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { apiKeyRoutes } from '../../api-keys/routes';
-import { capabilityRoutes } from '../../capabilities/routes';
-import { codeRoutes } from '../../code/routes';
-import { consoleRoutes } from '../../console/routes';
-import { creditRoutes } from '../../credits/routes';
-import { graphRoutes } from '../../graph/routes';
-import { healthRoutes } from '../../health/routes';
-import { mcpOtherMethods, mcpRoutes } from '../../mcp/routes';
-import { mcpTokenRoutes } from '../../mcp-tokens/routes';
-import { mergeRoutes } from '../../merges/routes';
-import { ontologyConfigRoutes } from '../../ontology-config/routes';
-import { promptRoutes } from '../../prompt/routes';
-import { runRoutes } from '../../runs/routes';
-import type { Runtime } from '../../runtime';
-import { searchRoutes } from '../../search/routes';
-import { triggerRoutes } from '../../triggers/routes';
-import { typeCatalogRoutes } from '../../type-catalog/routes';
-import { openApiRoutes } from '../openapi/routes';
-import { codecCors } from '../temporal/codec-server/cors';
-import { temporalCodecRoutes } from '../temporal/codec-server/routes';
-import { errorHandler, HttpError } from './errors';
-import type { RateLimiter } from './rate-limit';
-import { createRateLimiter } from './rate-limit';
-import { requestContext, requestLogger } from './request-context';
-import type { AnyRoute } from './route';
-import { JSON_BODY_LIMIT, mountRoutes } from './route';
+import { mcpOtherMethods } from '../mcp/routes';
+import { errorHandler, HttpError } from '../platform/api/errors';
+import type { RateLimiter } from '../platform/api/rate-limit';
+import { createRateLimiter } from '../platform/api/rate-limit';
+import { requestContext, requestLogger } from '../platform/api/request-context';
+import type { AnyRoute } from '../platform/api/route';
+import { JSON_BODY_LIMIT, mountRoutes } from '../platform/api/route';
+import { openApiRoutes } from '../platform/openapi/routes';
+import { codecCors } from '../platform/temporal/codec-server/cors';
+import { FEATURES } from './features';
+import type { Runtime } from './runtime';
 
-/** Every route of the API, in one list: the router and the OpenAPI document both read it. */
+/**
+ * Every route of the API, from the features' manifests in their order: the router and the OpenAPI
+ * document both read it.
+ */
 export function allRoutes(runtime: Runtime, rateLimiter?: RateLimiter): AnyRoute[] {
-  const routes: AnyRoute[] = [
-    ...healthRoutes({ dataSource: runtime.dataSource, temporal: runtime.temporal }),
-    ...apiKeyRoutes(runtime.services.apiKeys),
-    ...mcpTokenRoutes(runtime.services.mcpTokens),
-    ...ontologyConfigRoutes(runtime.services.ontologyConfig),
-    ...graphRoutes(runtime.services),
-    ...typeCatalogRoutes(runtime.services.typeCatalog),
-    ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
-    ...mergeRoutes(runtime.services.merges),
-    ...searchRoutes(runtime.services.search),
-    ...codeRoutes(runtime.services.code),
-    ...temporalCodecRoutes({
-      codec: runtime.temporal.codec,
-      authenticator: runtime.authenticator,
-      dataSource: runtime.dataSource,
-      config: runtime.config,
-      rateLimiter,
-    }),
-    ...capabilityRoutes(runtime.services.capabilities),
-    ...runRoutes(runtime.services.runs),
-    ...mcpRoutes(runtime.services.mcp),
-    ...creditRoutes(runtime.services.credits),
-    ...consoleRoutes(runtime.config),
-    ...triggerRoutes(runtime.services.triggers),
-  ];
+  const routes: AnyRoute[] = FEATURES.flatMap((feature) => feature.routes?.(runtime, rateLimiter) ?? []);
   return [...routes, ...openApiRoutes(() => routes)];
 }
 

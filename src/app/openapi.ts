@@ -1,9 +1,9 @@
-import { allCapabilities } from '../../capabilities/registry';
-import { createCapabilityService } from '../../capabilities/service';
-import type { Runtime } from '../../runtime';
-import { allRoutes } from '../api/app';
-import { loadConfig } from '../config';
-import { buildOpenApiDocument } from './document';
+import { createCapabilityService } from '../capabilities/service';
+import { loadConfig } from '../platform/config';
+import { buildOpenApiDocument } from '../platform/openapi/document';
+import { allCapabilities } from './capabilities';
+import { allRoutes } from './http';
+import type { Runtime } from './runtime';
 
 /**
  * A runtime whose services exist only to be named: route factories may keep references to them,

@@ -1,0 +1,11 @@
+import type { DataSource } from 'typeorm';
+import type { ApiTag } from '../platform/openapi/tags';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { healthRoutes } from './routes';
+
+/** Liveness and readiness. See src/app/feature.ts for what a manifest may declare. */
+export const healthFeature = {
+  name: 'health',
+  tags: ['health'] satisfies ApiTag[],
+  routes: (runtime: { dataSource: DataSource; temporal: TemporalHandle }) => healthRoutes(runtime),
+};

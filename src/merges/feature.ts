@@ -1,0 +1,18 @@
+import type { ApiTag } from '../platform/openapi/tags';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { MergeAction, MergeCandidate } from './entities';
+import { startPersonResolver } from './outbox-handler';
+import { mergeRoutes } from './routes';
+import type { MergeService } from './service';
+
+/** The person-merge queue: the resolver proposes, a person decides. */
+export const mergesFeature = {
+  name: 'merges',
+  tags: ['merges'] satisfies ApiTag[],
+  entities: [MergeCandidate, MergeAction],
+  routes: (runtime: { services: { merges: MergeService } }) => mergeRoutes(runtime.services.merges),
+  outboxHandlers: (temporal: TemporalHandle) => ({
+    // Person-type nodes only; the handler filters by type.
+    'node.created': [startPersonResolver(temporal)],
+  }),
+};

@@ -1,0 +1,23 @@
+import type { ApiTag } from '../platform/openapi/tags';
+import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import { WebhookDelivery, WebhookTrigger } from './entities';
+import { triggerRoutes } from './routes';
+import type { TriggerService } from './service';
+import { webhookDeliveryRetentionWorkflow } from './workflow';
+
+/** Signed inbound webhooks that start runs, and their delivery records' retention. */
+export const triggersFeature = {
+  name: 'triggers',
+  tags: ['triggers'] satisfies ApiTag[],
+  entities: [WebhookTrigger, WebhookDelivery],
+  routes: (runtime: { services: { triggers: TriggerService } }) => triggerRoutes(runtime.services.triggers),
+  schedules: [
+    {
+      name: 'webhook-delivery-retention',
+      description: 'Daily: deletes webhook delivery records older than 30 days, in batches.',
+      workflow: webhookDeliveryRetentionWorkflow,
+      args: [{}],
+      spec: { intervals: [{ every: '1 day', offset: '4 hours' }] },
+    },
+  ] satisfies MaintenanceSchedule[],
+};

@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { expect } from 'chai';
+
+const ROOT = resolve(__dirname, '../..');
+const PLATFORM = join(ROOT, 'src/platform');
+/** The ground floor: src/platform/ may import only itself and the rule tables beside it. */
+const ALLOWED = [PLATFORM, join(ROOT, 'src/rules')];
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+// Every module specifier: `import … from`, `import type … from`, `export … from`, side-effect
+// imports, `import()` and `require()`.
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]/g;
+
+function relativeImports(source: string): string[] {
+  const withoutComments = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return [...withoutComments.matchAll(SPECIFIER)].map((match) => match[1] ?? '').filter((spec) => spec.startsWith('.'));
+}
+
+describe('layering (unit)', () => {
+  it('finds the specifiers of every import form', () => {
+    const source = [
+      "import type { A } from '../a';",
+      "import { B,\n  C } from './b';",
+      "export { D } from '../../d';",
+      "import './side-effect';",
+      "const e = await import('../e');",
+      "// import { F } from '../f';",
+      "import { z } from 'zod';",
+    ].join('\n');
+    expect(relativeImports(source)).to.deep.equal(['../a', './b', '../../d', './side-effect', '../e']);
+  });
+
+  it('src/platform/ imports nothing outside src/platform/ and src/rules/ (type imports included)', () => {
+    const violations = tsFiles(PLATFORM).flatMap((file) =>
+      relativeImports(readFileSync(file, 'utf8'))
+        .filter((spec) => {
+          const target = resolve(dirname(file), spec);
+          return !ALLOWED.some((dir) => target === dir || target.startsWith(`${dir}/`));
+        })
+        .map((spec) => `${relative(ROOT, file)} → ${spec}`),
+    );
+    expect(violations).to.deep.equal([]);
+  });
+});
