@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import { Credential, CredentialDailyUsage } from './entities';
 import { apiKeyRoutes } from './routes';
 import type { ApiKeyService } from './service';
@@ -6,7 +5,9 @@ import type { ApiKeyService } from './service';
 /** API keys and their daily usage. */
 export const apiKeysFeature = {
   name: 'api-keys',
-  tags: ['api-keys'] satisfies ApiTag[],
+  tags: {
+    'api-keys': 'The caller’s API keys: create, list, revoke, usage. Secrets are shown once.',
+  },
   entities: [Credential, CredentialDailyUsage],
   routes: (runtime: { services: { apiKeys: ApiKeyService } }) => apiKeyRoutes(runtime.services.apiKeys),
 };

@@ -1,7 +1,7 @@
 import type { AnyCapability } from '../capabilities/define';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import type { AnyRoute } from '../platform/api/route';
-import type { ApiTag } from '../platform/openapi/tags';
+import type { TagDescriptions } from '../platform/openapi/tags';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
@@ -16,8 +16,8 @@ import type { Runtime } from './runtime';
 export interface Feature {
   /** The folder's name. */
   name: string;
-  /** The OpenAPI tags its routes use (described in src/platform/openapi/tags.ts). */
-  tags?: readonly ApiTag[];
+  /** The OpenAPI tags it introduces, with their descriptions (its routes may also use another feature's). */
+  tags?: TagDescriptions;
   /** Its TypeORM entity classes (the tables come from migrations). */
   entities?: readonly (abstract new (
     ...args: never

@@ -13,6 +13,7 @@ import { mcpTokensFeature } from '../mcp-tokens/feature';
 import { mergesFeature } from '../merges/feature';
 import { ontologyConfigFeature } from '../ontology-config/feature';
 import { authFeature } from '../platform/auth/feature';
+import type { TagDescriptions } from '../platform/openapi/tags';
 import { outboxFeature } from '../platform/outbox/feature';
 import { temporalCodecFeature } from '../platform/temporal/codec-server/feature';
 import { promptFeature } from '../prompt/feature';
@@ -56,3 +57,12 @@ export const FEATURES = [
   authFeature,
   outboxFeature,
 ] satisfies Feature[] as readonly Feature[];
+
+/** Every feature's OpenAPI tags and their descriptions; a tag is described by one feature only. */
+export const API_TAGS: TagDescriptions = Object.fromEntries(
+  FEATURES.flatMap((feature) => Object.entries(feature.tags ?? {})).map(([name, description], index, all) => {
+    if (all.findIndex(([other]) => other === name) !== index)
+      throw new Error(`two features describe the tag '${name}'`);
+    return [name, description];
+  }),
+);

@@ -10,7 +10,7 @@ import type { AnyRoute } from '../platform/api/route';
 import { JSON_BODY_LIMIT, mountRoutes } from '../platform/api/route';
 import { openApiRoutes } from '../platform/openapi/routes';
 import { codecCors } from '../platform/temporal/codec-server/cors';
-import { FEATURES } from './features';
+import { API_TAGS, FEATURES } from './features';
 import type { Runtime } from './runtime';
 
 /**
@@ -19,7 +19,7 @@ import type { Runtime } from './runtime';
  */
 export function allRoutes(runtime: Runtime, rateLimiter?: RateLimiter): AnyRoute[] {
   const routes: AnyRoute[] = FEATURES.flatMap((feature) => feature.routes?.(runtime, rateLimiter) ?? []);
-  return [...routes, ...openApiRoutes(() => routes)];
+  return [...routes, ...openApiRoutes(() => routes, API_TAGS)];
 }
 
 /** Whether a request goes to a route that reads its own raw body (`rawBody`), by method and path. */

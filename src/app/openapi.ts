@@ -2,6 +2,7 @@ import { createCapabilityService } from '../capabilities/service';
 import { loadConfig } from '../platform/config';
 import { buildOpenApiDocument } from '../platform/openapi/document';
 import { allCapabilities } from './capabilities';
+import { API_TAGS } from './features';
 import { allRoutes } from './http';
 import type { Runtime } from './runtime';
 
@@ -37,4 +38,4 @@ function documentationRuntime(): Runtime {
 }
 
 /** The OpenAPI document of every route, built without a database, Temporal or a listening server. */
-export const offlineOpenApiDocument = () => buildOpenApiDocument(allRoutes(documentationRuntime()));
+export const offlineOpenApiDocument = () => buildOpenApiDocument(allRoutes(documentationRuntime()), API_TAGS);

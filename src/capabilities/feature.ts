@@ -1,5 +1,4 @@
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { ApiTag } from '../platform/openapi/tags';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
@@ -16,7 +15,11 @@ import { capabilityKeyPurgeWorkflow } from './workflow';
  */
 export const capabilitiesFeature = {
   name: 'capabilities',
-  tags: ['capabilities', 'capabilities:read', 'capabilities:write'] satisfies ApiTag[],
+  tags: {
+    capabilities: 'Agent tools mounted as POST /v1/cap/<tool-name>, with idempotency and a credit envelope.',
+    'capabilities:read': 'Capabilities that only read.',
+    'capabilities:write': 'Capabilities that change state; replayable with an Idempotency-Key.',
+  },
   entities: [CapabilityIdempotencyKey],
   routes: (runtime: { services: { capabilities: CapabilityService } }) =>
     capabilityRoutes(runtime.services.capabilities),

@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { CodeSymbol } from './entities';
 import { enqueueCodeEmbeddings } from './outbox-handler';
@@ -9,7 +8,9 @@ import { CODE_EMBEDDING_EVENT } from './workflow';
 /** The code graph: ingest batches and symbol context. */
 export const codeFeature = {
   name: 'code',
-  tags: ['code'] satisfies ApiTag[],
+  tags: {
+    code: 'The code graph: bulk ingest of a repository’s files, symbols, calls, tests and commits as code.* nodes.',
+  },
   entities: [CodeSymbol],
   routes: (runtime: { services: { code: CodeService } }) => codeRoutes(runtime.services.code),
   outboxHandlers: (temporal: TemporalHandle) => ({

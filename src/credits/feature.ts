@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { CreditLedgerEntry } from './entities';
 import { creditRoutes } from './routes';
@@ -8,7 +7,9 @@ import { creditsReconcileWorkflow } from './workflow';
 /** Credit balances, the ledger and the reservation safety net (prices are in src/rules/costs.ts). */
 export const creditsFeature = {
   name: 'credits',
-  tags: ['billing'] satisfies ApiTag[],
+  tags: {
+    billing: 'The tenant’s credit balance and the workspace’s credit ledger.',
+  },
   entities: [CreditLedgerEntry],
   routes: (runtime: { services: { credits: CreditService } }) => creditRoutes(runtime.services.credits),
   schedules: [

@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { EdgeService } from './edge-service';
 import { Edge, Node } from './entities';
 import type { NodeService } from './node-service';
@@ -8,7 +7,9 @@ import type { TraversalService } from './traversal-service';
 /** Nodes, edges and traversals. */
 export const graphFeature = {
   name: 'graph',
-  tags: ['ontology'] satisfies ApiTag[],
+  tags: {
+    ontology: 'Nodes, edges, the type catalog and graph traversals of the workspace.',
+  },
   entities: [Node, Edge],
   routes: (runtime: { services: { nodes: NodeService; edges: EdgeService; traversals: TraversalService } }) =>
     graphRoutes(runtime.services),

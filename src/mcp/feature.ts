@@ -1,10 +1,11 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import { mcpRoutes } from './routes';
 import type { McpService } from './service';
 
 /** The MCP server: the capability registry as MCP tools. */
 export const mcpFeature = {
   name: 'mcp',
-  tags: ['mcp'] satisfies ApiTag[],
+  tags: {
+    mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
+  },
   routes: (runtime: { services: { mcp: McpService } }) => mcpRoutes(runtime.services.mcp),
 };

@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { MergeAction, MergeCandidate } from './entities';
 import { startPersonResolver } from './outbox-handler';
@@ -8,7 +7,9 @@ import type { MergeService } from './service';
 /** The person-merge queue: the resolver proposes, a person decides. */
 export const mergesFeature = {
   name: 'merges',
-  tags: ['merges'] satisfies ApiTag[],
+  tags: {
+    merges: 'The person-merge queue: candidates proposed by the resolver, approved or rejected by a person.',
+  },
   entities: [MergeCandidate, MergeAction],
   routes: (runtime: { services: { merges: MergeService } }) => mergeRoutes(runtime.services.merges),
   outboxHandlers: (temporal: TemporalHandle) => ({

@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import { WorkspaceSettings } from './entities';
 import { ontologyConfigRoutes } from './routes';
 import type { OntologyConfigService } from './service';
@@ -6,7 +5,9 @@ import type { OntologyConfigService } from './service';
 /** The workspace's search, importance and resolver settings. */
 export const ontologyConfigFeature = {
   name: 'ontology-config',
-  tags: ['ontology-config'] satisfies ApiTag[],
+  tags: {
+    'ontology-config': 'The workspace’s search, importance and resolver settings.',
+  },
   entities: [WorkspaceSettings],
   routes: (runtime: { services: { ontologyConfig: OntologyConfigService } }) =>
     ontologyConfigRoutes(runtime.services.ontologyConfig),

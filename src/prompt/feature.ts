@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { PromptApi } from './dispatcher';
 import { PromptRun, PromptWrite } from './entities';
@@ -9,7 +8,9 @@ import { promptReconcileWorkflow } from './workflow';
 /** Free-text prompts, their audit rows and the reconcile safety net. */
 export const promptFeature = {
   name: 'prompt',
-  tags: ['prompt'] satisfies ApiTag[],
+  tags: {
+    prompt: 'Free-text prompts that extract graph facts, answer from the graph, or both (metered).',
+  },
   entities: [PromptRun, PromptWrite],
   routes: (runtime: { services: { promptApi: PromptApi; promptStream: ReturnType<typeof createPromptStream> } }) =>
     promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),

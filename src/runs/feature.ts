@@ -1,5 +1,4 @@
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { ApiTag } from '../platform/openapi/tags';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
@@ -13,7 +12,10 @@ import { RUN_DISPATCHED_EVENT, runReconcileWorkflow } from './workflow';
 /** Agent runs, their approvals and audit links, and the reconcile safety net. */
 export const runsFeature = {
   name: 'runs',
-  tags: ['runs', 'approvals'] satisfies ApiTag[],
+  tags: {
+    runs: 'Agent runs: dispatch and follow executions.',
+    approvals: 'Human approvals that suspended runs wait on.',
+  },
   entities: [RunExecution, RunStep, RunApproval, RunAuditLink],
   routes: (runtime: { services: { runs: RunService } }) => runRoutes(runtime.services.runs),
   outboxHandlers: (temporal: TemporalHandle) => ({

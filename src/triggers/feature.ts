@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { WebhookDelivery, WebhookTrigger } from './entities';
 import { triggerRoutes } from './routes';
@@ -8,7 +7,9 @@ import { webhookDeliveryRetentionWorkflow } from './workflow';
 /** Signed inbound webhooks that start runs, and their delivery records' retention. */
 export const triggersFeature = {
   name: 'triggers',
-  tags: ['triggers'] satisfies ApiTag[],
+  tags: {
+    triggers: 'Signed inbound webhooks that start runs.',
+  },
   entities: [WebhookTrigger, WebhookDelivery],
   routes: (runtime: { services: { triggers: TriggerService } }) => triggerRoutes(runtime.services.triggers),
   schedules: [

@@ -1,4 +1,3 @@
-import type { ApiTag } from '../platform/openapi/tags';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { TypeCatalogEntry, WorkspaceEvent } from './entities';
 import { typeCatalogRoutes } from './routes';
@@ -8,7 +7,6 @@ import { typeCatalogRefreshWorkflow } from './workflow';
 /** The workspace's type catalog and its daily refresh. */
 export const typeCatalogFeature = {
   name: 'type-catalog',
-  tags: ['ontology'] satisfies ApiTag[],
   entities: [TypeCatalogEntry, WorkspaceEvent],
   routes: (runtime: { services: { typeCatalog: TypeCatalogService } }) =>
     typeCatalogRoutes(runtime.services.typeCatalog),

@@ -5,7 +5,6 @@ import type { CreditKind } from '../../rules/costs';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError, UnauthenticatedError } from '../errors';
-import type { ApiTag } from '../openapi/tags';
 import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
@@ -55,7 +54,7 @@ interface RouteFields<
    * `LIMITS` rather than retyping numbers; credits and scope are appended from `credits` and `scope`.
    */
   description: string;
-  tags: readonly ApiTag[];
+  tags: readonly string[];
   /** Routes are authenticated unless `public`; `scope` additionally requires that scope. */
   public?: Public;
   scope?: ScopeName;

@@ -1,12 +1,13 @@
 import type { RateLimiter } from '../../api/rate-limit';
-import type { ApiTag } from '../../openapi/tags';
 import type { CodecRouteDeps } from './routes';
 import { temporalCodecRoutes } from './routes';
 
 /** The codec server for the Temporal UI and CLI: platform, but it serves routes, so it describes itself too. */
 export const temporalCodecFeature = {
   name: 'temporal-codec',
-  tags: ['temporal'] satisfies ApiTag[],
+  tags: {
+    temporal: 'Operator tools for Temporal: the codec server that decrypts workflow payloads for the UI and CLI.',
+  },
   routes: (
     runtime: Omit<CodecRouteDeps, 'codec' | 'rateLimiter'> & { temporal: { codec: CodecRouteDeps['codec'] } },
     rateLimiter?: RateLimiter,
