@@ -32,7 +32,7 @@ import type { MergeService } from '../merges/service';
 import { createMergeService } from '../merges/service';
 import type { OntologyConfigService } from '../ontology-config/service';
 import { createOntologyConfigService } from '../ontology-config/service';
-import type { Authenticator } from '../platform/api/route';
+import type { Authenticator } from '../platform/auth/authenticator';
 import { createAuthenticator } from '../platform/auth/authenticator';
 import type { JwtService } from '../platform/auth/tokens';
 import { createJwtService } from '../platform/auth/tokens';

@@ -1,12 +1,16 @@
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
-import type { Authenticator } from '../api/route';
 import { NotFoundError, UnauthenticatedError } from '../errors';
 import type { Principal } from './principal';
 import type { ScopeName } from './scopes';
 import { isScope, SCOPES } from './scopes';
 import type { JwtService } from './tokens';
 import { API_KEY_MARKER, sha256Hex } from './tokens';
+
+/** Turns a request's credential into the principal it acts as (the router calls it before a handler). */
+export interface Authenticator {
+  authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
+}
 
 /**
  * Where the authenticator reports a credential's use (api-keys' usage recorder batches it into the
