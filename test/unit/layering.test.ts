@@ -4,8 +4,7 @@ import { expect } from 'chai';
 
 const ROOT = resolve(__dirname, '../..');
 const PLATFORM = join(ROOT, 'src/platform');
-/** The ground floor: src/platform/ may import only itself and the rule tables beside it. */
-const ALLOWED = [PLATFORM, join(ROOT, 'src/rules')];
+const RULES = join(ROOT, 'src/rules');
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -24,6 +23,18 @@ function relativeImports(source: string): string[] {
   return [...withoutComments.matchAll(SPECIFIER)].map((match) => match[1] ?? '').filter((spec) => spec.startsWith('.'));
 }
 
+/** `file → specifier` for every relative import under `dir` that resolves outside `allowed`. */
+function importsLeaving(dir: string, allowed: string[]): string[] {
+  return tsFiles(dir).flatMap((file) =>
+    relativeImports(readFileSync(file, 'utf8'))
+      .filter((spec) => {
+        const target = resolve(dirname(file), spec);
+        return !allowed.some((root) => target === root || target.startsWith(`${root}/`));
+      })
+      .map((spec) => `${relative(ROOT, file)} → ${spec}`),
+  );
+}
+
 describe('layering (unit)', () => {
   it('finds the specifiers of every import form', () => {
     const source = [
@@ -39,14 +50,10 @@ describe('layering (unit)', () => {
   });
 
   it('src/platform/ imports nothing outside src/platform/ and src/rules/ (type imports included)', () => {
-    const violations = tsFiles(PLATFORM).flatMap((file) =>
-      relativeImports(readFileSync(file, 'utf8'))
-        .filter((spec) => {
-          const target = resolve(dirname(file), spec);
-          return !ALLOWED.some((dir) => target === dir || target.startsWith(`${dir}/`));
-        })
-        .map((spec) => `${relative(ROOT, file)} → ${spec}`),
-    );
-    expect(violations).to.deep.equal([]);
+    expect(importsLeaving(PLATFORM, [PLATFORM, RULES])).to.deep.equal([]);
+  });
+
+  it('src/rules/ (the limits and the prices) imports nothing outside itself', () => {
+    expect(importsLeaving(RULES, [RULES])).to.deep.equal([]);
   });
 });
