@@ -25,9 +25,10 @@ import { typeCatalogFeature } from '../type-catalog/feature';
 import type { Feature } from './feature';
 
 /**
- * The one list of features: the routes, entities, outbox handlers, schedules and capabilities are
- * all read from it. A new feature joins here (and adds its workflows and activities to
- * workflows/index.ts and activities/index.ts, which the bundle needs as static exports).
+ * The one list of features: the routes, OpenAPI tags, entities, outbox handlers, schedules and
+ * capabilities are all read from it. A new feature joins here (and adds its workflows and
+ * activities to workflows/index.ts and activities/index.ts, which the bundle needs as static
+ * exports; its services are built in runtime.ts).
  *
  * The order is the routes' order (the router and the OpenAPI document), then the features
  * without routes; an event's handlers run in this order too.
@@ -59,10 +60,15 @@ export const FEATURES = [
 ] satisfies Feature[] as readonly Feature[];
 
 /** Every feature's OpenAPI tags and their descriptions; a tag is described by one feature only. */
-export const API_TAGS: TagDescriptions = Object.fromEntries(
-  FEATURES.flatMap((feature) => Object.entries(feature.tags ?? {})).map(([name, description], index, all) => {
-    if (all.findIndex(([other]) => other === name) !== index)
-      throw new Error(`two features describe the tag '${name}'`);
-    return [name, description];
-  }),
-);
+export const API_TAGS: TagDescriptions = describeTags(FEATURES);
+
+function describeTags(features: readonly Feature[]): TagDescriptions {
+  const tags: Record<string, string> = {};
+  for (const feature of features) {
+    for (const [name, description] of Object.entries(feature.tags ?? {})) {
+      if (Object.hasOwn(tags, name)) throw new Error(`two features describe the tag '${name}'`);
+      tags[name] = description;
+    }
+  }
+  return tags;
+}
