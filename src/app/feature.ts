@@ -1,3 +1,4 @@
+import type { Middleware } from 'koa';
 import type { AnyCapability } from '../capabilities/define';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import type { AnyRoute } from '../platform/api/route';
@@ -24,6 +25,8 @@ export interface Feature {
   ) => unknown)[];
   /** Its HTTP routes, declared without I/O (the offline OpenAPI document calls this too). */
   routes?: (runtime: Runtime, rateLimiter?: RateLimiter) => readonly AnyRoute[];
+  /** Koa middleware it needs ahead of the router (after body parsing), in order. */
+  middleware?: () => readonly Middleware[];
   /** The workflows its committed outbox events start, by event type. */
   outboxHandlers?: (temporal: TemporalHandle) => Record<string, readonly OutboxHandler[]>;
   /** Its recurring jobs. */

@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { mcpOtherMethods } from '../mcp/routes';
 import { errorHandler, HttpError } from '../platform/api/errors';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import { createRateLimiter } from '../platform/api/rate-limit';
@@ -73,7 +72,8 @@ export function createApp(runtime: Runtime): Koa {
   // Routes that read their body as bytes themselves (a webhook's HMAC covers the exact bytes sent).
   const raw = rawBodyMatcher(routes);
   app.use((ctx, next) => (raw(ctx.method, ctx.path) ? next() : parseBody(ctx, next)));
-  app.use(mcpOtherMethods());
+  // Features' own middleware ahead of the router (the MCP endpoint's 405 for other methods).
+  for (const middleware of FEATURES.flatMap((feature) => feature.middleware?.() ?? [])) app.use(middleware);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
   app.use(async (ctx) => {

@@ -1,4 +1,4 @@
-import { mcpRoutes } from './routes';
+import { mcpOtherMethods, mcpRoutes } from './routes';
 import type { McpService } from './service';
 
 /** The MCP server: the capability registry as MCP tools. */
@@ -8,4 +8,6 @@ export const mcpFeature = {
     mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
   },
   routes: (runtime: { services: { mcp: McpService } }) => mcpRoutes(runtime.services.mcp),
+  // `/mcp` answers 405 to anything but POST before the router sees it.
+  middleware: () => [mcpOtherMethods()],
 };
