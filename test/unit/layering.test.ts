@@ -5,6 +5,9 @@ import { expect } from 'chai';
 const ROOT = resolve(__dirname, '../..');
 const PLATFORM = join(ROOT, 'src/platform');
 const RULES = join(ROOT, 'src/rules');
+const APP = join(ROOT, 'src/app');
+/** Entry points under src/ that, like main.ts, workers/ and bench/, stand on the composition wing. */
+const ENTRY_POINTS = ['src/cli/main.ts', 'src/client/generate.ts'].map((file) => join(ROOT, file));
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -51,6 +54,21 @@ describe('layering (unit)', () => {
 
   it('src/platform/ imports nothing outside src/platform/ and src/rules/ (type imports included)', () => {
     expect(importsLeaving(PLATFORM, [PLATFORM, RULES])).to.deep.equal([]);
+  });
+
+  it('only entry points import src/app/, the composition wing (features describe themselves without it)', () => {
+    const below = tsFiles(join(ROOT, 'src')).filter(
+      (file) => !file.startsWith(`${APP}/`) && !ENTRY_POINTS.includes(file),
+    );
+    const violations = below.flatMap((file) =>
+      relativeImports(readFileSync(file, 'utf8'))
+        .filter((spec) => {
+          const target = resolve(dirname(file), spec);
+          return target === APP || target.startsWith(`${APP}/`);
+        })
+        .map((spec) => `${relative(ROOT, file)} → ${spec}`),
+    );
+    expect(violations).to.deep.equal([]);
   });
 
   it('src/rules/ (the limits and the prices) imports nothing outside itself', () => {
