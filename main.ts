@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { ensureMaintenanceSchedules } from './src/maintenance/schedules';
-import { createApp } from './src/platform/api/app';
+import { createApp } from './src/app/http';
+import type { Runtime } from './src/app/runtime';
+import { createRuntime } from './src/app/runtime';
+import { ensureMaintenanceSchedules } from './src/app/schedules';
 import { loadConfig } from './src/platform/config';
 import { createLogger } from './src/platform/logger';
 import { ensureSearchAttributes } from './src/platform/temporal/connection';
 import type { DevServer } from './src/platform/temporal/dev-server';
 import { isListening, startDevServer } from './src/platform/temporal/dev-server';
-import type { Runtime } from './src/runtime';
-import { createRuntime } from './src/runtime';
 import { runWorker } from './workers/worker';
 
 /** `npm start`: a Temporal dev server when none answers, then the worker and the API, stopped together on Ctrl-C. */

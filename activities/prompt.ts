@@ -1,5 +1,5 @@
+import type { SealBinding, SealedText } from '../src/platform/crypto/sealer';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
-import type { SealBinding, SealedText } from '../src/prompt/sealed';
 import type { CompletionInput, FailureInput, PersistedGraph, PromptService } from '../src/prompt/service';
 import { classified, heartbeating } from './failures';
 

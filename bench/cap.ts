@@ -13,7 +13,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { createApp } from '../src/platform/api/app';
+import { createApp } from '../src/app/http';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';

@@ -11,13 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import { Pool } from 'pg';
+import { createMigrationDataSource } from '../src/app/data-source';
+import { createApp } from '../src/app/http';
+import { createRuntime } from '../src/app/runtime';
 import { likePattern, NODE_COLUMNS, typeaheadSql, usesTrigram } from '../src/graph/repository';
 import { OVERVIEW_SQL, STATS_SQL, SUBGRAPH_SQL } from '../src/graph/traversal-repository';
-import { createApp } from '../src/platform/api/app';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
 import { createLogger } from '../src/platform/logger';
-import { createRuntime } from '../src/runtime';
 import { createProvisioning } from '../src/tenancy/service';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
 import type { Measurement } from './lib/measure';

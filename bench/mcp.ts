@@ -16,7 +16,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createApp } from '../src/platform/api/app';
+import { createApp } from '../src/app/http';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';

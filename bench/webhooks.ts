@@ -13,8 +13,8 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import Koa from 'koa';
 import pg from 'pg';
-import { LIMITS } from '../src/limits';
-import { createApp } from '../src/platform/api/app';
+import { createApp } from '../src/app/http';
+import { LIMITS } from '../src/rules/limits';
 import { readRawBody } from '../src/triggers/raw-body';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';

@@ -5,7 +5,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * (isolated nodes come from the degree counters). Postgres 15 has no min(uuid), so labels are
  * 64-bit hashes of node ids (uuid_hash_extended; a collision among 1M ids has odds ~1e-8).
  * Min-label propagation with pointer jumping over a temp table. It reads every edge a few
- * times: graph_stats runs it only below a size bound (src/limits.ts), see the README, "Benchmarks".
+ * times: graph_stats runs it only below a size bound (src/rules/limits.ts), see the README, "Benchmarks".
  */
 export const graphComponentsSql = `
 CREATE OR REPLACE FUNCTION weft_graph_components(OUT components bigint, OUT largest bigint)

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { offlineOpenApiDocument } from '../src/platform/openapi/offline';
+import { offlineOpenApiDocument } from '../src/app/openapi';
 
 const root = path.resolve(__dirname, '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'weft-openapi-'));

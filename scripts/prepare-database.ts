@@ -3,8 +3,8 @@
  * Run by scripts/setup.sh; `--test` prepares the test database instead.
  */
 import { Client } from 'pg';
+import { createMigrationDataSource } from '../src/app/data-source';
 import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createMigrationDataSource } from '../src/platform/db/data-source';
 
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

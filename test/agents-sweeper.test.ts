@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { agentSessionSweepWorkflow } from '../src/agents/workflow';
-import { scheduleId } from '../src/maintenance/schedules';
+import { scheduleId } from '../src/app/schedules';
 import { capClient } from './helpers/cap';
 import { sleep } from './helpers/eventually';
 import { createNode } from './helpers/graph';

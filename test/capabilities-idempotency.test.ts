@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { scheduleId } from '../src/app/schedules';
 import { capabilityKeyPurgeWorkflow } from '../src/capabilities/workflow';
-import { scheduleId } from '../src/maintenance/schedules';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { CREDIT_COSTS, CREDIT_GRANT_KIND } from '../src/credits/costs';
 import { InsufficientCreditsError } from '../src/credits/errors';
 import type { CreditReceipt } from '../src/credits/repository';
 import { readCreditBalance, refundCredits, reserveCredits } from '../src/credits/repository';
+import { CREDIT_COSTS, CREDIT_GRANT_KIND } from '../src/rules/costs';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
+import { MAINTENANCE_SCHEDULES } from '../src/app/schedules';
 import { reserveCredits } from '../src/credits/repository';
 import { embeddingHandlers, embeddingQueue } from '../src/embeddings/outbox-handler';
 import { createEmbeddingService, EMBEDDING_ERRORS } from '../src/embeddings/service';
@@ -10,7 +11,6 @@ import {
   embeddingQueueWorkflowId,
 } from '../src/embeddings/workflow';
 import { createNodeInTransaction } from '../src/graph/writes';
-import { MAINTENANCE_SCHEDULES } from '../src/maintenance/schedules';
 import { loadConfig } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
-import { createAppDataSource } from '../src/platform/db/data-source';
+import { createAppDataSource } from '../src/app/data-source';
 import { createScopedRead, createUnitOfWork } from '../src/platform/db/unit-of-work';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';

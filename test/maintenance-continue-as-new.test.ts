@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { importanceDecayWorkflow } from '../src/maintenance/workflows';
+import { importanceDecayWorkflow } from '../src/importance/workflow';
 import { getStack } from './helpers/stack';
 
 // The sweep handles this many batches per run before it continues as new (workflows/graph-maintenance.ts).

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { offlineOpenApiDocument } from '../src/platform/openapi/offline';
+import { offlineOpenApiDocument } from '../src/app/openapi';
 import { as, request } from './helpers/http';
 import { newTenant } from './helpers/tenants';
 

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { LIMITS } from '../src/limits';
-import { outboxSweepWorkflow } from '../src/maintenance/workflows';
-import { OUTBOX_EVENTS } from '../src/outbox-handlers';
+import { OUTBOX_EVENTS } from '../src/app/outbox-handlers';
 import { defineEvent } from '../src/platform/outbox/event';
 import type { OutboxMessage } from '../src/platform/outbox/relay';
 import { createOutboxRelay, enqueueEvent, onEvent } from '../src/platform/outbox/relay';
 import { listDeadLetters } from '../src/platform/outbox/repository';
+import { outboxSweepWorkflow } from '../src/platform/outbox/workflow';
+import { LIMITS } from '../src/rules/limits';
 import { decisionRecorded } from '../src/runs/events';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createActivities } from '../activities';
-import { deleteMaintenanceSchedules } from '../src/maintenance/schedules';
+import { deleteMaintenanceSchedules } from '../src/app/schedules';
 import { WorkflowStarter } from '../src/platform/temporal/starter';
 import { runChangedSignal, runWorkflow, runWorkflowId } from '../src/runs/workflow';
 import { createWorker } from '../workers/worker';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { deleteMaintenanceSchedules } from '../src/maintenance/schedules';
+import { deleteMaintenanceSchedules } from '../src/app/schedules';
 import { runWorkflowId } from '../src/runs/workflow';
 import { eventually, sleep } from './helpers/eventually';
 import type { FaultProxy } from './helpers/fault-proxy';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { createSealer } from '../src/platform/crypto/sealer';
 import { findFailureDetails } from '../src/platform/temporal/failures';
-import { createSealer } from '../src/prompt/sealed';
 import { sourceHash } from '../src/prompt/summary';
 import { promptWorkflow } from '../src/prompt/workflow';
 import { getStack } from './helpers/stack';

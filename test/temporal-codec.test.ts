@@ -7,9 +7,9 @@ import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@tempora
 import type { ApplicationFailure, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
+import { createApp } from '../src/app/http';
 import { mintOperatorToken, revokeOperatorToken } from '../src/cli/operator';
 import { codeIndexWorkflow } from '../src/code/workflow';
-import { createApp } from '../src/platform/api/app';
 import { loadConfig } from '../src/platform/config';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, WORKSPACE_METADATA } from '../src/platform/temporal/codec';
 import { freePort, startDevServer, temporalCliPath } from '../src/platform/temporal/dev-server';

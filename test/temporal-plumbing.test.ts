@@ -6,7 +6,7 @@ import {
   ensureMaintenanceSchedules,
   MAINTENANCE_SCHEDULES,
   scheduleId,
-} from '../src/maintenance/schedules';
+} from '../src/app/schedules';
 import { enqueueEvent } from '../src/platform/outbox/relay';
 import { WORKSPACE_ID_ATTRIBUTE, workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { decisionRecorded } from '../src/runs/events';

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
-import { scheduleId } from '../src/maintenance/schedules';
+import { scheduleId } from '../src/app/schedules';
 import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';

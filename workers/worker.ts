@@ -1,12 +1,12 @@
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { Activities } from '../activities';
 import { createActivities } from '../activities';
+import type { Runtime as WeftRuntime } from '../src/app/runtime';
 import type { Config } from '../src/platform/config';
 import type { PayloadCodecConfig } from '../src/platform/temporal/codec';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import type { TemporalConnectionConfig } from '../src/platform/temporal/connection-options';
 import { temporalConnectionOptions } from '../src/platform/temporal/connection-options';
-import type { Runtime as WeftRuntime } from '../src/runtime';
 import { loadWorkflowBundle } from './bundle';
 
 let runtimeInstalled = false;

@@ -16,7 +16,7 @@ import type {
   EmbedRequest,
 } from '../src/embeddings/workflow';
 import { enqueueEmbeddingSignal } from '../src/embeddings/workflow';
-import { LIMITS } from '../src/limits';
+import { LIMITS } from '../src/rules/limits';
 import { databaseActivity, embeddingActivity, maintenanceActivity } from './activity-options';
 
 const { chargeEmbeddings, refundEmbeddings, requeueEmbeddings } = proxyActivities<Activities>(databaseActivity);

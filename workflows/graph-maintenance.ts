@@ -1,7 +1,7 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { WorkspaceBatchResult } from '../activities/graph';
-import type { WorkspaceSweepInput, WorkspaceSweepResult } from '../src/maintenance/workflows';
+import type { WorkspaceSweepInput, WorkspaceSweepResult } from '../src/platform/temporal/sweeps';
 import { maintenanceActivity } from './activity-options';
 
 const { refreshTypeCatalogs, decayImportance } = proxyActivities<Activities>(maintenanceActivity);

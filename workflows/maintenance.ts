@@ -1,8 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreditsReconcileResult } from '../src/credits/workflow';
-import type { SweepInput } from '../src/maintenance/workflows';
-import type { RunReconcileResult } from '../src/runs/reconciler';
+import type { SweepInput } from '../src/platform/temporal/sweeps';
+import type { RunReconcileResult } from '../src/runs/workflow';
 import { maintenanceActivity } from './activity-options';
 
 const { sweepOutbox, settleAbandonedPrompts, reconcileCredits, reconcileRuns } =

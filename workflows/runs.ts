@@ -11,13 +11,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { LIMITS } from '../src/limits';
 import { findFailureDetails } from '../src/platform/temporal/failures';
 import {
   AGENT_ATTRIBUTE,
   RUN_STATUS_ATTRIBUTE,
   WAITING_FOR_ATTRIBUTE,
 } from '../src/platform/temporal/search-attributes';
+import { LIMITS } from '../src/rules/limits';
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { runChangedSignal } from '../src/runs/workflow';

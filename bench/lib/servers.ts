@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { createMigrationDataSource } from '../../src/app/data-source';
+import { createRuntime } from '../../src/app/runtime';
 import { loadConfig, withDatabaseSuffix } from '../../src/platform/config';
-import { createMigrationDataSource } from '../../src/platform/db/data-source';
 import { createLogger } from '../../src/platform/logger';
 import type { DevServer } from '../../src/platform/temporal/dev-server';
 import { freePort, startDevServer } from '../../src/platform/temporal/dev-server';
-import { createRuntime } from '../../src/runtime';
 import { createProvisioning } from '../../src/tenancy/service';
 
 /**

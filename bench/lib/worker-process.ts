@@ -7,10 +7,10 @@
 import path from 'node:path';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import { createRuntime } from '../../src/app/runtime';
 import { loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
 import { createPayloadCodec, dataConverter } from '../../src/platform/temporal/codec';
-import { createRuntime } from '../../src/runtime';
 import { createWorker } from '../../workers/worker';
 import { anchorActivities } from '../anchors/activities';
 

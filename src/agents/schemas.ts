@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 const { agents } = LIMITS;
 const timestamp = z.iso.datetime({ offset: true });

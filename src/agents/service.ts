@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
-import { LIMITS } from '../limits';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
+import { LIMITS } from '../rules/limits';
 import type { AgentClaim, AgentSession } from './entities';
 import { sessionFailed } from './events';
 import * as repo from './repository';

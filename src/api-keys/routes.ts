@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
 import { defineRoute } from '../platform/api/route';
+import { LIMITS } from '../rules/limits';
 import {
   ApiKeyCreateRequest,
   ApiKeyCreateResponse,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
 import { SCOPES } from '../platform/auth/scopes';
+import { LIMITS } from '../rules/limits';
 
 const timestamp = z.iso.datetime({ offset: true });
 

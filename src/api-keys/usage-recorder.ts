@@ -1,10 +1,11 @@
+import type { UsageSink } from '../platform/auth/authenticator';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { UsageIncrement } from './repository';
 import { addUsage } from './repository';
 
-export interface UsageRecorder {
-  record(use: { credentialId: string; workspaceId: string; userId: string }): void;
+/** The authenticator's usage sink, buffered: counts reach the database once per interval. */
+export interface UsageRecorder extends UsageSink {
   /** Writes buffered counts now; usage reads call it so a caller sees its own requests. */
   flush(): Promise<void>;
   stop(): Promise<void>;

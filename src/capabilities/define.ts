@@ -57,7 +57,7 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
 
 /**
  * A read tool: caches nothing and runs outside any transaction of the layer (it may call a model).
- * Its price, if any, is in `src/credits/costs.ts`; the layer charges through `credits.chargeFor`
+ * Its price, if any, is in `src/rules/costs.ts`; the layer charges through `credits.chargeFor`
  * before `handler` runs, confirms when it succeeds and refunds when it fails.
  */
 export interface ReadCapability<I extends z.ZodType, O extends z.ZodType, P = undefined> extends CapabilityBase<I, O> {

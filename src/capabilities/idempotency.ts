@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 /** Stripe's rule: at most 255 printable ASCII characters (space to tilde). */
 export const IdempotencyKey = z

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { LIMITS } from '../limits';
 import { queryFirst } from '../platform/db/query';
+import { LIMITS } from '../rules/limits';
 import { CapabilityIdempotencyKey } from './entities';
 
 export interface StoredKey {

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
-import type { CreditKind } from '../credits/costs';
-import { CAPABILITY_CREDIT_KINDS, creditCost } from '../credits/costs';
 import type { CreditReceipt } from '../credits/repository';
 import { reserveCredits } from '../credits/repository';
 import type { CreditService } from '../credits/service';
@@ -12,6 +10,8 @@ import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
+import type { CreditKind } from '../rules/costs';
+import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
 import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
 import { IdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';

@@ -14,10 +14,10 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { createMigrationDataSource } from '../app/data-source';
 import { revokeUserToken } from '../platform/auth/repository';
 import { createJwtService } from '../platform/auth/tokens';
 import { loadConfig } from '../platform/config';
-import { createMigrationDataSource } from '../platform/db/data-source';
 import { BadRequestError, DomainError } from '../platform/errors';
 import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { createProvisioning } from '../tenancy/service';

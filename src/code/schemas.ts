@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NodeResponse } from '../graph/schemas';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import { CreditReceipt } from '../search/schemas';
 
 const C = LIMITS.code;

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { LedgerKind } from './costs';
+import type { LedgerKind } from '../rules/costs';
 
 /**
  * How a reservation made before its work ends: `pending` until the work confirms it or it is

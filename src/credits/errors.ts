@@ -1,5 +1,5 @@
 import { DomainError } from '../platform/errors';
-import type { CreditKind } from './costs';
+import type { CreditKind } from '../rules/costs';
 
 export interface InsufficientCreditsDetail {
   error: 'insufficient_credits';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 export const LedgerQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.ledger.list.max).default(LIMITS.ledger.list.default),

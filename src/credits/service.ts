@@ -5,7 +5,7 @@ import { scopeOf } from '../platform/auth/principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
-import type { CreditKind } from './costs';
+import type { CreditKind } from '../rules/costs';
 import type { CreditReceipt } from './repository';
 import {
   confirmReservations,

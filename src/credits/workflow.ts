@@ -1,5 +1,5 @@
-import type { SweepInput } from '../maintenance/workflows';
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { SweepInput } from '../platform/temporal/sweeps';
 
 export interface CreditsReconcileResult {
   workspaces: number;

@@ -1,11 +1,11 @@
-import { creditCost } from '../credits/costs';
 import { InsufficientCreditsError } from '../credits/errors';
 import { confirmReservations, pendingReservations, refundCredits, reserveCredits } from '../credits/repository';
-import { LIMITS } from '../limits';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
 import { enqueueEvent } from '../platform/outbox/relay';
+import { creditCost } from '../rules/costs';
+import { LIMITS } from '../rules/limits';
 import { embeddingRequested } from './events';
 import type { EnqueueEmbeddings } from './outbox-handler';
 import {

@@ -1,6 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { WorkspaceSweepInput, WorkspaceSweepResult } from '../maintenance/workflows';
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { WorkspaceSweepInput, WorkspaceSweepResult } from '../platform/temporal/sweeps';
 
 /**
  * The embedding queue's contract, shared by the outbox handler (which signals it) and the workflow

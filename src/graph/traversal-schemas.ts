@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 const workspace_id = z.uuid().optional();
 const bounded = (range: { min: number; max: number; default: number }) =>

@@ -1,9 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import { createComponentsCache } from './components-cache';
 import { computeComponents, matchCompactNodes, readOverview, readStats, readSubgraph } from './traversal-repository';
 import type {

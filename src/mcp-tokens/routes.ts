@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiKeyRow } from '../api-keys/schemas';
-import { LIMITS } from '../limits';
 import { defineRoute } from '../platform/api/route';
+import { LIMITS } from '../rules/limits';
 import {
   McpTokenCreateBody,
   McpTokenCreateResponse,

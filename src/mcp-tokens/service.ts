@@ -8,7 +8,6 @@ import {
   revokeCredential,
   toApiKeyRow,
 } from '../api-keys/repository';
-import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { childExpiry, scopeOf } from '../platform/auth/principal';
 import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
@@ -17,6 +16,7 @@ import { sha256Hex } from '../platform/auth/tokens';
 import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError, RateLimitedError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import { assertWorkspaceVisible } from '../tenancy/service';
 import { lockUserMints, MINT_NAME, recentMints } from './repository';
 

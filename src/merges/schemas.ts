@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NodeResponse } from '../graph/schemas';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import { MATCH_REASONS } from './person-rules';
 
 const timestamp = z.iso.datetime({ offset: true });

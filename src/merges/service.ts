@@ -2,7 +2,6 @@ import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { EntityManager } from 'typeorm';
 import { reserveCredits } from '../credits/repository';
-import { LIMITS } from '../limits';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
@@ -11,6 +10,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DeadlineExceededError, NotFoundError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
+import { LIMITS } from '../rules/limits';
 import {
   candidateStatus,
   listPendingCandidates,

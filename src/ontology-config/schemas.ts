@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 const unit = z.number().min(0).max(1);
 const rate = z.number().min(0).max(10);

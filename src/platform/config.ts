@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 // Development-only secret: refused when NODE_ENV=production (see loadConfig).
 const DEV_JWT_SECRET = 'weft-development-secret-change-me-0123456789';

@@ -7,6 +7,7 @@ import { toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
 import { createEdgeInTransaction, createNodeInTransaction, enqueueNodeCreated, touchNodes } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
+import type { SealBinding, SealedText, Sealer } from '../platform/crypto/sealer';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, InternalError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -36,7 +37,6 @@ import {
   tenantOfWorkspace,
 } from './repository';
 import type { Retrieval } from './retrieval';
-import type { SealBinding, SealedText, Sealer } from './sealed';
 import { auditSummary } from './summary';
 import type { PromptWorkflowResult } from './workflow';
 

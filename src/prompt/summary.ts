@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import type { Intent } from './model/contract';
 
 export const sourceHash = (prompt: string) => createHash('sha256').update(prompt, 'utf8').digest('hex');

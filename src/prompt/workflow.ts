@@ -1,6 +1,7 @@
+import type { SealedText } from '../platform/crypto/sealer';
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { SweepInput } from '../platform/temporal/sweeps';
 import type { Intent } from './model/contract';
-import type { SealedText } from './sealed';
 import type { PersistedGraph } from './service';
 
 /**
@@ -49,3 +50,9 @@ export const promptWorkflow = defineWorkflow<[PromptWorkflowInput], PromptWorkfl
 });
 
 export const promptWorkflowId = (correlationId: string) => `prompt-${correlationId}`;
+
+/** Every ten minutes: settles the reservations of prompts that ended without compensation (`prompt-reconcile`). */
+export const promptReconcileWorkflow = defineWorkflow<[SweepInput], unknown>({
+  type: 'promptReconcileWorkflow',
+  id: () => 'prompt-reconcile',
+});

@@ -7,7 +7,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import type { UnfinishedRun } from './repository';
 import { cancelExecution, finishExecution, unfinishedRuns } from './repository';
-import type { RunWorkflowInput } from './workflow';
+import type { RunReconcileResult, RunWorkflowInput } from './workflow';
 import { runWorkflow, runWorkflowId } from './workflow';
 
 const WORKSPACE_BATCH = 500;
@@ -18,19 +18,6 @@ type ExecutionStatus = WorkflowExecutionStatusName | 'GONE';
 
 // The memo a resumed execution carries, so a second loss of the same run is settled, not looped.
 const RESUMED_MEMO = 'weftResumedByReconciler';
-
-/** What one pass did; `running` rows were left to their live workflow. */
-export interface RunReconcileResult {
-  checked: number;
-  running: number;
-  resumed: number;
-  settled: number;
-  /** Rows a pass could not check or restart (Temporal unavailable, …); the next pass tries again. */
-  failed: number;
-  /** The execution ids resumed and settled, at most 100 of each, for the log and the operator. */
-  resumedIds: string[];
-  settledIds: string[];
-}
 
 /**
  * The run reconciler (issue 24, H-4): Postgres says which runs are unfinished, Temporal whether

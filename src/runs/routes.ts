@@ -1,5 +1,5 @@
-import { LIMITS } from '../limits';
 import { defineRoute } from '../platform/api/route';
+import { LIMITS } from '../rules/limits';
 import {
   ApprovalIdParams,
   ApprovalList,

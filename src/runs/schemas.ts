@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });

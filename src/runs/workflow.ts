@@ -1,5 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
 import { defineWorkflow } from '../platform/temporal/contract';
+import type { SweepInput } from '../platform/temporal/sweeps';
 
 export const runWorkflowId = (executionId: string) => `run-${executionId}`;
 
@@ -60,3 +61,22 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
 
 /** An approval of this run was resolved (or the run was cancelled): re-read the rows now. */
 export const runChangedSignal = defineSignal<[{ reason: 'approval_resolved' | 'cancelled' }]>('runChanged');
+
+/** What one pass did; `running` rows were left to their live workflow. */
+export interface RunReconcileResult {
+  checked: number;
+  running: number;
+  resumed: number;
+  settled: number;
+  /** Rows a pass could not check or restart (Temporal unavailable, …); the next pass tries again. */
+  failed: number;
+  /** The execution ids resumed and settled, at most 100 of each, for the log and the operator. */
+  resumedIds: string[];
+  settledIds: string[];
+}
+
+/** Every five minutes: resumes or settles runs whose `run-<id>` closed or never started (issue 24; `run-reconcile`). */
+export const runReconcileWorkflow = defineWorkflow<[SweepInput], RunReconcileResult>({
+  type: 'runReconcileWorkflow',
+  id: () => 'run-reconcile',
+});

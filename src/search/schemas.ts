@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NodeResponse, NodeTypeFilter } from '../graph/schemas';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 const query = z.string().trim().min(1).max(LIMITS.search.queryLength);
 const topK = z.number().int().min(1).max(LIMITS.search.maxTopK);

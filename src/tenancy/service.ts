@@ -1,11 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { Credential } from '../api-keys/entities';
-import { CREDIT_GRANT_KIND } from '../credits/costs';
 import type { Principal } from '../platform/auth/principal';
 import { SCOPES } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { issueApiKeySecret } from '../platform/auth/tokens';
 import { NotFoundError } from '../platform/errors';
+import { CREDIT_GRANT_KIND } from '../rules/costs';
 import { Membership, Tenant, User, Workspace } from './entities';
 import { addToBalance, insertTenantLedgerRow } from './repository';
 

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import type { FilterResult } from './entities';
 
 /** What the worker gets: the raw body (it parses it, off the event loop) and the rest of the filter's input. */

@@ -1,5 +1,5 @@
 import { compile } from 'jmespath';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 declare module 'jmespath' {
   // The library exports its parser too (it throws on a syntax error); @types/jmespath omits it.

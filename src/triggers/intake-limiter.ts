@@ -1,7 +1,7 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { LIMITS } from '../limits';
 import { RateLimitedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
+import { LIMITS } from '../rules/limits';
 
 /** Requests per window; 0 turns that limit off. */
 export interface IntakeRates {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { LIMITS } from '../limits';
+import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
-import type { Sealer } from '../prompt/sealed';
+import { LIMITS } from '../rules/limits';
 import type { RunService } from '../runs/service';
 import { createTriggerDispatch } from './dispatch';
 import { parseBodyForFilter } from './filter';

@@ -1,5 +1,5 @@
-import { LIMITS } from '../limits';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { LIMITS } from '../rules/limits';
 import { purgeDeliveries } from './repository';
 
 /** Deletes delivery records past retention, one short transaction per batch, until none is left. */

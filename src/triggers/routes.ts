@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
 import { defineRoute, RouteAnswer } from '../platform/api/route';
 import { RateLimitedError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import type { TriggerIntake } from './intake';
 import { INTAKE_STATUS } from './intake';
 import { readRawBody } from './raw-body';

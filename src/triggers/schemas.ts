@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 import { RunTemplate } from '../runs/schemas';
 import { FILTER_RESULTS } from './entities';
 

@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
+import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
-import type { Sealer } from '../prompt/sealed';
+import { LIMITS } from '../rules/limits';
 import type { RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { createTriggerDispatch, freeze } from './dispatch';

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 /**
  * Contract 4.6 rules 1–2: `X-Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>…]`, where each

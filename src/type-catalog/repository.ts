@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { LIMITS } from '../limits';
 import { queryFirst } from '../platform/db/query';
+import { LIMITS } from '../rules/limits';
 import type { TypeKind } from './entities';
 import { TypeCatalogEntry, WorkspaceEvent } from './entities';
 

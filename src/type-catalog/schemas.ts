@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits';
+import { LIMITS } from '../rules/limits';
 
 /** knowledge-graph-service-api.md §2.3. */
 export const TypeCatalogRow = z

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { temporal as temporalProto } from '@temporalio/proto';
-import { deleteMaintenanceSchedules } from '../../src/maintenance/schedules';
+import { deleteMaintenanceSchedules } from '../../src/app/schedules';
 import { eventually } from './eventually';
 import type { FaultProxy } from './fault-proxy';
 import { startFaultProxy, throughProxy } from './fault-proxy';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { offlineOpenApiDocument } from '../../src/app/openapi';
 import { toWireName, WIRE_NAME_PATTERN, wireNames } from '../../src/capabilities/wire-names';
-import { offlineOpenApiDocument } from '../../src/platform/openapi/offline';
 
 describe('capability wire names (OpenAI functions, MCP tools)', () => {
   it('turn the dot into an underscore', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allCapabilities } from '../../src/capabilities/registry';
+import { allCapabilities } from '../../src/app/capabilities';
 import { createCapabilityService } from '../../src/capabilities/service';
 import { WIRE_NAME_PATTERN } from '../../src/capabilities/wire-names';
 import { errorResult, locateInArguments, META, mcpTools } from '../../src/mcp/tools';

@@ -1,12 +1,13 @@
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { CREDIT_COSTS } from '../../src/credits/costs';
+import { offlineOpenApiDocument } from '../../src/app/openapi';
 import type { AnyRoute } from '../../src/platform/api/route';
 import { defineRoute, mountRoutes } from '../../src/platform/api/route';
 import { buildOpenApiDocument } from '../../src/platform/openapi/document';
-import { offlineOpenApiDocument } from '../../src/platform/openapi/offline';
+import { CREDIT_COSTS } from '../../src/rules/costs';
 
+const TAGS = { ontology: 'Things and their shelves.' };
 const Thing = z.object({ name: z.string().min(1) }).meta({ id: 'Thing' });
 const handler = async () => ({ name: 'x' });
 const noAuthenticator = {
@@ -59,9 +60,13 @@ describe('OpenAPI document from the route list', () => {
       );
     });
 
+    it('refuses a route whose tag no feature describes', () => {
+      expect(() => buildOpenApiDocument([route({ tags: ['shelves'] })], TAGS)).to.throw(/no feature describes the tag/);
+    });
+
     it('refuses a route with a path parameter that cannot answer 404', () => {
       const asset = route({ path: '/assets/{file}', public: true, params: z.object({ file: z.string() }) });
-      expect(() => buildOpenApiDocument([asset])).to.throw(/must declare its 404/);
+      expect(() => buildOpenApiDocument([asset], TAGS)).to.throw(/must declare its 404/);
     });
   });
 
@@ -75,7 +80,7 @@ describe('OpenAPI document from the route list', () => {
       example: { name: 'lamp' },
       errors: { 404: 'No such shelf' },
     });
-    const document: any = buildOpenApiDocument([metered, route({ operationId: 'getHealth', public: true })]);
+    const document: any = buildOpenApiDocument([metered, route({ operationId: 'getHealth', public: true })], TAGS);
     const create = document.paths['/v1/things'].post;
 
     it('an authenticated, scoped, metered route with a body declares every refusal it can meet', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { offlineOpenApiDocument } from '../../src/platform/openapi/offline';
+import { offlineOpenApiDocument } from '../../src/app/openapi';
 import { createValidator } from '../helpers/openapi-validator';
 
 // The response check the integration tests rely on: it must fail loudly, not pass everything.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { OUTBOX_EVENTS, OUTBOX_HANDLERS } from '../../src/outbox-handlers';
+import { OUTBOX_EVENTS, OUTBOX_HANDLERS } from '../../src/app/outbox-handlers';
 import { defineEvent } from '../../src/platform/outbox/event';
 import { createOutboxRelay, onEvent } from '../../src/platform/outbox/relay';
 import { runDispatched, runStartInput } from '../../src/runs/events';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createSealer, SealedTextError } from '../../src/prompt/sealed';
+import { createSealer, SealedTextError } from '../../src/platform/crypto/sealer';
 
 const PROMPT = 'Ada Lovelace wrote the first program.';
 const WORKSPACE = '6f1c1a52-63c4-4d4c-9a53-0d2b0f0f7a11';

@@ -4,12 +4,14 @@ import * as capabilities from '../../src/capabilities/workflow';
 import * as code from '../../src/code/workflow';
 import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
-import * as maintenance from '../../src/maintenance/workflows';
+import * as importance from '../../src/importance/workflow';
 import * as merges from '../../src/merges/workflow';
+import * as outbox from '../../src/platform/outbox/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
 import * as runs from '../../src/runs/workflow';
 import * as triggers from '../../src/triggers/workflow';
+import * as typeCatalog from '../../src/type-catalog/workflow';
 import * as implementations from '../../workflows';
 
 // Compile time: each implementation has exactly its contract's signature, so a change to one
@@ -65,7 +67,9 @@ const contracts = [
   credits,
   agents,
   capabilities,
-  maintenance,
+  outbox,
+  typeCatalog,
+  importance,
   runs,
   code,
   triggers,

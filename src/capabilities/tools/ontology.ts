@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { NodeResponse } from '../../graph/schemas';
-import { LIMITS } from '../../limits';
 import { ConflictError, DomainError } from '../../platform/errors';
 import type { FailureDetails } from '../../platform/temporal/failures';
 import { detailsOf } from '../../platform/temporal/failures';
@@ -9,6 +8,7 @@ import { PROMPT_MAX_CHARS } from '../../prompt/schemas';
 import type { AuditInput, PromptService } from '../../prompt/service';
 import { groundedAnswer } from '../../prompt/service';
 import { sourceHash } from '../../prompt/summary';
+import { LIMITS } from '../../rules/limits';
 import type { SearchService } from '../../search/service';
 import { searchSettings } from '../../search/service';
 import type { CapabilityCall } from '../define';
@@ -45,7 +45,7 @@ const failureOf = (error: unknown): FailureDetails =>
 
 /**
  * `ontology.ask` and `ontology.search`: the graph through the capability surface. Both reuse their
- * features' services; their prices are in `src/credits/costs.ts` (charged by the capability layer).
+ * features' services; their prices are in `src/rules/costs.ts` (charged by the capability layer).
  */
 export const ontologyCapabilities = (deps: {
   prompts: Pick<PromptService, 'retrieval' | 'model' | 'claim' | 'complete' | 'fail'>;

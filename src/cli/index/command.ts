@@ -10,7 +10,7 @@ import type {
   IngestEdge,
   IngestSymbol,
 } from '../../code/schemas';
-import { LIMITS } from '../../limits';
+import { LIMITS } from '../../rules/limits';
 import { commitsOf, IndexError, repositoryRoot, trackedFiles } from './git';
 import type { ParsedFile } from './parse';
 import { edgesOf, parseFile, SOURCE_EXTENSIONS } from './parse';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { IngestCommit, TouchAction } from '../../code/schemas';
-import { LIMITS } from '../../limits';
+import { LIMITS } from '../../rules/limits';
 
 const run = promisify(execFile);
 const MAX_BUFFER = 256 * 1024 * 1024;

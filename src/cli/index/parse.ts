@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { ts } from 'ts-morph';
 import { symbolKey } from '../../code/keys';
 import type { IngestSymbol } from '../../code/schemas';
-import { LIMITS } from '../../limits';
+import { LIMITS } from '../../rules/limits';
 
 /*
  * Client-side parsing for `weft index`: the TypeScript compiler's parser only (no program, no type

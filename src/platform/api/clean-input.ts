@@ -1,4 +1,4 @@
-import { LIMITS } from '../../limits';
+import { LIMITS } from '../../rules/limits';
 import type { ValidationIssue } from '../errors';
 import { ValidationFailedError } from '../errors';
 

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { CreditKind } from '../../credits/costs';
+import type { CreditKind } from '../../rules/costs';
+import type { Authenticator } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError, UnauthenticatedError } from '../errors';
-import type { ApiTag } from '../openapi/tags';
 import { assertCleanInput } from './clean-input';
 import { validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
@@ -55,7 +55,7 @@ interface RouteFields<
    * `LIMITS` rather than retyping numbers; credits and scope are appended from `credits` and `scope`.
    */
   description: string;
-  tags: readonly ApiTag[];
+  tags: readonly string[];
   /** Routes are authenticated unless `public`; `scope` additionally requires that scope. */
   public?: Public;
   scope?: ScopeName;
@@ -140,10 +140,6 @@ export function defineRoute<
 
 /** Koa's router takes `:name` where OpenAPI takes `{name}`. */
 export const toKoaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
-
-export interface Authenticator {
-  authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
-}
 
 // Lower case, as Postgres prints uuids, so that the credential's own workspace compares equal in any case.
 const WorkspaceQuery = z.object({ workspace_id: z.uuid().transform((id) => id.toLowerCase()) });

@@ -1,13 +1,24 @@
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
-import type { UsageRecorder } from '../../api-keys/usage-recorder';
-import type { Authenticator } from '../api/route';
 import { NotFoundError, UnauthenticatedError } from '../errors';
 import type { Principal } from './principal';
 import type { ScopeName } from './scopes';
 import { isScope, SCOPES } from './scopes';
 import type { JwtService } from './tokens';
 import { API_KEY_MARKER, sha256Hex } from './tokens';
+
+/** Turns a request's credential into the principal it acts as (the router calls it before a handler). */
+export interface Authenticator {
+  authenticate(ctx: Context, requestedWorkspaceId: string | undefined): Promise<Principal>;
+}
+
+/**
+ * Where the authenticator reports a credential's use (api-keys' usage recorder batches it into the
+ * daily usage rows). Called on the request path: it must not wait on I/O.
+ */
+export interface UsageSink {
+  record(use: { credentialId: string; workspaceId: string; userId: string }): void;
+}
 
 const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(SCOPES);
 
@@ -40,7 +51,7 @@ function bearerToken(ctx: Context): string | undefined {
 export function createAuthenticator(deps: {
   dataSource: DataSource;
   jwt: JwtService;
-  usage: UsageRecorder;
+  usage: UsageSink;
 }): Authenticator {
   const { jwt, usage } = deps;
   // Each lookup is one statement that scopes itself, outside any unit of work (hot path: no

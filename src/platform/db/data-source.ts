@@ -1,8 +1,13 @@
 import 'reflect-metadata';
+import type { DataSourceOptions } from 'typeorm';
 import { DataSource } from 'typeorm';
-import { migrations } from '../../../migrations';
 import type { Config } from '../config';
-import { entities } from './entities';
+
+/** The entity classes and migrations a data source knows: the composition wing passes the lists. */
+export interface Schema {
+  entities: NonNullable<DataSourceOptions['entities']>;
+  migrations: NonNullable<DataSourceOptions['migrations']>;
+}
 
 /** Which part of the process a pool serves: with WEFT_PROCESS=all each has its own, so neither starves the other. */
 export type PoolRole = 'api' | 'worker';
@@ -23,12 +28,16 @@ export type PoolConfig = Pick<
  * connection starts with the role's statement and idle-in-transaction timeouts (startup
  * parameters, so no statement can forget them); waiting for a connection is bounded too.
  */
-export function createAppDataSource(config: PoolConfig, role: PoolRole = 'api'): DataSource {
+export function createAppDataSource(
+  schema: Pick<Schema, 'entities'>,
+  config: PoolConfig,
+  role: PoolRole = 'api',
+): DataSource {
   const worker = role === 'worker';
   return new DataSource({
     type: 'postgres',
     url: config.DATABASE_URL,
-    entities,
+    entities: schema.entities,
     synchronize: false,
     migrationsRun: false,
     poolSize: worker ? config.DATABASE_WORKER_POOL_SIZE : config.DATABASE_POOL_SIZE,
@@ -43,12 +52,12 @@ export function createAppDataSource(config: PoolConfig, role: PoolRole = 'api'):
 }
 
 /** The migration data source: the role that owns the schema. Never used to serve requests. */
-export function createMigrationDataSource(config: Pick<Config, 'DATABASE_OWNER_URL'>): DataSource {
+export function createMigrationDataSource(schema: Schema, config: Pick<Config, 'DATABASE_OWNER_URL'>): DataSource {
   return new DataSource({
     type: 'postgres',
     url: config.DATABASE_OWNER_URL,
-    entities,
-    migrations,
+    entities: schema.entities,
+    migrations: schema.migrations,
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     applicationName: 'weft-migrations',

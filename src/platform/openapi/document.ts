@@ -1,13 +1,13 @@
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { CreditKind } from '../../credits/costs';
-import { CREDIT_COSTS, CREDIT_KINDS } from '../../credits/costs';
+import type { CreditKind } from '../../rules/costs';
+import { CREDIT_COSTS, CREDIT_KINDS } from '../../rules/costs';
 import type { AnyRoute, CredentialKind, RouteOutcome } from '../api/route';
 import { assertRoutesDocumented, JSON_BODY_LIMIT } from '../api/route';
 import { MCP_TOKEN_SCOPES } from '../auth/scopes';
-import type { ApiTag } from './tags';
-import { API_TAGS } from './tags';
+import type { TagDescriptions } from './tags';
+import { OPENAPI_TAGS } from './tags';
 
 export const API_VERSION = '0.21.8';
 
@@ -214,7 +214,8 @@ function queryOf(route: AnyRoute, workspaceId: z.ZodType): z.ZodObject | undefin
 }
 
 /** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests. */
-export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
+export function buildOpenApiDocument(routes: readonly AnyRoute[], tagDescriptions: TagDescriptions) {
+  const described: TagDescriptions = { ...OPENAPI_TAGS, ...tagDescriptions };
   assertRoutesDocumented(routes);
   const registry = new OpenAPIRegistry();
   const used = new Set<CredentialKind>();
@@ -246,9 +247,13 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
     .optional()
     .describe('Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s.');
 
-  const tags = new Set<ApiTag>();
+  const tags = new Set<string>();
   for (const route of routes) {
-    for (const tag of route.tags) tags.add(tag);
+    for (const tag of route.tags) {
+      if (!Object.hasOwn(described, tag))
+        throw new Error(`${route.operationId}: no feature describes the tag '${tag}'`);
+      tags.add(tag);
+    }
     const query = queryOf(route, workspaceId);
     const config: RouteConfig = {
       method: route.method,
@@ -282,6 +287,6 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
       license: { name: 'Proprietary (all rights reserved)' },
     },
     servers: [{ url: '/' }],
-    tags: [...tags].sort().map((name) => ({ name, description: API_TAGS[name] })),
+    tags: [...tags].sort().map((name) => ({ name, description: described[name] })),
   });
 }

@@ -5,6 +5,7 @@ import type { AnyRoute } from '../api/route';
 import { defineRoute } from '../api/route';
 import { NotFoundError } from '../errors';
 import { buildOpenApiDocument } from './document';
+import type { TagDescriptions } from './tags';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 const SWAGGER_ASSETS: Record<string, string> = {
@@ -25,8 +26,11 @@ const OpenApiDocument = z
   .looseObject({ openapi: z.string() })
   .meta({ id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document.' });
 
-/** The machine-readable description and its browsable page. `routes` is every other route the app mounts. */
-export function openApiRoutes(routes: () => readonly AnyRoute[]) {
+/**
+ * The machine-readable description and its browsable page. `routes` is every other route the app
+ * mounts; `tags` describes the tags they use.
+ */
+export function openApiRoutes(routes: () => readonly AnyRoute[], tagDescriptions: TagDescriptions) {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   const tags = ['meta'] as const;
   const own: AnyRoute[] = [
@@ -40,7 +44,7 @@ export function openApiRoutes(routes: () => readonly AnyRoute[]) {
       public: true,
       response: OpenApiDocument,
       handler: async () => {
-        document ??= buildOpenApiDocument([...routes(), ...own]);
+        document ??= buildOpenApiDocument([...routes(), ...own], tagDescriptions);
         return { ...document };
       },
     }),

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { LIMITS } from '../../limits';
+import { LIMITS } from '../../rules/limits';
 import type { UnitOfWork } from '../db/unit-of-work';
 import { DomainError } from '../errors';
 import type { Logger } from '../logger';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 export const INTENTS = ['update', 'query', 'both'] as const;
 export type Intent = (typeof INTENTS)[number];
 
-/** What each intent costs is the ledger's business (src/credits/costs.ts); this names the kind. */
+/** What each intent costs is the ledger's business (src/rules/costs.ts); this names the kind. */
 export const PROMPT_CREDIT_KIND = {
   update: 'ontology.prompt.update',
   query: 'ontology.prompt.query',

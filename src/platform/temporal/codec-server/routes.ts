@@ -1,10 +1,10 @@
 import type { Payload } from '@temporalio/common';
 import type { Context } from 'koa';
 import type { DataSource } from 'typeorm';
-import { LIMITS } from '../../../limits';
+import { LIMITS } from '../../../rules/limits';
 import type { RateLimiter } from '../../api/rate-limit';
-import type { Authenticator } from '../../api/route';
 import { defineRoute } from '../../api/route';
+import type { Authenticator } from '../../auth/authenticator';
 import { OPERATOR_SCOPE } from '../../auth/scopes';
 import { OPERATOR_TOKEN_MARKER, sha256Hex } from '../../auth/tokens';
 import type { Config } from '../../config';

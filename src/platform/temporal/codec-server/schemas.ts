@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../../limits';
+import { LIMITS } from '../../../rules/limits';
 
 // Proto3 JSON of `bytes`: base64, standard or URL-safe, padding optional.
 const Bytes = z

@@ -1,61 +1,24 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { apiKeyRoutes } from '../../api-keys/routes';
-import { capabilityRoutes } from '../../capabilities/routes';
-import { codeRoutes } from '../../code/routes';
-import { consoleRoutes } from '../../console/routes';
-import { creditRoutes } from '../../credits/routes';
-import { graphRoutes } from '../../graph/routes';
-import { healthRoutes } from '../../health/routes';
-import { mcpOtherMethods, mcpRoutes } from '../../mcp/routes';
-import { mcpTokenRoutes } from '../../mcp-tokens/routes';
-import { mergeRoutes } from '../../merges/routes';
-import { ontologyConfigRoutes } from '../../ontology-config/routes';
-import { promptRoutes } from '../../prompt/routes';
-import { runRoutes } from '../../runs/routes';
-import type { Runtime } from '../../runtime';
-import { searchRoutes } from '../../search/routes';
-import { triggerRoutes } from '../../triggers/routes';
-import { typeCatalogRoutes } from '../../type-catalog/routes';
-import { openApiRoutes } from '../openapi/routes';
-import { codecCors } from '../temporal/codec-server/cors';
-import { temporalCodecRoutes } from '../temporal/codec-server/routes';
-import { errorHandler, HttpError } from './errors';
-import type { RateLimiter } from './rate-limit';
-import { createRateLimiter } from './rate-limit';
-import { requestContext, requestLogger } from './request-context';
-import type { AnyRoute } from './route';
-import { JSON_BODY_LIMIT, mountRoutes } from './route';
+import { errorHandler, HttpError } from '../platform/api/errors';
+import type { RateLimiter } from '../platform/api/rate-limit';
+import { createRateLimiter } from '../platform/api/rate-limit';
+import { requestContext, requestLogger } from '../platform/api/request-context';
+import type { AnyRoute } from '../platform/api/route';
+import { JSON_BODY_LIMIT, mountRoutes } from '../platform/api/route';
+import { openApiRoutes } from '../platform/openapi/routes';
+import { codecCors } from '../platform/temporal/codec-server/cors';
+import { API_TAGS, FEATURES } from './features';
+import type { Runtime } from './runtime';
 
-/** Every route of the API, in one list: the router and the OpenAPI document both read it. */
+/**
+ * Every route of the API, from the features' manifests in their order: the router and the OpenAPI
+ * document both read it.
+ */
 export function allRoutes(runtime: Runtime, rateLimiter?: RateLimiter): AnyRoute[] {
-  const routes: AnyRoute[] = [
-    ...healthRoutes({ dataSource: runtime.dataSource, temporal: runtime.temporal }),
-    ...apiKeyRoutes(runtime.services.apiKeys),
-    ...mcpTokenRoutes(runtime.services.mcpTokens),
-    ...ontologyConfigRoutes(runtime.services.ontologyConfig),
-    ...graphRoutes(runtime.services),
-    ...typeCatalogRoutes(runtime.services.typeCatalog),
-    ...promptRoutes({ api: runtime.services.promptApi, stream: runtime.services.promptStream }),
-    ...mergeRoutes(runtime.services.merges),
-    ...searchRoutes(runtime.services.search),
-    ...codeRoutes(runtime.services.code),
-    ...temporalCodecRoutes({
-      codec: runtime.temporal.codec,
-      authenticator: runtime.authenticator,
-      dataSource: runtime.dataSource,
-      config: runtime.config,
-      rateLimiter,
-    }),
-    ...capabilityRoutes(runtime.services.capabilities),
-    ...runRoutes(runtime.services.runs),
-    ...mcpRoutes(runtime.services.mcp),
-    ...creditRoutes(runtime.services.credits),
-    ...consoleRoutes(runtime.config),
-    ...triggerRoutes(runtime.services.triggers, runtime.services.triggerIntake),
-  ];
-  return [...routes, ...openApiRoutes(() => routes)];
+  const routes: AnyRoute[] = FEATURES.flatMap((feature) => feature.routes?.(runtime, rateLimiter) ?? []);
+  return [...routes, ...openApiRoutes(() => routes, API_TAGS)];
 }
 
 /** Whether a request goes to a route that reads its own raw body (`rawBody`), by method and path. */
@@ -109,7 +72,8 @@ export function createApp(runtime: Runtime): Koa {
   // Routes that read their body as bytes themselves (a webhook's HMAC covers the exact bytes sent).
   const raw = rawBodyMatcher(routes);
   app.use((ctx, next) => (raw(ctx.method, ctx.path) ? next() : parseBody(ctx, next)));
-  app.use(mcpOtherMethods());
+  // Features' own middleware ahead of the router (the MCP endpoint's 405 for other methods).
+  for (const middleware of FEATURES.flatMap((feature) => feature.middleware?.() ?? [])) app.use(middleware);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
   app.use(async (ctx) => {

@@ -1,9 +1,10 @@
-import { allCapabilities } from '../../capabilities/registry';
-import { createCapabilityService } from '../../capabilities/service';
-import type { Runtime } from '../../runtime';
-import { allRoutes } from '../api/app';
-import { loadConfig } from '../config';
-import { buildOpenApiDocument } from './document';
+import { createCapabilityService } from '../capabilities/service';
+import { loadConfig } from '../platform/config';
+import { buildOpenApiDocument } from '../platform/openapi/document';
+import { allCapabilities } from './capabilities';
+import { API_TAGS } from './features';
+import { allRoutes } from './http';
+import type { Runtime } from './runtime';
 
 /**
  * A runtime whose services exist only to be named: route factories may keep references to them,
@@ -37,4 +38,4 @@ function documentationRuntime(): Runtime {
 }
 
 /** The OpenAPI document of every route, built without a database, Temporal or a listening server. */
-export const offlineOpenApiDocument = () => buildOpenApiDocument(allRoutes(documentationRuntime()));
+export const offlineOpenApiDocument = () => buildOpenApiDocument(allRoutes(documentationRuntime()), API_TAGS);

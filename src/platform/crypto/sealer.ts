@@ -1,13 +1,13 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { ForbiddenError } from '../platform/errors';
+import { ForbiddenError } from '../errors';
 
 /**
- * The raw prompt is never stored (knowledge-graph-service-api.md §2.5), yet a workflow's input lands in
- * Temporal's history. So the API seals it (AES-256-GCM, key derived from WEFT_ENCRYPTION_KEY) and only
- * activities open it.
- * A sealed prompt is bound to its workspace and correlation id (GCM additional data): whoever can
- * start a workflow cannot replay another workspace's sealed prompt into their own, because the
- * activities open it with the workspace and correlation id they act for.
+ * Sealed text: AES-256-GCM with a key derived from a secret (WEFT_ENCRYPTION_KEY) and a purpose, bound
+ * to a workspace and a correlation id (GCM additional data). Prompts use it because the raw prompt is
+ * never stored (knowledge-graph-service-api.md §2.5), yet a workflow's input lands in Temporal's
+ * history: the API seals it and only activities open it. Whoever can start a workflow cannot replay
+ * another workspace's sealed text into their own, because it opens only under the binding it was
+ * sealed for. Webhook trigger secrets use the same sealer with a purpose of their own.
  */
 export interface SealedText {
   sealed: string;
@@ -22,7 +22,9 @@ export interface SealBinding {
 const keyFrom = (secret: string | Buffer, purpose: string) =>
   Buffer.from(hkdfSync('sha256', secret, 'weft', purpose, 32));
 
-// Unambiguous: a uuid never holds a newline. Lower-cased, so that the same ids in another case still match.
+// Every purpose keeps the additional data prompts were first sealed with (`weft-prompt-v2`): changing
+// it would make every stored sealed value unreadable. Unambiguous: a uuid never holds a newline.
+// Lower-cased, so that the same ids in another case still match.
 const additionalData = (binding: SealBinding) =>
   Buffer.from(`weft-prompt-v2\n${binding.workspaceId.toLowerCase()}\n${binding.correlationId.toLowerCase()}`);
 

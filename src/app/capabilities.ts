@@ -1,0 +1,27 @@
+import type { AnyCapability } from '../capabilities/define';
+import { capabilitiesFeature } from '../capabilities/feature';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import type { PromptService } from '../prompt/service';
+import type { SearchService } from '../search/service';
+import { FEATURES } from './features';
+
+/** Everything a feature's tools may use; each manifest names the part it needs. */
+export interface CapabilityDeps {
+  uow: UnitOfWork;
+  outbox: Pick<OutboxRelay, 'kick'>;
+  sessionTtlSeconds: number;
+  prompts: PromptService;
+  search: SearchService;
+}
+
+/**
+ * Every capability, declared once in the features' manifests: the `/v1/cap` routes, the runs' step
+ * executor and the MCP tool list all read this list (through the capability service). The order is
+ * what clients list: the features' tools in the features' order, the registry's general tools
+ * (ontology, billing) last.
+ */
+export function allCapabilities(deps: CapabilityDeps): AnyCapability[] {
+  const features = [...FEATURES.filter((feature) => feature !== capabilitiesFeature), capabilitiesFeature];
+  return features.flatMap((feature) => feature.capabilities?.(deps) ?? []);
+}

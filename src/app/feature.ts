@@ -1,0 +1,39 @@
+import type { Middleware } from 'koa';
+import type { AnyCapability } from '../capabilities/define';
+import type { RateLimiter } from '../platform/api/rate-limit';
+import type { AnyRoute } from '../platform/api/route';
+import type { TagDescriptions } from '../platform/openapi/tags';
+import type { EventContract } from '../platform/outbox/event';
+import type { OutboxHandler } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import type { CapabilityDeps } from './capabilities';
+import type { Runtime } from './runtime';
+
+/**
+ * What a feature declares about itself, once, in `src/<feature>/feature.ts`: plain data and
+ * functions. The manifests name their own narrow dependencies (`{ services: { runs: RunService } }`)
+ * and import nothing from here; `src/app/features.ts` checks each against this shape.
+ */
+export interface Feature {
+  /** The folder's name. */
+  name: string;
+  /** The OpenAPI tags it introduces, with their descriptions (its routes may also use another feature's). */
+  tags?: TagDescriptions;
+  /** Its TypeORM entity classes (the tables come from migrations). */
+  entities?: readonly (abstract new (
+    ...args: never
+  ) => unknown)[];
+  /** Its HTTP routes, declared without I/O (the offline OpenAPI document calls this too). */
+  routes?: (runtime: Runtime, rateLimiter?: RateLimiter) => readonly AnyRoute[];
+  /** Koa middleware it needs ahead of the router (after body parsing), in order. */
+  middleware?: () => readonly Middleware[];
+  /** The outbox events it writes, by their contracts (the relay dead-letters any other type). */
+  events?: readonly EventContract[];
+  /** The workflows committed outbox events start, each handler with the contract it takes. */
+  outboxHandlers?: (temporal: TemporalHandle) => readonly OutboxHandler[];
+  /** Its recurring jobs. */
+  schedules?: readonly MaintenanceSchedule[];
+  /** Its agent tools (`/v1/cap`, runs' steps, MCP). */
+  capabilities?: (deps: CapabilityDeps) => readonly AnyCapability[];
+}

@@ -1,0 +1,74 @@
+import { agentsFeature } from '../agents/feature';
+import { apiKeysFeature } from '../api-keys/feature';
+import { capabilitiesFeature } from '../capabilities/feature';
+import { codeFeature } from '../code/feature';
+import { consoleFeature } from '../console/feature';
+import { creditsFeature } from '../credits/feature';
+import { embeddingsFeature } from '../embeddings/feature';
+import { graphFeature } from '../graph/feature';
+import { healthFeature } from '../health/feature';
+import { importanceFeature } from '../importance/feature';
+import { mcpFeature } from '../mcp/feature';
+import { mcpTokensFeature } from '../mcp-tokens/feature';
+import { mergesFeature } from '../merges/feature';
+import { ontologyConfigFeature } from '../ontology-config/feature';
+import { authFeature } from '../platform/auth/feature';
+import type { TagDescriptions } from '../platform/openapi/tags';
+import { outboxFeature } from '../platform/outbox/feature';
+import { temporalCodecFeature } from '../platform/temporal/codec-server/feature';
+import { promptFeature } from '../prompt/feature';
+import { runsFeature } from '../runs/feature';
+import { searchFeature } from '../search/feature';
+import { tenancyFeature } from '../tenancy/feature';
+import { triggersFeature } from '../triggers/feature';
+import { typeCatalogFeature } from '../type-catalog/feature';
+import type { Feature } from './feature';
+
+/**
+ * The one list of features: the routes, OpenAPI tags, entities, outbox handlers, schedules and
+ * capabilities are all read from it. A new feature joins here (and adds its workflows and
+ * activities to workflows/index.ts and activities/index.ts, which the bundle needs as static
+ * exports; its services are built in runtime.ts).
+ *
+ * The order is the routes' order (the router and the OpenAPI document), then the features
+ * without routes; an event's handlers run in this order too.
+ */
+export const FEATURES = [
+  healthFeature,
+  apiKeysFeature,
+  mcpTokensFeature,
+  ontologyConfigFeature,
+  graphFeature,
+  typeCatalogFeature,
+  promptFeature,
+  mergesFeature,
+  searchFeature,
+  codeFeature,
+  temporalCodecFeature,
+  agentsFeature,
+  capabilitiesFeature,
+  runsFeature,
+  mcpFeature,
+  creditsFeature,
+  consoleFeature,
+  triggersFeature,
+  tenancyFeature,
+  embeddingsFeature,
+  importanceFeature,
+  authFeature,
+  outboxFeature,
+] satisfies Feature[] as readonly Feature[];
+
+/** Every feature's OpenAPI tags and their descriptions; a tag is described by one feature only. */
+export const API_TAGS: TagDescriptions = describeTags(FEATURES);
+
+function describeTags(features: readonly Feature[]): TagDescriptions {
+  const tags: Record<string, string> = {};
+  for (const feature of features) {
+    for (const [name, description] of Object.entries(feature.tags ?? {})) {
+      if (Object.hasOwn(tags, name)) throw new Error(`two features describe the tag '${name}'`);
+      tags[name] = description;
+    }
+  }
+  return tags;
+}

@@ -1,0 +1,16 @@
+import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import { importanceDecayWorkflow } from './workflow';
+
+/** Node importance and its nightly decay (the settings are ontology-config's). */
+export const importanceFeature = {
+  name: 'importance',
+  schedules: [
+    {
+      name: 'importance-decay',
+      description: 'Nightly: recomputes every live node’s importance with its workspace’s decay settings.',
+      workflow: importanceDecayWorkflow,
+      args: [{}],
+      spec: { intervals: [{ every: '1 day', offset: '2 hours' }] },
+    },
+  ] satisfies MaintenanceSchedule[],
+};

@@ -1,0 +1,17 @@
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { MergeAction, MergeCandidate } from './entities';
+import { startPersonResolver } from './outbox-handler';
+import { mergeRoutes } from './routes';
+import type { MergeService } from './service';
+
+/** The person-merge queue: the resolver proposes, a person decides. */
+export const mergesFeature = {
+  name: 'merges',
+  tags: {
+    merges: 'The person-merge queue: candidates proposed by the resolver, approved or rejected by a person.',
+  },
+  entities: [MergeCandidate, MergeAction],
+  routes: (runtime: { services: { merges: MergeService } }) => mergeRoutes(runtime.services.merges),
+  // node.created, person-type nodes only (the handler filters by type).
+  outboxHandlers: (temporal: TemporalHandle) => [startPersonResolver(temporal)],
+};

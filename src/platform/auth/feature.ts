@@ -1,0 +1,7 @@
+import { RevokedToken } from './entities';
+
+/** Authentication's own table: revoked JWTs. */
+export const authFeature = {
+  name: 'auth',
+  entities: [RevokedToken],
+};
