@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
 import { LIMITS } from '../limits';
+import { iso } from '../platform/dates';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { enqueueOutboxEvent } from '../platform/outbox/relay';
 import type { AgentClaim, AgentSession } from './entities';
@@ -33,8 +34,6 @@ export interface Actor {
 export const SESSION_FAILED_EVENT = 'agent.session_failed';
 export const FINDING_NODE_TYPE = 'agent.finding';
 export const FINDING_EDGE_TYPE = 'FINDING_OF';
-
-const iso = (value: Date) => value.toISOString();
 
 /** Another workspace's session is 404 (RLS hides it); another user's, in a shared workspace, 403. */
 function ownSession(session: AgentSession | null, actor: Actor, sessionId: string): AgentSession {

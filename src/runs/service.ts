@@ -8,6 +8,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
+import { iso } from '../platform/dates';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
@@ -67,7 +68,6 @@ export function stepCorrelationId(executionId: string, stepNo: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
 // Step failures worth retrying (the activity is retried); every other domain error fails the run.

@@ -4,6 +4,7 @@ import { LIMITS } from '../limits';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
+import { iso } from '../platform/dates';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
@@ -66,7 +67,6 @@ const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
  */
 const withSuffix = (slug: string) =>
   `${slug}-${[...randomBytes(10)].map((byte) => SUFFIX_ALPHABET[byte & 31]).join('')}`;
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   id: trigger.id,
