@@ -20,30 +20,11 @@ import { RUN_DISPATCHED_EVENT, runWorkflow, runWorkflowId } from '../src/runs/wo
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
+import { pendingApproval, runUntil } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
-type Api = ReturnType<typeof as>;
 const ROOT = path.resolve(__dirname, '..');
-
-const runUntil = (client: Api, executionId: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const read = await client.get(`/v1/runs/${executionId}`);
-      return done(read.body) ? read.body : undefined;
-    },
-    { what, timeoutMs: 30_000, intervalMs: 100 },
-  );
-
-const pendingApproval = async (client: Api, executionId: string) => {
-  const run = await runUntil(
-    client,
-    executionId,
-    (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-    'the run to await approval',
-  );
-  return run.approvals.find((approval: any) => approval.status === 'pending');
-};
 
 const owner = () => getStack().ownerDataSource;
 const count = async (sql: string, parameters: unknown[]) => Number((await owner().query(sql, parameters))[0].n);
