@@ -151,7 +151,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   });
 
   const services: Omit<Runtime['services'], 'capabilities' | 'runs' | 'triggers' | 'mcp' | 'runReconciler'> = {
-    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
