@@ -8,7 +8,7 @@ import { createWorker } from '../workers/worker';
 import { capClient } from './helpers/cap';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
-import { pendingApproval, runUntil } from './helpers/runs';
+import { pendingApproval, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 import type { FileTemporal, WeftProcess } from './helpers/weft-process';
@@ -122,13 +122,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     await stepLock.release();
     worker = startWorkerProcess(env());
 
-    const run = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'SUCCEEDED',
-      'the run to succeed',
-      RESTARTED,
-    );
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(run.steps[0].output.claim_id).to.be.a('string');
     expect(run.credits_charged).to.equal(1);
@@ -175,13 +169,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
       decision: 'APPROVED',
     });
     expect(resolved.status).to.equal(200);
-    const run = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'SUCCEEDED',
-      'the run to succeed',
-      RESTARTED,
-    );
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(
       await count(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [tenant.workspace_id]),
@@ -213,13 +201,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     expect((await client.get(`/v1/runs/${executionId}`)).body.steps[0].status).to.equal('PENDING');
 
     worker = startWorkerProcess(env());
-    const run = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'SUCCEEDED',
-      'the run to succeed',
-      RESTARTED,
-    );
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.approvals[0].status).to.equal('approved');
     expect(
       await count(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [tenant.workspace_id]),

@@ -6,7 +6,7 @@ import { eventually, sleep } from './helpers/eventually';
 import type { FaultProxy } from './helpers/fault-proxy';
 import { startFaultProxy, throughProxy } from './helpers/fault-proxy';
 import { as } from './helpers/http';
-import { runUntil } from './helpers/runs';
+import { pendingApproval, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 import type { WeftProcess } from './helpers/weft-process';
@@ -62,14 +62,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     });
     expect(dispatched.status).to.equal(202);
     const executionId = dispatched.body.execution_id;
-    const waiting = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-      'the run to await approval',
-      OUTAGE_WAIT,
-    );
-    const approvalId = waiting.approvals[0].approval_id;
+    const approvalId = (await pendingApproval(client, executionId, OUTAGE_WAIT)).approval_id;
 
     const started = Date.now();
     await proxy.inject('cut');
@@ -105,13 +98,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     );
     expect(resolved.status).to.equal(200);
     const healed = Date.now();
-    const run = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'SUCCEEDED',
-      'the run to succeed',
-      OUTAGE_WAIT,
-    );
+    const run = await succeeded(client, executionId, OUTAGE_WAIT);
     console.log(
       `      found after healing: run SUCCEEDED ${((Date.now() - healed) / 1000).toFixed(1)} s after the resolve`,
     );

@@ -20,7 +20,7 @@ import { RUN_DISPATCHED_EVENT, runWorkflow, runWorkflowId } from '../src/runs/wo
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
-import { pendingApproval, runUntil } from './helpers/runs';
+import { pendingApproval, runUntil, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -88,7 +88,7 @@ describe('runs: the run reconciler (issue 24)', function () {
     expect(pass).to.include({ checked: 1, resumed: 1, settled: 0, failed: 0 });
     expect(pass.resumedIds).to.deep.equal([executionId]);
 
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(await sessions(tenant.workspace_id)).to.equal(1);
     const audit = (await client.get(`/v1/runs/${executionId}/audit`)).body;

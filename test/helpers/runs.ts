@@ -21,6 +21,10 @@ export const runUntil = (client: Client, executionId: string, done: (run: any) =
 export const finished = (client: Client, executionId: string, wait?: Wait) =>
   runUntil(client, executionId, (run) => FINISHED.includes(run.status), 'the run to finish', wait);
 
+/** The run once it SUCCEEDED. */
+export const succeeded = (client: Client, executionId: string, wait?: Wait) =>
+  runUntil(client, executionId, (run) => run.status === 'SUCCEEDED', 'the run to succeed', wait);
+
 /** The run's pending approval, once the run awaits it. */
 export const pendingApproval = async (client: Client, executionId: string, wait?: Wait) => {
   const run = await runUntil(
