@@ -5,7 +5,6 @@ import type { FailureClusterInput } from '../src/agents/workflow';
 import type { KeyPurger } from '../src/capabilities/key-purge';
 import type { KeyPurgeInput } from '../src/capabilities/workflow';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
-import { classified } from './failures';
 
 /** The agent and capability workflows' steps: thin adapters over their services. */
 export function createAgentActivities(deps: {
@@ -15,17 +14,13 @@ export function createAgentActivities(deps: {
   return {
     /** Counts one failed session into its cluster; exactly once per session however often it runs. */
     clusterFailedSession: (input: FailureClusterInput) =>
-      classified(() =>
-        deps.uow({ workspaceId: input.workspaceId }, (m) =>
-          clusterFailedSession(m, input.workspaceId, input.sessionId),
-        ),
-      ),
+      deps.uow({ workspaceId: input.workspaceId }, (m) => clusterFailedSession(m, input.workspaceId, input.sessionId)),
 
     /** Expires sessions that missed their heartbeat and abandons their claims, in every workspace. */
-    expireStaleSessions: () => classified(() => deps.services.sessionSweeper.sweep(() => heartbeat())),
+    expireStaleSessions: () => deps.services.sessionSweeper.sweep(() => heartbeat()),
 
     /** Deletes Idempotency-Keys older than the replay window, and stored code batches older than a day. */
     purgeIdempotencyKeys: (input: KeyPurgeInput) =>
-      classified(() => deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat())),
+      deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat()),
   };
 }

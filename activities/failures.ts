@@ -33,6 +33,21 @@ export async function classified<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+type ActivityFunctions = Record<string, (...args: never[]) => Promise<unknown>>;
+
+/**
+ * Every activity with its failures classified (`classifyFailure`), applied once over the whole set
+ * so that no group can leave one out. `ownRule` names the few activities that decide their own
+ * retries (a step's refusal retried as a plain error, a provider's few attempts): they run as written.
+ */
+export function classifiedActivities<T extends ActivityFunctions>(activities: T, ownRule: readonly (keyof T)[]): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, activity] of Object.entries(activities)) {
+    wrapped[name] = ownRule.includes(name) ? activity : (...args: never[]) => classified(() => activity(...args));
+  }
+  return wrapped as T;
+}
+
 /**
  * Heartbeats while a long call runs, so a worker that dies mid-call is noticed within the
  * heartbeat timeout and the activity is retried elsewhere instead of waiting out its whole timeout.

@@ -1,6 +1,8 @@
 import { heartbeat, log } from '@temporalio/activity';
 import type { DataSource } from 'typeorm';
 import type { ImportanceService } from '../src/importance/service';
+import type { SweepProgress } from '../src/platform/workspace-sweep';
+import { forEachWorkspace } from '../src/platform/workspace-sweep';
 import { workspaceIdsAfter } from '../src/tenancy/repository';
 import type { TypeCatalogService } from '../src/type-catalog/service';
 
@@ -28,45 +30,31 @@ export interface WorkspaceBatchResult {
   last: string | null;
 }
 
-type Progress = Record<string, number>;
-
 /**
- * Runs `work` for one batch of workspaces, each in its own unit(s) of work, and heartbeats all
- * along: with the work's own progress (`report`), on a timer while one long statement runs (a
- * big workspace's recount), and after each workspace. Without that, a pass longer than the
- * heartbeat timeout would be retried while still running. A workspace that fails is logged and
- * skipped: one bad workspace must not keep every workspace after it from its pass, nor have the
- * whole batch retried.
+ * Runs `work` for one batch of workspaces (src/platform/workspace-sweep.ts: a failing workspace is
+ * logged and skipped) and heartbeats all along: with the work's own progress (`report`), on a timer
+ * while one long statement runs (a big workspace's recount), and after each workspace. Without
+ * that, a pass longer than the heartbeat timeout would be retried while still running.
  */
 async function forBatch(
   deps: GraphActivityDeps,
   job: string,
   batch: WorkspaceBatch,
-  work: (workspaceId: string, report: (progress: Progress) => void) => Promise<unknown>,
+  work: (workspaceId: string, report: (progress: SweepProgress) => void) => Promise<unknown>,
 ): Promise<WorkspaceBatchResult> {
-  const ids = await workspaceIdsAfter(deps.dataSource, batch.after, batch.size);
-  let failed = 0;
-  for (const [index, workspaceId] of ids.entries()) {
-    let details: Record<string, string | number> = { workspace: workspaceId, done: index, failed };
-    const report = (progress: Progress) => {
-      details = { ...details, ...progress };
-      heartbeat(details);
-    };
-    const timer = setInterval(() => heartbeat(details), deps.heartbeatEveryMs ?? 10_000);
-    try {
-      await work(workspaceId, report);
-    } catch (error) {
-      failed += 1;
-      log.warn(`${job} failed in a workspace; skipped until the next run`, {
-        workspaceId,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    } finally {
-      clearInterval(timer);
-    }
-    heartbeat({ done: index + 1, failed });
-  }
-  return { processed: ids.length, failed, last: ids.at(-1) ?? null };
+  const swept = await forEachWorkspace(
+    {
+      job,
+      page: (after) => workspaceIdsAfter(deps.dataSource, after, batch.size),
+      after: batch.after,
+      onePageOnly: true,
+      heartbeat: (progress) => heartbeat(progress),
+      heartbeatEveryMs: deps.heartbeatEveryMs ?? 10_000,
+      warn: (fields, message) => log.warn(message, fields),
+    },
+    work,
+  );
+  return { processed: swept.visited, failed: swept.failed, last: swept.last };
 }
 
 export function createGraphActivities(deps: GraphActivityDeps) {

@@ -14,6 +14,7 @@ import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
 import { createCodeActivities } from './code';
 import { createEmbeddingActivities } from './embeddings';
+import { classifiedActivities } from './failures';
 import type { GraphActivityDeps } from './graph';
 import { createGraphActivities } from './graph';
 import { createMaintenanceActivities } from './maintenance';
@@ -44,23 +45,31 @@ export interface ActivityDeps {
   };
 }
 
-/** The composition root of the worker's activities. Each group is a thin adapter over a service. */
+/**
+ * The composition root of the worker's activities. Each group is a thin adapter over a service;
+ * failures are classified here, once for all of them (activities/failures.ts).
+ */
 export function createActivities(deps: ActivityDeps) {
-  return {
-    ...createMaintenanceActivities(deps),
-    ...createPromptActivities({ prompts: deps.services.prompts }),
-    ...createMergeActivities(deps),
-    ...createAgentActivities(deps),
-    ...createRunActivities(deps),
-    ...createCodeActivities(deps),
-    ...createTriggerActivities(deps),
-    ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
-    ...createGraphActivities({
-      dataSource: deps.dataSource,
-      typeCatalog: deps.services.typeCatalog,
-      importance: deps.services.importance,
-    }),
-  };
+  return classifiedActivities(
+    {
+      ...createMaintenanceActivities(deps),
+      ...createPromptActivities({ prompts: deps.services.prompts }),
+      ...createMergeActivities(deps),
+      ...createAgentActivities(deps),
+      ...createRunActivities(deps),
+      ...createCodeActivities(deps),
+      ...createTriggerActivities(deps),
+      ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
+      ...createGraphActivities({
+        dataSource: deps.dataSource,
+        typeCatalog: deps.services.typeCatalog,
+        importance: deps.services.importance,
+      }),
+    },
+    // Their own rules: runStep retries a step's transient refusal as a plain error;
+    // embedAndStoreNodes gives the provider a few attempts.
+    ['runStep', 'embedAndStoreNodes'],
+  );
 }
 
 export type Activities = ReturnType<typeof createActivities>;

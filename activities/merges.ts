@@ -1,6 +1,5 @@
 import type { MergeService } from '../src/merges/service';
 import type { MergeDecision, MergeWorkflowInput, ResolvePersonInput } from '../src/merges/types';
-import { classified } from './failures';
 
 /**
  * Thin adapters over the merge service; every step is one transaction and safe to repeat. Domain
@@ -11,11 +10,10 @@ export function createMergeActivities(deps: { services: { merges: MergeService }
   const { merges } = deps.services;
   return {
     /** Match, upsert candidates, auto-merge when configured; charges worker.person_resolve once per workflow. */
-    resolvePerson: (input: ResolvePersonInput) => classified(() => merges.resolvePerson(input)),
+    resolvePerson: (input: ResolvePersonInput) => merges.resolvePerson(input),
     /** Applies a reviewer's approve or reject in one transaction. */
-    decideMergeCandidate: (input: MergeDecision & { candidateId: string }) =>
-      classified(() => merges.applyDecision(input)),
+    decideMergeCandidate: (input: MergeDecision & { candidateId: string }) => merges.applyDecision(input),
     /** At a review's wake-up: the candidate's status, superseded first when one of its nodes is gone. */
-    mergeCandidateStatus: (input: MergeWorkflowInput) => classified(() => merges.reviewCandidateStatus(input)),
+    mergeCandidateStatus: (input: MergeWorkflowInput) => merges.reviewCandidateStatus(input),
   };
 }

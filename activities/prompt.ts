@@ -1,20 +1,20 @@
 import type { SealBinding, SealedText } from '../src/platform/crypto/sealer';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
 import type { CompletionInput, FailureInput, PersistedGraph, PromptService } from '../src/prompt/service';
-import { classified, heartbeating } from './failures';
+import { heartbeating } from './failures';
 
 /** The prompt saga's steps: thin adapters over the prompt service. */
 export function createPromptActivities(deps: { prompts: PromptService }) {
   const { prompts } = deps;
   return {
     classifyPrompt: (input: SealBinding & { prompt: SealedText }) =>
-      classified(() => heartbeating(() => prompts.classify(input.prompt, input))),
+      heartbeating(() => prompts.classify(input.prompt, input)),
 
     refinePrompt: (input: SealBinding & { prompt: SealedText; promptKind: string }): Promise<RefinedGraph> =>
-      classified(() => heartbeating(() => prompts.refine(input.prompt, input.promptKind, input))),
+      heartbeating(() => prompts.refine(input.prompt, input.promptKind, input)),
 
     answerPrompt: (input: SealBinding & { prompt: SealedText }): Promise<GroundedAnswer> =>
-      classified(() => heartbeating(() => prompts.answer(input))),
+      heartbeating(() => prompts.answer(input)),
 
     /**
      * Keyed by the workflow, so a retried reservation charges once. The workspace's own tenant
@@ -25,20 +25,20 @@ export function createPromptActivities(deps: { prompts: PromptService }) {
       correlationId: string;
       intent: Intent;
       idempotencyKey: string;
-    }) => classified(() => prompts.reserve(input)),
+    }) => prompts.reserve(input),
 
-    refundPromptCredits: (input: { workspaceId: string; ledgerId: string }) => classified(() => prompts.refund(input)),
+    refundPromptCredits: (input: { workspaceId: string; ledgerId: string }) => prompts.refund(input),
 
     persistPromptGraph: (input: {
       workspaceId: string;
       correlationId: string;
       refined: RefinedGraph;
-    }): Promise<PersistedGraph> => classified(() => prompts.persist(input)),
+    }): Promise<PersistedGraph> => prompts.persist(input),
 
-    undoPromptWrites: (input: { workspaceId: string; correlationId: string }) => classified(() => prompts.undo(input)),
+    undoPromptWrites: (input: { workspaceId: string; correlationId: string }) => prompts.undo(input),
 
-    completePromptRun: (input: CompletionInput) => classified(() => prompts.complete(input)),
+    completePromptRun: (input: CompletionInput) => prompts.complete(input),
 
-    failPromptRun: (input: FailureInput) => classified(() => prompts.fail(input)),
+    failPromptRun: (input: FailureInput) => prompts.fail(input),
   };
 }

@@ -2,7 +2,7 @@ import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
 import type { RunSteps } from '../src/runs/steps';
 import type { RunWorkflowInput } from '../src/runs/workflow';
-import { classified, heartbeating } from './failures';
+import { heartbeating } from './failures';
 
 type RunRef = Pick<RunWorkflowInput, 'workspaceId' | 'executionId'>;
 type StepRef = RunRef & { stepNo: number };
@@ -15,12 +15,10 @@ type StepRef = RunRef & { stepNo: number };
 export function createRunActivities(deps: { services: { runSteps: RunSteps } }) {
   const { runSteps: runs } = deps.services;
   return {
-    beginRun: (input: RunRef) => classified(() => runs.beginRun(input.workspaceId, input.executionId)),
-    requestRunApproval: (input: StepRef) =>
-      classified(() => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo)),
-    runApprovalState: (input: StepRef) =>
-      classified(() => runs.approvalState(input.workspaceId, input.executionId, input.stepNo)),
-    resumeRun: (input: RunRef) => classified(() => runs.resume(input.workspaceId, input.executionId)),
+    beginRun: (input: RunRef) => runs.beginRun(input.workspaceId, input.executionId),
+    requestRunApproval: (input: StepRef) => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo),
+    runApprovalState: (input: StepRef) => runs.approvalState(input.workspaceId, input.executionId, input.stepNo),
+    resumeRun: (input: RunRef) => runs.resume(input.workspaceId, input.executionId),
     /** Heartbeating: a worker killed mid-step is noticed within seconds and the step retried by its key. */
     runStep: async (input: StepRef) => {
       try {
@@ -32,9 +30,8 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
       }
     },
     /** The llm agent's model call: heartbeating, so a worker lost mid-call is noticed within seconds. */
-    planRunStep: (input: RunRef) =>
-      classified(() => heartbeating(() => runs.planNext(input.workspaceId, input.executionId))),
+    planRunStep: (input: RunRef) => heartbeating(() => runs.planNext(input.workspaceId, input.executionId)),
     finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string }) =>
-      classified(() => runs.finishRun(input.workspaceId, input.executionId, input)),
+      runs.finishRun(input.workspaceId, input.executionId, input),
   };
 }

@@ -10,28 +10,22 @@
  *    per connection): resolve by id, the iterative-scan setting and the one context statement.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Pool } from 'pg';
 import { createActivities } from '../activities';
-import { createMigrationDataSource } from '../src/app/data-source';
 import { createApp } from '../src/app/http';
-import { createRuntime } from '../src/app/runtime';
 import { indexRepository } from '../src/cli/index/command';
 import { SYMBOL_CONTEXT_SQL } from '../src/code/repository';
 import { NODE_COLUMNS } from '../src/graph/repository';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { efSearchFor } from '../src/search/repository';
-import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(__dirname, '..');
@@ -40,16 +34,8 @@ const LIMIT = 20;
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
   const samples = numberOption(args, 'samples', 200);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.RATE_LIMIT_RPS = '0';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  const devServer = await privateTemporal(env);
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
-  const owner = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const service = await bootBenchService({ settings: { RATE_LIMIT_RPS: '0' } });
+  const { config, runtime, owner, provisioning } = service;
   await ensureSearchAttributes(runtime.temporal);
   const { worker } = await createWorker({
     config,
@@ -159,7 +145,5 @@ export async function run(args: string[]): Promise<void> {
   await appPool.end();
   worker.shutdown();
   await running;
-  await owner.destroy();
-  await runtime.close();
-  await devServer.stop();
+  await service.stop();
 }

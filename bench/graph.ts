@@ -8,35 +8,22 @@
  * bench ends in a few minutes.
  */
 
-import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import { Pool } from 'pg';
-import { createMigrationDataSource } from '../src/app/data-source';
 import { createApp } from '../src/app/http';
-import { createRuntime } from '../src/app/runtime';
 import { likePattern, NODE_COLUMNS, typeaheadSql, usesTrigram } from '../src/graph/repository';
 import { OVERVIEW_SQL, STATS_SQL, SUBGRAPH_SQL } from '../src/graph/traversal-repository';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createLogger } from '../src/platform/logger';
-import { createProvisioning } from '../src/tenancy/service';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
   const nodeCount = numberOption(args, 'nodes', 100_000);
   const edgeCount = numberOption(args, 'edges', 1_000_000);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  const devServer = await privateTemporal(env);
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
-  const owner = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const service = await bootBenchService();
+  const { config, runtime, owner, provisioning } = service;
 
   // The data set: reused when a workspace of the expected size exists.
   const [existing]: { id: string }[] = await owner.query(
@@ -245,7 +232,5 @@ export async function run(args: string[]): Promise<void> {
   await new Promise<void>((resolve) => bareServer.server.close(() => resolve()));
   await appPool.end();
   await rawPool.end();
-  await owner.destroy();
-  await runtime.close();
-  await devServer.stop();
+  await service.stop();
 }

@@ -12,22 +12,17 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { createMigrationDataSource } from '../src/app/data-source';
 import { createApp } from '../src/app/http';
-import { createRuntime } from '../src/app/runtime';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { createSealer } from '../src/platform/crypto/sealer';
-import { createLogger } from '../src/platform/logger';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { requestHash, sourceHash } from '../src/prompt/summary';
-import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import { anchorActivities } from './anchors/activities';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const PROMPTS = {
   update: (i: number) =>
@@ -38,17 +33,10 @@ const PROMPTS = {
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 4);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.OPENAI_API_KEY = '';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-prompt-${randomUUID().slice(0, 8)}`;
-  const devServer = await privateTemporal(env);
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
+  const service = await bootBenchService({ queue: 'weft-bench-prompt', settings: { OPENAI_API_KEY: '' } });
+  const { config, runtime, provisioning } = service;
   await ensureSearchAttributes(runtime.temporal);
-  const owner = await createMigrationDataSource(config).initialize();
-  const tenant = await createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt }).bootstrap({
+  const tenant = await provisioning.bootstrap({
     credits: 1_000_000_000,
     name: 'weft-bench-prompt',
   });
@@ -158,7 +146,5 @@ export async function run(args: string[]): Promise<void> {
   anchorWorker.shutdown();
   await Promise.all([running, anchorRunning]);
   await connection.close();
-  await owner.destroy();
-  await runtime.close();
-  await devServer.stop();
+  await service.stop();
 }

@@ -21,18 +21,13 @@ import { once } from 'node:events';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { createMigrationDataSource } from '../src/app/data-source';
 import { createApp } from '../src/app/http';
-import { createRuntime } from '../src/app/runtime';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
-import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import type { RunWorkflowResult } from '../src/runs/workflow';
 import { runWorkflowId } from '../src/runs/workflow';
-import { createProvisioning } from '../src/tenancy/service';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, percentile } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 import type { WorkerMemory } from './lib/worker-process';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -161,18 +156,10 @@ export async function run(args: string[]): Promise<void> {
   const waiting = numberOption(args, 'waiting', 1000);
   const breakdownSamples = numberOption(args, 'samples', 15);
 
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-runs-${randomUUID().slice(0, 8)}`;
+  const service = await bootBenchService({ queue: 'weft-bench-runs', settings: { TEMPORAL_NAMESPACE: 'default' } });
+  const { env, runtime, owner, provisioning } = service;
   env.BENCH_ANCHOR_TASK_QUEUE = `${env.TEMPORAL_TASK_QUEUE}-anchor`;
-  env.TEMPORAL_NAMESPACE = 'default';
-  const devServer = await privateTemporal(env);
-  const config = loadConfig(env);
-  const runtime = await createRuntime(config, createLogger(config));
   await ensureSearchAttributes(runtime.temporal);
-  const owner = await createMigrationDataSource(config).initialize();
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-runs' });
   const workers = await forkWorker(env);
 
@@ -361,7 +348,5 @@ export async function run(args: string[]): Promise<void> {
 
   server.close();
   await workers.stop();
-  await owner.destroy();
-  await runtime.close();
-  await devServer.stop();
+  await service.stop();
 }

@@ -11,22 +11,17 @@ import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
 import type { EntityManager } from 'typeorm';
 import { createActivities } from '../activities';
-import { createMigrationDataSource } from '../src/app/data-source';
 import { createApp } from '../src/app/http';
-import { createRuntime } from '../src/app/runtime';
 import { confirmReservations, reserveCredits } from '../src/credits/repository';
 import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
-import { loadConfig, withDatabaseSuffix } from '../src/platform/config';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
-import { createLogger } from '../src/platform/logger';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
-import { createProvisioning } from '../src/tenancy/service';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
-import { privateTemporal, serveLocally } from './lib/servers';
+import { bootBenchService, serveLocally } from './lib/servers';
 
 const BIG = 'weft-bench-search-big';
 const SMALL = 'weft-bench-search-small';
@@ -55,18 +50,8 @@ const asManager = (client: PoolClient) =>
 async function main(args: string[]) {
   const totalNodes = numberOption(args, 'nodes', 100_000);
   const seconds = numberOption(args, 'seconds', 2);
-  const env = withDatabaseSuffix(process.env, '_bench');
-  env.LOG_LEVEL = 'error';
-  env.REQUEST_LOGGING = 'false';
-  env.DATABASE_POOL_SIZE = '10';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
-  const stops: (() => Promise<void>)[] = [];
-  const temporal = await privateTemporal(env);
-  stops.push(() => temporal.stop());
-  const config = loadConfig(env);
-  const owner = await createMigrationDataSource(config).initialize();
-  const runtime = await createRuntime(config, createLogger(config));
-  const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
+  const service = await bootBenchService({ settings: { DATABASE_POOL_SIZE: '10' } });
+  const { config, runtime, owner, provisioning } = service;
   const out: string[] = [];
   const log = (line = '') => {
     console.log(line);
@@ -461,9 +446,7 @@ async function main(args: string[]) {
   server.close();
   await appPool.end();
   await ownerPool.end();
-  await runtime.close();
-  await owner.destroy();
-  for (const stop of stops.reverse()) await stop();
+  await service.stop();
 }
 
 export const run = main;

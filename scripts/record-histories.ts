@@ -9,11 +9,10 @@ import type { FakeOpenAI } from '../test/helpers/fake-openai';
 import { startFakeOpenAI } from '../test/helpers/fake-openai';
 import { HISTORIES_DIR, HISTORY_ENCRYPTION_KEY, historyToFixture } from '../test/helpers/histories';
 import { as } from '../test/helpers/http';
+import { runUntil } from '../test/helpers/runs';
 import type { Stack } from '../test/helpers/stack';
 import { bootStack } from '../test/helpers/stack';
 import { newTenant } from '../test/helpers/tenants';
-
-type Client = ReturnType<typeof as>;
 
 describe('record workflow histories into test/histories', function () {
   this.timeout(60_000);
@@ -34,15 +33,6 @@ describe('record workflow histories into test/histories', function () {
     const history = await handle.fetchHistory();
     writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), historyToFixture(history));
   }
-
-  const runUntil = (c: Client, id: string, done: (run: any) => boolean, what: string) =>
-    eventually(
-      async () => {
-        const body = (await c.get(`/v1/runs/${id}`)).body;
-        return done(body) && body;
-      },
-      { what, timeoutMs: 30_000 },
-    );
 
   async function approvalRun(name: string, decision: 'APPROVED' | 'REJECTED') {
     const { api_key, user_jwt } = await newTenant();

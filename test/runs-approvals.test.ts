@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { finished } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newMember, newTenant } from './helpers/tenants';
 
@@ -25,15 +26,6 @@ async function waitingRun(client: Client): Promise<{ id: string; approvalId: str
   );
   return { id, approvalId: run.approvals[0].approval_id };
 }
-
-const finished = (client: Client, id: string) =>
-  eventually(
-    async () => {
-      const body = await read(client, id);
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(body.status) && body;
-    },
-    { what: 'the run to finish', timeoutMs: 30_000 },
-  );
 
 /** A user JWT's `jti`, the id its approvals are recorded under. */
 const jtiOf = (jwt: string): string => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')).jti;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { pendingApproval } from './helpers/runs';
 import type { Stack } from './helpers/stack';
 import { bootStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -48,12 +49,6 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
       expect(events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).to.not.equal(undefined);
     }
   }
-
-  const pendingApproval = (client: ReturnType<typeof as>, id: string) =>
-    eventually(
-      async () => (await client.get(`/v1/runs/${id}`)).body.approvals.find((a: any) => a.status === 'pending'),
-      { what: 'a pending approval' },
-    );
 
   it('a playbook keeps its history small across runs and resumes on resolve', async () => {
     const { api_key, user_jwt } = await newTenant();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { finished } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -26,15 +27,6 @@ async function waitingRun(client: Client): Promise<{ id: string; approvalId: str
   );
   return { id, approvalId: run.approvals[0].approval_id };
 }
-
-const finished = (client: Client, id: string) =>
-  eventually(
-    async () => {
-      const body = await read(client, id);
-      return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(body.status) && body;
-    },
-    { what: 'the run to finish' },
-  );
 
 describe('runs: decisions (agent.record_decision, agent.read_decisions)', () => {
   it('appends DECISION steps with revision lineage, reads them back, and writes run.decision_recorded', async () => {

@@ -8,33 +8,14 @@ import { createWorker } from '../workers/worker';
 import { capClient } from './helpers/cap';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
+import { pendingApproval, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 import type { FileTemporal, WeftProcess } from './helpers/weft-process';
 import { fileTemporal, startApiProcess, startWorkerProcess } from './helpers/weft-process';
 
-type Client = ReturnType<typeof as>;
-
-/** Polls the run until `done` says so; answers the last read. */
-const runUntil = (client: Client, executionId: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const read = await client.get(`/v1/runs/${executionId}`);
-      return done(read.body) ? read.body : undefined;
-    },
-    // A restarted worker first waits out its dead predecessor's sticky queue (about 10 s).
-    { what, timeoutMs: 45_000, intervalMs: 200 },
-  );
-
-const pendingApproval = async (client: Client, executionId: string) => {
-  const run = await runUntil(
-    client,
-    executionId,
-    (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-    'the run to await approval',
-  );
-  return run.approvals.find((approval: any) => approval.status === 'pending');
-};
+// A restarted worker first waits out its dead predecessor's sticky queue (about 10 s).
+const RESTARTED = { timeoutMs: 45_000, intervalMs: 200 };
 
 /**
  * A transaction of the test's own, on the owner connection, holding a lock the run's worker will
@@ -141,7 +122,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     await stepLock.release();
     worker = startWorkerProcess(env());
 
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(run.steps[0].output.claim_id).to.be.a('string');
     expect(run.credits_charged).to.equal(1);
@@ -168,7 +149,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
       },
     });
     const executionId = dispatched.body.execution_id;
-    const approval = await pendingApproval(as(tenant.api_key, api!.baseUrl), executionId);
+    const approval = await pendingApproval(as(tenant.api_key, api!.baseUrl), executionId, RESTARTED);
 
     await worker!.kill();
     await api!.kill();
@@ -188,7 +169,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
       decision: 'APPROVED',
     });
     expect(resolved.status).to.equal(200);
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(
       await count(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [tenant.workspace_id]),
@@ -203,7 +184,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
       input: { steps: [{ tool: 'agent.start_session', input: { name: 'resolved offline' }, requires_approval: true }] },
     });
     const executionId = dispatched.body.execution_id;
-    const approval = await pendingApproval(client, executionId);
+    const approval = await pendingApproval(client, executionId, RESTARTED);
 
     await worker!.kill();
     // Another credential than the dispatching key resolves (separation of duties, docs/approvals.md).
@@ -220,7 +201,7 @@ describe('runs durability: worker, API and Temporal server killed (real processe
     expect((await client.get(`/v1/runs/${executionId}`)).body.steps[0].status).to.equal('PENDING');
 
     worker = startWorkerProcess(env());
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId, RESTARTED);
     expect(run.approvals[0].status).to.equal('approved');
     expect(
       await count(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [tenant.workspace_id]),

@@ -1,21 +1,7 @@
 import { expect } from 'chai';
-import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { finished, runUntil } from './helpers/runs';
 import { newTenant } from './helpers/tenants';
-
-type Client = ReturnType<typeof as>;
-
-const runUntil = (client: Client, id: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const body = (await client.get(`/v1/runs/${id}`)).body;
-      return done(body) && body;
-    },
-    { what, timeoutMs: 30_000 },
-  );
-
-const finished = (client: Client, id: string) =>
-  runUntil(client, id, (run) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status), 'the run to finish');
 
 describe('runs: the llm agent with the local deterministic model', () => {
   it('chooses a tool from the goal, runs it through the registry, and answers', async () => {

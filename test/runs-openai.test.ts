@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import { WIRE_NAME_PATTERN } from '../src/capabilities/wire-names';
-import { eventually } from './helpers/eventually';
 import type { FakeToolCall } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { useOpenAIStack } from './helpers/openai-stack';
+import { finished, runUntil } from './helpers/runs';
 import { creditBalance, newTenant } from './helpers/tenants';
-
-type Client = ReturnType<typeof as>;
 
 /** One model turn: a tool call, a final answer, or an HTTP failure of the provider. */
 type Turn = FakeToolCall | { answer: string } | { status: number };
@@ -36,17 +34,6 @@ describe('runs: the llm agent on OpenAI tool calling (fake OpenAI-compatible ser
       return { toolCalls: [turn] };
     });
   }
-
-  const runUntil = (c: Client, id: string, done: (run: any) => boolean, what: string) =>
-    eventually(
-      async () => {
-        const body = (await c.get(`/v1/runs/${id}`)).body;
-        return done(body) && body;
-      },
-      { what, timeoutMs: 30_000 },
-    );
-  const finished = (c: Client, id: string) =>
-    runUntil(c, id, (run) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status), 'the run to finish');
 
   const toolMessage = (request: { body: any }) => request.body.messages.at(-1);
 

@@ -6,21 +6,14 @@ import { eventually, sleep } from './helpers/eventually';
 import type { FaultProxy } from './helpers/fault-proxy';
 import { startFaultProxy, throughProxy } from './helpers/fault-proxy';
 import { as } from './helpers/http';
+import { pendingApproval, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 import type { WeftProcess } from './helpers/weft-process';
 import { startApiProcess, startWorkerProcess } from './helpers/weft-process';
 
-type Api = ReturnType<typeof as>;
-
-const runUntil = (client: Api, executionId: string, done: (run: any) => boolean, what: string, timeoutMs = 60_000) =>
-  eventually(
-    async () => {
-      const read = await client.get(`/v1/runs/${executionId}`);
-      return done(read.body) ? read.body : undefined;
-    },
-    { what, timeoutMs, intervalMs: 250 },
-  );
+// Past the outage and the retries behind it.
+const OUTAGE_WAIT = { timeoutMs: 60_000, intervalMs: 250 };
 
 // Longer than the ≈45 s of retries after which the run workflow used to fail (review H-4).
 const OUTAGE_MS = 55_000;
@@ -69,13 +62,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     });
     expect(dispatched.status).to.equal(202);
     const executionId = dispatched.body.execution_id;
-    const waiting = await runUntil(
-      client,
-      executionId,
-      (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-      'the run to await approval',
-    );
-    const approvalId = waiting.approvals[0].approval_id;
+    const approvalId = (await pendingApproval(client, executionId, OUTAGE_WAIT)).approval_id;
 
     const started = Date.now();
     await proxy.inject('cut');
@@ -111,7 +98,7 @@ describe('runs: a Postgres outage longer than the old retries (real processes, f
     );
     expect(resolved.status).to.equal(200);
     const healed = Date.now();
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId, OUTAGE_WAIT);
     console.log(
       `      found after healing: run SUCCEEDED ${((Date.now() - healed) / 1000).toFixed(1)} s after the resolve`,
     );

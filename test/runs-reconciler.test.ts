@@ -24,30 +24,11 @@ import { runWorkflow, runWorkflowId } from '../src/runs/workflow';
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';
 import { as } from './helpers/http';
+import { pendingApproval, runUntil, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
-type Api = ReturnType<typeof as>;
 const ROOT = path.resolve(__dirname, '..');
-
-const runUntil = (client: Api, executionId: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const read = await client.get(`/v1/runs/${executionId}`);
-      return done(read.body) ? read.body : undefined;
-    },
-    { what, timeoutMs: 30_000, intervalMs: 100 },
-  );
-
-const pendingApproval = async (client: Api, executionId: string) => {
-  const run = await runUntil(
-    client,
-    executionId,
-    (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-    'the run to await approval',
-  );
-  return run.approvals.find((approval: any) => approval.status === 'pending');
-};
 
 const owner = () => getStack().ownerDataSource;
 const count = async (sql: string, parameters: unknown[]) => Number((await owner().query(sql, parameters))[0].n);
@@ -111,7 +92,7 @@ describe('runs: the run reconciler (issue 24)', function () {
     expect(pass).to.include({ checked: 1, resumed: 1, settled: 0, failed: 0 });
     expect(pass.resumedIds).to.deep.equal([executionId]);
 
-    const run = await runUntil(client, executionId, (body) => body.status === 'SUCCEEDED', 'the run to succeed');
+    const run = await succeeded(client, executionId);
     expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
     expect(await sessions(tenant.workspace_id)).to.equal(1);
     const audit = (await client.get(`/v1/runs/${executionId}/audit`)).body;

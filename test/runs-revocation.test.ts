@@ -1,25 +1,11 @@
 import { expect } from 'chai';
 import { revokeUserToken } from '../src/platform/auth/repository';
-import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { finished, runUntil } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { creditBalance, newMember, newTenant } from './helpers/tenants';
 
 type Client = ReturnType<typeof as>;
-
-const read = (client: Client, id: string) => client.get(`/v1/runs/${id}`).then((answer) => answer.body);
-
-const runUntil = (client: Client, id: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const body = await read(client, id);
-      return done(body) && body;
-    },
-    { what, timeoutMs: 30_000 },
-  );
-
-const finished = (client: Client, id: string) =>
-  runUntil(client, id, (run) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status), 'the run to finish');
 
 const sessions = async (workspaceId: string) =>
   (

@@ -6,42 +6,16 @@ import {
 } from '../src/platform/temporal/search-attributes';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { finished, pendingApproval, runUntil } from './helpers/runs';
 import type { Stack } from './helpers/stack';
 import { bootStack, getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
-
-const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
-
-type Client = ReturnType<typeof as>;
 
 const playbook = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
   agent: 'playbook',
   input: { steps },
   ...extra,
 });
-
-/** Polls the run until `done` says so; answers the last read. */
-const runUntil = (client: Client, executionId: string, done: (run: any) => boolean, what: string) =>
-  eventually(
-    async () => {
-      const read = await client.get(`/v1/runs/${executionId}`);
-      return done(read.body) ? read.body : undefined;
-    },
-    { what, timeoutMs: 30_000 },
-  );
-
-const finished = (client: Client, executionId: string) =>
-  runUntil(client, executionId, (run) => FINISHED.includes(run.status), 'the run to finish');
-
-const pendingApproval = async (client: Client, executionId: string) => {
-  const run = await runUntil(
-    client,
-    executionId,
-    (body) => body.status === 'AWAITING_APPROVAL' && body.approvals.some((a: any) => a.status === 'pending'),
-    'the run to await approval',
-  );
-  return run.approvals.find((approval: any) => approval.status === 'pending');
-};
 
 const sessionCount = async (workspaceId: string) =>
   Number(

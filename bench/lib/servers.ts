@@ -29,19 +29,23 @@ export async function serveLocally(app: Koa): Promise<{ server: Server; url: str
 
 /**
  * The service a benchmark measures: the bench database (`_bench`), a private Temporal server, the
- * runtime on a task queue of its own, and the owner connection for fixtures. `stop` closes them.
+ * runtime on a task queue of its own (`<queue>-<random>`), and the owner connection for fixtures.
+ * `settings` are further environment variables for this bench; `env` is the environment it booted
+ * with (for a forked worker). `stop` closes them.
  */
-export async function bootBenchService() {
+export async function bootBenchService(options: { queue?: string; settings?: Record<string, string> } = {}) {
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';
-  env.TEMPORAL_TASK_QUEUE = `weft-bench-${randomUUID().slice(0, 8)}`;
+  Object.assign(env, options.settings);
+  env.TEMPORAL_TASK_QUEUE = `${options.queue ?? 'weft-bench'}-${randomUUID().slice(0, 8)}`;
   const temporal = await privateTemporal(env);
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
   const provisioning = createProvisioning({ ownerDataSource: owner, jwt: runtime.jwt });
   return {
+    env,
     config,
     runtime,
     owner,

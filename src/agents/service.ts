@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
+import { iso } from '../platform/dates';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
@@ -32,8 +33,6 @@ export interface Actor {
 
 export const FINDING_NODE_TYPE = 'agent.finding';
 export const FINDING_EDGE_TYPE = 'FINDING_OF';
-
-const iso = (value: Date) => value.toISOString();
 
 /** Another workspace's session is 404 (RLS hides it); another user's, in a shared workspace, 403. */
 function ownSession(session: AgentSession | null, actor: Actor, sessionId: string): AgentSession {

@@ -1,4 +1,6 @@
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
+import { forEachWorkspace, onePage } from '../platform/workspace-sweep';
 import { staleSessionWorkspaces } from './repository';
 import { expireStaleSessions } from './service';
 import type { SessionSweepResult } from './workflow';
@@ -7,20 +9,26 @@ import type { SessionSweepResult } from './workflow';
  * The session sweeper: finds the workspaces with an overdue session (without reading any row), then
  * expires that workspace's overdue sessions and abandons their claims in its own unit of work.
  */
-export function createSessionSweeper(deps: { uow: UnitOfWork; ttlSeconds: number }) {
-  const { uow, ttlSeconds } = deps;
+export function createSessionSweeper(deps: { uow: UnitOfWork; ttlSeconds: number; logger: Logger }) {
+  const { uow, ttlSeconds, logger } = deps;
   return {
     ttlSeconds,
     async sweep(onWorkspace: () => void = () => {}): Promise<SessionSweepResult> {
-      const workspaceIds = await uow({}, (m) => staleSessionWorkspaces(m, ttlSeconds));
-      const total: SessionSweepResult = { workspaces: workspaceIds.length, expired: 0, abandoned: 0 };
-      for (const workspaceId of workspaceIds) {
-        const swept = await uow({ workspaceId }, (m) => expireStaleSessions(m, ttlSeconds));
-        total.expired += swept.expired;
-        total.abandoned += swept.abandoned;
-        onWorkspace();
-      }
-      return total;
+      const total: SessionSweepResult = { workspaces: 0, expired: 0, abandoned: 0 };
+      const swept = await forEachWorkspace(
+        {
+          job: 'session sweep',
+          page: onePage(() => uow({}, (m) => staleSessionWorkspaces(m, ttlSeconds))),
+          heartbeat: () => onWorkspace(),
+          warn: (fields, message) => logger.warn(fields, message),
+        },
+        async (workspaceId) => {
+          const outcome = await uow({ workspaceId }, (m) => expireStaleSessions(m, ttlSeconds));
+          total.expired += outcome.expired;
+          total.abandoned += outcome.abandoned;
+        },
+      );
+      return { ...total, workspaces: swept.visited };
     },
   };
 }

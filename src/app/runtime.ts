@@ -162,7 +162,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     Runtime['services'],
     'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
   > = {
-    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS }),
+    sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),

@@ -1,4 +1,3 @@
-import { WorkflowFailedError } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { CreditService } from '../credits/service';
 import { toNodeResponse } from '../graph/repository';
@@ -11,7 +10,6 @@ import { BadRequestError, ConflictError, DeadlineExceededError, NotFoundError } 
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
-import { findFailureDetails, toDomainError } from '../platform/temporal/failures';
 import { LIMITS } from '../rules/limits';
 import { enableIterativeIndexScan } from '../search/repository';
 import { registerType } from '../type-catalog/service';
@@ -268,27 +266,12 @@ export function createCodeService(deps: {
           message: `A batch of ${batch.repo} is being applied (${workflowId}); send this one when it is done`,
         });
       }
-      let timer: NodeJS.Timeout | undefined;
-      const abandon = new AbortController();
-      const expired = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          abandon.abort();
-          reject(new DeadlineExceededError(`The batch is still being applied by ${workflowId}`));
-        }, LIMITS.code.applyWaitMs);
-      });
-      try {
-        const result = await Promise.race([
-          temporal.client.withAbortSignal(abandon.signal, () => handle.result()),
-          expired,
-        ]);
-        return { workflow_id: workflowId, ...result };
-      } catch (error) {
-        const failure = error instanceof WorkflowFailedError ? findFailureDetails(error) : undefined;
-        if (failure) throw toDomainError(failure);
-        throw error;
-      } finally {
-        clearTimeout(timer);
-      }
+      const result = await temporal.workflows.resultWithin(
+        handle,
+        LIMITS.code.applyWaitMs,
+        () => new DeadlineExceededError(`The batch is still being applied by ${workflowId}`),
+      );
+      return { workflow_id: workflowId, ...result };
     },
 
     /** The workflow's step: applies a batch (idempotent) and hands new or changed nodes to the embedder. */

@@ -5,6 +5,7 @@ import { scopeOf } from '../platform/auth/principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
+import { forEachWorkspace, onePage } from '../platform/workspace-sweep';
 import type { CreditKind } from '../rules/costs';
 import type { CreditReceipt } from './repository';
 import {
@@ -177,15 +178,21 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
       minAgeSeconds: number;
       onWorkspace?: () => void;
     }): Promise<{ workspaces: number; refunded: number }> {
-      const workspaces = await uow({}, (m) => workspacesWithStaleReservations(m, input.minAgeSeconds));
       let refunded = 0;
-      for (const workspaceId of workspaces) {
-        const count = await reconcileWorkspace(workspaceId, input.minAgeSeconds);
-        if (count > 0) logger.warn({ workspace_id: workspaceId, refunded: count }, 'refunded unsettled reservations');
-        refunded += count;
-        input.onWorkspace?.();
-      }
-      return { workspaces: workspaces.length, refunded };
+      const swept = await forEachWorkspace(
+        {
+          job: 'credits reconcile',
+          page: onePage(() => uow({}, (m) => workspacesWithStaleReservations(m, input.minAgeSeconds))),
+          heartbeat: () => input.onWorkspace?.(),
+          warn: (fields, message) => logger.warn(fields, message),
+        },
+        async (workspaceId) => {
+          const count = await reconcileWorkspace(workspaceId, input.minAgeSeconds);
+          if (count > 0) logger.warn({ workspace_id: workspaceId, refunded: count }, 'refunded unsettled reservations');
+          refunded += count;
+        },
+      );
+      return { workspaces: swept.visited, refunded };
     },
   };
 }

@@ -4,6 +4,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
 import { enqueueEvent } from '../platform/outbox/relay';
+import { forEachWorkspace } from '../platform/workspace-sweep';
 import { creditCost } from '../rules/costs';
 import { LIMITS } from '../rules/limits';
 import { embeddingRequested } from './events';
@@ -184,32 +185,41 @@ export function createEmbeddingService(deps: {
       passId: string;
       onWorkspace?: () => void;
     }): Promise<{ processed: number; last: string | null; queued: number }> {
-      const workspaces = await uow({}, (m) =>
-        workspacesWithUnembeddedNodes(m, {
-          minAgeSeconds: input.minAgeSeconds,
-          after: input.after,
-          limit: LIMITS.embeddings.backfillWorkspaces,
-        }),
-      );
       let queued = 0;
-      for (const workspaceId of workspaces) {
-        const nodeIds = await uow({ workspaceId }, async (m) =>
-          nodesDueForBackfill(m, {
-            minAgeSeconds: input.minAgeSeconds,
-            retryRefused: await tenantCanPay(m, workspaceId, creditCost(KIND)),
-            limit: LIMITS.embeddings.backfillPerWorkspace,
-          }),
-        );
-        const requests = nodeIds.map((nodeId) => ({ nodeId, eventId: `backfill-${input.passId}`, backfill: true }));
-        for (let start = 0; start < requests.length; start += SIGNAL_CHUNK) {
-          await enqueue(workspaceId, requests.slice(start, start + SIGNAL_CHUNK));
-        }
-        if (requests.length > 0)
-          logger.info({ workspace_id: workspaceId, nodes: requests.length }, 'embedding backfill');
-        queued += requests.length;
-        input.onWorkspace?.();
-      }
-      return { processed: workspaces.length, last: workspaces.at(-1) ?? null, queued };
+      const swept = await forEachWorkspace(
+        {
+          job: 'embedding backfill',
+          page: (after) =>
+            uow({}, (m) =>
+              workspacesWithUnembeddedNodes(m, {
+                minAgeSeconds: input.minAgeSeconds,
+                after,
+                limit: LIMITS.embeddings.backfillWorkspaces,
+              }),
+            ),
+          after: input.after,
+          onePageOnly: true,
+          heartbeat: () => input.onWorkspace?.(),
+          warn: (fields, message) => logger.warn(fields, message),
+        },
+        async (workspaceId) => {
+          const nodeIds = await uow({ workspaceId }, async (m) =>
+            nodesDueForBackfill(m, {
+              minAgeSeconds: input.minAgeSeconds,
+              retryRefused: await tenantCanPay(m, workspaceId, creditCost(KIND)),
+              limit: LIMITS.embeddings.backfillPerWorkspace,
+            }),
+          );
+          const requests = nodeIds.map((nodeId) => ({ nodeId, eventId: `backfill-${input.passId}`, backfill: true }));
+          for (let start = 0; start < requests.length; start += SIGNAL_CHUNK) {
+            await enqueue(workspaceId, requests.slice(start, start + SIGNAL_CHUNK));
+          }
+          if (requests.length > 0)
+            logger.info({ workspace_id: workspaceId, nodes: requests.length }, 'embedding backfill');
+          queued += requests.length;
+        },
+      );
+      return { processed: swept.visited, last: swept.last, queued };
     },
   };
 }

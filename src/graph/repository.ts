@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import { importanceSql, importanceSqlParams } from '../importance/formula';
 import type { ImportanceSettings } from '../ontology-config/schemas';
+import { iso } from '../platform/dates';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import { Node } from './entities';
@@ -54,7 +55,6 @@ export interface EdgeRow {
 }
 
 // weft_scoped_read answers JSON, so its timestamps arrive as strings; the unit of work's as Dates.
-const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString());
 
 export function toNodeResponse(row: NodeRow): NodeResponse {
   const response: NodeResponse = {

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { iso } from '../platform/dates';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { CandidateStatus } from './entities';
 import { MergeCandidate } from './entities';
@@ -6,8 +7,6 @@ import type { MatchReason } from './person-rules';
 import type { MergeCandidate as CandidateResponse } from './schemas';
 
 // Every statement runs in the caller's unit of work, so row-level security scopes it to one workspace.
-
-const iso = (value: Date) => value.toISOString();
 
 /** A candidate with a summary of both its nodes, as the queue and a decision's answer show it. */
 interface CandidateRow {

@@ -10,7 +10,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DeadlineExceededError, InternalError, UnavailableError } from '../platform/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { WorkflowFunction } from '../platform/temporal/contract';
-import { detailsOf, findFailureDetails, toDomainError } from '../platform/temporal/failures';
+import { detailsOf, toDomainError } from '../platform/temporal/failures';
 import { WORKSPACE_ID_ATTRIBUTE } from '../platform/temporal/search-attributes';
 import { CREDIT_COSTS } from '../rules/costs';
 import type { PromptRun } from './entities';
@@ -80,25 +80,17 @@ export function createPromptApi(deps: {
   async function resultWithin(
     handle: WorkflowHandle<WorkflowFunction<typeof promptWorkflow>>,
   ): Promise<PromptWorkflowResult> {
-    const abandon = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abandon.abort(); // ends the long poll on the server too
-        reject(
+    try {
+      return await temporal.workflows.resultWithin(
+        handle,
+        deadlineMs,
+        () =>
           new DeadlineExceededError(
             'The prompt did not finish in time. It may still complete: ' +
               'retry with the same X-Correlation-Id for its result',
           ),
-        );
-      }, deadlineMs);
-    });
-    try {
-      return await Promise.race([temporal.client.withAbortSignal(abandon.signal, () => handle.result()), expired]);
+      );
     } catch (error) {
-      if (error instanceof DeadlineExceededError) throw error;
-      const failure = findFailureDetails(error);
-      if (failure) throw toDomainError(failure);
       if (error instanceof WorkflowFailedError) {
         // No compensation runs for a terminated or timed-out execution; the reconcile pass settles it.
         if (error.cause instanceof TerminatedFailure) {
@@ -114,8 +106,6 @@ export function createPromptApi(deps: {
         }
       }
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -5,6 +5,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { FailureDetails } from '../platform/temporal/failures';
+import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import type { UnsettledPrompt } from './repository';
 import { unsettledPrompts } from './repository';
@@ -95,19 +96,21 @@ export function createPromptReconciler(deps: {
      */
     async settleAll(input: { minAgeSeconds: number }, onProgress: () => void = () => {}): Promise<{ settled: number }> {
       let settled = 0;
-      let after: string | null = null;
-      for (;;) {
-        const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
-        if (batch.length === 0) return { settled };
-        for (const workspaceId of batch) {
+      await forEachWorkspace(
+        {
+          job: 'prompt reconcile',
+          page: (after) => workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH),
+          heartbeat: () => onProgress(),
+          warn: (fields, message) => logger.warn(fields, message),
+        },
+        async (workspaceId, report) => {
           for (const run of await candidates(workspaceId, input.minAgeSeconds)) {
             if (await settle(workspaceId, run)) settled += 1;
-            onProgress();
+            report({});
           }
-          after = workspaceId;
-          onProgress();
-        }
-      }
+        },
+      );
+      return { settled };
     },
   };
 }

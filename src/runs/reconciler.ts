@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
+import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import type { UnfinishedRun } from './repository';
 import { cancelExecution, finishExecution, unfinishedRuns } from './repository';
@@ -135,16 +136,15 @@ export function createRunReconciler(deps: {
   /** Every workspace, in batches; `onProgress` between workspaces (the activity heartbeats). */
   async function reconcileAll(input: { minAgeSeconds: number }, onProgress: () => void = () => {}) {
     const result = emptyResult();
-    let after: string | null = null;
-    for (;;) {
-      const batch = await workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH);
-      if (batch.length === 0) break;
-      for (const workspaceId of batch) {
-        await reconcileWorkspace(workspaceId, input.minAgeSeconds, result);
-        after = workspaceId;
-        onProgress();
-      }
-    }
+    await forEachWorkspace(
+      {
+        job: 'run reconcile',
+        page: (after) => workspaceIdsAfter(dataSource, after, WORKSPACE_BATCH),
+        heartbeat: () => onProgress(),
+        warn: (fields, message) => logger.warn(fields, message),
+      },
+      (workspaceId) => reconcileWorkspace(workspaceId, input.minAgeSeconds, result),
+    );
     if (result.resumed + result.settled + result.failed > 0) logger.warn(result, 'run reconciler pass');
     return result;
   }

@@ -1,10 +1,9 @@
+import { iso } from '../platform/dates';
 import { resolvedCredential } from './audit';
 import type { RunApproval, RunExecution, RunStep } from './entities';
 import type { ApprovalRow, RunSummary } from './schemas';
 
 // The entity → response mappers of the runs API (`service.ts`): rows as the routes answer them.
-
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 export const approvalRow = (approval: RunApproval): ApprovalRow => ({
   approval_id: approval.id,

@@ -1,9 +1,8 @@
+import { iso } from '../platform/dates';
 import type { WebhookDelivery, WebhookTrigger } from './entities';
 import type { DeliveryDetail, DeliverySummary, TriggerRow } from './schemas';
 
 // The entity → response mappers of trigger management (`service.ts`): rows as the routes answer them.
-
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 export const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   id: trigger.id,

@@ -1,7 +1,8 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import type { SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
 import type { WorkflowContract } from './contract';
+import { findFailureDetails, toDomainError } from './failures';
 import { startSearchAttributes } from './search-attributes';
 
 type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[1];
@@ -89,6 +90,35 @@ export class WorkflowStarter {
         workflowIdConflictPolicy: contract.idConflictPolicy ?? 'USE_EXISTING',
       }),
     });
+  }
+
+  /**
+   * Waits for the workflow's result, at most `deadlineMs`. Past the deadline it throws `expired()`
+   * and ends the long poll on the server too; the workflow runs on. A failure that carries a domain
+   * error's details is that domain error again; any other failure is thrown as it came.
+   */
+  async resultWithin<W extends Workflow>(
+    handle: WorkflowHandle<W>,
+    deadlineMs: number,
+    expired: () => Error,
+  ): Promise<WorkflowResultType<W>> {
+    const abandon = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abandon.abort();
+        reject(expired());
+      }, deadlineMs);
+    });
+    try {
+      return await Promise.race([this.client.withAbortSignal(abandon.signal, () => handle.result()), deadline]);
+    } catch (error) {
+      if (abandon.signal.aborted) throw error;
+      const failure = findFailureDetails(error);
+      throw failure ? toDomainError(failure) : error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   handle<Args extends unknown[], Result>(
