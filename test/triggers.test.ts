@@ -1,46 +1,20 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { expect } from 'chai';
 import { scheduleId } from '../src/app/schedules';
 import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
 import { eventually, sleep } from './helpers/eventually';
-import { as, request } from './helpers/http';
+import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newMember, newTenant } from './helpers/tenants';
+import { deliver, newTrigger, nowSeconds, playbook, sign } from './helpers/webhooks';
 
 const MIB2 = 2 * 1024 * 1024;
-
-/** The sender's side, written here from the contract (4.6 rule 1), not imported from the service. */
-const sign = (secret: string, t: number, body: Buffer | string) =>
-  createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Waits for the start of a second, so a request sent now is answered within the same second. */
 async function atSecondStart() {
   const into = Date.now() % 1000;
   if (into > 50) await sleep(1000 - into + 20);
-}
-
-const playbook = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } };
-
-async function newTrigger(token: string, extra: Record<string, unknown> = {}) {
-  const slug = `hook-${randomUUID().slice(0, 12)}`;
-  const created = await as(token).post('/v1/triggers', { slug, run: playbook, ...extra });
-  expect(created.status, JSON.stringify(created.body)).to.equal(201);
-  return created.body as { id: string; slug: string; secret: string };
-}
-
-/** Posts raw bytes to the intake, signed with `secret` at `t` unless a header is given. */
-function deliver(
-  slug: string,
-  body: Buffer | string,
-  options: { secret?: string; t?: number; signature?: string; headers?: Record<string, string> } = {},
-) {
-  const t = options.t ?? nowSeconds();
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
-  const signature = options.signature ?? (options.secret ? `t=${t},v1=${sign(options.secret, t, body)}` : undefined);
-  if (signature !== undefined) headers['x-service-signature'] = signature;
-  return request('POST', `/v1/triggers/webhook/${slug}`, { rawBody: body, headers });
 }
 
 const deliveryCount = async (triggerId: string) =>

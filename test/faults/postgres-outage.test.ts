@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { eventually, sleep } from '../helpers/eventually';
-import type { LoadRun, LoadTenant } from '../helpers/fault-runs';
-import { approve, describeFindings, dispatchRun, FaultHttp, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
-import type { FaultStack } from '../helpers/fault-stack';
-import { describeExits, report, startFaultStack } from '../helpers/fault-stack';
+import type { FaultHttp, LoadRun, LoadTenant } from '../helpers/fault-runs';
+import { approve, describeFindings, dispatchRun, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
+import { describeExits, report } from '../helpers/fault-stack';
+import { faultStackForSuite } from '../helpers/fault-suite';
 import { getStack } from '../helpers/stack';
 
 // FAULT_PG_OUTAGE_SECONDS: one outage per comma-separated length; the default is the shortest that
@@ -35,24 +35,10 @@ const statuses = async (runs: LoadRun[]) =>
 for (const seconds of OUTAGES) {
   describe(`fault: Postgres unreachable for ${seconds} s (API and worker reach it through a cut proxy)`, function () {
     this.timeout((seconds + 300) * 1000);
-    let stack: FaultStack;
-    let http: FaultHttp;
-
-    before(async () => {
-      const suite = getStack();
-      stack = await startFaultStack({
-        databaseUrl: suite.config.DATABASE_URL,
-        databaseOwnerUrl: suite.config.DATABASE_OWNER_URL,
-        temporalAddress: suite.config.TEMPORAL_ADDRESS,
-        temporalClient: suite.runtime.temporal.client,
-      });
-      http = new FaultHttp(stack.api.baseUrl);
-    });
-    after(async () => {
-      await stack?.stop();
-    });
+    const fault = faultStackForSuite();
 
     it('runs mid-step and runs awaiting approval all finish once it is back; a resolve meanwhile: 503', async () => {
+      const { stack, http } = fault;
       const tenants: LoadTenant[] = [];
       for (let i = 0; i < 2; i++) tenants.push(await newLoadTenant(getStack().provisioning, 100));
       const waiting: LoadRun[] = [];

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { eventually, sleep } from '../helpers/eventually';
 import type { LoadRun, LoadTenant } from '../helpers/fault-runs';
-import { approve, describeFindings, dispatchRun, FaultHttp, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
-import type { FaultStack } from '../helpers/fault-stack';
-import { describeExits, envNumber, report, startFaultStack } from '../helpers/fault-stack';
+import { approve, describeFindings, dispatchRun, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
+import { describeExits, envNumber, report } from '../helpers/fault-stack';
+import { faultStackForSuite } from '../helpers/fault-suite';
 import { getStack } from '../helpers/stack';
 
 // The issue's load is a few hundred runs (FAULT_KILL_RUNS=300); CI's default keeps the tier short.
@@ -21,33 +21,14 @@ const runningSteps = async (runs: LoadRun[]) =>
     )
   )[0].n as number;
 
-const startOptions = (workers: number) => {
-  const suite = getStack();
-  return {
-    databaseUrl: suite.config.DATABASE_URL,
-    databaseOwnerUrl: suite.config.DATABASE_OWNER_URL,
-    temporalAddress: suite.config.TEMPORAL_ADDRESS,
-    temporalClient: suite.runtime.temporal.client,
-    workers,
-  };
-};
-
 const TITLE = `fault: one of two workers SIGKILLed mid-step ${KILLS} times over ${RUNS} runs, a third with approvals`;
 
 describe(TITLE, function () {
   this.timeout(600_000);
-  let stack: FaultStack;
-  let http: FaultHttp;
-
-  before(async () => {
-    stack = await startFaultStack(startOptions(2));
-    http = new FaultHttp(stack.api.baseUrl);
-  });
-  after(async () => {
-    await stack?.stop();
-  });
+  const fault = faultStackForSuite(2);
 
   it('each step has its side effect once and is charged once; every audit chain is valid', async () => {
+    const { stack, http } = fault;
     const tenants: LoadTenant[] = [];
     for (let i = 0; i < 4; i++) tenants.push(await newLoadTenant(getStack().provisioning, 1000));
     const runs: LoadRun[] = [];
@@ -97,18 +78,10 @@ describe(TITLE, function () {
 
 describe('fault: the API SIGKILLed right after committing a resolve, before its signal left', function () {
   this.timeout(300_000);
-  let stack: FaultStack;
-  let http: FaultHttp;
-
-  before(async () => {
-    stack = await startFaultStack(startOptions(1));
-    http = new FaultHttp(stack.api.baseUrl);
-  });
-  after(async () => {
-    await stack?.stop();
-  });
+  const fault = faultStackForSuite();
 
   it('the run still resumes and finishes', async () => {
+    const { stack, http } = fault;
     const tenant = await newLoadTenant(getStack().provisioning, 100);
     const run = await dispatchRun(http, tenant, true);
     const approvalId = await eventually(

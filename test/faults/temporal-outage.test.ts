@@ -7,12 +7,11 @@ import {
   deliverWebhook,
   describeFindings,
   dispatchRun,
-  FaultHttp,
   inspectRuns,
   newLoadTenant,
 } from '../helpers/fault-runs';
-import type { FaultStack } from '../helpers/fault-stack';
-import { describeExits, envNumber, report, startFaultStack } from '../helpers/fault-stack';
+import { describeExits, envNumber, report } from '../helpers/fault-stack';
+import { faultStackForSuite } from '../helpers/fault-suite';
 import { getStack } from '../helpers/stack';
 
 // The issue names 2 minutes (FAULT_TEMPORAL_OUTAGE_SECONDS=120); CI's default keeps the tier short.
@@ -21,24 +20,10 @@ const MODE = (process.env.FAULT_TEMPORAL_MODE ?? 'cut') as Fault;
 
 describe(`fault: Temporal unreachable for ${SECONDS} s (API and worker reach it through a ${MODE} proxy)`, function () {
   this.timeout((SECONDS + 300) * 1000);
-  let stack: FaultStack;
-  let http: FaultHttp;
-
-  before(async () => {
-    const suite = getStack();
-    stack = await startFaultStack({
-      databaseUrl: suite.config.DATABASE_URL,
-      databaseOwnerUrl: suite.config.DATABASE_OWNER_URL,
-      temporalAddress: suite.config.TEMPORAL_ADDRESS,
-      temporalClient: suite.runtime.temporal.client,
-    });
-    http = new FaultHttp(stack.api.baseUrl);
-  });
-  after(async () => {
-    await stack?.stop();
-  });
+  const fault = faultStackForSuite();
 
   it('runs dispatched over HTTP and by webhook meanwhile are accepted (202), then all start and finish', async () => {
+    const { stack, http } = fault;
     const tenant: LoadTenant = await newLoadTenant(getStack().provisioning, 100);
     await createTrigger(http, tenant);
 
