@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { eventually, sleep } from '../helpers/eventually';
 import type { LoadRun, LoadTenant } from '../helpers/fault-runs';
-import { approve, describeFindings, dispatchRun, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
+import {
+  approve,
+  describeFindings,
+  dispatchRun,
+  expectNothingLostOrDoubled,
+  inspectRuns,
+  newLoadTenant,
+} from '../helpers/fault-runs';
 import { describeExits, envNumber, report } from '../helpers/fault-stack';
 import { faultStackForSuite } from '../helpers/fault-suite';
 import { getStack } from '../helpers/stack';
@@ -67,12 +74,7 @@ describe(TITLE, function () {
 
     expect(kills).to.have.length(KILLS);
     expect(resolves.map((answer: any) => answer.status).filter((status) => status !== 200)).to.deep.equal([]);
-    expect(findings.notSucceeded, 'runs not SUCCEEDED').to.deep.equal([]);
-    expect(findings.stepsDoubled, 'side effects doubled').to.deep.equal([]);
-    expect(findings.stepsMissing, 'side effects missing').to.deep.equal([]);
-    expect(findings.chargeErrors, 'charges doubled or missing').to.deep.equal([]);
-    expect(findings.invalidChains, 'invalid audit chains').to.deep.equal([]);
-    expect(http.forbidden5xx(), '5xx other than a 503 with Retry-After').to.deep.equal([]);
+    expectNothingLostOrDoubled(findings, http);
   });
 });
 

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
 import type { BootstrapResult } from '../../src/tenancy/service';
 
@@ -210,6 +211,19 @@ export interface LoadFindings {
   /** Tenants whose credits charged differ from those owed (one per succeeded search step). */
   chargeErrors: { tenant: string; charged: number; owed: number }[];
   invalidChains: string[];
+}
+
+/**
+ * What every fault scenario asserts: no run lost or stuck, no side effect or charge doubled or
+ * missing, every audit chain valid, and no 5xx but a 503 with Retry-After.
+ */
+export function expectNothingLostOrDoubled(findings: LoadFindings, http: FaultHttp) {
+  expect(findings.notSucceeded, 'runs not SUCCEEDED').to.deep.equal([]);
+  expect(findings.stepsDoubled, 'side effects doubled').to.deep.equal([]);
+  expect(findings.stepsMissing, 'side effects missing').to.deep.equal([]);
+  expect(findings.chargeErrors, 'charges doubled or missing').to.deep.equal([]);
+  expect(findings.invalidChains, 'invalid audit chains').to.deep.equal([]);
+  expect(http.forbidden5xx(), '5xx other than a 503 with Retry-After').to.deep.equal([]);
 }
 
 /** What the load left: lost, doubled, mischarged or falsified runs (every list empty when sound). */
