@@ -32,6 +32,7 @@ import { WebhookIntakeLimits1763780010200 } from './1763780010200-webhook-intake
 import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
 import { CodeIndexBatchPurge1763780010600 } from './1763780010600-code-index-batch-purge';
+import { WebhookSignatureSchemes1763780010700 } from './1763780010700-webhook-signature-schemes';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   DefinerGrants1763780010300,
   OutboxDeadLetterCount1763780010400,
   CodeIndexBatchPurge1763780010600,
+  WebhookSignatureSchemes1763780010700,
 ];

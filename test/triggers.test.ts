@@ -655,6 +655,7 @@ describe('webhook triggers: isolation', () => {
       'previous_secret_sealed',
       'revision',
       'secret_sealed',
+      'signature_scheme',
       'trigger_id',
       'workspace_id',
     ]);

@@ -9,6 +9,7 @@
  *   outbox requeue (--id ID ... | --all)
  *   index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
  *         [--max-commits N]
+ *   triggers send <slug> --scheme SCHEME --body FILE --secret SECRET [--base-url URL]
  * The provisioning commands work on the owner connection (outside the request path); `index` is an
  * API client: it parses the repository here and sends batches to POST /v1/code/ingest.
  */
@@ -21,9 +22,11 @@ import { loadConfig } from '../platform/config';
 import { BadRequestError, DomainError } from '../platform/errors';
 import { deadLetterCount, listDeadLetters, requeueDeadLetters } from '../platform/outbox/repository';
 import { createProvisioning } from '../tenancy/service';
+import { SIGNATURE_SCHEMES } from '../triggers/schemes';
 import { indexRepository } from './index/command';
 import { IndexError } from './index/git';
 import { mintOperatorToken, revokeOperatorToken } from './operator';
+import { sendTestDelivery } from './send';
 
 const USAGE = `usage:
   weft bootstrap [--credits N] [--workspace WORKSPACE_ID] [--json]
@@ -34,7 +37,9 @@ const USAGE = `usage:
   weft outbox dead-letters [--limit N]     (the count and the newest N dead letters, default 50)
   weft outbox requeue (--id OUTBOX_ID ... | --all)   (back in line; the sweep delivers them within a minute)
   weft index <repo-dir> [--workspace ID] [--base-url URL] [--api-key KEY] [--repo NAME] [--include PREFIX]
-             [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)`;
+             [--max-commits N]   (defaults: WEFT_BASE_URL or http://127.0.0.1:8080, WEFT_API_KEY, 1000 commits)
+  weft triggers send <slug> --scheme weft|stripe|github|slack|standard --body FILE --secret SECRET [--base-url URL]
+             (signs FILE as that sender does and posts it to the trigger's intake; exit 1 unless 2xx)`;
 
 const nonNegativeInt = z.coerce.number().int().min(0);
 
@@ -60,6 +65,9 @@ async function run(argv: string[]): Promise<unknown> {
       limit: { type: 'string' },
       id: { type: 'string', multiple: true },
       all: { type: 'boolean' },
+      scheme: { type: 'string' },
+      body: { type: 'string' },
+      secret: { type: 'string' },
     },
   });
   if (positionals[0] === 'index') {
@@ -75,6 +83,19 @@ async function run(argv: string[]): Promise<unknown> {
       include: values.include,
       maxCommits: z.coerce.number().int().min(0).max(100_000).default(1000).parse(values['max-commits']),
     });
+  }
+  if (positionals[0] === 'triggers' && positionals[1] === 'send') {
+    const [, , slug, ...extra] = positionals;
+    if (!slug || extra.length > 0 || !values.body || !values.secret) throw new UsageError();
+    const sent = await sendTestDelivery({
+      slug,
+      scheme: z.enum(SIGNATURE_SCHEMES).default('weft').parse(values.scheme),
+      bodyFile: values.body,
+      secret: values.secret,
+      baseUrl: values['base-url'] ?? process.env.WEFT_BASE_URL ?? 'http://127.0.0.1:8080',
+    });
+    if (sent.status < 200 || sent.status > 299) process.exitCode = 1;
+    return sent;
   }
   const config = loadConfig();
   const ownerDataSource = await createMigrationDataSource(config).initialize();

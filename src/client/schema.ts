@@ -683,7 +683,7 @@ export interface paths {
   "/v1/triggers/webhook/{slug}": {
     /**
      * Receive a signed webhook (no bearer token)
-     * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
+     * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). A trigger’s `signature.scheme` names the sender’s headers (see docs/clients.md, Webhook senders); for the default `weft`, `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` (or the sender’s own delivery id: `X-GitHub-Delivery`, `webhook-id`, Stripe’s event `id`, Slack’s `event_id`), or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
      */
     post: operations["receiveWebhook"];
   };
@@ -1867,6 +1867,7 @@ export interface components {
           [key: string]: unknown;
         };
       };
+      signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time
        * @description While set and in the future, the secret before the last rotation still verifies.
@@ -1886,8 +1887,15 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-      /** @description The HMAC key (`whsec_…`, used as is). Shown only on creation and rotation. */
+      /** @description The HMAC key (used as is; for `standard`, `whsec_` + the base64 of the key). Shown only on creation and rotation. */
       secret: string;
+    };
+    TriggerSignature: {
+      /**
+       * @description How senders sign: `weft` (`X-Service-Signature`, the default), `stripe` (`Stripe-Signature`), `github` (`X-Hub-Signature-256`), `slack` (`X-Slack-Signature`), `standard` (Standard Webhooks, Svix).
+       * @enum {string}
+       */
+      scheme: "weft" | "stripe" | "github" | "slack" | "standard";
     };
     CreateTriggerRequest: {
       /** @description Names the intake URL `/v1/triggers/webhook/{slug}`: the trigger’s slug is this, `-` and ten random characters (the response has it), so no two workspaces ever meet on one. */
@@ -1921,6 +1929,16 @@ export interface components {
       }]>;
       /** @default true */
       enabled?: boolean;
+      /** @description Absent: the `weft` scheme with a generated secret. */
+      signature?: {
+        /**
+         * @description How senders sign: `weft` (`X-Service-Signature`, the default), `stripe` (`Stripe-Signature`), `github` (`X-Hub-Signature-256`), `slack` (`X-Slack-Signature`), `standard` (Standard Webhooks, Svix).
+         * @enum {string}
+         */
+        scheme?: "weft" | "stripe" | "github" | "slack" | "standard";
+        /** @description The secret the sender shows (Stripe’s `whsec_…`, Slack’s signing secret), used from now on; the previous one keeps verifying through the rotation grace. Omitted: Weft generates one. */
+        secret?: string;
+      };
     };
     TriggerEventFilter: {
       /** @description JMESPath over `{headers, body, trigger}`; compiled when saved (a syntax error is 422). */
@@ -1941,6 +1959,7 @@ export interface components {
           [key: string]: unknown;
         };
       };
+      signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time
        * @description While set and in the future, the secret before the last rotation still verifies.
@@ -1976,6 +1995,7 @@ export interface components {
           [key: string]: unknown;
         };
       };
+      signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time
        * @description While set and in the future, the secret before the last rotation still verifies.
@@ -2006,6 +2026,16 @@ export interface components {
         expression: string;
       } | null;
       run?: components["schemas"]["RunTemplate"];
+      /** @description A new scheme (with a new secret: the one given, else a generated one, shown in this response), or the sender’s new secret. */
+      signature?: {
+        /**
+         * @description How senders sign: `weft` (`X-Service-Signature`, the default), `stripe` (`Stripe-Signature`), `github` (`X-Hub-Signature-256`), `slack` (`X-Slack-Signature`), `standard` (Standard Webhooks, Svix).
+         * @enum {string}
+         */
+        scheme?: "weft" | "stripe" | "github" | "slack" | "standard";
+        /** @description The secret the sender shows (Stripe’s `whsec_…`, Slack’s signing secret), used from now on; the previous one keeps verifying through the rotation grace. Omitted: Weft generates one. */
+        secret?: string;
+      };
       /** @description true: a new secret, shown in this response; the previous one stays valid for 24 hours. */
       rotate_secret?: boolean;
     };
@@ -2087,6 +2117,9 @@ export interface components {
       delivery_id: string;
       /** Format: uuid */
       execution_id: string;
+    };
+    WebhookChallenge: {
+      challenge: string;
     };
     WebhookAccepted: {
       /** Format: uuid */
@@ -12811,7 +12844,7 @@ export interface operations {
   };
   /**
    * Receive a signed webhook (no bearer token)
-   * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
+   * @description The body is read as raw bytes (at most 2 MiB; more is 413 without reading the rest). A trigger’s `signature.scheme` names the sender’s headers (see docs/clients.md, Webhook senders); for the default `weft`, `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the trigger’s secret in lowercase hex (several `v1` may be sent; any one matching passes), with `t` within 300 s of server time either way. A repeated `X-Service-Idempotency-Key` (or the sender’s own delivery id: `X-GitHub-Delivery`, `webhook-id`, Stripe’s event `id`, Slack’s `event_id`), or the same signed request again (same `t` and body) under any key, answers the earlier delivery and run. A filter that is false or fails (including past its time or memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones included; an unverified one keeps only its size, SHA-256 and first 256 bytes. Rate-limited per source address and per slug.
    */
   receiveWebhook: {
     parameters: {
@@ -12837,6 +12870,16 @@ export interface operations {
       };
     };
     responses: {
+      /** @description A `slack` trigger’s verified URL verification handshake: its challenge (recorded, nothing runs) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookChallenge"];
+        };
+      };
       /** @description Receive a signed webhook (no bearer token) */
       202: {
         headers: {

@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { RunPrincipal } from '../runs/entities';
 import type { RunTemplate } from '../runs/schemas';
+import type { SignatureScheme } from './schemes';
 
 /**
  * What a trigger's runs act as: its creator's user, scopes and credential, frozen at creation, with
@@ -25,6 +26,7 @@ export class WebhookTrigger {
   @Column({ type: 'text', name: 'previous_secret_sealed', nullable: true }) previousSecretSealed!: string | null;
   @Column({ type: 'timestamptz', name: 'previous_secret_expires_at', nullable: true })
   previousSecretExpiresAt!: Date | null;
+  @Column({ type: 'text', name: 'signature_scheme' }) signatureScheme!: SignatureScheme;
   @Column({ type: 'text', name: 'filter_expression', nullable: true }) filterExpression!: string | null;
   @Column({ type: 'jsonb', name: 'run_template' }) runTemplate!: RunTemplate;
   @Column({ type: 'jsonb' }) principal!: TriggerPrincipal;

@@ -13,11 +13,12 @@ import { createLru } from './intake-cache';
 import type { IntakeLimiter } from './intake-limiter';
 import * as repo from './repository';
 import type { IntakeAccepted } from './schemas';
-import { verifiedAt } from './signature';
+import { deliveryKey, slackChallenge, verifyDelivery } from './schemes';
 
 /** The HTTP status each intake outcome answers with; delivery records keep it as `status_code`. */
 export const INTAKE_STATUS = {
   accepted: 202,
+  url_verification: 200,
   idempotency_key_invalid: 400,
   signature_invalid: 401,
   body_too_large: 413,
@@ -25,6 +26,7 @@ export const INTAKE_STATUS = {
 
 export type IntakeOutcome =
   | { kind: 'accepted'; body: IntakeAccepted }
+  | { kind: 'challenge'; body: { challenge: string } }
   | { kind: 'signature_invalid' | 'idempotency_key_invalid'; body: { delivery_id: string; reason: string } }
   | { kind: 'body_too_large' };
 
@@ -138,8 +140,9 @@ export function createTriggerIntake(deps: {
     const secrets = [target.secret_sealed, target.previous_secret_sealed]
       .filter((sealed): sealed is string => sealed !== null)
       .map((sealed) => openCached(sealed, target.workspace_id, target.trigger_id));
-    const signedT = verifiedAt(headers['x-service-signature'], body, secrets, Math.floor(now() / 1000));
-    if (signedT === null) {
+    const scheme = target.signature_scheme;
+    const verified = verifyDelivery(scheme, headers, body, secrets, Math.floor(now() / 1000));
+    if (verified === null) {
       // Unverified: anyone may send it, so only its size, hash and first bytes are kept (review H-3).
       const { id } = await record({
         body: body.subarray(0, LIMITS.webhook.intake.unverifiedBodyBytes),
@@ -149,7 +152,20 @@ export function createTriggerIntake(deps: {
       });
       return { kind: 'signature_invalid', body: { delivery_id: id, reason: 'signature_invalid' } };
     }
-    const key = headers['x-service-idempotency-key'];
+    const { signedT } = verified;
+    const challenge = slackChallenge(scheme, body);
+    if (challenge !== undefined) {
+      // Slack's URL verification: answered with its challenge, recorded, dispatching nothing.
+      await record({
+        body,
+        ...digest,
+        statusCode: INTAKE_STATUS.url_verification,
+        reason: 'url_verification',
+        signedT,
+      });
+      return { kind: 'challenge', body: { challenge } };
+    }
+    const key = deliveryKey(scheme, headers, body);
     if (key !== undefined && !PRINTABLE_KEY.test(key)) {
       const { id } = await record({
         body,

@@ -4,6 +4,7 @@ import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
 import type { FilterResult, TriggerPrincipal } from './entities';
 import { WebhookDelivery, WebhookTrigger } from './entities';
+import type { SignatureScheme } from './schemes';
 
 const triggers = (m: EntityManager) => m.getRepository(WebhookTrigger);
 const deliveries = (m: EntityManager) => m.getRepository(WebhookDelivery);
@@ -14,6 +15,7 @@ export interface NewTrigger {
   slug: string;
   enabled: boolean;
   secretSealed: string;
+  signatureScheme: SignatureScheme;
   filterExpression: string | null;
   runTemplate: RunTemplate;
   principal: TriggerPrincipal;
@@ -25,8 +27,9 @@ export async function insertTrigger(m: EntityManager, row: NewTrigger): Promise<
   const inserted = await queryFirst<{ id: string }>(
     m,
     `INSERT INTO webhook_triggers
-       (id, workspace_id, slug, enabled, secret_sealed, filter_expression, run_template, principal, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       (id, workspace_id, slug, enabled, secret_sealed, filter_expression, run_template, principal, created_by,
+        signature_scheme)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (slug) DO NOTHING RETURNING id`,
     [
       row.id,
@@ -38,6 +41,7 @@ export async function insertTrigger(m: EntityManager, row: NewTrigger): Promise<
       JSON.stringify(row.runTemplate),
       JSON.stringify(row.principal),
       row.createdBy,
+      row.signatureScheme,
     ],
   );
   return inserted !== undefined;
@@ -55,6 +59,7 @@ export interface TriggerChanges {
   principal?: TriggerPrincipal;
   /** A rotation: the new sealed secret; the current one becomes the previous until the grace ends. */
   rotation?: { secretSealed: string; graceHours: number };
+  signatureScheme?: SignatureScheme;
 }
 
 export async function updateTrigger(m: EntityManager, id: string, changes: TriggerChanges): Promise<void> {
@@ -69,6 +74,7 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
          ELSE now() + make_interval(hours => $7) END,
        secret_sealed = coalesce($6, secret_sealed),
        principal = coalesce($8::jsonb, principal),
+       signature_scheme = coalesce($9, signature_scheme),
        updated_at = now()
      WHERE id = $1`,
     [
@@ -80,6 +86,7 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
       changes.rotation?.secretSealed ?? null,
       changes.rotation?.graceHours ?? 0,
       changes.principal ? JSON.stringify(changes.principal) : null,
+      changes.signatureScheme ?? null,
     ],
   );
 }
@@ -100,6 +107,7 @@ export interface SlugTarget {
   revision: string;
   secret_sealed: string;
   previous_secret_sealed: string | null;
+  signature_scheme: SignatureScheme;
 }
 
 /**
@@ -109,7 +117,8 @@ export interface SlugTarget {
 export const triggerForSlug = async (statement: Statement, slug: string): Promise<SlugTarget | undefined> =>
   (
     await statement<SlugTarget>(
-      `SELECT trigger_id, workspace_id, revision::text AS revision, secret_sealed, previous_secret_sealed
+      `SELECT trigger_id, workspace_id, revision::text AS revision, secret_sealed, previous_secret_sealed,
+         signature_scheme
        FROM weft_webhook_trigger_for_slug($1::text)`,
       [slug],
     )

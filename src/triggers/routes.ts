@@ -15,6 +15,7 @@ import {
   IntakeHeaders,
   IntakeRefused,
   RedeliverResponse,
+  SlackChallenge,
   SlugParams,
   TriggerIdParams,
   TriggerRow,
@@ -177,10 +178,13 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
     summary: 'Receive a signed webhook (no bearer token)',
     description:
       `The body is read as raw bytes (at most ${MIB} MiB; more is 413 without reading the rest). ` +
-      '`X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of `<t>.<raw body>` under the ' +
+      'A trigger’s `signature.scheme` names the sender’s headers (see docs/clients.md, Webhook senders); ' +
+      'for the default `weft`, `X-Service-Signature: t=<unix seconds>,v1=<hex>` must carry HMAC-SHA256 of ' +
+      '`<t>.<raw body>` under the ' +
       `trigger’s secret in lowercase hex (several \`v1\` may be sent; any one matching passes), with \`t\` ` +
       `within ${LIMITS.webhook.timestampSkewSeconds} s of server time either way. A repeated ` +
-      '`X-Service-Idempotency-Key`, or the same signed request again (same `t` and body) under any key, ' +
+      '`X-Service-Idempotency-Key` (or the sender’s own delivery id: `X-GitHub-Delivery`, `webhook-id`, ' +
+      'Stripe’s event `id`, Slack’s `event_id`), or the same signed request again (same `t` and body) under any key, ' +
       'answers the earlier delivery and run. A filter that is false or fails (including past its time or ' +
       'memory budget) accepts without dispatching. Every request to a known slug is recorded, refused ones ' +
       `included; an unverified one keeps only its size, SHA-256 and first ` +
@@ -198,6 +202,10 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
     status: 202,
     response: IntakeAccepted,
     errors: {
+      200: {
+        description: 'A `slack` trigger’s verified URL verification handshake: its challenge (recorded, nothing runs)',
+        body: SlackChallenge,
+      },
       400: { description: 'The idempotency key is longer than allowed or not printable ASCII', body: IntakeRefused },
       401: { description: 'Signature missing, malformed, wrong, or `t` outside the window', body: IntakeRefused },
       404: 'Unknown or disabled slug (nothing is recorded)',
@@ -224,6 +232,7 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
           throw error;
         });
       if (outcome.kind === 'accepted') return outcome.body;
+      if (outcome.kind === 'challenge') return new RouteAnswer(INTAKE_STATUS.url_verification, outcome.body);
       if (outcome.kind === 'body_too_large') {
         return new RouteAnswer(INTAKE_STATUS.body_too_large, { detail: `Request body above ${MIB} MiB` });
       }

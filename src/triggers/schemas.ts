@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LIMITS } from '../rules/limits';
 import { RunTemplate } from '../runs/schemas';
 import { FILTER_RESULTS } from './entities';
+import { SIGNATURE_SCHEMES } from './schemes';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -29,12 +30,36 @@ export const EventFilter = z
   .strict()
   .meta({ id: 'TriggerEventFilter' });
 
+const Scheme = z
+  .enum(SIGNATURE_SCHEMES)
+  .describe(
+    'How senders sign: `weft` (`X-Service-Signature`, the default), `stripe` (`Stripe-Signature`), ' +
+      '`github` (`X-Hub-Signature-256`), `slack` (`X-Slack-Signature`), `standard` (Standard Webhooks, Svix).',
+  );
+
+export const SignatureRequest = z
+  .object({
+    scheme: Scheme.optional(),
+    secret: z
+      .string()
+      .regex(/^[\x21-\x7e]{16,256}$/, 'A secret is 16–256 printable ASCII characters without spaces')
+      .optional()
+      .describe(
+        'The secret the sender shows (Stripe’s `whsec_…`, Slack’s signing secret), used from now on; the ' +
+          'previous one keeps verifying through the rotation grace. Omitted: Weft generates one.',
+      ),
+  })
+  .strict()
+  .meta({ id: 'TriggerSignatureRequest' });
+export type SignatureRequest = z.output<typeof SignatureRequest>;
+
 export const CreateTriggerRequest = z
   .object({
     slug: Slug,
     event_filter: EventFilter.nullable().optional(),
     run: RunTemplate.describe('The run a matching delivery dispatches, validated as `POST /v1/runs` validates it.'),
     enabled: z.boolean().default(true),
+    signature: SignatureRequest.optional().describe('Absent: the `weft` scheme with a generated secret.'),
   })
   .strict()
   .meta({ id: 'CreateTriggerRequest' });
@@ -45,6 +70,10 @@ export const UpdateTriggerRequest = z
     enabled: z.boolean().optional(),
     event_filter: EventFilter.nullable().optional().describe('null removes the filter.'),
     run: RunTemplate.optional(),
+    signature: SignatureRequest.optional().describe(
+      'A new scheme (with a new secret: the one given, else a generated one, shown in this response), or ' +
+        'the sender’s new secret.',
+    ),
     rotate_secret: z
       .boolean()
       .optional()
@@ -64,6 +93,7 @@ export const TriggerRow = z
     enabled: z.boolean(),
     event_filter: z.object({ expression: z.string() }).nullable(),
     run: z.object({ agent: z.enum(['playbook', 'llm']), input: z.record(z.string(), z.unknown()) }),
+    signature: z.object({ scheme: Scheme }).meta({ id: 'TriggerSignature' }),
     previous_secret_expires_at: timestamp
       .nullable()
       .describe('While set and in the future, the secret before the last rotation still verifies.'),
@@ -80,7 +110,12 @@ export const TriggerRow = z
 export type TriggerRow = z.input<typeof TriggerRow>;
 
 export const TriggerWithSecret = TriggerRow.extend({
-  secret: z.string().describe('The HMAC key (`whsec_…`, used as is). Shown only on creation and rotation.'),
+  secret: z
+    .string()
+    .describe(
+      'The HMAC key (used as is; for `standard`, `whsec_` + the base64 of the key). Shown only on creation ' +
+        'and rotation.',
+    ),
 }).meta({ id: 'TriggerWithSecret' });
 
 export const UpdatedTrigger = TriggerRow.extend({
@@ -159,6 +194,8 @@ export const IntakeHeaders = z.object({
     .optional()
     .describe(`At most ${LIMITS.webhook.idempotencyKeyChars} printable ASCII characters; longer is 400.`),
 });
+
+export const SlackChallenge = z.object({ challenge: z.string() }).meta({ id: 'WebhookChallenge' });
 
 export const RedeliverResponse = z
   .object({ delivery_id: z.uuid(), execution_id: z.uuid() })

@@ -16,10 +16,16 @@ import { headerRecord } from './headers';
 import { INTAKE_STATUS } from './intake';
 import type { IntakeLimiter } from './intake-limiter';
 import * as repo from './repository';
-import type { CreateTriggerRequest, DeliveryDetail, TriggerRow, UpdateTriggerRequest } from './schemas';
+import type {
+  CreateTriggerRequest,
+  DeliveryDetail,
+  SignatureRequest,
+  TriggerRow,
+  UpdateTriggerRequest,
+} from './schemas';
+import type { SignatureScheme } from './schemes';
+import { newSecret, secretProblem } from './schemes';
 import { detailOf, summaryOf, triggerRow } from './views';
-
-const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
 
 // RFC 4648's base32 alphabet in lower case: 32 symbols, so each random byte's low 5 bits pick one evenly.
 const SUFFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -90,6 +96,15 @@ export function createTriggerService(deps: {
     }
   }
 
+  /** The secret a create or update sets: the one given (when it fits the scheme), else a fresh one. */
+  function secretFor(scheme: SignatureScheme, signature: SignatureRequest | undefined): string {
+    if (signature?.secret === undefined) return newSecret(scheme);
+    const problem = secretProblem(scheme, signature.secret);
+    if (problem)
+      throw new ValidationFailedError([{ loc: ['body', 'signature', 'secret'], msg: problem, type: 'secret' }]);
+    return signature.secret;
+  }
+
   async function mustFind(m: EntityManager, id: string): Promise<WebhookTrigger> {
     const trigger = await repo.findTrigger(m, id);
     if (!trigger) throw new NotFoundError({ error: 'trigger_not_found', id });
@@ -102,7 +117,8 @@ export function createTriggerService(deps: {
       checkFilter(body.event_filter?.expression);
       checkTemplate(principal, body.run);
       const id = randomUUID();
-      const secret = newSecret();
+      const scheme = body.signature?.scheme ?? 'weft';
+      const secret = secretFor(scheme, body.signature);
       const frozen = freeze(principal);
       return uow(scopeOf(principal), async (m) => {
         // 50 random bits: a second try is for the books; a third failure would mean a broken generator.
@@ -113,6 +129,7 @@ export function createTriggerService(deps: {
             slug: withSuffix(body.slug),
             enabled: body.enabled,
             secretSealed: seal(secret, principal.workspaceId, id),
+            signatureScheme: scheme,
             filterExpression: body.event_filter?.expression ?? null,
             runTemplate: body.run,
             principal: frozen,
@@ -141,6 +158,7 @@ export function createTriggerService(deps: {
       const takesOver =
         body.run !== undefined ||
         body.rotate_secret === true ||
+        body.signature !== undefined ||
         body.enabled === true ||
         body.event_filter !== undefined;
       if (takesOver) checkMayDispatch(principal);
@@ -150,12 +168,17 @@ export function createTriggerService(deps: {
         const current = await mustFind(m, id);
         // The kept template is checked against the caller's scopes too: they are what its runs will have.
         if (takesOver && !body.run) checkTemplate(principal, current.runTemplate);
-        const secret = body.rotate_secret ? newSecret() : undefined;
+        const scheme = body.signature?.scheme ?? current.signatureScheme;
+        // A new scheme needs a secret of its kind: given, or generated as a rotation would.
+        const rotating =
+          body.rotate_secret === true || body.signature?.secret !== undefined || scheme !== current.signatureScheme;
+        const secret = rotating ? secretFor(scheme, body.signature) : undefined;
         await repo.updateTrigger(m, id, {
           enabled: body.enabled,
           filterExpression: body.event_filter === undefined ? undefined : (body.event_filter?.expression ?? null),
           runTemplate: body.run,
           principal: takesOver ? freeze(principal) : undefined,
+          signatureScheme: body.signature?.scheme,
           rotation: secret
             ? { secretSealed: seal(secret, principal.workspaceId, id), graceHours: LIMITS.webhook.rotationGraceHours }
             : undefined,

@@ -10,6 +10,7 @@ export const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   enabled: trigger.enabled,
   event_filter: trigger.filterExpression ? { expression: trigger.filterExpression } : null,
   run: trigger.runTemplate,
+  signature: { scheme: trigger.signatureScheme },
   previous_secret_expires_at: iso(trigger.previousSecretExpiresAt),
   rate_limited: { count: Number(trigger.rateLimitedCount), last_at: iso(trigger.rateLimitedAt) },
   created_at: trigger.createdAt.toISOString(),
