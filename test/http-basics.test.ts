@@ -172,6 +172,38 @@ describe('HTTP basics', () => {
       expect(response.status).to.equal(422);
     });
 
+    it('415 naming application/json for a JSON route sent another Content-Type, or none', async () => {
+      const body = JSON.stringify({ name: 'ci' });
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+        const headers: Record<string, string> = type ? { 'content-type': type } : {};
+        const response = await request('POST', '/v1/auth/me/api-keys', { token: key, rawBody: body, headers });
+        expect(response.status, String(type)).to.equal(415);
+        expect(response.body.detail).to.be.a('string').and.include('application/json');
+        if (type) expect(response.body.detail).to.include(type);
+      }
+      // JSON with a charset parameter is still JSON.
+      const charset = await request('POST', '/v1/ontology/nodes', {
+        token: key,
+        rawBody: JSON.stringify({ type: 'person', name: 'Ada' }),
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      });
+      expect(charset.status).to.equal(201);
+    });
+
+    it('a bare POST (no body, no Content-Type) still reaches a route whose body is optional', async () => {
+      const missing = `/v1/ontology/merges/${randomUUID()}/approve`;
+      // 404 for the unknown merge: the request got past the media type and the body's validation.
+      expect((await request('POST', missing, { token: key })).status).to.equal(404);
+      const typed = await request('POST', missing, {
+        token: key,
+        rawBody: 'yes',
+        headers: { 'content-type': 'text/plain' },
+      });
+      expect(typed.status).to.equal(415);
+      // A required body sent as nothing is still a validation error, not a media-type one.
+      expect((await request('POST', '/v1/auth/me/api-keys', { token: key })).status).to.equal(422);
+    });
+
     it('422 for a malformed path id and a query out of range', async () => {
       expect((await as(key).get('/v1/auth/me/api-keys/not-a-uuid')).status).to.equal(422);
       const keys = await as(key).get('/v1/auth/me/api-keys');

@@ -24,6 +24,35 @@ describe('OpenAPI document', () => {
     expect(response.body.detail).to.be.a('string');
   });
 
+  it('describes raw bodies the 3.1 way: contentMediaType, no format binary, a form example that is a form', () => {
+    const document = JSON.parse(JSON.stringify(offlineOpenApiDocument()));
+    const binary: string[] = [];
+    const walk = (value: unknown, at: string): void => {
+      if (!value || typeof value !== 'object') return;
+      if ((value as { format?: unknown }).format === 'binary') binary.push(at);
+      for (const [name, child] of Object.entries(value)) walk(child, `${at}/${name}`);
+    };
+    walk(document, '#');
+    expect(binary, 'schemas with format: binary').to.deep.equal([]);
+    const intake = document.paths['/v1/triggers/webhook/{slug}'].post.requestBody.content;
+    for (const [type, media] of Object.entries<{ schema: Record<string, unknown>; example: string }>(intake)) {
+      expect(media.schema, type).to.deep.equal({ contentMediaType: type });
+    }
+    const form = intake['application/x-www-form-urlencoded'].example;
+    expect(() => JSON.parse(form)).to.throw();
+    expect([...new URLSearchParams(form).keys()]).to.not.be.empty;
+  });
+
+  it('documents the 415 on every operation that takes a JSON body', () => {
+    const document = offlineOpenApiDocument() as { paths: Record<string, Record<string, any>> };
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (!operation.requestBody?.content?.['application/json'] || path === '/v1/triggers/webhook/{slug}') continue;
+        expect(operation.responses['415']?.description, `${method} ${path}`).to.include('application/json');
+      }
+    }
+  });
+
   it('404 for a workspace_id the caller does not belong to, on a route whose own query has none', async () => {
     const other = await newTenant();
     const response = await as(key).get(`/v1/ontology/config?workspace_id=${other.workspace_id}`);

@@ -6,7 +6,7 @@ import type { RateLimiter } from '../platform/api/rate-limit';
 import { createRateLimiter } from '../platform/api/rate-limit';
 import { requestContext, requestLogger } from '../platform/api/request-context';
 import type { AnyRoute } from '../platform/api/route';
-import { JSON_BODY_LIMIT, mountRoutes } from '../platform/api/route';
+import { JSON_BODY_LIMIT, JSON_MEDIA_TYPES, mountRoutes } from '../platform/api/route';
 import { openApiRoutes } from '../platform/openapi/routes';
 import { codecCors } from '../platform/temporal/codec-server/cors';
 import { API_TAGS, FEATURES } from './features';
@@ -59,6 +59,7 @@ export function createApp(runtime: Runtime): Koa {
   const parseBody = koaBody({
     json: true,
     jsonStrict: true,
+    jsonTypes: [...JSON_MEDIA_TYPES],
     jsonLimit: JSON_BODY_LIMIT,
     formLimit: JSON_BODY_LIMIT,
     textLimit: JSON_BODY_LIMIT,

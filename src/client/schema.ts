@@ -2527,7 +2527,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3014,7 +3014,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3271,7 +3271,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3642,7 +3642,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -3908,7 +3908,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4520,7 +4520,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -4796,7 +4796,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5861,7 +5861,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6042,7 +6042,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6325,7 +6325,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6487,7 +6487,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6655,7 +6655,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6828,7 +6828,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7011,7 +7011,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7219,7 +7219,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7356,7 +7356,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7472,7 +7472,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7740,7 +7740,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7925,7 +7925,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8116,7 +8116,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8307,7 +8307,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8488,7 +8488,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8670,7 +8670,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8869,7 +8869,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9050,7 +9050,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9224,7 +9224,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9417,7 +9417,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9596,7 +9596,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9786,7 +9786,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9975,7 +9975,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10142,7 +10142,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10431,7 +10431,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11163,7 +11163,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11421,7 +11421,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11571,7 +11571,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12041,7 +12041,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12417,7 +12417,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The body’s Content-Encoding is not gzip, deflate, br or identity */
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12862,11 +12862,11 @@ export interface operations {
     requestBody?: {
       content: {
         /** @example {"action":"opened","issue":{"number":7}} */
-        "application/json": string;
+        "application/json": unknown;
+        /** @example payload=%7B%22action%22%3A%22opened%22%7D */
+        "application/x-www-form-urlencoded": unknown;
         /** @example {"action":"opened","issue":{"number":7}} */
-        "application/x-www-form-urlencoded": string;
-        /** @example {"action":"opened","issue":{"number":7}} */
-        "text/plain": string;
+        "text/plain": unknown;
       };
     };
     responses: {

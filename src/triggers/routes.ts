@@ -198,6 +198,8 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
       mediaTypes: ['application/json', 'application/x-www-form-urlencoded', 'text/plain'],
       description: 'Any bytes; these are signed exactly as sent.',
       example: '{"action":"opened","issue":{"number":7}}',
+      // Slack's slash commands and interactivity post forms; GitHub can send its payload as one.
+      examples: { 'application/x-www-form-urlencoded': 'payload=%7B%22action%22%3A%22opened%22%7D' },
     },
     status: 202,
     response: IntakeAccepted,

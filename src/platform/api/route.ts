@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError, UnauthenticatedError } from '../errors';
 import { assertCleanInput } from './clean-input';
-import { validationError } from './errors';
+import { HttpError, validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -79,9 +79,15 @@ interface RouteFields<
   responseHeaders?: Record<string, ResponseHeader>;
   /**
    * The request body is read by the handler as raw bytes, in any of these media types (the JSON
-   * parser leaves the route alone; documented as a binary string).
+   * parser leaves the route alone; documented by `contentMediaType`). `examples` gives a media type its
+   * own example (a form body for a form type), else `example` stands for all.
    */
-  rawBody?: { mediaTypes: readonly string[]; description: string; example: string };
+  rawBody?: {
+    mediaTypes: readonly string[];
+    description: string;
+    example: string;
+    examples?: Readonly<Record<string, string>>;
+  };
   /**
    * The success body's media types when it is not JSON (documentation only); or media type → schema
    * when the handler writes the body itself rather than returning it (`POST /mcp`).
@@ -160,6 +166,22 @@ function shapeResponse(route: AnyRoute, result: unknown): unknown {
   );
 }
 
+/** The media types a route with a `body` takes (koa-body parses these and no others); another answers 415. */
+export const JSON_MEDIA_TYPES: readonly string[] = ['application/json'];
+
+/**
+ * A body sent as anything but JSON would reach validation as `undefined` and answer a puzzling 422;
+ * clients expect 415 naming what the route takes. A request without a body is left to validation,
+ * so a route whose body is optional still takes a bare POST.
+ */
+function assertJsonBody(ctx: Context): void {
+  // fetch sends a bodiless POST with `Content-Length: 0`, which type-is counts as a body.
+  if (!ctx.get('Transfer-Encoding') && !ctx.request.length) return;
+  if (ctx.is([...JSON_MEDIA_TYPES])) return;
+  const sent = ctx.get('Content-Type') || 'none';
+  throw new HttpError(415, `Content-Type ${sent} is not accepted; send ${JSON_MEDIA_TYPES.join(' or ')}`);
+}
+
 /** koa-body's limit for JSON bodies; larger ones answer 413. */
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -188,7 +210,7 @@ export function assertRoutesDocumented(routes: readonly AnyRoute[]): void {
 
 /**
  * Mounts routes on a Koa router: authenticate (401) → rate limit (429) → scope (403) → validate path, query and
- * body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
+ * media type (415) and body (422) → resolve the workspace the caller asked for (404) → handler → shape the response.
  */
 export function mountRoutes(
   router: Router,
@@ -225,6 +247,7 @@ export function mountRoutes(
       }
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
       const query = route.query ? parse(route.query, ctx.query, 'query') : {};
+      if (route.body) assertJsonBody(ctx);
       const body = route.body ? parse(route.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
       // A request that carries several calls (an MCP JSON-RPC batch) counts each of them.
       const calls = principal && route.calls ? route.calls(body) : 1;

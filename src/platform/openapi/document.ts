@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { CreditKind } from '../../rules/costs';
 import { CREDIT_COSTS, CREDIT_KINDS } from '../../rules/costs';
 import type { AnyRoute, CredentialKind, RouteOutcome } from '../api/route';
-import { assertRoutesDocumented, JSON_BODY_LIMIT } from '../api/route';
+import { assertRoutesDocumented, JSON_BODY_LIMIT, JSON_MEDIA_TYPES } from '../api/route';
 import { MCP_TOKEN_SCOPES } from '../auth/scopes';
 import type { TagDescriptions } from './tags';
 import { OPENAPI_TAGS } from './tags';
@@ -158,7 +158,15 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   if (route.body) {
     outcome(400, refine(400, 'The body is not well-formed JSON'));
     outcome(413, refine(413, `The body is larger than ${JSON_BODY_LIMIT}`));
-    outcome(415, refine(415, 'The body’s Content-Encoding is not gzip, deflate, br or identity'));
+    const mediaTypes = JSON_MEDIA_TYPES.map((type) => `\`${type}\``).join(' or ');
+    outcome(
+      415,
+      refine(
+        415,
+        `A body whose Content-Type is not ${mediaTypes}, or whose Content-Encoding is not ` +
+          'gzip, deflate, br or identity',
+      ),
+    );
   }
   if (!route.public) {
     outcome(401, 'Missing, invalid, expired or revoked credential', ErrorBody, {
@@ -197,12 +205,18 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   return responses;
 }
 
-/** A body the handler reads as bytes: each media type as a binary string. */
+/**
+ * A body the handler reads as bytes. OpenAPI 3.1 says raw bytes with `contentMediaType` and no `type`;
+ * `format: binary` is the 3.0 idiom, and validating generated clients refuse a Buffer or string for it.
+ */
 const rawBodyOf = (raw: NonNullable<AnyRoute['rawBody']>) => ({
   description: raw.description,
   required: false,
   content: Object.fromEntries(
-    raw.mediaTypes.map((type) => [type, { schema: z.string().meta({ format: 'binary' }), example: raw.example }]),
+    raw.mediaTypes.map((type) => [
+      type,
+      { schema: { contentMediaType: type }, example: raw.examples?.[type] ?? raw.example },
+    ]),
   ),
 });
 
