@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { CREDENTIAL_LIVE_SQL, credentialLiveParams } from '../platform/auth/credential-liveness';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
@@ -329,35 +330,22 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
   return row?.n ?? 0;
 }
 
-/**
- * Whether the credential a trigger's runs act as still authenticates in the trigger's workspace:
- * its user is still a member, the expiry stored with the trigger has not passed, and a key or MCP
- * token is neither revoked nor expired (a user JWT: its `jti` is not in revoked_tokens, whose rows
- * go only once the token has expired, which the stored expiry then refuses anyway). Needs the
- * scope's user to be the credential's (RLS on api_keys).
- */
-export const CREDENTIAL_USABLE_SQL = `SELECT (
-    EXISTS (SELECT 1 FROM memberships WHERE workspace_id = $2::uuid AND user_id = $3::uuid)
-    AND ($5::timestamptz IS NULL OR $5::timestamptz > now())
-    AND CASE WHEN $4::text = 'user_jwt'
-      THEN NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1::uuid)
-      ELSE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $1::uuid AND k.workspace_id = $2::uuid
-        AND k.user_id = $3::uuid AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))
-    END) AS usable`;
+/** The trigger's stored identity, as `CREDENTIAL_LIVE_SQL` (platform/auth) checks it before a dispatch. */
+export const triggerIdentity = (workspaceId: string, principal: TriggerPrincipal) =>
+  credentialLiveParams({
+    workspaceId,
+    userId: principal.userId,
+    kind: principal.credential.kind,
+    credentialId: principal.credential.id ?? null,
+    expiresAt: principal.credential.expiresAt ?? null,
+  });
 
-export const credentialParams = (workspaceId: string, principal: TriggerPrincipal) => [
-  principal.credential.id ?? null,
-  workspaceId,
-  principal.userId,
-  principal.credential.kind,
-  principal.credential.expiresAt ?? null,
-];
-
+/** Whether the trigger's runs may still act as its credential; needs the scope's user to be the credential's. */
 export async function credentialUsable(
   m: EntityManager,
   workspaceId: string,
   principal: TriggerPrincipal,
 ): Promise<boolean> {
-  const row = await queryFirst<{ usable: boolean }>(m, CREDENTIAL_USABLE_SQL, credentialParams(workspaceId, principal));
-  return row?.usable === true;
+  const row = await queryFirst<{ live: boolean }>(m, CREDENTIAL_LIVE_SQL, triggerIdentity(workspaceId, principal));
+  return row?.live === true;
 }

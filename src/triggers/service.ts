@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { CREDENTIAL_LIVE_SQL } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
@@ -240,9 +241,9 @@ export function createTriggerService(deps: {
         const outcome = await dispatch(m, trigger, event, `webhook:${trigger.id}:redelivery:${newId}`, async () => {
           // Read as the trigger's user (RLS shows a user their own keys), not as the caller.
           const scope = { workspaceId: trigger.workspaceId, userId: trigger.principal.userId };
-          const params = repo.credentialParams(trigger.workspaceId, trigger.principal);
-          const [row] = await deps.read<{ usable: boolean }>(scope, repo.CREDENTIAL_USABLE_SQL, params);
-          return row?.usable === true;
+          const params = repo.triggerIdentity(trigger.workspaceId, trigger.principal);
+          const [row] = await deps.read<{ live: boolean }>(scope, CREDENTIAL_LIVE_SQL, params);
+          return row?.live === true;
         });
         if (!outcome.executionId) {
           throw new ConflictError({ error: 'dispatch_refused', message: outcome.refusal ?? 'The run was refused' });
