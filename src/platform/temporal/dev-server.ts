@@ -89,9 +89,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
   for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   for (const setting of DISPATCH_SETTINGS) args.push('--dynamic-config-value', setting);
-  if (options.uiPort) args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
-  if (options.uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
-  else args.push('--headless');
+  if (options.uiPort) {
+    args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
+    if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  } else {
+    args.push('--headless');
+  }
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
