@@ -53,6 +53,13 @@ export class DomainError extends Error {
   }
 }
 
+// Domain refusals that say "not now" rather than "never": worth retrying the work that met them.
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set(['unavailable', 'rate_limited', 'timeout']);
+
+/** A domain error that says "not now": a run's step or an outbox delivery retries, never fails on it. */
+export const isRetryableRefusal = (error: unknown): boolean =>
+  error instanceof DomainError && RETRYABLE_CODES.has(error.code);
+
 export class BadRequestError extends DomainError {
   constructor(detail: unknown) {
     super('bad_request', detail);

@@ -6,7 +6,7 @@ import { scopeFor } from '../capabilities/service';
 import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { DomainError, NotFoundError } from '../platform/errors';
+import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
@@ -36,9 +36,6 @@ export function stepCorrelationId(executionId: string, stepNo: number): string {
 }
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
-
-// Step failures worth retrying (the activity is retried); every other domain error fails the run.
-const TRANSIENT_CODES = new Set(['unavailable', 'rate_limited', 'deadline_exceeded', 'timeout']);
 
 /**
  * Another attempt of this very step holds its idempotency key (a slow attempt the server gave up
@@ -228,7 +225,8 @@ export function createRunSteps(deps: {
         });
         return recorded ? { status: 'SUCCEEDED' } : recordedOutcome(workspaceId, executionId, stepNo);
       } catch (error) {
-        if (!(error instanceof DomainError) || TRANSIENT_CODES.has(error.code) || isKeyInUse(error)) throw error;
+        // A "not now" refusal is retried (the activity is); every other domain error fails the run.
+        if (!(error instanceof DomainError) || isRetryableRefusal(error) || isKeyInUse(error)) throw error;
         const failure: RunError = { code: error.code, message: error.message, step: stepNo };
         const recorded = await completeStep(workspaceId, executionId, stepNo, {
           status: 'FAILED',

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { LIMITS } from '../../rules/limits';
 import type { UnitOfWork } from '../db/unit-of-work';
-import { DomainError } from '../errors';
+import { isRetryableRefusal } from '../errors';
 import type { Logger } from '../logger';
 import { isTransient } from '../transient';
 import type { EventContract, EventInput, EventPayload } from './event';
@@ -20,12 +20,8 @@ import {
 
 export type { OutboxMessage } from './repository';
 
-// Domain refusals that say "not now" rather than "never".
-const RETRYABLE_CODES = new Set(['unavailable', 'rate_limited', 'timeout']);
-
 /** Postgres or Temporal unavailable, or a handler's "not now": retried until delivered, never dead-lettered. */
-const isTransientFailure = (error: unknown) =>
-  isTransient(error) || (error instanceof DomainError && RETRYABLE_CODES.has(error.code));
+const isTransientFailure = (error: unknown) => isTransient(error) || isRetryableRefusal(error);
 
 /**
  * Reacts to one committed event of its contract, with the payload the relay parsed, typically by
