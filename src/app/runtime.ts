@@ -242,7 +242,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
         approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
       }),
-      triggers: createTriggerService({ uow, read, sealer: triggerSealer, runs, limiter: triggerLimiter, logger }),
+      triggers: createTriggerService({ uow, sealer: triggerSealer, runs, limiter: triggerLimiter, logger }),
       triggerIntake: createTriggerIntake({
         uow,
         read,

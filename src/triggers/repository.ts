@@ -331,7 +331,7 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
 }
 
 /** The trigger's stored identity, as `CREDENTIAL_LIVE_SQL` (platform/auth) checks it before a dispatch. */
-export const triggerIdentity = (workspaceId: string, principal: TriggerPrincipal) =>
+const triggerIdentity = (workspaceId: string, principal: TriggerPrincipal) =>
   credentialLiveParams({
     workspaceId,
     userId: principal.userId,

@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { CREDENTIAL_LIVE_SQL } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
-import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
@@ -45,8 +44,6 @@ const withSuffix = (slug: string) =>
  */
 export function createTriggerService(deps: {
   uow: UnitOfWork;
-  /** One-statement reads: a redelivery's check of the trigger's credential, as the trigger's user. */
-  read: ScopedRead;
   /** Seals secrets at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
@@ -238,13 +235,14 @@ export function createTriggerService(deps: {
         const newId = randomUUID();
         const headers = headerRecord(original.headers);
         const event = { headers, body: parseBodyForFilter(original.body, headers['content-type']) };
-        const outcome = await dispatch(m, trigger, event, `webhook:${trigger.id}:redelivery:${newId}`, async () => {
-          // Read as the trigger's user (RLS shows a user their own keys), not as the caller.
-          const scope = { workspaceId: trigger.workspaceId, userId: trigger.principal.userId };
-          const params = repo.triggerIdentity(trigger.workspaceId, trigger.principal);
-          const [row] = await deps.read<{ live: boolean }>(scope, CREDENTIAL_LIVE_SQL, params);
-          return row?.live === true;
-        });
+        const outcome = await dispatch(
+          m,
+          trigger,
+          event,
+          `webhook:${trigger.id}:redelivery:${newId}`,
+          // The caller is now the trigger's identity, and this transaction acts as that user (RLS on keys).
+          () => repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
+        );
         if (!outcome.executionId) {
           throw new ConflictError({ error: 'dispatch_refused', message: outcome.refusal ?? 'The run was refused' });
         }
