@@ -10,8 +10,6 @@ import { decisionRecorded } from './events';
 import * as repo from './repository';
 import { ReadDecisionsInput, ReadDecisionsOutput, RecordDecisionInput, RecordDecisionOutput } from './schemas';
 
-const runNotFound = (executionId: string) => new NotFoundError({ error: 'run_not_found', execution_id: executionId });
-
 /**
  * `agent.record_decision` and `agent.read_decisions` (contract 4.2): DECISION steps of a run, each
  * appended to the run's hash chain, with revision lineage through `supersedes_step_id`. Free.
@@ -36,8 +34,7 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
       // The chain's lock (the run row) first: the run's status, the head to supersede and the next
       // step number are then read by one decision at a time, so two cannot supersede one head.
       await repo.lockExecution(m, input.execution_id);
-      const run = await repo.findExecution(m, input.execution_id);
-      if (!run) throw runNotFound(input.execution_id);
+      const run = await repo.mustFindExecution(m, input.execution_id);
       if (FINISHED_STATUSES.includes(run.status)) {
         throw new ConflictError({ error: 'run_finished', status: run.status, message: 'The run has finished' });
       }
@@ -84,7 +81,7 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
     errors: { 404: 'run_not_found: no such run in the workspace' },
     handler: ({ principal }, input) =>
       deps.uow(scopeOf(principal), async (m) => {
-        if (!(await repo.findExecution(m, input.execution_id))) throw runNotFound(input.execution_id);
+        await repo.mustFindExecution(m, input.execution_id);
         const decisions = await repo.decisionsOf(m, input.execution_id, input.head_only);
         return {
           decisions: decisions.map((step) => ({
