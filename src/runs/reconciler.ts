@@ -6,6 +6,7 @@ import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
+import { runStartInput } from './events';
 import type { UnfinishedRun } from './repository';
 import { cancelExecution, finishExecution, unfinishedRuns } from './repository';
 import type { RunReconcileResult, RunWorkflowInput } from './workflow';
@@ -53,15 +54,15 @@ export function createRunReconciler(deps: {
 
   /** A new execution of the run under its id, allowed although an earlier one closed. */
   async function restart(workspaceId: string, run: UnfinishedRun): Promise<boolean> {
-    const input: RunWorkflowInput = {
-      workspaceId,
-      executionId: run.id,
+    // The same start input as the dispatch's event would give (src/runs/events.ts).
+    const input = runStartInput(workspaceId, {
+      execution_id: run.id,
       agent: run.agent,
-      stepCount: run.step_count,
+      step_count: run.step_count,
       ...(run.goal ? { goal: run.goal.slice(0, 100) } : {}),
-      approvalRecheckSeconds: deps.approvalRecheckSeconds,
-      approvalRechecksPerRun: deps.approvalRechecksPerRun,
-    };
+      approval_recheck_seconds: deps.approvalRecheckSeconds,
+      approval_rechecks_per_run: deps.approvalRechecksPerRun,
+    });
     try {
       await temporal.client.workflow.start<(input: RunWorkflowInput) => Promise<unknown>>(runWorkflow.type, {
         ...temporal.workflows.options(runWorkflow, [input] as [RunWorkflowInput]),
