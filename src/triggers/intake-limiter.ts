@@ -1,4 +1,5 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { retryAfterSeconds } from '../platform/api/rate-limit';
 import { RateLimitedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
@@ -22,9 +23,7 @@ async function take(bucket: RateLimiterMemory | undefined, key: string): Promise
     await bucket.consume(key);
     return null;
   } catch (refusal) {
-    // The library rejects with its result object when the limit is reached, with an Error otherwise.
-    if (!(refusal instanceof RateLimiterRes)) throw refusal;
-    return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+    return retryAfterSeconds(refusal);
   }
 }
 

@@ -28,10 +28,17 @@ export interface RateLimiter {
 const bucketOf = (credential: CredentialRef, userId: string): string =>
   credential.id ? `${credential.kind}:${credential.id}` : `user:${userId}`;
 
-const refused = (refusal: unknown): never => {
-  // The library rejects with its result object when the limit is reached, with an Error otherwise.
+/**
+ * The seconds until a refused request may try again. The library rejects with its result object
+ * when the limit is reached, with an Error otherwise: that one is rethrown.
+ */
+export function retryAfterSeconds(refusal: unknown): number {
   if (!(refusal instanceof RateLimiterRes)) throw refusal;
-  throw new RateLimitedError(Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)));
+  return Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+}
+
+const refused = (refusal: unknown): never => {
+  throw new RateLimitedError(retryAfterSeconds(refusal));
 };
 
 /**
