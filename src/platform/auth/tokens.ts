@@ -6,7 +6,6 @@ import type { Config } from '../config';
 export const API_KEY_MARKER = 'weft_sk_';
 /** An operator codec token (`weft operator token`), minted on the owner connection. */
 export const OPERATOR_TOKEN_MARKER = 'weft_op_';
-const PREFIX_LENGTH = API_KEY_MARKER.length + 8;
 
 export const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -16,16 +15,17 @@ export interface IssuedSecret {
   hash: string;
 }
 
-/** A new API key: 256 random bits; only the SHA-256 and a short prefix are ever stored. */
-export function issueApiKeySecret(): IssuedSecret {
-  const token = `${API_KEY_MARKER}${randomBytes(32).toString('base64url')}`;
-  return { token, prefix: token.slice(0, PREFIX_LENGTH), hash: sha256Hex(token) };
+/** A new secret after `marker`: 256 random bits; only the SHA-256 and a short prefix are ever stored. */
+function issueSecret(marker: string): IssuedSecret {
+  const token = `${marker}${randomBytes(32).toString('base64url')}`;
+  return { token, prefix: token.slice(0, marker.length + 8), hash: sha256Hex(token) };
 }
 
-export function issueOperatorToken(): IssuedSecret {
-  const token = `${OPERATOR_TOKEN_MARKER}${randomBytes(32).toString('base64url')}`;
-  return { token, prefix: token.slice(0, PREFIX_LENGTH), hash: sha256Hex(token) };
-}
+/** A new API key (`weft_sk_…`). */
+export const issueApiKeySecret = (): IssuedSecret => issueSecret(API_KEY_MARKER);
+
+/** A new operator codec token (`weft_op_…`). */
+export const issueOperatorToken = (): IssuedSecret => issueSecret(OPERATOR_TOKEN_MARKER);
 
 export type JwtAudience = 'user' | 'mcp';
 
