@@ -15,8 +15,6 @@ export interface FaultProxy {
   /** `127.0.0.1:<port>`: where clients connect instead of the target. */
   address: string;
   port: number;
-  /** The fault now in force, if any. */
-  fault(): Fault | undefined;
   /** Starts `fault` (ending any other) and leaves it in force until `heal`. */
   inject(fault: Fault): Promise<void>;
   /** Ends the fault: held bytes flow again, new connections are accepted. */
@@ -133,7 +131,6 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   return {
     address: `127.0.0.1:${port}`,
     port,
-    fault: () => current,
     inject,
     heal,
     async outage(fault, ms) {

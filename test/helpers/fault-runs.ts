@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { DataSource } from 'typeorm';
 import type { BootstrapResult } from '../../src/tenancy/service';
+import { FINISHED } from './runs';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -179,8 +180,6 @@ export async function approve(http: FaultHttp, run: LoadRun, until: number): Pro
     await sleep(500);
   }
 }
-
-const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** Polls every run until each is finished or `until` passes; answers the last read of each. */
 export async function waitTerminal(http: FaultHttp, runs: LoadRun[], until: number): Promise<Map<string, any>> {

@@ -5,7 +5,8 @@ import type { as } from './http';
 type Client = ReturnType<typeof as>;
 type Wait = Omit<EventuallyOptions, 'what'>;
 
-const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+/** The statuses a run ends in. */
+export const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** Polls the run until `done` says so (30 s unless told); answers that read. */
 export const runUntil = (client: Client, executionId: string, done: (run: any) => boolean, what: string, wait?: Wait) =>
