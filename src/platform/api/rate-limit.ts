@@ -2,7 +2,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { CredentialRef } from '../auth/principal';
 import type { Config } from '../config';
-import { RateLimitedError } from '../errors';
+import { RateLimitedError, UnauthenticatedError } from '../errors';
 
 /** The reserve of RATE_LIMIT_BURST requests refills once per this window. */
 const BURST_WINDOW_SECONDS = 60;
@@ -16,12 +16,11 @@ export interface RateLimiter {
    */
   take(credential: CredentialRef, userId: string, points?: number): Promise<void>;
   /**
-   * Throws RateLimitedError when `address` has spent its allowance of refused credentials, so a
-   * prober is turned away before its next credential costs a database lookup.
+   * Authenticates with `attempt` under the allowance of refused credentials per source address:
+   * RateLimitedError at once when `address` has spent it (a prober is turned away before its next
+   * credential costs a database lookup), and each UnauthenticatedError counted against it.
    */
-  checkRefusals(address: string): Promise<void>;
-  /** Counts a refused credential from `address`; throws RateLimitedError once past the allowance. */
-  countRefusal(address: string): Promise<void>;
+  guardAuthentication<T>(address: string, attempt: () => Promise<T>): Promise<T>;
 }
 
 /** One bucket per credential: a key, an MCP token, or a user JWT (by its jti, else by its user). */
@@ -79,12 +78,16 @@ export function createRateLimiter(
     async take(credential, userId, points = 1) {
       if (perCredential) await perCredential.consume(bucketOf(credential, userId), points).catch(refused);
     },
-    async checkRefusals(address) {
-      const spent = await failures?.get(address);
-      if (failures && spent && spent.consumedPoints >= failures.points) refused(spent);
-    },
-    async countRefusal(address) {
-      await failures?.consume(address).catch(refused);
+    async guardAuthentication(address, attempt) {
+      if (!failures) return attempt();
+      const spent = await failures.get(address);
+      if (spent && spent.consumedPoints >= failures.points) refused(spent);
+      try {
+        return await attempt();
+      } catch (error) {
+        if (error instanceof UnauthenticatedError) await failures.consume(address).catch(refused);
+        throw error;
+      }
     },
   };
 }

@@ -5,7 +5,7 @@ import type { CreditKind } from '../../rules/costs';
 import type { Authenticator } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import { ForbiddenError, UnauthenticatedError } from '../errors';
+import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
@@ -224,13 +224,8 @@ export function mountRoutes(
    * allowance is turned away with 429 before its next credential is looked up (review L-5).
    */
   const authenticate = async (ctx: Context, requested: string | undefined): Promise<Principal> => {
-    await rateLimiter?.checkRefusals(ctx.ip);
-    try {
-      return await authenticator.authenticate(ctx, requested);
-    } catch (error) {
-      if (error instanceof UnauthenticatedError) await rateLimiter?.countRefusal(ctx.ip);
-      throw error;
-    }
+    const attempt = () => authenticator.authenticate(ctx, requested);
+    return rateLimiter ? rateLimiter.guardAuthentication(ctx.ip, attempt) : attempt();
   };
   for (const route of routes) {
     router[route.method](toKoaPath(route.path), async (ctx) => {

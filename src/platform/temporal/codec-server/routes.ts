@@ -65,11 +65,17 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
     return rows.length > 0;
   }
 
+  /** A credential's check, under the same allowance of refused credentials as every other route. */
+  const guarded = <T>(ctx: Context, attempt: () => Promise<T>) =>
+    deps.rateLimiter ? deps.rateLimiter.guardAuthentication(ctx.ip, attempt) : attempt();
+
   async function opener(ctx: Context): Promise<Opener> {
     const token = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
     if (token?.startsWith(OPERATOR_TOKEN_MARKER)) {
-      if (!(await operatorToken(token))) throw new UnauthenticatedError('Invalid or revoked credential');
-      return { operator: true };
+      return guarded(ctx, async () => {
+        if (!(await operatorToken(token))) throw new UnauthenticatedError('Invalid or revoked credential');
+        return { operator: true };
+      });
     }
     // The development UI's own path: `npm start` points its Temporal UI here, on loopback only.
     if (ctx.path.startsWith('/v1/temporal-codec/dev/')) {
@@ -79,7 +85,7 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
       if (!DEV_LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) throw new ForbiddenError('Loopback only');
       return { operator: true };
     }
-    const principal = await deps.authenticator.authenticate(ctx, undefined);
+    const principal = await guarded(ctx, () => deps.authenticator.authenticate(ctx, undefined));
     await deps.rateLimiter?.take(principal.credential, principal.userId);
     if (principal.credential.kind === 'mcp_token') throw new ForbiddenError('MCP tokens cannot decode payloads');
     if (!principal.scopes.has('ontology:read')) throw new ForbiddenError('Missing scope ontology:read');
