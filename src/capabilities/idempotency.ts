@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 
 /** Stripe's rule: at most 255 printable ASCII characters (space to tilde). */
@@ -35,3 +36,10 @@ export function canonicalJson(value: unknown): string {
 
 /** What a key remembers of its first request: the SHA-256 of its body in canonical JSON. */
 export const requestHash = (body: unknown) => createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex');
+
+/** `value` as an idempotency key of `schema`, or a 422 `idempotency_key_invalid` at `loc`. */
+export function parseIdempotencyKey(schema: z.ZodType<string>, value: unknown, loc: string[]): string {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ValidationFailedError([{ loc, msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' }]);
+}

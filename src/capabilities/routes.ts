@@ -2,9 +2,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AnyRoute } from '../platform/api/route';
 import { defineRoute } from '../platform/api/route';
-import { ValidationFailedError } from '../platform/errors';
 import type { AnyCapability } from './define';
-import { CallerIdempotencyKey } from './idempotency';
+import { CallerIdempotencyKey, parseIdempotencyKey } from './idempotency';
 import { CapabilityList, envelopeOf } from './schemas';
 import type { CapabilityService } from './service';
 import { creditKindOf, scopeFor } from './service';
@@ -60,11 +59,7 @@ const replayHeaders = {
 const suppliedKey = (ctx: Context): string | undefined => {
   const header = ctx.request.headers['idempotency-key'];
   const value = Array.isArray(header) ? header.join(', ') : header;
-  const parsed = value ? CallerIdempotencyKey.safeParse(value) : undefined;
-  if (parsed && !parsed.success) {
-    const msg = parsed.error.issues[0]!.message;
-    throw new ValidationFailedError([{ loc: ['header', 'Idempotency-Key'], msg, type: 'idempotency_key_invalid' }]);
-  }
+  if (value) parseIdempotencyKey(CallerIdempotencyKey, value, ['header', 'Idempotency-Key']);
   return value;
 };
 

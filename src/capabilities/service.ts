@@ -13,7 +13,7 @@ import type { Logger } from '../platform/logger';
 import type { CreditKind } from '../rules/costs';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
 import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
-import { IdempotencyKey, requestHash } from './idempotency';
+import { IdempotencyKey, parseIdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';
 import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
 import type { CapabilityDescription, Envelope } from './schemas';
@@ -59,11 +59,7 @@ function parseInput(capability: AnyCapability, raw: unknown): unknown {
 
 function parseKey(supplied: string | undefined): string {
   if (supplied === undefined) return randomUUID();
-  const parsed = IdempotencyKey.safeParse(supplied);
-  if (parsed.success) return parsed.data;
-  throw new ValidationFailedError([
-    { loc: ['header', 'Idempotency-Key'], msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' },
-  ]);
+  return parseIdempotencyKey(IdempotencyKey, supplied, ['header', 'Idempotency-Key']);
 }
 
 /** A result that does not match its tool's output schema is Weft's bug: a 500, never stored. */

@@ -11,7 +11,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CallerIdempotencyKey } from '../capabilities/idempotency';
+import { CallerIdempotencyKey, parseIdempotencyKey } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { wireNames } from '../capabilities/wire-names';
 import type { NodeService } from '../graph/node-service';
@@ -68,11 +68,7 @@ export function createMcpService(deps: {
   function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
     const value = meta?.[META.idempotencyKey];
     if (value === undefined) return undefined;
-    const parsed = CallerIdempotencyKey.safeParse(value);
-    if (parsed.success) return parsed.data;
-    throw new ValidationFailedError([
-      { loc: ['_meta', META.idempotencyKey], msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' },
-    ]);
+    return parseIdempotencyKey(CallerIdempotencyKey, value, ['_meta', META.idempotencyKey]);
   }
 
   function serverFor(call: McpCall): Server {
