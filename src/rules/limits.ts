@@ -132,6 +132,10 @@ export const LIMITS = {
     // How long POST /v1/runs waits for the workflow's start before answering 202 anyway (issue 24):
     // the run is committed with its outbox event, which starts it once Temporal answers.
     dispatchStartWaitMs: 2000,
+    // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
+    concurrency: { keyChars: 200, maxLimit: 100 },
+    // Issue 26 part 5: a run's tags (each `[A-Za-z0-9][A-Za-z0-9_.:/=-]*`), and how many `tag` filters a list takes.
+    tags: { max: 20, chars: 64 },
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },

@@ -13,7 +13,8 @@ export const chainHash = (prevHash: string, entry: unknown) =>
 export type StepEntryFields = Pick<
   RunStep,
   'id' | 'stepNo' | 'kind' | 'tool' | 'input' | 'status' | 'output' | 'error' | 'creditsCharged' | 'supersedesStepId'
->;
+> &
+  Partial<Pick<RunStep, 'reusedFromStepId'>>;
 
 /**
  * What a link covers, recomputed from its row whenever the chain is verified. Only what is final
@@ -40,6 +41,8 @@ export function stepEntry(step: StepEntryFields): Record<string, unknown> {
     output: step.output ?? null,
     error: step.error,
     credits_charged: step.creditsCharged,
+    // Only for a rerun's copied step (issue 26), so links written before the column existed still verify.
+    ...(step.reusedFromStepId ? { reused_from_step_id: step.reusedFromStepId } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import type { ConcurrencyPolicy } from './control-schemas';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -48,6 +49,16 @@ export class RunExecution {
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
+  // Issue 26 parts 4 and 5 (src/runs/concurrency.ts, rerun.ts): tags, the concurrency key, the start
+  // a run waiting for a slot holds back, and the run a rerun repeats.
+  @Column({ type: 'text', array: true }) tags!: string[];
+  @Column({ type: 'text', name: 'concurrency_key', nullable: true }) concurrencyKey!: string | null;
+  @Column({ type: 'integer', name: 'concurrency_limit', nullable: true }) concurrencyLimit!: number | null;
+  @Column({ type: 'text', name: 'concurrency_policy', nullable: true }) concurrencyPolicy!: ConcurrencyPolicy | null;
+  @Column({ type: 'jsonb', name: 'held_start', nullable: true }) heldStart!: Record<string, unknown> | null;
+  @Column({ type: 'uuid', name: 'rerun_of', nullable: true }) rerunOf!: string | null;
+  @Column({ type: 'char', length: 64, name: 'rerun_of_head_hash', nullable: true }) rerunOfHeadHash!: string | null;
+  @Column({ type: 'integer', name: 'rerun_from_step', nullable: true }) rerunFromStep!: number | null;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */
@@ -67,6 +78,7 @@ export class RunStep {
   @Column({ type: 'integer', name: 'credits_charged' }) creditsCharged!: number;
   @Column({ type: 'uuid', name: 'supersedes_step_id', nullable: true }) supersedesStepId!: string | null;
   @Column({ type: 'boolean' }) superseded!: boolean;
+  @Column({ type: 'uuid', name: 'reused_from_step_id', nullable: true }) reusedFromStepId!: string | null;
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
 }
@@ -91,7 +103,7 @@ export class RunApproval {
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true }) resolvedAt!: Date | null;
 }
 
-export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION';
+export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION' | 'RERUN';
 
 /** One link of a run's hash chain; its entry is recomputed from the row `refId` names. */
 @Entity('run_audit')

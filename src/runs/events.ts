@@ -19,6 +19,8 @@ export const runDispatched = defineEvent(
     goal: z.string().optional(),
     approval_recheck_seconds: z.number().optional(),
     approval_rechecks_per_run: z.number().optional(),
+    /** The run's tags, for the search attribute WeftTags (issue 26). */
+    tags: z.array(z.string()).optional(),
   }),
 );
 export type RunDispatched = EventPayload<typeof runDispatched>;
@@ -36,6 +38,7 @@ export const runStartInput = (workspaceId: string, payload: RunDispatched): RunW
     ? { approvalRechecksPerRun: payload.approval_rechecks_per_run }
     : {}),
   ...(payload.goal !== undefined ? { goal: payload.goal } : {}),
+  ...(payload.tags?.length ? { tags: payload.tags } : {}),
 });
 
 /** Each decision `agent.record_decision` records (contract 6); nothing handles it today. */

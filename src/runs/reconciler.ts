@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import type { DataSource } from 'typeorm';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
@@ -37,6 +38,8 @@ export function createRunReconciler(deps: {
   uow: UnitOfWork;
   temporal: TemporalHandle;
   logger: Logger;
+  /** Kicked after settling a run with a concurrency key: its slot went to a waiting run (issue 26). */
+  outbox?: Pick<OutboxRelay, 'kick'>;
   approvalRecheckSeconds: number;
   approvalRechecksPerRun: number;
 }) {
@@ -60,6 +63,7 @@ export function createRunReconciler(deps: {
       agent: run.agent,
       step_count: run.step_count,
       ...(run.goal ? { goal: run.goal.slice(0, 100) } : {}),
+      ...(run.tags.length ? { tags: run.tags } : {}),
       approval_recheck_seconds: deps.approvalRecheckSeconds,
       approval_rechecks_per_run: deps.approvalRechecksPerRun,
     });
@@ -93,6 +97,7 @@ export function createRunReconciler(deps: {
             }),
       );
       logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
+      deps.outbox?.kick(workspaceId);
       return 'settled';
     }
     const resumed = await restart(workspaceId, run);

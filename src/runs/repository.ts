@@ -6,6 +6,7 @@ import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
+import { finishingWithKey } from './concurrency';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 
@@ -110,30 +111,55 @@ export const setStatus = async (m: EntityManager, id: string, status: RunStatus,
     [id, status, from ?? null],
   )) > 0;
 
-/** Ends an unfinished run with its output or error and the sum of its steps' charges. */
+/**
+ * Ends an unfinished run with its output or error and the sum of its steps' charges; a run with a
+ * concurrency key hands its slot on in the same transaction (`concurrency.ts`).
+ */
 export const finishExecution = async (
   m: EntityManager,
   id: string,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
 ): Promise<boolean> =>
-  (await affectedRows(
-    m,
-    `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
+  (
+    await finishingWithKey(
+      m,
+      id,
+      async () =>
+        (await affectedRows(
+          m,
+          `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
        credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
      WHERE id = $1 AND ${UNFINISHED}`,
-    [id, outcome.status, JSON.stringify(outcome.output ?? null), outcome.error ? JSON.stringify(outcome.error) : null],
-  )) > 0;
+          [
+            id,
+            outcome.status,
+            JSON.stringify(outcome.output ?? null),
+            outcome.error ? JSON.stringify(outcome.error) : null,
+          ],
+        )) > 0,
+    )
+  ).finished;
 
-/** Cancels an unfinished run, its pending approvals and its steps not yet started. */
-export async function cancelExecution(m: EntityManager, id: string): Promise<boolean> {
-  const cancelled = await affectedRows(
+/**
+ * Cancels an unfinished run, its pending approvals and its steps not yet started; its concurrency
+ * slot goes to the oldest waiting run unless `releaseSlot` is false (a `cancel_previous` dispatch,
+ * which takes the slot itself).
+ */
+export async function cancelExecution(m: EntityManager, id: string, releaseSlot = true): Promise<boolean> {
+  const { finished: cancelled } = await finishingWithKey(
     m,
-    `UPDATE run_executions SET status = 'CANCELLED', updated_at = now(), finished_at = now(),
-       credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND ${UNFINISHED}`,
-    [id],
+    id,
+    async () =>
+      (await affectedRows(
+        m,
+        `UPDATE run_executions SET status = 'CANCELLED', updated_at = now(), finished_at = now(), held_start = NULL,
+           credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+         WHERE id = $1 AND ${UNFINISHED}`,
+        [id],
+      )) > 0,
+    releaseSlot,
   );
-  if (cancelled === 0) return false;
+  if (!cancelled) return false;
   await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
   return true;
@@ -247,6 +273,7 @@ export interface UnfinishedRun {
   agent: 'playbook' | 'llm';
   goal: string | null;
   step_count: number;
+  tags: string[];
 }
 
 /**
@@ -256,10 +283,10 @@ export interface UnfinishedRun {
 export const unfinishedRuns = (m: EntityManager, minAgeSeconds: number, limit: number) =>
   queryRows<UnfinishedRun>(
     m,
-    `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal,
+    `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal, e.tags,
        (SELECT count(*)::int FROM run_steps s WHERE s.execution_id = e.id) AS step_count
      FROM run_executions e
-     WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL')
+     WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL') AND e.held_start IS NULL
        AND e.updated_at <= now() - make_interval(secs => $1)
      ORDER BY e.updated_at LIMIT $2`,
     [minAgeSeconds, limit],
@@ -308,7 +335,13 @@ export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus
  */
 export const listExecutions = (
   m: EntityManager,
-  query: { status?: RunStatus; agent?: string; limit: number; after?: { createdAt: string; id: string } },
+  query: {
+    status?: RunStatus;
+    agent?: string;
+    tag?: string[];
+    limit: number;
+    after?: { createdAt: string; id: string };
+  },
 ) =>
   // created_at as text keeps its microseconds, which a JS Date would drop from the cursor.
   queryRows<{ id: string; created_at_text: string }>(
@@ -316,8 +349,16 @@ export const listExecutions = (
     `SELECT id, created_at::text AS created_at_text FROM run_executions
      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+       AND ($6::text[] IS NULL OR tags @> $6::text[])
      ORDER BY created_at DESC, id DESC LIMIT $5`,
-    [query.status ?? null, query.agent ?? null, query.after?.createdAt ?? null, query.after?.id ?? null, query.limit],
+    [
+      query.status ?? null,
+      query.agent ?? null,
+      query.after?.createdAt ?? null,
+      query.after?.id ?? null,
+      query.limit,
+      query.tag?.length ? query.tag : null,
+    ],
   );
 
 export const executionsByIds = (m: EntityManager, ids: string[]) =>

@@ -1,5 +1,6 @@
 import { defineRoute } from '../platform/api/route';
 import { LIMITS } from '../rules/limits';
+import { RerunRequest } from './control-schemas';
 import {
   ApprovalIdParams,
   ApprovalList,
@@ -21,6 +22,8 @@ import {
 import type { RunService } from './service';
 
 const runNotFound = 'Unknown execution, or one of another workspace';
+const concurrencyRefused =
+  'concurrency_limit: `policy: reject` and `limit` runs with the key are active; `execution_ids` lists them';
 const approvalNotFound = 'Unknown approval, or one of another workspace';
 
 export const runRoutes = (runs: RunService) => [
@@ -36,6 +39,9 @@ export const runRoutes = (runs: RunService) => [
       '`requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their ' +
       'capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier ' +
       'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. ' +
+      '`tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds ' +
+      'the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a ' +
+      'slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). ' +
       '`agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to ' +
       `${LIMITS.runs.llm.maxSteps} calls, default ${LIMITS.runs.llm.defaultMaxSteps}), its calls wait for approval ` +
       'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model ' +
@@ -60,9 +66,35 @@ export const runRoutes = (runs: RunService) => [
     response: DispatchRunResponse,
     errors: {
       400: "The credential lacks a scope one of the steps' tools needs",
-      409: 'idempotency_key_reused: this idempotency_key was used with another request body',
+      409: `idempotency_key_reused: this idempotency_key was used with another request body; or ${concurrencyRefused}`,
     },
     handler: ({ auth, body }) => runs.dispatch(auth, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/v1/runs/{execution_id}/rerun',
+    operationId: 'rerunRun',
+    summary: 'Re-run a finished playbook run from a step, reusing the outputs before it',
+    description:
+      'Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names ' +
+      'the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, ' +
+      '`reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or ' +
+      'those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit ' +
+      'chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. ' +
+      'llm runs cannot be re-run (422: a model asked again may choose other steps).',
+    tags: ['runs'],
+    scope: 'runs:write',
+    status: 202,
+    params: ExecutionIdParams,
+    body: RerunRequest,
+    example: { from_step: 1, input_overrides: { '1': { query: 'billing module v2' } } },
+    response: DispatchRunResponse,
+    errors: {
+      400: "The credential lacks a scope one of the re-executed steps' tools needs",
+      404: runNotFound,
+      409: `run_unfinished: the run has not finished; or ${concurrencyRefused}`,
+    },
+    handler: ({ auth, params, body }) => runs.rerun(auth, params.execution_id, body),
   }),
   defineRoute({
     method: 'get',
@@ -70,7 +102,8 @@ export const runRoutes = (runs: RunService) => [
     operationId: 'listRuns',
     summary: 'Runs of the workspace, newest first, cursor-paged',
     description:
-      `Filters by \`status\` and \`agent\`; \`limit\` up to ${LIMITS.runs.list.max} ` +
+      'Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); ' +
+      `\`limit\` up to ${LIMITS.runs.list.max} ` +
       `(default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
     tags: ['runs'],
     scope: 'runs:read',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
+import { runControlFields, runControlView, Tag } from './control-schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -35,6 +36,7 @@ const PlaybookDispatch = z
       .strict()
       .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
     idempotency_key: idempotencyKeyField,
+    ...runControlFields,
   })
   .strict();
 
@@ -58,6 +60,7 @@ const LlmDispatch = z
       })
       .strict(),
     idempotency_key: idempotencyKeyField,
+    ...runControlFields,
   })
   .strict();
 
@@ -81,6 +84,7 @@ export const DispatchRunResponse = z
     run_id: z.uuid(),
     status: RunStatus,
     was_duplicate: z.boolean(),
+    queued_reason: runControlView.queued_reason,
   })
   .meta({ id: 'DispatchRunResponse' });
 export type DispatchRunResponse = z.input<typeof DispatchRunResponse>;
@@ -114,6 +118,10 @@ export const RunStepRow = z
     credits_charged: z.number().int(),
     supersedes_step_id: z.uuid().nullable(),
     superseded: z.boolean().describe('A DECISION step a later decision superseded.'),
+    reused_from_step_id: z
+      .uuid()
+      .nullable()
+      .describe("A rerun's step whose output was copied from this step of the earlier run, without calling its tool."),
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
   })
@@ -148,6 +156,7 @@ export const RunSummary = z
     status: RunStatus,
     error: RunErrorBody.nullable(),
     credits_charged: z.number().int(),
+    ...runControlView,
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -172,6 +181,10 @@ export const RunList = z
 export const RunListQuery = z.object({
   status: RunStatus.optional(),
   agent: z.enum(['playbook', 'llm']).optional(),
+  tag: z
+    .preprocess((value) => (typeof value === 'string' ? [value] : value), z.array(Tag).max(LIMITS.runs.tags.max))
+    .optional()
+    .describe('Repeatable (`?tag=a&tag=b`): runs carrying every tag given.'),
   limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
   cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
 });
@@ -225,8 +238,8 @@ export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
 export const AuditLink = z
   .object({
     seq: z.number().int(),
-    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION']),
-    ref_id: z.uuid().describe('The step or approval the link covers.'),
+    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION', 'RERUN']),
+    ref_id: z.uuid().describe('The step or approval the link covers; for RERUN, the rerun itself.'),
     entry: z.record(z.string(), z.unknown()).nullable().describe('What was hashed, recomputed from that row now.'),
     prev_hash: z.string(),
     hash: z.string(),
@@ -241,6 +254,15 @@ export const RunAudit = z
     length: z.number().int(),
     head_hash: z.string().nullable(),
     first_invalid_seq: z.number().int().nullable(),
+    lineage: z
+      .object({
+        rerun_of: z.uuid(),
+        head_hash: z.string().describe("The earlier run's chain head when this rerun began, named by link 0."),
+        found: z.boolean().describe("Whether that hash is a link of the earlier run's chain."),
+        earlier_valid: z.boolean().describe("Whether the earlier run's chain verifies."),
+      })
+      .nullable()
+      .describe('For a rerun: the chain it continues from.'),
   })
   .meta({ id: 'RunAudit' });
 export type RunAudit = z.input<typeof RunAudit>;

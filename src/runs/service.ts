@@ -9,6 +9,9 @@ import { scopeOf } from '../platform/auth/principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
+
+type ValidationLoc = ValidationIssue['loc'];
+
 import {
   BadRequestError,
   ConflictError,
@@ -22,12 +25,16 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
-import { approvalEntry, stepEntry, verifyChain } from './audit';
+import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain } from './audit';
+import { admit, lockConcurrencyKey, recordControl } from './concurrency';
+import type { RerunRequest } from './control-schemas';
 import type { RunApproval, RunExecution } from './entities';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import { storedExpiry } from './identity';
 import * as repo from './repository';
+import type { RerunPlan } from './rerun';
+import { planRerun, recordRerun, rerunEntry } from './rerun';
 import type {
   ApprovalPolicy,
   ApprovalRow,
@@ -45,9 +52,9 @@ import type {
 import { approvalRow, stepRow, summaryOf } from './views';
 import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
-/** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
-function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
-  const loc = ['body', 'input', 'steps', at];
+/** The 422 issues of one step (at `loc`): an unknown tool, or an input its tool's schema refuses. */
+function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number, where?: ValidationLoc) {
+  const loc = where ?? ['body', 'input', 'steps', at];
   const tool = tools.get(step.tool);
   if (!tool) return [{ loc: [...loc, 'tool'], msg: `Unknown tool ${step.tool}`, type: 'unknown_tool' }];
   const parsed = (tool.input as z.ZodType).safeParse(step.input);
@@ -120,6 +127,11 @@ export function createRunService(deps: {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
     if (issues.length > 0) throw new ValidationFailedError(issues);
+    checkScopes(principal, planned);
+  }
+
+  /** 400 when the credential lacks a scope one of the steps' tools needs. */
+  function checkScopes(principal: Pick<Principal, 'scopes'>, planned: readonly PlaybookStep[]): void {
     const missing = planned
       .map((step) => scopeFor(tools.get(step.tool)!))
       .find((scope) => !principal.scopes.has(scope));
@@ -132,6 +144,7 @@ export function createRunService(deps: {
     agent: body.agent,
     step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
     ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+    ...(body.tags?.length ? { tags: [...new Set(body.tags)] } : {}),
     approval_recheck_seconds: deps.approvalRecheckSeconds,
     approval_rechecks_per_run: deps.approvalRechecksPerRun,
   });
@@ -168,12 +181,16 @@ export function createRunService(deps: {
     if (!settled) logger.warn({ execution_id: executionId }, 'run start still pending; answering, the outbox has it');
   }
 
-  /** The dispatch's writes; with the event's payload when it wrote one (not for a duplicate). */
+  /**
+   * The dispatch's writes; with the event's payload when it wrote one (not for a duplicate, nor for
+   * a run that waits for a concurrency slot), and the runs a `cancel_previous` key cancelled.
+   */
   async function write(
     m: EntityManager,
     principal: Principal,
     body: DispatchRunRequest,
-  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched }> {
+    rerun?: RerunPlan & { earlierId: string },
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[] }> {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
     const hash = requestHash(request);
@@ -184,12 +201,28 @@ export function createRunService(deps: {
           message: 'This idempotency_key was used with another request body',
         });
       }
-      return { execution_id: run.id, run_id: run.runId, status: run.status, was_duplicate: duplicate };
+      return {
+        execution_id: run.id,
+        run_id: run.runId,
+        status: run.status,
+        was_duplicate: duplicate,
+        queued_reason: run.status === 'QUEUED' && run.heldStart ? 'concurrency_limit' : null,
+      };
     };
-    if (key) {
-      const earlier = await repo.findExecutionByKey(m, key);
-      if (earlier) return { response: answer(earlier, true) };
+    const findEarlier = async () => {
+      const earlier = key ? await repo.findExecutionByKey(m, key) : null;
+      return earlier ? { response: answer(earlier, true) } : undefined;
+    };
+    const duplicate = await findEarlier();
+    if (duplicate) return duplicate;
+    if (body.concurrency) {
+      // Under the key's lock a concurrent dispatch with the same idempotency key has committed, so a
+      // repeat is answered as one before the limit is counted.
+      await lockConcurrencyKey(m, principal.workspaceId, body.concurrency.key);
+      const repeat = await findEarlier();
+      if (repeat) return repeat;
     }
+    const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
     const id = await repo.insertExecution(m, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
@@ -215,9 +248,88 @@ export function createRunService(deps: {
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
+    const cancelled = admission?.kind === 'start' ? (admission.cancel ?? []) : [];
+    for (const older of cancelled) await cancelWithin(m, older, false);
     const dispatched = dispatchedPayload(id, body);
+    const held = admission?.kind === 'hold';
+    if (body.tags?.length || body.concurrency) {
+      await recordControl(m, id, {
+        tags: [...new Set(body.tags ?? [])],
+        concurrency: body.concurrency,
+        held: held ? dispatched : undefined,
+      });
+    }
+    if (rerun) await recordRerun(m, { workspaceId: principal.workspaceId, executionId: id }, rerun);
+    const response = answer(await repo.mustFindExecution(m, id), false);
+    // A held run's event is enqueued when a slot frees (concurrency.ts); where the events helper's log
+    // would record `run.status` QUEUED with `queued_reason: concurrency_limit` (issue 26 part 1).
+    if (held) return { response, cancelled };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
-    return { response: answer(await repo.mustFindExecution(m, id), false), dispatched };
+    return { response, dispatched, cancelled };
+  }
+
+  /**
+   * Cancels a run in the caller's transaction: idempotent for a cancelled run, 409 for one that
+   * finished otherwise; its pending approvals are cancelled into its chain. `releaseSlot` as for
+   * `repo.cancelExecution`.
+   */
+  async function cancelWithin(m: EntityManager, executionId: string, releaseSlot = true) {
+    const found = await repo.mustFindExecution(m, executionId);
+    if (found.status === 'CANCELLED') return { run: found, started: false };
+    const pending = (await repo.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
+    if (!(await repo.cancelExecution(m, executionId, releaseSlot))) {
+      throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
+    }
+    for (const approval of pending) await auditApproval(m, approval.id);
+    // A run that waited for a concurrency slot never started its workflow: nothing to wake.
+    return { run: await repo.mustFindExecution(m, executionId), started: !found.heldStart };
+  }
+
+  /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
+  async function afterDispatch(
+    workspaceId: string,
+    written: { dispatched?: RunDispatched; cancelled?: string[] },
+  ): Promise<void> {
+    for (const older of written.cancelled ?? []) await wake(older, 'cancelled');
+    if (written.cancelled?.length) outbox.kick(workspaceId);
+    if (written.dispatched) await launch(workspaceId, written.dispatched);
+  }
+
+  /** A run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
+  async function chainOf(m: EntityManager, run: RunExecution) {
+    const links = await repo.auditOf(m, run.id);
+    const refsOf = (kind: 'APPROVAL' | 'STEP') =>
+      links
+        .filter((link) => (kind === 'APPROVAL' ? link.kind === 'APPROVAL' : ['TOOL', 'DECISION'].includes(link.kind)))
+        .map((link) => link.refId);
+    const entries = new Map<string, Record<string, unknown>>([
+      ...(await repo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
+      ...(await repo.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
+    ]);
+    // A RERUN link covers the run's own lineage columns.
+    const entryOf = (link: (typeof links)[number]) =>
+      link.kind === 'RERUN' ? (link.refId === run.id ? rerunEntry(run) : null) : (entries.get(link.refId) ?? null);
+    const views = links.map((link) => ({
+      seq: link.seq,
+      kind: link.kind,
+      ref_id: link.refId,
+      entry: entryOf(link),
+      prev_hash: link.prevHash,
+      hash: link.hash,
+      created_at: link.createdAt.toISOString(),
+    }));
+    return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
+  }
+
+  /** A rerun's lineage: whether the head its link 0 names is a link of the earlier chain, and that chain holds. */
+  async function lineageOf(m: EntityManager, run: RunExecution) {
+    if (!run.rerunOf || !run.rerunOfHeadHash) return null;
+    const earlier = await repo.findExecution(m, run.rerunOf);
+    const chain = earlier ? await chainOf(m, earlier) : null;
+    const found =
+      chain !== null &&
+      (run.rerunOfHeadHash === GENESIS_HASH || chain.steps.some((link) => link.hash === run.rerunOfHeadHash));
+    return { rerun_of: run.rerunOf, head_hash: run.rerunOfHeadHash, found, earlier_valid: chain?.valid ?? false };
   }
 
   return {
@@ -234,9 +346,33 @@ export function createRunService(deps: {
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
-      const { response, dispatched } = await uow(scopeOf(principal), (m) => write(m, principal, body));
-      if (dispatched) await launch(principal.workspaceId, dispatched);
-      return response;
+      const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
+      await afterDispatch(principal.workspaceId, written);
+      return written.response;
+    },
+
+    /**
+     * A new playbook run repeating a finished one from `from_step` (`rerun.ts`): the steps it re-executes
+     * are checked like a dispatch's (their overridden inputs under `input_overrides`), then it is
+     * dispatched as the caller, with the earlier run's tags and concurrency key.
+     */
+    async rerun(principal: Principal, executionId: string, body: RerunRequest): Promise<DispatchRunResponse> {
+      const written = await uow(scopeOf(principal), async (m) => {
+        const earlier = await repo.mustFindExecution(m, executionId);
+        const plan = await planRerun(m, earlier, body);
+        const planned = plan.template.agent === 'playbook' ? plan.template.input.steps : [];
+        const executed = planned.slice(plan.fromStep);
+        const issues = executed.flatMap((step, at) => {
+          const stepNo = plan.fromStep + at;
+          const overridden = body.input_overrides?.[String(stepNo)] !== undefined;
+          return stepIssues(tools, step, stepNo, overridden ? ['body', 'input_overrides', String(stepNo)] : undefined);
+        });
+        if (issues.length > 0) throw new ValidationFailedError(issues);
+        checkScopes(principal, executed);
+        return write(m, principal, plan.template, { ...plan, earlierId: earlier.id });
+      });
+      await afterDispatch(principal.workspaceId, written);
+      return written.response;
     },
 
     get: (principal: Principal, executionId: string): Promise<RunDetail> =>
@@ -264,41 +400,18 @@ export function createRunService(deps: {
 
     /** Idempotent: a cancelled run answers as it is; a run that finished otherwise is a 409. */
     async cancel(principal: Principal, executionId: string): Promise<RunSummary> {
-      const run = await uow(scopeOf(principal), async (m) => {
-        const found = await repo.mustFindExecution(m, executionId);
-        if (found.status === 'CANCELLED') return found;
-        const pending = (await repo.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
-        if (!(await repo.cancelExecution(m, executionId))) {
-          throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
-        }
-        for (const approval of pending) await auditApproval(m, approval.id);
-        return repo.mustFindExecution(m, executionId);
-      });
-      await wake(executionId, 'cancelled');
+      const { run, started } = await uow(scopeOf(principal), (m) => cancelWithin(m, executionId));
+      if (started) await wake(executionId, 'cancelled');
+      // Its slot may have gone to a waiting run, whose event the relay delivers now.
+      if (run.concurrencyKey) outbox.kick(principal.workspaceId);
       return summaryOf(run);
     },
 
     /** The run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
     audit: (principal: Principal, executionId: string): Promise<RunAudit> =>
       uow(scopeOf(principal), async (m) => {
-        await repo.mustFindExecution(m, executionId);
-        const links = await repo.auditOf(m, executionId);
-        const refsOf = (approvals: boolean) =>
-          links.filter((link) => (link.kind === 'APPROVAL') === approvals).map((link) => link.refId);
-        const entries = new Map<string, Record<string, unknown>>([
-          ...(await repo.stepsByIds(m, refsOf(false))).map((step) => [step.id, stepEntry(step)] as const),
-          ...(await repo.approvalsByIds(m, refsOf(true))).map((row) => [row.id, approvalEntry(row)] as const),
-        ]);
-        const views = links.map((link) => ({
-          seq: link.seq,
-          kind: link.kind,
-          ref_id: link.refId,
-          entry: entries.get(link.refId) ?? null,
-          prev_hash: link.prevHash,
-          hash: link.hash,
-          created_at: link.createdAt.toISOString(),
-        }));
-        return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
+        const run = await repo.mustFindExecution(m, executionId);
+        return { ...(await chainOf(m, run)), lineage: await lineageOf(m, run) };
       }),
 
     approvalPolicy: (principal: Principal): Promise<ApprovalPolicy> => uow(scopeOf(principal), readApprovalPolicy),

@@ -7,10 +7,11 @@ import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
-import type { RunApproval, RunError, RunStatus, RunStep } from './entities';
+import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, runIdentityLive } from './identity';
 import * as repo from './repository';
@@ -67,8 +68,13 @@ export function createRunSteps(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
   /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
   agentModel: AgentModel;
+  /** Kicked after a run with a concurrency key ends, to start the waiting run its slot went to. */
+  outbox?: Pick<OutboxRelay, 'kick'>;
 }) {
   const { uow, capabilities } = deps;
+  const slotFreed = (workspaceId: string, run: Pick<RunExecution, 'concurrencyKey'>) => {
+    if (run.concurrencyKey) deps.outbox?.kick(workspaceId);
+  };
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
   const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
     name: tool.name,
@@ -124,11 +130,14 @@ export function createRunSteps(deps: {
           status: (await repo.mustFindExecution(m, executionId)).status,
           maxSteps,
           llmCalls: tools.length - unrun,
-          steps: planned.map((step) => ({
-            stepNo: step.stepNo,
-            tool: step.tool,
-            requiresApproval: step.requiresApproval,
-          })),
+          // A rerun's reused steps are done already: the workflow neither waits for their approval nor runs them.
+          steps: planned
+            .filter((step) => !step.reusedFromStepId)
+            .map((step) => ({
+              stepNo: step.stepNo,
+              tool: step.tool,
+              requiresApproval: step.requiresApproval,
+            })),
           userId: run.userId,
         };
       });
@@ -271,6 +280,7 @@ export function createRunSteps(deps: {
         return { run, history, move, ended: isFinished(run.status) };
       });
       if (seen.move) return seen.move;
+      if (seen.ended) slotFreed(workspaceId, seen.run);
       // A finished run asks the model nothing; the workflow's finishing write after a final move
       // leaves a finished run as it is and answers its status.
       if (seen.ended) return { kind: 'final', answer: '' };
@@ -333,7 +343,10 @@ export function createRunSteps(deps: {
         const last = outcome.answer !== undefined ? { answer: outcome.answer } : (done.at(-1)?.output ?? null);
         const output = outcome.status === 'SUCCEEDED' ? last : null;
         await repo.finishExecution(m, executionId, { ...outcome, output });
-        return (await repo.mustFindExecution(m, executionId)).status;
+        return repo.mustFindExecution(m, executionId);
+      }).then((run) => {
+        slotFreed(workspaceId, run);
+        return run.status;
       });
     },
   };

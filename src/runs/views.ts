@@ -30,8 +30,20 @@ export const stepRow = (step: RunStep) => ({
   credits_charged: step.creditsCharged,
   supersedes_step_id: step.supersedesStepId,
   superseded: step.superseded,
+  reused_from_step_id: step.reusedFromStepId,
   started_at: iso(step.startedAt),
   finished_at: iso(step.finishedAt),
+});
+
+/** A run's tags, concurrency key and rerun lineage, as its summary shows them (issue 26 parts 4 and 5). */
+const controlOf = (run: RunExecution) => ({
+  tags: run.tags,
+  concurrency:
+    run.concurrencyKey && run.concurrencyLimit && run.concurrencyPolicy
+      ? { key: run.concurrencyKey, limit: run.concurrencyLimit, policy: run.concurrencyPolicy }
+      : null,
+  queued_reason: run.status === 'QUEUED' && run.heldStart ? ('concurrency_limit' as const) : null,
+  rerun_of: run.rerunOf,
 });
 
 export const summaryOf = (run: RunExecution): RunSummary => ({
@@ -41,6 +53,7 @@ export const summaryOf = (run: RunExecution): RunSummary => ({
   status: run.status,
   error: run.error,
   credits_charged: run.creditsCharged,
+  ...controlOf(run),
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });

@@ -1,5 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
 import { defineWorkflow } from '../platform/temporal/contract';
+import { TAGS_ATTRIBUTE } from '../platform/temporal/search-attributes';
 import type { SweepInput } from '../platform/temporal/sweeps';
 
 export const runWorkflowId = (executionId: string) => `run-${executionId}`;
@@ -12,6 +13,8 @@ export interface RunWorkflowInput {
   stepCount: number;
   /** An llm run's goal (its first 100 characters), for the summary. */
   goal?: string;
+  /** The run's tags: the search attribute WeftTags, set in the start options (never upserted, so histories keep). */
+  tags?: string[];
   /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
   /** Re-reads before a waiting run continues as new (RUN_APPROVAL_RECHECKS_PER_RUN). */
@@ -52,6 +55,7 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   type: 'runWorkflow',
   id: (input) => runWorkflowId(input.executionId),
   workspaceId: (input) => input.workspaceId,
+  searchAttributes: (input) => (input.tags?.length ? [{ key: TAGS_ATTRIBUTE, value: input.tags }] : []),
   summary: (input) =>
     input.agent === 'llm'
       ? `llm run: ${input.goal ?? ''}`

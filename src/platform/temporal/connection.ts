@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
 import type { EncryptionCodec, PayloadCodecConfig } from './codec';
@@ -45,7 +46,12 @@ export async function ensureSearchAttributes(handle: TemporalHandle): Promise<vo
     await handle.connection.operatorService.addSearchAttributes({
       namespace: handle.namespace,
       searchAttributes: Object.fromEntries(
-        missing.map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+        missing.map((key) => [
+          key.name,
+          key.type === SearchAttributeType.KEYWORD_LIST
+            ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+            : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        ]),
       ),
     });
   } catch (error) {

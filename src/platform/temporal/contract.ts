@@ -1,5 +1,5 @@
 import type { WorkflowStartOptions } from '@temporalio/client';
-import type { Duration } from '@temporalio/common';
+import type { Duration, SearchAttributePair } from '@temporalio/common';
 
 /**
  * What the domain knows of one workflow: its registered type, its meaningful and idempotent id,
@@ -13,6 +13,8 @@ export interface WorkflowContract<Args extends unknown[], Result> {
   id(...args: Args): string;
   /** The workspace the run belongs to (its WeftWorkspaceId); system-wide jobs have none. */
   workspaceId?(...args: Args): string;
+  /** Search attributes the start sets beyond WeftKind and WeftWorkspaceId (a run's WeftTags). */
+  searchAttributes?(...args: Args): SearchAttributePair[];
   /** What a start under a used id does (Temporal's default: refuse while running, allow after). */
   idReusePolicy?: WorkflowStartOptions['workflowIdReusePolicy'];
   idConflictPolicy?: WorkflowStartOptions['workflowIdConflictPolicy'];

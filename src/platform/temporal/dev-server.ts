@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { CUSTOM_SEARCH_ATTRIBUTES } from './search-attributes';
+import { CUSTOM_SEARCH_ATTRIBUTES, devServerTypeName } from './search-attributes';
 
 /** True when something accepts TCP connections at `host:port`. */
 export function isListening(address: string, timeoutMs = 500): Promise<boolean> {
@@ -87,7 +87,7 @@ export const DISPATCH_SETTINGS = [
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { host, port } = splitAddress(options.address);
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
-  for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${devServerTypeName(key)}`);
   for (const setting of DISPATCH_SETTINGS) args.push('--dynamic-config-value', setting);
   if (options.uiPort) {
     args.push('--ui-port', String(options.uiPort), '--ui-ip', host);

@@ -1,3 +1,4 @@
+import type { SearchAttributePair } from '@temporalio/common';
 import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 
 /** Every Weft execution carries its workspace, so operators can filter the Temporal UI by it. */
@@ -21,14 +22,22 @@ export const KIND_ATTRIBUTE = defineSearchAttributeKey('WeftKind', SearchAttribu
  */
 export const WAITING_FOR_ATTRIBUTE = defineSearchAttributeKey('WeftWaitingFor', SearchAttributeType.KEYWORD);
 
-/** Every custom attribute Weft registers (all keywords): the dev server's flags and ensureSearchAttributes. */
+/** A run's tags (`WeftTags = "nightly"`), a keyword list set in its start options (issue 26). */
+export const TAGS_ATTRIBUTE = defineSearchAttributeKey('WeftTags', SearchAttributeType.KEYWORD_LIST);
+
+/** Every custom attribute Weft registers: the dev server's flags and ensureSearchAttributes. */
 export const CUSTOM_SEARCH_ATTRIBUTES = [
   WORKSPACE_ID_ATTRIBUTE,
   RUN_STATUS_ATTRIBUTE,
   AGENT_ATTRIBUTE,
   KIND_ATTRIBUTE,
   WAITING_FOR_ATTRIBUTE,
+  TAGS_ATTRIBUTE,
 ] as const;
+
+/** The dev server's name for an attribute's type (`--search-attribute WeftTags=KeywordList`). */
+export const devServerTypeName = (key: (typeof CUSTOM_SEARCH_ATTRIBUTES)[number]) =>
+  key.type === SearchAttributeType.KEYWORD_LIST ? 'KeywordList' : 'Keyword';
 
 export const workspaceSearchAttributes = (workspaceId: string) =>
   new TypedSearchAttributes([{ key: WORKSPACE_ID_ATTRIBUTE, value: workspaceId }]);
@@ -36,9 +45,14 @@ export const workspaceSearchAttributes = (workspaceId: string) =>
 /** `runWorkflow` → `run`: the kind an operator filters on (`WeftKind = "codeIndex"`). */
 export const workflowKind = (type: string) => type.replace(/Workflow$/, '');
 
-/** The attributes a start sets: the kind always, the workspace when the workflow has one. */
-export const startSearchAttributes = (type: string, workspaceId: string | undefined) =>
+/** The attributes a start sets: the kind always, the workspace when the workflow has one, and its own. */
+export const startSearchAttributes = (
+  type: string,
+  workspaceId: string | undefined,
+  extra: readonly SearchAttributePair[] = [],
+) =>
   new TypedSearchAttributes([
     { key: KIND_ATTRIBUTE, value: workflowKind(type) },
     ...(workspaceId ? [{ key: WORKSPACE_ID_ATTRIBUTE, value: workspaceId }] : []),
+    ...extra,
   ]);

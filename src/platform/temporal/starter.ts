@@ -22,7 +22,11 @@ export class WorkflowStarter {
       workflowId: contract.id(...args),
       taskQueue: this.taskQueue,
       args,
-      typedSearchAttributes: startSearchAttributes(contract.type, contract.workspaceId?.(...args)),
+      typedSearchAttributes: startSearchAttributes(
+        contract.type,
+        contract.workspaceId?.(...args),
+        contract.searchAttributes?.(...args),
+      ),
       ...(contract.idReusePolicy ? { workflowIdReusePolicy: contract.idReusePolicy } : {}),
       ...(contract.idConflictPolicy ? { workflowIdConflictPolicy: contract.idConflictPolicy } : {}),
       ...(contract.summary ? { staticSummary: contract.summary(...args) } : {}),

@@ -1,0 +1,135 @@
+import type { EntityManager } from 'typeorm';
+import { queryFirst, queryRows } from '../platform/db/query';
+import { ConflictError } from '../platform/errors';
+import { enqueueEvent } from '../platform/outbox/relay';
+import type { RunConcurrency } from './control-schemas';
+import type { RunDispatched } from './events';
+import { runDispatched } from './events';
+
+/**
+ * Concurrency keys (issue 26 part 4). A run dispatched with `concurrency: {key, limit, policy}` is
+ * *active* from its dispatch until it finishes, unless it waits for a slot: then it is QUEUED with
+ * its `run.dispatched` payload held back in `held_start`, and its workflow is not started. Every
+ * decision about a key happens under one transaction-scoped advisory lock on (workspace, key):
+ * a dispatch counts the active runs and admits, holds, refuses or cancels; a run that finishes or is
+ * cancelled (however: its workflow, the API, the reconciler) takes the same lock *before* touching
+ * its row (so the two orders never deadlock) and hands the freed slots to the oldest waiting runs,
+ * enqueuing their held events in the same transaction. Counting, never remembering who holds what,
+ * is what keeps a cancelled waiting run from freeing a slot it did not hold.
+ */
+
+/** Serialises every decision about one (workspace, key) until the transaction ends. */
+export const lockConcurrencyKey = (m: EntityManager, workspaceId: string, key: string) =>
+  queryFirst(m, `SELECT pg_advisory_xact_lock(hashtextextended('run-concurrency:' || $1 || ':' || $2, 0))`, [
+    workspaceId,
+    key,
+  ]);
+
+const ACTIVE = `status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL')`;
+
+/** The key's active runs (those holding a slot), oldest dispatch first. */
+const activeRuns = (m: EntityManager, workspaceId: string, key: string) =>
+  queryRows<{ id: string }>(
+    m,
+    `SELECT id FROM run_executions WHERE workspace_id = $1 AND concurrency_key = $2 AND ${ACTIVE}
+       AND held_start IS NULL ORDER BY dispatch_seq`,
+    [workspaceId, key],
+  );
+
+const oldestWaiting = (m: EntityManager, workspaceId: string, key: string) =>
+  queryFirst<{ id: string; concurrency_limit: number; held_start: RunDispatched }>(
+    m,
+    `SELECT id, concurrency_limit, held_start FROM run_executions
+     WHERE workspace_id = $1 AND concurrency_key = $2 AND status = 'QUEUED' AND held_start IS NOT NULL
+     ORDER BY dispatch_seq LIMIT 1`,
+    [workspaceId, key],
+  );
+
+/** What a dispatch with a concurrency key does: start now, wait for a slot, or start after cancelling older runs. */
+export type Admission = { kind: 'start'; cancel?: string[] } | { kind: 'hold' };
+
+/**
+ * Locks the key for the rest of the dispatch's transaction and decides. `reject` at the limit is a
+ * 409 naming the active runs; `enqueue` waits while the limit is reached or earlier runs wait (so
+ * the queue keeps dispatch order); `cancel_previous` names the oldest active runs to cancel so this
+ * one fits (the caller cancels them without releasing their slots, which this run takes).
+ */
+export async function admit(m: EntityManager, workspaceId: string, control: RunConcurrency): Promise<Admission> {
+  await lockConcurrencyKey(m, workspaceId, control.key);
+  const active = await activeRuns(m, workspaceId, control.key);
+  const full = active.length >= control.limit;
+  if (control.policy === 'reject') {
+    if (!full) return { kind: 'start' };
+    throw new ConflictError({
+      error: 'concurrency_limit',
+      message: `${active.length} run(s) with concurrency key ${control.key} are active (limit ${control.limit})`,
+      concurrency_key: control.key,
+      execution_ids: active.map((run) => run.id),
+    });
+  }
+  if (control.policy === 'enqueue') {
+    if (full || (await oldestWaiting(m, workspaceId, control.key))) return { kind: 'hold' };
+    return { kind: 'start' };
+  }
+  if (!full) return { kind: 'start' };
+  return { kind: 'start', cancel: active.slice(0, active.length - control.limit + 1).map((run) => run.id) };
+}
+
+/** Stores a dispatch's control columns; a held run keeps the event its start will enqueue. */
+export async function recordControl(
+  m: EntityManager,
+  executionId: string,
+  control: { tags: string[]; concurrency?: RunConcurrency; held?: RunDispatched },
+): Promise<void> {
+  await queryRows(
+    m,
+    `UPDATE run_executions SET tags = $2, concurrency_key = $3, concurrency_limit = $4, concurrency_policy = $5,
+       held_start = $6 WHERE id = $1`,
+    [
+      executionId,
+      control.tags,
+      control.concurrency?.key ?? null,
+      control.concurrency?.limit ?? null,
+      control.concurrency?.policy ?? null,
+      control.held ? JSON.stringify(control.held) : null,
+    ],
+  );
+}
+
+/**
+ * Runs `finish` (a conditional update that ends the run) under its key's lock, taken first, then
+ * hands the slots now free to the oldest waiting runs. Answers what `finish` did, and the ids of
+ * the runs it released (whose events the caller's outbox kick delivers).
+ */
+export async function finishingWithKey(
+  m: EntityManager,
+  executionId: string,
+  finish: () => Promise<boolean>,
+  release = true,
+): Promise<{ finished: boolean; released: string[] }> {
+  const run = await queryFirst<{ workspace_id: string; concurrency_key: string | null }>(
+    m,
+    `SELECT workspace_id, concurrency_key FROM run_executions WHERE id = $1`,
+    [executionId],
+  );
+  if (!run?.concurrency_key) return { finished: await finish(), released: [] };
+  await lockConcurrencyKey(m, run.workspace_id, run.concurrency_key);
+  const finished = await finish();
+  if (!finished || !release) return { finished, released: [] };
+  return { finished, released: await releaseSlots(m, run.workspace_id, run.concurrency_key) };
+}
+
+/** Under the key's lock: starts waiting runs, oldest first, while the oldest one's limit has room. */
+async function releaseSlots(m: EntityManager, workspaceId: string, key: string): Promise<string[]> {
+  const released: string[] = [];
+  for (;;) {
+    const next = await oldestWaiting(m, workspaceId, key);
+    if (!next) return released;
+    const active = await activeRuns(m, workspaceId, key);
+    if (active.length >= next.concurrency_limit) return released;
+    await queryRows(m, `UPDATE run_executions SET held_start = NULL, updated_at = now() WHERE id = $1`, [next.id]);
+    // Where the events helper's log would record the run leaving `concurrency_limit` (issue 26 part 1).
+    await enqueueEvent(m, runDispatched, { workspaceId, aggregateId: next.id, payload: next.held_start });
+    released.push(next.id);
+  }
+}

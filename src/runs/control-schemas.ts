@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { LIMITS } from '../rules/limits';
+
+// Issue 26 parts 4 and 5: the dispatch fields that control a run (its concurrency key, its tags),
+// what a run shows of them, and the rerun request. `schemas.ts` spreads these into its own.
+
+const { concurrency: CONCURRENCY, tags: TAGS } = LIMITS.runs;
+
+export const Tag = z
+  .string()
+  .min(1)
+  .max(TAGS.chars)
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:/=-]*$/,
+    'A tag is letters, digits and _ . : / = - (starting with a letter or digit)',
+  );
+
+export const RunTags = z
+  .array(Tag)
+  .max(TAGS.max)
+  .describe(
+    `At most ${TAGS.max} tags of at most ${TAGS.chars} characters; \`GET /v1/runs?tag=\` filters by them, and ` +
+      'Temporal shows them as the search attribute `WeftTags`. Repeats are dropped.',
+  );
+
+export const CONCURRENCY_POLICIES = ['reject', 'enqueue', 'cancel_previous'] as const;
+export type ConcurrencyPolicy = (typeof CONCURRENCY_POLICIES)[number];
+
+export const RunConcurrency = z
+  .strictObject({
+    key: z
+      .string()
+      .trim()
+      .min(1)
+      .max(CONCURRENCY.keyChars)
+      .describe('Runs of the workspace with this key share the limit.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(CONCURRENCY.maxLimit)
+      .default(1)
+      .describe('How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.'),
+    policy: z
+      .enum(CONCURRENCY_POLICIES)
+      .default('reject')
+      .describe(
+        'At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the ' +
+          'run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` ' +
+          'cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.',
+      ),
+  })
+  .meta({ id: 'RunConcurrency' });
+export type RunConcurrency = z.output<typeof RunConcurrency>;
+
+/** The control fields a dispatch (and a webhook trigger's or schedule's run template) may carry. */
+export const runControlFields = {
+  tags: RunTags.optional(),
+  concurrency: RunConcurrency.optional(),
+};
+
+/** What a run shows of them. */
+export const runControlView = {
+  tags: z.array(z.string()),
+  concurrency: RunConcurrency.nullable(),
+  queued_reason: z
+    .enum(['concurrency_limit'])
+    .nullable()
+    .describe('Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.'),
+  rerun_of: z.uuid().nullable().describe('The run this one re-runs (`POST /v1/runs/{id}/rerun`).'),
+};
+
+export const RerunRequest = z
+  .strictObject({
+    from_step: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The first step to execute again. The steps before it must have SUCCEEDED; their recorded outputs are ' +
+          'reused (SUCCEEDED, `reused_from_step_id` set, no charge, no tool call). Default: the first step that did ' +
+          'not succeed, or 0 when every step did.',
+      ),
+    input_overrides: z
+      .record(z.string().regex(/^\d+$/, 'A step number'), z.record(z.string(), z.unknown()))
+      .optional()
+      .describe(
+        'New inputs by step number (`{"2": {"query": "…"}}`), each for a step at or after `from_step` and checked ' +
+          "against its tool's schema (422). Other steps keep the input they ran with.",
+      ),
+  })
+  .meta({ id: 'RerunRequest' });
+export type RerunRequest = z.output<typeof RerunRequest>;
