@@ -62,7 +62,11 @@ export const runControlFields = {
 /** What a run shows of them. */
 export const runControlView = {
   tags: z.array(z.string()),
-  concurrency: RunConcurrency.nullable(),
+  // Inline, not the RunConcurrency component: a nullable $ref loses its null in the OpenAPI document.
+  concurrency: z
+    .object({ key: z.string(), limit: z.number().int(), policy: z.enum(CONCURRENCY_POLICIES) })
+    .nullable()
+    .describe('The concurrency key the run was dispatched with.'),
   queued_reason: z
     .enum(['concurrency_limit'])
     .nullable()
