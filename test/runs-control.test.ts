@@ -39,7 +39,7 @@ const workflowExists = async (executionId: string) => {
 describe('runs: concurrency keys (issue 26 part 4)', function () {
   this.timeout(180_000);
 
-  it('20 concurrent dispatches, one key, limit 2, enqueue: never more than 2 active, drained in dispatch order', async () => {
+  it('20 concurrent dispatches, one key, limit 2, enqueue: at most 2 active, drained in dispatch order', async () => {
     const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const reviewer = as(user_jwt);

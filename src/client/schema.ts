@@ -501,18 +501,27 @@ export interface paths {
   "/v1/runs": {
     /**
      * Runs of the workspace, newest first, cursor-paged
-     * @description Filters by `status` and `agent`; `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+     * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
      *
      * Requires the `runs:read` scope.
      */
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
     post: operations["dispatchRun"];
+  };
+  "/v1/runs/{execution_id}/rerun": {
+    /**
+     * Re-run a finished playbook run from a step, reusing the outputs before it
+     * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. llm runs cannot be re-run (422: a model asked again may choose other steps).
+     *
+     * Requires the `runs:write` scope.
+     */
+    post: operations["rerunRun"];
   };
   "/v1/runs/{execution_id}": {
     /**
@@ -1551,6 +1560,11 @@ export interface components {
       /** @enum {string} */
       status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       was_duplicate: boolean;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
     };
     DispatchRunRequest: OneOf<[{
       /** @enum {string} */
@@ -1561,6 +1575,9 @@ export interface components {
       };
       /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
     }, {
       /** @enum {string} */
       agent: "llm";
@@ -1580,6 +1597,9 @@ export interface components {
       };
       /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
       idempotency_key?: string;
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
     }]>;
     PlaybookStep: {
       /** @description A capability name, as listed by `GET /v1/cap`. */
@@ -1597,6 +1617,31 @@ export interface components {
        */
       requires_approval?: boolean;
     };
+    RunConcurrency: {
+      /** @description Runs of the workspace with this key share the limit. */
+      key: string;
+      /**
+       * @description How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.
+       * @default 1
+       */
+      limit?: number;
+      /**
+       * @description At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.
+       * @default reject
+       * @enum {string}
+       */
+      policy?: "reject" | "enqueue" | "cancel_previous";
+    };
+    RerunRequest: {
+      /** @description The first step to execute again. The steps before it must have SUCCEEDED; their recorded outputs are reused (SUCCEEDED, `reused_from_step_id` set, no charge, no tool call). Default: the first step that did not succeed, or 0 when every step did. */
+      from_step?: number;
+      /** @description New inputs by step number (`{"2": {"query": "…"}}`), each for a step at or after `from_step` and checked against its tool's schema (422). Other steps keep the input they ran with. */
+      input_overrides?: {
+        [key: string]: {
+          [key: string]: unknown;
+        };
+      };
+    };
     RunList: {
       runs: components["schemas"]["RunSummary"][];
       /** @description Pass as `cursor` for the next (older) page; null on the last. */
@@ -1613,6 +1658,24 @@ export interface components {
       status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       error: components["schemas"]["RunError"];
       credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1636,6 +1699,24 @@ export interface components {
       status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       error: components["schemas"]["RunError"];
       credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -1670,6 +1751,11 @@ export interface components {
       supersedes_step_id: string | null;
       /** @description A DECISION step a later decision superseded. */
       superseded: boolean;
+      /**
+       * Format: uuid
+       * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
+       */
+      reused_from_step_id: string | null;
       /** Format: date-time */
       started_at: string | null;
       /** Format: date-time */
@@ -1716,14 +1802,25 @@ export interface components {
       length: number;
       head_hash: string | null;
       first_invalid_seq: number | null;
+      /** @description For a rerun: the chain it continues from. */
+      lineage: {
+        /** Format: uuid */
+        rerun_of: string;
+        /** @description The earlier run's chain head when this rerun began, named by link 0. */
+        head_hash: string;
+        /** @description Whether that hash is a link of the earlier run's chain. */
+        found: boolean;
+        /** @description Whether the earlier run's chain verifies. */
+        earlier_valid: boolean;
+      } | null;
     };
     RunAuditLink: {
       seq: number;
       /** @enum {string} */
-      kind: "TOOL" | "APPROVAL" | "DECISION";
+      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN";
       /**
        * Format: uuid
-       * @description The step or approval the link covers.
+       * @description The step or approval the link covers; for RERUN, the rerun itself.
        */
       ref_id: string;
       /** @description What was hashed, recomputed from that row now. */
@@ -1909,6 +2006,9 @@ export interface components {
         input: {
           steps: components["schemas"]["PlaybookStep"][];
         };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
       }, {
         /** @enum {string} */
         agent: "llm";
@@ -1926,6 +2026,9 @@ export interface components {
            */
           approval?: "writes" | "all" | "none";
         };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
       }]>;
       /** @default true */
       enabled?: boolean;
@@ -2046,6 +2149,9 @@ export interface components {
       input: {
         steps: components["schemas"]["PlaybookStep"][];
       };
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
     }, {
       /** @enum {string} */
       agent: "llm";
@@ -2063,6 +2169,9 @@ export interface components {
          */
         approval?: "writes" | "all" | "none";
       };
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
     }]>;
     DeliverySummary: {
       /** Format: uuid */
@@ -10208,7 +10317,7 @@ export interface operations {
   };
   /**
    * Runs of the workspace, newest first, cursor-paged
-   * @description Filters by `status` and `agent`; `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+   * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
    *
    * Requires the `runs:read` scope.
    */
@@ -10217,6 +10326,8 @@ export interface operations {
       query?: {
         status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         agent?: "playbook" | "llm";
+        /** @description Repeatable (`?tag=a&tag=b`): runs carrying every tag given. */
+        tag?: string[];
         limit?: number;
         /** @description `next_cursor` of the previous page. */
         cursor?: string;
@@ -10322,7 +10433,7 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */
@@ -10411,7 +10522,174 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description idempotency_key_reused: this idempotency_key was used with another request body */
+      /** @description idempotency_key_reused: this idempotency_key was used with another request body; or concurrency_limit: `policy: reject` and `limit` runs with the key are active; `execution_ids` lists them */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Re-run a finished playbook run from a step, reusing the outputs before it
+   * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. llm runs cannot be re-run (422: a model asked again may choose other steps).
+   *
+   * Requires the `runs:write` scope.
+   */
+  rerunRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "from_step": 1,
+         *   "input_overrides": {
+         *     "1": {
+         *       "query": "billing module v2"
+         *     }
+         *   }
+         * }
+         */
+        "application/json": components["schemas"]["RerunRequest"];
+      };
+    };
+    responses: {
+      /** @description Re-run a finished playbook run from a step, reusing the outputs before it */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["DispatchRunResponse"];
+        };
+      };
+      /** @description The credential lacks a scope one of the re-executed steps' tools needs; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_unfinished: the run has not finished; or concurrency_limit: `policy: reject` and `limit` runs with the key are active; `execution_ids` lists them */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
