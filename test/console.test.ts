@@ -357,4 +357,33 @@ describe('reviewer console: in a browser', function () {
     expect(await textOf(page, 'table.ledger tbody')).to.contain('ontology.search.hybrid');
     await shot(page, 'credits');
   });
+
+  it('runs: a rerun shows its tags, concurrency key, reused steps and verified lineage (issue 26)', async () => {
+    const t = await newTenant(10);
+    const client = as(t.api_key);
+    const earlier = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance' }] },
+      tags: ['nightly'],
+      concurrency: { key: 'import', policy: 'enqueue' },
+    });
+    const done = (id: string) => async () => {
+      const read = await client.get(`/v1/runs/${id}`);
+      return read.body.status === 'SUCCEEDED' && read.body;
+    };
+    await eventually(done(earlier.body.execution_id), { what: 'the earlier run' });
+    const rerun = await client.post(`/v1/runs/${earlier.body.execution_id}/rerun`, { from_step: 1 });
+    expect(rerun.status, rerun.text).to.equal(202);
+    await eventually(done(rerun.body.execution_id), { what: 'the rerun' });
+
+    const page = await signIn(t.api_key, `#/runs/${rerun.body.execution_id}`);
+    await until(page, "document.querySelector('.run-control .lineage')");
+    const control = await textOf(page, '.run-control');
+    expect(control).to.contain('nightly');
+    expect(control).to.contain('Concurrency key import (limit 1, enqueue)');
+    expect(control).to.contain(`Re-run of ${earlier.body.execution_id.slice(0, 8)}`);
+    expect(control).to.contain('lineage verifies');
+    expect(await textOf(page, '.timeline .step[data-step-no="0"]')).to.contain('reused from the earlier run');
+    expect(await page.$$eval('.timeline .step .reused', (marks) => marks.length)).to.equal(1);
+  });
 });

@@ -61,7 +61,7 @@ function runList(main) {
         h(
           'tr',
           { 'data-execution-id': run.execution_id },
-          h('td', {}, h('a', { href: `#/runs/${run.execution_id}` }, shortId(run.execution_id))),
+          h('td', {}, h('a', { href: `#/runs/${run.execution_id}` }, shortId(run.execution_id)), tagsOf(run)),
           h('td', {}, run.agent),
           h('td', {}, badge(run.status)),
           h('td', { class: 'number' }, run.credits_charged),
@@ -110,6 +110,41 @@ function runDetail(main, executionId) {
   };
 }
 
+/** A run's tags as small labels (issue 26). */
+function tagsOf(run) {
+  return (run.tags ?? []).map((tag) => h('span', { class: 'tag' }, tag));
+}
+
+/** Its tags, concurrency key (and why it waits), and the run it re-runs with the lineage's check (issue 26). */
+function controlOf(run, audit) {
+  const parts = [];
+  if (run.tags?.length) parts.push(h('span', {}, 'Tags ', tagsOf(run)));
+  if (run.concurrency) {
+    const { key, limit, policy } = run.concurrency;
+    parts.push(h('span', { class: 'concurrency' }, `Concurrency key ${key} (limit ${limit}, ${policy})`));
+  }
+  if (run.queued_reason) parts.push(h('span', { class: 'reason' }, 'waiting for a free slot of its key'));
+  if (run.rerun_of) {
+    const lineage = audit.lineage;
+    const holds = lineage?.found && lineage?.earlier_valid;
+    parts.push(
+      h(
+        'span',
+        { class: 'lineage' },
+        'Re-run of ',
+        h('a', { href: `#/runs/${run.rerun_of}` }, shortId(run.rerun_of)),
+        holds ? ' · lineage verifies' : ' · lineage does NOT verify',
+      ),
+    );
+  }
+  if (parts.length === 0) return null;
+  return h(
+    'p',
+    { class: 'run-control' },
+    parts.flatMap((part, at) => (at === 0 ? [part] : [' · ', part])),
+  );
+}
+
 function renderRun(run, audit) {
   const tools = run.steps.filter((step) => step.kind === 'TOOL');
   const decisions = run.steps.filter((step) => step.kind === 'DECISION');
@@ -137,6 +172,7 @@ function renderRun(run, audit) {
           ? `Audit chain verifies: ${audit.length} links`
           : `Audit chain BROKEN at link ${audit.first_invalid_seq} of ${audit.length}`,
       ),
+      controlOf(run, audit),
       run.error ? h('p', { class: 'error' }, `${run.error.code}: ${run.error.message}`) : null,
     ),
     h('h2', {}, 'Timeline'),
@@ -154,6 +190,7 @@ function renderRun(run, audit) {
             ' ',
             badge(step.status),
             step.requires_approval ? h('span', { class: 'reason' }, 'needs approval') : null,
+            step.reused_from_step_id ? h('span', { class: 'reason reused' }, 'reused from the earlier run') : null,
             h(
               'span',
               { class: 'muted' },
