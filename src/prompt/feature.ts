@@ -59,7 +59,14 @@ export const promptFeature = {
       temporal: TemporalHandle;
       logger: Logger;
       services: { prompts: PromptService };
-    }) => createPromptReconciler({ ...ctx, prompts: ctx.services.prompts }),
+    }) =>
+      createPromptReconciler({
+        dataSource: ctx.dataSource,
+        uow: ctx.uow,
+        temporal: ctx.temporal,
+        prompts: ctx.services.prompts,
+        logger: ctx.logger,
+      }),
   },
   tags: {
     prompt: 'Free-text prompts that extract graph facts, answer from the graph, or both (metered).',
