@@ -3,13 +3,14 @@ import { clusterFailedSession } from '../src/agents/service';
 import type { SessionSweeper } from '../src/agents/sweeper';
 import type { FailureClusterInput } from '../src/agents/workflow';
 import type { KeyPurger } from '../src/capabilities/key-purge';
-import type { KeyPurgeInput } from '../src/capabilities/workflow';
+import type { KeyPurgeInput, KeyPurgeResult } from '../src/capabilities/workflow';
+import type { CodeBatchPurger } from '../src/code/batch-purge';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 
 /** The agent and capability workflows' steps: thin adapters over their services. */
 export function createAgentActivities(deps: {
   uow: UnitOfWork;
-  services: { sessionSweeper: SessionSweeper; capabilityKeys: KeyPurger };
+  services: { sessionSweeper: SessionSweeper; capabilityKeys: KeyPurger; codeBatches: CodeBatchPurger };
 }) {
   return {
     /** Counts one failed session into its cluster; exactly once per session however often it runs. */
@@ -19,8 +20,14 @@ export function createAgentActivities(deps: {
     /** Expires sessions that missed their heartbeat and abandons their claims, in every workspace. */
     expireStaleSessions: () => deps.services.sessionSweeper.sweep(() => heartbeat()),
 
-    /** Deletes Idempotency-Keys older than the replay window, and stored code batches older than a day. */
-    purgeIdempotencyKeys: (input: KeyPurgeInput) =>
-      deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat()),
+    /**
+     * Deletes Idempotency-Keys older than the replay window, then stored code batches older than a
+     * day (code's own purge, which this one schedule has run since code batches were stored).
+     */
+    purgeIdempotencyKeys: async (input: KeyPurgeInput): Promise<KeyPurgeResult> => {
+      const purged = await deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat());
+      const codeBatches = await deps.services.codeBatches.purge(input.batchSize, () => heartbeat());
+      return { purged, codeBatches };
+    },
   };
 }

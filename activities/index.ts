@@ -1,5 +1,6 @@
 import type { SessionSweeper } from '../src/agents/sweeper';
 import type { KeyPurger } from '../src/capabilities/key-purge';
+import type { CodeBatchPurger } from '../src/code/batch-purge';
 import type { CodeService } from '../src/code/service';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
@@ -38,6 +39,7 @@ export interface ActivityDeps {
     importance: GraphActivityDeps['importance'];
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
+    codeBatches: CodeBatchPurger;
     runSteps: RunSteps;
     runReconciler: RunReconciler;
     code: CodeService;

@@ -1,4 +1,6 @@
+import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
@@ -6,11 +8,17 @@ import { agentCapabilities } from './capabilities';
 import { AgentClaim, AgentFailureCluster, AgentSession } from './entities';
 import { sessionFailed } from './events';
 import { startFailureClustering } from './outbox-handler';
+import { createSessionSweeper } from './sweeper';
 import { agentSessionSweepWorkflow } from './workflow';
 
 /** Agent sessions, claims and failure clusters: tools only, no routes of their own. */
 export const agentsFeature = {
   name: 'agents',
+  services: {
+    /** Expires agent sessions that missed their heartbeat (the sweeper schedule). */
+    sessionSweeper: (ctx: { uow: UnitOfWork; logger: Logger; config: Pick<Config, 'AGENT_SESSION_TTL_SECONDS'> }) =>
+      createSessionSweeper({ uow: ctx.uow, ttlSeconds: ctx.config.AGENT_SESSION_TTL_SECONDS, logger: ctx.logger }),
+  },
   entities: [AgentSession, AgentClaim, AgentFailureCluster],
   events: [sessionFailed],
   // An agent session ended failed with an error signature: cluster it.

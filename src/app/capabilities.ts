@@ -4,6 +4,7 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
+import type { Feature } from './feature';
 import { FEATURES } from './features';
 
 /** Everything a feature's tools may use; each manifest names the part it needs. */
@@ -22,6 +23,7 @@ export interface CapabilityDeps {
  * (ontology, billing) last.
  */
 export function allCapabilities(deps: CapabilityDeps): AnyCapability[] {
-  const features = [...FEATURES.filter((feature) => feature !== capabilitiesFeature), capabilitiesFeature];
+  const general: Feature = capabilitiesFeature;
+  const features = [...FEATURES.filter((feature) => feature !== general), general];
   return features.flatMap((feature) => feature.capabilities?.(deps) ?? []);
 }

@@ -9,15 +9,25 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { CapabilityDeps } from './capabilities';
 import type { Runtime } from './runtime';
+import type { ServiceFactories } from './services';
 
 /**
  * What a feature declares about itself, once, in `src/<feature>/feature.ts`: plain data and
  * functions. The manifests name their own narrow dependencies (`{ services: { runs: RunService } }`)
- * and import nothing from here; `src/app/features.ts` checks each against this shape.
+ * and import nothing from here; `src/app/features.ts` checks each against this shape and derives
+ * `Runtime['services']` from their `services`.
  */
 export interface Feature {
   /** The folder's name. */
   name: string;
+  /**
+   * The services it builds, one factory per name (a name belongs to one feature): each gets the
+   * kernel (src/app/runtime.ts), the other features' services (`ctx.services.credits`, built on
+   * first access), the agent tools (`ctx.tools()`) and `ctx.onClose` for what it must release.
+   * What two of its services share is a service too (`triggerSealer`). `runtime.services` is typed
+   * from these factories' return types.
+   */
+  services?: ServiceFactories;
   /** The OpenAPI tags it introduces, with their descriptions (its routes may also use another feature's). */
   tags?: TagDescriptions;
   /** Its TypeORM entity classes (the tables come from migrations). */

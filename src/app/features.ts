@@ -23,17 +23,22 @@ import { tenancyFeature } from '../tenancy/feature';
 import { triggersFeature } from '../triggers/feature';
 import { typeCatalogFeature } from '../type-catalog/feature';
 import type { Feature } from './feature';
+import type { ServicesOf } from './services';
 
 /**
- * The one list of features: the routes, OpenAPI tags, entities, outbox handlers, schedules and
- * capabilities are all read from it. A new feature joins here (and adds its workflows and
- * activities to workflows/index.ts and activities/index.ts, which the bundle needs as static
- * exports; its services are built in runtime.ts).
+ * The one list of features: the services, routes, OpenAPI tags, entities, outbox handlers,
+ * schedules and capabilities are all read from it. A new feature joins here (and adds its
+ * workflows and activities to workflows/index.ts and activities/index.ts, which the bundle needs
+ * as static exports); runtime.ts builds only the kernel the services share.
  *
  * The order is the routes' order (the router and the OpenAPI document), then the features
  * without routes; an event's handlers run in this order too.
+ *
+ * A tuple without annotation, so that `FeatureServices` can be read from its members' own types;
+ * `FEATURES` below checks each against `Feature` (annotating this one would make `Feature`, which
+ * names `Runtime`, depend on itself).
  */
-export const FEATURES = [
+const MANIFESTS = [
   healthFeature,
   apiKeysFeature,
   mcpTokensFeature,
@@ -57,7 +62,13 @@ export const FEATURES = [
   importanceFeature,
   authFeature,
   outboxFeature,
-] satisfies Feature[] as readonly Feature[];
+] as const;
+
+/** Every feature, as the app's lists read them. */
+export const FEATURES: readonly Feature[] = MANIFESTS;
+
+/** Every service the manifests declare, by name and type: `Runtime['services']`. */
+export type FeatureServices = ServicesOf<typeof MANIFESTS>;
 
 /** Every feature's OpenAPI tags and their descriptions; a tag is described by one feature only. */
 export const API_TAGS: TagDescriptions = describeTags(FEATURES);

@@ -1,14 +1,32 @@
-import { createCapabilityService } from '../capabilities/service';
 import { loadConfig } from '../platform/config';
 import { buildOpenApiDocument } from '../platform/openapi/document';
 import { allCapabilities } from './capabilities';
-import { API_TAGS } from './features';
+import { API_TAGS, FEATURES } from './features';
 import { allRoutes } from './http';
-import type { Runtime } from './runtime';
+import type { Kernel, Runtime } from './runtime';
+import { createServiceRegistry } from './services';
+
+// Every part of the kernel but its configuration (the offline runtime has none of them).
+const KERNEL_PARTS = [
+  'logger',
+  'dataSource',
+  'uow',
+  'read',
+  'statement',
+  'jwt',
+  'usage',
+  'authenticator',
+  'temporal',
+  'outbox',
+  'sealer',
+  'embeddings',
+] as const satisfies readonly Exclude<keyof Kernel, 'config'>[];
 
 /**
- * A runtime whose services exist only to be named: route factories may keep references to them,
- * but calling anything throws. Routes are declared without I/O, so the document needs nothing more.
+ * A runtime whose kernel exists only to be named: the features' services are built from their
+ * manifests as usual (building one does no I/O; test/unit/features.test.ts holds them to it), and
+ * route factories may keep references to them, but calling anything in the kernel throws. Routes are
+ * declared without I/O, so the document needs nothing more.
  */
 function documentationRuntime(): Runtime {
   const unusable: object = new Proxy(() => undefined, {
@@ -18,23 +36,23 @@ function documentationRuntime(): Runtime {
     },
   });
   const config = loadConfig({});
-  // The capability routes are generated from the registry's declarations, which do no I/O either.
-  const capabilities = createCapabilityService({
-    uow: unusable as never,
-    logger: unusable as never,
-    credits: unusable as never,
-    tools: allCapabilities({
-      uow: unusable as never,
-      outbox: unusable as never,
-      sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
-      prompts: unusable as never,
-      search: unusable as never,
-    }),
+  const kernel = {
+    config,
+    ...Object.fromEntries(KERNEL_PARTS.map((part) => [part, unusable])),
+  } as unknown as Kernel;
+  const registry = createServiceRegistry(FEATURES, {
+    ...kernel,
+    // The capability routes are generated from the registry's declarations, which do no I/O either.
+    tools: () =>
+      allCapabilities({
+        uow: kernel.uow,
+        outbox: kernel.outbox,
+        sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
+        prompts: registry.services.prompts as Runtime['services']['prompts'],
+        search: registry.services.search as Runtime['services']['search'],
+      }),
   });
-  const services = new Proxy({}, { get: (_target, key) => (key === 'capabilities' ? capabilities : unusable) });
-  return new Proxy({} as Runtime, {
-    get: (_target, key) => (key === 'config' ? config : key === 'services' ? services : unusable),
-  });
+  return { ...kernel, services: registry.services as Runtime['services'], close: async () => {} };
 }
 
 /** The OpenAPI document of every route, built without a database, Temporal or a listening server. */

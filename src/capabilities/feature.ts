@@ -1,10 +1,15 @@
+import type { CreditService } from '../credits/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
+import type { AnyCapability } from './define';
 import { CapabilityIdempotencyKey } from './entities';
+import { createKeyPurger } from './key-purge';
 import { capabilityRoutes } from './routes';
 import type { CapabilityService } from './service';
+import { createCapabilityService } from './service';
 import { billingCapabilities } from './tools/billing';
 import { ontologyCapabilities } from './tools/ontology';
 import { capabilityKeyPurgeWorkflow } from './workflow';
@@ -15,6 +20,18 @@ import { capabilityKeyPurgeWorkflow } from './workflow';
  */
 export const capabilitiesFeature = {
   name: 'capabilities',
+  services: {
+    /** The capability registry behind `/v1/cap/*`, runs' steps and the MCP server: every feature's tools. */
+    capabilities: (ctx: {
+      uow: UnitOfWork;
+      logger: Logger;
+      services: { credits: CreditService };
+      tools: () => readonly AnyCapability[];
+    }) =>
+      createCapabilityService({ uow: ctx.uow, logger: ctx.logger, credits: ctx.services.credits, tools: ctx.tools() }),
+    /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
+    capabilityKeys: (ctx: { uow: UnitOfWork }) => createKeyPurger({ uow: ctx.uow }),
+  },
   tags: {
     capabilities: 'Agent tools mounted as POST /v1/cap/<tool-name>, with idempotency and a credit envelope.',
     'capabilities:read': 'Capabilities that only read.',

@@ -1,12 +1,18 @@
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { CreditLedgerEntry } from './entities';
 import { creditRoutes } from './routes';
 import type { CreditService } from './service';
+import { createCreditService } from './service';
 import { creditsReconcileWorkflow } from './workflow';
 
 /** Credit balances, the ledger and the reservation safety net (prices are in src/rules/costs.ts). */
 export const creditsFeature = {
   name: 'credits',
+  services: {
+    credits: (ctx: { uow: UnitOfWork; logger: Logger }) => createCreditService(ctx),
+  },
   tags: {
     billing: 'The tenant’s credit balance and the workspace’s credit ledger.',
   },

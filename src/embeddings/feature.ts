@@ -1,12 +1,26 @@
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { embeddingRequested } from './events';
-import { embeddingHandlers } from './outbox-handler';
+import { embeddingHandlers, embeddingQueue } from './outbox-handler';
+import { createEmbeddingService } from './service';
 import { embeddingBackfillWorkflow } from './workflow';
 
 /** Node embeddings: the queue that embeds new and renamed nodes, and the backfill. */
 export const embeddingsFeature = {
   name: 'embeddings',
+  services: {
+    /** Node embedding steps for the embedding workflow (the provider itself is the kernel's `embeddings`). */
+    embeddings: (ctx: { uow: UnitOfWork; embeddings: EmbeddingProvider; logger: Logger; temporal: TemporalHandle }) =>
+      createEmbeddingService({
+        uow: ctx.uow,
+        provider: ctx.embeddings,
+        logger: ctx.logger,
+        enqueue: embeddingQueue(ctx.temporal),
+      }),
+  },
   events: [embeddingRequested],
   outboxHandlers: (temporal: TemporalHandle) => {
     const embeddings = embeddingHandlers(temporal);

@@ -1,9 +1,14 @@
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import { createImportanceService } from './service';
 import { importanceDecayWorkflow } from './workflow';
 
 /** Node importance and its nightly decay (the settings are ontology-config's). */
 export const importanceFeature = {
   name: 'importance',
+  services: {
+    importance: (ctx: { uow: UnitOfWork }) => createImportanceService({ uow: ctx.uow }),
+  },
   schedules: [
     {
       name: 'importance-decay',

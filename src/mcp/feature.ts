@@ -1,9 +1,18 @@
+import type { CapabilityService } from '../capabilities/service';
+import type { NodeService } from '../graph/node-service';
+import type { Logger } from '../platform/logger';
 import { mcpOtherMethods, mcpRoutes } from './routes';
 import type { McpService } from './service';
+import { createMcpService } from './service';
 
 /** The MCP server: the capability registry as MCP tools. */
 export const mcpFeature = {
   name: 'mcp',
+  services: {
+    /** The MCP server at `/mcp`: the capability registry as MCP tools. */
+    mcp: (ctx: { logger: Logger; services: { capabilities: CapabilityService; nodes: NodeService } }) =>
+      createMcpService({ capabilities: ctx.services.capabilities, nodes: ctx.services.nodes, logger: ctx.logger }),
+  },
   tags: {
     mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
   },

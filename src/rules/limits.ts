@@ -159,5 +159,7 @@ export const LIMITS = {
     // Stored ingest batches (code_index_batches) older than this are deleted by the hourly key purge;
     // the window lives in weft_purge_code_index_batches (migration 1763780010600), this says it.
     batchRetentionHours: 24,
+    // Stored batches deleted per transaction by that purge (src/code/batch-purge.ts).
+    batchPurgeRows: 1000,
   },
 } as const;

@@ -1,18 +1,83 @@
+import type { DataSource } from 'typeorm';
+import type { CapabilityService } from '../capabilities/service';
+import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import { createAgentModel } from './agent-model';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 import { decisionRecorded, runDispatched } from './events';
 import { startRun } from './outbox-handler';
+import { createRunReconciler } from './reconciler';
 import { runRoutes } from './routes';
 import type { RunService } from './service';
+import { createRunService } from './service';
+import { createRunSteps } from './steps';
 import { runReconcileWorkflow } from './workflow';
+
+type RecheckConfig = Pick<Config, 'RUN_APPROVAL_RECHECK_SECONDS' | 'RUN_APPROVAL_RECHECKS_PER_RUN'>;
+
+/** How often a suspended run rechecks its approver: the dispatch carries it, a resumed run gets it again. */
+const rechecks = (config: RecheckConfig) => ({
+  approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
+  approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+});
 
 /** Agent runs, their approvals and audit links, and the reconcile safety net. */
 export const runsFeature = {
   name: 'runs',
+  services: {
+    /** Agent runs and their approvals as the API calls them (dispatch, read, cancel, resolve). */
+    runs: (ctx: {
+      uow: UnitOfWork;
+      outbox: OutboxRelay;
+      temporal: TemporalHandle;
+      logger: Logger;
+      config: RecheckConfig;
+      services: { capabilities: CapabilityService };
+    }) =>
+      createRunService({
+        uow: ctx.uow,
+        outbox: ctx.outbox,
+        temporal: ctx.temporal,
+        capabilities: ctx.services.capabilities,
+        logger: ctx.logger,
+        ...rechecks(ctx.config),
+      }),
+    /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
+    runSteps: (ctx: {
+      uow: UnitOfWork;
+      outbox: OutboxRelay;
+      config: Config;
+      services: { capabilities: CapabilityService };
+    }) =>
+      createRunSteps({
+        uow: ctx.uow,
+        capabilities: ctx.services.capabilities,
+        agentModel: createAgentModel(ctx.config),
+        outbox: ctx.outbox,
+      }),
+    /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
+    runReconciler: (ctx: {
+      dataSource: DataSource;
+      uow: UnitOfWork;
+      outbox: OutboxRelay;
+      temporal: TemporalHandle;
+      logger: Logger;
+      config: RecheckConfig;
+    }) =>
+      createRunReconciler({
+        dataSource: ctx.dataSource,
+        uow: ctx.uow,
+        outbox: ctx.outbox,
+        temporal: ctx.temporal,
+        logger: ctx.logger,
+        ...rechecks(ctx.config),
+      }),
+  },
   tags: {
     runs: 'Agent runs: dispatch and follow executions.',
     approvals: 'Human approvals that suspended runs wait on.',

@@ -1,9 +1,17 @@
+import type { CreditService } from '../credits/service';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { searchRoutes } from './routes';
 import type { SearchService } from './service';
+import { createSearchService } from './service';
 
 /** Vector, structural, keyword and hybrid search (metered). */
 export const searchFeature = {
   name: 'search',
+  services: {
+    search: (ctx: { uow: UnitOfWork; embeddings: EmbeddingProvider; services: { credits: CreditService } }) =>
+      createSearchService({ uow: ctx.uow, embeddings: ctx.embeddings, credits: ctx.services.credits }),
+  },
   tags: {
     search: 'Vector, structural, keyword and hybrid search over nodes (metered).',
   },
