@@ -39,6 +39,8 @@ import { createJwtService } from '../platform/auth/tokens';
 import type { Config } from '../platform/config';
 import { createSealer } from '../platform/crypto/sealer';
 import type { PoolRole } from '../platform/db/data-source';
+import type { NotifyListener } from '../platform/db/notify-listener';
+import { createNotifyListener } from '../platform/db/notify-listener';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { createScopedRead, createStatement, createUnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
@@ -58,8 +60,11 @@ import type { PromptService } from '../prompt/service';
 import { createPromptService } from '../prompt/service';
 import { createPromptStream } from '../prompt/stream';
 import { createAgentModel } from '../runs/agent-model';
+import type { RunEventStreams } from '../runs/event-stream';
+import { createRunEventStreams } from '../runs/event-stream';
 import type { RunReconciler } from '../runs/reconciler';
 import { createRunReconciler } from '../runs/reconciler';
+import { RUN_EVENTS_CHANNEL } from '../runs/run-events';
 import type { RunService } from '../runs/service';
 import { createRunService } from '../runs/service';
 import type { RunSteps } from '../runs/steps';
@@ -122,6 +127,8 @@ export interface Runtime {
     runSteps: RunSteps;
     /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
     runReconciler: RunReconciler;
+    /** The run event streams (SSE), fed by the process's one LISTEN connection (`runEventsListener`). */
+    runEvents: RunEventStreams;
     /** The MCP server at `/mcp`: the same registry as MCP tools. */
     mcp: McpService;
     /** The code graph: ingest batches (and their workflow's step) and symbol-context. */
@@ -135,6 +142,8 @@ export interface Runtime {
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
+  /** The one LISTEN connection of this process for run events; connected by the first stream. */
+  runEventsListener: NotifyListener;
   close(): Promise<void>;
 }
 
@@ -160,7 +169,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
 
   const services: Omit<
     Runtime['services'],
-    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
+    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler' | 'runEvents'
   > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
@@ -196,6 +205,11 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     }),
   });
 
+  const runEventsListener = createNotifyListener({
+    connectionString: config.DATABASE_URL,
+    channel: RUN_EVENTS_CHANNEL,
+    logger,
+  });
   const filters = createFilterPool();
   const statement = createStatement(dataSource);
   const runs = createRunService({
@@ -254,9 +268,17 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
+      runEvents: createRunEventStreams({
+        read,
+        listener: runEventsListener,
+        logger,
+        keepAliveMs: config.RUN_EVENTS_KEEPALIVE_MS,
+      }),
     },
     embeddings,
+    runEventsListener,
     async close() {
+      await runEventsListener.close();
       await usage.stop();
       await filters.close();
       await temporal.connection.close();

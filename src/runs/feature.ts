@@ -4,6 +4,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+import type { RunEventStreams } from './event-stream';
 import { decisionRecorded, runDispatched } from './events';
 import { startRun } from './outbox-handler';
 import { runRoutes } from './routes';
@@ -18,7 +19,8 @@ export const runsFeature = {
     approvals: 'Human approvals that suspended runs wait on.',
   },
   entities: [RunExecution, RunStep, RunApproval, RunAuditLink],
-  routes: (runtime: { services: { runs: RunService } }) => runRoutes(runtime.services.runs),
+  routes: (runtime: { services: { runs: RunService; runEvents: RunEventStreams } }) =>
+    runRoutes(runtime.services.runs, runtime.services.runEvents),
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
   events: [runDispatched, decisionRecorded],
   // A committed dispatch: start its run workflow.

@@ -28,6 +28,7 @@ import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import { storedExpiry } from './identity';
 import * as repo from './repository';
+import { recordRunEvent } from './run-events';
 import type {
   ApprovalPolicy,
   ApprovalRow,
@@ -95,12 +96,23 @@ export function createRunService(deps: {
   /** Appends a resolved (or cancelled) approval to its run's chain, as the row now reads. */
   async function auditApproval(m: EntityManager, approvalId: string) {
     const approval = (await repo.findApprovalById(m, approvalId))!;
-    await repo.appendAudit(m, {
+    const audit = await repo.appendAudit(m, {
       workspaceId: approval.workspaceId,
       executionId: approval.executionId,
       kind: 'APPROVAL',
       refId: approval.id,
       entry: approvalEntry(approval),
+    });
+    await recordRunEvent(m, approval.executionId, {
+      type: 'approval.resolved',
+      data: {
+        approval_id: approval.id,
+        step_no: approval.stepNo,
+        status: approval.status,
+        resolved_by: approval.resolvedBy,
+        notes: approval.notes,
+      },
+      audit,
     });
   }
 
@@ -215,6 +227,7 @@ export function createRunService(deps: {
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
+    await recordRunEvent(m, id, { type: 'run.status', data: { status: 'QUEUED' } });
     const dispatched = dispatchedPayload(id, body);
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response: answer(await repo.mustFindExecution(m, id), false), dispatched };
@@ -272,6 +285,7 @@ export function createRunService(deps: {
           throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
         }
         for (const approval of pending) await auditApproval(m, approval.id);
+        await repo.recordFinished(m, executionId);
         return repo.mustFindExecution(m, executionId);
       });
       await wake(executionId, 'cancelled');
