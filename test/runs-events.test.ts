@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import type { RunEvent } from '../src/client';
+import { followRun } from '../src/client';
 import { as } from './helpers/http';
 import { finished } from './helpers/runs';
 import { openSse } from './helpers/sse';
@@ -78,6 +80,16 @@ describe('run events: GET /v1/runs/{execution_id}/events (issue 26 part 1)', () 
     }
     expect(events[0]!.data.audit).to.equal(null);
     expect(events.at(-1)!.data.audit).to.deep.include({ link: 'head', seq: audit.length - 1, hash: audit.head_hash });
+  });
+
+  it('is followed by the typed client (followRun), live from dispatch to run.finished', async () => {
+    const { api_key } = await newTenant(100);
+    const id = await dispatch(as(api_key), twoSteps);
+    const seen: RunEvent[] = [];
+    for await (const event of followRun({ baseUrl: getStack().baseUrl, token: api_key }, id)) seen.push(event);
+    expect(seen.map((event) => event.type)).to.include.members(['step.completed', 'run.finished']);
+    expect(seen.at(-1)!.type).to.equal('run.finished');
+    expect(seen.map((event) => event.id)).to.deep.equal(seen.map((_, at) => at + 1));
   });
 
   it('resumes after Last-Event-ID', async () => {
