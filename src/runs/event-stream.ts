@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { NotifyListener } from '../platform/db/notify-listener';
-import type { ScopedRead } from '../platform/db/unit-of-work';
+import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
@@ -41,8 +41,16 @@ const view = (row: EventRow) => ({
       : { seq: row.audit_seq, hash: row.audit_hash!, link: row.audit_own ? ('own' as const) : ('head' as const) },
 });
 
-const frame = (sseId: number, row: EventRow) =>
-  `id: ${sseId}\nevent: ${row.type}\ndata: ${JSON.stringify(view(row))}\n\n`;
+// A row read once for many streams (a shared read) is serialized once.
+const serialized = new WeakMap<EventRow, string>();
+const frame = (sseId: number, row: EventRow) => {
+  let data = serialized.get(row);
+  if (data === undefined) {
+    data = JSON.stringify(view(row));
+    serialized.set(row, data);
+  }
+  return `id: ${sseId}\nevent: ${row.type}\ndata: ${data}\n\n`;
+};
 
 /**
  * The workspace stream's filters, each a condition on the run (`e`) given its bound parameter.
@@ -76,6 +84,27 @@ export function createRunEventStreams(deps: {
   keepAliveMs: number;
 }) {
   const { read, listener, logger } = deps;
+
+  /**
+   * A run's events after `after`, as `scope` may read them. Streams of the same run, scope and
+   * cursor share one read in flight (a hundred followers of one run cost one query per commit). A
+   * shared read may have begun before the commit a joiner was told of; `followRun` reads again then.
+   */
+  const inFlight = new Map<string, Promise<EventRow[]>>();
+  function runEventsAfter(scope: Scope, executionId: string, after: number): Promise<EventRow[]> {
+    const key = `${scope.workspaceId}|${scope.userId ?? ''}|${executionId}|${after}`;
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = read<EventRow>(
+        scope,
+        `SELECT ${COLUMNS} FROM run_events ev WHERE ev.execution_id = $1::uuid AND ev.id > $2::int
+         ORDER BY ev.id LIMIT ${PAGE}`,
+        [executionId, after],
+      ).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  }
 
   /**
    * Opens the response as an event stream and drives it: `pull` writes what is new and answers
@@ -155,6 +184,9 @@ export function createRunEventStreams(deps: {
     async followRun(ctx: Context, principal: Principal, executionId: string): Promise<void> {
       const scope = scopeOf(principal);
       let after = lastEventId(ctx) ?? 0;
+      // The highest id a notification named: a read that ends short of it (a shared read that began
+      // before that commit) is followed by another.
+      let target = 0;
       const [run] = await read<{ status: RunStatus }>(scope, `SELECT status FROM run_executions WHERE id = $1::uuid`, [
         executionId,
       ]);
@@ -165,25 +197,24 @@ export function createRunEventStreams(deps: {
         ctx,
         principal.workspaceId,
         async (write) => {
-          for (;;) {
-            const rows = await read<EventRow>(
-              scope,
-              `SELECT ${COLUMNS} FROM run_events ev WHERE ev.execution_id = $1::uuid AND ev.id > $2::int
-               ORDER BY ev.id LIMIT ${PAGE}`,
-              [executionId, after],
-            );
+          for (let short = 0; ; ) {
+            const rows = await runEventsAfter(scope, executionId, after);
             for (const row of rows) {
               write(frame(row.id, row));
               after = row.id;
               if (row.type === 'run.finished') return true;
             }
-            if (rows.length < PAGE) return finishedAtOpen;
+            if (rows.length === PAGE) continue;
+            // At most one more read: one begun now sees every commit already notified.
+            if (after >= target || ++short > 1) return finishedAtOpen;
           }
         },
         () => {},
         (payload) => {
           const [, execution, id] = payload.split(' ');
-          return execution === executionId && Number(id) > after;
+          if (execution !== executionId || Number(id) <= after) return false;
+          target = Math.max(target, Number(id));
+          return true;
         },
       );
     },
