@@ -180,7 +180,10 @@ export function createRunEventStreams(deps: {
   }
 
   return {
-    /** One run's events: replay after Last-Event-ID, then live, ending after `run.finished`. 404 for a run not visible. */
+    /**
+     * One run's events: replayed after Last-Event-ID, then live, ending after `run.finished`; a 404
+     * before the stream opens for a run the credential cannot see.
+     */
     async followRun(ctx: Context, principal: Principal, executionId: string): Promise<void> {
       const scope = scopeOf(principal);
       let after = lastEventId(ctx) ?? 0;
@@ -191,7 +194,7 @@ export function createRunEventStreams(deps: {
         executionId,
       ]);
       if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
-      // A run that had finished before it was opened and has no run.finished (older than the log) ends after the replay.
+      // A run finished before it was opened without a run.finished (older than the log) ends after the replay.
       const finishedAtOpen = FINISHED_STATUSES.includes(run.status);
       await open(
         ctx,
