@@ -132,9 +132,10 @@ export const LIMITS = {
     // How long POST /v1/runs waits for the workflow's start before answering 202 anyway (issue 24):
     // the run is committed with its outbox event, which starts it once Temporal answers.
     dispatchStartWaitMs: 2000,
-    // Issue 26: an event stream sends a keep-alive comment after this long without an event (proxies
-    // close idle connections), and replays or catches up at most `pageSize` events per read.
-    events: { keepAliveSeconds: 15, pageSize: 500 },
+    // Issue 26: an event stream sends a keep-alive comment every `keepAliveSeconds` (proxies close
+    // idle connections), replays or catches up at most `pageSize` events per read, and a workspace
+    // stream remembers how far it has read at most this many runs.
+    events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },

@@ -234,7 +234,7 @@ export function createRunEventStreams(deps: {
         given === null
           ? await read<{ seq: number }>(scope, `SELECT coalesce(max(seq), 0) AS seq FROM run_events`)
           : [{ seq: given }];
-      const floor = Number(start!.seq);
+      let floor = Number(start!.seq);
       const filters = Object.entries(query).filter(([, value]) => value !== undefined) as [
         keyof WorkspaceEventsQuery,
         string,
@@ -252,6 +252,12 @@ export function createRunEventStreams(deps: {
       let highest = floor;
       const emit = (write: (chunk: string) => void, row: EventRow) => {
         if ((seen.get(row.execution_id) ?? 0) >= row.id) return;
+        // A long-lived stream forgets the runs it has seen now and then: the floor rises to what it
+        // has sent, so a forgotten run's earlier events are not read again.
+        if (seen.size >= LIMITS.runs.events.workspaceRunsTracked) {
+          seen.clear();
+          floor = highest;
+        }
         seen.set(row.execution_id, row.id);
         highest = Math.max(highest, Number(row.seq));
         write(frame(Number(row.seq), row));
