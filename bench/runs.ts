@@ -10,7 +10,8 @@
  * - where the time goes: the phases of sample runs and anchors, from their history's timestamps;
  * - the approval round trip: resolve answered 200 → run SUCCEEDED (p50, p95);
  * - N runs waiting for approval at once: the worker process's RSS and heap, and the time to resolve
- *   them all.
+ *   them all;
+ * - the run event streams, `bench/run-events.ts` (`--streams 100 --events 400`): commit → SSE client.
  * Data goes into weft_bench; each run makes its own tenants.
  */
 
@@ -29,6 +30,7 @@ import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, percentile } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';
 import type { WorkerMemory } from './lib/worker-process';
+import { measureRunEvents } from './run-events';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
@@ -346,7 +348,17 @@ export async function run(args: string[]): Promise<void> {
       `all SUCCEEDED: ${(allSucceededMs / 1000).toFixed(1)} s after the first resolve.`,
   );
 
+  // 5. The run event streams (issue 26): bench/run-events.ts, on this same service.
+  console.log(
+    await measureRunEvents(service, baseUrl, {
+      streams: numberOption(args, 'streams', 100),
+      events: numberOption(args, 'events', 400),
+      rate: numberOption(args, 'rate', 100),
+    }),
+  );
+
   server.close();
+  server.closeAllConnections();
   await workers.stop();
   await service.stop();
 }

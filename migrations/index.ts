@@ -33,6 +33,7 @@ import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
 import { CodeIndexBatchPurge1763780010600 } from './1763780010600-code-index-batch-purge';
 import { WebhookSignatureSchemes1763780010700 } from './1763780010700-webhook-signature-schemes';
+import { RunEvents1763780011100 } from './1763780011100-run-events';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -72,5 +73,6 @@ export const migrations = [
   OutboxDeadLetterCount1763780010400,
   CodeIndexBatchPurge1763780010600,
   WebhookSignatureSchemes1763780010700,
+  RunEvents1763780011100,
   RunControl1763780011400,
 ];

@@ -4,10 +4,15 @@
  *
  *   const weft = createWeftClient({ baseUrl: 'http://127.0.0.1:8080', token: process.env.WEFT_KEY });
  *   const { data, error } = await weft.POST('/v1/ontology/nodes', { body: { type: 'person', name: 'Ada' } });
+ *
+ * Run event streams (server-sent events) are followed with `followRun(options, executionId)` and
+ * `followWorkspaceRuns(options)`, async iterators of typed `RunEvent`s.
  */
 import createClient from 'openapi-fetch';
 import type { components, operations, paths } from './schema';
 
+export type { FollowOptions, RunEvent } from './run-events';
+export { followRun, followWorkspaceRuns } from './run-events';
 export type { components, operations, paths };
 
 export interface WeftClientOptions {

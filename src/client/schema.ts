@@ -498,6 +498,15 @@ export interface paths {
      */
     post: operations["capBillingCreditsBalance"];
   };
+  "/v1/runs/events": {
+    /**
+     * Every run’s events in the workspace, live (SSE)
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["followWorkspaceRuns"];
+  };
   "/v1/runs": {
     /**
      * Runs of the workspace, newest first, cursor-paged
@@ -531,6 +540,15 @@ export interface paths {
      * Requires the `runs:read` scope.
      */
     get: operations["getRun"];
+  };
+  "/v1/runs/{execution_id}/events": {
+    /**
+     * The run’s events: replayed, then live, until `run.finished` (SSE)
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["followRun"];
   };
   "/v1/runs/{execution_id}/audit": {
     /**
@@ -1552,6 +1570,265 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    RunEvent: ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "run.status";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** @enum {string} */
+        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "step.started";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        step_no: number;
+        /** Format: uuid */
+        step_id: string;
+        tool: string;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "step.completed";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        step_no: number;
+        /** Format: uuid */
+        step_id: string;
+        tool: string;
+        output?: unknown;
+        credits_charged: number;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "step.failed";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        step_no: number;
+        /** Format: uuid */
+        step_id: string;
+        tool: string;
+        error: ({
+          code: string;
+          message: string;
+          step: number | null;
+        }) | null;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.requested";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        tool: string;
+        input?: unknown;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.resolved";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        /** @enum {string} */
+        status: "pending" | "approved" | "rejected" | "cancelled";
+        /** Format: uuid */
+        resolved_by: string | null;
+        notes: string | null;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "decision.recorded";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        step_id: string;
+        step_no: number;
+        decision: string;
+        rationale: string | null;
+        /** Format: uuid */
+        supersedes_step_id: string | null;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "run.finished";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** @enum {string} */
+        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        output?: unknown;
+        error: ({
+          code: string;
+          message: string;
+          step: number | null;
+        }) | null;
+        credits_charged: number;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    });
     DispatchRunResponse: {
       /** Format: uuid */
       execution_id: string;
@@ -10316,6 +10593,122 @@ export interface operations {
     };
   };
   /**
+   * Every run’s events in the workspace, live (SSE)
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+   *
+   * Requires the `runs:read` scope.
+   */
+  followWorkspaceRuns: {
+    parameters: {
+      query?: {
+        /** @description Only events of runs in this status when the event is read. */
+        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        agent?: "playbook" | "llm";
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Resume after this event id (what the SSE client saw last); the replay starts after it. */
+        "Last-Event-ID"?: string;
+      };
+    };
+    responses: {
+      /** @description Every run’s events in the workspace, live (SSE) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "text/event-stream": components["schemas"]["RunEvent"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * Runs of the workspace, newest first, cursor-paged
    * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
    *
@@ -10798,6 +11191,132 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["Run"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The run’s events: replayed, then live, until `run.finished` (SSE)
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+   *
+   * Requires the `runs:read` scope.
+   */
+  followRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Resume after this event id (what the SSE client saw last); the replay starts after it. */
+        "Last-Event-ID"?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    responses: {
+      /** @description The run’s events: replayed, then live, until `run.finished` (SSE) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "text/event-stream": components["schemas"]["RunEvent"];
+        };
+      };
+      /** @description Last-Event-ID is not an event id */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
         };
       };
       /** @description Missing, invalid, expired or revoked credential */

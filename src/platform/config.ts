@@ -196,6 +196,12 @@ export const EnvSchema = z.object({
   RUN_APPROVAL_RECHECK_SECONDS: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRecheckSeconds),
   /** After this many re-reads a waiting run continues as new, so its history stays small however long it waits. */
   RUN_APPROVAL_RECHECKS_PER_RUN: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRechecksPerRun),
+  /** How often a run event stream with nothing to say sends a keep-alive comment (tests shorten it). */
+  RUN_EVENTS_KEEPALIVE_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(LIMITS.runs.events.keepAliveSeconds * 1000),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

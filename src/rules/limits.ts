@@ -136,6 +136,10 @@ export const LIMITS = {
     concurrency: { keyChars: 200, maxLimit: 100 },
     // Issue 26 part 5: a run's tags (each `[A-Za-z0-9][A-Za-z0-9_.:/=-]*`), and how many `tag` filters a list takes.
     tags: { max: 20, chars: 64 },
+    // Issue 26: an event stream sends a keep-alive comment every `keepAliveSeconds` (proxies close
+    // idle connections), replays or catches up at most `pageSize` events per read, and a workspace
+    // stream remembers how far it has read at most this many runs.
+    events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },

@@ -8,6 +8,7 @@ import { stepEntry } from './audit';
 import { FINISHED_STATUSES } from './entities';
 import { decisionRecorded } from './events';
 import * as repo from './repository';
+import { recordRunEvent } from './run-events';
 import { ReadDecisionsInput, ReadDecisionsOutput, RecordDecisionInput, RecordDecisionOutput } from './schemas';
 
 /**
@@ -55,12 +56,23 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
         input: { decision: input.decision, rationale: input.rationale ?? null, supersedes_step_id: supersedes },
         supersedes,
       });
-      await repo.appendAudit(m, {
+      const audit = await repo.appendAudit(m, {
         workspaceId: principal.workspaceId,
         executionId: run.id,
         kind: 'DECISION',
         refId: step.id,
         entry: stepEntry(step),
+      });
+      await recordRunEvent(m, run.id, {
+        type: 'decision.recorded',
+        data: {
+          step_id: step.id,
+          step_no: step.stepNo,
+          decision: input.decision,
+          rationale: input.rationale ?? null,
+          supersedes_step_id: supersedes,
+        },
+        audit,
       });
       await enqueueEvent(m, decisionRecorded, {
         workspaceId: principal.workspaceId,

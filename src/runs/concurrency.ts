@@ -5,6 +5,7 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import type { RunConcurrency } from './control-schemas';
 import type { RunDispatched } from './events';
 import { runDispatched } from './events';
+import { recordRunEvent } from './run-events';
 
 /**
  * Concurrency keys (issue 26 part 4). A run dispatched with `concurrency: {key, limit, policy}` is
@@ -128,7 +129,7 @@ async function releaseSlots(m: EntityManager, workspaceId: string, key: string):
     const active = await activeRuns(m, workspaceId, key);
     if (active.length >= next.concurrency_limit) return released;
     await queryRows(m, `UPDATE run_executions SET held_start = NULL, updated_at = now() WHERE id = $1`, [next.id]);
-    // Where the events helper's log would record the run leaving `concurrency_limit` (issue 26 part 1).
+    await recordRunEvent(m, next.id, { type: 'run.status', data: { status: 'QUEUED', queued_reason: null } });
     await enqueueEvent(m, runDispatched, { workspaceId, aggregateId: next.id, payload: next.held_start });
     released.push(next.id);
   }

@@ -1,7 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { CapabilityService } from '../capabilities/service';
 import type { Config } from '../platform/config';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { NotifyListener } from '../platform/db/notify-listener';
+import { createNotifyListener } from '../platform/db/notify-listener';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -9,10 +11,13 @@ import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { createAgentModel } from './agent-model';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+import type { RunEventStreams } from './event-stream';
+import { createRunEventStreams } from './event-stream';
 import { decisionRecorded, runDispatched } from './events';
 import { startRun } from './outbox-handler';
 import { createRunReconciler } from './reconciler';
 import { runRoutes } from './routes';
+import { RUN_EVENTS_CHANNEL } from './run-events';
 import type { RunService } from './service';
 import { createRunService } from './service';
 import { createRunSteps } from './steps';
@@ -60,6 +65,33 @@ export const runsFeature = {
         agentModel: createAgentModel(ctx.config),
         outbox: ctx.outbox,
       }),
+    /** The one LISTEN connection of this process for run events; connected by the first stream. */
+    runEventsListener: (ctx: {
+      config: Pick<Config, 'DATABASE_URL'>;
+      logger: Logger;
+      onClose: (hook: () => Promise<void>) => void;
+    }) => {
+      const listener = createNotifyListener({
+        connectionString: ctx.config.DATABASE_URL,
+        channel: RUN_EVENTS_CHANNEL,
+        logger: ctx.logger,
+      });
+      ctx.onClose(() => listener.close());
+      return listener;
+    },
+    /** The run event streams (SSE), fed by the process's one LISTEN connection. */
+    runEvents: (ctx: {
+      read: ScopedRead;
+      logger: Logger;
+      config: Pick<Config, 'RUN_EVENTS_KEEPALIVE_MS'>;
+      services: { runEventsListener: NotifyListener };
+    }) =>
+      createRunEventStreams({
+        read: ctx.read,
+        listener: ctx.services.runEventsListener,
+        logger: ctx.logger,
+        keepAliveMs: ctx.config.RUN_EVENTS_KEEPALIVE_MS,
+      }),
     /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
     runReconciler: (ctx: {
       dataSource: DataSource;
@@ -83,7 +115,8 @@ export const runsFeature = {
     approvals: 'Human approvals that suspended runs wait on.',
   },
   entities: [RunExecution, RunStep, RunApproval, RunAuditLink],
-  routes: (runtime: { services: { runs: RunService } }) => runRoutes(runtime.services.runs),
+  routes: (runtime: { services: { runs: RunService; runEvents: RunEventStreams } }) =>
+    runRoutes(runtime.services.runs, runtime.services.runEvents),
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
   events: [runDispatched, decisionRecorded],
   // A committed dispatch: start its run workflow.

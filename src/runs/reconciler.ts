@@ -9,7 +9,7 @@ import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import { runStartInput } from './events';
 import type { UnfinishedRun } from './repository';
-import { cancelExecution, finishExecution, unfinishedRuns } from './repository';
+import { cancelExecution, finishExecution, recordFinished, unfinishedRuns } from './repository';
 import type { RunReconcileResult, RunWorkflowInput } from './workflow';
 import { runWorkflow, runWorkflowId } from './workflow';
 
@@ -87,15 +87,15 @@ export function createRunReconciler(deps: {
     if (status === 'RUNNING') return 'running';
     if (status === 'CANCELLED' || resumedBefore) {
       const message = 'The run stopped twice without finishing; it was ended rather than restarted again';
-      await uow({ workspaceId }, (m) =>
-        status === 'CANCELLED'
-          ? cancelExecution(m, run.id)
-          : finishExecution(m, run.id, {
-              status: 'FAILED',
-              output: null,
-              error: { code: 'run_abandoned', message, step: null },
-            }),
-      );
+      await uow({ workspaceId }, async (m) => {
+        if (status !== 'CANCELLED') {
+          await finishExecution(m, run.id, {
+            status: 'FAILED',
+            output: null,
+            error: { code: 'run_abandoned', message, step: null },
+          });
+        } else if (await cancelExecution(m, run.id)) await recordFinished(m, run.id);
+      });
       logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
       deps.outbox?.kick(workspaceId);
       return 'settled';

@@ -9,6 +9,8 @@ import { chainHash, GENESIS_HASH } from './audit';
 import { finishingWithKey } from './concurrency';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+import type { AuditRef } from './run-events';
+import { recordRunEvent } from './run-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
@@ -102,46 +104,83 @@ export const findStep = (m: EntityManager, executionId: string, stepNo: number) 
 export const approvalsOf = (m: EntityManager, executionId: string) =>
   approvals(m).find({ where: { executionId }, order: { stepNo: 'ASC' } });
 
-/** Moves an unfinished run to `status`; false when it had finished (a cancel won the race). */
-export const setStatus = async (m: EntityManager, id: string, status: RunStatus, from?: RunStatus): Promise<boolean> =>
-  (await affectedRows(
-    m,
-    `UPDATE run_executions SET status = $2, updated_at = now() WHERE id = $1 AND ${UNFINISHED}
-       AND ($3::text IS NULL OR status = $3)`,
-    [id, status, from ?? null],
-  )) > 0;
+/**
+ * Moves an unfinished run to `status` and records its `run.status` event; false when it had
+ * finished (a cancel won the race) or was in `status` already (no event then).
+ */
+export async function setStatus(m: EntityManager, id: string, status: RunStatus, from?: RunStatus): Promise<boolean> {
+  const moved =
+    (await affectedRows(
+      m,
+      `UPDATE run_executions SET status = $2, updated_at = now() WHERE id = $1 AND ${UNFINISHED}
+       AND ($3::text IS NULL OR status = $3) AND status <> $2`,
+      [id, status, from ?? null],
+    )) > 0;
+  if (moved) await recordRunEvent(m, id, { type: 'run.status', data: { status } });
+  return moved;
+}
+
+/** The `run.finished` event of a run that has just ended, from its row as it now reads. */
+export async function recordFinished(m: EntityManager, id: string): Promise<void> {
+  const run = await mustFindExecution(m, id);
+  await recordRunEvent(m, id, {
+    type: 'run.finished',
+    data: {
+      status: run.status,
+      output: run.output ?? null,
+      error: run.error ?? null,
+      credits_charged: run.creditsCharged,
+    },
+  });
+}
 
 /**
- * Ends an unfinished run with its output or error and the sum of its steps' charges; a run with a
- * concurrency key hands its slot on in the same transaction (`concurrency.ts`).
+ * Ends an unfinished run with its output or error and the sum of its steps' charges, and records
+ * its `run.status` and `run.finished` events (one statement for both); a run with a concurrency key
+ * hands its slot on in the same transaction (`concurrency.ts`).
  */
-export const finishExecution = async (
+export async function finishExecution(
   m: EntityManager,
   id: string,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
-): Promise<boolean> =>
-  (
-    await finishingWithKey(
+): Promise<boolean> {
+  const { finished } = await finishingWithKey(m, id, async () => {
+    const ended = await queryFirst<{ credits_charged: number }>(
+      m,
+      `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
+         credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
+       WHERE id = $1 AND ${UNFINISHED} RETURNING credits_charged`,
+      [
+        id,
+        outcome.status,
+        JSON.stringify(outcome.output ?? null),
+        outcome.error ? JSON.stringify(outcome.error) : null,
+      ],
+    );
+    if (!ended) return false;
+    await recordRunEvent(
       m,
       id,
-      async () =>
-        (await affectedRows(
-          m,
-          `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
-       credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND ${UNFINISHED}`,
-          [
-            id,
-            outcome.status,
-            JSON.stringify(outcome.output ?? null),
-            outcome.error ? JSON.stringify(outcome.error) : null,
-          ],
-        )) > 0,
-    )
-  ).finished;
+      { type: 'run.status', data: { status: outcome.status } },
+      {
+        type: 'run.finished',
+        data: {
+          status: outcome.status,
+          output: outcome.output ?? null,
+          error: outcome.error,
+          credits_charged: ended.credits_charged,
+        },
+      },
+    );
+    return true;
+  });
+  return finished;
+}
 
 /**
- * Cancels an unfinished run, its pending approvals and its steps not yet started; its concurrency
+ * Cancels an unfinished run, its pending approvals and its steps not yet started, and records its
+ * `run.status` event; the caller records `run.finished` (`recordFinished`) once the cancelled
+ * approvals' own events are written, so the stream's last event stays the last. Its concurrency
  * slot goes to the oldest waiting run unless `releaseSlot` is false (a `cancel_previous` dispatch,
  * which takes the slot itself).
  */
@@ -162,6 +201,7 @@ export async function cancelExecution(m: EntityManager, id: string, releaseSlot 
   if (!cancelled) return false;
   await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
+  await recordRunEvent(m, id, { type: 'run.status', data: { status: 'CANCELLED' } });
   return true;
 }
 
@@ -178,13 +218,25 @@ export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
     [executionId],
   );
 
+/**
+ * PENDING → RUNNING under the run's lock (taken first, as every writer of the run does), with the
+ * step's `step.started` event; a step already running (a retried attempt) is left as it is.
+ */
 export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
-  await affectedRows(
+  const started = await queryFirst<{ id: string; tool: string }>(
     m,
-    `UPDATE run_steps SET status = 'RUNNING', started_at = coalesce(started_at, now())
-     WHERE execution_id = $1 AND step_no = $2 AND status IN ('PENDING', 'RUNNING')`,
+    `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
+     UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
+     FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status = 'PENDING'
+     RETURNING s.id, s.tool`,
     [executionId, stepNo],
   );
+  if (started) {
+    await recordRunEvent(m, executionId, {
+      type: 'step.started',
+      data: { step_no: stepNo, step_id: started.id, tool: started.tool },
+    });
+  }
 }
 
 /**
@@ -242,29 +294,47 @@ export async function completeStepLocked(
   };
 }
 
-/** The step's approval row, created PENDING on first request (the retried activity finds it). */
+/**
+ * The step's approval row, created PENDING on first request (the retried activity finds it), with
+ * its `approval.requested` event when this call created it.
+ */
 export async function requestApproval(m: EntityManager, step: RunStep): Promise<RunApproval> {
   // Raw SQL for ON CONFLICT DO NOTHING: a retried activity must not fail on the unique step.
-  await affectedRows(
+  const created = await affectedRows(
     m,
     `INSERT INTO run_approvals (workspace_id, execution_id, step_no, tool, input)
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (execution_id, step_no) DO NOTHING`,
     [step.workspaceId, step.executionId, step.stepNo, step.tool, JSON.stringify(step.input)],
   );
-  return approvals(m).findOneByOrFail({ executionId: step.executionId, stepNo: step.stepNo });
+  const approval = await approvals(m).findOneByOrFail({ executionId: step.executionId, stepNo: step.stepNo });
+  if (created > 0) {
+    await recordRunEvent(m, step.executionId, {
+      type: 'approval.requested',
+      data: { approval_id: approval.id, step_no: approval.stepNo, tool: approval.tool, input: approval.input },
+    });
+  }
+  return approval;
 }
 
 /**
  * AWAITING_APPROVAL (or already RUNNING: a retried or resumed transition) → RUNNING; false when the
- * run has finished. Raw SQL: the status condition.
+ * run has finished. Raw SQL: the status condition, and the status before (locked), so only a real
+ * change records its `run.status` event.
  */
-export const resumeExecution = async (m: EntityManager, id: string): Promise<boolean> =>
-  (await affectedRows(
+export async function resumeExecution(m: EntityManager, id: string): Promise<boolean> {
+  const row = await queryFirst<{ before: RunStatus }>(
     m,
-    `UPDATE run_executions SET status = 'RUNNING', updated_at = now()
-     WHERE id = $1 AND status IN ('AWAITING_APPROVAL', 'RUNNING')`,
+    `UPDATE run_executions e SET status = 'RUNNING', updated_at = now()
+     FROM (SELECT id, status FROM run_executions WHERE id = $1 FOR NO KEY UPDATE) b
+     WHERE e.id = b.id AND b.status IN ('AWAITING_APPROVAL', 'RUNNING')
+     RETURNING b.status AS before`,
     [id],
-  )) > 0;
+  );
+  if (row?.before === 'AWAITING_APPROVAL') {
+    await recordRunEvent(m, id, { type: 'run.status', data: { status: 'RUNNING' } });
+  }
+  return row !== undefined;
+}
 
 /** A run whose row says it is still going: what the reconciler needs to check and restart it. */
 export interface UnfinishedRun {
@@ -375,27 +445,29 @@ export const lockExecution = (m: EntityManager, executionId: string) =>
 export async function appendAudit(
   m: EntityManager,
   link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
-): Promise<void> {
+): Promise<AuditRef> {
   await lockExecution(m, link.executionId);
-  await appendAuditLocked(m, link);
+  return appendAuditLocked(m, link);
 }
 
 /** `appendAudit` for a caller that holds the run's lock already (taken in an earlier statement). */
 export async function appendAuditLocked(
   m: EntityManager,
   link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
-): Promise<void> {
+): Promise<AuditRef> {
   const head = await audit(m).findOne({ where: { executionId: link.executionId }, order: { seq: 'DESC' } });
   const prevHash = head?.hash ?? GENESIS_HASH;
+  const written = { seq: head ? head.seq + 1 : 0, hash: chainHash(prevHash, link.entry) };
   await audit(m).insert({
     workspaceId: link.workspaceId,
     executionId: link.executionId,
-    seq: head ? head.seq + 1 : 0,
+    seq: written.seq,
     kind: link.kind,
     refId: link.refId,
     prevHash,
-    hash: chainHash(prevHash, link.entry),
+    hash: written.hash,
   });
+  return written;
 }
 
 export const auditOf = (m: EntityManager, executionId: string) =>

@@ -1,6 +1,8 @@
 import { defineRoute } from '../platform/api/route';
 import { LIMITS } from '../rules/limits';
 import { RerunRequest } from './control-schemas';
+import { RunEvent, RunEventsHeaders, WorkspaceEventsQuery } from './event-schemas';
+import type { RunEventStreams } from './event-stream';
 import {
   ApprovalIdParams,
   ApprovalList,
@@ -26,7 +28,31 @@ const concurrencyRefused =
   'concurrency_limit: `policy: reject` and `limit` runs with the key are active; `execution_ids` lists them';
 const approvalNotFound = 'Unknown approval, or one of another workspace';
 
-export const runRoutes = (runs: RunService) => [
+const eventStreamDescription =
+  'Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). ' +
+  'Every event is written in the transaction of the change it reports and carries the audit-chain link it ' +
+  "corresponds to (or the chain's head when it happened). A comment is sent every " +
+  `${LIMITS.runs.events.keepAliveSeconds} s ` +
+  'while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled.';
+
+export const runRoutes = (runs: RunService, events: RunEventStreams) => [
+  // Before /v1/runs/{execution_id}, which would otherwise take `events` for an id.
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs/events',
+    operationId: 'followWorkspaceRuns',
+    summary: 'Every run’s events in the workspace, live (SSE)',
+    description:
+      `${eventStreamDescription} Starts live from now; \`Last-Event-ID\` (the \`seq\` the client saw last) ` +
+      'replays what came after it first. `status` and `agent` keep the events of runs in that status (when ' +
+      'the event is read) or of that agent. The stream does not end by itself.',
+    tags: ['runs'],
+    scope: 'runs:read',
+    query: WorkspaceEventsQuery,
+    headers: RunEventsHeaders,
+    produces: { 'text/event-stream': RunEvent },
+    handler: ({ auth, query, ctx }) => events.followWorkspace(ctx, auth, query),
+  }),
   defineRoute({
     method: 'post',
     path: '/v1/runs',
@@ -125,6 +151,25 @@ export const runRoutes = (runs: RunService) => [
     response: RunDetail,
     errors: { 404: runNotFound },
     handler: ({ auth, params }) => runs.get(auth, params.execution_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/runs/{execution_id}/events',
+    operationId: 'followRun',
+    summary: 'The run’s events: replayed, then live, until `run.finished` (SSE)',
+    description:
+      `${eventStreamDescription} The SSE \`id:\` is the event's \`id\`, increasing from 1 per run. The stream ` +
+      'first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ' +
+      'ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, ' +
+      '`step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, ' +
+      '`approval.resolved`, `decision.recorded`, `run.finished`.',
+    tags: ['runs'],
+    scope: 'runs:read',
+    params: ExecutionIdParams,
+    headers: RunEventsHeaders,
+    produces: { 'text/event-stream': RunEvent },
+    errors: { 400: 'Last-Event-ID is not an event id', 404: runNotFound },
+    handler: ({ auth, params, ctx }) => events.followRun(ctx, auth, params.execution_id),
   }),
   defineRoute({
     method: 'get',

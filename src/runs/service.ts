@@ -35,6 +35,7 @@ import { storedExpiry } from './identity';
 import * as repo from './repository';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun, rerunEntry } from './rerun';
+import { recordRunEvent } from './run-events';
 import type {
   ApprovalPolicy,
   ApprovalRow,
@@ -102,12 +103,23 @@ export function createRunService(deps: {
   /** Appends a resolved (or cancelled) approval to its run's chain, as the row now reads. */
   async function auditApproval(m: EntityManager, approvalId: string) {
     const approval = (await repo.findApprovalById(m, approvalId))!;
-    await repo.appendAudit(m, {
+    const audit = await repo.appendAudit(m, {
       workspaceId: approval.workspaceId,
       executionId: approval.executionId,
       kind: 'APPROVAL',
       refId: approval.id,
       entry: approvalEntry(approval),
+    });
+    await recordRunEvent(m, approval.executionId, {
+      type: 'approval.resolved',
+      data: {
+        approval_id: approval.id,
+        step_no: approval.stepNo,
+        status: approval.status,
+        resolved_by: approval.resolvedBy,
+        notes: approval.notes,
+      },
+      audit,
     });
   }
 
@@ -252,6 +264,11 @@ export function createRunService(deps: {
     for (const older of cancelled) await cancelWithin(m, older, false);
     const dispatched = dispatchedPayload(id, body);
     const held = admission?.kind === 'hold';
+    // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
+    await recordRunEvent(m, id, {
+      type: 'run.status',
+      data: held ? { status: 'QUEUED', queued_reason: 'concurrency_limit' } : { status: 'QUEUED' },
+    });
     if (body.tags?.length || body.concurrency) {
       await recordControl(m, id, {
         tags: [...new Set(body.tags ?? [])],
@@ -261,8 +278,7 @@ export function createRunService(deps: {
     }
     if (rerun) await recordRerun(m, { workspaceId: principal.workspaceId, executionId: id }, rerun);
     const response = answer(await repo.mustFindExecution(m, id), false);
-    // A held run's event is enqueued when a slot frees (concurrency.ts); where the events helper's log
-    // would record `run.status` QUEUED with `queued_reason: concurrency_limit` (issue 26 part 1).
+    // A held run's start is enqueued when a slot frees (concurrency.ts).
     if (held) return { response, cancelled };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response, dispatched, cancelled };
@@ -281,6 +297,7 @@ export function createRunService(deps: {
       throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
     }
     for (const approval of pending) await auditApproval(m, approval.id);
+    await repo.recordFinished(m, executionId);
     // A run that waited for a concurrency slot never started its workflow: nothing to wake.
     return { run: await repo.mustFindExecution(m, executionId), started: !found.heldStart };
   }

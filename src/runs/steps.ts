@@ -10,11 +10,14 @@ import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/erro
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
+import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, runIdentityLive } from './identity';
 import * as repo from './repository';
+import type { AuditRef, RunEventInput } from './run-events';
+import { recordRunEvent } from './run-events';
 import type { LlmMove } from './workflow';
 
 /** A step's idempotency key, for its capability call and its charge. */
@@ -37,6 +40,26 @@ export function stepCorrelationId(executionId: string, stepNo: number): string {
 }
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
+
+/** A finished tool step's event (`step.completed` or `step.failed`), carrying its chain link. */
+const stepEvent = (step: StepEntryFields, audit: AuditRef): RunEventInput =>
+  step.status === 'FAILED'
+    ? {
+        type: 'step.failed',
+        data: { step_no: step.stepNo, step_id: step.id, tool: step.tool, error: step.error },
+        audit,
+      }
+    : {
+        type: 'step.completed',
+        data: {
+          step_no: step.stepNo,
+          step_id: step.id,
+          tool: step.tool,
+          output: step.output ?? null,
+          credits_charged: step.creditsCharged,
+        },
+        audit,
+      };
 
 /**
  * Another attempt of this very step holds its idempotency key (a slow attempt the server gave up
@@ -95,13 +118,14 @@ export function createRunSteps(deps: {
     uow({ workspaceId }, async (m) => {
       const step = await repo.completeStepLocked(m, executionId, stepNo, outcome);
       if (!step) return false;
-      await repo.appendAuditLocked(m, {
+      const audit = await repo.appendAuditLocked(m, {
         workspaceId,
         executionId,
         kind: 'TOOL',
         refId: step.id,
         entry: stepEntry(step),
       });
+      await recordRunEvent(m, executionId, stepEvent(step, audit));
       await repo.settleFinishedCharges(m, executionId);
       return true;
     });
@@ -320,7 +344,8 @@ export function createRunSteps(deps: {
           error: refusal ? { code: 'invalid_tool_call', message: refusal, step: null } : null,
         });
         if (refusal) {
-          await repo.appendAudit(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+          const link = { workspaceId, executionId, kind: 'TOOL' as const, refId: step.id, entry: stepEntry(step) };
+          await recordRunEvent(m, executionId, stepEvent(step, await repo.appendAudit(m, link)));
           return { kind: 'invalid' };
         }
         return { kind: 'step', stepNo: step.stepNo, tool: step.tool, requiresApproval: step.requiresApproval };

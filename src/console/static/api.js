@@ -59,3 +59,39 @@ export const query = (params) => {
   const text = search.toString();
   return text ? `?${text}` : '';
 };
+
+/**
+ * Follows a server-sent event stream of the API (the run event streams) with the stored credential:
+ * fetch, not EventSource, which cannot send an Authorization header. Calls `onEvent(data)` for each
+ * event; a dropped connection is resumed with Last-Event-ID after a second. Resolves when the server
+ * ends the stream; `signal` stops it.
+ */
+export async function follow(path, onEvent, signal) {
+  let lastEventId = null;
+  while (!signal.aborted) {
+    const headers = { accept: 'text/event-stream', authorization: `Bearer ${credential.get()}` };
+    if (lastEventId !== null) headers['last-event-id'] = lastEventId;
+    try {
+      const response = await fetch(path, { headers, signal });
+      if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const lines = buffer.slice(0, cut).split('\n');
+          buffer = buffer.slice(cut + 2);
+          const id = lines.find((line) => line.startsWith('id: '));
+          const data = lines.find((line) => line.startsWith('data: '));
+          if (id) lastEventId = id.slice(4);
+          if (data) onEvent(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch (error) {
+      if (signal.aborted || error instanceof ApiError) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}

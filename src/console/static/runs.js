@@ -1,10 +1,10 @@
-import { api, query } from './api.js';
+import { api, follow, query } from './api.js';
 import { decisionItem } from './approvals.js';
 import { badge, duration, fill, h, readable, shortId, when } from './dom.js';
 
 const STATUSES = ['', 'QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
-const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
-const REFRESH_MS = 2000;
+// Events that come together (a step's start and end) are drawn once: the view reloads this long after the first.
+const SETTLE_MS = 150;
 // How an approval was resolved, in words (the API's resolved_by_credential.kind).
 const CREDENTIAL_KIND = { user_jwt: 'user JWT', api_key: 'API key', mcp_token: 'MCP token' };
 
@@ -17,6 +17,28 @@ const temporalLink = (run) =>
 
 export function runsView(main, executionId) {
   return executionId ? runDetail(main, executionId) : runList(main);
+}
+
+/**
+ * Calls `reload` after events of the stream at `path` (several in a burst make one reload), so the
+ * view follows the runs as they change, pushed by the server rather than polled. Answers the stop.
+ */
+function reloadOnEvents(path, reload, onEnd = () => {}) {
+  const stop = new AbortController();
+  let pending;
+  const changed = () => {
+    if (!pending) {
+      pending = setTimeout(() => {
+        pending = undefined;
+        void reload();
+      }, SETTLE_MS);
+    }
+  };
+  follow(path, changed, stop.signal).then(onEnd, () => {});
+  return () => {
+    stop.abort();
+    clearTimeout(pending);
+  };
 }
 
 function runList(main) {
@@ -81,12 +103,13 @@ function runList(main) {
   select.addEventListener('change', () => load(false));
   more.addEventListener('click', () => load(true));
   void load(false);
+  // The first page follows the workspace's run events; older pages stay as loaded.
+  return reloadOnEvents('/v1/runs/events', () => (table.children.length > 25 ? undefined : load(false)));
 }
 
 function runDetail(main, executionId) {
   const body = h('div', { id: 'run' }, h('p', { class: 'muted' }, 'Loading…'));
   fill(main, h('p', {}, h('a', { href: '#/runs' }, '← all runs')), body);
-  let timer;
   let stopped = false;
 
   async function load() {
@@ -97,16 +120,19 @@ function runDetail(main, executionId) {
       ]);
       if (stopped) return;
       fill(body, renderRun(run, audit));
-      // An unfinished run is followed until it finishes.
-      if (!FINISHED.has(run.status)) timer = setTimeout(load, REFRESH_MS);
+      body.dataset.status = run.status;
     } catch (error) {
       if (!stopped) fill(body, h('p', { class: 'error' }, `Could not load run ${executionId}: ${error.message}`));
     }
   }
   void load();
+  // The run's event stream (replayed, then live, ending after run.finished) redraws it as it changes.
+  const stopFollowing = reloadOnEvents(`/v1/runs/${executionId}/events`, load, () => {
+    if (!stopped) void load();
+  });
   return () => {
     stopped = true;
-    clearTimeout(timer);
+    stopFollowing();
   };
 }
 

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ApprovalStatus, RunStatus } from './schemas';
+
+/** The wire shapes of the run event streams (issue 26): documentation of the SSE `data:` lines. */
+
+const stepRef = {
+  step_no: z.number().int(),
+  step_id: z.uuid(),
+  tool: z.string(),
+};
+const runError = z.object({ code: z.string(), message: z.string(), step: z.number().int().nullable() });
+
+const event = <T extends string, D extends z.ZodType>(type: T, data: D, description: string) =>
+  z
+    .object({
+      id: z.number().int().describe('Per run, from 1, increasing; the SSE `id:` of the run stream.'),
+      seq: z.number().int().describe('Across the workspace, increasing; the SSE `id:` of the workspace stream.'),
+      execution_id: z.uuid(),
+      type: z.literal(type),
+      at: z.iso.datetime({ offset: true }).describe('When the change it reports was written.'),
+      data,
+      audit: z
+        .object({
+          seq: z.number().int(),
+          hash: z.string().length(64),
+          link: z
+            .enum(['own', 'head'])
+            .describe("`own`: this event's own link of the run's chain; `head`: the chain's head when it happened."),
+        })
+        .nullable()
+        .describe('Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link.'),
+    })
+    .describe(description);
+
+export const RunEvent = z
+  .discriminatedUnion('type', [
+    event('run.status', z.object({ status: RunStatus }), 'The run moved to `status`.'),
+    event('step.started', z.object(stepRef), 'A tool step started.'),
+    event(
+      'step.completed',
+      z.object({ ...stepRef, output: z.unknown(), credits_charged: z.number().int() }),
+      'A tool step succeeded, with its output and what it cost.',
+    ),
+    event('step.failed', z.object({ ...stepRef, error: runError.nullable() }), 'A tool step failed.'),
+    event(
+      'approval.requested',
+      z.object({ approval_id: z.uuid(), step_no: z.number().int(), tool: z.string(), input: z.unknown() }),
+      'A step waits for `POST /v1/approvals/{approval_id}/resolve`.',
+    ),
+    event(
+      'approval.resolved',
+      z.object({
+        approval_id: z.uuid(),
+        step_no: z.number().int(),
+        status: ApprovalStatus,
+        resolved_by: z.uuid().nullable(),
+        notes: z.string().nullable(),
+      }),
+      'An approval was approved, rejected, or cancelled with its run.',
+    ),
+    event(
+      'decision.recorded',
+      z.object({
+        step_id: z.uuid(),
+        step_no: z.number().int(),
+        decision: z.string(),
+        rationale: z.string().nullable(),
+        supersedes_step_id: z.uuid().nullable(),
+      }),
+      '`agent.record_decision` recorded a decision.',
+    ),
+    event(
+      'run.finished',
+      z.object({
+        status: RunStatus,
+        output: z.unknown(),
+        error: runError.nullable(),
+        credits_charged: z.number().int(),
+      }),
+      'The run ended; the run stream closes after it.',
+    ),
+  ])
+  .meta({ id: 'RunEvent' });
+export type RunEvent = z.infer<typeof RunEvent>;
+
+export const RunEventsHeaders = z.object({
+  'Last-Event-ID': z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .optional()
+    .describe('Resume after this event id (what the SSE client saw last); the replay starts after it.'),
+});
+
+export const WorkspaceEventsQuery = z.object({
+  status: RunStatus.optional().describe('Only events of runs in this status when the event is read.'),
+  agent: z.enum(['playbook', 'llm']).optional(),
+});
+export type WorkspaceEventsQuery = z.output<typeof WorkspaceEventsQuery>;
