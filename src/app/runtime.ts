@@ -57,6 +57,10 @@ import { createRetrieval } from '../prompt/retrieval';
 import type { PromptService } from '../prompt/service';
 import { createPromptService } from '../prompt/service';
 import { createPromptStream } from '../prompt/stream';
+import { addressPolicy } from '../run-callbacks/address-guard';
+import { createCallbackSender } from '../run-callbacks/sender';
+import type { RunCallbackService } from '../run-callbacks/service';
+import { createRunCallbackService } from '../run-callbacks/service';
 import { createAgentModel } from '../runs/agent-model';
 import type { RunReconciler } from '../runs/reconciler';
 import { createRunReconciler } from '../runs/reconciler';
@@ -132,6 +136,8 @@ export interface Runtime {
     triggerIntake: TriggerIntake;
     /** Deletes webhook delivery records past retention (the retention schedule). */
     deliveryRetention: DeliveryRetention;
+    /** Signed run callbacks (issue 26 part 2): subscriptions, deliveries, and the delivery workflow's attempt. */
+    runCallbacks: RunCallbackService;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -160,7 +166,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
 
   const services: Omit<
     Runtime['services'],
-    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
+    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler' | 'runCallbacks'
   > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
@@ -198,6 +204,17 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
 
   const filters = createFilterPool();
   const statement = createStatement(dataSource);
+  // Run callbacks (issue 26 part 2): their secrets' sealer, the SSRF guard's policy and the sender.
+  const callbackPolicy = addressPolicy(config.RUN_CALLBACK_ALLOW_PRIVATE, config.RUN_CALLBACK_ALLOWED_CIDRS);
+  const runCallbacks = createRunCallbackService({
+    uow,
+    sealer: createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-run-callback-secret-v1'),
+    send: createCallbackSender(callbackPolicy),
+    policy: callbackPolicy,
+    outbox,
+    retry: { baseSeconds: config.RUN_CALLBACK_RETRY_BASE_SECONDS, maxSeconds: config.RUN_CALLBACK_RETRY_MAX_SECONDS },
+    logger,
+  });
   const runs = createRunService({
     uow,
     outbox,
@@ -206,6 +223,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     logger,
     approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
     approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+    callbacks: runCallbacks,
   });
   // Webhook triggers: management and the intake share the secrets' sealer and one set of limits.
   const triggerSealer = createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1');
@@ -233,7 +251,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       ...services,
       capabilities,
       runs,
-      runSteps: createRunSteps({ uow, capabilities, agentModel: createAgentModel(config) }),
+      runSteps: createRunSteps({ uow, capabilities, agentModel: createAgentModel(config), outbox }),
       runReconciler: createRunReconciler({
         dataSource,
         uow,
@@ -241,7 +259,9 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         logger,
         approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
         approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
+        outbox,
       }),
+      runCallbacks,
       triggers: createTriggerService({ uow, sealer: triggerSealer, runs, limiter: triggerLimiter, logger }),
       triggerIntake: createTriggerIntake({
         uow,

@@ -196,6 +196,17 @@ export const EnvSchema = z.object({
   RUN_APPROVAL_RECHECK_SECONDS: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRecheckSeconds),
   /** After this many re-reads a waiting run continues as new, so its history stays small however long it waits. */
   RUN_APPROVAL_RECHECKS_PER_RUN: z.coerce.number().int().min(1).default(LIMITS.runs.approvalRechecksPerRun),
+
+  /**
+   * Run callbacks (issue 26) refuse private, loopback and link-local addresses, checked on the
+   * resolved address at connect time; `true` allows them all (development, the tests' receiver),
+   * RUN_CALLBACK_ALLOWED_CIDRS (comma-separated, `10.1.0.0/16,fd00::/8`) allows just those ranges.
+   */
+  RUN_CALLBACK_ALLOW_PRIVATE: booleanFlag.default(false),
+  RUN_CALLBACK_ALLOWED_CIDRS: z.string().default(''),
+  /** A failed callback is retried after this, then twice as long each time, at most the maximum. */
+  RUN_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryBaseSeconds),
+  RUN_CALLBACK_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryMaxSeconds),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import type { DataSource } from 'typeorm';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
@@ -39,6 +40,7 @@ export function createRunReconciler(deps: {
   logger: Logger;
   approvalRecheckSeconds: number;
   approvalRechecksPerRun: number;
+  outbox?: Pick<OutboxRelay, 'kick'>;
 }) {
   const { dataSource, uow, temporal, logger } = deps;
 
@@ -92,6 +94,8 @@ export function createRunReconciler(deps: {
               error: { code: 'run_abandoned', message, step: null },
             }),
       );
+      // Its run.finished callbacks, queued with the settlement, leave now (else the outbox sweep sends them).
+      deps.outbox?.kick(workspaceId);
       logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
       return 'settled';
     }

@@ -6,6 +6,8 @@ import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
+import type { FinishedRunRow } from './callbacks';
+import { callbackRunFinished } from './callbacks';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 
@@ -110,32 +112,42 @@ export const setStatus = async (m: EntityManager, id: string, status: RunStatus,
     [id, status, from ?? null],
   )) > 0;
 
-/** Ends an unfinished run with its output or error and the sum of its steps' charges. */
-export const finishExecution = async (
+/** What the finishing statements return: the row a `run.finished` callback reports. */
+const FINISHED_ROW = `RETURNING id, workspace_id, agent, status, error, output, credits_charged, finished_at`;
+
+/**
+ * Ends an unfinished run with its output or error and the sum of its steps' charges, and queues its
+ * `run.finished` callbacks in the same transaction.
+ */
+export async function finishExecution(
   m: EntityManager,
   id: string,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
-): Promise<boolean> =>
-  (await affectedRows(
+): Promise<boolean> {
+  const finished = await queryFirst<FinishedRunRow>(
     m,
     `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
        credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND ${UNFINISHED}`,
+     WHERE id = $1 AND ${UNFINISHED} ${FINISHED_ROW}`,
     [id, outcome.status, JSON.stringify(outcome.output ?? null), outcome.error ? JSON.stringify(outcome.error) : null],
-  )) > 0;
+  );
+  if (finished) await callbackRunFinished(m, finished);
+  return finished !== undefined;
+}
 
-/** Cancels an unfinished run, its pending approvals and its steps not yet started. */
+/** Cancels an unfinished run, its pending approvals and its steps not yet started; queues its callbacks. */
 export async function cancelExecution(m: EntityManager, id: string): Promise<boolean> {
-  const cancelled = await affectedRows(
+  const cancelled = await queryFirst<FinishedRunRow>(
     m,
     `UPDATE run_executions SET status = 'CANCELLED', updated_at = now(), finished_at = now(),
        credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND ${UNFINISHED}`,
+     WHERE id = $1 AND ${UNFINISHED} ${FINISHED_ROW}`,
     [id],
   );
-  if (cancelled === 0) return false;
+  if (!cancelled) return false;
   await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
+  await callbackRunFinished(m, cancelled);
   return true;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
+import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -22,6 +23,10 @@ export type PlaybookStep = z.output<typeof PlaybookStep>;
 const RunIdempotencyKey = IdempotencyKey.refine((key) => !key.startsWith('webhook:'), {
   message: 'Keys starting with "webhook:" are reserved for webhook triggers',
 });
+const callbackField = DispatchCallback.optional().describe(
+  'POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret ' +
+    'is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`.',
+);
 const idempotencyKeyField = RunIdempotencyKey.optional().describe(
   'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. ' +
     'Keys starting with `webhook:` are reserved for webhook triggers (422).',
@@ -35,6 +40,7 @@ const PlaybookDispatch = z
       .strict()
       .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
     idempotency_key: idempotencyKeyField,
+    callback: callbackField,
   })
   .strict();
 
@@ -58,6 +64,7 @@ const LlmDispatch = z
       })
       .strict(),
     idempotency_key: idempotencyKeyField,
+    callback: callbackField,
   })
   .strict();
 
@@ -66,11 +73,11 @@ export const DispatchRunRequest = z
   .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
-/** A dispatch without its idempotency key: the run a webhook trigger stores and dispatches. */
+/** A dispatch without its idempotency key and callback: the run a webhook trigger stores and dispatches. */
 export const RunTemplate = z
   .discriminatedUnion('agent', [
-    PlaybookDispatch.omit({ idempotency_key: true }),
-    LlmDispatch.omit({ idempotency_key: true }),
+    PlaybookDispatch.omit({ idempotency_key: true, callback: true }),
+    LlmDispatch.omit({ idempotency_key: true, callback: true }),
   ])
   .meta({ id: 'RunTemplate' });
 export type RunTemplate = z.output<typeof RunTemplate>;
@@ -81,6 +88,9 @@ export const DispatchRunResponse = z
     run_id: z.uuid(),
     status: RunStatus,
     was_duplicate: z.boolean(),
+    callback: DispatchCallbackCreated.optional().describe(
+      'The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate).',
+    ),
   })
   .meta({ id: 'DispatchRunResponse' });
 export type DispatchRunResponse = z.input<typeof DispatchRunResponse>;

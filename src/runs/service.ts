@@ -21,6 +21,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
+import type { RunCallbackService } from '../run-callbacks/service';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import { approvalEntry, stepEntry, verifyChain } from './audit';
 import type { RunApproval, RunExecution } from './entities';
@@ -79,6 +80,8 @@ export function createRunService(deps: {
   approvalRecheckSeconds: number;
   /** Carried likewise (RUN_APPROVAL_RECHECKS_PER_RUN). */
   approvalRechecksPerRun: number;
+  /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
+  callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
@@ -217,7 +220,12 @@ export function createRunService(deps: {
     );
     const dispatched = dispatchedPayload(id, body);
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
-    return { response: answer(await repo.mustFindExecution(m, id), false), dispatched };
+    const callback =
+      body.callback && deps.callbacks
+        ? await deps.callbacks.attachToDispatch(m, principal, id, body.callback)
+        : undefined;
+    const response = answer(await repo.mustFindExecution(m, id), false);
+    return { response: callback ? { ...response, callback } : response, dispatched };
   }
 
   return {
@@ -234,6 +242,7 @@ export function createRunService(deps: {
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
+      if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
       const { response, dispatched } = await uow(scopeOf(principal), (m) => write(m, principal, body));
       if (dispatched) await launch(principal.workspaceId, dispatched);
       return response;
@@ -274,6 +283,8 @@ export function createRunService(deps: {
         for (const approval of pending) await auditApproval(m, approval.id);
         return repo.mustFindExecution(m, executionId);
       });
+      // Its run.finished callbacks, queued with the cancel, leave now.
+      outbox.kick(principal.workspaceId);
       await wake(executionId, 'cancelled');
       return summaryOf(run);
     },

@@ -7,9 +7,11 @@ import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
+import { callbackApprovalRequested } from './callbacks';
 import type { RunApproval, RunError, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, runIdentityLive } from './identity';
@@ -67,8 +69,16 @@ export function createRunSteps(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
   /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
   agentModel: AgentModel;
+  /** Kicked after a transaction that may have queued callbacks (a finish, an approval request). */
+  outbox?: Pick<OutboxRelay, 'kick'>;
 }) {
   const { uow, capabilities } = deps;
+  /** A unit of work whose outbox events (run callbacks) leave right after it commits. */
+  const afterCommit = async <T>(workspaceId: string, work: (m: EntityManager) => Promise<T>): Promise<T> => {
+    const result = await uow({ workspaceId }, work);
+    deps.outbox?.kick(workspaceId);
+    return result;
+  };
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
   const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
     name: tool.name,
@@ -136,12 +146,15 @@ export function createRunSteps(deps: {
 
     /** Creates the step's approval (PENDING) once and moves the run to AWAITING_APPROVAL. */
     async requestApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
-      return uow({ workspaceId }, async (m) => {
+      return afterCommit(workspaceId, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
         if (isFinished(run.status)) return { run: run.status, approval: 'cancelled' };
         const step = await repo.findStep(m, executionId, stepNo);
         const approval = await repo.requestApproval(m, step!);
-        if (approval.status === 'pending') await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
+        if (approval.status === 'pending') {
+          await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
+          await callbackApprovalRequested(m, approval);
+        }
         const now = (await repo.mustFindExecution(m, executionId)).status;
         return { run: now, approval: approval.status, approvalId: approval.id };
       });
@@ -255,7 +268,7 @@ export function createRunSteps(deps: {
       const toolSteps = async (m: EntityManager) =>
         (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
 
-      const seen = await uow({ workspaceId }, async (m) => {
+      const seen = await afterCommit(workspaceId, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
         const history = await toolSteps(m);
         const move = pendingMove(history);
@@ -326,7 +339,7 @@ export function createRunSteps(deps: {
       executionId: string,
       outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
     ): Promise<RunStatus> {
-      return uow({ workspaceId }, async (m) => {
+      return afterCommit(workspaceId, async (m) => {
         const done = (await repo.stepsOf(m, executionId)).filter(
           (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
         );
