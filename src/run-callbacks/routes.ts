@@ -24,8 +24,9 @@ const delivery =
   'Each callback is a POST of `{id, type, created_at, data: {execution_id, status, …}}` with ' +
   '`X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under the secret (the scheme ' +
   'the webhook intake verifies, and Stripe’s: its library verifies it) and `X-Service-Idempotency-Key` (the ' +
-  `delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout (${limits.timeoutMs / 1000} ` +
-  `s) or a network error is retried with exponential backoff for ${limits.retryWindowHours} hours. Private, ` +
+  'delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout ' +
+  `(${limits.timeoutMs / 1000} s) or a network error is retried with exponential backoff for ` +
+  `${limits.retryWindowHours} hours. Private, ` +
   'loopback and link-local addresses are refused at connect time unless the operator allows them. Deliveries ' +
   'stop once the creating credential is revoked or expires, or its user leaves the workspace.';
 
