@@ -8,6 +8,7 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import type { CallbackRetention } from '../src/run-callbacks/retention';
 import type { RunCallbackService } from '../src/run-callbacks/service';
 import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunSteps } from '../src/runs/steps';
@@ -45,6 +46,7 @@ export interface ActivityDeps {
     code: CodeService;
     deliveryRetention: DeliveryRetention;
     runCallbacks: RunCallbackService;
+    callbackRetention: CallbackRetention;
   };
 }
 

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import Stripe from 'stripe';
+import { scheduleId } from '../src/app/schedules';
+import { runCallbackRetentionWorkflow } from '../src/run-callbacks/workflow';
 import { startReceiver, verifyCallback } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
@@ -283,6 +285,45 @@ describe('run callbacks (issue 26 part 2)', function () {
       (await other.post(`/v1/run-callbacks/${theirs.body.id}/deliveries/${delivery.delivery_id}/redeliver`)).status,
     ).to.equal(404);
     expect((await client.delete(`/v1/run-callbacks/${id}`)).status).to.equal(200);
+  });
+
+  it('deletes settled deliveries older than 30 days with the daily retention schedule; pending ones stay', async () => {
+    const runs = [];
+    for (let n = 0; n < 3; n += 1) runs.push((await dispatch(quick, { url: receiver.url(`/old-${n}`) })).execution_id);
+    const settled = [];
+    for (const id of runs) {
+      await succeeded(client, id);
+      const [row] = await eventually(
+        async () => {
+          const listed = await deliveriesOfRun(id);
+          return listed[0]?.status === 'delivered' ? listed : undefined;
+        },
+        { what: 'a delivery' },
+      );
+      settled.push(row.delivery_id);
+    }
+    const owner = variant.stack.ownerDataSource;
+    // Two settled ones are old; the third is old but made pending again, so it stays.
+    await owner.query(`UPDATE run_callback_deliveries SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [
+      settled,
+    ]);
+    await owner.query(`UPDATE run_callback_deliveries SET status = 'pending' WHERE id = $1`, [settled[2]]);
+    const { config, runtime } = variant.stack;
+    const schedule = await runtime.temporal.client.schedule
+      .getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name: 'run-callback-retention' }))
+      .describe();
+    expect(schedule.action).to.include({ workflowType: 'runCallbackRetentionWorkflow' });
+    const handle = await runtime.temporal.workflows.start(runCallbackRetentionWorkflow, { batchSize: 1 });
+    expect((await handle.result()).deleted).to.be.at.least(2);
+    const left = await owner.query(`SELECT id FROM run_callback_deliveries WHERE id = ANY($1)`, [settled]);
+    expect(left.map((row: any) => row.id)).to.deep.equal([settled[2]]);
+    // Its attempts went with the two deleted deliveries.
+    const attempts = await owner.query(
+      `SELECT count(*)::int AS n FROM run_callback_attempts WHERE delivery_id = ANY($1)`,
+      [settled.slice(0, 2)],
+    );
+    expect(attempts[0].n).to.equal(0);
+    await owner.query(`UPDATE run_callback_deliveries SET status = 'delivered' WHERE id = $1`, [settled[2]]);
   });
 
   it('refuses malformed callbacks with 422 and the contract’s error body, writing nothing', async () => {

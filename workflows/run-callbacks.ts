@@ -1,6 +1,7 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunCallbackWorkflowInput } from '../src/run-callbacks/workflow';
+import type { CallbackRetentionInput, RunCallbackWorkflowInput } from '../src/run-callbacks/workflow';
+import { maintenanceActivity } from './activity-options';
 
 // An attempt is one POST (at most 10 s) between two short transactions; its own failures are
 // recorded, not thrown, so what the activity retries is the database alone.
@@ -20,4 +21,11 @@ export async function runCallbackWorkflow(input: RunCallbackWorkflowInput): Prom
     if ('status' in result) return { status: result.status };
     await sleep(result.retryInMs);
   }
+}
+
+const { sweepRunCallbackDeliveries } = proxyActivities<Activities>(maintenanceActivity);
+
+/** Scheduled daily: deletes settled run callback deliveries past the 30-day retention. */
+export async function runCallbackRetentionWorkflow(input: CallbackRetentionInput): Promise<{ deleted: number }> {
+  return sweepRunCallbackDeliveries(input);
 }

@@ -58,6 +58,8 @@ import type { PromptService } from '../prompt/service';
 import { createPromptService } from '../prompt/service';
 import { createPromptStream } from '../prompt/stream';
 import { addressPolicy } from '../run-callbacks/address-guard';
+import type { CallbackRetention } from '../run-callbacks/retention';
+import { createCallbackRetention } from '../run-callbacks/retention';
 import { createCallbackSender } from '../run-callbacks/sender';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { createRunCallbackService } from '../run-callbacks/service';
@@ -138,6 +140,8 @@ export interface Runtime {
     deliveryRetention: DeliveryRetention;
     /** Signed run callbacks (issue 26 part 2): subscriptions, deliveries, and the delivery workflow's attempt. */
     runCallbacks: RunCallbackService;
+    /** Deletes settled run callback deliveries past retention (the retention schedule). */
+    callbackRetention: CallbackRetention;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -171,6 +175,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
     deliveryRetention: createDeliveryRetention({ uow }),
+    callbackRetention: createCallbackRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
     ontologyConfig: createOntologyConfigService({ uow }),

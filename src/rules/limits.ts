@@ -136,7 +136,8 @@ export const LIMITS = {
   // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
   // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)
-  // for `retryWindowHours` after it was queued or redelivered; then it is `failed`.
+  // for `retryWindowHours` after it was queued or redelivered; then it is `failed`. Settled deliveries
+  // are deleted after `retentionDays` by a daily sweep, `retentionBatch` per transaction.
   runCallbacks: {
     urlChars: 2048,
     timeoutMs: 10_000,
@@ -147,6 +148,8 @@ export const LIMITS = {
     retryWindowHours: 24,
     list: { default: 50, max: 200 },
     descriptionChars: 500,
+    retentionDays: 30,
+    retentionBatch: 1000,
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },

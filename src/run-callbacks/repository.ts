@@ -205,3 +205,13 @@ export const startSeries = async (m: EntityManager, id: string): Promise<number>
 /** Holds the delivery row for the rest of the transaction (one attempt's record at a time). */
 export const lockDelivery = (m: EntityManager, id: string) =>
   queryFirst(m, `SELECT id FROM run_callback_deliveries WHERE id = $1 FOR UPDATE`, [id]);
+
+/** Deletes up to `batchSize` settled deliveries older than `days` in every workspace; the count deleted. */
+export async function purgeDeliveries(m: EntityManager, days: number, batchSize: number): Promise<number> {
+  const row = await queryFirst<{ n: number }>(
+    m,
+    `SELECT weft_purge_run_callback_deliveries(make_interval(days => $1), $2) AS n`,
+    [days, batchSize],
+  );
+  return row?.n ?? 0;
+}

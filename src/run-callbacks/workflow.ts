@@ -22,3 +22,15 @@ export const runCallbackWorkflow = defineWorkflow<[RunCallbackWorkflowInput], { 
   idReusePolicy: 'REJECT_DUPLICATE',
   summary: (input) => `Run callback delivery ${input.deliveryId} (series ${input.series})`,
 });
+
+export interface CallbackRetentionInput {
+  /** Deliveries deleted per transaction (default LIMITS.runCallbacks.retentionBatch). */
+  batchSize?: number;
+}
+
+/** Daily (a schedule): deletes settled run callback deliveries older than 30 days, in every workspace. */
+export const runCallbackRetentionWorkflow = defineWorkflow<[CallbackRetentionInput], { deleted: number }>({
+  type: 'runCallbackRetentionWorkflow',
+  id: () => 'run-callback-retention',
+  summary: () => 'Delete run callback deliveries past retention',
+});

@@ -54,6 +54,10 @@ const conformance: Record<string, true> = {
     typeof runCallbacks.runCallbackWorkflow,
     typeof implementations.runCallbackWorkflow
   >,
+  callbackRetention: true satisfies Conforms<
+    typeof runCallbacks.runCallbackRetentionWorkflow,
+    typeof implementations.runCallbackRetentionWorkflow
+  >,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
