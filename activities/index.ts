@@ -9,6 +9,8 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import type { CallbackRetention } from '../src/run-callbacks/retention';
+import type { RunCallbackService } from '../src/run-callbacks/service';
 import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
@@ -21,6 +23,7 @@ import { createGraphActivities } from './graph';
 import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
+import { createRunCallbackActivities } from './run-callbacks';
 import { createRunActivities } from './runs';
 import { createTriggerActivities } from './triggers';
 
@@ -44,6 +47,8 @@ export interface ActivityDeps {
     runReconciler: RunReconciler;
     code: CodeService;
     deliveryRetention: DeliveryRetention;
+    runCallbacks: RunCallbackService;
+    callbackRetention: CallbackRetention;
   };
 }
 
@@ -61,6 +66,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createRunActivities(deps),
       ...createCodeActivities(deps),
       ...createTriggerActivities(deps),
+      ...createRunCallbackActivities(deps),
       ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
       ...createGraphActivities({
         dataSource: deps.dataSource,

@@ -34,6 +34,8 @@ import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-
 import { CodeIndexBatchPurge1763780010600 } from './1763780010600-code-index-batch-purge';
 import { WebhookSignatureSchemes1763780010700 } from './1763780010700-webhook-signature-schemes';
 import { RunEvents1763780011100 } from './1763780011100-run-events';
+import { RunCallbacks1763780011200 } from './1763780011200-run-callbacks';
+import { RunCallbackRetention1763780011210 } from './1763780011210-run-callback-retention';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -74,5 +76,7 @@ export const migrations = [
   CodeIndexBatchPurge1763780010600,
   WebhookSignatureSchemes1763780010700,
   RunEvents1763780011100,
+  RunCallbacks1763780011200,
+  RunCallbackRetention1763780011210,
   RunControl1763780011400,
 ];

@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { startReceiver } from '../test/helpers/callback-receiver';
 import { eventually } from '../test/helpers/eventually';
 import type { FakeOpenAI } from '../test/helpers/fake-openai';
 import { startFakeOpenAI } from '../test/helpers/fake-openai';
@@ -19,7 +20,12 @@ describe('record workflow histories into test/histories', function () {
   let variant: { stack: Stack; stop: () => Promise<void> };
   before(async function () {
     this.timeout(120_000);
-    variant = await bootStack({ WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY });
+    variant = await bootStack({
+      WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY,
+      // The run callback's receiver is on loopback; its retries are quick.
+      RUN_CALLBACK_ALLOW_PRIVATE: 'true',
+      RUN_CALLBACK_RETRY_BASE_SECONDS: '0.2',
+    });
     mkdirSync(HISTORIES_DIR, { recursive: true });
   });
   after(() => variant?.stop());
@@ -57,6 +63,33 @@ describe('record workflow histories into test/histories', function () {
     expect(run.status).to.equal(decision === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');
     await record(name, `run-${id}`);
   }
+
+  it('a run callback delivered after a 500 (issue 26)', async () => {
+    const receiver = await startReceiver();
+    try {
+      receiver.answer('/history', { status: 500 }, { status: 200 });
+      const { api_key } = await newTenant();
+      const c = client(api_key);
+      const dispatched = await c.post('/v1/runs', {
+        agent: 'playbook',
+        input: { steps: [{ tool: 'billing.credits_balance' }] },
+        callback: { url: receiver.url('/history') },
+      });
+      expect(dispatched.status, dispatched.text).to.equal(202);
+      const id = dispatched.body.execution_id;
+      const delivery = await eventually(
+        async () => {
+          const [row] = (await c.get(`/v1/runs/${id}/callbacks`)).body.deliveries;
+          return row?.status === 'delivered' ? row : undefined;
+        },
+        { what: 'the callback delivered' },
+      );
+      expect(delivery.attempts).to.have.length(2);
+      await record('run-callback-retried', `run-callback-${delivery.delivery_id}-0`);
+    } finally {
+      await receiver.stop();
+    }
+  });
 
   it('a playbook run whose approval is APPROVED', () => approvalRun('run-playbook-approved', 'APPROVED'));
 

@@ -11,6 +11,7 @@ import { LIMITS } from '../src/rules/limits';
 import { decisionRecorded } from '../src/runs/events';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
+import { finished } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -221,6 +222,8 @@ describe('outbox event contracts', function () {
     const run = await client.post('/v1/runs', {
       agent: 'playbook',
       input: { steps: [{ tool: 'agent.start_session', input: { name: 'contracts' }, requires_approval: false }] },
+      // Refused at connect time on this stack (a loopback name), so its delivery ends at the first attempt.
+      callback: { url: 'http://localhost:9/contracts' },
     });
     expect(run.status).to.equal(202);
     await client.post('/v1/runs', { agent: 'llm', input: { goal: 'check the contracts' } });
@@ -239,6 +242,8 @@ describe('outbox event contracts', function () {
       requests: [{ nodeId: node.id, eventId: 'contracts', backfill: true }],
     });
 
+    // run_callback.queued is written when the run finishes.
+    await finished(client, run.body.execution_id);
     const rows: { event_type: string; payload: unknown }[] = await ownerDataSource.query(
       `SELECT event_type, payload FROM outbox WHERE workspace_id = $1 ORDER BY id`,
       [t.workspace_id],

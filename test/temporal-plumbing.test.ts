@@ -60,7 +60,7 @@ describe('Temporal plumbing', () => {
     }
   });
 
-  it('schedules every safety net: sweeps, reconciles, backfill, catalog, decay, purges, webhook retention', () => {
+  it('schedules every safety net: sweeps, reconciles, backfill, catalog, decay, purges, retentions', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
@@ -72,6 +72,7 @@ describe('Temporal plumbing', () => {
       'agent-session-sweep',
       'capability-key-purge',
       'webhook-delivery-retention',
+      'run-callback-retention',
     ]);
   });
 

@@ -22,6 +22,7 @@ describe('workflow replay: recorded histories still replay deterministically', f
     expect(files).to.include.members([
       'merge-review-approved.json',
       'prompt-both-local.json',
+      'run-callback-retried.json',
       'run-llm-local.json',
       'run-llm-openai.json',
       'run-playbook-approved.json',

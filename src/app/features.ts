@@ -17,6 +17,7 @@ import type { TagDescriptions } from '../platform/openapi/tags';
 import { outboxFeature } from '../platform/outbox/feature';
 import { temporalCodecFeature } from '../platform/temporal/codec-server/feature';
 import { promptFeature } from '../prompt/feature';
+import { runCallbacksFeature } from '../run-callbacks/feature';
 import { runsFeature } from '../runs/feature';
 import { searchFeature } from '../search/feature';
 import { tenancyFeature } from '../tenancy/feature';
@@ -53,6 +54,7 @@ const MANIFESTS = [
   agentsFeature,
   capabilitiesFeature,
   runsFeature,
+  runCallbacksFeature,
   mcpFeature,
   creditsFeature,
   consoleFeature,

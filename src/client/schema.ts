@@ -611,6 +611,74 @@ export interface paths {
      */
     patch: operations["updateApprovalPolicy"];
   };
+  "/v1/run-callbacks": {
+    /**
+     * List the workspace’s callback subscriptions, newest first
+     * @description Standing subscriptions only (a dispatch’s own callback is under its run); secrets never appear.
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    get: operations["listRunCallbacks"];
+    /**
+     * Subscribe a URL to every run’s events; the secret is shown once
+     * @description Each callback is a POST of `{id, type, created_at, data: {execution_id, status, …}}` with `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under the secret (the scheme the webhook intake verifies, and Stripe’s: its library verifies it) and `X-Service-Idempotency-Key` (the delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout (10 s) or a network error is retried with exponential backoff for 24 hours. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. Deliveries stop once the creating credential is revoked or expires, or its user leaves the workspace. Needs `runs:read` as well (403 without): a subscription receives every run’s output.
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    post: operations["createRunCallback"];
+  };
+  "/v1/run-callbacks/{id}": {
+    /**
+     * Get one callback subscription
+     * @description Another workspace’s is 404.
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    get: operations["getRunCallback"];
+    /**
+     * Delete a callback subscription and its delivery records
+     * @description Deliveries still retrying stop at their next attempt.
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    delete: operations["deleteRunCallback"];
+  };
+  "/v1/run-callbacks/{id}/deliveries": {
+    /**
+     * A subscription’s deliveries with every attempt, newest first
+     * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    get: operations["listRunCallbackDeliveries"];
+  };
+  "/v1/run-callbacks/{id}/deliveries/{delivery_id}/redeliver": {
+    /**
+     * Send a delivery again
+     * @description Whatever its status: the same body and idempotency key, signed afresh, retried for another 24 hours. A delivery in flight leaves its attempts to this series.
+     *
+     * Requires the `run_callbacks:manage` scope.
+     */
+    post: operations["redeliverRunCallback"];
+  };
+  "/v1/runs/{execution_id}/callbacks": {
+    /**
+     * The deliveries of a run’s own callback (from its dispatch), with every attempt
+     * @description The `callback` a dispatch asked for. Each callback is a POST of `{id, type, created_at, data: {execution_id, status, …}}` with `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under the secret (the scheme the webhook intake verifies, and Stripe’s: its library verifies it) and `X-Service-Idempotency-Key` (the delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout (10 s) or a network error is retried with exponential backoff for 24 hours. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. Deliveries stop once the creating credential is revoked or expires, or its user leaves the workspace.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["listRunCallbackDeliveriesOfRun"];
+  };
+  "/v1/runs/{execution_id}/callbacks/{delivery_id}/redeliver": {
+    /**
+     * Send a delivery of a run’s own callback again
+     * @description As `POST /v1/run-callbacks/{id}/deliveries/{delivery_id}/redeliver`, for the dispatch’s callback.
+     *
+     * Requires the `runs:write` scope.
+     */
+    post: operations["redeliverRunCallbackOfRun"];
+  };
   "/mcp": {
     /**
      * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
@@ -818,7 +886,7 @@ export interface components {
     };
     ApiKeyCreateRequest: {
       name: string;
-      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, runs:read, runs:write, search:read, triggers:manage */
+      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, search:read, triggers:manage */
       scopes: string[];
       /**
        * Format: uuid
@@ -1842,6 +1910,17 @@ export interface components {
        * @enum {string|null}
        */
       queued_reason: "concurrency_limit" | null;
+      /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
+      callback?: {
+        /**
+         * Format: uuid
+         * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
+         */
+        id: string;
+        /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
+        secret: string;
+        events: ("run.finished" | "approval.requested")[];
+      };
     };
     DispatchRunRequest: OneOf<[{
       /** @enum {string} */
@@ -1855,6 +1934,18 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`. */
+      callback?: {
+        /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
+        url: string;
+        /**
+         * @description The run events to POST: `run.finished` (default), `approval.requested`.
+         * @default [
+         *   "run.finished"
+         * ]
+         */
+        events?: ("run.finished" | "approval.requested")[];
+      };
     }, {
       /** @enum {string} */
       agent: "llm";
@@ -1877,6 +1968,18 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`. */
+      callback?: {
+        /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
+        url: string;
+        /**
+         * @description The run events to POST: `run.finished` (default), `approval.requested`.
+         * @default [
+         *   "run.finished"
+         * ]
+         */
+        events?: ("run.finished" | "approval.requested")[];
+      };
     }]>;
     PlaybookStep: {
       /** @description A capability name, as listed by `GET /v1/cap`. */
@@ -2138,6 +2241,108 @@ export interface components {
        * @enum {string}
        */
       dispatcher_may_approve: "when_alone" | "always" | "never";
+    };
+    RunCallbackWithSecret: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: ("run.finished" | "approval.requested")[];
+      description: string | null;
+      /**
+       * Format: uuid
+       * @description A dispatch’s own callback: its run. null: every run.
+       */
+      execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description The HMAC key the callbacks are signed with; shown only on creation. */
+      secret: string;
+    };
+    CreateRunCallbackRequest: {
+      /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
+      url: string;
+      /**
+       * @description The run events to POST: `run.finished` (default), `approval.requested`.
+       * @default [
+       *   "run.finished"
+       * ]
+       */
+      events?: ("run.finished" | "approval.requested")[];
+      description?: string;
+    };
+    RunCallbackList: {
+      callbacks: components["schemas"]["RunCallback"][];
+    };
+    RunCallback: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: ("run.finished" | "approval.requested")[];
+      description: string | null;
+      /**
+       * Format: uuid
+       * @description A dispatch’s own callback: its run. null: every run.
+       */
+      execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    RunCallbackDeliveryList: {
+      deliveries: components["schemas"]["RunCallbackDelivery"][];
+    };
+    RunCallbackDelivery: {
+      /**
+       * Format: uuid
+       * @description Also the `X-Service-Idempotency-Key` of every attempt.
+       */
+      delivery_id: string;
+      /** Format: uuid */
+      subscription_id: string;
+      /** Format: uuid */
+      execution_id: string;
+      /**
+       * Format: uuid
+       * @description The body’s `id`: one per event, the same for every subscription.
+       */
+      event_id: string;
+      /** @enum {string} */
+      event_type: "run.finished" | "approval.requested";
+      /**
+       * @description `pending`: retrying. `failed`: the retry window ended, or the address was refused. `stopped`: the creating credential was revoked.
+       * @enum {string}
+       */
+      status: "pending" | "delivered" | "failed" | "stopped";
+      attempts: components["schemas"]["RunCallbackAttempt"][];
+      /** @description Redeliveries so far. */
+      series: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      delivered_at: string | null;
+      /** @description The exact body every attempt signs and sends. */
+      body: string;
+    };
+    RunCallbackAttempt: {
+      attempt_no: number;
+      /** Format: date-time */
+      started_at: string;
+      latency_ms: number | null;
+      /**
+       * @description `succeeded`: a 2xx. `failed`: another status (a 3xx too: redirects are not followed), a timeout or a network error. `refused`: the address is private (nothing was sent). `credential_revoked`: the creating credential may no longer act (nothing was sent; delivery stops).
+       * @enum {string}
+       */
+      outcome: "succeeded" | "failed" | "refused" | "credential_revoked";
+      response_code: number | null;
+      /** @description The answer’s first 4096 bytes (at most 65536 are read). */
+      response_body: string | null;
+      error: string | null;
+    };
+    RunCallbackRedelivered: {
+      /** Format: uuid */
+      delivery_id: string;
+      series: number;
+      /** @enum {string} */
+      status: "pending";
     };
     /** @description The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error. */
     McpResponse: ({
@@ -12220,6 +12425,948 @@ export interface operations {
       };
       /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * List the workspace’s callback subscriptions, newest first
+   * @description Standing subscriptions only (a dispatch’s own callback is under its run); secrets never appear.
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  listRunCallbacks: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description List the workspace’s callback subscriptions, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe a URL to every run’s events; the secret is shown once
+   * @description Each callback is a POST of `{id, type, created_at, data: {execution_id, status, …}}` with `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under the secret (the scheme the webhook intake verifies, and Stripe’s: its library verifies it) and `X-Service-Idempotency-Key` (the delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout (10 s) or a network error is retried with exponential backoff for 24 hours. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. Deliveries stop once the creating credential is revoked or expires, or its user leaves the workspace. Needs `runs:read` as well (403 without): a subscription receives every run’s output.
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  createRunCallback: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "url": "https://example.com/weft/callbacks",
+         *   "events": [
+         *     "run.finished",
+         *     "approval.requested"
+         *   ]
+         * }
+         */
+        "application/json": components["schemas"]["CreateRunCallbackRequest"];
+      };
+    };
+    responses: {
+      /** @description Subscribe a URL to every run’s events; the secret is shown once */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackWithSecret"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Get one callback subscription
+   * @description Another workspace’s is 404.
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  getRunCallback: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Get one callback subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallback"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such callback subscription in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a callback subscription and its delivery records
+   * @description Deliveries still retrying stop at their next attempt.
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  deleteRunCallback: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Delete a callback subscription and its delivery records */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallback"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such callback subscription in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A subscription’s deliveries with every attempt, newest first
+   * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  listRunCallbackDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The last `delivery_id` of the previous page. */
+        cursor?: string;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A subscription’s deliveries with every attempt, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackDeliveryList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such callback subscription in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a delivery again
+   * @description Whatever its status: the same body and idempotency key, signed afresh, retried for another 24 hours. A delivery in flight leaves its attempts to this series.
+   *
+   * Requires the `run_callbacks:manage` scope.
+   */
+  redeliverRunCallback: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+        delivery_id: string;
+      };
+    };
+    responses: {
+      /** @description Send a delivery again */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackRedelivered"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `run_callbacks:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such subscription or delivery in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The deliveries of a run’s own callback (from its dispatch), with every attempt
+   * @description The `callback` a dispatch asked for. Each callback is a POST of `{id, type, created_at, data: {execution_id, status, …}}` with `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` under the secret (the scheme the webhook intake verifies, and Stripe’s: its library verifies it) and `X-Service-Idempotency-Key` (the delivery id, the same on every retry). A non-2xx, a redirect (not followed), a timeout (10 s) or a network error is retried with exponential backoff for 24 hours. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. Deliveries stop once the creating credential is revoked or expires, or its user leaves the workspace.
+   *
+   * Requires the `runs:read` scope.
+   */
+  listRunCallbackDeliveriesOfRun: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description The last `delivery_id` of the previous page. */
+        cursor?: string;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+      };
+    };
+    responses: {
+      /** @description The deliveries of a run’s own callback (from its dispatch), with every attempt */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackDeliveryList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a delivery of a run’s own callback again
+   * @description As `POST /v1/run-callbacks/{id}/deliveries/{delivery_id}/redeliver`, for the dispatch’s callback.
+   *
+   * Requires the `runs:write` scope.
+   */
+  redeliverRunCallbackOfRun: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        execution_id: string;
+        delivery_id: string;
+      };
+    };
+    responses: {
+      /** @description Send a delivery of a run’s own callback again */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunCallbackRedelivered"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown execution or delivery in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -202,6 +202,17 @@ export const EnvSchema = z.object({
     .int()
     .min(10)
     .default(LIMITS.runs.events.keepAliveSeconds * 1000),
+
+  /**
+   * Run callbacks (issue 26) refuse private, loopback and link-local addresses, checked on the
+   * resolved address at connect time; `true` allows them all (development, the tests' receiver),
+   * RUN_CALLBACK_ALLOWED_CIDRS (comma-separated, `10.1.0.0/16,fd00::/8`) allows just those ranges.
+   */
+  RUN_CALLBACK_ALLOW_PRIVATE: booleanFlag.default(false),
+  RUN_CALLBACK_ALLOWED_CIDRS: z.string().default(''),
+  /** A failed callback is retried after this, then twice as long each time, at most the maximum. */
+  RUN_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryBaseSeconds),
+  RUN_CALLBACK_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryMaxSeconds),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

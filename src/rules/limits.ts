@@ -141,6 +141,24 @@ export const LIMITS = {
     // stream remembers how far it has read at most this many runs.
     events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
   },
+  // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
+  // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
+  // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)
+  // for `retryWindowHours` after it was queued or redelivered; then it is `failed`. Settled deliveries
+  // are deleted after `retentionDays` by a daily sweep, `retentionBatch` per transaction.
+  runCallbacks: {
+    urlChars: 2048,
+    timeoutMs: 10_000,
+    responseBodyBytes: 64 * 1024,
+    storedBodyBytes: 4 * 1024,
+    retryBaseSeconds: 30,
+    retryMaxSeconds: 3600,
+    retryWindowHours: 24,
+    list: { default: 50, max: 200 },
+    descriptionChars: 500,
+    retentionDays: 30,
+    retentionBatch: 1000,
+  },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },
   // Issue 15, the code graph. An ingest batch stays well under the 1 MiB JSON body limit and

@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import type { RunCallbackService } from '../run-callbacks/service';
 import { createAgentModel } from './agent-model';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
@@ -42,13 +43,14 @@ export const runsFeature = {
       temporal: TemporalHandle;
       logger: Logger;
       config: RecheckConfig;
-      services: { capabilities: CapabilityService };
+      services: { capabilities: CapabilityService; runCallbacks: RunCallbackService };
     }) =>
       createRunService({
         uow: ctx.uow,
         outbox: ctx.outbox,
         temporal: ctx.temporal,
         capabilities: ctx.services.capabilities,
+        callbacks: ctx.services.runCallbacks,
         logger: ctx.logger,
         ...rechecks(ctx.config),
       }),

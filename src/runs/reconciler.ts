@@ -38,7 +38,7 @@ export function createRunReconciler(deps: {
   uow: UnitOfWork;
   temporal: TemporalHandle;
   logger: Logger;
-  /** Kicked after settling a run with a concurrency key: its slot went to a waiting run (issue 26). */
+  /** Kicked after settling a run: its slot may have gone to a waiting run, its callbacks were queued (issue 26). */
   outbox?: Pick<OutboxRelay, 'kick'>;
   approvalRecheckSeconds: number;
   approvalRechecksPerRun: number;
@@ -97,6 +97,7 @@ export function createRunReconciler(deps: {
         } else if (await cancelExecution(m, run.id)) await recordFinished(m, run.id);
       });
       logger.warn({ workspace_id: workspaceId, execution_id: run.id, workflow: status }, 'settled a stranded run');
+      // A slot it held went to a waiting run, and its run.finished callbacks were queued: both leave now.
       deps.outbox?.kick(workspaceId);
       return 'settled';
     }

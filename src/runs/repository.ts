@@ -6,6 +6,8 @@ import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
+import type { FinishedRunRow } from './callbacks';
+import { callbackRunFinished } from './callbacks';
 import { finishingWithKey } from './concurrency';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
@@ -134,10 +136,13 @@ export async function recordFinished(m: EntityManager, id: string): Promise<void
   });
 }
 
+/** What the finishing statements return: the row a `run.finished` callback reports. */
+const FINISHED_ROW = `RETURNING id, workspace_id, agent, status, error, output, credits_charged, finished_at`;
+
 /**
- * Ends an unfinished run with its output or error and the sum of its steps' charges, and records
- * its `run.status` and `run.finished` events (one statement for both); a run with a concurrency key
- * hands its slot on in the same transaction (`concurrency.ts`).
+ * Ends an unfinished run with its output or error and the sum of its steps' charges, records its
+ * `run.status` and `run.finished` events (one statement for both) and queues its `run.finished`
+ * callbacks; a run with a concurrency key hands its slot on in the same transaction (`concurrency.ts`).
  */
 export async function finishExecution(
   m: EntityManager,
@@ -145,11 +150,11 @@ export async function finishExecution(
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
 ): Promise<boolean> {
   const { finished } = await finishingWithKey(m, id, async () => {
-    const ended = await queryFirst<{ credits_charged: number }>(
+    const ended = await queryFirst<FinishedRunRow>(
       m,
       `UPDATE run_executions SET status = $2, output = $3, error = $4, updated_at = now(), finished_at = now(),
          credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-       WHERE id = $1 AND ${UNFINISHED} RETURNING credits_charged`,
+       WHERE id = $1 AND ${UNFINISHED} ${FINISHED_ROW}`,
       [
         id,
         outcome.status,
@@ -168,40 +173,45 @@ export async function finishExecution(
           status: outcome.status,
           output: outcome.output ?? null,
           error: outcome.error,
-          credits_charged: ended.credits_charged,
+          credits_charged: Number(ended.credits_charged),
         },
       },
     );
+    await callbackRunFinished(m, ended);
     return true;
   });
   return finished;
 }
 
 /**
- * Cancels an unfinished run, its pending approvals and its steps not yet started, and records its
- * `run.status` event; the caller records `run.finished` (`recordFinished`) once the cancelled
- * approvals' own events are written, so the stream's last event stays the last. Its concurrency
- * slot goes to the oldest waiting run unless `releaseSlot` is false (a `cancel_previous` dispatch,
- * which takes the slot itself).
+ * Cancels an unfinished run, its pending approvals and its steps not yet started, records its
+ * `run.status` event and queues its callbacks; the caller records `run.finished` (`recordFinished`)
+ * once the cancelled approvals' own events are written, so the stream's last event stays the last.
+ * Its concurrency slot goes to the oldest waiting run unless `releaseSlot` is false (a
+ * `cancel_previous` dispatch, which takes the slot itself).
  */
 export async function cancelExecution(m: EntityManager, id: string, releaseSlot = true): Promise<boolean> {
-  const { finished: cancelled } = await finishingWithKey(
+  let cancelled: FinishedRunRow | undefined;
+  await finishingWithKey(
     m,
     id,
-    async () =>
-      (await affectedRows(
+    async () => {
+      cancelled = await queryFirst<FinishedRunRow>(
         m,
         `UPDATE run_executions SET status = 'CANCELLED', updated_at = now(), finished_at = now(), held_start = NULL,
            credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-         WHERE id = $1 AND ${UNFINISHED}`,
+         WHERE id = $1 AND ${UNFINISHED} ${FINISHED_ROW}`,
         [id],
-      )) > 0,
+      );
+      return cancelled !== undefined;
+    },
     releaseSlot,
   );
   if (!cancelled) return false;
   await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
   await recordRunEvent(m, id, { type: 'run.status', data: { status: 'CANCELLED' } });
+  await callbackRunFinished(m, cancelled);
   return true;
 }
 

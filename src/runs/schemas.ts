@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
+import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
 import { runControlFields, runControlView, Tag } from './control-schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
@@ -23,6 +24,10 @@ export type PlaybookStep = z.output<typeof PlaybookStep>;
 const RunIdempotencyKey = IdempotencyKey.refine((key) => !key.startsWith('webhook:'), {
   message: 'Keys starting with "webhook:" are reserved for webhook triggers',
 });
+const callbackField = DispatchCallback.optional().describe(
+  'POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret ' +
+    'is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`.',
+);
 const idempotencyKeyField = RunIdempotencyKey.optional().describe(
   'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. ' +
     'Keys starting with `webhook:` are reserved for webhook triggers (422).',
@@ -37,6 +42,7 @@ const PlaybookDispatch = z
       .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
     idempotency_key: idempotencyKeyField,
     ...runControlFields,
+    callback: callbackField,
   })
   .strict();
 
@@ -61,6 +67,7 @@ const LlmDispatch = z
       .strict(),
     idempotency_key: idempotencyKeyField,
     ...runControlFields,
+    callback: callbackField,
   })
   .strict();
 
@@ -69,11 +76,11 @@ export const DispatchRunRequest = z
   .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
-/** A dispatch without its idempotency key: the run a webhook trigger stores and dispatches. */
+/** A dispatch without its idempotency key and callback: the run a webhook trigger stores and dispatches. */
 export const RunTemplate = z
   .discriminatedUnion('agent', [
-    PlaybookDispatch.omit({ idempotency_key: true }),
-    LlmDispatch.omit({ idempotency_key: true }),
+    PlaybookDispatch.omit({ idempotency_key: true, callback: true }),
+    LlmDispatch.omit({ idempotency_key: true, callback: true }),
   ])
   .meta({ id: 'RunTemplate' });
 export type RunTemplate = z.output<typeof RunTemplate>;
@@ -85,6 +92,9 @@ export const DispatchRunResponse = z
     status: RunStatus,
     was_duplicate: z.boolean(),
     queued_reason: runControlView.queued_reason,
+    callback: DispatchCallbackCreated.optional().describe(
+      'The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate).',
+    ),
   })
   .meta({ id: 'DispatchRunResponse' });
 export type DispatchRunResponse = z.input<typeof DispatchRunResponse>;

@@ -24,6 +24,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
+import type { RunCallbackService } from '../run-callbacks/service';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
@@ -87,6 +88,8 @@ export function createRunService(deps: {
   approvalRecheckSeconds: number;
   /** Carried likewise (RUN_APPROVAL_RECHECKS_PER_RUN). */
   approvalRechecksPerRun: number;
+  /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
+  callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
@@ -277,7 +280,12 @@ export function createRunService(deps: {
       });
     }
     if (rerun) await recordRerun(m, { workspaceId: principal.workspaceId, executionId: id }, rerun);
-    const response = answer(await repo.mustFindExecution(m, id), false);
+    const callback =
+      body.callback && deps.callbacks
+        ? await deps.callbacks.attachToDispatch(m, principal, id, body.callback)
+        : undefined;
+    const row = answer(await repo.mustFindExecution(m, id), false);
+    const response = callback ? { ...row, callback } : row;
     // A held run's start is enqueued when a slot frees (concurrency.ts).
     if (held) return { response, cancelled };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
@@ -363,6 +371,7 @@ export function createRunService(deps: {
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
       validate(principal, body);
+      if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
       const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
       await afterDispatch(principal.workspaceId, written);
       return written.response;
@@ -419,8 +428,9 @@ export function createRunService(deps: {
     async cancel(principal: Principal, executionId: string): Promise<RunSummary> {
       const { run, started } = await uow(scopeOf(principal), (m) => cancelWithin(m, executionId));
       if (started) await wake(executionId, 'cancelled');
-      // Its slot may have gone to a waiting run, whose event the relay delivers now.
-      if (run.concurrencyKey) outbox.kick(principal.workspaceId);
+      // Its run.finished callbacks, queued with the cancel, leave now, and so does the start of a
+      // waiting run its concurrency slot went to.
+      outbox.kick(principal.workspaceId);
       return summaryOf(run);
     },
 

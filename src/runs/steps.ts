@@ -12,7 +12,8 @@ import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
-import type { RunApproval, RunError, RunExecution, RunStatus, RunStep } from './entities';
+import { callbackApprovalRequested } from './callbacks';
+import type { RunApproval, RunError, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, runIdentityLive } from './identity';
 import * as repo from './repository';
@@ -91,12 +92,18 @@ export function createRunSteps(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
   /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
   agentModel: AgentModel;
-  /** Kicked after a run with a concurrency key ends, to start the waiting run its slot went to. */
+  /**
+   * Kicked after a transaction that may have queued outbox events: callbacks (a finish, an approval
+   * request) or the start of a waiting run that a finished run's concurrency slot went to.
+   */
   outbox?: Pick<OutboxRelay, 'kick'>;
 }) {
   const { uow, capabilities } = deps;
-  const slotFreed = (workspaceId: string, run: Pick<RunExecution, 'concurrencyKey'>) => {
-    if (run.concurrencyKey) deps.outbox?.kick(workspaceId);
+  /** A unit of work whose outbox events (run callbacks) leave right after it commits. */
+  const afterCommit = async <T>(workspaceId: string, work: (m: EntityManager) => Promise<T>): Promise<T> => {
+    const result = await uow({ workspaceId }, work);
+    deps.outbox?.kick(workspaceId);
+    return result;
   };
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
   const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
@@ -169,12 +176,15 @@ export function createRunSteps(deps: {
 
     /** Creates the step's approval (PENDING) once and moves the run to AWAITING_APPROVAL. */
     async requestApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
-      return uow({ workspaceId }, async (m) => {
+      return afterCommit(workspaceId, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
         if (isFinished(run.status)) return { run: run.status, approval: 'cancelled' };
         const step = await repo.findStep(m, executionId, stepNo);
         const approval = await repo.requestApproval(m, step!);
-        if (approval.status === 'pending') await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
+        if (approval.status === 'pending') {
+          await repo.setStatus(m, executionId, 'AWAITING_APPROVAL');
+          await callbackApprovalRequested(m, approval);
+        }
         const now = (await repo.mustFindExecution(m, executionId)).status;
         return { run: now, approval: approval.status, approvalId: approval.id };
       });
@@ -288,7 +298,7 @@ export function createRunSteps(deps: {
       const toolSteps = async (m: EntityManager) =>
         (await repo.stepsOf(m, executionId)).filter((step) => step.kind === 'TOOL');
 
-      const seen = await uow({ workspaceId }, async (m) => {
+      const seen = await afterCommit(workspaceId, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
         const history = await toolSteps(m);
         const move = pendingMove(history);
@@ -304,7 +314,6 @@ export function createRunSteps(deps: {
         return { run, history, move, ended: isFinished(run.status) };
       });
       if (seen.move) return seen.move;
-      if (seen.ended) slotFreed(workspaceId, seen.run);
       // A finished run asks the model nothing; the workflow's finishing write after a final move
       // leaves a finished run as it is and answers its status.
       if (seen.ended) return { kind: 'final', answer: '' };
@@ -361,17 +370,14 @@ export function createRunSteps(deps: {
       executionId: string,
       outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
     ): Promise<RunStatus> {
-      return uow({ workspaceId }, async (m) => {
+      return afterCommit(workspaceId, async (m) => {
         const done = (await repo.stepsOf(m, executionId)).filter(
           (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
         );
         const last = outcome.answer !== undefined ? { answer: outcome.answer } : (done.at(-1)?.output ?? null);
         const output = outcome.status === 'SUCCEEDED' ? last : null;
         await repo.finishExecution(m, executionId, { ...outcome, output });
-        return repo.mustFindExecution(m, executionId);
-      }).then((run) => {
-        slotFreed(workspaceId, run);
-        return run.status;
+        return (await repo.mustFindExecution(m, executionId)).status;
       });
     },
   };

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { signatureHeader } from '../platform/crypto/signature';
 import { LIMITS } from '../rules/limits';
 import { verifiedAt } from './signature';
 
@@ -198,8 +199,7 @@ export function signedHeaders(
   switch (scheme) {
     case 'weft':
     case 'stripe': {
-      const digest = hmac(secret).update(`${t}.`).update(body).digest('hex');
-      return { [scheme === 'weft' ? 'x-service-signature' : 'stripe-signature']: `t=${t},v1=${digest}` };
+      return { [scheme === 'weft' ? 'x-service-signature' : 'stripe-signature']: signatureHeader(secret, body, t) };
     }
     case 'github':
       return {

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { timestampedDigest } from '../platform/crypto/signature';
 import { LIMITS } from '../rules/limits';
 
 /**
@@ -67,7 +68,7 @@ export function verifiedAt(
   if (Math.abs(nowSeconds - parsed.timestamp) > LIMITS.webhook.timestampSkewSeconds) return null;
   let matched = false;
   for (const secret of secrets) {
-    const expected = createHmac('sha256', secret).update(`${parsed.timestamp}.`).update(body).digest();
+    const expected = timestampedDigest(secret, parsed.timestamp, body);
     for (const digest of parsed.digests) {
       const wellFormed = DIGEST.test(digest);
       // Always 32 bytes on each side: a wrong length compares against zeros instead of throwing.

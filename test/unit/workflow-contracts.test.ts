@@ -9,6 +9,7 @@ import * as merges from '../../src/merges/workflow';
 import * as outbox from '../../src/platform/outbox/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
+import * as runCallbacks from '../../src/run-callbacks/workflow';
 import * as runs from '../../src/runs/workflow';
 import * as triggers from '../../src/triggers/workflow';
 import * as typeCatalog from '../../src/type-catalog/workflow';
@@ -49,6 +50,14 @@ const conformance: Record<string, true> = {
     typeof implementations.capabilityKeyPurgeWorkflow
   >,
   run: true satisfies Conforms<typeof runs.runWorkflow, typeof implementations.runWorkflow>,
+  runCallback: true satisfies Conforms<
+    typeof runCallbacks.runCallbackWorkflow,
+    typeof implementations.runCallbackWorkflow
+  >,
+  callbackRetention: true satisfies Conforms<
+    typeof runCallbacks.runCallbackRetentionWorkflow,
+    typeof implementations.runCallbackRetentionWorkflow
+  >,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
@@ -71,6 +80,7 @@ const contracts = [
   typeCatalog,
   importance,
   runs,
+  runCallbacks,
   code,
   triggers,
 ].flatMap((module) => Object.values(module).filter(isContract));
@@ -94,6 +104,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       agents.failureClusterWorkflow.id({ workspaceId: 'w1', sessionId: 's1' }),
       runs.runWorkflow.id({ workspaceId: 'w1', executionId: 'e1', agent: 'playbook', stepCount: 1 }),
       code.codeIndexWorkflow.id({ workspaceId: 'w1', repo: 'weft' } as never),
+      runCallbacks.runCallbackWorkflow.id({ workspaceId: 'w1', deliveryId: 'd1', series: 2 }),
     ];
     expect(ids).to.deep.equal([
       'prompt-c1',
@@ -103,6 +114,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       'failure-cluster-s1',
       'run-e1',
       'code-index-w1-weft',
+      'run-callback-d1-2',
     ]);
   });
 });

@@ -12,6 +12,7 @@ export const SCOPES = [
   'ontology:read',
   'ontology:write',
   'prompt:write',
+  'run_callbacks:manage',
   'runs:read',
   'runs:write',
   'search:read',
