@@ -501,7 +501,7 @@ export interface paths {
   "/v1/runs/events": {
     /**
      * Every run’s events in the workspace, live (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
      *
      * Requires the `runs:read` scope.
      */
@@ -544,7 +544,7 @@ export interface paths {
   "/v1/runs/{execution_id}/events": {
     /**
      * The run’s events: replayed, then live, until `run.finished` (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
      *
      * Requires the `runs:read` scope.
      */
@@ -10799,7 +10799,7 @@ export interface operations {
   };
   /**
    * Every run’s events in the workspace, live (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
    *
    * Requires the `runs:read` scope.
    */
@@ -11485,7 +11485,7 @@ export interface operations {
   };
   /**
    * The run’s events: replayed, then live, until `run.finished` (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
    *
    * Requires the `runs:read` scope.
    */

@@ -33,7 +33,7 @@ const eventStreamDescription =
   'Every event is written in the transaction of the change it reports and carries the audit-chain link it ' +
   "corresponds to (or the chain's head when it happened). A comment is sent every " +
   `${LIMITS.runs.events.keepAliveSeconds} s ` +
-  'while there is nothing to say. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled.';
+  'to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled.';
 
 export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   // Before /v1/runs/{execution_id}, which would otherwise take `events` for an id.
