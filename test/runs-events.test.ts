@@ -182,6 +182,20 @@ describe('run events: GET /v1/runs/{execution_id}/events (issue 26 part 1)', () 
     expect(replay.events.map((e) => Number(e.id))).to.deep.equal(seqs.slice(5));
   });
 
+  it('filters the workspace stream by tag', async () => {
+    const { api_key } = await newTenant(100);
+    const tagged = await openSse('/v1/runs/events?tag=nightly', api_key);
+    const plain = await dispatch(as(api_key), twoSteps);
+    const nightly = await dispatch(as(api_key), { ...twoSteps, tags: ['nightly', 'import'] });
+    await finished(as(api_key), plain);
+    await tagged.until((e) => e.event === 'run.finished' && e.data.execution_id === nightly, 'the tagged run.finished');
+    tagged.close();
+    expect(tagged.events.length).to.be.greaterThan(1);
+    expect(tagged.events.every((e) => e.data.execution_id === nightly)).to.equal(true);
+    const refused = await openSse('/v1/runs/events?tag=not%20a%20tag', api_key);
+    expect(refused.status).to.equal(422);
+  });
+
   it('catches up after the listener connection is lost', async function () {
     this.timeout(60_000);
     const { api_key, user_jwt } = await newTenant(100);

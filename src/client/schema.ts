@@ -501,7 +501,7 @@ export interface paths {
   "/v1/runs/events": {
     /**
      * Every run’s events in the workspace, live (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status`, `agent` and `tag` keep the events of runs in that status (when the event is read), of that agent or carrying that tag. The stream does not end by itself.
      *
      * Requires the `runs:read` scope.
      */
@@ -10799,7 +10799,7 @@ export interface operations {
   };
   /**
    * Every run’s events in the workspace, live (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status` and `agent` keep the events of runs in that status (when the event is read) or of that agent. The stream does not end by itself.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status`, `agent` and `tag` keep the events of runs in that status (when the event is read), of that agent or carrying that tag. The stream does not end by itself.
    *
    * Requires the `runs:read` scope.
    */
@@ -10809,6 +10809,8 @@ export interface operations {
         /** @description Only events of runs in this status when the event is read. */
         status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         agent?: "playbook" | "llm";
+        /** @description Only events of runs carrying this tag. */
+        tag?: string;
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };

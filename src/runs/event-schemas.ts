@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Tag } from './control-schemas';
 import { ApprovalStatus, RunStatus } from './schemas';
 
 /** The wire shapes of the run event streams (issue 26): documentation of the SSE `data:` lines. */
@@ -94,5 +95,6 @@ export const RunEventsHeaders = z.object({
 export const WorkspaceEventsQuery = z.object({
   status: RunStatus.optional().describe('Only events of runs in this status when the event is read.'),
   agent: z.enum(['playbook', 'llm']).optional(),
+  tag: Tag.optional().describe('Only events of runs carrying this tag.'),
 });
 export type WorkspaceEventsQuery = z.output<typeof WorkspaceEventsQuery>;

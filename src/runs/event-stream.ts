@@ -59,6 +59,7 @@ const frame = (sseId: number, row: EventRow) => {
 const RUN_FILTERS: { [K in keyof WorkspaceEventsQuery]-?: (param: string) => string } = {
   status: (param) => `e.status = ${param}`,
   agent: (param) => `e.agent = ${param}`,
+  tag: (param) => `${param} = ANY (e.tags)`,
 };
 
 /** Last-Event-ID as a number; a malformed one is a 400 before the stream opens. */

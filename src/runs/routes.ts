@@ -44,8 +44,8 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     summary: 'Every run’s events in the workspace, live (SSE)',
     description:
       `${eventStreamDescription} Starts live from now; \`Last-Event-ID\` (the \`seq\` the client saw last) ` +
-      'replays what came after it first. `status` and `agent` keep the events of runs in that status (when ' +
-      'the event is read) or of that agent. The stream does not end by itself.',
+      'replays what came after it first. `status`, `agent` and `tag` keep the events of runs in that status ' +
+      '(when the event is read), of that agent or carrying that tag. The stream does not end by itself.',
     tags: ['runs'],
     scope: 'runs:read',
     query: WorkspaceEventsQuery,
