@@ -8,6 +8,7 @@ import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
 import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
+import type { RunScheduleFires } from '../src/run-schedules/fires';
 import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
@@ -20,6 +21,7 @@ import { createGraphActivities } from './graph';
 import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
+import { createRunScheduleActivities } from './run-schedules';
 import { createRunActivities } from './runs';
 import { createTriggerActivities } from './triggers';
 
@@ -42,6 +44,7 @@ export interface ActivityDeps {
     runReconciler: RunReconciler;
     code: CodeService;
     deliveryRetention: DeliveryRetention;
+    runScheduleFires: RunScheduleFires;
   };
 }
 
@@ -57,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createMergeActivities(deps),
       ...createAgentActivities(deps),
       ...createRunActivities(deps),
+      ...createRunScheduleActivities(deps),
       ...createCodeActivities(deps),
       ...createTriggerActivities(deps),
       ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),

@@ -7,5 +7,6 @@ export * from './graph-maintenance';
 export * from './maintenance';
 export * from './merges';
 export * from './prompt';
+export * from './run-schedules';
 export * from './runs';
 export * from './triggers';

@@ -17,6 +17,7 @@ import type { TagDescriptions } from '../platform/openapi/tags';
 import { outboxFeature } from '../platform/outbox/feature';
 import { temporalCodecFeature } from '../platform/temporal/codec-server/feature';
 import { promptFeature } from '../prompt/feature';
+import { runSchedulesFeature } from '../run-schedules/feature';
 import { runsFeature } from '../runs/feature';
 import { searchFeature } from '../search/feature';
 import { tenancyFeature } from '../tenancy/feature';
@@ -48,6 +49,7 @@ export const FEATURES = [
   agentsFeature,
   capabilitiesFeature,
   runsFeature,
+  runSchedulesFeature,
   mcpFeature,
   creditsFeature,
   consoleFeature,

@@ -57,6 +57,11 @@ import { createRetrieval } from '../prompt/retrieval';
 import type { PromptService } from '../prompt/service';
 import { createPromptService } from '../prompt/service';
 import { createPromptStream } from '../prompt/stream';
+import type { RunScheduleFires } from '../run-schedules/fires';
+import { createRunScheduleFires } from '../run-schedules/fires';
+import type { RunScheduleService } from '../run-schedules/service';
+import { createRunScheduleService } from '../run-schedules/service';
+import { createScheduleSync } from '../run-schedules/sync';
 import { createAgentModel } from '../runs/agent-model';
 import type { RunReconciler } from '../runs/reconciler';
 import { createRunReconciler } from '../runs/reconciler';
@@ -132,6 +137,10 @@ export interface Runtime {
     triggerIntake: TriggerIntake;
     /** Deletes webhook delivery records past retention (the retention schedule). */
     deliveryRetention: DeliveryRetention;
+    /** Run schedules (issue 26 part 3): management, and their Temporal Schedules. */
+    runSchedules: RunScheduleService;
+    /** A run schedule's fires, which its action workflow's activities call. */
+    runScheduleFires: RunScheduleFires;
   };
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
@@ -160,7 +169,15 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
 
   const services: Omit<
     Runtime['services'],
-    'capabilities' | 'runs' | 'runSteps' | 'triggers' | 'triggerIntake' | 'mcp' | 'runReconciler'
+    | 'capabilities'
+    | 'runs'
+    | 'runSteps'
+    | 'triggers'
+    | 'triggerIntake'
+    | 'mcp'
+    | 'runReconciler'
+    | 'runSchedules'
+    | 'runScheduleFires'
   > = {
     sessionSweeper: createSessionSweeper({ uow, ttlSeconds: config.AGENT_SESSION_TTL_SECONDS, logger }),
     capabilityKeys: createKeyPurger({ uow }),
@@ -207,6 +224,10 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     approvalRecheckSeconds: config.RUN_APPROVAL_RECHECK_SECONDS,
     approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
   });
+  // Run schedules: one sync (apply after commit, then the outbox) for management and the fires.
+  const scheduleSync = createScheduleSync({ temporal, outbox, logger });
+  const runSchedules = createRunScheduleService({ uow, temporal, runs, sync: scheduleSync });
+  const runScheduleFires = createRunScheduleFires({ uow, temporal, runs, sync: scheduleSync, logger });
   // Webhook triggers: management and the intake share the secrets' sealer and one set of limits.
   const triggerSealer = createSealer(config.WEFT_ENCRYPTION_KEY, 'weft-trigger-secret-v1');
   const triggerLimiter = createIntakeLimiter({
@@ -254,6 +275,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         logger,
       }),
       mcp: createMcpService({ capabilities, nodes: services.nodes, logger }),
+      runSchedules,
+      runScheduleFires,
     },
     embeddings,
     async close() {

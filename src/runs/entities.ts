@@ -48,6 +48,8 @@ export class RunExecution {
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
+  /** The run schedule that dispatched it (issue 26 part 3); null for any other dispatch. */
+  @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */

@@ -25,6 +25,7 @@ export interface NewExecution {
   principal: RunPrincipal;
   idempotencyKey: string | null;
   requestHash: string;
+  scheduleId?: string | null;
 }
 
 /**
@@ -34,8 +35,9 @@ export interface NewExecution {
 export async function insertExecution(m: EntityManager, row: NewExecution): Promise<string | null> {
   const inserted = await queryFirst<{ id: string }>(
     m,
-    `INSERT INTO run_executions (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO run_executions
+       (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [
@@ -46,6 +48,7 @@ export async function insertExecution(m: EntityManager, row: NewExecution): Prom
       JSON.stringify(row.principal),
       row.idempotencyKey,
       row.requestHash,
+      row.scheduleId ?? null,
     ],
   );
   return inserted?.id ?? null;
@@ -308,7 +311,13 @@ export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus
  */
 export const listExecutions = (
   m: EntityManager,
-  query: { status?: RunStatus; agent?: string; limit: number; after?: { createdAt: string; id: string } },
+  query: {
+    status?: RunStatus;
+    agent?: string;
+    schedule_id?: string;
+    limit: number;
+    after?: { createdAt: string; id: string };
+  },
 ) =>
   // created_at as text keeps its microseconds, which a JS Date would drop from the cursor.
   queryRows<{ id: string; created_at_text: string }>(
@@ -316,8 +325,16 @@ export const listExecutions = (
     `SELECT id, created_at::text AS created_at_text FROM run_executions
      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+       AND ($6::uuid IS NULL OR schedule_id = $6)
      ORDER BY created_at DESC, id DESC LIMIT $5`,
-    [query.status ?? null, query.agent ?? null, query.after?.createdAt ?? null, query.after?.id ?? null, query.limit],
+    [
+      query.status ?? null,
+      query.agent ?? null,
+      query.after?.createdAt ?? null,
+      query.after?.id ?? null,
+      query.limit,
+      query.schedule_id ?? null,
+    ],
   );
 
 export const executionsByIds = (m: EntityManager, ids: string[]) =>

@@ -45,6 +45,11 @@ import type {
 import { approvalRow, stepRow, summaryOf } from './views';
 import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
+/** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it. */
+export interface DispatchOrigin {
+  scheduleId?: string;
+}
+
 /** The 422 issues of one step: an unknown tool, or an input its tool's schema refuses. */
 function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number) {
   const loc = ['body', 'input', 'steps', at];
@@ -173,6 +178,7 @@ export function createRunService(deps: {
     m: EntityManager,
     principal: Principal,
     body: DispatchRunRequest,
+    origin: DispatchOrigin = {},
   ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched }> {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
@@ -206,6 +212,7 @@ export function createRunService(deps: {
       },
       idempotencyKey: key,
       requestHash: hash,
+      scheduleId: origin.scheduleId ?? null,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
     if (!id) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };

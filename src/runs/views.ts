@@ -41,6 +41,7 @@ export const summaryOf = (run: RunExecution): RunSummary => ({
   status: run.status,
   error: run.error,
   credits_charged: run.creditsCharged,
+  schedule_id: run.scheduleId ?? null,
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });

@@ -14,6 +14,8 @@ export const SCOPES = [
   'prompt:write',
   'runs:read',
   'runs:write',
+  // Creating and changing run schedules (with runs:write, since they dispatch runs); pausing too.
+  'schedules:manage',
   'search:read',
   'triggers:manage',
 ] as const;
