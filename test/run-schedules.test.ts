@@ -50,7 +50,7 @@ describe('run schedules (issue 26 part 3)', function () {
     }
   });
 
-  it('an interval schedule fires: a real Temporal Schedule whose runs carry schedule_id; delete removes it', async () => {
+  it('an interval schedule fires: a Temporal Schedule whose runs carry schedule_id; delete removes it', async () => {
     const { api_key, workspace_id } = await newTenant(100);
     const client = as(api_key);
     const schedule = await newSchedule(client, { interval: '2s', run: balance, overlap: 'allow', note: 'smoke' });
@@ -229,6 +229,18 @@ describe('run schedules (issue 26 part 3)', function () {
     expect(refused.note).to.match(/^Paused by Weft: credential_revoked/);
     await eventually(async () => (await describe_(schedule.id)).state.paused, { what: 'Temporal paused' });
     expect(await runsOf(owner, schedule.id)).to.deep.equal([]);
+    // Resumed by the owner, who becomes its identity: Weft's note goes, and the next fire dispatches.
+    const resumed = await owner.post(`/v1/run-schedules/${schedule.id}/resume`);
+    expect(resumed.body).to.include({ paused: false, note: null });
+    await owner.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(owner, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'a run as the new identity' },
+    );
+    await succeeded(owner, run.execution_id);
   });
 
   it('a fire is idempotent: its activity repeated answers the run it dispatched, never a second', async () => {
@@ -251,7 +263,7 @@ describe('run schedules (issue 26 part 3)', function () {
     expect(taken.status).to.equal(422);
   });
 
-  it('row and Temporal do not drift for good: a lost Temporal Schedule comes back, an orphan removes itself', async () => {
+  it('row and Temporal do not drift for good: a lost Temporal Schedule returns, an orphan removes itself', async () => {
     const { api_key } = await newTenant(100);
     const client = as(api_key);
     const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: balance, paused: true });

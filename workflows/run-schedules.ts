@@ -21,8 +21,9 @@ const { awaitScheduledRun } = proxyActivities<Activities>({
 
 /**
  * One fire of a run schedule (`run-schedule-<id>-<scheduled time>`, started by its Temporal
- * Schedule). Dispatches the run as the schedule's identity (the fire names its idempotency key), then lives until the run finishes, so the schedule's overlap policy (skip, buffer one, allow
- * all, cancel other) applies to runs. Cancelled by the schedule (cancel_other), it cancels its run
+ * Schedule). Dispatches the run as the schedule's identity (the fire names its idempotency key),
+ * then lives until the run finishes, so the schedule's overlap policy (skip, buffer one, allow all,
+ * cancel other) applies to runs. Cancelled by the schedule (cancel_other), it cancels its run
  * through the runs service first. A long wait continues as new with the run it waits for.
  */
 export async function runScheduleActionWorkflow(input: RunScheduleActionInput): Promise<RunScheduleActionResult> {

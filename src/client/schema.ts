@@ -635,7 +635,7 @@ export interface paths {
   "/v1/run-schedules/{id}/resume": {
     /**
      * Resume a paused schedule; the caller becomes the identity its runs act as
-     * @description Needs `runs:write` as well (403 without). The note is cleared.
+     * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
      *
      * Requires the `schedules:manage` scope.
      */
@@ -676,7 +676,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -12523,7 +12523,7 @@ export interface operations {
   };
   /**
    * Resume a paused schedule; the caller becomes the identity its runs act as
-   * @description Needs `runs:write` as well (403 without). The note is cleared.
+   * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
    *
    * Requires the `schedules:manage` scope.
    */
@@ -13039,7 +13039,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
    */
   getConsoleAsset: {
     parameters: {

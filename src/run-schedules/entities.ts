@@ -2,6 +2,9 @@ import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { RunTemplate } from '../runs/schemas';
 import type { TriggerPrincipal } from '../triggers/entities';
 
+/** How a note Weft wrote when it paused a schedule begins (a resume clears such a note, never a person's). */
+export const WEFT_PAUSE_NOTE = 'Paused by Weft: ';
+
 /** What Temporal does with a fire while the previous one's run is still going (the run, not the action). */
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow', 'cancel_other'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];

@@ -18,6 +18,7 @@ import type { RunService } from '../runs/service';
 import { runWorkflow, runWorkflowId } from '../runs/workflow';
 import { runPrincipal } from '../triggers/dispatch';
 import type { RunSchedule } from './entities';
+import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
 import { runScheduleChanged } from './events';
 import * as repo from './repository';
@@ -74,7 +75,7 @@ export function createRunScheduleFires(deps: {
   async function refuse(m: EntityManager, schedule: RunSchedule, reason: string, pause: boolean) {
     await repo.updateSchedule(m, schedule.id, {
       lastRefusal: reason.slice(0, 500),
-      ...(pause ? { paused: true, note: `Paused by Weft: ${reason}`.slice(0, LIMITS.schedules.noteChars) } : {}),
+      ...(pause ? { paused: true, note: `${WEFT_PAUSE_NOTE}${reason}`.slice(0, LIMITS.schedules.noteChars) } : {}),
     });
     const event = changeOf((await repo.findSchedule(m, schedule.id))!);
     await enqueueEvent(m, runScheduleChanged, {

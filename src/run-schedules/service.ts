@@ -11,6 +11,7 @@ import type { RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { freeze } from '../triggers/dispatch';
 import type { RunSchedule } from './entities';
+import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
 import { runScheduleChanged } from './events';
 import * as repo from './repository';
@@ -136,7 +137,8 @@ export function createRunScheduleService(deps: {
           runTemplate: body.run,
           overlap: body.overlap,
           paused: body.paused,
-          note: body.note,
+          // Resumed: a note Weft wrote when it paused the schedule no longer holds.
+          note: body.paused === false && current.note?.startsWith(WEFT_PAUSE_NOTE) ? (body.note ?? null) : body.note,
           principal: takesOver ? freeze(principal) : undefined,
         });
         return id;

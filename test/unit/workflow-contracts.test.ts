@@ -9,6 +9,7 @@ import * as merges from '../../src/merges/workflow';
 import * as outbox from '../../src/platform/outbox/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
+import * as runSchedules from '../../src/run-schedules/workflow';
 import * as runs from '../../src/runs/workflow';
 import * as triggers from '../../src/triggers/workflow';
 import * as typeCatalog from '../../src/type-catalog/workflow';
@@ -49,6 +50,10 @@ const conformance: Record<string, true> = {
     typeof implementations.capabilityKeyPurgeWorkflow
   >,
   run: true satisfies Conforms<typeof runs.runWorkflow, typeof implementations.runWorkflow>,
+  runScheduleAction: true satisfies Conforms<
+    typeof runSchedules.runScheduleActionWorkflow,
+    typeof implementations.runScheduleActionWorkflow
+  >,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
@@ -71,6 +76,7 @@ const contracts = [
   typeCatalog,
   importance,
   runs,
+  runSchedules,
   code,
   triggers,
 ].flatMap((module) => Object.values(module).filter(isContract));
