@@ -1,4 +1,10 @@
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
+import type { Principal } from '../src/platform/auth/principal';
+import { SCOPES } from '../src/platform/auth/scopes';
+import { freePort } from '../src/platform/temporal/dev-server';
+import { createRunScheduleService } from '../src/run-schedules/service';
+import { createScheduleSync } from '../src/run-schedules/sync';
 import { runScheduleTemporalId } from '../src/run-schedules/workflow';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
@@ -6,7 +12,7 @@ import { FINISHED, pendingApproval, runUntil, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
-type Client = ReturnType<typeof as>;
+type Api = ReturnType<typeof as>;
 
 const balance = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } };
 /** A run that waits for a human: its only step needs approval. */
@@ -16,16 +22,16 @@ const gated = {
 };
 
 /** Every schedule a test made, deleted afterwards so the suite leaves no Temporal Schedule behind. */
-const made: { client: Client; id: string }[] = [];
+const made: { client: Api; id: string }[] = [];
 
-async function newSchedule(client: Client, body: Record<string, unknown>) {
+async function newSchedule(client: Api, body: Record<string, unknown>) {
   const created = await client.post('/v1/run-schedules', body);
   expect(created.status, created.text).to.equal(201);
   made.push({ client, id: created.body.id });
   return created.body;
 }
 
-const runsOf = async (client: Client, scheduleId: string) => {
+const runsOf = async (client: Api, scheduleId: string) => {
   const listed = await client.get(`/v1/runs?schedule_id=${scheduleId}&limit=200`);
   expect(listed.status, listed.text).to.equal(200);
   return listed.body.runs as any[];
@@ -278,6 +284,57 @@ describe('run schedules (issue 26 part 3)', function () {
     await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
     await eventually(async () => !(await temporalHas(schedule.id)), { what: 'the orphan schedule to delete itself' });
     made.pop();
+  });
+
+  it('Temporal down at create and delete: the row commits at once, the outbox brings Temporal in line', async () => {
+    const tenant = await newTenant(10);
+    const { runtime } = getStack();
+    // A service whose Temporal nobody answers for (no retry interceptor: each call fails at once), and
+    // whose relay is not kicked: the events wait in the outbox as they would through an outage.
+    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
+    const down = { client: new Client({ connection, namespace: runtime.temporal.namespace }), taskQueue: 'unused' };
+    const sync = createScheduleSync({ temporal: down, outbox: { kick: () => undefined }, logger: runtime.logger });
+    const service = createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync });
+    const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
+    const principal: Principal = {
+      userId: tenant.user_id,
+      workspaceId: tenant.workspace_id,
+      tenantId: tenant.tenant_id,
+      scopes: new Set(SCOPES),
+      credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
+    };
+    const pending = (id: string) =>
+      getStack()
+        .ownerDataSource.query(
+          `SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = $1 AND dispatched_at IS NULL`,
+          [id],
+        )
+        .then((rows) => rows[0].n as number);
+    try {
+      const created = await service.create(principal, {
+        cron: '0 3 1 1 *',
+        timezone: 'UTC',
+        run: balance as never,
+        overlap: 'skip',
+        paused: true,
+      });
+      made.push({ client: as(tenant.api_key), id: created.id });
+      expect(created.temporal).to.equal(null);
+      expect(await temporalHas(created.id)).to.equal(false);
+      expect(await pending(created.id)).to.equal(1);
+      // Temporal answers again: the relay applies the change.
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(() => temporalHas(created.id), { what: 'the Temporal Schedule after the outage' });
+      expect((await as(tenant.api_key).get(`/v1/run-schedules/${created.id}`)).body.temporal.paused).to.equal(true);
+
+      await service.remove(principal, created.id);
+      expect(await temporalHas(created.id)).to.equal(true);
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(async () => !(await temporalHas(created.id)), { what: 'the deletion after the outage' });
+      made.pop();
+    } finally {
+      await connection.close();
+    }
   });
 
   it('isolation: another workspace’s schedule is 404 to every route, and absent from its list', async () => {
