@@ -209,6 +209,43 @@ describe('run schedules (issue 26 part 3)', function () {
     expect(FINISHED).not.to.include((await client.get(`/v1/runs/${second.execution_id}`)).body.status);
   });
 
+  it('buffer_one: one fire made during a run waits, and starts when the run finishes', async () => {
+    const tenant = await newTenant(100);
+    const client = as(tenant.api_key);
+    const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: gated, overlap: 'buffer_one', paused: true });
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const [first] = await eventually(
+      async () => {
+        const runs = await runsOf(client, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the first run' },
+    );
+    const approval = await pendingApproval(client, first.execution_id);
+    // Two more fires while it waits: one is buffered, the other dropped; neither dispatches yet.
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    await eventually(async () => (await describe_(schedule.id)).info.numActionsSkippedOverlap >= 1, {
+      what: 'a fire dropped',
+    });
+    expect(await runsOf(client, schedule.id)).to.have.length(1);
+    // The dispatching key never approves; its user's JWT may (the only member of the workspace).
+    const resolved = await as(tenant.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    await succeeded(client, first.execution_id);
+    const runs = await eventually(
+      async () => {
+        const listed = await runsOf(client, schedule.id);
+        return listed.length === 2 ? listed : undefined;
+      },
+      { what: 'the buffered fire’s run' },
+    );
+    await pendingApproval(client, runs.find((run) => run.execution_id !== first.execution_id).execution_id);
+    expect(await runsOf(client, schedule.id)).to.have.length(2);
+  });
+
   it('a revoked creator: the fire dispatches nothing, records why and pauses the schedule', async () => {
     const tenant = await newTenant(100);
     const key = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {

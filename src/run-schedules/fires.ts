@@ -1,9 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
-import { CREDENTIAL_LIVE_SQL, credentialLiveParams } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
-import { queryFirst } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
@@ -17,6 +15,7 @@ import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { runWorkflow, runWorkflowId } from '../runs/workflow';
 import { runPrincipal } from '../triggers/dispatch';
+import { credentialUsable } from '../triggers/repository';
 import type { RunSchedule } from './entities';
 import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
@@ -27,22 +26,13 @@ import { deleteTemporalSchedule } from './temporal';
 import { changeOf } from './views';
 import type { RunScheduleActionResult } from './workflow';
 
-/** Whether the schedule's stored identity may still act; the transaction acts as its user from here on. */
+/**
+ * Whether the schedule's stored identity may still act (the check webhook triggers make, on the same
+ * frozen principal); the transaction acts as its user from here on, as key rows need.
+ */
 async function identityLive(m: EntityManager, schedule: RunSchedule): Promise<boolean> {
-  const { principal } = schedule;
-  await m.query(`SELECT set_config('app.user_id', $1, true)`, [principal.userId]);
-  const row = await queryFirst<{ live: boolean }>(
-    m,
-    CREDENTIAL_LIVE_SQL,
-    credentialLiveParams({
-      workspaceId: schedule.workspaceId,
-      userId: principal.userId,
-      kind: principal.credential.kind,
-      credentialId: principal.credential.id ?? null,
-      expiresAt: principal.credential.expiresAt ?? principal.credential.expires_at ?? null,
-    }),
-  );
-  return row?.live === true;
+  await m.query(`SELECT set_config('app.user_id', $1, true)`, [schedule.principal.userId]);
+  return credentialUsable(m, schedule.workspaceId, schedule.principal);
 }
 
 /** The principal a run acts as (for cancelling it on its schedule's behalf): its dispatcher, as stored. */
