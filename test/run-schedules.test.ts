@@ -369,6 +369,22 @@ describe('run schedules (issue 26 part 3)', function () {
       runtime.outbox.kick(tenant.workspace_id);
       await eventually(async () => !(await temporalHas(created.id)), { what: 'the deletion after the outage' });
       made.pop();
+
+      // Trigger now on a schedule Temporal does not have yet applies it first, then fires.
+      const unapplied = await service.create(principal, {
+        interval: 3600,
+        timezone: 'UTC',
+        run: balance as never,
+        overlap: 'skip',
+        paused: true,
+      });
+      made.push({ client: as(tenant.api_key), id: unapplied.id });
+      expect(await temporalHas(unapplied.id)).to.equal(false);
+      const fired = await as(tenant.api_key).post(`/v1/run-schedules/${unapplied.id}/trigger`);
+      expect(fired.status, fired.text).to.equal(202);
+      await eventually(async () => (await runsOf(as(tenant.api_key), unapplied.id)).length === 1, {
+        what: 'the run of a fire triggered before the apply',
+      });
     } finally {
       await connection.close();
     }

@@ -1,3 +1,4 @@
+import { ScheduleNotFoundError } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
@@ -156,7 +157,7 @@ export function createRunScheduleService(deps: {
       try {
         await triggerRunSchedule(temporal, id, schedule.overlap);
       } catch (error) {
-        if ((error as Error).name !== 'ScheduleNotFoundError') throw error;
+        if (!(error instanceof ScheduleNotFoundError)) throw error;
         await applyRunSchedule(temporal, principal.workspaceId, changeOf(schedule));
         await triggerRunSchedule(temporal, id, schedule.overlap);
       }
