@@ -70,6 +70,12 @@ describe('run schedules (issue 26 part 3)', function () {
       'WeftWorkspaceId',
       workspace_id,
     ]);
+    // The memo says whose it is, sealed under the workspace's key like every payload (the codec opens it).
+    const owner = described.raw.memo?.fields?.owner;
+    const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
+    expect(text(owner?.metadata?.encoding)).to.equal('binary/encrypted');
+    expect(text(owner?.metadata?.['weft-workspace'])).to.equal(workspace_id);
+    expect(described.memo?.owner).to.deep.include({ workspaceId: workspace_id, scheduleId: schedule.id });
     const read = await client.get(`/v1/run-schedules/${schedule.id}`);
     expect(read.status, read.text).to.equal(200);
     expect(read.body.temporal.schedule_id).to.equal(`run-schedule-${schedule.id}`);
@@ -392,7 +398,8 @@ describe('run schedules (issue 26 part 3)', function () {
 
   it('isolation: another workspace’s schedule is 404 to every route, and absent from its list', async () => {
     const a = as((await newTenant(10)).api_key);
-    const b = as((await newTenant(10)).api_key);
+    const other = await newTenant(10);
+    const b = as(other.api_key);
     const schedule = await newSchedule(a, { cron: '@daily', run: balance, paused: true });
     for (const attempt of [
       b.get(`/v1/run-schedules/${schedule.id}`),
@@ -405,6 +412,12 @@ describe('run schedules (issue 26 part 3)', function () {
       expect((await attempt).status).to.equal(404);
     }
     expect((await b.get('/v1/run-schedules')).body.schedules).to.deep.equal([]);
+    // Row-level security, beneath the API: the app role acting for the other workspace sees no row.
+    const { runtime } = getStack();
+    const seen = await runtime.uow({ workspaceId: other.workspace_id }, (m) =>
+      m.query(`SELECT id FROM run_schedules WHERE id = $1`, [schedule.id]),
+    );
+    expect(seen).to.deep.equal([]);
     expect((await a.get('/v1/run-schedules')).body.schedules.map((row: any) => row.id)).to.deep.equal([schedule.id]);
     expect(await temporalHas(schedule.id)).to.equal(true);
   });
