@@ -11,6 +11,7 @@ import type { PromptReconciler } from '../src/prompt/reconciler';
 import type { PromptService } from '../src/prompt/service';
 import type { CallbackRetention } from '../src/run-callbacks/retention';
 import type { RunCallbackService } from '../src/run-callbacks/service';
+import type { RunScheduleFires } from '../src/run-schedules/fires';
 import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
@@ -24,6 +25,7 @@ import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
 import { createRunCallbackActivities } from './run-callbacks';
+import { createRunScheduleActivities } from './run-schedules';
 import { createRunActivities } from './runs';
 import { createTriggerActivities } from './triggers';
 
@@ -49,6 +51,7 @@ export interface ActivityDeps {
     deliveryRetention: DeliveryRetention;
     runCallbacks: RunCallbackService;
     callbackRetention: CallbackRetention;
+    runScheduleFires: RunScheduleFires;
   };
 }
 
@@ -64,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createMergeActivities(deps),
       ...createAgentActivities(deps),
       ...createRunActivities(deps),
+      ...createRunScheduleActivities(deps),
       ...createCodeActivities(deps),
       ...createTriggerActivities(deps),
       ...createRunCallbackActivities(deps),

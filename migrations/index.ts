@@ -36,6 +36,7 @@ import { WebhookSignatureSchemes1763780010700 } from './1763780010700-webhook-si
 import { RunEvents1763780011100 } from './1763780011100-run-events';
 import { RunCallbacks1763780011200 } from './1763780011200-run-callbacks';
 import { RunCallbackRetention1763780011210 } from './1763780011210-run-callback-retention';
+import { RunSchedules1763780011300 } from './1763780011300-run-schedules';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -78,5 +79,6 @@ export const migrations = [
   RunEvents1763780011100,
   RunCallbacks1763780011200,
   RunCallbackRetention1763780011210,
+  RunSchedules1763780011300,
   RunControl1763780011400,
 ];

@@ -116,6 +116,41 @@ describe('record workflow histories into test/histories', function () {
     await record('prompt-both-local', `prompt-${response.body.correlation_id}`);
   });
 
+  it('two fires of a cancel_other run schedule: the first waits for its run, is cancelled, cancels it', async () => {
+    const { api_key } = await newTenant(10);
+    const c = client(api_key);
+    const created = await c.post('/v1/run-schedules', {
+      cron: '0 3 1 1 *',
+      paused: true,
+      overlap: 'cancel_other',
+      run: {
+        agent: 'playbook',
+        input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: true }] },
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const id = created.body.id;
+    const fires = async (count: number) =>
+      eventually(
+        async () => {
+          const read = await c.get(`/v1/run-schedules/${id}`);
+          const runs = (await c.get(`/v1/runs?schedule_id=${id}`)).body.runs;
+          return read.body.temporal.recent_fires.length === count && runs.length === count
+            ? read.body.temporal.recent_fires
+            : undefined;
+        },
+        { what: `${count} fires with their runs`, timeoutMs: 30_000 },
+      );
+    await c.post(`/v1/run-schedules/${id}/trigger`);
+    const [first] = await fires(1);
+    const runs = (await c.get(`/v1/runs?schedule_id=${id}`)).body.runs;
+    await runUntil(c, runs[0].execution_id, (run) => run.status === 'AWAITING_APPROVAL', 'the first run waits');
+    await c.post(`/v1/run-schedules/${id}/trigger`);
+    await runUntil(c, runs[0].execution_id, (run) => run.status === 'CANCELLED', 'the first run cancelled');
+    await record('run-schedule-fire-cancelled', first.workflow_id);
+    expect((await c.delete(`/v1/run-schedules/${id}`)).status).to.equal(200);
+  });
+
   it('a merge review that is approved', async () => {
     const t = await newTenant();
     const c = client(t.api_key);

@@ -347,6 +347,43 @@ describe('reviewer console: in a browser', function () {
     expect(await textOf(page, '#graph-panel')).to.contain('London');
   });
 
+  it('schedules: a schedule with its next fires; pause, resume, trigger now; runs show their schedule', async () => {
+    const t = await newTenant(10);
+    const client = as(t.api_key);
+    const created = await client.post('/v1/run-schedules', {
+      cron: '0 3 1 1 *',
+      run: { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } },
+      note: 'new year',
+    });
+    expect(created.status, created.text).to.equal(201);
+    const id: string = created.body.id;
+    try {
+      const page = await signIn(t.api_key, '#/schedules');
+      const row = `tr[data-schedule-id="${id}"]`;
+      await until(page, `document.querySelector('${row} .state')?.textContent.includes('ACTIVE')`);
+      expect(await textOf(page, row))
+        .to.contain('cron 0 3 1 1 * (UTC)')
+        .and.contain('new year');
+      await page.click(`${row} button.pause`);
+      await until(page, `document.querySelector('${row} .state')?.textContent.includes('PAUSED')`);
+      expect((await client.get(`/v1/run-schedules/${id}`)).body.temporal.paused).to.equal(true);
+      await page.click(`${row} button.resume`);
+      await until(page, `document.querySelector('${row} .state')?.textContent.includes('ACTIVE')`);
+      await page.click(`${row} button.trigger`);
+      await until(page, "document.querySelector('.message.ok')?.textContent.startsWith('Fired')");
+      await shot(page, 'schedules');
+      const runs = await eventually(
+        async () => (await client.get(`/v1/runs?schedule_id=${id}`)).body.runs[0] as { execution_id: string },
+        { what: 'the triggered run' },
+      );
+      await page.evaluate(`location.hash = '#/runs'`);
+      const runRow = `tr[data-execution-id="${runs.execution_id}"] a.schedule`;
+      await until(page, `document.querySelector('${runRow}')?.textContent === '${id.slice(0, 8)}'`);
+    } finally {
+      await client.delete(`/v1/run-schedules/${id}`);
+    }
+  });
+
   it('credits: the balance and the workspace’s ledger', async () => {
     const t = await newTenant(10);
     const searched = await as(t.api_key).post('/v1/ontology/search', { q: 'Ada', top_k: 1 });

@@ -237,6 +237,14 @@ describe('outbox event contracts', function () {
       symbols: [{ kind: 'file', path: 'src/x.ts', name: 'src/x.ts' }],
     });
     expect(code.status).to.equal(200);
+    const schedule = await client.post('/v1/run-schedules', {
+      cron: '@daily',
+      paused: true,
+      run: { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } },
+    });
+    expect(schedule.status, schedule.text).to.equal(201);
+    // Deleted again (its own change event): the suite leaves no Temporal Schedule behind.
+    expect((await client.delete(`/v1/run-schedules/${schedule.body.id}`)).status).to.equal(200);
     await getStack().runtime.services.embeddings.requeue({
       workspaceId: t.workspace_id,
       requests: [{ nodeId: node.id, eventId: 'contracts', backfill: true }],

@@ -29,6 +29,7 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'run-playbook-continued-before.json',
       'run-playbook-continued-last.json',
       'run-playbook-rejected.json',
+      'run-schedule-fire-cancelled.json',
     ]);
   });
 

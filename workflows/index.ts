@@ -8,5 +8,6 @@ export * from './maintenance';
 export * from './merges';
 export * from './prompt';
 export * from './run-callbacks';
+export * from './run-schedules';
 export * from './runs';
 export * from './triggers';

@@ -18,6 +18,7 @@ import { outboxFeature } from '../platform/outbox/feature';
 import { temporalCodecFeature } from '../platform/temporal/codec-server/feature';
 import { promptFeature } from '../prompt/feature';
 import { runCallbacksFeature } from '../run-callbacks/feature';
+import { runSchedulesFeature } from '../run-schedules/feature';
 import { runsFeature } from '../runs/feature';
 import { searchFeature } from '../search/feature';
 import { tenancyFeature } from '../tenancy/feature';
@@ -55,6 +56,7 @@ const MANIFESTS = [
   capabilitiesFeature,
   runsFeature,
   runCallbacksFeature,
+  runSchedulesFeature,
   mcpFeature,
   creditsFeature,
   consoleFeature,

@@ -679,6 +679,72 @@ export interface paths {
      */
     post: operations["redeliverRunCallbackOfRun"];
   };
+  "/v1/run-schedules": {
+    /**
+     * The workspace’s run schedules, newest first, each with its next fire times
+     * @description Each with what Temporal says of it now: paused or not, the next 5 fire times, recent fires and the fires whose run is still going (`temporal`, null while unreachable).
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["listRunSchedules"];
+    /**
+     * Schedule a run: on a cron or an interval, as a Temporal Schedule
+     * @description Creates the schedule and its Temporal Schedule `run-schedule-<id>` (visible, and pausable, in the Temporal UI). Each fire dispatches `run` through the same path as `POST /v1/runs`, as this credential (re-checked at every fire: once it is revoked or expired, or its user left, the fire dispatches nothing, records why in `last_refusal` and pauses the schedule), with the idempotency key `schedule:<id>:<fire>` so a retried fire never dispatches twice; its runs carry `schedule_id`. A fire lasts as long as its run, so `overlap` applies to runs: `skip` (the default), `buffer_one`, `allow`, `cancel_other` (the previous run is cancelled as `POST /v1/runs/{id}/cancel` would). Exactly one of `cron` (read in `timezone`) and `interval`; a bad one, an unknown time zone or a run `POST /v1/runs` would refuse is 422. Needs `runs:write` as well (403 without). At most 100 per workspace (409). Should Temporal be unreachable, the schedule is still created (`temporal: null`) and its Temporal Schedule follows once Temporal answers.
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    post: operations["createRunSchedule"];
+  };
+  "/v1/run-schedules/{id}": {
+    /**
+     * One run schedule, with its next fire times
+     * @description The schedule and what Temporal says of it now; another workspace’s is 404.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getRunSchedule"];
+    /**
+     * Delete a schedule and its Temporal Schedule
+     * @description The runs it dispatched stay, and keep its `schedule_id`; a fire still waiting for its run ends with it.
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    delete: operations["deleteRunSchedule"];
+    /**
+     * Change when or what a schedule runs, its overlap policy, note or paused state
+     * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as; pausing and the note need the manage scope alone.
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    patch: operations["updateRunSchedule"];
+  };
+  "/v1/run-schedules/{id}/pause": {
+    /**
+     * Pause a schedule (in Temporal too); `note` says why
+     * @description Fires stop until it is resumed; runs already going go on.
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    post: operations["pauseRunSchedule"];
+  };
+  "/v1/run-schedules/{id}/resume": {
+    /**
+     * Resume a paused schedule; the caller becomes the identity its runs act as
+     * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    post: operations["resumeRunSchedule"];
+  };
+  "/v1/run-schedules/{id}/trigger": {
+    /**
+     * Fire a schedule now
+     * @description One fire now, paused or not, under the schedule’s own overlap policy and as its stored identity; its run carries `schedule_id` like any other. Needs `runs:write` as well (403 without).
+     *
+     * Requires the `schedules:manage` scope.
+     */
+    post: operations["triggerRunSchedule"];
+  };
   "/mcp": {
     /**
      * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
@@ -705,7 +771,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -886,7 +952,7 @@ export interface components {
     };
     ApiKeyCreateRequest: {
       name: string;
-      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, search:read, triggers:manage */
+      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, schedules:manage, search:read, triggers:manage */
       scopes: string[];
       /**
        * Format: uuid
@@ -1929,7 +1995,7 @@ export interface components {
       input: {
         steps: components["schemas"]["PlaybookStep"][];
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
       idempotency_key?: string;
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
@@ -1963,7 +2029,7 @@ export interface components {
          */
         approval?: "writes" | "all" | "none";
       };
-      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` are reserved for webhook triggers (422). */
+      /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
       idempotency_key?: string;
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
@@ -2056,6 +2122,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -2097,6 +2168,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -2343,6 +2419,197 @@ export interface components {
       series: number;
       /** @enum {string} */
       status: "pending";
+    };
+    RunSchedule: {
+      /** Format: uuid */
+      id: string;
+      cron: string | null;
+      interval_seconds: number | null;
+      timezone: string;
+      run: components["schemas"]["RunTemplate"];
+      /**
+       * @description While the previous fire’s RUN has not finished: `skip` the new fire, `buffer_one` (start it when the run finishes; at most one waits), `allow` both, or `cancel_other` (cancel the previous run, then start).
+       * @enum {string}
+       */
+      overlap: "skip" | "buffer_one" | "allow" | "cancel_other";
+      paused: boolean;
+      note: string | null;
+      /** Format: uuid */
+      created_by: string;
+      /** @description The last fire that dispatched nothing, and why (say, the creating credential was revoked). */
+      last_refusal: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
+      /** @description What Temporal says of the schedule now; null while Temporal cannot be reached or has not applied it yet. */
+      temporal: ({
+        /** @description The Temporal Schedule’s id: `run-schedule-<id>`. */
+        schedule_id: string;
+        paused: boolean;
+        note: string | null;
+        /** @description The next 5 fire times Temporal computed. */
+        next_fire_times: string[];
+        recent_fires: {
+            /** Format: date-time */
+            scheduled_at: string;
+            workflow_id: string;
+          }[];
+        /** @description Workflow ids of the fires whose run has not finished yet. */
+        running: string[];
+        /** @description Fires so far (trigger-now included). */
+        fires: number;
+        /** @description Fires skipped because the previous run had not finished. */
+        skipped_for_overlap: number;
+      }) | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    RunTemplate: OneOf<[{
+      /** @enum {string} */
+      agent: "playbook";
+      /** @description The steps, run in order (at most 50). */
+      input: {
+        steps: components["schemas"]["PlaybookStep"][];
+      };
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
+    }, {
+      /** @enum {string} */
+      agent: "llm";
+      input: {
+        goal: string;
+        /**
+         * @description How many tool calls the model may make before it must answer.
+         * @default 8
+         */
+        max_steps?: number;
+        /**
+         * @description Which of the model’s tool calls wait for a human approval.
+         * @default writes
+         * @enum {string}
+         */
+        approval?: "writes" | "all" | "none";
+      };
+      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+      tags?: string[];
+      concurrency?: components["schemas"]["RunConcurrency"];
+    }]>;
+    CreateRunScheduleRequest: {
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      cron?: string;
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      interval?: number | string;
+      /**
+       * @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC.
+       * @default UTC
+       */
+      timezone?: string;
+      /** @description The run each fire dispatches: a `POST /v1/runs` body without `idempotency_key` (each fire’s key is `schedule:<id>:<scheduled time>`), checked as a dispatch is, with this credential’s scopes. */
+      run: OneOf<[{
+        /** @enum {string} */
+        agent: "playbook";
+        /** @description The steps, run in order (at most 50). */
+        input: {
+          steps: components["schemas"]["PlaybookStep"][];
+        };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
+      }, {
+        /** @enum {string} */
+        agent: "llm";
+        input: {
+          goal: string;
+          /**
+           * @description How many tool calls the model may make before it must answer.
+           * @default 8
+           */
+          max_steps?: number;
+          /**
+           * @description Which of the model’s tool calls wait for a human approval.
+           * @default writes
+           * @enum {string}
+           */
+          approval?: "writes" | "all" | "none";
+        };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
+      }]>;
+      /**
+       * @description While the previous fire’s RUN has not finished: `skip` the new fire, `buffer_one` (start it when the run finishes; at most one waits), `allow` both, or `cancel_other` (cancel the previous run, then start).
+       * @default skip
+       * @enum {string}
+       */
+      overlap?: "skip" | "buffer_one" | "allow" | "cancel_other";
+      /** @default false */
+      paused?: boolean;
+      /** @description Shown in the Temporal UI beside the schedule. */
+      note?: string;
+    };
+    RunScheduleList: {
+      schedules: components["schemas"]["RunSchedule"][];
+    };
+    UpdateRunScheduleRequest: {
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      cron?: string;
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      interval?: number | string;
+      /** @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC. */
+      timezone?: string;
+      /** @description The run each fire dispatches: a `POST /v1/runs` body without `idempotency_key` (each fire’s key is `schedule:<id>:<scheduled time>`), checked as a dispatch is, with this credential’s scopes. */
+      run?: OneOf<[{
+        /** @enum {string} */
+        agent: "playbook";
+        /** @description The steps, run in order (at most 50). */
+        input: {
+          steps: components["schemas"]["PlaybookStep"][];
+        };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
+      }, {
+        /** @enum {string} */
+        agent: "llm";
+        input: {
+          goal: string;
+          /**
+           * @description How many tool calls the model may make before it must answer.
+           * @default 8
+           */
+          max_steps?: number;
+          /**
+           * @description Which of the model’s tool calls wait for a human approval.
+           * @default writes
+           * @enum {string}
+           */
+          approval?: "writes" | "all" | "none";
+        };
+        /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+        tags?: string[];
+        concurrency?: components["schemas"]["RunConcurrency"];
+      }]>;
+      /**
+       * @description While the previous fire’s RUN has not finished: `skip` the new fire, `buffer_one` (start it when the run finishes; at most one waits), `allow` both, or `cancel_other` (cancel the previous run, then start).
+       * @enum {string}
+       */
+      overlap?: "skip" | "buffer_one" | "allow" | "cancel_other";
+      paused?: boolean;
+      /** @description Shown in the Temporal UI beside the schedule. */
+      note?: string | null;
+    };
+    PauseRunScheduleRequest: {
+      note?: string;
+    };
+    RunScheduleTriggered: {
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      triggered_at: string;
     };
     /** @description The JSON-RPC response (or, for a batch, responses): a `result`, or an `error` for a protocol error. */
     McpResponse: ({
@@ -2624,37 +2891,6 @@ export interface components {
       /** @description true: a new secret, shown in this response; the previous one stays valid for 24 hours. */
       rotate_secret?: boolean;
     };
-    RunTemplate: OneOf<[{
-      /** @enum {string} */
-      agent: "playbook";
-      /** @description The steps, run in order (at most 50). */
-      input: {
-        steps: components["schemas"]["PlaybookStep"][];
-      };
-      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
-      tags?: string[];
-      concurrency?: components["schemas"]["RunConcurrency"];
-    }, {
-      /** @enum {string} */
-      agent: "llm";
-      input: {
-        goal: string;
-        /**
-         * @description How many tool calls the model may make before it must answer.
-         * @default 8
-         */
-        max_steps?: number;
-        /**
-         * @description Which of the model’s tool calls wait for a human approval.
-         * @default writes
-         * @enum {string}
-         */
-        approval?: "writes" | "all" | "none";
-      };
-      /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
-      tags?: string[];
-      concurrency?: components["schemas"]["RunConcurrency"];
-    }]>;
     DeliverySummary: {
       /** Format: uuid */
       delivery_id: string;
@@ -10928,6 +11164,8 @@ export interface operations {
         agent?: "playbook" | "llm";
         /** @description Repeatable (`?tag=a&tag=b`): runs carrying every tag given. */
         tag?: string[];
+        /** @description Only the runs this run schedule dispatched. */
+        schedule_id?: string;
         limit?: number;
         /** @description `next_cursor` of the previous page. */
         cursor?: string;
@@ -13432,6 +13670,1040 @@ export interface operations {
     };
   };
   /**
+   * The workspace’s run schedules, newest first, each with its next fire times
+   * @description Each with what Temporal says of it now: paused or not, the next 5 fire times, recent fires and the fires whose run is still going (`temporal`, null while unreachable).
+   *
+   * Requires the `runs:read` scope.
+   */
+  listRunSchedules: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The workspace’s run schedules, newest first, each with its next fire times */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunScheduleList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Schedule a run: on a cron or an interval, as a Temporal Schedule
+   * @description Creates the schedule and its Temporal Schedule `run-schedule-<id>` (visible, and pausable, in the Temporal UI). Each fire dispatches `run` through the same path as `POST /v1/runs`, as this credential (re-checked at every fire: once it is revoked or expired, or its user left, the fire dispatches nothing, records why in `last_refusal` and pauses the schedule), with the idempotency key `schedule:<id>:<fire>` so a retried fire never dispatches twice; its runs carry `schedule_id`. A fire lasts as long as its run, so `overlap` applies to runs: `skip` (the default), `buffer_one`, `allow`, `cancel_other` (the previous run is cancelled as `POST /v1/runs/{id}/cancel` would). Exactly one of `cron` (read in `timezone`) and `interval`; a bad one, an unknown time zone or a run `POST /v1/runs` would refuse is 422. Needs `runs:write` as well (403 without). At most 100 per workspace (409). Should Temporal be unreachable, the schedule is still created (`temporal: null`) and its Temporal Schedule follows once Temporal answers.
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  createRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "interval": "1h",
+         *   "run": {
+         *     "agent": "playbook",
+         *     "input": {
+         *       "steps": [
+         *         {
+         *           "tool": "billing.credits_balance",
+         *           "input": {}
+         *         }
+         *       ]
+         *     }
+         *   },
+         *   "overlap": "skip",
+         *   "note": "hourly balance check"
+         * }
+         */
+        "application/json": components["schemas"]["CreateRunScheduleRequest"];
+      };
+    };
+    responses: {
+      /** @description Schedule a run: on a cron or an interval, as a Temporal Schedule */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description The run's steps need a scope this credential lacks; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_schedule_limit: the workspace has as many schedules as it may */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One run schedule, with its next fire times
+   * @description The schedule and what Temporal says of it now; another workspace’s is 404.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description One run schedule, with its next fire times */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a schedule and its Temporal Schedule
+   * @description The runs it dispatched stay, and keep its `schedule_id`; a fire still waiting for its run ends with it.
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  deleteRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Delete a schedule and its Temporal Schedule */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Change when or what a schedule runs, its overlap policy, note or paused state
+   * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as; pausing and the note need the manage scope alone.
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  updateRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "cron": "0 9 * * mon-fri",
+         *   "timezone": "Europe/Paris"
+         * }
+         */
+        "application/json": components["schemas"]["UpdateRunScheduleRequest"];
+      };
+    };
+    responses: {
+      /** @description Change when or what a schedule runs, its overlap policy, note or paused state */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description The run's steps need a scope this credential lacks; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Pause a schedule (in Temporal too); `note` says why
+   * @description Fires stop until it is resumed; runs already going go on.
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  pauseRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "note": "paused during the migration"
+         * }
+         */
+        "application/json": components["schemas"]["PauseRunScheduleRequest"];
+      };
+    };
+    responses: {
+      /** @description Pause a schedule (in Temporal too); `note` says why */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Resume a paused schedule; the caller becomes the identity its runs act as
+   * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  resumeRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Resume a paused schedule; the caller becomes the identity its runs act as */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunSchedule"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Fire a schedule now
+   * @description One fire now, paused or not, under the schedule’s own overlap policy and as its stored identity; its run carries `schedule_id` like any other. Needs `runs:write` as well (403 without).
+   *
+   * Requires the `schedules:manage` scope.
+   */
+  triggerRunSchedule: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Fire a schedule now */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunScheduleTriggered"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such run schedule in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
    * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.
    */
@@ -13725,7 +14997,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, graph.js, credits.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
    */
   getConsoleAsset: {
     parameters: {

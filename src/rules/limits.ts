@@ -159,6 +159,21 @@ export const LIMITS = {
     retentionDays: 30,
     retentionBatch: 1000,
   },
+  // Issue 26 part 3, run schedules: how many a workspace keeps; the shortest interval; how many next
+  // fire times a read shows; the note's length. A schedule's action waits for its run in long polls of
+  // `runWaitSeconds` (then reads the row again), continuing as new after `waitsPerAction` of them.
+  // A creator's `create`/`delete` waits at most `temporalWaitMs` for Temporal (the outbox finishes it).
+  schedules: {
+    perWorkspace: 100,
+    minIntervalSeconds: 1,
+    maxIntervalSeconds: 366 * 24 * 3600,
+    nextFireTimes: 5,
+    noteChars: 500,
+    cronChars: 200,
+    runWaitSeconds: 30,
+    waitsPerAction: 500,
+    temporalWaitMs: 5000,
+  },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },
   // Issue 15, the code graph. An ingest batch stays well under the 1 MiB JSON body limit and

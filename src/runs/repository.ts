@@ -30,6 +30,7 @@ export interface NewExecution {
   principal: RunPrincipal;
   idempotencyKey: string | null;
   requestHash: string;
+  scheduleId?: string | null;
 }
 
 /**
@@ -39,8 +40,9 @@ export interface NewExecution {
 export async function insertExecution(m: EntityManager, row: NewExecution): Promise<string | null> {
   const inserted = await queryFirst<{ id: string }>(
     m,
-    `INSERT INTO run_executions (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO run_executions
+       (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [
@@ -51,6 +53,7 @@ export async function insertExecution(m: EntityManager, row: NewExecution): Prom
       JSON.stringify(row.principal),
       row.idempotencyKey,
       row.requestHash,
+      row.scheduleId ?? null,
     ],
   );
   return inserted?.id ?? null;
@@ -419,6 +422,7 @@ export const listExecutions = (
     status?: RunStatus;
     agent?: string;
     tag?: string[];
+    schedule_id?: string;
     limit: number;
     after?: { createdAt: string; id: string };
   },
@@ -430,6 +434,7 @@ export const listExecutions = (
      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
        AND ($6::text[] IS NULL OR tags @> $6::text[])
+       AND ($7::uuid IS NULL OR schedule_id = $7)
      ORDER BY created_at DESC, id DESC LIMIT $5`,
     [
       query.status ?? null,
@@ -438,6 +443,7 @@ export const listExecutions = (
       query.after?.id ?? null,
       query.limit,
       query.tag?.length ? query.tag : null,
+      query.schedule_id ?? null,
     ],
   );
 

@@ -20,9 +20,12 @@ export const PlaybookStep = z
   .meta({ id: 'PlaybookStep' });
 export type PlaybookStep = z.output<typeof PlaybookStep>;
 
-/** A caller's run key: `webhook:` is the triggers' own (their run keys could otherwise be taken first). */
-const RunIdempotencyKey = IdempotencyKey.refine((key) => !key.startsWith('webhook:'), {
-  message: 'Keys starting with "webhook:" are reserved for webhook triggers',
+/**
+ * A caller's run key: `webhook:` is the triggers' own and `schedule:` the run schedules' (their run
+ * keys could otherwise be taken first).
+ */
+const RunIdempotencyKey = IdempotencyKey.refine((key) => !/^(webhook|schedule):/.test(key), {
+  message: 'Keys starting with "webhook:" or "schedule:" are reserved for webhook triggers and run schedules',
 });
 const callbackField = DispatchCallback.optional().describe(
   'POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret ' +
@@ -30,7 +33,7 @@ const callbackField = DispatchCallback.optional().describe(
 );
 const idempotencyKeyField = RunIdempotencyKey.optional().describe(
   'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. ' +
-    'Keys starting with `webhook:` are reserved for webhook triggers (422).',
+    'Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422).',
 );
 
 const PlaybookDispatch = z
@@ -167,6 +170,7 @@ export const RunSummary = z
     error: RunErrorBody.nullable(),
     credits_charged: z.number().int(),
     ...runControlView,
+    schedule_id: z.uuid().nullable().describe('The run schedule that dispatched it (`/v1/run-schedules`), if one did.'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -195,6 +199,7 @@ export const RunListQuery = z.object({
     .preprocess((value) => (typeof value === 'string' ? [value] : value), z.array(Tag).max(LIMITS.runs.tags.max))
     .optional()
     .describe('Repeatable (`?tag=a&tag=b`): runs carrying every tag given.'),
+  schedule_id: z.uuid().optional().describe('Only the runs this run schedule dispatched.'),
   limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
   cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
 });

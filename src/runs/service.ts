@@ -54,6 +54,13 @@ import type {
 import { approvalRow, stepRow, summaryOf } from './views';
 import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
+/** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
+export interface DispatchOrigin {
+  scheduleId?: string;
+  /** A rerun's plan (`rerun.ts`): the earlier run and the steps it reuses. */
+  rerun?: RerunPlan & { earlierId: string };
+}
+
 /** The 422 issues of one step (at `loc`): an unknown tool, or an input its tool's schema refuses. */
 function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number, where?: ValidationLoc) {
   const loc = where ?? ['body', 'input', 'steps', at];
@@ -204,8 +211,9 @@ export function createRunService(deps: {
     m: EntityManager,
     principal: Principal,
     body: DispatchRunRequest,
-    rerun?: RerunPlan & { earlierId: string },
+    origin: DispatchOrigin = {},
   ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[] }> {
+    const { rerun } = origin;
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
     const hash = requestHash(request);
@@ -254,6 +262,7 @@ export function createRunService(deps: {
       },
       idempotencyKey: key,
       requestHash: hash,
+      scheduleId: origin.scheduleId ?? null,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
     if (!id) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
@@ -395,7 +404,7 @@ export function createRunService(deps: {
         });
         if (issues.length > 0) throw new ValidationFailedError(issues);
         checkScopes(principal, executed);
-        return write(m, principal, plan.template, { ...plan, earlierId: earlier.id });
+        return write(m, principal, plan.template, { rerun: { ...plan, earlierId: earlier.id } });
       });
       await afterDispatch(principal.workspaceId, written);
       return written.response;

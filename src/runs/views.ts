@@ -54,6 +54,7 @@ export const summaryOf = (run: RunExecution): RunSummary => ({
   error: run.error,
   credits_charged: run.creditsCharged,
   ...controlOf(run),
+  schedule_id: run.scheduleId ?? null,
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });

@@ -10,6 +10,7 @@ import * as outbox from '../../src/platform/outbox/workflow';
 import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temporal/contract';
 import * as prompt from '../../src/prompt/workflow';
 import * as runCallbacks from '../../src/run-callbacks/workflow';
+import * as runSchedules from '../../src/run-schedules/workflow';
 import * as runs from '../../src/runs/workflow';
 import * as triggers from '../../src/triggers/workflow';
 import * as typeCatalog from '../../src/type-catalog/workflow';
@@ -58,6 +59,10 @@ const conformance: Record<string, true> = {
     typeof runCallbacks.runCallbackRetentionWorkflow,
     typeof implementations.runCallbackRetentionWorkflow
   >,
+  runScheduleAction: true satisfies Conforms<
+    typeof runSchedules.runScheduleActionWorkflow,
+    typeof implementations.runScheduleActionWorkflow
+  >,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
@@ -81,6 +86,7 @@ const contracts = [
   importance,
   runs,
   runCallbacks,
+  runSchedules,
   code,
   triggers,
 ].flatMap((module) => Object.values(module).filter(isContract));

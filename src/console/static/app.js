@@ -5,8 +5,16 @@ import { fill } from './dom.js';
 import { graphView } from './graph.js';
 import { mergesView } from './merges.js';
 import { runsView } from './runs.js';
+import { schedulesView } from './schedules.js';
 
-const VIEWS = { approvals: approvalsView, merges: mergesView, runs: runsView, graph: graphView, credits: creditsView };
+const VIEWS = {
+  approvals: approvalsView,
+  merges: mergesView,
+  runs: runsView,
+  schedules: schedulesView,
+  graph: graphView,
+  credits: creditsView,
+};
 
 const $ = (id) => document.getElementById(id);
 let stopView = () => {};

@@ -15,6 +15,12 @@ const temporalLink = (run) =>
   `${meta('weft-temporal-ui')}/namespaces/${encodeURIComponent(meta('weft-temporal-namespace'))}` +
   `/workflows/run-${run.execution_id}/${run.run_id}/history`;
 
+/** The run schedule that dispatched the run, if one did (the schedules view lists it). */
+const scheduleLink = (run) =>
+  run.schedule_id
+    ? h('a', { href: '#/schedules', class: 'schedule', title: run.schedule_id }, shortId(run.schedule_id))
+    : '';
+
 export function runsView(main, executionId) {
   return executionId ? runDetail(main, executionId) : runList(main);
 }
@@ -64,7 +70,7 @@ function runList(main) {
         h(
           'tr',
           {},
-          ['Run', 'Agent', 'Status', 'Credits', 'Created', 'Updated'].map((title) => h('th', {}, title)),
+          ['Run', 'Agent', 'Status', 'Credits', 'Schedule', 'Created', 'Updated'].map((title) => h('th', {}, title)),
         ),
       ),
       table,
@@ -87,6 +93,7 @@ function runList(main) {
           h('td', {}, run.agent),
           h('td', {}, badge(run.status)),
           h('td', { class: 'number' }, run.credits_charged),
+          h('td', {}, scheduleLink(run)),
           h('td', {}, when(run.created_at)),
           h('td', {}, when(run.updated_at)),
         ),
@@ -184,6 +191,7 @@ function renderRun(run, audit) {
         { class: 'muted' },
         `${run.agent} · ${run.credits_charged} credits · created `,
         when(run.created_at),
+        run.schedule_id ? [' · scheduled by ', scheduleLink(run)] : '',
         ' · ',
         h(
           'a',

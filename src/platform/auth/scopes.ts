@@ -15,6 +15,8 @@ export const SCOPES = [
   'run_callbacks:manage',
   'runs:read',
   'runs:write',
+  // Creating and changing run schedules (with runs:write, since they dispatch runs); pausing too.
+  'schedules:manage',
   'search:read',
   'triggers:manage',
 ] as const;

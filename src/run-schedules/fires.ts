@@ -1,0 +1,163 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { EntityManager } from 'typeorm';
+import type { Principal } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { ConflictError, DomainError } from '../platform/errors';
+import type { Logger } from '../platform/logger';
+import { enqueueEvent } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { LIMITS } from '../rules/limits';
+import type { RunExecution } from '../runs/entities';
+import { FINISHED_STATUSES } from '../runs/entities';
+import { findExecution } from '../runs/repository';
+import type { DispatchRunRequest } from '../runs/schemas';
+import type { RunService } from '../runs/service';
+import { runWorkflow, runWorkflowId } from '../runs/workflow';
+import { runPrincipal } from '../triggers/dispatch';
+import { credentialUsable } from '../triggers/repository';
+import type { RunSchedule } from './entities';
+import { WEFT_PAUSE_NOTE } from './entities';
+import type { RunScheduleChanged } from './events';
+import { runScheduleChanged } from './events';
+import * as repo from './repository';
+import type { ScheduleSync } from './sync';
+import { deleteTemporalSchedule } from './temporal';
+import { changeOf } from './views';
+import type { RunScheduleActionResult } from './workflow';
+
+/**
+ * Whether the schedule's stored identity may still act (the check webhook triggers make, on the same
+ * frozen principal); the transaction acts as its user from here on, as key rows need.
+ */
+async function identityLive(m: EntityManager, schedule: RunSchedule): Promise<boolean> {
+  await m.query(`SELECT set_config('app.user_id', $1, true)`, [schedule.principal.userId]);
+  return credentialUsable(m, schedule.workspaceId, schedule.principal);
+}
+
+/** The principal a run acts as (for cancelling it on its schedule's behalf): its dispatcher, as stored. */
+const principalOfRun = (run: RunExecution): Principal => ({
+  userId: run.userId,
+  workspaceId: run.workspaceId,
+  tenantId: run.principal.tenantId,
+  scopes: new Set(run.principal.scopes as ScopeName[]),
+  credential: { ...run.principal.credential, expiresAt: null } as Principal['credential'],
+});
+
+const finished = (run: RunExecution | null) => !run || FINISHED_STATUSES.includes(run.status);
+
+/**
+ * The fires of run schedules, the worker's half: what the action workflow's activities call. A fire
+ * dispatches through the runs service's `dispatchWithin`, as `POST /v1/runs` and webhook triggers do,
+ * as the schedule's identity re-checked now; its idempotency key is `schedule:<id>:<fire>`, so a
+ * retried activity answers the run it dispatched before.
+ */
+export function createRunScheduleFires(deps: {
+  uow: UnitOfWork;
+  temporal: Pick<TemporalHandle, 'client' | 'workflows'>;
+  runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick' | 'cancel'>;
+  sync: ScheduleSync;
+  logger: Logger;
+}) {
+  const { uow, temporal, runs, sync, logger } = deps;
+
+  /** Records why a fire dispatched nothing; `pause`: and pauses the schedule (it could only fail again). */
+  async function refuse(m: EntityManager, schedule: RunSchedule, reason: string, pause: boolean) {
+    await repo.updateSchedule(m, schedule.id, {
+      lastRefusal: reason.slice(0, 500),
+      ...(pause ? { paused: true, note: `${WEFT_PAUSE_NOTE}${reason}`.slice(0, LIMITS.schedules.noteChars) } : {}),
+    });
+    const event = changeOf((await repo.findSchedule(m, schedule.id))!);
+    await enqueueEvent(m, runScheduleChanged, {
+      workspaceId: schedule.workspaceId,
+      aggregateId: schedule.id,
+      payload: event,
+    });
+    return event;
+  }
+
+  return {
+    /** One fire: dispatches the schedule's run, or records why not. */
+    async fire(input: { workspaceId: string; scheduleId: string; fireId: string }): Promise<RunScheduleActionResult> {
+      const { workspaceId, scheduleId } = input;
+      const outcome = await uow(
+        { workspaceId },
+        async (m): Promise<RunScheduleActionResult & { change?: RunScheduleChanged }> => {
+          const schedule = await repo.findSchedule(m, scheduleId);
+          if (!schedule) return { outcome: 'gone' };
+          if (!(await identityLive(m, schedule))) {
+            logger.warn({ schedule_id: scheduleId }, 'run schedule fired, but its credential may no longer act');
+            const reason = 'credential_revoked: the credential it acts as was revoked or expired, or its user left';
+            return { outcome: 'refused', change: await refuse(m, schedule, reason, true) };
+          }
+          const principal = runPrincipal(schedule);
+          const request = { ...schedule.runTemplate, idempotency_key: `schedule:${scheduleId}:${input.fireId}` };
+          try {
+            // Checked again: a tool or the identity's scopes may have changed since the schedule was saved.
+            runs.validate(principal, schedule.runTemplate);
+            // In a savepoint: a refusal undoes the run alone, and the refusal is still recorded.
+            const run = await m.transaction((inner) =>
+              runs.dispatchWithin(inner, principal, request as DispatchRunRequest, { scheduleId }),
+            );
+            return { outcome: 'dispatched', executionId: run.execution_id };
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+            logger.warn({ err: error, schedule_id: scheduleId }, 'run schedule fired, but its run was refused');
+            const pause = !(error instanceof ConflictError);
+            return {
+              outcome: 'refused',
+              change: await refuse(m, schedule, `dispatch_refused: ${error.message}`, pause),
+            };
+          }
+        },
+      );
+      const { change, ...result } = outcome;
+      if (result.outcome === 'gone') await deleteTemporalSchedule(temporal, scheduleId);
+      if (change) await sync(workspaceId, change);
+      if (result.outcome === 'dispatched') runs.kick(workspaceId);
+      return result;
+    },
+
+    /**
+     * Waits up to `runWaitSeconds` for the run to finish (its workflow's result, a long poll on
+     * Temporal), then answers how the row reads: the row is the truth (a cancel writes it first).
+     */
+    async awaitRun(input: {
+      workspaceId: string;
+      executionId: string;
+    }): Promise<{ finished: boolean; status: string }> {
+      const read = () => uow({ workspaceId: input.workspaceId }, (m) => findExecution(m, input.executionId));
+      let run = await read();
+      if (!finished(run)) {
+        const started = Date.now();
+        try {
+          const handle = temporal.workflows.handle(runWorkflow, runWorkflowId(input.executionId));
+          await temporal.workflows.resultWithin(
+            handle,
+            LIMITS.schedules.runWaitSeconds * 1000,
+            () => new Error('wait'),
+          );
+        } catch {
+          // Not started yet (the outbox starts it), or still running: read the row again, without spinning.
+          if (Date.now() - started < 1000) await delay(1000);
+        }
+        run = await read();
+      }
+      return { finished: finished(run), status: run?.status ?? 'MISSING' };
+    },
+
+    /** Cancels the fire's run through the runs service (approvals cancelled, charges as for any cancel). */
+    async cancelRun(input: { workspaceId: string; executionId: string }): Promise<void> {
+      const run = await uow({ workspaceId: input.workspaceId }, (m) => findExecution(m, input.executionId));
+      if (finished(run)) return;
+      try {
+        await runs.cancel(principalOfRun(run!), input.executionId);
+      } catch (error) {
+        // Finished meanwhile: nothing left to cancel.
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    },
+  };
+}
+
+export type RunScheduleFires = ReturnType<typeof createRunScheduleFires>;

@@ -1,0 +1,76 @@
+import type { EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { queryFirst } from '../platform/db/query';
+import type { TriggerPrincipal } from '../triggers/entities';
+import { RunSchedule } from './entities';
+
+const schedules = (m: EntityManager) => m.getRepository(RunSchedule);
+
+export type NewRunSchedule = Pick<
+  RunSchedule,
+  | 'workspaceId'
+  | 'cron'
+  | 'intervalSeconds'
+  | 'timezone'
+  | 'runTemplate'
+  | 'overlap'
+  | 'paused'
+  | 'note'
+  | 'principal'
+  | 'createdBy'
+>;
+
+export async function insertSchedule(m: EntityManager, row: NewRunSchedule): Promise<string> {
+  const inserted = await queryFirst<{ id: string }>(
+    m,
+    `INSERT INTO run_schedules (workspace_id, cron, interval_seconds, timezone, run_template, overlap, paused, note,
+       principal, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+    [
+      row.workspaceId,
+      row.cron,
+      row.intervalSeconds,
+      row.timezone,
+      JSON.stringify(row.runTemplate),
+      row.overlap,
+      row.paused,
+      row.note,
+      JSON.stringify(row.principal),
+      row.createdBy,
+    ],
+  );
+  return inserted!.id;
+}
+
+export const findSchedule = (m: EntityManager, id: string) => schedules(m).findOneBy({ id });
+
+export const listSchedules = (m: EntityManager) =>
+  schedules(m).find({ order: { createdAt: 'DESC', id: 'DESC' }, take: 1000 });
+
+export const countSchedules = (m: EntityManager) => schedules(m).count();
+
+export type RunSchedulePatch = Partial<
+  Pick<RunSchedule, 'cron' | 'intervalSeconds' | 'timezone' | 'runTemplate' | 'overlap' | 'paused' | 'note'>
+> & { principal?: TriggerPrincipal; lastRefusal?: string };
+
+/** Applies the change and counts a revision (the Temporal Schedule follows the newest). */
+export async function updateSchedule(m: EntityManager, id: string, patch: RunSchedulePatch): Promise<void> {
+  const { lastRefusal, ...rest } = patch;
+  const set = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+  await schedules(m)
+    .createQueryBuilder()
+    .update(RunSchedule)
+    .set({
+      ...set,
+      ...(lastRefusal === undefined ? {} : { lastRefusal, lastRefusedAt: () => 'now()' }),
+      revision: () => 'revision + 1',
+      updatedAt: () => 'now()',
+      // The jsonb columns' unions are more than TypeORM's partial-entity type follows.
+    } as QueryDeepPartialEntity<RunSchedule>)
+    .where('id = :id', { id })
+    .execute();
+}
+
+export async function deleteSchedule(m: EntityManager, id: string): Promise<void> {
+  await schedules(m).delete({ id });
+}

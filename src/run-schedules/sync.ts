@@ -1,0 +1,38 @@
+import type { Logger } from '../platform/logger';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import type { TemporalHandle } from '../platform/temporal/connection';
+import { LIMITS } from '../rules/limits';
+import type { RunScheduleChanged } from './events';
+import { applyRunSchedule } from './temporal';
+
+/**
+ * After a change commits (with its `run_schedule.changed` event): applies it to Temporal at once,
+ * waiting at most `temporalWaitMs`, then hands the event to the relay, which applies it again (a
+ * no-op once applied) or, while Temporal is unreachable, until it is. True when applied here.
+ */
+export function createScheduleSync(deps: {
+  temporal: Pick<TemporalHandle, 'client' | 'taskQueue'>;
+  outbox: Pick<OutboxRelay, 'kick'>;
+  logger: Logger;
+}) {
+  const { temporal, outbox, logger } = deps;
+  return async function sync(workspaceId: string, change: RunScheduleChanged): Promise<boolean> {
+    const applied = applyRunSchedule(temporal, workspaceId, change).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn({ err: error, schedule_id: change.schedule_id }, 'run schedule not applied; the outbox will');
+        return false;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), LIMITS.schedules.temporalWaitMs);
+    });
+    const done = await Promise.race([applied, waited]);
+    clearTimeout(timer);
+    outbox.kick(workspaceId);
+    return done;
+  };
+}
+
+export type ScheduleSync = ReturnType<typeof createScheduleSync>;

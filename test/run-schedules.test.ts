@@ -1,0 +1,457 @@
+import { Client, Connection } from '@temporalio/client';
+import { expect } from 'chai';
+import type { Principal } from '../src/platform/auth/principal';
+import { SCOPES } from '../src/platform/auth/scopes';
+import { freePort } from '../src/platform/temporal/dev-server';
+import { createRunScheduleService } from '../src/run-schedules/service';
+import { createScheduleSync } from '../src/run-schedules/sync';
+import { runScheduleTemporalId } from '../src/run-schedules/workflow';
+import { eventually } from './helpers/eventually';
+import { as } from './helpers/http';
+import { FINISHED, pendingApproval, runUntil, succeeded } from './helpers/runs';
+import { getStack } from './helpers/stack';
+import { newTenant } from './helpers/tenants';
+
+type Api = ReturnType<typeof as>;
+
+const balance = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } };
+/** A run that waits for a human: its only step needs approval. */
+const gated = {
+  agent: 'playbook',
+  input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: true }] },
+};
+
+/** Every schedule a test made, deleted afterwards so the suite leaves no Temporal Schedule behind. */
+const made: { client: Api; id: string }[] = [];
+
+async function newSchedule(client: Api, body: Record<string, unknown>) {
+  const created = await client.post('/v1/run-schedules', body);
+  expect(created.status, created.text).to.equal(201);
+  made.push({ client, id: created.body.id });
+  return created.body;
+}
+
+const runsOf = async (client: Api, scheduleId: string) => {
+  const listed = await client.get(`/v1/runs?schedule_id=${scheduleId}&limit=200`);
+  expect(listed.status, listed.text).to.equal(200);
+  return listed.body.runs as any[];
+};
+
+const describe_ = (scheduleId: string) =>
+  getStack().runtime.temporal.client.schedule.getHandle(runScheduleTemporalId(scheduleId)).describe();
+
+const temporalHas = async (scheduleId: string) =>
+  describe_(scheduleId).then(
+    () => true,
+    () => false,
+  );
+
+describe('run schedules (issue 26 part 3)', function () {
+  this.timeout(120_000);
+
+  after(async () => {
+    for (const { client, id } of made) await client.delete(`/v1/run-schedules/${id}`);
+    for (const { id } of made) {
+      await eventually(async () => !(await temporalHas(id)), { what: `schedule ${id} gone from Temporal` });
+    }
+  });
+
+  it('an interval schedule fires: a Temporal Schedule whose runs carry schedule_id; delete removes it', async () => {
+    const { api_key, workspace_id } = await newTenant(100);
+    const client = as(api_key);
+    const schedule = await newSchedule(client, { interval: '2s', run: balance, overlap: 'allow', note: 'smoke' });
+    expect(schedule).to.include({ interval_seconds: 2, cron: null, timezone: 'UTC', overlap: 'allow', paused: false });
+
+    // Temporal's own view: the id, the note, whose it is (search attributes in clear), next fire times.
+    const described = await describe_(schedule.id);
+    expect(described.state.paused).to.equal(false);
+    expect(described.state.note).to.equal('smoke');
+    expect(described.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).to.deep.include([
+      'WeftWorkspaceId',
+      workspace_id,
+    ]);
+    // The memo says whose it is, sealed under the workspace's key like every payload (the codec opens it).
+    const owner = described.raw.memo?.fields?.owner;
+    const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');
+    expect(text(owner?.metadata?.encoding)).to.equal('binary/encrypted');
+    expect(text(owner?.metadata?.['weft-workspace'])).to.equal(workspace_id);
+    expect(described.memo?.owner).to.deep.include({ workspaceId: workspace_id, scheduleId: schedule.id });
+    const read = await client.get(`/v1/run-schedules/${schedule.id}`);
+    expect(read.status, read.text).to.equal(200);
+    expect(read.body.temporal.schedule_id).to.equal(`run-schedule-${schedule.id}`);
+    expect(read.body.temporal.next_fire_times).to.have.length(5);
+    const gaps = read.body.temporal.next_fire_times
+      .slice(1)
+      .map((at: string, i: number) => Date.parse(at) - Date.parse(read.body.temporal.next_fire_times[i]));
+    expect(gaps).to.deep.equal([2000, 2000, 2000, 2000]);
+
+    const runs = await eventually(
+      async () => ((await runsOf(client, schedule.id)).length >= 2 ? runsOf(client, schedule.id) : undefined),
+      {
+        what: 'two scheduled runs',
+        timeoutMs: 30_000,
+      },
+    );
+    for (const run of runs) expect(run.schedule_id).to.equal(schedule.id);
+    const done = await succeeded(client, runs.at(-1).execution_id);
+    expect(done.schedule_id).to.equal(schedule.id);
+    // An unfiltered list shows it too; a run dispatched by hand has none.
+    const manual = await client.post('/v1/runs', balance);
+    const all = (await client.get('/v1/runs?limit=200')).body.runs;
+    expect(all.find((run: any) => run.execution_id === manual.body.execution_id).schedule_id).to.equal(null);
+    expect((await runsOf(client, schedule.id)).map((run) => run.execution_id)).not.to.include(manual.body.execution_id);
+
+    const deleted = await client.delete(`/v1/run-schedules/${schedule.id}`);
+    expect(deleted.status, deleted.text).to.equal(200);
+    expect(await temporalHas(schedule.id)).to.equal(false);
+    expect((await client.get(`/v1/run-schedules/${schedule.id}`)).status).to.equal(404);
+    // The runs stay, and keep naming it.
+    expect((await runsOf(client, schedule.id)).length).to.be.at.least(2);
+  });
+
+  it('trigger now fires a paused schedule once; pause and resume show in Temporal’s describe', async () => {
+    const { api_key } = await newTenant(100);
+    const client = as(api_key);
+    const schedule = await newSchedule(client, {
+      cron: '0 3 1 1 *',
+      timezone: 'Europe/Paris',
+      run: balance,
+      paused: true,
+    });
+    expect((await describe_(schedule.id)).state.paused).to.equal(true);
+    expect(schedule.temporal.next_fire_times[0]).to.match(/^\d{4}-01-01T02:00:00/);
+
+    const triggered = await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    expect(triggered.status, triggered.text).to.equal(202);
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(client, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the triggered run' },
+    );
+    await succeeded(client, run.execution_id);
+
+    const resumed = await client.post(`/v1/run-schedules/${schedule.id}/resume`);
+    expect(resumed.status, resumed.text).to.equal(200);
+    expect(resumed.body.paused).to.equal(false);
+    expect(resumed.body.temporal.paused).to.equal(false);
+    expect((await describe_(schedule.id)).state.paused).to.equal(false);
+
+    const paused = await client.post(`/v1/run-schedules/${schedule.id}/pause`, { note: 'maintenance window' });
+    expect(paused.status, paused.text).to.equal(200);
+    const described = await describe_(schedule.id);
+    expect(described.state).to.include({ paused: true, note: 'maintenance window' });
+
+    // An update reaches Temporal too: now an interval.
+    const changed = await client.patch(`/v1/run-schedules/${schedule.id}`, { interval: 3600 });
+    expect(changed.status, changed.text).to.equal(200);
+    expect(changed.body).to.include({ cron: null, interval_seconds: 3600 });
+    expect((await describe_(schedule.id)).spec.intervals?.[0]?.every).to.equal(3_600_000);
+  });
+
+  it('overlap skip: while the first run waits for approval, later fires are skipped; allow starts each', async () => {
+    const { api_key } = await newTenant(100);
+    const client = as(api_key);
+    const skip = await newSchedule(client, { interval: '1s', run: gated, overlap: 'skip' });
+    const allow = await newSchedule(client, { interval: '1s', run: gated, overlap: 'allow' });
+    const [first] = await eventually(
+      async () => {
+        const runs = await runsOf(client, skip.id);
+        return runs.length >= 1 ? runs : undefined;
+      },
+      { what: 'the skip schedule’s first run' },
+    );
+    await pendingApproval(client, first.execution_id);
+    await eventually(async () => (await runsOf(client, allow.id)).length >= 4, { what: 'four runs under allow' });
+    // Several more fire times have passed for the skip schedule: all skipped, its one run still waits.
+    await eventually(
+      async () => (await client.get(`/v1/run-schedules/${skip.id}`)).body.temporal.skipped_for_overlap >= 3,
+      { what: 'skipped fires' },
+    );
+    expect((await runsOf(client, skip.id)).map((run) => run.execution_id)).to.deep.equal([first.execution_id]);
+    const read = await client.get(`/v1/run-schedules/${skip.id}`);
+    expect(read.body.temporal.running).to.have.length(1);
+    for (const schedule of [skip, allow]) await client.post(`/v1/run-schedules/${schedule.id}/pause`);
+  });
+
+  it('cancel_other cancels the previous RUN (its approval too) before the next one starts', async () => {
+    const { api_key } = await newTenant(100);
+    const client = as(api_key);
+    const schedule = await newSchedule(client, {
+      cron: '0 3 1 1 *',
+      run: gated,
+      overlap: 'cancel_other',
+      paused: true,
+    });
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const [first] = await eventually(
+      async () => {
+        const runs = await runsOf(client, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the first run' },
+    );
+    const approval = await pendingApproval(client, first.execution_id);
+
+    // Fired again at once: within the same second too, the second fire is a fire of its own.
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const cancelled = await runUntil(
+      client,
+      first.execution_id,
+      (run) => run.status === 'CANCELLED',
+      'the first run cancelled',
+    );
+    expect(cancelled.approvals.find((a: any) => a.approval_id === approval.approval_id).status).to.equal('cancelled');
+    const runs = await eventually(
+      async () => {
+        const listed = await runsOf(client, schedule.id);
+        return listed.length === 2 ? listed : undefined;
+      },
+      { what: 'the second run' },
+    );
+    const second = runs.find((run) => run.execution_id !== first.execution_id);
+    await pendingApproval(client, second.execution_id);
+    expect(FINISHED).not.to.include((await client.get(`/v1/runs/${second.execution_id}`)).body.status);
+  });
+
+  it('buffer_one: one fire made during a run waits, and starts when the run finishes', async () => {
+    const tenant = await newTenant(100);
+    const client = as(tenant.api_key);
+    const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: gated, overlap: 'buffer_one', paused: true });
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const [first] = await eventually(
+      async () => {
+        const runs = await runsOf(client, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the first run' },
+    );
+    const approval = await pendingApproval(client, first.execution_id);
+    // Two more fires while it waits: one is buffered, the other dropped; neither dispatches yet.
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    await client.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    await eventually(async () => (await describe_(schedule.id)).info.numActionsSkippedOverlap >= 1, {
+      what: 'a fire dropped',
+    });
+    expect(await runsOf(client, schedule.id)).to.have.length(1);
+    // The dispatching key never approves; its user's JWT may (the only member of the workspace).
+    const resolved = await as(tenant.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    await succeeded(client, first.execution_id);
+    const runs = await eventually(
+      async () => {
+        const listed = await runsOf(client, schedule.id);
+        return listed.length === 2 ? listed : undefined;
+      },
+      { what: 'the buffered fire’s run' },
+    );
+    await pendingApproval(client, runs.find((run) => run.execution_id !== first.execution_id).execution_id);
+    expect(await runsOf(client, schedule.id)).to.have.length(2);
+  });
+
+  it('a revoked creator: the fire dispatches nothing, records why and pauses the schedule', async () => {
+    const tenant = await newTenant(100);
+    const key = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'scheduler',
+      scopes: ['runs:read', 'runs:write', 'schedules:manage', 'billing:read', 'capabilities:read'],
+    });
+    expect(key.status, key.text).to.equal(201);
+    const client = as(key.body.token);
+    const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: balance, paused: true });
+    made.at(-1)!.client = as(tenant.user_jwt);
+    expect((await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.body.id}`)).status).to.equal(200);
+
+    const owner = as(tenant.user_jwt);
+    expect((await owner.post(`/v1/run-schedules/${schedule.id}/trigger`)).status).to.equal(202);
+    const refused = await eventually(
+      async () => {
+        const read = await owner.get(`/v1/run-schedules/${schedule.id}`);
+        return read.body.last_refusal ? read.body : undefined;
+      },
+      { what: 'the refusal' },
+    );
+    expect(refused.last_refusal.reason).to.match(/^credential_revoked/);
+    expect(refused.paused).to.equal(true);
+    expect(refused.note).to.match(/^Paused by Weft: credential_revoked/);
+    await eventually(async () => (await describe_(schedule.id)).state.paused, { what: 'Temporal paused' });
+    expect(await runsOf(owner, schedule.id)).to.deep.equal([]);
+    // Resumed by the owner, who becomes its identity: Weft's note goes, and the next fire dispatches.
+    const resumed = await owner.post(`/v1/run-schedules/${schedule.id}/resume`);
+    expect(resumed.body).to.include({ paused: false, note: null });
+    await owner.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(owner, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'a run as the new identity' },
+    );
+    await succeeded(owner, run.execution_id);
+  });
+
+  it('a fire is idempotent: its activity repeated answers the run it dispatched, never a second', async () => {
+    const { api_key, workspace_id } = await newTenant(100);
+    const client = as(api_key);
+    const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: balance, paused: true });
+    const fires = getStack().runtime.services.runScheduleFires;
+    const fire = {
+      workspaceId: workspace_id,
+      scheduleId: schedule.id,
+      fireId: '2026-01-01T02:00:00Z:01a210d5-604c-71aa-bc5c-28717a4b6bd4',
+    };
+    const once = await fires.fire(fire);
+    const twice = await fires.fire(fire);
+    expect(once.outcome).to.equal('dispatched');
+    expect(twice).to.deep.equal(once);
+    expect((await runsOf(client, schedule.id)).map((run) => run.execution_id)).to.deep.equal([once.executionId]);
+    // A caller cannot take a schedule's key first.
+    const taken = await client.post('/v1/runs', { ...balance, idempotency_key: `schedule:${schedule.id}:x` });
+    expect(taken.status).to.equal(422);
+  });
+
+  it('row and Temporal do not drift for good: a lost Temporal Schedule returns, an orphan removes itself', async () => {
+    const { api_key } = await newTenant(100);
+    const client = as(api_key);
+    const schedule = await newSchedule(client, { cron: '0 3 1 1 *', run: balance, paused: true });
+    const temporal = getStack().runtime.temporal;
+    // Lost behind Weft's back (or never created while Temporal was down): the next change's event re-creates it.
+    await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).delete();
+    const changed = await client.patch(`/v1/run-schedules/${schedule.id}`, { note: 'back' });
+    expect(changed.status, changed.text).to.equal(200);
+    expect((await describe_(schedule.id)).state.note).to.equal('back');
+    // The row gone behind Temporal's back: the next fire finds nothing to dispatch and deletes its schedule.
+    await getStack().ownerDataSource.query(`DELETE FROM run_schedules WHERE id = $1`, [schedule.id]);
+    await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
+    await eventually(async () => !(await temporalHas(schedule.id)), { what: 'the orphan schedule to delete itself' });
+    made.pop();
+  });
+
+  it('Temporal down at create and delete: the row commits at once, the outbox brings Temporal in line', async () => {
+    const tenant = await newTenant(10);
+    const { runtime } = getStack();
+    // A service whose Temporal nobody answers for (no retry interceptor: each call fails at once), and
+    // whose relay is not kicked: the events wait in the outbox as they would through an outage.
+    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
+    const down = { client: new Client({ connection, namespace: runtime.temporal.namespace }), taskQueue: 'unused' };
+    const sync = createScheduleSync({ temporal: down, outbox: { kick: () => undefined }, logger: runtime.logger });
+    const service = createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync });
+    const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
+    const principal: Principal = {
+      userId: tenant.user_id,
+      workspaceId: tenant.workspace_id,
+      tenantId: tenant.tenant_id,
+      scopes: new Set(SCOPES),
+      credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
+    };
+    const pending = (id: string) =>
+      getStack()
+        .ownerDataSource.query(
+          `SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = $1 AND dispatched_at IS NULL`,
+          [id],
+        )
+        .then((rows) => rows[0].n as number);
+    try {
+      const created = await service.create(principal, {
+        cron: '0 3 1 1 *',
+        timezone: 'UTC',
+        run: balance as never,
+        overlap: 'skip',
+        paused: true,
+      });
+      made.push({ client: as(tenant.api_key), id: created.id });
+      expect(created.temporal).to.equal(null);
+      expect(await temporalHas(created.id)).to.equal(false);
+      expect(await pending(created.id)).to.equal(1);
+      // Temporal answers again: the relay applies the change.
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(() => temporalHas(created.id), { what: 'the Temporal Schedule after the outage' });
+      expect((await as(tenant.api_key).get(`/v1/run-schedules/${created.id}`)).body.temporal.paused).to.equal(true);
+
+      await service.remove(principal, created.id);
+      expect(await temporalHas(created.id)).to.equal(true);
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(async () => !(await temporalHas(created.id)), { what: 'the deletion after the outage' });
+      made.pop();
+
+      // Trigger now on a schedule Temporal does not have yet applies it first, then fires.
+      const unapplied = await service.create(principal, {
+        interval: 3600,
+        timezone: 'UTC',
+        run: balance as never,
+        overlap: 'skip',
+        paused: true,
+      });
+      made.push({ client: as(tenant.api_key), id: unapplied.id });
+      expect(await temporalHas(unapplied.id)).to.equal(false);
+      const fired = await as(tenant.api_key).post(`/v1/run-schedules/${unapplied.id}/trigger`);
+      expect(fired.status, fired.text).to.equal(202);
+      await eventually(async () => (await runsOf(as(tenant.api_key), unapplied.id)).length === 1, {
+        what: 'the run of a fire triggered before the apply',
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('isolation: another workspace’s schedule is 404 to every route, and absent from its list', async () => {
+    const a = as((await newTenant(10)).api_key);
+    const other = await newTenant(10);
+    const b = as(other.api_key);
+    const schedule = await newSchedule(a, { cron: '@daily', run: balance, paused: true });
+    for (const attempt of [
+      b.get(`/v1/run-schedules/${schedule.id}`),
+      b.patch(`/v1/run-schedules/${schedule.id}`, { note: 'mine' }),
+      b.post(`/v1/run-schedules/${schedule.id}/pause`, {}),
+      b.post(`/v1/run-schedules/${schedule.id}/resume`),
+      b.post(`/v1/run-schedules/${schedule.id}/trigger`),
+      b.delete(`/v1/run-schedules/${schedule.id}`),
+    ]) {
+      expect((await attempt).status).to.equal(404);
+    }
+    expect((await b.get('/v1/run-schedules')).body.schedules).to.deep.equal([]);
+    // Row-level security, beneath the API: the app role acting for the other workspace sees no row.
+    const { runtime } = getStack();
+    const seen = await runtime.uow({ workspaceId: other.workspace_id }, (m) =>
+      m.query(`SELECT id FROM run_schedules WHERE id = $1`, [schedule.id]),
+    );
+    expect(seen).to.deep.equal([]);
+    expect((await a.get('/v1/run-schedules')).body.schedules.map((row: any) => row.id)).to.deep.equal([schedule.id]);
+    expect(await temporalHas(schedule.id)).to.equal(true);
+  });
+
+  it('validation: bad cron, interval, time zone or run is 422; no runs:write is 403; nothing is stored', async () => {
+    const tenant = await newTenant(10);
+    const client = as(tenant.api_key);
+    const bad: [Record<string, unknown>, string][] = [
+      [{ cron: '61 * * * *', run: balance }, 'cron'],
+      [{ cron: '* * *', run: balance }, 'cron'],
+      [{ cron: '@every 5m', run: balance }, 'cron'],
+      [{ interval: '5 minutes', run: balance }, 'interval'],
+      [{ interval: 0, run: balance }, 'interval'],
+      [{ cron: '@daily', interval: 60, run: balance }, 'cron'],
+      [{ run: balance }, 'cron'],
+      [{ cron: '@daily', timezone: 'Mars/Olympus', run: balance }, 'timezone'],
+      [{ cron: '@daily', run: { agent: 'playbook', input: { steps: [{ tool: 'no.such', input: {} }] } } }, 'run'],
+      [{ cron: '@daily', run: balance, overlap: 'sometimes' }, 'overlap'],
+      [{ cron: '@daily', run: { ...balance, idempotency_key: 'k' } }, 'run'],
+    ];
+    for (const [body, field] of bad) {
+      const refused = await client.post('/v1/run-schedules', body);
+      expect(refused.status, JSON.stringify(body)).to.equal(422);
+      expect(
+        refused.body.detail.map((issue: any) => issue.loc[1]),
+        JSON.stringify(body),
+      ).to.include(field);
+    }
+    const narrow = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'manage only',
+      scopes: ['runs:read', 'schedules:manage'],
+    });
+    const forbidden = await as(narrow.body.token).post('/v1/run-schedules', { cron: '@daily', run: balance });
+    expect(forbidden.status, forbidden.text).to.equal(403);
+    expect((await client.get('/v1/run-schedules')).body.schedules).to.deep.equal([]);
+  });
+});
