@@ -7311,6 +7311,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description Set when a codec client (`X-Namespace` sent) was refused: 401 or 403, the status a script gets. Each payload of the answer is then a `json/plain` `{"weft_codec_refused":{status,detail}}`. */
+          "Weft-Codec-Refused"?: "401" | "403";
         };
         content: {
           "application/json": components["schemas"]["TemporalPayloads"];
@@ -7326,7 +7328,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description No or an invalid credential */
+      /** @description No or an invalid credential (a codec client, `X-Namespace` sent, gets a 200 naming the refusal) */
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7336,7 +7338,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description An MCP token, or a key without ontology:read */
+      /** @description An MCP token, or a key without ontology:read (a codec client gets a 200 naming the refusal) */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
