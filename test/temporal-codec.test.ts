@@ -552,7 +552,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(decoded.encodings).not.to.include(ENCRYPTED_ENCODING);
     });
 
-    it('tells the Temporal CLI at once that its credential was refused, while a script still gets 401/403', async () => {
+    it('tells the Temporal CLI at once that its credential was refused; a script still gets 401/403', async () => {
       const { config, baseUrl } = getStack();
       const narrow = await as(shared.tenant.user_jwt).post('/v1/auth/me/api-keys', {
         name: 'no decode right',
