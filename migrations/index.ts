@@ -33,6 +33,7 @@ import { DefinerGrants1763780010300 } from './1763780010300-definer-grants';
 import { OutboxDeadLetterCount1763780010400 } from './1763780010400-outbox-dead-letter-count';
 import { CodeIndexBatchPurge1763780010600 } from './1763780010600-code-index-batch-purge';
 import { WebhookSignatureSchemes1763780010700 } from './1763780010700-webhook-signature-schemes';
+import { OAuth1763780011600 } from './1763780011600-oauth';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   OutboxDeadLetterCount1763780010400,
   CodeIndexBatchPurge1763780010600,
   WebhookSignatureSchemes1763780010700,
+  OAuth1763780011600,
 ];

@@ -30,6 +30,8 @@ import type { McpTokenService } from '../mcp-tokens/service';
 import { createMcpTokenService } from '../mcp-tokens/service';
 import type { MergeService } from '../merges/service';
 import { createMergeService } from '../merges/service';
+import type { OAuthService } from '../oauth/service';
+import { createOAuthService } from '../oauth/service';
 import type { OntologyConfigService } from '../ontology-config/service';
 import { createOntologyConfigService } from '../ontology-config/service';
 import type { Authenticator } from '../platform/auth/authenticator';
@@ -95,6 +97,7 @@ export interface Runtime {
   services: {
     apiKeys: ApiKeyService;
     mcpTokens: McpTokenService;
+    oauth: OAuthService;
     ontologyConfig: OntologyConfigService;
     prompts: PromptService;
     promptApi: PromptApi;
@@ -167,6 +170,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     deliveryRetention: createDeliveryRetention({ uow }),
     apiKeys: createApiKeyService({ uow, usage }),
     mcpTokens: createMcpTokenService({ uow, jwt, config }),
+    oauth: createOAuthService({ uow, dataSource, jwt }),
     ontologyConfig: createOntologyConfigService({ uow }),
     prompts,
     promptApi: createPromptApi({ uow, temporal, sealer, prompts, deadlineMs: config.PROMPT_DEADLINE_MS }),
