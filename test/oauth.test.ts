@@ -156,7 +156,7 @@ describe('OAuth for /mcp (issue 33)', () => {
     expect(refused).to.include({ error: 'too_many_registrations', status: 429 });
   });
 
-  it('an MCP client signs in by URL alone with the SDK’s own auth(), calls a tool, and loses access on revocation', async () => {
+  it('an MCP client signs in by URL with the SDK’s auth(), calls a tool, and loses access on revocation', async () => {
     const tenant = await newTenant(5);
     // The 401 points at the resource metadata (RFC 9728), where the SDK starts.
     const bare = await request('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
