@@ -321,6 +321,31 @@ describe('OAuth for /mcp (issue 33)', () => {
     expect((await listTools(rotated.body.access_token)).status).to.equal(401);
   });
 
+  it('a refresh acts only while the person still belongs to the workspace', async () => {
+    const { tenant, clientId, redirect, verifier, code, grantId } = await approvedCode();
+    const issued = await form('/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id: clientId,
+      redirect_uri: redirect,
+      code_verifier: verifier,
+    });
+    await getStack().ownerDataSource.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [
+      tenant.workspace_id,
+      tenant.user_id,
+    ]);
+    const refreshed = await form('/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: issued.body.refresh_token,
+      client_id: clientId,
+    });
+    expect(refreshed.body.error).to.equal('invalid_grant');
+    const [grant] = await getStack().ownerDataSource.query('SELECT revoked_reason FROM oauth_grants WHERE id = $1', [
+      grantId,
+    ]);
+    expect(grant.revoked_reason).to.equal('membership_ended');
+  });
+
   it('refuses a token for another resource (RFC 8707), and revocation (RFC 7009) ends the grant', async () => {
     const { clientId, redirect, verifier, code } = await approvedCode();
     const exchange = (resource: string) =>

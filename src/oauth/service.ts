@@ -312,6 +312,15 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
           if (input.resource !== undefined && input.resource !== resource) {
             return new OAuthError('invalid_target', `This server issues tokens for ${resource} only`);
           }
+          // A refresh acts for the person later: only while they still belong to the workspace.
+          const member = await m.query('SELECT 1 FROM memberships WHERE workspace_id = $1 AND user_id = $2', [
+            grant.workspace_id,
+            grant.user_id,
+          ]);
+          if (member.length === 0) {
+            await revokeGrant(m, grant.id, 'membership_ended');
+            return new OAuthError('invalid_grant', 'The person no longer belongs to the workspace; grant revoked');
+          }
           await m.query('UPDATE oauth_refresh_tokens SET used_at = now() WHERE token_hash = $1', [hash]);
           return issueTokens(m, grant);
         }),
