@@ -77,11 +77,14 @@ function answerError(ctx: Context, error: OAuthError) {
  */
 export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLIC_URL'>): Middleware {
   return async (ctx, next) => {
+    // Every other request (the API's hot paths) passes at the cost of three string comparisons.
+    const isMcp = ctx.path === MCP_RESOURCE_PATH;
+    if (!isMcp && !ctx.path.startsWith('/oauth/') && !ctx.path.startsWith('/.well-known/oauth-')) return next();
     const origin = originOf(ctx, config);
     const resource = `${origin}${MCP_RESOURCE_PATH}`;
     const resourceMetadataUrl = `${origin}${OAUTH_PATHS.resourceMetadata}${MCP_RESOURCE_PATH}`;
     try {
-      if (ctx.path === MCP_RESOURCE_PATH) return await challengeWithMetadata(ctx, next, resourceMetadataUrl);
+      if (isMcp) return await challengeWithMetadata(ctx, next, resourceMetadataUrl);
       const path = ctx.path.replace(/\/+$/, '');
       if (ctx.method === 'GET' && (path === OAUTH_PATHS.resourceMetadata || path === resourceMetadataPath())) {
         ctx.set('Access-Control-Allow-Origin', '*');
