@@ -223,6 +223,18 @@ describe('OAuth for /mcp (issue 33)', () => {
     const resource = await oauthCall('GET', '/.well-known/oauth-protected-resource/mcp');
     expect(resource.body).to.include({ resource: `${baseUrl}/mcp` });
     expect(resource.body.authorization_servers).to.deep.equal([baseUrl]);
+    // A browser-based client (the Inspector's web UI) registers from its own origin.
+    const preflight = await fetch(`${baseUrl}/oauth/register`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'http://localhost:6274',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    expect(preflight.status).to.equal(204);
+    expect(preflight.headers.get('access-control-allow-origin')).to.equal('*');
+    expect(preflight.headers.get('access-control-allow-headers')).to.contain('content-type');
   });
 
   it('refuses a redirect URI the client did not register, but takes its loopback URI on any port', async () => {

@@ -85,9 +85,18 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
     const resourceMetadataUrl = `${origin}${OAUTH_PATHS.resourceMetadata}${MCP_RESOURCE_PATH}`;
     try {
       if (isMcp) return await challengeWithMetadata(ctx, next, resourceMetadataUrl);
+      // Browser-based clients (the Inspector's web UI) call these from their own origin. No cookie is
+      // involved anywhere (the codes and tokens travel in bodies), so any origin may.
+      ctx.set('Access-Control-Allow-Origin', '*');
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        ctx.set('Access-Control-Allow-Headers', 'authorization, content-type, mcp-protocol-version');
+        ctx.set('Access-Control-Max-Age', '600');
+        ctx.status = 204;
+        return;
+      }
       const path = ctx.path.replace(/\/+$/, '');
       if (ctx.method === 'GET' && (path === OAUTH_PATHS.resourceMetadata || path === resourceMetadataPath())) {
-        ctx.set('Access-Control-Allow-Origin', '*');
         ctx.body = {
           resource,
           authorization_servers: [origin],
@@ -98,7 +107,6 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
         return;
       }
       if (ctx.method === 'GET' && path === OAUTH_PATHS.serverMetadata) {
-        ctx.set('Access-Control-Allow-Origin', '*');
         ctx.body = {
           issuer: origin,
           authorization_endpoint: `${origin}${OAUTH_PATHS.authorize}`,
