@@ -38,6 +38,7 @@ import { RunCallbacks1763780011200 } from './1763780011200-run-callbacks';
 import { RunCallbackRetention1763780011210 } from './1763780011210-run-callback-retention';
 import { RunSchedules1763780011300 } from './1763780011300-run-schedules';
 import { RunControl1763780011400 } from './1763780011400-run-control';
+import { OAuth1763780011600 } from './1763780011600-oauth';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -81,4 +82,5 @@ export const migrations = [
   RunCallbackRetention1763780011210,
   RunSchedules1763780011300,
   RunControl1763780011400,
+  OAuth1763780011600,
 ];

@@ -214,7 +214,10 @@ describe('MCP server (/mcp)', () => {
     const headers = { accept: 'application/json, text/event-stream' };
     const missing = await request('POST', '/mcp', { body: initialize, headers });
     expect(missing.status).to.equal(401);
-    expect(missing.headers.get('www-authenticate')).to.equal('Bearer realm="weft"');
+    // RFC 9728: the challenge names the resource metadata, where an MCP client starts OAuth (test/oauth.test.ts).
+    expect(missing.headers.get('www-authenticate')).to.equal(
+      `Bearer realm="weft", resource_metadata="${getStack().baseUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
     const invalid = await request('POST', '/mcp', { body: initialize, headers, token: 'not-a-credential' });
     expect(invalid.status).to.equal(401);
     expect(invalid.headers.get('www-authenticate')).to.match(/^Bearer\b/);

@@ -552,6 +552,56 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       expect(decoded.encodings).not.to.include(ENCRYPTED_ENCODING);
     });
 
+    it('tells the Temporal CLI at once that its credential was refused; a script still gets 401/403', async () => {
+      const { config, baseUrl } = getStack();
+      const narrow = await as(shared.tenant.user_jwt).post('/v1/auth/me/api-keys', {
+        name: 'no decode right',
+        scopes: ['billing:read'],
+      });
+      const started = Date.now();
+      const { stdout } = await run(
+        temporalCliPath(),
+        [
+          'workflow',
+          'show',
+          '--workflow-id',
+          `prompt-${shared.response.body.correlation_id}`,
+          '--address',
+          config.TEMPORAL_ADDRESS,
+          '--namespace',
+          config.TEMPORAL_NAMESPACE,
+          '--output',
+          'json',
+          '--codec-endpoint',
+          `${baseUrl}/v1/temporal-codec`,
+          '--codec-auth',
+          `Bearer ${narrow.body.token}`,
+        ],
+        { maxBuffer: 16 * 1024 * 1024 },
+      );
+      // Any other answer than a 200 the CLI retries for 10 s and then prints "context deadline exceeded".
+      expect(Date.now() - started).to.be.below(5_000);
+      const texts = payloadsOf(JSON.parse(stdout).events).map((payload) =>
+        Buffer.from((payload as { data?: string }).data ?? '', 'base64').toString(),
+      );
+      expect(texts.length).to.be.greaterThan(0);
+      for (const text of texts) {
+        expect(JSON.parse(text)).to.deep.equal({
+          weft_codec_refused: { status: 403, detail: 'Missing scope ontology:read' },
+        });
+      }
+      // The same call from a script (no X-Namespace) keeps its status; a codec client's carries it in a header.
+      const body = { payloads: payloadsOf(shared.history.events).slice(0, 1).map(toJson) };
+      expect((await as(narrow.body.token).post('/v1/temporal-codec/decode', body)).status).to.equal(403);
+      const asClient = await request('POST', '/v1/temporal-codec/decode', {
+        body,
+        headers: { 'X-Namespace': config.TEMPORAL_NAMESPACE, Authorization: 'Bearer not-a-credential' },
+      });
+      expect(asClient.status).to.equal(200);
+      expect(asClient.headers.get('weft-codec-refused')).to.equal('401');
+      expect(JSON.stringify(asClient.body)).not.to.contain(body.payloads[0]!.data);
+    });
+
     it('is in the OpenAPI document', async () => {
       const document = await request('GET', '/v1/openapi.json');
       expect(document.body.paths).to.have.property('/v1/temporal-codec/decode');

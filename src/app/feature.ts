@@ -37,7 +37,7 @@ export interface Feature {
   /** Its HTTP routes, declared without I/O (the offline OpenAPI document calls this too). */
   routes?: (runtime: Runtime, rateLimiter?: RateLimiter) => readonly AnyRoute[];
   /** Koa middleware it needs ahead of the router (after body parsing), in order. */
-  middleware?: () => readonly Middleware[];
+  middleware?: (runtime: Runtime) => readonly Middleware[];
   /** The outbox events it writes, by their contracts (the relay dead-letters any other type). */
   events?: readonly EventContract[];
   /** The workflows committed outbox events start, each handler with the contract it takes. */

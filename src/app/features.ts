@@ -11,6 +11,7 @@ import { importanceFeature } from '../importance/feature';
 import { mcpFeature } from '../mcp/feature';
 import { mcpTokensFeature } from '../mcp-tokens/feature';
 import { mergesFeature } from '../merges/feature';
+import { oauthFeature } from '../oauth/feature';
 import { ontologyConfigFeature } from '../ontology-config/feature';
 import { authFeature } from '../platform/auth/feature';
 import type { TagDescriptions } from '../platform/openapi/tags';
@@ -44,6 +45,8 @@ const MANIFESTS = [
   healthFeature,
   apiKeysFeature,
   mcpTokensFeature,
+  // Ahead of mcp: its middleware adds the OAuth challenge to /mcp's 401s.
+  oauthFeature,
   ontologyConfigFeature,
   graphFeature,
   typeCatalogFeature,

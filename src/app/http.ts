@@ -73,8 +73,9 @@ export function createApp(runtime: Runtime): Koa {
   // Routes that read their body as bytes themselves (a webhook's HMAC covers the exact bytes sent).
   const raw = rawBodyMatcher(routes);
   app.use((ctx, next) => (raw(ctx.method, ctx.path) ? next() : parseBody(ctx, next)));
-  // Features' own middleware ahead of the router (the MCP endpoint's 405 for other methods).
-  for (const middleware of FEATURES.flatMap((feature) => feature.middleware?.() ?? [])) app.use(middleware);
+  // Features' own middleware ahead of the router (OAuth's protocol endpoints, the MCP endpoint's 405 for other
+  // methods).
+  for (const middleware of FEATURES.flatMap((feature) => feature.middleware?.(runtime) ?? [])) app.use(middleware);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new HttpError(405, 'Method not allowed') }));
   app.use(async (ctx) => {

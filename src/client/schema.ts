@@ -97,6 +97,51 @@ export interface paths {
      */
     delete: operations["revokeMcpToken"];
   };
+  "/v1/oauth/clients/{client_id}": {
+    /**
+     * A registered OAuth client, as the consent page shows it
+     * @description The name and redirect URIs a client registered (RFC 7591), and the scopes consent may grant it.
+     *
+     * Requires the `mcp_tokens:manage` scope.
+     */
+    get: operations["getOAuthClient"];
+  };
+  "/v1/oauth/workspaces": {
+    /**
+     * The workspaces the signed-in person may grant a client (the consent page’s picker)
+     * @description Every workspace the user JWT’s user belongs to, the default first. A user JWT only.
+     *
+     * Requires the `mcp_tokens:manage` scope.
+     */
+    get: operations["listOAuthWorkspaces"];
+  };
+  "/v1/oauth/consent": {
+    /**
+     * Approve or deny an OAuth client’s authorization request (the console’s consent page)
+     * @description The person, signed in with a user JWT, answers an authorization request of `/oauth/authorize` for one workspace. Approving makes a grant (scopes an MCP token may hold, never approvals or `*:manage`) and a one-time code valid 60 s; the answer is where to send the browser. A request whose client or redirect URI is unknown is a 400 with `{detail}`; any other refusal goes to the client.
+     *
+     * Requires the `mcp_tokens:manage` scope.
+     */
+    post: operations["consentOAuth"];
+  };
+  "/v1/workspaces/{workspace_id}/oauth-grants": {
+    /**
+     * The caller’s OAuth grants in a workspace (beside its MCP tokens), newest first
+     * @description Each client the caller approved on the consent page for this workspace, revoked ones included. Its access tokens are listed with the MCP tokens (named `OAuth: <client>`).
+     *
+     * Requires the `mcp_tokens:manage` scope.
+     */
+    get: operations["listOAuthGrants"];
+  };
+  "/v1/workspaces/{workspace_id}/oauth-grants/{grant_id}": {
+    /**
+     * Revoke an OAuth grant, its access tokens and refresh tokens (idempotent)
+     * @description The client’s next MCP call is refused (401), and its refresh token no longer refreshes.
+     *
+     * Requires the `mcp_tokens:manage` scope.
+     */
+    delete: operations["revokeOAuthGrant"];
+  };
   "/v1/ontology/config": {
     /**
      * The workspace’s search, importance and resolver settings
@@ -768,10 +813,17 @@ export interface paths {
      */
     get: operations["getConsole"];
   };
+  "/console/oauth": {
+    /**
+     * The OAuth consent page (HTML): where /oauth/authorize sends an MCP client’s person
+     * @description The person signs in with a user JWT, picks the workspace, sees the scopes the client asks for (never more than an MCP token may hold) and allows or denies; the page then follows the answer of `POST /v1/oauth/consent` back to the client. Same Content-Security-Policy as `/console`.
+     */
+    get: operations["getConsoleOAuthConsent"];
+  };
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -1018,6 +1070,62 @@ export interface components {
     McpTokenCreateBody: {
       name: string;
       expires_in_days?: number;
+    };
+    OAuthClientInfo: {
+      client_id: string;
+      client_name: string | null;
+      redirect_uris: string[];
+      /** @description What the consent page offers: every scope an MCP token may hold. */
+      scopes: string[];
+    };
+    OAuthWorkspace: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      is_default: boolean;
+    };
+    OAuthConsentResponse: {
+      /** @description The client’s redirect URI with `code` (or `error`), `state` and `iss`. */
+      redirect_to: string;
+      /**
+       * Format: uuid
+       * @description The grant approved; null when denied.
+       */
+      grant_id: string | null;
+    };
+    OAuthConsentRequest: {
+      client_id: string;
+      redirect_uri: string;
+      /** @enum {string} */
+      response_type?: "code";
+      code_challenge?: string;
+      code_challenge_method?: string;
+      scope?: string;
+      state?: string;
+      resource?: string;
+      /**
+       * Format: uuid
+       * @description The workspace the client may act in, one the person belongs to.
+       */
+      workspace_id: string;
+      /** @enum {string} */
+      decision: "approve" | "deny";
+    };
+    OAuthGrantRow: {
+      /** Format: uuid */
+      id: string;
+      client_id: string;
+      client_name: string | null;
+      scopes: string[];
+      resource: string;
+      /** Format: uuid */
+      workspace_id: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      revoked_at: string | null;
+      /** @description revoked_by_user, revoked_by_client, code_reused, … */
+      revoked_reason: string | null;
     };
     OntologyConfig: {
       search: components["schemas"]["SearchSettings"];
@@ -4206,6 +4314,599 @@ export interface operations {
         };
       };
       /** @description Not found, not owned, or not an MCP token of that workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A registered OAuth client, as the consent page shows it
+   * @description The name and redirect URIs a client registered (RFC 7591), and the scopes consent may grant it.
+   *
+   * Requires the `mcp_tokens:manage` scope.
+   */
+  getOAuthClient: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        client_id: string;
+      };
+    };
+    responses: {
+      /** @description A registered OAuth client, as the consent page shows it */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["OAuthClientInfo"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `mcp_tokens:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such client (or it expired unused); or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The workspaces the signed-in person may grant a client (the consent page’s picker)
+   * @description Every workspace the user JWT’s user belongs to, the default first. A user JWT only.
+   *
+   * Requires the `mcp_tokens:manage` scope.
+   */
+  listOAuthWorkspaces: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The workspaces the signed-in person may grant a client (the consent page’s picker) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["OAuthWorkspace"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Not a user JWT; or The credential lacks the `mcp_tokens:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Approve or deny an OAuth client’s authorization request (the console’s consent page)
+   * @description The person, signed in with a user JWT, answers an authorization request of `/oauth/authorize` for one workspace. Approving makes a grant (scopes an MCP token may hold, never approvals or `*:manage`) and a one-time code valid 60 s; the answer is where to send the browser. A request whose client or redirect URI is unknown is a 400 with `{detail}`; any other refusal goes to the client.
+   *
+   * Requires the `mcp_tokens:manage` scope.
+   */
+  consentOAuth: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "client_id": "weft_client_0b6f2d4e-8c1a-4f3b-9d2e-5a7c6b8e9f01",
+         *   "redirect_uri": "http://127.0.0.1:33418/callback",
+         *   "response_type": "code",
+         *   "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+         *   "code_challenge_method": "S256",
+         *   "scope": "ontology:read",
+         *   "state": "af0ifjsldkj",
+         *   "workspace_id": "0b6f2d4e-8c1a-4f3b-9d2e-5a7c6b8e9f01",
+         *   "decision": "approve"
+         * }
+         */
+        "application/json": components["schemas"]["OAuthConsentRequest"];
+      };
+    };
+    responses: {
+      /** @description Approve or deny an OAuth client’s authorization request (the console’s consent page) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["OAuthConsentResponse"];
+        };
+      };
+      /** @description Unknown client, or a redirect URI it did not register; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Not a user JWT; or The credential lacks the `mcp_tokens:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Workspace missing or the caller is not a member; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The caller’s OAuth grants in a workspace (beside its MCP tokens), newest first
+   * @description Each client the caller approved on the consent page for this workspace, revoked ones included. Its access tokens are listed with the MCP tokens (named `OAuth: <client>`).
+   *
+   * Requires the `mcp_tokens:manage` scope.
+   */
+  listOAuthGrants: {
+    parameters: {
+      path: {
+        workspace_id: string;
+      };
+    };
+    responses: {
+      /** @description The caller’s OAuth grants in a workspace (beside its MCP tokens), newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["OAuthGrantRow"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `mcp_tokens:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Workspace missing or the caller is not a member; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Revoke an OAuth grant, its access tokens and refresh tokens (idempotent)
+   * @description The client’s next MCP call is refused (401), and its refresh token no longer refreshes.
+   *
+   * Requires the `mcp_tokens:manage` scope.
+   */
+  revokeOAuthGrant: {
+    parameters: {
+      path: {
+        workspace_id: string;
+        grant_id: string;
+      };
+    };
+    responses: {
+      /** @description Revoke an OAuth grant, its access tokens and refresh tokens (idempotent) */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: never;
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `mcp_tokens:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Not found, or not the caller’s grant in that workspace; or `workspace_id` names no workspace the caller belongs to */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8138,6 +8839,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description Set when a codec client (`X-Namespace` sent) was refused: 401 or 403, the status a script gets. Each payload of the answer is then a `json/plain` `{"weft_codec_refused":{status,detail}}`. */
+          "Weft-Codec-Refused"?: "401" | "403";
         };
         content: {
           "application/json": components["schemas"]["TemporalPayloads"];
@@ -8153,7 +8856,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description No or an invalid credential */
+      /** @description No or an invalid credential (a codec client, `X-Namespace` sent, gets a 200 naming the refusal) */
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8163,7 +8866,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description An MCP token, or a key without ontology:read */
+      /** @description An MCP token, or a key without ontology:read (a codec client gets a 200 naming the refusal) */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14996,8 +15699,38 @@ export interface operations {
     };
   };
   /**
+   * The OAuth consent page (HTML): where /oauth/authorize sends an MCP client’s person
+   * @description The person signs in with a user JWT, picks the workspace, sees the scopes the client asks for (never more than an MCP token may hold) and allows or denies; the page then follows the answer of `POST /v1/oauth/consent` back to the client. Same Content-Security-Policy as `/console`.
+   */
+  getConsoleOAuthConsent: {
+    responses: {
+      /** @description The OAuth consent page (HTML): where /oauth/authorize sends an MCP client’s person */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description Only this origin’s scripts, styles and API. */
+          "Content-Security-Policy"?: string;
+        };
+        content: {
+          "text/html": string;
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

@@ -15,7 +15,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'console.css': { file: path.join(STATIC_DIR, 'console.css'), type: 'text/css; charset=utf-8' },
   'cytoscape.mjs': { file: CYTOSCAPE, type: JS },
   ...Object.fromEntries(
-    ['app', 'api', 'dom', 'approvals', 'merges', 'runs', 'schedules', 'graph', 'credits'].map((name) => [
+    ['app', 'api', 'dom', 'approvals', 'merges', 'runs', 'schedules', 'graph', 'credits', 'oauth'].map((name) => [
       `${name}.js`,
       { file: path.join(STATIC_DIR, `${name}.js`), type: JS },
     ]),
@@ -53,6 +53,7 @@ export function consoleRoutes(config: Config) {
   const page = readFileSync(path.join(STATIC_DIR, 'index.html'), 'utf8')
     .replace('{{TEMPORAL_UI}}', escapeAttribute(temporalUiBase(config)))
     .replace('{{TEMPORAL_NAMESPACE}}', escapeAttribute(config.TEMPORAL_NAMESPACE));
+  const consentPage = readFileSync(path.join(STATIC_DIR, 'oauth.html'), 'utf8');
   const tags = ['console'] as const;
   return [
     defineRoute({
@@ -80,6 +81,32 @@ export function consoleRoutes(config: Config) {
         ctx.set('Referrer-Policy', 'no-referrer');
         ctx.set('Cache-Control', 'no-store');
         return page;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/console/oauth',
+      operationId: 'getConsoleOAuthConsent',
+      summary: 'The OAuth consent page (HTML): where /oauth/authorize sends an MCP client’s person',
+      description:
+        'The person signs in with a user JWT, picks the workspace, sees the scopes the client asks for (never ' +
+        'more than an MCP token may hold) and allows or denies; the page then follows the answer of ' +
+        '`POST /v1/oauth/consent` back to the client. Same Content-Security-Policy as `/console`.',
+      tags,
+      public: true,
+      produces: 'text/html',
+      responseHeaders: {
+        'Content-Security-Policy': {
+          description: 'Only this origin’s scripts, styles and API.',
+          schema: { type: 'string' },
+        },
+      },
+      handler: async ({ ctx }) => {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.set('Content-Security-Policy', CONSOLE_CSP);
+        ctx.set('X-Content-Type-Options', 'nosniff');
+        ctx.set('Referrer-Policy', 'no-referrer');
+        return consentPage;
       },
     }),
     defineRoute({

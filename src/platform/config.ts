@@ -123,6 +123,11 @@ export const EnvSchema = z.object({
   TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
   /** Temporal Cloud (or any server with API-key auth): sent as `Authorization: Bearer`. */
   TEMPORAL_API_KEY: z.string().optional(),
+  /**
+   * The origin clients reach this API at (`https://weft.example.com`), as OAuth's metadata names it
+   * (src/oauth/): behind a TLS proxy the request's own origin says http. Unset: the request's origin.
+   */
+  PUBLIC_URL: z.string().url().optional(),
   /** Origins (comma-separated) of a Temporal UI allowed to call the codec endpoint from the browser. */
   TEMPORAL_UI_ORIGIN: z.string().optional(),
   /**

@@ -52,6 +52,18 @@ export const LIMITS = {
     clusters: { default: 20, max: 200, recentSessions: 5 },
   },
   mcpMint: { requests: 60, windowSeconds: 60 },
+  // OAuth for `/mcp` (src/oauth/): dynamic registration per source address (an hour's registrations, the
+  // clients nobody signed in with yet it may hold), how long such a client lives, and the lifetimes of what is issued.
+  oauth: {
+    registrationsPerSourcePerHour: 20,
+    clientsPerSource: 100,
+    unusedClientDays: 7,
+    codeSeconds: 60,
+    accessTokenSeconds: 3600,
+    refreshTokenDays: 30,
+    redirectUris: 10,
+    clientNameChars: 200,
+  },
   usageWindowDays: { default: 30, max: 90 },
   // Contract §8 for the first four. Not in the contract: how long a rotated-out secret still verifies,
   // the filter's length, the delivery list's page, and the retention sweep's rows per transaction.

@@ -95,7 +95,7 @@ interface Answer {
 
 function answerFor(error: DomainError): Answer {
   const headers: Record<string, string> = {};
-  // RFC 6750's challenge; no `resource_metadata` (RFC 9728): Weft runs no OAuth authorization server.
+  // RFC 6750's challenge; `/mcp`'s adds RFC 9728's `resource_metadata` (src/oauth/protocol.ts).
   if (error.code === 'unauthenticated') headers['WWW-Authenticate'] = 'Bearer realm="weft"';
   if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
   // An internal error's detail is never the inner text.

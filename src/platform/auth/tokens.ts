@@ -40,7 +40,14 @@ export interface VerifiedJwt {
 
 export interface JwtService {
   signUser(userId: string, workspaceId: string): Promise<string>;
-  signMcp(input: { userId: string; workspaceId: string; tokenId: string; expiresAt: Date }): Promise<string>;
+  /** `clientId`: the OAuth client an access token was issued to (RFC 9068's `client_id` claim). */
+  signMcp(input: {
+    userId: string;
+    workspaceId: string;
+    tokenId: string;
+    expiresAt: Date;
+    clientId?: string;
+  }): Promise<string>;
   /** Returns undefined for any token that is not a valid, unexpired Weft JWT. */
   verify(token: string): Promise<VerifiedJwt | undefined>;
 }
@@ -64,8 +71,8 @@ export function createJwtService(
         .setJti(randomUUID())
         .setExpirationTime(`${config.USER_JWT_TTL_SECONDS}s`)
         .sign(key),
-    signMcp: ({ userId, workspaceId, tokenId, expiresAt }) =>
-      base({ wid: workspaceId }, userId, config.MCP_JWT_AUDIENCE)
+    signMcp: ({ userId, workspaceId, tokenId, expiresAt, clientId }) =>
+      base({ wid: workspaceId, ...(clientId ? { client_id: clientId } : {}) }, userId, config.MCP_JWT_AUDIENCE)
         .setJti(tokenId)
         .setExpirationTime(expiresAt)
         .sign(key),

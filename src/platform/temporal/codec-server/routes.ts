@@ -8,6 +8,7 @@ import type { Authenticator } from '../../auth/authenticator';
 import { OPERATOR_SCOPE } from '../../auth/scopes';
 import { OPERATOR_TOKEN_MARKER, sha256Hex } from '../../auth/tokens';
 import type { Config } from '../../config';
+import type { DomainError } from '../../errors';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../errors';
 import type { EncryptionCodec } from '../codec';
 import { PayloadDecryptionError } from '../codec';
@@ -29,6 +30,24 @@ const toJson = (payloads: Payload[]): CodecPayloads => ({
     data: Buffer.from(payload.data ?? []).toString('base64'),
   })),
 });
+
+/**
+ * The Temporal CLI retries every answer of a codec endpoint but a 200 until its 10 s deadline, then prints only
+ * "context deadline exceeded" (the Go SDK's codec error is no gRPC status, so its retry interceptor treats it as
+ * transient). So a codec client — it sends `X-Namespace`, even empty; scripts and the typed client do not — whose
+ * credential is refused gets a 200 in which each payload is replaced by the refusal, and the CLI prints that at
+ * once. The status it would have had is in `Weft-Codec-Refused`. Nothing of the payloads is in the answer.
+ */
+export const CODEC_REFUSED_HEADER = 'Weft-Codec-Refused';
+const isCodecClient = (ctx: Context) => 'x-namespace' in ctx.headers;
+const isCredentialRefusal = (error: unknown): error is DomainError =>
+  error instanceof UnauthenticatedError || error instanceof ForbiddenError;
+const STATUS_OF_REFUSAL = { unauthenticated: 401, forbidden: 403 } as Record<string, number>;
+
+function refusalPayload(error: DomainError): Payload {
+  const refusal = { weft_codec_refused: { status: STATUS_OF_REFUSAL[error.code], detail: error.detail } };
+  return { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(refusal)) };
+}
 
 /** Who may open which payloads: an operator every scope, a tenant credential its own workspace only. */
 type Opener = { operator: true } | { operator: false; workspaceId: string };
@@ -128,12 +147,31 @@ export function temporalCodecRoutes(deps: CodecRouteDeps) {
       example: { payloads: [{ metadata: { encoding: 'YmluYXJ5L2VuY3J5cHRlZA==' }, data: 'AAAA' }] },
       body: CodecPayloadsRequest,
       response: CodecPayloads,
+      responseHeaders: {
+        [CODEC_REFUSED_HEADER]: {
+          description:
+            'Set when a codec client (`X-Namespace` sent) was refused: 401 or 403, the status a script gets. ' +
+            'Each payload of the answer is then a `json/plain` `{"weft_codec_refused":{status,detail}}`.',
+          schema: { type: 'string', enum: ['401', '403'] },
+        },
+      },
       errors: {
-        401: 'No or an invalid credential',
-        403: 'An MCP token, or a key without ontology:read',
+        401: 'No or an invalid credential (a codec client, `X-Namespace` sent, gets a 200 naming the refusal)',
+        403: 'An MCP token, or a key without ontology:read (a codec client gets a 200 naming the refusal)',
         429: 'Too many requests of a tenant credential; retry after `Retry-After` seconds',
       },
-      handler: async ({ body, ctx }) => toJson(decode(fromJson(body), await opener(ctx))),
+      handler: async ({ body, ctx }) => {
+        const payloads = fromJson(body);
+        let who: Opener;
+        try {
+          who = await opener(ctx);
+        } catch (error) {
+          if (!isCredentialRefusal(error) || !isCodecClient(ctx)) throw error;
+          ctx.set(CODEC_REFUSED_HEADER, String(STATUS_OF_REFUSAL[error.code]));
+          return toJson(payloads.map(() => refusalPayload(error)));
+        }
+        return toJson(decode(payloads, who));
+      },
     });
 
   const encodeRoute = (path: string, operationId: string, description: string) =>
