@@ -146,13 +146,13 @@ export async function expireStaleSessions(m: EntityManager, ttlSeconds: number) 
 // ---- claims ----
 
 /**
- * Claims a live node for an active session of the caller's. Made under the workspace's claim lock,
- * so the conflict check and the write are one step for every other claimant. A re-claim by the same
- * session updates the intent and keeps the claim id.
+ * Claims a live node for an active session of the caller's. The session is read with a share lock
+ * (it cannot end meanwhile) before the workspace's claim lock is taken; under that lock, the conflict
+ * check and the write are one statement, so they are one step for every other claimant and the lock
+ * is held as briefly as it can be. A re-claim by the same session updates the intent and keeps the claim id.
  */
 export async function claimWork(m: EntityManager, actor: Actor, input: z.output<typeof ClaimWorkInput>) {
   await liveNode(m, input.target_node_id);
-  await repo.lockWorkspaceClaims(m, actor.workspaceId);
   const session = ownSession(await repo.findSessionForClaim(m, input.session_id), actor, input.session_id);
   if (session.status !== 'active') {
     throw new ConflictError({
@@ -162,32 +162,27 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
       status: session.status,
     });
   }
-  const conflict = await repo.findConflictingClaim(m, { targetNodeId: input.target_node_id, sessionId: session.id });
-  if (conflict) {
-    const where = conflict.relation === 'same' ? 'the node itself' : `its ${conflict.relation}`;
+  await repo.lockWorkspaceClaims(m, actor.workspaceId);
+  const { conflict, claim } = await repo.claimIfFree(m, {
+    workspaceId: actor.workspaceId,
+    sessionId: session.id,
+    userId: actor.userId,
+    targetNodeId: input.target_node_id,
+    intent: input.intent,
+  });
+  if (conflict || !claim) {
+    const holder = conflict!;
+    const where = holder.relation === 'same' ? 'the node itself' : `its ${holder.relation}`;
     throw new ConflictError({
       error: 'claim_conflict',
       message: `Node is already claimed by another session (on ${where})`,
-      ...conflict,
+      ...holder,
     });
   }
-  const existing = await repo.findActiveClaimOf(m, session.id, input.target_node_id);
-  const claim = await repo.saveClaim(
-    m,
-    existing
-      ? { ...existing, intent: input.intent, updatedAt: new Date() }
-      : {
-          workspaceId: actor.workspaceId,
-          sessionId: session.id,
-          userId: actor.userId,
-          targetNodeId: input.target_node_id,
-          intent: input.intent,
-        },
-  );
   return {
     claim_id: claim.id,
-    session_id: claim.sessionId,
-    target_node_id: claim.targetNodeId,
+    session_id: claim.session_id,
+    target_node_id: claim.target_node_id,
     intent: claim.intent,
     status: 'active' as const,
   };
