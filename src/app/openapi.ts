@@ -21,6 +21,7 @@ function documentationRuntime(): Runtime {
   // The capability routes are generated from the registry's declarations, which do no I/O either.
   const capabilities = createCapabilityService({
     uow: unusable as never,
+    read: unusable as never,
     logger: unusable as never,
     credits: unusable as never,
     tools: allCapabilities({

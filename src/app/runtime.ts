@@ -185,6 +185,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   };
   const capabilities = createCapabilityService({
     uow,
+    read,
     logger,
     credits,
     tools: allCapabilities({
