@@ -183,7 +183,7 @@ describe('agent claims: agent.claim_work, agent.release_claim, agent.list_active
     expect(row.n).to.equal(1);
   });
 
-  it('keeps one active claim per chain under fifty concurrent claims, and lets unrelated nodes all be claimed', async () => {
+  it('keeps one active claim per chain under fifty concurrent claims; unrelated nodes are all claimed', async () => {
     const { api_key } = await newTenant();
     const c = capClient(api_key);
     // Two chains of five: a → … → e, and five loose nodes besides.
