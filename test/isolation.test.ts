@@ -181,7 +181,7 @@ describe('workspace isolation in the database (RLS)', () => {
     });
   });
 
-  it('a unit of work opened in one message rolls back whole; a scope value with a quote is bound, not inlined', async () => {
+  it('a unit of work begun in one message rolls back whole; a non-hex scope value is bound, not inlined', async () => {
     await onOneConnection(async (single) => {
       const uow = createUnitOfWork(single);
       const scope = { workspaceId: a.workspace_id, userId: a.user_id };
