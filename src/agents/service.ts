@@ -170,15 +170,16 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
     targetNodeId: input.target_node_id,
     intent: input.intent,
   });
-  if (conflict || !claim) {
-    const holder = conflict!;
-    const where = holder.relation === 'same' ? 'the node itself' : `its ${holder.relation}`;
+  if (conflict) {
+    const where = conflict.relation === 'same' ? 'the node itself' : `its ${conflict.relation}`;
     throw new ConflictError({
       error: 'claim_conflict',
       message: `Node is already claimed by another session (on ${where})`,
-      ...holder,
+      ...conflict,
     });
   }
+  // Without a conflict the statement either renewed the session's claim or inserted one.
+  if (!claim) throw new Error('claimIfFree answered neither a conflict nor a claim');
   return {
     claim_id: claim.id,
     session_id: claim.session_id,
