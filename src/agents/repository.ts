@@ -35,13 +35,20 @@ export interface SessionState {
   ended_at: Date | null;
 }
 
-/** Stamps the heartbeat of an active session; undefined when it is not active (a conditional update). */
-export const stampHeartbeat = (m: EntityManager, sessionId: string): Promise<SessionState | undefined> =>
+/**
+ * Stamps the heartbeat of `userId`'s active session; undefined when there is no such session (gone,
+ * another user's, or not active: a conditional update, whose caller then finds out which).
+ */
+export const stampHeartbeat = (
+  m: EntityManager,
+  sessionId: string,
+  userId: string,
+): Promise<SessionState | undefined> =>
   queryFirst<SessionState>(
     m,
-    `UPDATE agent_sessions SET last_heartbeat_at = now() WHERE id = $1 AND status = 'active'
+    `UPDATE agent_sessions SET last_heartbeat_at = now() WHERE id = $1 AND user_id = $2 AND status = 'active'
      RETURNING id, status, outcome, last_heartbeat_at, ended_at`,
-    [sessionId],
+    [sessionId, userId],
   );
 
 /** Ends an active session; undefined when it was no longer active (a conditional update). */

@@ -88,8 +88,8 @@ export async function startSession(
 }
 
 export async function heartbeat(m: EntityManager, actor: Actor, sessionId: string) {
-  ownSession(await repo.findSession(m, sessionId), actor, sessionId);
-  const stamped = await repo.stampHeartbeat(m, sessionId);
+  // The common case, the owner's active session, is one statement; anything else is sorted out below.
+  const stamped = await repo.stampHeartbeat(m, sessionId, actor.userId);
   if (stamped) {
     return {
       session_id: sessionId,
@@ -98,8 +98,8 @@ export async function heartbeat(m: EntityManager, actor: Actor, sessionId: strin
       last_heartbeat_at: iso(new Date(stamped.last_heartbeat_at)),
     };
   }
-  // No longer active (ended or expired): say so, and change nothing.
-  const inactive = (await repo.findSession(m, sessionId))!;
+  // Unknown (404), another user's (403), or no longer active (ended or expired): say so, change nothing.
+  const inactive = ownSession(await repo.findSession(m, sessionId), actor, sessionId);
   return {
     session_id: sessionId,
     status: inactive.status,
