@@ -217,13 +217,13 @@ export const findClaimsJoinedByContains = (
 export const findClaim = (m: EntityManager, claimId: string): Promise<AgentClaim | null> =>
   m.getRepository(AgentClaim).findOneBy({ id: claimId });
 
-/** Releases an active claim; undefined when it was not active any more (a conditional update). */
-export const markClaimReleased = (m: EntityManager, claimId: string) =>
+/** Releases `userId`'s active claim; undefined when there is none (gone, another user's, or not active). */
+export const markClaimReleased = (m: EntityManager, claimId: string, userId: string) =>
   queryFirst<{ id: string }>(
     m,
     `UPDATE agent_claims SET status = 'released', closed_at = now(), updated_at = now()
-     WHERE id = $1 AND status = 'active' RETURNING id`,
-    [claimId],
+     WHERE id = $1 AND user_id = $2 AND status = 'active' RETURNING id`,
+    [claimId, userId],
   );
 
 /** Abandons every active claim of these sessions and returns how many it abandoned. */

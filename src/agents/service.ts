@@ -191,16 +191,16 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
 
 /** Owner-only (403 for anyone else in the workspace); idempotent on released or abandoned claims. */
 export async function releaseClaim(m: EntityManager, actor: Actor, claimId: string) {
+  // The common case, the owner's active claim, is one statement; anything else is sorted out below.
+  const released = await repo.markClaimReleased(m, claimId, actor.userId);
+  if (released) return { claim_id: released.id, status: 'released' as const };
   const claim = await repo.findClaim(m, claimId);
   if (!claim) throw new NotFoundError({ error: 'claim_not_found', claim_id: claimId });
   if (claim.userId !== actor.userId) {
     throw new ForbiddenError({ error: 'not_claim_owner', message: 'Only the user who opened a claim may release it' });
   }
-  if (claim.status !== 'active') return { claim_id: claim.id, status: claim.status };
-  const released = await repo.markClaimReleased(m, claim.id);
-  // Abandoned by a concurrent end or sweep between the read and the update.
-  if (!released) return { claim_id: claim.id, status: (await repo.findClaim(m, claim.id))!.status as 'abandoned' };
-  return { claim_id: claim.id, status: 'released' as const };
+  // Released before, or abandoned by an end or a sweep.
+  return { claim_id: claim.id, status: claim.status as 'released' | 'abandoned' };
 }
 
 export async function listActiveClaims(m: EntityManager, input: z.output<typeof ListActiveClaimsInput>) {
