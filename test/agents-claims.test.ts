@@ -183,6 +183,42 @@ describe('agent claims: agent.claim_work, agent.release_claim, agent.list_active
     expect(row.n).to.equal(1);
   });
 
+  it('keeps one active claim per chain under fifty concurrent claims; unrelated nodes are all claimed', async () => {
+    const { api_key } = await newTenant();
+    const c = capClient(api_key);
+    // Two chains of five: a → … → e, and five loose nodes besides.
+    const chain = async (prefix: string) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await createNode(api_key, 'code.module', `${prefix}${i}`));
+      for (let i = 1; i < 5; i++) await createEdge(api_key, ids[i - 1]!, ids[i]!);
+      return ids;
+    };
+    const first = await chain('x');
+    const second = await chain('y');
+    const loose = await Promise.all(Array.from({ length: 5 }, (_, i) => createNode(api_key, 'concept', `loose ${i}`)));
+    const sessions = await Promise.all(Array.from({ length: 50 }, () => session(c)));
+    // 20 on each chain, one on each loose node, and five more on the loose nodes from other sessions.
+    const targets = [
+      ...Array.from({ length: 20 }, (_, i) => first[i % 5]!),
+      ...Array.from({ length: 20 }, (_, i) => second[i % 5]!),
+      ...loose,
+      ...loose,
+    ];
+    const answers = await Promise.all(
+      sessions.map((s, i) => c('agent.claim_work', { session_id: s, target_node_id: targets[i], intent: `w${i}` })),
+    );
+    const won = (ids: string[]) => answers.filter((a, i) => a.status === 200 && ids.includes(targets[i]!)).length;
+    expect(won(first)).to.equal(1);
+    expect(won(second)).to.equal(1);
+    expect(won(loose)).to.equal(5);
+    expect(answers.filter((a) => a.status === 409)).to.have.length(43);
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT count(*)::int AS n FROM agent_claims WHERE target_node_id = ANY($1) AND status = 'active'`,
+      [[...first, ...second, ...loose]],
+    );
+    expect(row.n).to.equal(7);
+  });
+
   it('refuses a claim for a session that is no longer active (409)', async () => {
     const s = await session(cap);
     await cap('agent.end_session', { session_id: s, outcome: 'succeeded' });

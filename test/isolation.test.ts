@@ -181,6 +181,32 @@ describe('workspace isolation in the database (RLS)', () => {
     });
   });
 
+  it('a unit of work begun in one message rolls back whole; a non-hex scope value is bound, not inlined', async () => {
+    await onOneConnection(async (single) => {
+      const uow = createUnitOfWork(single);
+      const scope = { workspaceId: a.workspace_id, userId: a.user_id };
+      // A failure after a write takes the write back: the transaction began with the scope's message.
+      const failed = await uow(scope, async (m) => {
+        await m.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'x', 'rolled back')`, [a.workspace_id]);
+        throw new Error('after the insert');
+      }).catch((error: Error) => error);
+      expect(failed).to.be.instanceOf(Error);
+      const [{ n }] = await getStack().ownerDataSource.query(
+        `SELECT count(*)::int AS n FROM nodes WHERE workspace_id = $1 AND name = 'rolled back'`,
+        [a.workspace_id],
+      );
+      expect(n).to.equal(0);
+      // A key hash is hex; anything else (here an injection attempt) takes the bound way and is only a value.
+      const hostile = `'; DELETE FROM nodes; --`;
+      const [setting] = await uow({ keyHash: hostile }, (m) =>
+        m.query(`SELECT current_setting('app.key_hash') AS key_hash, current_setting('app.workspace_id') AS ws`),
+      );
+      expect(setting).to.deep.equal({ key_hash: hostile, ws: '' });
+      const inside = await uow(scope, (m) => m.query(`SELECT count(*)::int AS n FROM nodes`));
+      expect(inside[0].n).to.be.greaterThan(0);
+    });
+  });
+
   it('the one-statement authentication lookups leave no setting behind on the connection', async () => {
     await onOneConnection(async (single) => {
       await single.query(`SELECT * FROM weft_authenticate_key($1)`, ['0'.repeat(64)]);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { AnyCapability } from '../src/capabilities/define';
 import type { CapabilityService } from '../src/capabilities/service';
 import { createCapabilityService } from '../src/capabilities/service';
+import { createScopedRead } from '../src/platform/db/unit-of-work';
 import { UnavailableError } from '../src/platform/errors';
 import { localAgentModel } from '../src/runs/agent-model';
 import { createRunSteps } from '../src/runs/steps';
@@ -99,6 +100,7 @@ describe('runs: a retried step is charged once', function () {
     const runs = runService(
       createCapabilityService({
         uow: runtime.uow,
+        read: createScopedRead(runtime.dataSource),
         logger: runtime.logger,
         credits: runtime.services.credits,
         tools: [flaky],

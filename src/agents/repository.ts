@@ -35,13 +35,20 @@ export interface SessionState {
   ended_at: Date | null;
 }
 
-/** Stamps the heartbeat of an active session; undefined when it is not active (a conditional update). */
-export const stampHeartbeat = (m: EntityManager, sessionId: string): Promise<SessionState | undefined> =>
+/**
+ * Stamps the heartbeat of `userId`'s active session; undefined when there is no such session (gone,
+ * another user's, or not active: a conditional update, whose caller then finds out which).
+ */
+export const stampHeartbeat = (
+  m: EntityManager,
+  sessionId: string,
+  userId: string,
+): Promise<SessionState | undefined> =>
   queryFirst<SessionState>(
     m,
-    `UPDATE agent_sessions SET last_heartbeat_at = now() WHERE id = $1 AND status = 'active'
+    `UPDATE agent_sessions SET last_heartbeat_at = now() WHERE id = $1 AND user_id = $2 AND status = 'active'
      RETURNING id, status, outcome, last_heartbeat_at, ended_at`,
-    [sessionId],
+    [sessionId, userId],
   );
 
 /** Ends an active session; undefined when it was no longer active (a conditional update). */
@@ -99,18 +106,32 @@ export interface ConflictingClaim {
   relation: 'same' | 'ancestor' | 'descendant';
 }
 
+/** The claim a session holds once `claimIfFree` made or renewed it. */
+export interface HeldClaim {
+  id: string;
+  session_id: string;
+  target_node_id: string;
+  intent: string;
+}
+
 /**
- * Another session's active claim on the target, on any of its ancestors or on any of its
- * descendants through CONTAINS edges (type compared case-insensitively). A descendant's claim is
- * found by walking up from each held claim instead of down from the target: the number of active
- * claims and the depth are small, a subtree can be huge. A recursive CTE (the query builder cannot
- * say it); UNION over (origin, node) pairs stops at a cycle.
+ * One statement, under the workspace's claim lock: finds another session's active claim on the
+ * target, on any of its ancestors or on any of its descendants through CONTAINS edges (type compared
+ * case-insensitively); and when there is none, renews the session's own active claim on the target
+ * (its intent) or inserts one. Answers either the conflict or the claim.
+ *
+ * The walk touches only the target's ancestors and the ancestors of nodes that hold a claim: a
+ * descendant's claim is found by walking up from each held claim instead of down from the target
+ * (the active claims and the depth are small, a subtree can be huge), each step one lookup in the
+ * edges by target (edges_target_idx, which covers the type). UNION over (origin, node) pairs stops at a cycle.
+ * One statement rather than three (check, look for the own claim, write) keeps the lock's hold short,
+ * since every claimant of the workspace waits for it.
  */
-export const findConflictingClaim = (
+export const claimIfFree = (
   m: EntityManager,
-  input: { targetNodeId: string; sessionId: string },
-): Promise<ConflictingClaim | undefined> =>
-  queryFirst<ConflictingClaim>(
+  input: { workspaceId: string; sessionId: string; userId: string; targetNodeId: string; intent: string },
+): Promise<{ conflict: ConflictingClaim | null; claim: HeldClaim | null }> =>
+  queryFirst<{ conflict: ConflictingClaim | null; claim: HeldClaim | null }>(
     m,
     `WITH RECURSIVE held AS (
        SELECT id, session_id, user_id, target_node_id FROM agent_claims
@@ -121,16 +142,29 @@ export const findConflictingClaim = (
        UNION
        SELECT up.origin, e.source_node_id FROM up
        JOIN edges e ON e.target_node_id = up.node_id AND NOT e.is_deleted AND lower(e.type) = 'contains'
+     ), conflict AS (
+       SELECT h.id AS claim_id, h.session_id, h.user_id, h.target_node_id,
+              CASE WHEN h.target_node_id = $1 THEN 'same' WHEN up.origin = $1 THEN 'ancestor' ELSE 'descendant' END
+                AS relation
+       FROM held h JOIN up ON (up.origin = $1 AND up.node_id = h.target_node_id)
+                           OR (up.origin = h.target_node_id AND up.node_id = $1)
+       ORDER BY (h.target_node_id = $1) DESC, h.id
+       LIMIT 1
+     ), renewed AS (
+       UPDATE agent_claims SET intent = $5, updated_at = now()
+       WHERE session_id = $2 AND target_node_id = $1 AND status = 'active' AND NOT EXISTS (SELECT 1 FROM conflict)
+       RETURNING id, session_id, target_node_id, intent
+     ), inserted AS (
+       INSERT INTO agent_claims (workspace_id, session_id, user_id, target_node_id, intent)
+       SELECT $3, $2, $4, $1, $5
+       WHERE NOT EXISTS (SELECT 1 FROM conflict)
+         AND NOT EXISTS (SELECT 1 FROM agent_claims WHERE session_id = $2 AND target_node_id = $1 AND status = 'active')
+       RETURNING id, session_id, target_node_id, intent
      )
-     SELECT h.id AS claim_id, h.session_id, h.user_id, h.target_node_id,
-            CASE WHEN h.target_node_id = $1 THEN 'same' WHEN up.origin = $1 THEN 'ancestor' ELSE 'descendant' END
-              AS relation
-     FROM held h JOIN up ON (up.origin = $1 AND up.node_id = h.target_node_id)
-                         OR (up.origin = h.target_node_id AND up.node_id = $1)
-     ORDER BY (h.target_node_id = $1) DESC, h.id
-     LIMIT 1`,
-    [input.targetNodeId, input.sessionId],
-  );
+     SELECT (SELECT row_to_json(conflict) FROM conflict) AS conflict,
+            (SELECT row_to_json(c) FROM (SELECT * FROM renewed UNION ALL SELECT * FROM inserted) c) AS claim`,
+    [input.targetNodeId, input.sessionId, input.workspaceId, input.userId, input.intent],
+  ) as Promise<{ conflict: ConflictingClaim | null; claim: HeldClaim | null }>;
 
 /** Two active claims of different sessions that a new CONTAINS edge would put one inside the other. */
 export interface ClaimsJoined {
@@ -180,22 +214,16 @@ export const findClaimsJoinedByContains = (
     [input.sourceNodeId, input.targetNodeId],
   );
 
-export const findActiveClaimOf = (m: EntityManager, sessionId: string, targetNodeId: string) =>
-  m.getRepository(AgentClaim).findOneBy({ sessionId, targetNodeId, status: 'active' });
-
 export const findClaim = (m: EntityManager, claimId: string): Promise<AgentClaim | null> =>
   m.getRepository(AgentClaim).findOneBy({ id: claimId });
 
-export const saveClaim = (m: EntityManager, claim: Partial<AgentClaim>): Promise<AgentClaim> =>
-  m.getRepository(AgentClaim).save(m.getRepository(AgentClaim).create(claim));
-
-/** Releases an active claim; undefined when it was not active any more (a conditional update). */
-export const markClaimReleased = (m: EntityManager, claimId: string) =>
+/** Releases `userId`'s active claim; undefined when there is none (gone, another user's, or not active). */
+export const markClaimReleased = (m: EntityManager, claimId: string, userId: string) =>
   queryFirst<{ id: string }>(
     m,
     `UPDATE agent_claims SET status = 'released', closed_at = now(), updated_at = now()
-     WHERE id = $1 AND status = 'active' RETURNING id`,
-    [claimId],
+     WHERE id = $1 AND user_id = $2 AND status = 'active' RETURNING id`,
+    [claimId, userId],
   );
 
 /** Abandons every active claim of these sessions and returns how many it abandoned. */

@@ -88,8 +88,8 @@ export async function startSession(
 }
 
 export async function heartbeat(m: EntityManager, actor: Actor, sessionId: string) {
-  ownSession(await repo.findSession(m, sessionId), actor, sessionId);
-  const stamped = await repo.stampHeartbeat(m, sessionId);
+  // The common case, the owner's active session, is one statement; anything else is sorted out below.
+  const stamped = await repo.stampHeartbeat(m, sessionId, actor.userId);
   if (stamped) {
     return {
       session_id: sessionId,
@@ -98,8 +98,8 @@ export async function heartbeat(m: EntityManager, actor: Actor, sessionId: strin
       last_heartbeat_at: iso(new Date(stamped.last_heartbeat_at)),
     };
   }
-  // No longer active (ended or expired): say so, and change nothing.
-  const inactive = (await repo.findSession(m, sessionId))!;
+  // Unknown (404), another user's (403), or no longer active (ended or expired): say so, change nothing.
+  const inactive = ownSession(await repo.findSession(m, sessionId), actor, sessionId);
   return {
     session_id: sessionId,
     status: inactive.status,
@@ -146,13 +146,13 @@ export async function expireStaleSessions(m: EntityManager, ttlSeconds: number) 
 // ---- claims ----
 
 /**
- * Claims a live node for an active session of the caller's. Made under the workspace's claim lock,
- * so the conflict check and the write are one step for every other claimant. A re-claim by the same
- * session updates the intent and keeps the claim id.
+ * Claims a live node for an active session of the caller's. The session is read with a share lock
+ * (it cannot end meanwhile) before the workspace's claim lock is taken; under that lock, the conflict
+ * check and the write are one statement, so they are one step for every other claimant and the lock
+ * is held as briefly as it can be. A re-claim by the same session updates the intent and keeps the claim id.
  */
 export async function claimWork(m: EntityManager, actor: Actor, input: z.output<typeof ClaimWorkInput>) {
   await liveNode(m, input.target_node_id);
-  await repo.lockWorkspaceClaims(m, actor.workspaceId);
   const session = ownSession(await repo.findSessionForClaim(m, input.session_id), actor, input.session_id);
   if (session.status !== 'active') {
     throw new ConflictError({
@@ -162,7 +162,14 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
       status: session.status,
     });
   }
-  const conflict = await repo.findConflictingClaim(m, { targetNodeId: input.target_node_id, sessionId: session.id });
+  await repo.lockWorkspaceClaims(m, actor.workspaceId);
+  const { conflict, claim } = await repo.claimIfFree(m, {
+    workspaceId: actor.workspaceId,
+    sessionId: session.id,
+    userId: actor.userId,
+    targetNodeId: input.target_node_id,
+    intent: input.intent,
+  });
   if (conflict) {
     const where = conflict.relation === 'same' ? 'the node itself' : `its ${conflict.relation}`;
     throw new ConflictError({
@@ -171,23 +178,12 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
       ...conflict,
     });
   }
-  const existing = await repo.findActiveClaimOf(m, session.id, input.target_node_id);
-  const claim = await repo.saveClaim(
-    m,
-    existing
-      ? { ...existing, intent: input.intent, updatedAt: new Date() }
-      : {
-          workspaceId: actor.workspaceId,
-          sessionId: session.id,
-          userId: actor.userId,
-          targetNodeId: input.target_node_id,
-          intent: input.intent,
-        },
-  );
+  // Without a conflict the statement either renewed the session's claim or inserted one.
+  if (!claim) throw new Error('claimIfFree answered neither a conflict nor a claim');
   return {
     claim_id: claim.id,
-    session_id: claim.sessionId,
-    target_node_id: claim.targetNodeId,
+    session_id: claim.session_id,
+    target_node_id: claim.target_node_id,
     intent: claim.intent,
     status: 'active' as const,
   };
@@ -195,16 +191,16 @@ export async function claimWork(m: EntityManager, actor: Actor, input: z.output<
 
 /** Owner-only (403 for anyone else in the workspace); idempotent on released or abandoned claims. */
 export async function releaseClaim(m: EntityManager, actor: Actor, claimId: string) {
+  // The common case, the owner's active claim, is one statement; anything else is sorted out below.
+  const released = await repo.markClaimReleased(m, claimId, actor.userId);
+  if (released) return { claim_id: released.id, status: 'released' as const };
   const claim = await repo.findClaim(m, claimId);
   if (!claim) throw new NotFoundError({ error: 'claim_not_found', claim_id: claimId });
   if (claim.userId !== actor.userId) {
     throw new ForbiddenError({ error: 'not_claim_owner', message: 'Only the user who opened a claim may release it' });
   }
-  if (claim.status !== 'active') return { claim_id: claim.id, status: claim.status };
-  const released = await repo.markClaimReleased(m, claim.id);
-  // Abandoned by a concurrent end or sweep between the read and the update.
-  if (!released) return { claim_id: claim.id, status: (await repo.findClaim(m, claim.id))!.status as 'abandoned' };
-  return { claim_id: claim.id, status: 'released' as const };
+  // Released before, or abandoned by an end or a sweep.
+  return { claim_id: claim.id, status: claim.status as 'released' | 'abandoned' };
 }
 
 export async function listActiveClaims(m: EntityManager, input: z.output<typeof ListActiveClaimsInput>) {

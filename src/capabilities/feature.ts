@@ -1,5 +1,5 @@
 import type { CreditService } from '../credits/service';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { PromptService } from '../prompt/service';
@@ -24,11 +24,18 @@ export const capabilitiesFeature = {
     /** The capability registry behind `/v1/cap/*`, runs' steps and the MCP server: every feature's tools. */
     capabilities: (ctx: {
       uow: UnitOfWork;
+      read: ScopedRead;
       logger: Logger;
       services: { credits: CreditService };
       tools: () => readonly AnyCapability[];
     }) =>
-      createCapabilityService({ uow: ctx.uow, logger: ctx.logger, credits: ctx.services.credits, tools: ctx.tools() }),
+      createCapabilityService({
+        uow: ctx.uow,
+        read: ctx.read,
+        logger: ctx.logger,
+        credits: ctx.services.credits,
+        tools: ctx.tools(),
+      }),
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: (ctx: { uow: UnitOfWork }) => createKeyPurger({ uow: ctx.uow }),
   },

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { queryFirst } from '../platform/db/query';
+import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import { LIMITS } from '../rules/limits';
 import { CapabilityIdempotencyKey } from './entities';
 
@@ -33,6 +34,20 @@ export const findKey = (m: EntityManager, key: string): Promise<StoredKey | unde
      FROM capability_idempotency_keys WHERE workspace_id = weft_current_workspace() AND idempotency_key = $1`,
     [key, LIMITS.idempotencyReplayHours],
   );
+
+/**
+ * findKey as one statement outside any transaction (a scoped read): how a retry of a finished call
+ * finds its envelope without opening a transaction, taking the key's lock or reading it twice.
+ */
+export async function findKeyOutsideTransaction(read: ScopedRead, scope: Scope, key: string) {
+  const [row] = await read<StoredKey>(
+    scope,
+    `SELECT tool, request_hash, envelope, created_at < now() - make_interval(hours => $2::int) AS expired
+     FROM capability_idempotency_keys WHERE workspace_id = weft_current_workspace() AND idempotency_key = $1`,
+    [key, LIMITS.idempotencyReplayHours],
+  );
+  return row;
+}
 
 export async function deleteKey(m: EntityManager, workspaceId: string, key: string): Promise<void> {
   await m.getRepository(CapabilityIdempotencyKey).delete({ workspaceId, idempotencyKey: key });

@@ -7,7 +7,7 @@ import type { CreditService } from '../credits/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from '../rules/costs';
@@ -15,7 +15,7 @@ import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
 import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
 import { IdempotencyKey, parseIdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';
-import { deleteKey, findKey, storeKey, tryLockKey } from './repository';
+import { deleteKey, findKey, findKeyOutsideTransaction, storeKey, tryLockKey } from './repository';
 import type { CapabilityDescription, Envelope } from './schemas';
 
 export interface InvokeOptions {
@@ -79,11 +79,12 @@ function shapeOutput(capability: AnyCapability, result: unknown): unknown {
  */
 export function createCapabilityService(deps: {
   uow: UnitOfWork;
+  read: ScopedRead;
   logger: Logger;
   credits: Pick<CreditService, 'chargeFor'>;
   tools: readonly AnyCapability[];
 }) {
-  const { uow, logger, credits } = deps;
+  const { uow, read, logger, credits } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
   if (byName.size !== deps.tools.length) throw new Error('two capabilities share a name');
 
@@ -133,12 +134,16 @@ export function createCapabilityService(deps: {
    * One transaction: replay a stored envelope (409 `idempotency_key_reused` for another tool or
    * body); else take the key (409 `idempotency_key_in_use` while another call holds it), charge, run
    * the handler and store the envelope. A failure rolls all of it back: nothing stored, nothing charged.
+   * A key the caller sent is first looked up in one statement, so a retry of a finished call replays
+   * without a transaction; a key this process made (`fresh`: no key was sent) is a new random uuid
+   * nobody else can hold or have stored, so it skips the lookups and the lock.
    */
   async function invokeWrite(
     capability: WriteCapability<any, any>,
     call: CapabilityCall,
     input: unknown,
     raw: unknown,
+    fresh: boolean,
   ): Promise<InvokeOutcome> {
     const { principal, idempotencyKey: key } = call;
     const hash = requestHash(raw ?? {});
@@ -152,20 +157,24 @@ export function createCapabilityService(deps: {
       }
       return { envelope: stored.envelope as Envelope, replayed: true };
     };
-    const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+    if (!fresh) {
       // A finished key replays without the lock, so concurrent retries of a finished call all replay.
-      const finished = await findKey(m, key);
+      const finished = await findKeyOutsideTransaction(read, scopeOf(principal), key);
       if (finished && !finished.expired) return replay(finished);
-      if (!(await tryLockKey(m, principal.workspaceId, key))) {
-        throw new ConflictError({
-          error: 'idempotency_key_in_use',
-          message: 'A request with this Idempotency-Key is still running; retry once it has finished',
-        });
+    }
+    const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+      if (!fresh) {
+        if (!(await tryLockKey(m, principal.workspaceId, key))) {
+          throw new ConflictError({
+            error: 'idempotency_key_in_use',
+            message: 'A request with this Idempotency-Key is still running; retry once it has finished',
+          });
+        }
+        // Looked up again under the lock: the holder may have committed since the first look.
+        const stored = await findKey(m, key);
+        if (stored && !stored.expired) return replay(stored);
+        if (stored) await deleteKey(m, principal.workspaceId, key);
       }
-      // Looked up again under the lock: the holder may have committed since the first look.
-      const stored = await findKey(m, key);
-      if (stored && !stored.expired) return replay(stored);
-      if (stored) await deleteKey(m, principal.workspaceId, key);
 
       const kind = creditKindOf(capability);
       const receipt = kind ? await reserve(m, principal, kind) : null;
@@ -239,7 +248,7 @@ export function createCapabilityService(deps: {
       };
       return capability.access === 'read'
         ? invokeRead(capability, call, input, options.chargeKey)
-        : invokeWrite(capability, call, input, raw);
+        : invokeWrite(capability, call, input, raw, options.idempotencyKey === undefined);
     },
   };
 }

@@ -14,7 +14,7 @@ const registry = () => {
     prompts: unused,
     search: unused,
   });
-  const service = createCapabilityService({ uow: unused, logger: unused, credits: unused, tools });
+  const service = createCapabilityService({ uow: unused, read: unused, logger: unused, credits: unused, tools });
   return { tools, described: mcpTools(service.tools, service.describe()) };
 };
 

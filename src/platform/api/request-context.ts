@@ -16,8 +16,9 @@ export function requestContext(): Middleware {
   return async (ctx, next) => {
     const supplied = ctx.get('x-correlation-id');
     ctx.state.requestId = randomUUID();
-    const parsed = CorrelationId.safeParse(supplied);
-    ctx.state.correlationId = parsed.success ? parsed.data.toLowerCase() : randomUUID();
+    // Most requests send none: no parse (a failed zod parse builds an error object) for an empty header.
+    const parsed = supplied ? CorrelationId.safeParse(supplied) : undefined;
+    ctx.state.correlationId = parsed?.success ? parsed.data.toLowerCase() : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.set('X-Correlation-Id', ctx.state.correlationId);
     await next();

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 /**
  * Who a unit of work runs as. Row-level security policies read these settings; anything left
@@ -14,20 +14,61 @@ export interface Scope {
 export type UnitOfWork = <T>(scope: Scope, work: (manager: EntityManager) => Promise<T>) => Promise<T>;
 
 /**
- * Runs `work` in one transaction whose first statement sets the scope with `set_config(..., true)`:
- * transaction-local, bound as parameters, and gone when the pooled connection is reused.
- * Every repository a service uses must come from the `manager` passed in.
+ * Runs `work` in one transaction whose scope is set with `set_config(..., true)`: transaction-local,
+ * and gone when the pooled connection is reused. Every repository a service uses must come from
+ * the `manager` passed in. BEGIN and the scope go to the server as one round trip (see beginScoped).
  */
 export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
-  return (scope, work) =>
-    dataSource.transaction(async (manager) => {
-      await manager.query(
-        `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
-         set_config('app.key_hash', $3, true)`,
-        [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''],
-      );
-      return work(manager);
-    });
+  return async (scope, work) => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await beginScoped(runner, scope);
+      const result = await work(runner.manager);
+      await runner.commitTransaction();
+      return result;
+    } catch (error) {
+      // The original error wins, even when the rollback fails too (as TypeORM's own transaction does).
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => {});
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  };
+}
+
+// Uuids and hex digests: the only characters a scope value may have to be written into the statement.
+const LITERAL_SAFE = /^[0-9a-fA-F-]{0,128}$/;
+
+interface PgClient {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Opens the transaction and sets the scope in one round trip: `BEGIN; SELECT set_config(...)` as one
+ * simple-protocol message. A message with two statements cannot bind parameters, so the values are
+ * written in as literals, and only values made of hex digits and dashes (every uuid and key hash)
+ * are: anything else (never seen from our callers) takes the old way, BEGIN and then the scope bound as
+ * parameters. The runner is told its transaction is open, exactly as its own startTransaction leaves
+ * it, so entity saves use it and commit/rollback and nested savepoints behave as before.
+ */
+async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
+  const values = [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''];
+  const client = (await runner.connect()) as PgClient;
+  Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
+  if (values.every((value) => LITERAL_SAFE.test(value))) {
+    const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
+    await client.query(
+      `BEGIN; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
+        `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)`,
+    );
+    return;
+  }
+  await client.query('BEGIN');
+  await client.query(
+    `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
+     set_config('app.key_hash', $3, true)`,
+    values,
+  );
 }
 
 /**

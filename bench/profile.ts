@@ -1,0 +1,97 @@
+/**
+ * `npm run bench -- profile [--op node|list|me|replay] [--seconds 5] [--clients 4] [--out file.cpuprofile]`
+ * `npm run bench -- profile --summarise <file.cpuprofile>`
+ *
+ * A CPU profile of the API under one request kind, taken with the inspector over the measured
+ * window only (boot, fixtures and warm-up are left out): 4 clients in this process send
+ * `GET /v1/ontology/nodes/{id}` (node), `GET /v1/ontology/nodes?type=…&limit=50` (list),
+ * `GET /v1/auth/me/api-keys/scopes` (me: authentication and nothing else) or an idempotent replay of
+ * `agent.start_session` (replay). Prints where the self time went, by package and by function, and
+ * writes the profile for a flame-graph viewer (Chrome DevTools, speedscope). The client's fetch runs
+ * in the same process, so undici's share is the client's. `--summarise` prints the same tables for any
+ * `.cpuprofile` (`node --cpu-prof` of the runs bench's worker, say).
+ */
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { createApp } from '../src/app/http';
+import { measure, numberOption } from './lib/measure';
+import type { CpuProfile } from './lib/profile-summary';
+import { profileTables, summariseProfile } from './lib/profile-summary';
+import { bootBenchService, serveLocally } from './lib/servers';
+
+const OPS = ['node', 'list', 'me', 'replay'] as const;
+
+function stringOption(args: readonly string[], name: string): string | undefined {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const summarise = stringOption(args, 'summarise');
+  if (summarise) {
+    console.log(profileTables(summariseProfile(JSON.parse(readFileSync(summarise, 'utf8')) as CpuProfile)));
+    return;
+  }
+  const op = (stringOption(args, 'op') ?? 'node') as (typeof OPS)[number];
+  if (!OPS.includes(op)) throw new Error(`--op is one of ${OPS.join(', ')}`);
+  const seconds = numberOption(args, 'seconds', 5);
+  const clients = numberOption(args, 'clients', 4);
+  const out = stringOption(args, 'out') ?? `/tmp/weft-${op}.cpuprofile`;
+
+  const service = await bootBenchService();
+  const { runtime, owner, provisioning } = service;
+  const tenant = await provisioning.bootstrap({ name: 'weft-bench-profile' });
+  const nodes: { id: string }[] = await owner.query(
+    `INSERT INTO nodes (workspace_id, type, name)
+     SELECT $1, (ARRAY['person', 'project', 'document', 'concept'])[1 + g % 4], 'profiled ' || g
+     FROM generate_series(0, 999) g RETURNING id`,
+    [tenant.workspace_id],
+  );
+  const api = await serveLocally(createApp(runtime));
+  const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+  const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+    const response = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { ...headers, ...extra },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
+    return text;
+  };
+  const replayKey = `profile-replay-${Date.now()}`;
+  const replay = () =>
+    send('POST', '/v1/cap/agent.start_session', { name: 'replayed' }, { 'Idempotency-Key': replayKey });
+  await replay();
+  const types = ['person', 'project', 'document', 'concept'];
+  const operation = {
+    node: (i: number) => send('GET', `/v1/ontology/nodes/${nodes[i % nodes.length]!.id}`),
+    list: (i: number) => send('GET', `/v1/ontology/nodes?type=${types[i % types.length]}&limit=50`),
+    me: () => send('GET', '/v1/auth/me/api-keys/scopes'),
+    replay,
+  }[op];
+
+  // Warm the JIT and the pools before the profiler starts.
+  await measure(op, operation, { concurrency: clients, durationMs: 1000 });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  const figures = await measure(op, operation, { concurrency: clients, durationMs: seconds * 1000, warmupMs: 0 });
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  writeFileSync(out, JSON.stringify(profile));
+
+  const summary = summariseProfile(profile as unknown as CpuProfile);
+  console.log(
+    `${op}: ${clients} clients, ${figures.count} requests in ${seconds} s (${figures.rps.toFixed(0)} req/s, ` +
+      `p50 ${figures.p50.toFixed(2)} ms); profile ${out}; ` +
+      `${((summary.busyMs * 1000) / figures.count).toFixed(0)} µs of this process's busy samples per request\n`,
+  );
+  console.log(profileTables(summary));
+
+  await new Promise<void>((resolve) => api.server.close(() => resolve()));
+  await service.stop();
+}
