@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Context } from 'koa';
 import { z } from 'zod';
 import { defineRoute } from '../platform/api/route';
 import type { Config } from '../platform/config';
@@ -41,6 +42,24 @@ export const CONSOLE_CSP = [
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** A console HTML page's headers and handler: the CSP and its siblings (and, when asked, no caching). */
+const servedPage = (html: string, options: { cache?: boolean } = {}) => ({
+  responseHeaders: {
+    'Content-Security-Policy': {
+      description: 'Only this origin’s scripts, styles and API.',
+      schema: { type: 'string' as const },
+    },
+  },
+  handler: async ({ ctx }: { ctx: Context }) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Content-Security-Policy', CONSOLE_CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    if (options.cache === false) ctx.set('Cache-Control', 'no-store');
+    return html;
+  },
+});
+
 /** Where the runs view links an execution: the first TEMPORAL_UI_ORIGIN, else the dev server's UI. */
 export function temporalUiBase(config: Pick<Config, 'TEMPORAL_UI_ORIGIN' | 'TEMPORAL_UI_PORT'>): string {
   const origin = config.TEMPORAL_UI_ORIGIN?.split(',')[0]?.trim();
@@ -68,20 +87,7 @@ export function consoleRoutes(config: Config) {
       tags,
       public: true,
       produces: 'text/html',
-      responseHeaders: {
-        'Content-Security-Policy': {
-          description: 'Only this origin’s scripts, styles and API.',
-          schema: { type: 'string' },
-        },
-      },
-      handler: async ({ ctx }) => {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.set('Content-Security-Policy', CONSOLE_CSP);
-        ctx.set('X-Content-Type-Options', 'nosniff');
-        ctx.set('Referrer-Policy', 'no-referrer');
-        ctx.set('Cache-Control', 'no-store');
-        return page;
-      },
+      ...servedPage(page, { cache: false }),
     }),
     defineRoute({
       method: 'get',
@@ -95,19 +101,7 @@ export function consoleRoutes(config: Config) {
       tags,
       public: true,
       produces: 'text/html',
-      responseHeaders: {
-        'Content-Security-Policy': {
-          description: 'Only this origin’s scripts, styles and API.',
-          schema: { type: 'string' },
-        },
-      },
-      handler: async ({ ctx }) => {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.set('Content-Security-Policy', CONSOLE_CSP);
-        ctx.set('X-Content-Type-Options', 'nosniff');
-        ctx.set('Referrer-Policy', 'no-referrer');
-        return consentPage;
-      },
+      ...servedPage(consentPage),
     }),
     defineRoute({
       method: 'get',
