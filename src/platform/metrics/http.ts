@@ -23,13 +23,15 @@ const duration = new Histogram({
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
- * The route a request matched, as its template (`/v1/nodes/:id`), never the path itself: the path
+ * The route a request matched, as its template (`/v1/ontology/nodes/{node_id}`), never the path itself: the path
  * holds ids. A request no route matched (a 404, or an endpoint a feature's middleware answers
  * itself, such as /mcp) is `unmatched` unless that middleware named its route in `ctx.state.metricsRoute`.
  */
 function routeOf(ctx: Parameters<Middleware>[0]): string {
   const state = ctx.state as { metricsRoute?: string };
-  return state.metricsRoute ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+  const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
+  // In the contract's spelling (`/v1/nodes/{node_id}`), as the OpenAPI document names it.
+  return state.metricsRoute ?? matched?.replace(/:(\w+)/g, '{$1}') ?? 'unmatched';
 }
 
 /**
