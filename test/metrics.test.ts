@@ -24,7 +24,7 @@ const declares = (text: string, family: string) => text.includes(`# TYPE ${famil
 describe('metrics: GET /metrics on the API and on a worker process (issue 29)', function () {
   this.timeout(120_000);
 
-  it('the API reports HTTP by route template, pools, Temporal, runs, approvals, outbox, deliveries, credits', async () => {
+  it('the API reports HTTP by route, pools, Temporal, runs, approvals, outbox, deliveries and credits', async () => {
     const tenant = await newTenant(50);
     const client = as(tenant.api_key);
     const missing = randomUUID();
