@@ -70,8 +70,8 @@ describe('metrics: GET /metrics on the API and on a worker process (issue 29)', 
     expect(sample(text, 'weft_outbox_lag_seconds')).to.be.at.least(0);
     expect(sample(text, 'weft_outbox_dead_letters')).to.be.at.least(0);
     expect(declares(text, 'weft_webhook_deliveries')).to.equal(true);
-    expect(sample(text, 'weft_credits_reserved', { kind: 'ontology.search.vector' })).to.be.at.least(1);
-    expect(sample(text, 'weft_credits_charged', { kind: 'ontology.search.vector' })).to.be.at.least(1);
+    expect(sample(text, 'weft_credits_reserved', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
+    expect(sample(text, 'weft_credits_charged', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
     expect(declares(text, 'weft_credits_refunded')).to.equal(true);
     expect(declares(text, 'weft_credits_pending')).to.equal(true);
     // No workspace, tenant or user id anywhere, under any label.
