@@ -3,23 +3,40 @@ import type { Activities } from '../activities';
 import { createActivities } from '../activities';
 import type { Runtime as WeftRuntime } from '../src/app/runtime';
 import type { Config } from '../src/platform/config';
+import { startMetricsServer } from '../src/platform/metrics/scrape';
 import type { PayloadCodecConfig } from '../src/platform/temporal/codec';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import type { TemporalConnectionConfig } from '../src/platform/temporal/connection-options';
 import { temporalConnectionOptions } from '../src/platform/temporal/connection-options';
+import { freePort } from '../src/platform/temporal/dev-server';
+import { LIMITS } from '../src/rules/limits';
 import { loadWorkflowBundle } from './bundle';
 
 let runtimeInstalled = false;
+/** Where the SDK's Prometheus exporter listens, when this process installed the runtime with one. */
+let sdkMetricsAddress: string | undefined;
 
-/** The SDK's and the Rust core's logs at the service's level (at least warnings), once per process. */
-function installRuntime(level: 'ERROR' | 'WARN') {
+/**
+ * The SDK's and the Rust core's logs at the service's level (at least warnings), once per process.
+ * With `sdkMetrics`, the core's own worker metrics (`temporal_*`: pollers, slots, schedule-to-start
+ * latency, sticky cache) are exported in Prometheus format on that loopback address.
+ */
+function installRuntime(level: 'ERROR' | 'WARN', sdkMetrics?: string) {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  sdkMetricsAddress = sdkMetrics;
   // No shutdown signals: the process entrypoint owns Ctrl-C and stops the API, worker and server in order.
   Runtime.install({
     shutdownSignals: [],
     logger: new DefaultLogger(level),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
+      ...(sdkMetrics && {
+        metrics: {
+          prometheus: { bindAddress: sdkMetrics, countersTotalSuffix: true, useSecondsForDurations: true },
+        },
+      }),
+    },
   });
 }
 
@@ -33,12 +50,15 @@ export interface WorkerOptions {
   activities: Activities;
   /** `error` silences the SDK's warnings about failed activities (the test suite fails some on purpose). */
   logLevel?: string;
+  /** A loopback `host:port` for the SDK's Prometheus exporter (only the process's first worker sets it). */
+  sdkMetrics?: string;
 }
 
 /** A worker for Weft's task queue with the prebuilt workflow bundle and the given activities. */
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   installRuntime(
     options.logLevel === 'error' || options.logLevel === 'fatal' || options.logLevel === 'silent' ? 'ERROR' : 'WARN',
+    options.sdkMetrics,
   );
   const connection = await NativeConnection.connect(temporalConnectionOptions(options.config));
   const worker = await Worker.create({
@@ -54,19 +74,36 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
   return { worker, connection };
 }
 
-/** Starts Weft's worker for a runtime (its task queue, its services as activities); `stop` drains it. */
+/**
+ * Starts Weft's worker for a runtime (its task queue, its services as activities); `stop` drains it.
+ * With WORKER_METRICS_PORT set, the process also serves `GET /metrics` there: its own registry (pools,
+ * Node) followed by the SDK's worker metrics, which the core exports on a loopback port of its own.
+ */
 export async function runWorker(runtime: WeftRuntime): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { config } = runtime;
+  const metricsPort = config.WORKER_METRICS_PORT;
+  const sdkMetrics = metricsPort && !runtimeInstalled ? `127.0.0.1:${await freePort()}` : undefined;
   const { worker, connection } = await createWorker({
     config,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(runtime),
     logLevel: config.LOG_LEVEL,
+    sdkMetrics,
   });
+  const metrics = metricsPort
+    ? await startMetricsServer({
+        host: config.WORKER_METRICS_HOST,
+        port: metricsPort,
+        token: config.METRICS_TOKEN,
+        upstream: sdkMetricsAddress && `http://${sdkMetricsAddress}/metrics`,
+        upstreamTimeoutMs: LIMITS.metrics.sdkScrapeTimeoutMs,
+      })
+    : undefined;
   const running = worker.run();
   return {
     worker,
     async stop() {
+      await metrics?.stop();
       worker.shutdown();
       await running;
       await connection.close();

@@ -11,6 +11,7 @@ import { importanceFeature } from '../importance/feature';
 import { mcpFeature } from '../mcp/feature';
 import { mcpTokensFeature } from '../mcp-tokens/feature';
 import { mergesFeature } from '../merges/feature';
+import { metricsFeature } from '../metrics/feature';
 import { oauthFeature } from '../oauth/feature';
 import { ontologyConfigFeature } from '../ontology-config/feature';
 import { authFeature } from '../platform/auth/feature';
@@ -43,6 +44,8 @@ import type { ServicesOf } from './services';
  */
 const MANIFESTS = [
   healthFeature,
+  // No routes; its middleware answers GET /metrics ahead of every other feature's.
+  metricsFeature,
   apiKeysFeature,
   mcpTokensFeature,
   // Ahead of mcp: its middleware adds the OAuth challenge to /mcp's 401s.

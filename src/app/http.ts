@@ -7,6 +7,7 @@ import { createRateLimiter } from '../platform/api/rate-limit';
 import { requestContext, requestLogger } from '../platform/api/request-context';
 import type { AnyRoute } from '../platform/api/route';
 import { JSON_BODY_LIMIT, JSON_MEDIA_TYPES, mountRoutes } from '../platform/api/route';
+import { httpMetrics } from '../platform/metrics/http';
 import { openApiRoutes } from '../platform/openapi/routes';
 import { codecCors } from '../platform/temporal/codec-server/cors';
 import { API_TAGS, FEATURES } from './features';
@@ -53,6 +54,8 @@ export function createApp(runtime: Runtime): Koa {
   mountRoutes(router, routes, { authenticator: runtime.authenticator, rateLimiter });
 
   app.use(requestContext());
+  // Outside the error handler, so it counts the status the client got (docs/operations.md, Metrics).
+  app.use(httpMetrics());
   if (runtime.config.REQUEST_LOGGING) app.use(requestLogger(runtime.logger));
   app.use(errorHandler(runtime.logger));
   app.use(codecCors(codecOrigins(runtime.config)));

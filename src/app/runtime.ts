@@ -14,6 +14,7 @@ import { createScopedRead, createStatement, createUnitOfWork } from '../platform
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { createEmbeddingProvider } from '../platform/llm/embedding-provider';
 import type { Logger } from '../platform/logger';
+import { observePool } from '../platform/metrics/pool';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { createOutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -62,6 +63,7 @@ export interface Runtime extends Kernel {
 /** `role` picks the database pool: the API's and the worker's are separate (sizes and timeouts in config). */
 export async function createRuntime(config: Config, logger: Logger, role: PoolRole = 'api'): Promise<Runtime> {
   const dataSource = await createAppDataSource(config, role).initialize();
+  const unobservePool = observePool(dataSource, role);
   const temporal = await connectTemporal(config);
   const uow = createUnitOfWork(dataSource);
   const jwt = createJwtService(config);
@@ -105,6 +107,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       await usage.stop();
       await registry.close();
       await temporal.connection.close();
+      unobservePool();
       await dataSource.destroy();
     },
   };

@@ -128,6 +128,14 @@ export const EnvSchema = z.object({
    * (src/oauth/): behind a TLS proxy the request's own origin says http. Unset: the request's origin.
    */
   PUBLIC_URL: z.string().url().optional(),
+  /**
+   * Metrics (docs/operations.md): when set, `GET /metrics` (the API's and a worker's) asks for
+   * `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers whoever reaches the port.
+   */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** A worker process serves its own `GET /metrics` on this port; unset, it serves none. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
   /** Origins (comma-separated) of a Temporal UI allowed to call the codec endpoint from the browser. */
   TEMPORAL_UI_ORIGIN: z.string().optional(),
   /**

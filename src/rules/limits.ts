@@ -211,4 +211,14 @@ export const LIMITS = {
     // Stored batches deleted per transaction by that purge (src/code/batch-purge.ts).
     batchPurgeRows: 1000,
   },
+  metrics: {
+    // GET /metrics's cross-workspace figures (runs, approvals, outbox, deliveries, credits) are read
+    // at most this often; scrapes in between reuse the last answer (src/metrics/snapshot.ts).
+    snapshotCacheMs: 10_000,
+    // The snapshot's statement gets this long (statement_timeout), so a slow scrape cannot hold a
+    // connection; past it the last good answer is served and weft_metrics_snapshot_failures_total counts.
+    snapshotBudgetMs: 2_000,
+    // A worker's /metrics waits this long for the Temporal SDK's exporter before answering without it.
+    sdkScrapeTimeoutMs: 2_000,
+  },
 } as const;

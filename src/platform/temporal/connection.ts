@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
+import { temporalClientErrors } from '../metrics/temporal-client';
 import type { EncryptionCodec, PayloadCodecConfig } from './codec';
 import { createPayloadCodec, dataConverter } from './codec';
 import type { TemporalConnectionConfig } from './connection-options';
@@ -24,7 +25,11 @@ export interface TemporalHandle {
 export async function connectTemporal(
   config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
 ): Promise<TemporalHandle> {
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const connection = await Connection.connect({
+    ...temporalConnectionOptions(config),
+    // The SDK's default retries, with the failures that outlast them counted (weft_temporal_client_errors_total).
+    interceptors: [temporalClientErrors, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  });
   const codec = createPayloadCodec(config);
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(codec) });
   return {
