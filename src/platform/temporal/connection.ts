@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
+import { temporalClientTracing } from '../telemetry/tracing';
 import type { EncryptionCodec, PayloadCodecConfig } from './codec';
 import { createPayloadCodec, dataConverter } from './codec';
 import type { TemporalConnectionConfig } from './connection-options';
@@ -26,7 +27,13 @@ export async function connectTemporal(
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect(temporalConnectionOptions(config));
   const codec = createPayloadCodec(config);
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(codec) });
+  const client = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverter(codec),
+    // Off unless the OTEL_* variables turned tracing on: then each start carries the request's trace.
+    interceptors: temporalClientTracing(),
+  });
   return {
     connection,
     client,
