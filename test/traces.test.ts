@@ -131,7 +131,7 @@ describe('traces: OTLP/HTTP from the API through Temporal to SQL (real processes
     receiver?.close();
   });
 
-  it('a prompt: HTTP request → StartWorkflow → RunWorkflow → an activity → its SQL, with the correlation id', async () => {
+  it('a prompt: HTTP request → StartWorkflow → RunWorkflow → activity → its SQL, with the correlation id', async () => {
     fake.scriptChat((schema) => {
       if (schema === 'refined_graph') {
         const nodes = [{ ref: 'a', type: 'person', name: 'Grace Hopper', properties: [] }];
