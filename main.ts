@@ -1,4 +1,4 @@
-// First: tracing (when the OTEL_* variables ask for it) must patch http, koa and pg before they load.
+// First: tracing (when the OTEL_* variables ask for it) must patch http and pg before they load.
 import './src/platform/telemetry/preload';
 
 import type { Server } from 'node:http';

@@ -1,5 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Span } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
@@ -20,7 +18,7 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The attribute the HTTP server span carries the request's correlation id in. */
+/** The attribute the HTTP server span carries the request's correlation id in (set by `requestContext`). */
 export const CORRELATION_ID_ATTRIBUTE = 'weft.correlation_id';
 
 let current: Tracing | undefined;
@@ -42,16 +40,9 @@ export function activeTracing(): Tracing | undefined {
   return current;
 }
 
-/** The HTTP server span's correlation id, read from the response header the request-context middleware set. */
-function tagCorrelationId(span: Span, _request: unknown, response: IncomingMessage | ServerResponse): void {
-  if (!('getHeader' in response)) return;
-  const id = response.getHeader('x-correlation-id');
-  if (typeof id === 'string') span.setAttribute(CORRELATION_ID_ATTRIBUTE, id);
-}
-
 /**
  * Starts tracing when the variables ask for it (once per process; later calls answer the same).
- * Must run before `http`, `koa` and `pg` are first required: the instrumentations patch them on load.
+ * Must run before `http` and `pg` are first required: the instrumentations patch them on load.
  */
 export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | undefined {
   if (current || !tracingRequested(env)) return current;
@@ -67,8 +58,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
     require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
   const { HttpInstrumentation } =
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { KoaInstrumentation } =
-    require('@opentelemetry/instrumentation-koa') as typeof import('@opentelemetry/instrumentation-koa');
   const { PgInstrumentation } =
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
 
@@ -85,9 +74,10 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
       new HttpInstrumentation({
         // Probes would be most of the traces and say nothing.
         ignoreIncomingRequestHook: (request) => request.url === '/v1/health' || request.url === '/metrics',
-        applyCustomAttributesOnSpan: tagCorrelationId,
       }),
-      new KoaInstrumentation(),
+      // No Koa instrumentation: its releases for this SDK line (the one Temporal's interceptors
+      // use) stop at Koa 2. The request-context middleware names the server span by its route
+      // template and gives it the correlation id instead.
       // Statements inside a request or an activity only: the pollers' own queries would be a root
       // trace each, every second. Values are not recorded, only the parameterised text.
       new PgInstrumentation({ requireParentSpan: true }),
