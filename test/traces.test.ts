@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { deleteMaintenanceSchedules } from '../src/app/schedules';
 import { CORRELATION_ID_ATTRIBUTE } from '../src/platform/telemetry/tracing';
+import { loadWorkflowBundle } from '../workers/bundle';
 import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
@@ -107,6 +108,10 @@ describe('traces: OTLP/HTTP from the API through Temporal to SQL (real processes
   let worker: WeftProcess | undefined;
 
   before(async () => {
+    // The worker's tracing bundle, built here once (cached by file) so the worker process starts at once.
+    await loadWorkflowBundle({
+      tracingModule: require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+    });
     receiver = await startReceiver();
     fake = await startFakeOpenAI();
     const env = {
