@@ -1,3 +1,6 @@
+// First: tracing (when the OTEL_* variables ask for it) must patch http and pg before they load.
+import './src/platform/telemetry/preload';
+
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { createApp } from './src/app/http';
@@ -6,6 +9,7 @@ import { createRuntime } from './src/app/runtime';
 import { ensureMaintenanceSchedules } from './src/app/schedules';
 import { loadConfig } from './src/platform/config';
 import { createLogger } from './src/platform/logger';
+import { activeTracing } from './src/platform/telemetry/tracing';
 import { ensureSearchAttributes } from './src/platform/temporal/connection';
 import type { DevServer } from './src/platform/temporal/dev-server';
 import { isListening, startDevServer } from './src/platform/temporal/dev-server';
@@ -31,6 +35,9 @@ async function main() {
     }
     process.exit(0);
   }
+  // Stops run in reverse: the spans of everything else's shutdown are flushed last.
+  const tracing = activeTracing();
+  if (tracing) stops.push(() => tracing.shutdown());
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 

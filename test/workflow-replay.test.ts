@@ -1,5 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Resource } from '@opentelemetry/resources';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import type { ReplayWorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { loadWorkflowBundle } from '../workers/bundle';
@@ -33,22 +37,34 @@ describe('workflow replay: recorded histories still replay deterministically', f
     ]);
   });
 
-  it('replays every fixture without a determinism error', async () => {
+  async function replayAll(options: Omit<ReplayWorkerOptions, 'dataConverter'>) {
     const histories = files.map((file) => ({
       workflowId: path.basename(file, '.json'),
       history: historyFromFixture(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
     }));
     const failures: string[] = [];
     const replayed: string[] = [];
-    const results = Worker.runReplayHistories(
-      { workflowBundle: await loadWorkflowBundle(), dataConverter: historyDataConverter() },
-      histories,
-    );
+    const results = Worker.runReplayHistories({ ...options, dataConverter: historyDataConverter() }, histories);
     for await (const result of results) {
       replayed.push(result.workflowId);
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }
     expect(failures, failures.join('\n')).to.deep.equal([]);
     expect(replayed.sort()).to.deep.equal(histories.map((h) => h.workflowId).sort());
+  }
+
+  it('replays every fixture without a determinism error', async () => {
+    await replayAll({ workflowBundle: await loadWorkflowBundle() });
+  });
+
+  it('replays every fixture with tracing on (the OpenTelemetry workflow interceptors in the bundle)', async () => {
+    // Histories recorded with tracing off, replayed by a worker that has it on: turning tracing on
+    // (docs/operations.md#tracing) must not make a running workflow non-deterministic.
+    const tracingModule = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+    const spans = new SimpleSpanProcessor(new InMemorySpanExporter());
+    await replayAll({
+      workflowBundle: await loadWorkflowBundle({ tracingModule }),
+      sinks: { exporter: makeWorkflowExporter(spans, new Resource({ 'service.name': 'weft-replay' })) },
+    });
   });
 });

@@ -27,13 +27,19 @@ function sourceHash(): string {
  * The prebuilt workflow bundle: built once per change of `workflows/`, then reused, so a worker
  * starts without running webpack (production practice in Temporal's samples).
  */
-export async function loadWorkflowBundle(): Promise<{ code: string }> {
-  const file = path.join(CACHE_DIR, `workflows-${sourceHash()}.js`);
+export async function loadWorkflowBundle(options: { tracingModule?: string } = {}): Promise<{ code: string }> {
+  // With tracing on, a bundle of its own that also holds the OpenTelemetry workflow interceptors;
+  // the bundle without them (tracing off, the replay tests) stays as it was.
+  const variant = options.tracingModule ? '-otel' : '';
+  const file = path.join(CACHE_DIR, `workflows-${sourceHash()}${variant}.js`);
   if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve(WORKFLOWS_DIR),
     // Keeps payloads the codec refused (plaintext started by hand) from workflow code.
-    workflowInterceptorModules: [require.resolve(path.join(WORKFLOWS_DIR, 'interceptors'))],
+    workflowInterceptorModules: [
+      require.resolve(path.join(WORKFLOWS_DIR, 'interceptors')),
+      ...(options.tracingModule ? [options.tracingModule] : []),
+    ],
     logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
   });
   mkdirSync(CACHE_DIR, { recursive: true });

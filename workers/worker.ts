@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import type { Runtime as WeftRuntime } from '../src/app/runtime';
 import type { Config } from '../src/platform/config';
 import { startMetricsServer } from '../src/platform/metrics/scrape';
+import { temporalWorkerTracing } from '../src/platform/telemetry/tracing';
 import type { PayloadCodecConfig } from '../src/platform/temporal/codec';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
 import type { TemporalConnectionConfig } from '../src/platform/temporal/connection-options';
@@ -61,12 +62,15 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     options.sdkMetrics,
   );
   const connection = await NativeConnection.connect(temporalConnectionOptions(options.config));
+  // Off unless the OTEL_* variables turned tracing on (src/platform/telemetry/tracing.ts).
+  const tracing = temporalWorkerTracing();
   const worker = await Worker.create({
     connection,
     namespace: options.config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue,
-    workflowBundle: await loadWorkflowBundle(),
+    workflowBundle: await loadWorkflowBundle({ tracingModule: tracing?.workflowModule }),
     activities: options.activities,
+    ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
     // Codecs run in the worker's main thread, outside the workflow sandbox: workflow code is unchanged.
     // Refused payloads decode to a placeholder that fails the workflow at once (workflows/interceptors.ts).
     dataConverter: dataConverter(createPayloadCodec(options.config, { refuse: 'placeholder' })),

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Logger } from '../logger';
+import { CORRELATION_ID_ATTRIBUTE } from '../telemetry/tracing';
 
 // The rule response schemas use for `correlation_id` (z.uuid(): RFC 9562 version and variant), so
 // an id accepted here can always be answered; a looser check let a prompt run, charge, then 500.
@@ -21,7 +23,15 @@ export function requestContext(): Middleware {
     ctx.state.correlationId = parsed?.success ? parsed.data.toLowerCase() : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
     ctx.set('X-Correlation-Id', ctx.state.correlationId);
+    // The HTTP server span when tracing is on (docs/operations.md#tracing); undefined when it is off.
+    const span = trace.getActiveSpan();
+    span?.setAttribute(CORRELATION_ID_ATTRIBUTE, ctx.state.correlationId);
     await next();
+    const route: unknown = ctx._matchedRoute;
+    if (span && typeof route === 'string') {
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttribute('http.route', route);
+    }
   };
 }
 

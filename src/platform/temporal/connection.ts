@@ -3,6 +3,7 @@ import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { Config } from '../config';
 import { temporalClientErrors } from '../metrics/temporal-client';
+import { temporalClientTracing } from '../telemetry/tracing';
 import type { EncryptionCodec, PayloadCodecConfig } from './codec';
 import { createPayloadCodec, dataConverter } from './codec';
 import type { TemporalConnectionConfig } from './connection-options';
@@ -31,7 +32,13 @@ export async function connectTemporal(
     interceptors: [temporalClientErrors, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
   const codec = createPayloadCodec(config);
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverter(codec) });
+  const client = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverter(codec),
+    // Off unless the OTEL_* variables turned tracing on: then each start carries the request's trace.
+    interceptors: temporalClientTracing(),
+  });
   return {
     connection,
     client,
