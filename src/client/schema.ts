@@ -1555,7 +1555,7 @@ export interface components {
           components: components["schemas"]["ScoreComponents"];
         }[];
       /** @enum {string} */
-      mode: "vector" | "structural" | "hybrid";
+      mode: "vector" | "structural" | "keyword" | "hybrid";
       query_plan: components["schemas"]["QueryPlan"];
       credit_receipt: components["schemas"]["CreditReceipt"];
     };
@@ -1568,10 +1568,14 @@ export interface components {
       importance_multiplier: number;
       /** @description Cosine similarity to the query, when the node was a vector candidate. */
       similarity: number | null;
+      /** @description Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate. */
+      keyword_score: number;
+      /** @description Hybrid: (vector_weight × vector_score + structural_weight × structural_score) × importance_multiplier, the ranking that is fused with the keyword ranking. Other modes: the score itself. */
+      weighted_score: number;
     };
     QueryPlan: {
       /** @enum {string} */
-      mode: "vector" | "structural" | "hybrid";
+      mode: "vector" | "structural" | "keyword" | "hybrid";
       top_k: number;
       filters: {
         type: string[];
@@ -1584,7 +1588,10 @@ export interface components {
       candidates: {
         vector: number;
         structural: number;
+        keyword: number;
       };
+      /** @description Hybrid: the reciprocal-rank-fusion constant k of score = Σ 1 / (k + rank). */
+      rrf_k: number;
     };
     CreditReceipt: {
       /** Format: uuid */
@@ -1601,7 +1608,7 @@ export interface components {
        * @description Defaults to the workspace’s retrieval_mode.
        * @enum {string}
        */
-      mode?: "vector" | "structural" | "hybrid";
+      mode?: "vector" | "structural" | "keyword" | "hybrid";
       filters?: components["schemas"]["SearchFilters"];
     };
     SearchFilters: {
