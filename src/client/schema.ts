@@ -370,6 +370,24 @@ export interface paths {
      */
     post: operations["searchNodes"];
   };
+  "/v1/ontology/communities/refresh": {
+    /**
+     * Detect the workspace’s communities now
+     * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+     *
+     * Requires the `ontology:write` scope.
+     */
+    post: operations["refreshCommunities"];
+  };
+  "/v1/ontology/communities": {
+    /**
+     * The workspace’s communities
+     * @description The stored communities, most important first; `limit` at most 200.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["listCommunities"];
+  };
   "/v1/ontology/symbol-context": {
     /**
      * What surrounds a code symbol: class, siblings, tests, callers, callees, similar code, commits
@@ -1625,6 +1643,54 @@ export interface components {
        */
       mode?: "semantic" | "keyword" | "hybrid";
       filters?: components["schemas"]["SearchFilters"];
+    };
+    CommunityRefreshResponse: {
+      pass: components["schemas"]["CommunityPass"];
+      communities: components["schemas"]["Community"][];
+    };
+    CommunityPass: {
+      /** Format: uuid */
+      workspace_id: string;
+      refreshed: boolean;
+      /** @enum {string} */
+      reason: "first_pass" | "forced" | "changed" | "unchanged";
+      /** @description Nodes and edges added or deleted since the last pass. */
+      changes: number | null;
+      /** @description How many changes the next unforced pass needs. */
+      threshold: number | null;
+      nodes: number;
+      edges: number;
+      communities: number;
+      modularity: number;
+      computed_at: string;
+      duration_ms: number;
+    };
+    Community: {
+      /**
+       * Format: uuid
+       * @description The community node (type `community`); its members link to it by MEMBER_OF.
+       */
+      id: string;
+      name: string;
+      /** @description The mean importance of its top members. */
+      importance_score: number;
+      size: number;
+      summary: string;
+      top_members: {
+          /** Format: uuid */
+          id: string;
+          name: string;
+          type: string;
+          importance_score: number;
+        }[];
+      computed_at: string;
+    };
+    CommunityRefreshRequest: {
+      /**
+       * @description Recompute even when the graph has not changed enough since the last pass (the schedule never forces).
+       * @default true
+       */
+      force?: boolean;
     };
     SymbolContextResponse: {
       symbol: components["schemas"]["NodeResponse"];
@@ -8406,6 +8472,265 @@ export interface operations {
       };
       /** @description The embedding provider failed; the charge is refunded */
       502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Detect the workspace’s communities now
+   * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+   *
+   * Requires the `ontology:write` scope.
+   */
+  refreshCommunities: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "force": true
+         * }
+         */
+        "application/json": components["schemas"]["CommunityRefreshRequest"];
+      };
+    };
+    responses: {
+      /** @description Detect the workspace’s communities now */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CommunityRefreshResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The pass is still running; it goes on; or The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The workspace’s communities
+   * @description The stored communities, most important first; `limit` at most 200.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  listCommunities: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The workspace’s communities */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Community"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
