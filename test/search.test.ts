@@ -446,7 +446,7 @@ describe('keyword search: exact identifiers and codes the embedding misses', () 
     expect((await search({ q: 'nonexistentword', mode: 'keyword' })).body.results).to.deep.equal([]);
   });
 
-  it('a node edited through the API is found by its new name (the index is kept by Postgres)', async () => {
+  it('a node created through the API is found at once (Postgres keeps the index)', async () => {
     const created = await as(t.api_key).post('/v1/ontology/nodes', { type: 'error', name: 'E_CONN_RESET_99' });
     expect(created.status).to.be.oneOf([200, 201]);
     const hit = await search({ q: 'E_CONN_RESET_99', mode: 'keyword' });
