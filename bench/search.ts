@@ -1,8 +1,8 @@
 /**
  * `npm run bench -- search [--nodes 100000] [--seconds 2] [--only <label text>]`: search at 100k
  * clustered 512-dim vectors plus a small workspace with 1% as many, through HTTP next to the same SQL
- * through `pg` in the same run (vector, keyword and hybrid rows; `--only keyword` runs only the rows
- * whose label holds that text, prints them and skips the storage and pipeline sections and the
+ * through `pg` in the same run (vector, keyword and hybrid rows; `--only identifier,vector k10` runs only the rows
+ * whose label holds one of those texts, prints them and skips the storage and pipeline sections and the
  * results file), recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
  * pipeline's throughput through the worker with the local provider. Data is loaded once into
  * weft_bench (SQL on the owner connection) and reused by later runs.
@@ -274,7 +274,7 @@ async function main(args: string[]) {
     });
     cases.push({ label: `hybrid k10 identifier${suffix}`, t: big, mode: 'hybrid', topK: 10, types, set: 'identifier' });
   }
-  if (only) cases = cases.filter((c) => c.label.includes(only));
+  if (only) cases = cases.filter((c) => only.split(',').some((part) => c.label.includes(part)));
   for (const c of cases) {
     for (const concurrency of [1, 4]) {
       const anchor = await measure(`SQL ${c.label}`, sql(c.t, c.mode, c.topK, c.types, c.set), opts(concurrency));

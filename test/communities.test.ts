@@ -118,6 +118,27 @@ describe('communities', function () {
     expect(again.body.pass).to.deep.include({ refreshed: false, reason: 'unchanged', changes: 0 });
   });
 
+  it('graph_overview groups by community: one cluster per community, the rest in "_none"', async () => {
+    const t = await newTenant(100);
+    const red = await clique(t.workspace_id, 'Red', 4);
+    const blue = await clique(t.workspace_id, 'Blue', 3);
+    await link(t.workspace_id, red[0]!, blue[0]!);
+    await owner().query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'note', 'Loose')`, [t.workspace_id]);
+    const refreshed = await as(t.api_key).post('/v1/ontology/communities/refresh', {});
+    const ids = Object.fromEntries(refreshed.body.communities.map((c: any) => [c.size, c.id]));
+    const overview = await as(t.api_key).get('/v1/ontology/graph_overview?group_by=community');
+    expect(overview.status).to.equal(200);
+    expect(overview.body).to.deep.include({ group_by: 'community', total_nodes: 8, truncated: false });
+    expect(overview.body.clusters).to.deep.equal([
+      { id: ids[4], type: 'community', path: null, name: 'Community: Red 0, Red 1, Red 2', node_count: 4 },
+      { id: ids[3], type: 'community', path: null, name: 'Community: Blue 0, Blue 1, Blue 2', node_count: 3 },
+      { id: '_none', type: null, path: null, name: null, node_count: 1 },
+    ]);
+    // 6 + 3 KNOWS edges inside, one between; MEMBER_OF edges are the grouping, not links.
+    expect(overview.body.total_edges).to.equal(10);
+    expect(overview.body.edges).to.deep.include({ source: ids[4], target: ids[3], edge_count: 1 });
+  });
+
   it('a forced pass over a graph whose groups dissolved deletes the stale community nodes', async () => {
     const t = await newTenant(100);
     const ids = await clique(t.workspace_id, 'Member', 4);

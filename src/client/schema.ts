@@ -247,8 +247,8 @@ export interface paths {
   };
   "/v1/ontology/graph_overview": {
     /**
-     * Clusters of nodes (by type or type and name path) and the edges between them
-     * @description Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
+     * Clusters of nodes (by type, type and name path, or community) and the edges between them
+     * @description Supernodes by type, or by type and the first `/`-segment of the name, or (`group_by=community`) by the stored community each node is MEMBER_OF (`_none` for the others), with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
      *
      * Requires the `ontology:read` scope.
      */
@@ -1302,14 +1302,16 @@ export interface components {
     };
     GraphOverviewRecord: {
       /** @enum {string} */
-      group_by: "type" | "type_path";
+      group_by: "type" | "type_path" | "community";
       total_nodes: number;
       total_edges: number;
       clusters: ({
-          /** @description type, or type/path segment; "_other" holds what did not fit. */
+          /** @description type, or type/path segment, or (group_by=community) the community node’s id, "_none" for nodes in no community; "_other" holds what did not fit. */
           id: string;
           type: string | null;
           path: string | null;
+          /** @description group_by=community: the community’s name. */
+          name?: string | null;
           node_count: number;
         })[];
       edges: {
@@ -6686,8 +6688,8 @@ export interface operations {
     };
   };
   /**
-   * Clusters of nodes (by type or type and name path) and the edges between them
-   * @description Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
+   * Clusters of nodes (by type, type and name path, or community) and the edges between them
+   * @description Supernodes by type, or by type and the first `/`-segment of the name, or (`group_by=community`) by the stored community each node is MEMBER_OF (`_none` for the others), with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
    *
    * Requires the `ontology:read` scope.
    */
@@ -6696,11 +6698,11 @@ export interface operations {
       query?: {
         workspace_id?: string;
         max_supernodes?: number;
-        group_by?: "type" | "type_path";
+        group_by?: "type" | "type_path" | "community";
       };
     };
     responses: {
-      /** @description Clusters of nodes (by type or type and name path) and the edges between them */
+      /** @description Clusters of nodes (by type, type and name path, or community) and the edges between them */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
