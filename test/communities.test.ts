@@ -53,7 +53,7 @@ describe('communities', function () {
     expect(description.spec.intervals?.[0]?.every).to.equal(3_600_000);
   });
 
-  it('detects communities on demand, stores them as nodes with MEMBER_OF edges, and recomputes only on change', async () => {
+  it('detects communities on demand, stores them as nodes with MEMBER_OF edges, recomputes on change', async () => {
     const t = await newTenant(100);
     const other = await newTenant(100);
     const analysts = await clique(t.workspace_id, 'Analyst', 6);
