@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { scheduleId } from '../src/app/schedules';
+import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -137,6 +138,30 @@ describe('communities', function () {
     // 6 + 3 KNOWS edges inside, one between; MEMBER_OF edges are the grouping, not links.
     expect(overview.body.total_edges).to.equal(10);
     expect(overview.body.edges).to.deep.include({ source: ids[4], target: ids[3], edge_count: 1 });
+  });
+
+  it('answers a global question from the community summaries, citing the community nodes', async () => {
+    const t = await newTenant(100);
+    await clique(t.workspace_id, 'Painter', 4);
+    await clique(t.workspace_id, 'Sculptor', 3);
+    const question = 'What are the main groups in this graph?';
+    // No communities yet: retrieval as usual, no community cited.
+    const before = await as(t.api_key).post('/v1/ontology/prompt', { prompt: question, force_intent: 'query' });
+    expect(before.status).to.equal(200);
+    const refreshed = await as(t.api_key).post('/v1/ontology/communities/refresh', {});
+    const ids = refreshed.body.communities.map((c: any) => c.id);
+    expect(before.body.citations.filter((id: string) => ids.includes(id))).to.deep.equal([]);
+
+    const answered = await as(t.api_key).post('/v1/ontology/prompt', { prompt: question, force_intent: 'query' });
+    expect(answered.status).to.equal(200);
+    expect([...answered.body.citations].sort()).to.deep.equal([...ids].sort());
+    expect(answered.body.answer).to.contain('The main groups in the graph (2 communities)');
+    expect(answered.body.answer).to.contain('4 members: 4 person. Most important: Painter 0');
+    expect(answered.body.answer).to.contain('3 members: 3 person. Most important: Sculptor 0');
+
+    const asked = await capClient(t.api_key)('ontology.ask', { question: 'Which communities are there?' });
+    expect(asked.status).to.equal(200);
+    expect([...asked.body.result.citations].sort()).to.deep.equal([...ids].sort());
   });
 
   it('a forced pass over a graph whose groups dissolved deletes the stale community nodes', async () => {
