@@ -37,7 +37,7 @@ async function main(args: string[]) {
     );
     // Inside links: each node to 4 random nodes of its own group; outside links: one in ten nodes.
     await owner.query(
-      `WITH n AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS i FROM nodes WHERE workspace_id = $1),
+      `WITH n AS (SELECT id, split_part(name, ' ', 2)::int AS i FROM nodes WHERE workspace_id = $1),
             g AS (SELECT id, i % $2 AS grp, i / $2 AS pos, count(*) OVER (PARTITION BY i % $2) AS size FROM n)
        INSERT INTO edges (workspace_id, type, source_node_id, target_node_id)
        SELECT $1, 'LINKS', a.id, b.id

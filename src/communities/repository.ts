@@ -97,7 +97,8 @@ const importanceOf = (community: DetectedCommunity, topMembers: number) => {
 /**
  * Replaces the stored communities with `detected`: a community matched to a stored one (`keep`)
  * updates that node in place, the others are new nodes; stored ones left unmatched are deleted.
- * MEMBER_OF edges are derived data, so they are rewritten whole (deleted, not soft-deleted).
+ * MEMBER_OF edges are derived data: only the ones that changed are deleted (not soft-deleted) or
+ * added, since every edge written or removed also rewrites its member's degree counters.
  */
 export async function writeCommunities(
   m: EntityManager,
@@ -112,13 +113,6 @@ export async function writeCommunities(
 ): Promise<string[]> {
   const { workspaceId } = input;
   const storedIds = input.stored.map((s) => s.id);
-  if (storedIds.length > 0) {
-    await queryRows(m, `DELETE FROM edges WHERE workspace_id = $1 AND type = $2 AND target_node_id = ANY($3::uuid[])`, [
-      workspaceId,
-      MEMBER_OF,
-      storedIds,
-    ]);
-  }
   const kept = new Set(input.keep.filter((id): id is string => id !== null));
   const gone = storedIds.filter((id) => !kept.has(id));
   if (gone.length > 0) {
@@ -158,11 +152,22 @@ export async function writeCommunities(
       targets.push(ids[index]!);
     }
   });
+  if (storedIds.length > 0) {
+    await queryRows(
+      m,
+      `DELETE FROM edges e WHERE e.workspace_id = $1 AND e.type = $2 AND e.target_node_id = ANY($3::uuid[])
+         AND (e.source_node_id, e.target_node_id) NOT IN (SELECT s, t FROM unnest($4::uuid[], $5::uuid[]) AS x(s, t))`,
+      [workspaceId, MEMBER_OF, storedIds, sources, targets],
+    );
+  }
   if (sources.length > 0) {
     await queryRows(
       m,
       `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id)
-       SELECT $1, $2, s, t FROM unnest($3::uuid[], $4::uuid[]) AS x(s, t)`,
+       SELECT $1, $2, x.s, x.t FROM unnest($3::uuid[], $4::uuid[]) AS x(s, t)
+       WHERE (x.s, x.t) NOT IN (SELECT e.source_node_id, e.target_node_id FROM edges e
+                                WHERE e.workspace_id = $1 AND e.type = $2 AND NOT e.is_deleted
+                                  AND e.target_node_id = ANY($4::uuid[]))`,
       [workspaceId, MEMBER_OF, sources, targets],
     );
   }
