@@ -2,6 +2,7 @@ import type { SessionSweeper } from '../src/agents/sweeper';
 import type { KeyPurger } from '../src/capabilities/key-purge';
 import type { CodeBatchPurger } from '../src/code/batch-purge';
 import type { CodeService } from '../src/code/service';
+import type { CommunityService } from '../src/communities/service';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { MergeService } from '../src/merges/service';
@@ -17,6 +18,7 @@ import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
 import { createAgentActivities } from './agents';
 import { createCodeActivities } from './code';
+import { createCommunityActivities } from './communities';
 import { createEmbeddingActivities } from './embeddings';
 import { classifiedActivities } from './failures';
 import type { GraphActivityDeps } from './graph';
@@ -52,6 +54,7 @@ export interface ActivityDeps {
     runCallbacks: RunCallbackService;
     callbackRetention: CallbackRetention;
     runScheduleFires: RunScheduleFires;
+    communities: CommunityService;
   };
 }
 
@@ -69,6 +72,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createRunActivities(deps),
       ...createRunScheduleActivities(deps),
       ...createCodeActivities(deps),
+      ...createCommunityActivities({ dataSource: deps.dataSource, communities: deps.services.communities }),
       ...createTriggerActivities(deps),
       ...createRunCallbackActivities(deps),
       ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),

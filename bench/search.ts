@@ -1,7 +1,9 @@
 /**
- * `npm run bench -- search [--nodes 100000] [--seconds 2]`: search at 100k clustered 512-dim vectors
- * plus a small workspace with 1% as many, through HTTP next to the same SQL through `pg` in the same
- * run, recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
+ * `npm run bench -- search [--nodes 100000] [--seconds 2] [--only <label text>]`: search at 100k
+ * clustered 512-dim vectors plus a small workspace with 1% as many, through HTTP next to the same SQL
+ * through `pg` in the same run (vector, keyword and hybrid rows; `--only identifier,vector k10` runs only the rows
+ * whose label holds one of those texts, prints them and skips the storage and pipeline sections and the
+ * results file), recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
  * pipeline's throughput through the worker with the local provider. Data is loaded once into
  * weft_bench (SQL on the owner connection) and reused by later runs.
  */
@@ -17,7 +19,12 @@ import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
 import { localEmbedding } from '../src/platform/llm/local-embedding';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
+import {
+  enableIterativeIndexScan,
+  keywordCandidates,
+  structuralCandidates,
+  vectorCandidates,
+} from '../src/search/repository';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
@@ -50,6 +57,8 @@ const asManager = (client: PoolClient) =>
 async function main(args: string[]) {
   const totalNodes = numberOption(args, 'nodes', 100_000);
   const seconds = numberOption(args, 'seconds', 2);
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
   const service = await bootBenchService({ settings: { DATABASE_POOL_SIZE: '10' } });
   const { config, runtime, owner, provisioning } = service;
   const out: string[] = [];
@@ -163,11 +172,17 @@ async function main(args: string[]) {
     { length: 64 },
     (_, i) => `${topicOf((i * 37) % CLUSTERS)} ${['alpha', 'beta', 'gamma', 'delta'][i % 4]}`,
   );
-  const http = (t: { api_key: string }, body: object) => async (i: number) => {
+  // Identifier queries for keyword search: a node's name number, as a user pastes an id or a code
+  // (`node 4711` finds node 4711 and the few whose number starts with 4711).
+  const identifiers = Array.from({ length: 64 }, (_, i) => `node ${(i * 7919) % totalNodes}`);
+  type QuerySet = 'topic' | 'identifier';
+  const textOf = (set: QuerySet, i: number) =>
+    set === 'topic' ? queries[i % queries.length]! : identifiers[i % identifiers.length]!;
+  const http = (t: { api_key: string }, body: object, set: QuerySet) => async (i: number) => {
     const response = await fetch(`${baseUrl}/v1/ontology/search`, {
       method: 'POST',
       headers: { authorization: `Bearer ${t.api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...body, q: queries[i % queries.length] }),
+      body: JSON.stringify({ ...body, q: textOf(set, i) }),
     });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     await response.arrayBuffer();
@@ -177,8 +192,9 @@ async function main(args: string[]) {
   // charge's confirmation), through pg.
   const appPool = new Pool({ connectionString: config.DATABASE_URL, max: 10 });
   const ownerPool = new Pool({ connectionString: config.DATABASE_OWNER_URL, max: 10 });
+  type Mode = 'vector' | 'keyword' | 'hybrid';
   const sql =
-    (t: { workspace_id: string; tenant_id: string }, mode: 'vector' | 'hybrid', topK: number, types: string[]) =>
+    (t: { workspace_id: string; tenant_id: string }, mode: Mode, topK: number, types: string[], set: QuerySet) =>
     async (i: number) => {
       const client = await appPool.connect();
       try {
@@ -199,22 +215,26 @@ async function main(args: string[]) {
         });
         const settings = (await readOntologyConfig(m)).search;
         await client.query('COMMIT');
-        const embedding = localEmbedding(queries[i % queries.length]!);
+        const q = textOf(set, i);
+        const embedding = mode === 'keyword' ? undefined : localEmbedding(q);
         await client.query('BEGIN');
         await client.query(
           `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true),
            set_config('app.key_hash', '', true)`,
           [t.workspace_id],
         );
-        await enableIterativeIndexScan(m, topK);
-        await vectorCandidates(m, {
-          workspaceId: t.workspace_id,
-          embedding,
-          topK,
-          types,
-          minSimilarity: settings.min_similarity_threshold,
-        });
+        if (embedding) {
+          await enableIterativeIndexScan(m, topK);
+          await vectorCandidates(m, {
+            workspaceId: t.workspace_id,
+            embedding,
+            topK,
+            types,
+            minSimilarity: settings.min_similarity_threshold,
+          });
+        }
         if (mode === 'hybrid') await structuralCandidates(m, { workspaceId: t.workspace_id, topK, types });
+        if (mode !== 'vector') await keywordCandidates(m, { workspaceId: t.workspace_id, q, topK, types });
         await confirmReservations(m, [receipt.ledger_id]);
         await client.query('COMMIT');
       } finally {
@@ -225,21 +245,42 @@ async function main(args: string[]) {
   const opts = (concurrency: number) => ({ concurrency, durationMs: seconds * 1000, warmupMs: 300 });
   const rows: { subject: Measurement; anchor?: Measurement }[] = [];
   const goals: string[] = [];
-  const cases: { label: string; t: typeof big; mode: 'vector' | 'hybrid'; topK: number; types: string[] }[] = [];
+  let cases: { label: string; t: typeof big; mode: Mode; topK: number; types: string[]; set: QuerySet }[] = [];
   for (const mode of ['hybrid', 'vector'] as const) {
     for (const topK of [10, 20]) {
       for (const types of [[], ['type_3']])
-        cases.push({ label: `${mode} k${topK}${types.length ? ' type' : ''}`, t: big, mode, topK, types });
+        cases.push({
+          label: `${mode} k${topK}${types.length ? ' type' : ''}`,
+          t: big,
+          mode,
+          topK,
+          types,
+          set: 'topic',
+        });
     }
   }
-  cases.push({ label: 'hybrid k10 small-ws', t: small, mode: 'hybrid', topK: 10, types: [] });
-  cases.push({ label: 'vector k10 small-ws', t: small, mode: 'vector', topK: 10, types: [] });
+  cases.push({ label: 'hybrid k10 small-ws', t: small, mode: 'hybrid', topK: 10, types: [], set: 'topic' });
+  cases.push({ label: 'vector k10 small-ws', t: small, mode: 'vector', topK: 10, types: [], set: 'topic' });
+  // Keyword search (GIN over the generated tsvector): alone, and as hybrid's third signal when it hits.
+  for (const types of [[], ['type_3']]) {
+    const suffix = types.length ? ' type' : '';
+    cases.push({
+      label: `keyword k10 identifier${suffix}`,
+      t: big,
+      mode: 'keyword',
+      topK: 10,
+      types,
+      set: 'identifier',
+    });
+    cases.push({ label: `hybrid k10 identifier${suffix}`, t: big, mode: 'hybrid', topK: 10, types, set: 'identifier' });
+  }
+  if (only) cases = cases.filter((c) => only.split(',').some((part) => c.label.includes(part)));
   for (const c of cases) {
     for (const concurrency of [1, 4]) {
-      const anchor = await measure(`SQL ${c.label}`, sql(c.t, c.mode, c.topK, c.types), opts(concurrency));
+      const anchor = await measure(`SQL ${c.label}`, sql(c.t, c.mode, c.topK, c.types, c.set), opts(concurrency));
       const subject = await measure(
         `HTTP ${c.label}`,
-        http(c.t, { mode: c.mode, top_k: c.topK, filters: { type: c.types } }),
+        http(c.t, { mode: c.mode, top_k: c.topK, filters: { type: c.types } }, c.set),
         opts(concurrency),
       );
       rows.push({ subject, anchor });
@@ -291,6 +332,16 @@ async function main(args: string[]) {
       }
     }
     recallRows.push(`| ${c.label} | ${(hits / wanted).toFixed(3)} | ${short} of 30 |`);
+  }
+
+  if (only) {
+    console.log(markdownTable(rows));
+    for (const goal of goals) console.log(goal);
+    server.close();
+    await appPool.end();
+    await ownerPool.end();
+    await service.stop();
+    return;
   }
 
   // ---- inline vs TOASTed vectors: the hybrid SQL on the owner connection, one client ----

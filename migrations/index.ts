@@ -40,6 +40,8 @@ import { RunSchedules1763780011300 } from './1763780011300-run-schedules';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 import { OAuth1763780011600 } from './1763780011600-oauth';
 import { MetricsSnapshot1763780012000 } from './1763780012000-metrics-snapshot';
+import { KeywordSearch1763780012400 } from './1763780012400-keyword-search';
+import { Communities1763780012410 } from './1763780012410-communities';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -85,4 +87,6 @@ export const migrations = [
   RunControl1763780011400,
   OAuth1763780011600,
   MetricsSnapshot1763780012000,
+  KeywordSearch1763780012400,
+  Communities1763780012410,
 ];

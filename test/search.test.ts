@@ -154,7 +154,7 @@ describe('POST /v1/ontology/search', () => {
     }
   });
 
-  it('hybrid merges both lists by node id: (0.6 × vector + 0.4 × structural) × importance', async () => {
+  it('hybrid: (0.6 × vector + 0.4 × structural) × importance, fused with keyword by reciprocal rank', async () => {
     const response = await as(t.api_key).post('/v1/ontology/search', { q: 'Alice Smith', top_k: 10 });
     expect(response.status).to.equal(200);
     expect(response.body.mode).to.equal('hybrid');
@@ -169,8 +169,21 @@ describe('POST /v1/ontology/search', () => {
     for (const r of results) {
       const c = r.components;
       expect(c.importance_multiplier).to.equal(r.node.importance_score);
-      expect(r.score).to.be.closeTo((0.6 * c.vector_score + 0.4 * c.structural_score) * r.node.importance_score, 1e-9);
+      const weighted = (0.6 * c.vector_score + 0.4 * c.structural_score) * r.node.importance_score;
+      expect(c.weighted_score).to.be.closeTo(weighted, 1e-9);
     }
+    expect(query_plan.rrf_k).to.equal(60);
+    // The weighted ranking and the keyword ranking, fused: score = Σ 1 / (60 + rank).
+    const weightedOrder = [...results]
+      .filter((r: any) => r.components.vector_score > 0 || r.components.structural_score > 0)
+      .sort((a: any, b: any) => b.components.weighted_score - a.components.weighted_score);
+    const keywordOrder = [...results]
+      .filter((r: any) => r.components.keyword_score > 0)
+      .sort((a: any, b: any) => b.components.keyword_score - a.components.keyword_score);
+    expect(results[0].score).to.be.closeTo(
+      1 / (60 + 1 + weightedOrder.indexOf(results[0])) + 1 / (60 + 1 + keywordOrder.indexOf(results[0])),
+      1e-9,
+    );
     const ids = results.map((r: any) => r.node.id);
     expect(new Set(ids).size).to.equal(ids.length);
     const aliceSmith = results.find((r: any) => r.node.name === 'Alice Smith');
@@ -216,13 +229,14 @@ describe('POST /v1/ontology/search', () => {
     });
     for (const r of response.body.results) {
       expect(r.components.importance_multiplier).to.equal(1);
-      expect(r.score).to.be.closeTo(0.2 * r.components.vector_score + 0.8 * r.components.structural_score, 1e-9);
+      const weighted = 0.2 * r.components.vector_score + 0.8 * r.components.structural_score;
+      expect(r.components.weighted_score).to.be.closeTo(weighted, 1e-9);
     }
   });
 
   it('never returns another workspace’s nodes', async () => {
     const other = await newTenant(10);
-    for (const mode of ['vector', 'structural', 'hybrid']) {
+    for (const mode of ['vector', 'structural', 'keyword', 'hybrid']) {
       const response = await as(other.api_key).post('/v1/ontology/search', { q: 'Alice Smith', mode });
       expect(response.status).to.equal(200);
       expect(response.body.results, mode).to.deep.equal([]);
@@ -364,6 +378,79 @@ describe('POST /v1/ontology/nodes/search', () => {
     ]) {
       expect((await as(t.api_key).post('/v1/ontology/nodes/search', body)).status, JSON.stringify(body)).to.equal(422);
     }
+  });
+});
+
+describe('keyword search: exact identifiers and codes the embedding misses', () => {
+  let t: BootstrapResult;
+  let ids: Record<string, string>;
+  const question = 'why did the quota check fail';
+  before(async () => {
+    t = await newTenant(1000);
+    // Twenty recent, important decoys embedded exactly like the question: they own the vector and
+    // structural lists. The targets are old, unimportant, and embedded like something else.
+    ids = await insertNodes(t.workspace_id, [
+      ...Array.from({ length: 20 }, (_, i) => ({
+        name: `Quota incident ${i}`,
+        importance: 0.9,
+        embedding: localEmbedding(question),
+      })),
+      {
+        name: 'ERR_QUOTA_7731',
+        type: 'error',
+        importance: 0.01,
+        touchedDaysAgo: 90,
+        embedding: localEmbedding('zebra'),
+      },
+      { name: 'parseJSONFile', type: 'code.function', importance: 0.01, touchedDaysAgo: 90, embedding: false },
+      { name: 'Crème Brûlée Café', type: 'place', importance: 0.01, touchedDaysAgo: 90, embedding: false },
+    ]);
+    await getStack().ownerDataSource.query(
+      `INSERT INTO nodes (workspace_id, type, name, properties, importance_score, last_touch_at)
+       VALUES ($1, 'log_entry', 'Nightly import', $2, 0.01, now() - interval '90 days')`,
+      [t.workspace_id, JSON.stringify({ detail: { lines: ['step 3 failed with HTTP_429_RETRY_AFTER'] }, count: 3 })],
+    );
+  });
+
+  const search = (body: object) => as(t.api_key).post('/v1/ontology/search', { top_k: 5, ...body });
+
+  it('an error code: not among the vector results, first in keyword mode, within top_k in hybrid', async () => {
+    const vector = await search({ q: 'ERR_QUOTA_7731', mode: 'vector' });
+    expect(vector.status).to.equal(200);
+    expect(names(vector.body)).to.not.include('ERR_QUOTA_7731');
+
+    const keyword = await search({ q: 'ERR_QUOTA_7731', mode: 'keyword' });
+    expect(keyword.status).to.equal(200);
+    expect(keyword.body.mode).to.equal('keyword');
+    expect(names(keyword.body)).to.deep.equal(['ERR_QUOTA_7731']);
+    expect(keyword.body.results[0].components).to.deep.include({ keyword_score: 1, vector_score: 0 });
+    expect(keyword.body.results[0].node.id).to.equal(ids.ERR_QUOTA_7731);
+
+    const hybrid = await search({ q: 'ERR_QUOTA_7731', mode: 'hybrid' });
+    expect(hybrid.status).to.equal(200);
+    expect(names(hybrid.body)).to.include('ERR_QUOTA_7731');
+    expect(hybrid.body.query_plan.candidates.keyword).to.equal(1);
+  });
+
+  it('splits identifiers on case and punctuation, folds accents, and reads text properties', async () => {
+    const first = async (q: string) => names((await search({ q, mode: 'keyword' })).body)[0];
+    expect(await first('json file')).to.equal('parseJSONFile');
+    expect(await first('parsejsonfile')).to.equal('parseJSONFile');
+    expect(await first('parse_json')).to.equal('parseJSONFile');
+    expect(await first('creme brulee')).to.equal('Crème Brûlée Café');
+    expect(await first('CAFÉ')).to.equal('Crème Brûlée Café');
+    expect(await first('http 429 retry')).to.equal('Nightly import');
+    const hybrid = await search({ q: 'HTTP_429_RETRY_AFTER', mode: 'hybrid' });
+    expect(names(hybrid.body)).to.include('Nightly import');
+    // A word that occurs nowhere finds nothing; the structural list is not consulted in keyword mode.
+    expect((await search({ q: 'nonexistentword', mode: 'keyword' })).body.results).to.deep.equal([]);
+  });
+
+  it('a node created through the API is found at once (Postgres keeps the index)', async () => {
+    const created = await as(t.api_key).post('/v1/ontology/nodes', { type: 'error', name: 'E_CONN_RESET_99' });
+    expect(created.status).to.be.oneOf([200, 201]);
+    const hit = await search({ q: 'E_CONN_RESET_99', mode: 'keyword' });
+    expect(names(hit.body)).to.deep.equal(['E_CONN_RESET_99']);
   });
 });
 

@@ -60,7 +60,7 @@ describe('Temporal plumbing', () => {
     }
   });
 
-  it('schedules every safety net: sweeps, reconciles, backfill, catalog, decay, purges, retentions', () => {
+  it('schedules every safety net: sweeps, reconciles, catalog, decay, purges, retentions, communities', () => {
     expect(MAINTENANCE_SCHEDULES.map((schedule) => schedule.name)).to.have.members([
       'outbox-sweep',
       'prompt-reconcile',
@@ -73,6 +73,7 @@ describe('Temporal plumbing', () => {
       'capability-key-purge',
       'webhook-delivery-retention',
       'run-callback-retention',
+      'community-refresh',
     ]);
   });
 

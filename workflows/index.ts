@@ -2,6 +2,7 @@
 
 export * from './agents';
 export * from './code';
+export * from './communities';
 export * from './embeddings';
 export * from './graph-maintenance';
 export * from './maintenance';

@@ -2,6 +2,7 @@ import { agentsFeature } from '../agents/feature';
 import { apiKeysFeature } from '../api-keys/feature';
 import { capabilitiesFeature } from '../capabilities/feature';
 import { codeFeature } from '../code/feature';
+import { communitiesFeature } from '../communities/feature';
 import { consoleFeature } from '../console/feature';
 import { creditsFeature } from '../credits/feature';
 import { embeddingsFeature } from '../embeddings/feature';
@@ -56,6 +57,7 @@ const MANIFESTS = [
   promptFeature,
   mergesFeature,
   searchFeature,
+  communitiesFeature,
   codeFeature,
   temporalCodecFeature,
   agentsFeature,

@@ -247,8 +247,8 @@ export interface paths {
   };
   "/v1/ontology/graph_overview": {
     /**
-     * Clusters of nodes (by type or type and name path) and the edges between them
-     * @description Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
+     * Clusters of nodes (by type, type and name path, or community) and the edges between them
+     * @description Supernodes by type, or by type and the first `/`-segment of the name, or (`group_by=community`) by the stored community each node is MEMBER_OF (`_none` for the others), with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
      *
      * Requires the `ontology:read` scope.
      */
@@ -369,6 +369,24 @@ export interface paths {
      * Requires the `search:read` scope.
      */
     post: operations["searchNodes"];
+  };
+  "/v1/ontology/communities/refresh": {
+    /**
+     * Detect the workspace’s communities now
+     * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+     *
+     * Requires the `ontology:write` scope.
+     */
+    post: operations["refreshCommunities"];
+  };
+  "/v1/ontology/communities": {
+    /**
+     * The workspace’s communities
+     * @description The stored communities, most important first; `limit` at most 200.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["listCommunities"];
   };
   "/v1/ontology/symbol-context": {
     /**
@@ -1284,14 +1302,16 @@ export interface components {
     };
     GraphOverviewRecord: {
       /** @enum {string} */
-      group_by: "type" | "type_path";
+      group_by: "type" | "type_path" | "community";
       total_nodes: number;
       total_edges: number;
       clusters: ({
-          /** @description type, or type/path segment; "_other" holds what did not fit. */
+          /** @description type, or type/path segment, or (group_by=community) the community node’s id, "_none" for nodes in no community; "_other" holds what did not fit. */
           id: string;
           type: string | null;
           path: string | null;
+          /** @description group_by=community: the community’s name. */
+          name?: string | null;
           node_count: number;
         })[];
       edges: {
@@ -1555,7 +1575,7 @@ export interface components {
           components: components["schemas"]["ScoreComponents"];
         }[];
       /** @enum {string} */
-      mode: "vector" | "structural" | "hybrid";
+      mode: "vector" | "structural" | "keyword" | "hybrid";
       query_plan: components["schemas"]["QueryPlan"];
       credit_receipt: components["schemas"]["CreditReceipt"];
     };
@@ -1568,10 +1588,14 @@ export interface components {
       importance_multiplier: number;
       /** @description Cosine similarity to the query, when the node was a vector candidate. */
       similarity: number | null;
+      /** @description Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate. */
+      keyword_score: number;
+      /** @description Hybrid: (vector_weight × vector_score + structural_weight × structural_score) × importance_multiplier, the ranking that is fused with the keyword ranking. Other modes: the score itself. */
+      weighted_score: number;
     };
     QueryPlan: {
       /** @enum {string} */
-      mode: "vector" | "structural" | "hybrid";
+      mode: "vector" | "structural" | "keyword" | "hybrid";
       top_k: number;
       filters: {
         type: string[];
@@ -1584,7 +1608,10 @@ export interface components {
       candidates: {
         vector: number;
         structural: number;
+        keyword: number;
       };
+      /** @description Hybrid: the reciprocal-rank-fusion constant k of score = Σ 1 / (k + rank). */
+      rrf_k: number;
     };
     CreditReceipt: {
       /** Format: uuid */
@@ -1601,7 +1628,7 @@ export interface components {
        * @description Defaults to the workspace’s retrieval_mode.
        * @enum {string}
        */
-      mode?: "vector" | "structural" | "hybrid";
+      mode?: "vector" | "structural" | "keyword" | "hybrid";
       filters?: components["schemas"]["SearchFilters"];
     };
     SearchFilters: {
@@ -1618,6 +1645,54 @@ export interface components {
        */
       mode?: "semantic" | "keyword" | "hybrid";
       filters?: components["schemas"]["SearchFilters"];
+    };
+    CommunityRefreshResponse: {
+      pass: components["schemas"]["CommunityPass"];
+      communities: components["schemas"]["Community"][];
+    };
+    CommunityPass: {
+      /** Format: uuid */
+      workspace_id: string;
+      refreshed: boolean;
+      /** @enum {string} */
+      reason: "first_pass" | "forced" | "changed" | "unchanged";
+      /** @description Nodes and edges added or deleted since the last pass. */
+      changes: number | null;
+      /** @description How many changes the next unforced pass needs. */
+      threshold: number | null;
+      nodes: number;
+      edges: number;
+      communities: number;
+      modularity: number;
+      computed_at: string;
+      duration_ms: number;
+    };
+    Community: {
+      /**
+       * Format: uuid
+       * @description The community node (type `community`); its members link to it by MEMBER_OF.
+       */
+      id: string;
+      name: string;
+      /** @description The mean importance of its top members. */
+      importance_score: number;
+      size: number;
+      summary: string;
+      top_members: {
+          /** Format: uuid */
+          id: string;
+          name: string;
+          type: string;
+          importance_score: number;
+        }[];
+      computed_at: string;
+    };
+    CommunityRefreshRequest: {
+      /**
+       * @description Recompute even when the graph has not changed enough since the last pass (the schedule never forces).
+       * @default true
+       */
+      force?: boolean;
     };
     SymbolContextResponse: {
       symbol: components["schemas"]["NodeResponse"];
@@ -6613,8 +6688,8 @@ export interface operations {
     };
   };
   /**
-   * Clusters of nodes (by type or type and name path) and the edges between them
-   * @description Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
+   * Clusters of nodes (by type, type and name path, or community) and the edges between them
+   * @description Supernodes by type, or by type and the first `/`-segment of the name, or (`group_by=community`) by the stored community each node is MEMBER_OF (`_none` for the others), with the edges between them. At most `max_supernodes` clusters (10 to 2000, default 500); the rest fold into `_other`.
    *
    * Requires the `ontology:read` scope.
    */
@@ -6623,11 +6698,11 @@ export interface operations {
       query?: {
         workspace_id?: string;
         max_supernodes?: number;
-        group_by?: "type" | "type_path";
+        group_by?: "type" | "type_path" | "community";
       };
     };
     responses: {
-      /** @description Clusters of nodes (by type or type and name path) and the edges between them */
+      /** @description Clusters of nodes (by type, type and name path, or community) and the edges between them */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8399,6 +8474,265 @@ export interface operations {
       };
       /** @description The embedding provider failed; the charge is refunded */
       502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Detect the workspace’s communities now
+   * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+   *
+   * Requires the `ontology:write` scope.
+   */
+  refreshCommunities: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "force": true
+         * }
+         */
+        "application/json": components["schemas"]["CommunityRefreshRequest"];
+      };
+    };
+    responses: {
+      /** @description Detect the workspace’s communities now */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CommunityRefreshResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The pass is still running; it goes on; or The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The workspace’s communities
+   * @description The stored communities, most important first; `limit` at most 200.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  listCommunities: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The workspace’s communities */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Community"][];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -218,9 +218,10 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       method: 'get',
       path: '/v1/ontology/graph_overview',
       operationId: 'getGraphOverview',
-      summary: 'Clusters of nodes (by type or type and name path) and the edges between them',
+      summary: 'Clusters of nodes (by type, type and name path, or community) and the edges between them',
       description:
-        'Supernodes by type, or by type and the first `/`-segment of the name, with the edges between them. ' +
+        'Supernodes by type, or by type and the first `/`-segment of the name, or (`group_by=community`) by the ' +
+        'stored community each node is MEMBER_OF (`_none` for the others), with the edges between them. ' +
         `At most \`max_supernodes\` clusters (${LIMITS.overview.maxSupernodes.min} to ` +
         `${LIMITS.overview.maxSupernodes.max}, default ${LIMITS.overview.maxSupernodes.default}); ` +
         'the rest fold into `_other`.',

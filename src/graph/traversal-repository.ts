@@ -80,8 +80,14 @@ export interface OverviewRow {
   folded: boolean;
 }
 
-export const readOverview = async (m: EntityManager, byPath: boolean, maxSupernodes: number): Promise<OverviewRow> =>
-  single(await queryFirst<OverviewRow>(m, OVERVIEW_SQL, [byPath, maxSupernodes]), 'OVERVIEW_SQL');
+export const readOverview = async (
+  m: EntityManager,
+  groupBy: 'type' | 'type_path' | 'community',
+  maxSupernodes: number,
+): Promise<OverviewRow> =>
+  groupBy === 'community'
+    ? single(await queryFirst<OverviewRow>(m, COMMUNITY_OVERVIEW_SQL, [maxSupernodes]), 'COMMUNITY_OVERVIEW_SQL')
+    : single(await queryFirst<OverviewRow>(m, OVERVIEW_SQL, [groupBy === 'type_path', maxSupernodes]), 'OVERVIEW_SQL');
 
 export type StatsRow = Omit<GraphStatsRecord, 'connectivity' | 'density'> & { isolated: number };
 
@@ -140,6 +146,41 @@ SELECT
   (SELECT count(*)::int FROM nc) AS total_nodes,
   (SELECT coalesce(sum(edge_count), 0)::int FROM links) AS total_edges,
   (SELECT count(*) > $2 FROM counts) AS folded`;
+
+/**
+ * Clusters by community (src/communities/): one per stored community, named by it, holding the
+ * nodes that are MEMBER_OF it; nodes in none are "_none". Community nodes and MEMBER_OF edges are
+ * the grouping itself, so they are neither clusters' members nor counted links. Folding into
+ * "_other" as OVERVIEW_SQL does. $1 max_supernodes.
+ */
+export const COMMUNITY_OVERVIEW_SQL = `
+WITH nc AS MATERIALIZED (
+  SELECT n.id, coalesce((SELECT e.target_node_id::text FROM edges e
+      WHERE e.workspace_id = n.workspace_id AND e.source_node_id = n.id AND e.type = 'MEMBER_OF' AND NOT e.is_deleted
+      ORDER BY e.target_node_id LIMIT 1), '_none') AS k
+  FROM nodes n WHERE NOT n.is_deleted AND n.type <> 'community'),
+counts AS (SELECT k, count(*) AS c FROM nc GROUP BY k),
+ranked AS (SELECT k, c, row_number() OVER (ORDER BY c DESC, k) AS rn, count(*) OVER () AS total FROM counts),
+kept AS (SELECT k, c, CASE WHEN total > $1 AND rn >= $1 THEN '_other' ELSE k END AS cluster FROM ranked),
+cluster_of AS (SELECT nc.id, kept.cluster FROM nc JOIN kept ON kept.k = nc.k),
+clusters AS (
+  SELECT cluster AS id,
+    CASE WHEN cluster IN ('_other', '_none') THEN NULL ELSE 'community' END AS type,
+    NULL::text AS path,
+    CASE WHEN cluster IN ('_other', '_none') THEN NULL
+         ELSE (SELECT c.name FROM nodes c WHERE c.id = cluster::uuid) END AS name,
+    sum(c)::int AS node_count
+  FROM kept GROUP BY cluster),
+links AS (
+  SELECT s.cluster AS source, t.cluster AS target, count(*)::int AS edge_count
+  FROM edges e JOIN cluster_of s ON s.id = e.source_node_id JOIN cluster_of t ON t.id = e.target_node_id
+  WHERE NOT e.is_deleted AND e.type <> 'MEMBER_OF' GROUP BY 1, 2)
+SELECT
+  (SELECT coalesce(json_agg(clusters ORDER BY node_count DESC, id), '[]') FROM clusters) AS clusters,
+  (SELECT coalesce(json_agg(links ORDER BY edge_count DESC, source, target), '[]') FROM links) AS edges,
+  (SELECT count(*)::int FROM nc) AS total_nodes,
+  (SELECT coalesce(sum(edge_count), 0)::int FROM links) AS total_edges,
+  (SELECT count(*) > $1 FROM counts) AS folded`;
 
 /**
  * Everything but connectivity, from the node rows and their degree counters, except the edge

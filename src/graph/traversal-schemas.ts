@@ -8,7 +8,7 @@ const bounded = (range: { min: number; max: number; default: number }) =>
 export const GraphOverviewQuery = z.object({
   workspace_id,
   max_supernodes: bounded(LIMITS.overview.maxSupernodes),
-  group_by: z.enum(['type', 'type_path']).default('type_path'),
+  group_by: z.enum(['type', 'type_path', 'community']).default('type_path'),
 });
 export type GraphOverviewQuery = z.infer<typeof GraphOverviewQuery>;
 
@@ -71,14 +71,20 @@ export type GraphNeighborhoodResponse = z.input<typeof GraphNeighborhoodResponse
 
 export const GraphOverviewRecord = z
   .object({
-    group_by: z.enum(['type', 'type_path']),
+    group_by: z.enum(['type', 'type_path', 'community']),
     total_nodes: z.number().int(),
     total_edges: z.number().int(),
     clusters: z.array(
       z.object({
-        id: z.string().describe('type, or type/path segment; "_other" holds what did not fit.'),
+        id: z
+          .string()
+          .describe(
+            'type, or type/path segment, or (group_by=community) the community node’s id, "_none" for nodes in ' +
+              'no community; "_other" holds what did not fit.',
+          ),
         type: z.string().nullable(),
         path: z.string().nullable(),
+        name: z.string().nullable().optional().describe('group_by=community: the community’s name.'),
         node_count: z.number().int(),
       }),
     ),

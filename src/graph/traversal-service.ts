@@ -73,7 +73,7 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 
     overview: (principal: Principal, query: GraphOverviewQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphOverviewRecord> => {
-        const row = await readOverview(m, query.group_by === 'type_path', query.max_supernodes);
+        const row = await readOverview(m, query.group_by, query.max_supernodes);
         return {
           group_by: query.group_by,
           total_nodes: row.total_nodes,

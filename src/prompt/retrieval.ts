@@ -1,3 +1,5 @@
+import { isGlobalQuestion } from '../communities/global-question';
+import { listCommunities } from '../communities/repository';
 import type { NodeRow } from '../graph/repository';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -74,6 +76,23 @@ export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingPr
 
     context: (workspaceId: string, question: string, embedding: number[]): Promise<GraphContext> =>
       deps.uow({ workspaceId }, async (m) => {
+        // A global question ("what are the main groups…") is answered from the community nodes,
+        // most important first, each with its summary; without communities, retrieval as usual.
+        if (isGlobalQuestion(question)) {
+          const communities = await listCommunities(m, workspaceId, CONTEXT_SIZE);
+          if (communities.length > 0) {
+            return {
+              nodes: communities.map((row, rank) => ({
+                id: row.id,
+                type: 'community',
+                name: row.name,
+                properties: row.properties,
+                score: 1 - rank / communities.length,
+              })),
+              edges: [],
+            };
+          }
+        }
         const { search } = await readOntologyConfig(m);
         await enableIterativeIndexScan(m, CONTEXT_SIZE);
         const semantic = await vectorCandidates(m, {

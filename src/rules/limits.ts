@@ -100,6 +100,22 @@ export const LIMITS = {
   commonPropertyKeys: 10,
   // Not in the contract beyond default_top_k: bounds on the query text and the type filter list.
   search: { defaultTopK: 20, maxTopK: 100, queryLength: 1000, maxTypeFilters: 50 },
+  // Community detection (src/communities/): a pass runs when the graph changed by at least
+  // max(minChanges, changeShare × its size at the last pass) nodes and edges added or deleted; a
+  // community needs minSize members; each keeps its topMembers most important; at most maxNodes
+  // nodes (the most important) enter Louvain, bounding a pass's memory; refreshWaitMs is how long
+  // POST /v1/ontology/communities/refresh waits for the pass before answering 504 (it goes on);
+  // GET /v1/ontology/communities lists at most listMax.
+  communities: {
+    minChanges: 20,
+    changeShare: 0.05,
+    minSize: 3,
+    topMembers: 5,
+    maxNodes: 200_000,
+    refreshWaitMs: 60_000,
+    listMax: 200,
+    listDefault: 50,
+  },
   // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
   // one resolver pass may propose (a very common name must not flood the queue), and how long a
   // decision waits for a worker to apply it before the API answers 504.

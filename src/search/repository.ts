@@ -165,20 +165,35 @@ export interface KeywordCandidate extends NodeRow {
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * Keyword mode of /nodes/search: every word of the query occurs in the name (case-insensitive,
- * trigram-indexed); exact names first, then by trigram similarity, then importance.
+ * Keyword candidates (issue 30 part 2; the SQL functions are in migration 1763780012400): a node
+ * matches when its keyword document (name and text properties, accents folded, identifiers split
+ * on case and punctuation) holds every part of the query as a prefix, through the GIN index, in
+ * `weft_keyword_matches` (under row-level security `@@` may not use an index; the function applies
+ * the workspace rule itself and the rows are read back under the caller's policy). Ranked: the
+ * exact name, then every part as a whole word, then `ts_rank_cd` (name hits weigh more than
+ * property hits), trigram similarity and importance. A query without a letter or digit (`%`, `#`)
+ * has no parts; then every word of it must occur in the name (case-insensitive substring).
  */
 export async function keywordCandidates(
   m: EntityManager,
   input: { workspaceId: string; q: string; topK: number; types: readonly string[] },
-): Promise<NodeRow[]> {
+): Promise<KeywordCandidate[]> {
+  if (/[\p{L}\p{N}]/u.test(input.q)) {
+    return queryRows<KeywordCandidate>(
+      m,
+      `SELECT ${NODE_COLUMNS}, k.keyword_rank FROM weft_keyword_matches($1, $2::text[], $3) k
+       JOIN nodes n ON n.id = k.id
+       WHERE n.workspace_id = $4 AND NOT n.is_deleted ORDER BY k.match_order`,
+      [input.q, input.types, input.topK, input.workspaceId],
+    );
+  }
   const words = input.q
     .split(/\s+/)
     .filter(Boolean)
     .map((word) => `%${escapeLike(word)}%`);
-  return queryRows<NodeRow>(
+  return queryRows<KeywordCandidate>(
     m,
-    `SELECT ${NODE_COLUMNS} FROM nodes n
+    `SELECT ${NODE_COLUMNS}, 0::float8 AS keyword_rank FROM nodes n
      WHERE n.workspace_id = $1 AND NOT n.is_deleted AND n.name ILIKE ALL($2::text[]) ${typeFilter(input.types, 5)}
      ORDER BY (lower(n.name) = lower($3)) DESC, similarity(n.name, $3) DESC, n.importance_score DESC, n.id
      LIMIT $4`,

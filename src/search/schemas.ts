@@ -22,7 +22,10 @@ export const HybridSearchRequest = z
   .strictObject({
     q: query,
     top_k: topK.optional().describe('Defaults to the workspace’s default_top_k.'),
-    mode: z.enum(['vector', 'structural', 'hybrid']).optional().describe('Defaults to the workspace’s retrieval_mode.'),
+    mode: z
+      .enum(['vector', 'structural', 'keyword', 'hybrid'])
+      .optional()
+      .describe('Defaults to the workspace’s retrieval_mode.'),
     filters: Filters.optional(),
   })
   .meta({ id: 'HybridSearchRequest' });
@@ -41,12 +44,21 @@ export const ScoreComponents = z
       .describe('0.5 × recency (7-day half-life) + 0.5 × importance_score; 0 when not a structural candidate.'),
     importance_multiplier: z.number().describe('importance_score in hybrid mode with importance_ranking, else 1.'),
     similarity: z.number().nullable().describe('Cosine similarity to the query, when the node was a vector candidate.'),
+    keyword_score: z
+      .number()
+      .describe('Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate.'),
+    weighted_score: z
+      .number()
+      .describe(
+        'Hybrid: (vector_weight × vector_score + structural_weight × structural_score) × importance_multiplier, ' +
+          'the ranking that is fused with the keyword ranking. Other modes: the score itself.',
+      ),
   })
   .meta({ id: 'ScoreComponents' });
 
 export const QueryPlan = z
   .object({
-    mode: z.enum(['vector', 'structural', 'hybrid']),
+    mode: z.enum(['vector', 'structural', 'keyword', 'hybrid']),
     top_k: z.number().int(),
     filters: z.object({ type: z.array(z.string()) }),
     vector_weight: z.number(),
@@ -54,14 +66,15 @@ export const QueryPlan = z
     importance_ranking: z.boolean(),
     result_count: z.number().int(),
     min_similarity_threshold: z.number(),
-    candidates: z.object({ vector: z.number().int(), structural: z.number().int() }),
+    candidates: z.object({ vector: z.number().int(), structural: z.number().int(), keyword: z.number().int() }),
+    rrf_k: z.number().int().describe('Hybrid: the reciprocal-rank-fusion constant k of score = Σ 1 / (k + rank).'),
   })
   .meta({ id: 'QueryPlan' });
 
 export const HybridSearchResponse = z
   .object({
     results: z.array(z.object({ node: NodeResponse, score: z.number(), components: ScoreComponents })),
-    mode: z.enum(['vector', 'structural', 'hybrid']),
+    mode: z.enum(['vector', 'structural', 'keyword', 'hybrid']),
     query_plan: QueryPlan,
     credit_receipt: CreditReceipt,
   })

@@ -10,51 +10,11 @@ import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { UpstreamError } from '../platform/llm/errors';
-import type { StructuralCandidate, VectorCandidate } from './repository';
+import { rankResults, weightsFor } from './ranking';
+import type { VectorCandidate } from './repository';
 import { enableIterativeIndexScan, keywordCandidates, structuralCandidates, vectorCandidates } from './repository';
-import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest, SearchMode } from './schemas';
-import type { Weights } from './scoring';
-import { combinedScore, rankScore, reciprocalRankFusion } from './scoring';
-
-interface Merged {
-  row: NodeRow;
-  vector_score: number;
-  structural_score: number;
-  similarity: number | null;
-}
-
-/** Rules 1–3: which weights apply in each mode. Single-component modes rank by that component only. */
-function weightsFor(mode: SearchMode, settings: SearchSettings): Weights {
-  if (mode === 'vector') return { vectorWeight: 1, structuralWeight: 0, importanceRanking: false };
-  if (mode === 'structural') return { vectorWeight: 0, structuralWeight: 1, importanceRanking: false };
-  return {
-    vectorWeight: settings.vector_weight,
-    structuralWeight: settings.structural_weight,
-    importanceRanking: settings.importance_ranking,
-  };
-}
-
-/** Rule 3: merge both candidate lists by node id; a component a node was not found by is 0. */
-export function mergeCandidates(
-  vector: readonly VectorCandidate[],
-  structural: readonly StructuralCandidate[],
-): Map<string, Merged> {
-  const merged = new Map<string, Merged>();
-  vector.forEach((row, rank) => {
-    merged.set(row.id, {
-      row,
-      vector_score: rankScore(rank, vector.length),
-      structural_score: 0,
-      similarity: row.similarity,
-    });
-  });
-  for (const row of structural) {
-    const found = merged.get(row.id);
-    if (found) found.structural_score = row.structural;
-    else merged.set(row.id, { row, vector_score: 0, structural_score: row.structural, similarity: null });
-  }
-  return merged;
-}
+import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest } from './schemas';
+import { RRF_K, reciprocalRankFusion } from './scoring';
 
 /** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
@@ -87,54 +47,26 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     const mode = request.mode ?? settings.retrieval_mode;
     const topK = request.top_k ?? settings.default_top_k;
     const types = request.filters?.type ?? [];
-    const embedding = mode === 'structural' ? undefined : await embedQuery(request.q);
-    const { vector, structural } = await uow(scopeOf(principal), async (m) => {
+    const scope = { workspaceId: principal.workspaceId, topK, types };
+    const embedding = mode === 'vector' || mode === 'hybrid' ? await embedQuery(request.q) : undefined;
+    const { vector, structural, keyword } = await uow(scopeOf(principal), async (m) => {
       let vector: VectorCandidate[] = [];
       if (embedding) {
         await enableIterativeIndexScan(m, topK);
-        vector = await vectorCandidates(m, {
-          workspaceId: principal.workspaceId,
-          embedding,
-          topK,
-          types,
-          minSimilarity: settings.min_similarity_threshold,
-        });
+        vector = await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
       }
-      const structural =
-        mode === 'vector' ? [] : await structuralCandidates(m, { workspaceId: principal.workspaceId, topK, types });
+      const structural = mode === 'structural' || mode === 'hybrid' ? await structuralCandidates(m, scope) : [];
+      const keyword =
+        mode === 'keyword' || mode === 'hybrid' ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
       // What follows is scoring in memory: the charge stands once these reads commit.
       await confirm(m);
-      return { vector, structural };
+      return { vector, structural, keyword };
     });
 
     const weights = weightsFor(mode, settings);
-    const results = [...mergeCandidates(vector, structural).values()]
-      .map((candidate) => {
-        const { score, importance_multiplier } = combinedScore(
-          candidate.vector_score,
-          candidate.structural_score,
-          candidate.row.importance_score,
-          weights,
-        );
-        return { candidate, score, importance_multiplier };
-      })
-      .sort(
-        (a, b) =>
-          b.score - a.score ||
-          (b.candidate.similarity ?? -1) - (a.candidate.similarity ?? -1) ||
-          (a.candidate.row.id < b.candidate.row.id ? -1 : 1),
-      )
+    const results = rankResults(mode, weights, { vector, structural, keyword })
       .slice(0, topK)
-      .map(({ candidate, score, importance_multiplier }) => ({
-        node: toNodeResponse(candidate.row),
-        score,
-        components: {
-          vector_score: candidate.vector_score,
-          structural_score: candidate.structural_score,
-          importance_multiplier,
-          similarity: candidate.similarity,
-        },
-      }));
+      .map(({ row, score, ...components }) => ({ node: toNodeResponse(row), score, components }));
 
     return {
       results,
@@ -148,7 +80,8 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         importance_ranking: weights.importanceRanking,
         result_count: results.length,
         min_similarity_threshold: settings.min_similarity_threshold,
-        candidates: { vector: vector.length, structural: structural.length },
+        candidates: { vector: vector.length, structural: structural.length, keyword: keyword.length },
+        rrf_k: RRF_K,
       },
       credit_receipt: receipt,
     };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import * as agents from '../../src/agents/workflow';
 import * as capabilities from '../../src/capabilities/workflow';
 import * as code from '../../src/code/workflow';
+import * as communities from '../../src/communities/workflow';
 import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
 import * as importance from '../../src/importance/workflow';
@@ -64,6 +65,14 @@ const conformance: Record<string, true> = {
     typeof implementations.runScheduleActionWorkflow
   >,
   codeIndex: true satisfies Conforms<typeof code.codeIndexWorkflow, typeof implementations.codeIndexWorkflow>,
+  communityRefresh: true satisfies Conforms<
+    typeof communities.communityRefreshWorkflow,
+    typeof implementations.communityRefreshWorkflow
+  >,
+  communityWorkspaceRefresh: true satisfies Conforms<
+    typeof communities.communityWorkspaceRefreshWorkflow,
+    typeof implementations.communityWorkspaceRefreshWorkflow
+  >,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
     typeof implementations.webhookDeliveryRetentionWorkflow
@@ -88,6 +97,7 @@ const contracts = [
   runCallbacks,
   runSchedules,
   code,
+  communities,
   triggers,
 ].flatMap((module) => Object.values(module).filter(isContract));
 

@@ -211,6 +211,7 @@ export function answerLocally(
   context: { nodes: ContextNode[]; edges: ContextEdge[] },
 ): GroundedAnswer {
   if (context.nodes.length === 0) return { answer: 'The graph holds nothing about this yet.', citations: [] };
+  if (context.nodes.every((node) => node.type === 'community')) return answerFromCommunities(context.nodes);
   const asked = words(question);
   const matching = context.nodes.filter((node) => [...words(node.name)].some((word) => asked.has(word)));
   const cited = (matching.length > 0 ? matching : context.nodes).slice(0, 5);
@@ -230,6 +231,17 @@ export function answerLocally(
   const described = cited.map((node) => `${node.name} (${node.type})`).join(', ');
   const answer = [`From the graph: ${described}.`, ...facts].join(' ');
   return { answer, citations: [...citedIds] };
+}
+
+/** A global question's answer: each community's summary, most important first, citing the community nodes. */
+function answerFromCommunities(communities: readonly ContextNode[]): GroundedAnswer {
+  const cited = communities.slice(0, 5);
+  const lines = cited.map((node, index) => {
+    const summary = typeof node.properties.summary === 'string' ? ` ${node.properties.summary}` : '';
+    return `${index + 1}. ${node.name}:${summary}`;
+  });
+  const answer = [`The main groups in the graph (${communities.length} communities):`, ...lines].join(' ');
+  return { answer, citations: cited.map((node) => node.id) };
 }
 
 export function createLocalPromptModel(): PromptModel {
