@@ -14,7 +14,7 @@ import { newTenant } from './helpers/tenants';
 /**
  * The MCP Inspector's web UI connects to Weft by URL alone and signs in through the console's consent page,
  * driven in Debian's chromium as a person would (issue 33's "done when"). The Inspector needs Node 22 and is
- * installed outside the repository by `scripts/inspector.sh` (`npm run check:inspector` runs both); without
+ * installed outside the repository by `scripts/inspector.sh`, which `scripts/setup.sh --test` runs; without
  * it this file skips.
  */
 const CHROMIUM = process.env.WEFT_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -91,7 +91,9 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
       ['Inspector', INSPECTOR],
     ] as const) {
       if (!existsSync(file)) {
-        console.warn(`      SKIPPED: no ${what} at ${file} (npm run check:inspector installs the Inspector)`);
+        console.warn(
+          `      SKIPPED: no ${what} at ${file} (scripts/setup.sh --test installs the Inspector: scripts/inspector.sh)`,
+        );
         this.skip();
       }
     }
