@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,12 +35,12 @@ const freePort = () =>
   });
 
 /** The Inspector's web UI on loopback ports of its own, for `mcpUrl` as its ad-hoc server; resolves once it listens. */
-async function startInspector(mcpUrl: string, token: string) {
+async function startInspector(mcpUrl: string, token: string, home: string) {
   const [client, sandbox, appOrigin] = [await freePort(), await freePort(), await freePort()];
   const child = spawn(NODE22, [INSPECTOR, '--web', '--transport', 'http', '--server-url', mcpUrl], {
     env: {
       PATH: `${path.dirname(NODE22)}:${process.env.PATH}`,
-      HOME: mkdtempSync(path.join(tmpdir(), 'weft-inspector-')),
+      HOME: home,
       CLIENT_PORT: String(client),
       SERVER_PORT: String(sandbox),
       MCP_APP_ORIGIN_PORT: String(appOrigin),
@@ -84,6 +84,8 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
   this.timeout(180_000);
   let browser: Browser | undefined;
   let inspector: ChildProcess | undefined;
+  // The Inspector's own state (its catalog and settings) goes to a HOME of its own, removed afterwards.
+  const home = mkdtempSync(path.join(tmpdir(), 'weft-inspector-'));
 
   before(function () {
     for (const [what, file] of [
@@ -102,12 +104,13 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
   after(async () => {
     await browser?.close();
     inspector?.kill('SIGTERM');
+    rmSync(home, { recursive: true, force: true });
   });
 
   it('discovers, registers, sends the person to /console/oauth, connects, lists tools and calls one', async () => {
     const stack = getStack();
     const tenant = await newTenant(100);
-    const started = await startInspector(`${stack.baseUrl}/mcp`, 'weft-inspector-check');
+    const started = await startInspector(`${stack.baseUrl}/mcp`, 'weft-inspector-check', home);
     inspector = started.child;
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
