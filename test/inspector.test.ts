@@ -84,6 +84,7 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
   this.timeout(180_000);
   let browser: Browser | undefined;
   let inspector: ChildProcess | undefined;
+  let clientId: string | null = null;
   // The Inspector's own state (its catalog and settings) goes to a HOME of its own, removed afterwards.
   const home = mkdtempSync(path.join(tmpdir(), 'weft-inspector-'));
 
@@ -105,6 +106,8 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
     await browser?.close();
     inspector?.kill('SIGTERM');
     rmSync(home, { recursive: true, force: true });
+    // Registered from 127.0.0.1, which test/oauth.test.ts's per-address limits count: leave no client behind.
+    if (clientId) await getStack().ownerDataSource.query('DELETE FROM oauth_clients WHERE id = $1', [clientId]);
   });
 
   it('discovers, registers, sends the person to /console/oauth, connects, lists tools and calls one', async () => {
@@ -129,6 +132,7 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
       page.$eval('input[type=checkbox]', (input) => (input as unknown as { click(): void }).click()),
     ]);
     const consent = new URL(page.url());
+    clientId = consent.searchParams.get('client_id');
     expect(consent.origin + consent.pathname).to.equal(`${stack.baseUrl}/console/oauth`);
     expect(consent.searchParams.get('code_challenge_method')).to.equal('S256');
     expect(consent.searchParams.get('resource')).to.equal(`${stack.baseUrl}/mcp`);
