@@ -122,6 +122,14 @@ describe('MCP Inspector: connects by URL and signs in through the consent page',
     });
     const page = await browser.newPage();
     await page.setViewport({ width: 1400, height: 1000 });
+    // The Inspector's page asks a web font service for its fonts: only loopback is ever reached from here.
+    await page.setRequestInterception(true);
+    page.on('request', (request) => {
+      const { hostname } = new URL(request.url());
+      if (hostname === '127.0.0.1' || hostname === 'localhost' || !request.url().startsWith('http')) {
+        void request.continue();
+      } else void request.abort();
+    });
     await page.goto(started.url, { waitUntil: 'domcontentloaded' });
 
     // Connect: the Inspector meets Weft's 401, reads the protected-resource and authorization-server
