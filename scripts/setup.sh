@@ -58,5 +58,10 @@ if [[ " $* " == *" --test "* ]] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# The MCP Inspector (Node 22, outside the repository) for test/inspector.test.ts.
+if [[ " $* " == *" --test "* ]] && ! bash scripts/inspector.sh >/dev/null; then
+  log "the MCP Inspector could not be installed: test/inspector.test.ts will skip"
+fi
+
 # 5. Roles, databases, extension and migrations.
 node_modules/.bin/tsx scripts/prepare-database.ts "$@"
