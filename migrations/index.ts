@@ -39,6 +39,7 @@ import { RunCallbackRetention1763780011210 } from './1763780011210-run-callback-
 import { RunSchedules1763780011300 } from './1763780011300-run-schedules';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 import { OAuth1763780011600 } from './1763780011600-oauth';
+import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -83,4 +84,5 @@ export const migrations = [
   RunSchedules1763780011300,
   RunControl1763780011400,
   OAuth1763780011600,
+  ApprovalRules1763780012600,
 ];

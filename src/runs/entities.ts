@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import type { PolicyDecision } from './approval-rules';
 import type { ConcurrencyPolicy } from './control-schemas';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -81,6 +82,8 @@ export class RunStep {
   @Column({ type: 'uuid', name: 'supersedes_step_id', nullable: true }) supersedesStepId!: string | null;
   @Column({ type: 'boolean' }) superseded!: boolean;
   @Column({ type: 'uuid', name: 'reused_from_step_id', nullable: true }) reusedFromStepId!: string | null;
+  /** What the approval rules decided when it was about to run (issue 32); null before, and for older rows. */
+  @Column({ type: 'jsonb', name: 'policy_decision', nullable: true }) policyDecision!: PolicyDecision | null;
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
 }

@@ -4,6 +4,7 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
+import type { PolicyDecision } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
 import type { FinishedRunRow } from './callbacks';
@@ -276,13 +277,14 @@ export async function completeStepLocked(
     error: RunError | null;
     credits_charged: number;
     supersedes_step_id: string | null;
+    policy_decision: PolicyDecision | null;
   }>(
     m,
     `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
      UPDATE run_steps s SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
      FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status IN ('PENDING', 'RUNNING')
      RETURNING s.id, s.step_no, s.kind, s.tool, s.input, s.status, s.output, s.error, s.credits_charged,
-       s.supersedes_step_id`,
+       s.supersedes_step_id, s.policy_decision`,
     [
       executionId,
       stepNo,
@@ -304,7 +306,27 @@ export async function completeStepLocked(
     error: row.error,
     creditsCharged: row.credits_charged,
     supersedesStepId: row.supersedes_step_id,
+    policyDecision: row.policy_decision,
   };
+}
+
+/**
+ * Records what the approval rules decided for a step, once: a retried decision finds the first one
+ * (a policy changed meanwhile never changes it). Answers the decision that stands.
+ */
+export async function recordPolicyDecision(
+  m: EntityManager,
+  executionId: string,
+  stepNo: number,
+  decision: PolicyDecision,
+): Promise<PolicyDecision> {
+  const row = await queryFirst<{ policy_decision: PolicyDecision }>(
+    m,
+    `UPDATE run_steps SET policy_decision = coalesce(policy_decision, $3)
+     WHERE execution_id = $1 AND step_no = $2 RETURNING policy_decision`,
+    [executionId, stepNo, JSON.stringify(decision)],
+  );
+  return row?.policy_decision ?? decision;
 }
 
 /**

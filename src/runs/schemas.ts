@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
+import { PolicyDecisionBody } from './approval-rules';
 import { runControlFields, runControlView, Tag } from './control-schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
@@ -135,6 +136,10 @@ export const RunStepRow = z
       .uuid()
       .nullable()
       .describe("A rerun's step whose output was copied from this step of the earlier run, without calling its tool."),
+    policy_decision: PolicyDecisionBody.nullable().describe(
+      'What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; ' +
+        'null until then, and for steps run before the rules existed.',
+    ),
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
   })

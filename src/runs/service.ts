@@ -26,6 +26,8 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
+import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
+import { checkApprovalRules, readApprovalRules, saveApprovalRules } from './approval-rules';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
@@ -457,6 +459,18 @@ export function createRunService(deps: {
         await saveApprovalPolicy(m, principal.workspaceId, principal.userId, policy);
         return readApprovalPolicy(m);
       }),
+
+    /** The approval rules in force (issue 32), or the default: no rules, `allow`. */
+    approvalRules: (principal: Principal): Promise<ApprovalRules> => uow(scopeOf(principal), readApprovalRules),
+
+    /** Adds the next version of the rules; steps decided by earlier versions keep their decision. */
+    setApprovalRules: (principal: Principal, body: ApprovalRulesPut): Promise<ApprovalRules> => {
+      checkApprovalRules(body);
+      return uow(scopeOf(principal), async (m) => {
+        await saveApprovalRules(m, principal.workspaceId, principal.userId, body);
+        return readApprovalRules(m);
+      });
+    },
 
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
       uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),

@@ -31,6 +31,7 @@ export const stepRow = (step: RunStep) => ({
   supersedes_step_id: step.supersedesStepId,
   superseded: step.superseded,
   reused_from_step_id: step.reusedFromStepId,
+  policy_decision: step.policyDecision ?? null,
   started_at: iso(step.startedAt),
   finished_at: iso(step.finishedAt),
 });
