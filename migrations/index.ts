@@ -40,6 +40,7 @@ import { RunSchedules1763780011300 } from './1763780011300-run-schedules';
 import { RunControl1763780011400 } from './1763780011400-run-control';
 import { OAuth1763780011600 } from './1763780011600-oauth';
 import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
+import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -85,4 +86,5 @@ export const migrations = [
   RunControl1763780011400,
   OAuth1763780011600,
   ApprovalRules1763780012600,
+  ApprovalEdits1763780012610,
 ];

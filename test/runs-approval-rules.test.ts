@@ -147,3 +147,85 @@ describe('approval rules per workspace (issue 32 part 1)', function () {
     await as(api_key).post(`/v1/runs/${id}/cancel`);
   });
 });
+
+describe('approve with edits, and respond to an llm run (issue 32 part 2)', function () {
+  this.timeout(90_000);
+
+  it('runs the step with the edited input, refuses an edit its tool’s schema refuses, and chains both', async () => {
+    const { api_key, user_jwt } = await newTenant(1000);
+    const dispatched = await as(api_key).post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'ontology.search', input: { query: 'ada', top_k: 3 }, requires_approval: true }] },
+    });
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(api_key), id);
+    const resolve = (body: unknown) => as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, body);
+
+    const refused = await resolve({ decision: 'APPROVED', input: { query: 'grace', top_k: 'many' } });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.detail[0].loc).to.deep.equal(['body', 'input', 'top_k']);
+    expect((await resolve({ decision: 'REJECTED', input: { query: 'x' } })).status).to.equal(422);
+
+    const edited = { query: 'grace hopper', top_k: 2 };
+    const approved = await resolve({ decision: 'APPROVED', input: edited });
+    expect(approved.status, approved.text).to.equal(200);
+    const run = await runUntil(as(api_key), id, (body) => body.status === 'SUCCEEDED', 'the edited run');
+    expect(run.steps[0].input).to.deep.equal(edited);
+    expect(run.approvals[0]).to.deep.include({ status: 'approved', edited_input: edited });
+    expect(run.approvals[0].step.input).to.deep.equal({ query: 'ada', top_k: 3 });
+
+    const audit = (await as(api_key).get(`/v1/runs/${id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    const approvalLink = audit.steps.find((link: any) => link.kind === 'APPROVAL');
+    expect(approvalLink.entry).to.deep.include({ input: { query: 'ada', top_k: 3 }, edited_input: edited });
+    const toolLink = audit.steps.find((link: any) => link.kind === 'TOOL');
+    expect(toolLink.entry.input).to.deep.equal(edited);
+  });
+
+  it('RESPOND: the step does not run and the model receives the reviewer’s message, then answers', async () => {
+    const { api_key, user_jwt } = await newTenant(1000);
+    const dispatched = await as(api_key).post('/v1/runs', {
+      agent: 'llm',
+      input: { goal: 'what is my balance', approval: 'all' },
+    });
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(api_key), id);
+    const message = 'Do not look it up; it is 42 credits';
+    const noMessage = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'RESPOND',
+    });
+    expect(noMessage.status).to.equal(422);
+    const responded = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'RESPOND',
+      message,
+    });
+    expect(responded.status, responded.text).to.equal(200);
+    const run = await finished(as(api_key), id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.output.answer).to.contain(message);
+    expect(run.steps[0]).to.deep.include({ status: 'SKIPPED', credits_charged: 0 });
+    expect(run.steps[0].error.code).to.equal('reviewer_responded');
+    expect(run.approvals[0]).to.deep.include({ status: 'responded', response: message });
+    const audit = (await as(api_key).get(`/v1/runs/${id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    expect(audit.steps.find((link: any) => link.kind === 'APPROVAL').entry.response).to.equal(message);
+  });
+
+  it('refuses RESPOND for a playbook run (422); the approval still waits', async () => {
+    const { api_key, user_jwt } = await newTenant(1000);
+    const dispatched = await as(api_key).post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'ontology.search', input: { query: 'ada' }, requires_approval: true }] },
+    });
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(api_key), id);
+    const refused = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'RESPOND',
+      message: 'no',
+    });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.detail[0].loc).to.deep.equal(['body', 'decision']);
+    expect((await as(api_key).get(`/v1/approvals/${approval.approval_id}`)).body.status).to.equal('pending');
+    await as(api_key).post(`/v1/runs/${id}/cancel`);
+  });
+});

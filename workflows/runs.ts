@@ -177,8 +177,12 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
           }),
         );
       }
-      if (state.approval !== 'approved' || !(await resumeRun(ref))) return ended('CANCELLED');
+      // A reviewer's RESPOND (issue 32 part 2; llm runs only, a state older histories never saw): the
+      // step was recorded with the message instead of running, and the model plans again after it.
+      const responded = state.approval === 'responded';
+      if ((state.approval !== 'approved' && !responded) || !(await resumeRun(ref))) return ended('CANCELLED');
       showWaiting('RUNNING');
+      if (responded) return undefined;
     }
     const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');

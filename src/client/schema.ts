@@ -2003,7 +2003,7 @@ export interface components {
         approval_id: string;
         step_no: number;
         /** @enum {string} */
-        status: "pending" | "approved" | "rejected" | "cancelled";
+        status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
         /** Format: uuid */
         resolved_by: string | null;
         notes: string | null;
@@ -2361,7 +2361,7 @@ export interface components {
       /** Format: uuid */
       execution_id: string;
       /** @enum {string} */
-      status: "pending" | "approved" | "rejected" | "cancelled";
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
       step: {
         step_no: number;
         tool: string;
@@ -2370,6 +2370,12 @@ export interface components {
         };
       };
       notes: string | null;
+      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
+      edited_input: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
+      response: string | null;
       /**
        * Format: uuid
        * @description The user who resolved it.
@@ -2433,14 +2439,23 @@ export interface components {
       /** Format: uuid */
       approval_id: string;
       /** @enum {string} */
-      decision: "APPROVED" | "REJECTED";
+      decision: "APPROVED" | "REJECTED" | "RESPOND";
       /** Format: uuid */
       execution_id: string;
     };
     ResolveApprovalRequest: {
-      /** @enum {string} */
-      decision: "APPROVED" | "REJECTED";
+      /**
+       * @description RESPOND (llm runs only): the step does not run; the model gets `message` as its result.
+       * @enum {string}
+       */
+      decision: "APPROVED" | "REJECTED" | "RESPOND";
       notes?: string;
+      /** @description APPROVED only: the step runs with this input instead, checked against the tool’s schema (422). */
+      input?: {
+        [key: string]: unknown;
+      };
+      /** @description RESPOND only, and required there: what the llm agent receives as the tool’s result. */
+      message?: string;
     };
     ApprovalPolicy: {
       /**
@@ -12864,7 +12879,7 @@ export interface operations {
   listApprovals: {
     parameters: {
       query?: {
-        status?: "pending" | "approved" | "rejected" | "cancelled";
+        status?: "pending" | "approved" | "rejected" | "cancelled" | "responded";
         limit?: number;
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;

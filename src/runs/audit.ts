@@ -67,6 +67,9 @@ export const approvalEntry = (approval: RunApproval): Record<string, unknown> =>
     notes: approval.notes,
     // Only when recorded, so links written before the column existed still verify.
     ...(credential ? { resolved_by_credential: credential } : {}),
+    // Issue 32 part 2, only when given: the input the step ran with instead, or the reviewer's answer.
+    ...(approval.editedInput ? { edited_input: approval.editedInput } : {}),
+    ...(approval.response !== null && approval.response !== undefined ? { response: approval.response } : {}),
   };
 };
 

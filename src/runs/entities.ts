@@ -6,7 +6,7 @@ export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDE
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled', 'responded'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** Whether the user who dispatched a run may resolve its approvals through another credential of theirs. */
@@ -99,6 +99,10 @@ export class RunApproval {
   @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
   @Column({ type: 'text' }) status!: ApprovalStatus;
   @Column({ type: 'text', nullable: true }) notes!: string | null;
+  /** The reviewer's edit of `input` the step ran with (issue 32 part 2); null when approved as asked. */
+  @Column({ type: 'jsonb', name: 'edited_input', nullable: true }) editedInput!: Record<string, unknown> | null;
+  /** A RESPOND's message, which the llm agent got instead of the tool's result. */
+  @Column({ type: 'text', nullable: true }) response!: string | null;
   @Column({ type: 'uuid', name: 'resolved_by', nullable: true }) resolvedBy!: string | null;
   /** The kind of credential it was resolved with, and its id (a key's row, a user JWT's jti). */
   @Column({ type: 'text', name: 'resolved_by_credential_kind', nullable: true })

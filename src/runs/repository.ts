@@ -264,7 +264,12 @@ export async function completeStepLocked(
   m: EntityManager,
   executionId: string,
   stepNo: number,
-  outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
+  outcome: {
+    status: 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
+    output: unknown;
+    error: RunError | null;
+    creditsCharged: number;
+  },
 ): Promise<StepEntryFields | null> {
   const row = await queryFirst<{
     id: string;
@@ -411,21 +416,40 @@ export const resolveApproval = (
   m: EntityManager,
   input: {
     approvalId: string;
-    status: Extract<ApprovalStatus, 'approved' | 'rejected'>;
+    status: Extract<ApprovalStatus, 'approved' | 'rejected' | 'responded'>;
     userId: string;
     credential: { kind: RunPrincipal['credential']['kind']; id?: string };
     notes: string | null;
+    editedInput?: Record<string, unknown> | null;
+    response?: string | null;
   },
 ) =>
   queryFirst<{ execution_id: string }>(
     m,
     `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now(),
-       resolved_by_credential_kind = $5, resolved_by_credential_id = $6
+       resolved_by_credential_kind = $5, resolved_by_credential_id = $6, edited_input = $7, response = $8
      FROM run_executions e
      WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
      RETURNING a.execution_id`,
-    [input.approvalId, input.status, input.userId, input.notes, input.credential.kind, input.credential.id ?? null],
+    [
+      input.approvalId,
+      input.status,
+      input.userId,
+      input.notes,
+      input.credential.kind,
+      input.credential.id ?? null,
+      input.editedInput ? JSON.stringify(input.editedInput) : null,
+      input.response ?? null,
+    ],
   );
+
+/** The step runs with the reviewer's edit of its input (issue 32 part 2); only a step not yet started. */
+export const editStepInput = (m: EntityManager, executionId: string, stepNo: number, input: Record<string, unknown>) =>
+  affectedRows(m, `UPDATE run_steps SET input = $3 WHERE execution_id = $1 AND step_no = $2 AND status = 'PENDING'`, [
+    executionId,
+    stepNo,
+    JSON.stringify(input),
+  ]);
 
 export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>
   approvals(m).find({

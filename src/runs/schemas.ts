@@ -152,6 +152,14 @@ export const ApprovalRow = z
     status: ApprovalStatus,
     step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
     notes: z.string().nullable(),
+    edited_input: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('The input the reviewer approved the step with instead of `step.input` (the original); null if none.'),
+    response: z
+      .string()
+      .nullable()
+      .describe('A RESPOND’s message, which the llm agent got instead of the tool’s result.'),
     resolved_by: z.uuid().nullable().describe('The user who resolved it.'),
     resolved_by_credential: z
       .object({
@@ -239,17 +247,38 @@ export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({
 
 export const ResolveApprovalRequest = z
   .object({
-    decision: z.enum(['APPROVED', 'REJECTED']),
+    decision: z
+      .enum(['APPROVED', 'REJECTED', 'RESPOND'])
+      .describe('RESPOND (llm runs only): the step does not run; the model gets `message` as its result.'),
     notes: z.string().max(LIMITS.runs.notesChars).optional(),
+    input: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('APPROVED only: the step runs with this input instead, checked against the tool’s schema (422).'),
+    message: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.runs.notesChars)
+      .optional()
+      .describe('RESPOND only, and required there: what the llm agent receives as the tool’s result.'),
   })
   .strict()
+  .superRefine((body, ctx) => {
+    if (body.input !== undefined && body.decision !== 'APPROVED') {
+      ctx.addIssue({ code: 'custom', path: ['input'], message: 'An edited input goes with APPROVED only' });
+    }
+    if ((body.message !== undefined) !== (body.decision === 'RESPOND')) {
+      ctx.addIssue({ code: 'custom', path: ['message'], message: 'RESPOND needs a message, and only RESPOND has one' });
+    }
+  })
   .meta({ id: 'ResolveApprovalRequest' });
 export type ResolveApprovalRequest = z.output<typeof ResolveApprovalRequest>;
 
 export const ResolveApprovalResponse = z
   .object({
     approval_id: z.uuid(),
-    decision: z.enum(['APPROVED', 'REJECTED']),
+    decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
     execution_id: z.uuid(),
   })
   .meta({ id: 'ResolveApprovalResponse' });

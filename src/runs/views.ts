@@ -11,6 +11,8 @@ export const approvalRow = (approval: RunApproval): ApprovalRow => ({
   status: approval.status,
   step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
   notes: approval.notes,
+  edited_input: approval.editedInput ?? null,
+  response: approval.response ?? null,
   resolved_by: approval.resolvedBy,
   resolved_by_credential: resolvedCredential(approval),
   requested_at: approval.requestedAt.toISOString(),
