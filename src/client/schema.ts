@@ -634,7 +634,7 @@ export interface paths {
   "/v1/approvals/{approval_id}/resolve": {
     /**
      * Approve or reject a pending approval
-     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
      *
      * Requires the `approvals:write` scope.
      */
@@ -13095,7 +13095,7 @@ export interface operations {
   };
   /**
    * Approve or reject a pending approval
-   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
    *
    * Requires the `approvals:write` scope.
    */

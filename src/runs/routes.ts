@@ -240,7 +240,10 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     description:
       'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its ' +
       'credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run ' +
-      'continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. ' +
+      'continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 ' +
+      'otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails ' +
+      'with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): ' +
+      'the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. ' +
       `\`notes\` at most ${LIMITS.runs.notesChars} characters. Separation of duties: the credential that ` +
       'dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another ' +
       'credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens ' +
