@@ -92,7 +92,7 @@ describe('approval rules per workspace (issue 32 part 1)', function () {
     const dispatched = await search(as(api_key), 3);
     const run = await finished(as(api_key), dispatched.body.execution_id);
     expect(run.status).to.equal('FAILED');
-    expect(run.error).to.include({ code: 'blocked_by_policy', step: 1 });
+    expect(run.error).to.include({ code: 'blocked_by_policy', step: run.steps[0].step_no });
     expect(run.credits_charged).to.equal(0);
     expect(run.steps[0].policy_decision).to.deep.equal({ version: 1, action: 'block', rule: 0 });
   });
@@ -112,7 +112,7 @@ describe('approval rules per workspace (issue 32 part 1)', function () {
     const large = await search(as(api_key), 10);
     const id = large.body.execution_id;
     const approval = await pendingApproval(as(api_key), id);
-    expect(approval.tool).to.equal('ontology.search');
+    expect(approval.step.tool).to.equal('ontology.search');
 
     // Rules that would now allow it (version 2) leave the decision version 1 made.
     await putRules(as(user_jwt), { rules: [], default_action: 'allow' });
@@ -126,7 +126,7 @@ describe('approval rules per workspace (issue 32 part 1)', function () {
     expect(resolved.status, resolved.text).to.equal(200);
     const run = await runUntil(as(api_key), id, (body) => body.status === 'SUCCEEDED', 'the approved run');
     expect(run.steps[0].policy_decision).to.deep.equal({ version: 1, action: 'require_approval', rule: 0 });
-    const link = await stepLink(as(api_key), id, 1);
+    const link = await stepLink(as(api_key), id, run.steps[0].step_no);
     expect(link.entry.policy_decision).to.deep.include({ version: 1, action: 'require_approval' });
   });
 
