@@ -16,6 +16,7 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
   const { runSteps: runs } = deps.services;
   return {
     beginRun: (input: RunRef) => runs.beginRun(input.workspaceId, input.executionId),
+    decideStepPolicy: (input: StepRef) => runs.decidePolicy(input.workspaceId, input.executionId, input.stepNo),
     requestRunApproval: (input: StepRef) => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo),
     runApprovalState: (input: StepRef) => runs.approvalState(input.workspaceId, input.executionId, input.stepNo),
     resumeRun: (input: RunRef) => runs.resume(input.workspaceId, input.executionId),

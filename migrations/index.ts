@@ -42,6 +42,8 @@ import { OAuth1763780011600 } from './1763780011600-oauth';
 import { MetricsSnapshot1763780012000 } from './1763780012000-metrics-snapshot';
 import { KeywordSearch1763780012400 } from './1763780012400-keyword-search';
 import { Communities1763780012410 } from './1763780012410-communities';
+import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
+import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -89,4 +91,6 @@ export const migrations = [
   MetricsSnapshot1763780012000,
   KeywordSearch1763780012400,
   Communities1763780012410,
+  ApprovalRules1763780012600,
+  ApprovalEdits1763780012610,
 ];

@@ -106,6 +106,61 @@ describe('record workflow histories into test/histories', function () {
     await record('run-llm-local', `run-${id}`);
   });
 
+  it('issue 32: an llm run whose tool the approval rules block', async () => {
+    const { api_key, user_jwt } = await newTenant(7);
+    const rules = { rules: [{ match: { tool: 'billing.credits_balance' }, action: 'block' }], default_action: 'allow' };
+    expect((await client(user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', { agent: 'llm', input: { goal: 'check my credit balance' } });
+    const id = dispatched.body.execution_id;
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.steps[0].error.code).to.equal('blocked_by_policy');
+    await record('run-llm-blocked-by-rules', `run-${id}`);
+  });
+
+  it('issue 32: a playbook step the rules send to approval, approved with an edited input', async () => {
+    const { api_key, user_jwt } = await newTenant(7);
+    const rules = {
+      rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval' }],
+      default_action: 'allow',
+    };
+    expect((await client(user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'agent.start_session', input: { name: 'as asked' } }] },
+    });
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    const resolved = await client(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+      decision: 'APPROVED',
+      input: { name: 'as edited' },
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.status).to.equal('SUCCEEDED');
+    await record('run-playbook-rules-edited', `run-${id}`);
+  });
+
+  it('issue 32: an llm run whose step a reviewer answers with RESPOND', async () => {
+    const { api_key, user_jwt } = await newTenant(7);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'llm',
+      input: { goal: 'check my credit balance', approval: 'all' },
+    });
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    const resolved = await client(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+      decision: 'RESPOND',
+      message: 'It is 7 credits',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.status).to.equal('SUCCEEDED');
+    await record('run-llm-responded', `run-${id}`);
+  });
+
   it('a prompt on the local model, intent both', async () => {
     const { api_key } = await newTenant(10);
     const response = await client(api_key).post('/v1/ontology/prompt', {

@@ -24,7 +24,9 @@ describe('runs: a retried step is charged once', function () {
   /** The run step executor of a worker, over `capabilities` (the real registry, or one that fails on cue). */
   const runService = (capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>) => {
     const { runtime } = getStack();
-    return createRunSteps({ uow: runtime.uow, capabilities, agentModel: localAgentModel });
+    // No rules are stored in this test, so no filter is ever evaluated: an empty pool answers nothing.
+    const filters = { evaluate: () => Promise.reject(new Error('no approval rules here')) };
+    return createRunSteps({ uow: runtime.uow, capabilities, agentModel: localAgentModel, filters });
   };
 
   /** A run whose one paid read step waits on approval: the step has not run. */

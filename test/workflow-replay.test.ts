@@ -27,12 +27,15 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'merge-review-approved.json',
       'prompt-both-local.json',
       'run-callback-retried.json',
+      'run-llm-blocked-by-rules.json',
       'run-llm-local.json',
       'run-llm-openai.json',
+      'run-llm-responded.json',
       'run-playbook-approved.json',
       'run-playbook-continued-before.json',
       'run-playbook-continued-last.json',
       'run-playbook-rejected.json',
+      'run-playbook-rules-edited.json',
       'run-schedule-fire-cancelled.json',
     ]);
   });

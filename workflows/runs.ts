@@ -25,7 +25,7 @@ import { databaseActivity, databaseLocalActivity, planningActivity } from './act
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
-const { beginRun, requestRunApproval, runApprovalState, resumeRun, finishRun } =
+const { beginRun, decideStepPolicy, requestRunApproval, runApprovalState, resumeRun, finishRun } =
   proxyLocalActivities<Activities>(databaseLocalActivity);
 const { planRunStep } = proxyActivities<Activities>(planningActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
@@ -102,6 +102,8 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
 }
 
 const SETTLE_ON_GIVE_UP = 'run-settles-failed-on-give-up';
+/** Issue 32: each step is decided by the workspace's approval rules before it runs. */
+const APPROVAL_RULES = 'run-step-approval-rules';
 const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
 
 async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
@@ -138,7 +140,18 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
    */
   async function execute(step: RunPlanStep, waiting = false) {
     const stepRef = { ...ref, stepNo: step.stepNo };
-    if (step.requiresApproval) {
+    let needsApproval = step.requiresApproval;
+    // A continued run's step was decided before its wait began. Histories before the rules skip this.
+    if (!waiting && patched(APPROVAL_RULES)) {
+      const decided = await decideStepPolicy(stepRef);
+      if (decided.action === 'block') {
+        // The llm agent gets the refusal as the tool's result and plans again; a playbook stops here.
+        if (input.agent === 'llm') return undefined;
+        return ended(await finishRun({ ...ref, status: 'FAILED', error: decided.error ?? null }));
+      }
+      needsApproval = decided.action === 'require_approval';
+    }
+    if (needsApproval) {
       let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
       if (!waiting) showWaiting(state.run, step, state.approvalId);
       let rechecks = 0;
@@ -164,8 +177,12 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
           }),
         );
       }
-      if (state.approval !== 'approved' || !(await resumeRun(ref))) return ended('CANCELLED');
+      // A reviewer's RESPOND (issue 32 part 2; llm runs only, a state older histories never saw): the
+      // step was recorded with the message instead of running, and the model plans again after it.
+      const responded = state.approval === 'responded';
+      if ((state.approval !== 'approved' && !responded) || !(await resumeRun(ref))) return ended('CANCELLED');
       showWaiting('RUNNING');
+      if (responded) return undefined;
     }
     const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');

@@ -652,7 +652,7 @@ export interface paths {
   "/v1/approvals/{approval_id}/resolve": {
     /**
      * Approve or reject a pending approval
-     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
      *
      * Requires the `approvals:write` scope.
      */
@@ -673,6 +673,22 @@ export interface paths {
      * Requires the `approvals:write` scope.
      */
     patch: operations["updateApprovalPolicy"];
+  };
+  "/v1/approval-policies": {
+    /**
+     * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
+     * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["getApprovalRules"];
+    /**
+     * Replace the workspace’s approval rules (a new version)
+     * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+     *
+     * Requires the `approval_policies:manage` scope.
+     */
+    put: operations["putApprovalRules"];
   };
   "/v1/run-callbacks": {
     /**
@@ -1022,7 +1038,7 @@ export interface components {
     };
     ApiKeyCreateRequest: {
       name: string;
-      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, schedules:manage, search:read, triggers:manage */
+      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approval_policies:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, schedules:manage, search:read, triggers:manage */
       scopes: string[];
       /**
        * Format: uuid
@@ -2062,7 +2078,7 @@ export interface components {
         approval_id: string;
         step_no: number;
         /** @enum {string} */
-        status: "pending" | "approved" | "rejected" | "cancelled";
+        status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
         /** Format: uuid */
         resolved_by: string | null;
         notes: string | null;
@@ -2395,6 +2411,20 @@ export interface components {
        * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
        */
       reused_from_step_id: string | null;
+      /** @description What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; null until then, and for steps run before the rules existed. */
+      policy_decision: ({
+        /** @description The approval rules’ version that decided (0: none stored). */
+        version: number;
+        /**
+         * @description What applies: the stricter of the matching rule and the step’s `requires_approval`.
+         * @enum {string}
+         */
+        action: "allow" | "require_approval" | "block";
+        /** @description The index of the rule that matched; null: the default action. */
+        rule: number | null;
+        /** @description Why the rule’s input filter failed (it then counted as matched). */
+        filter_error?: string;
+      }) | null;
       /** Format: date-time */
       started_at: string | null;
       /** Format: date-time */
@@ -2406,7 +2436,7 @@ export interface components {
       /** Format: uuid */
       execution_id: string;
       /** @enum {string} */
-      status: "pending" | "approved" | "rejected" | "cancelled";
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
       step: {
         step_no: number;
         tool: string;
@@ -2415,6 +2445,12 @@ export interface components {
         };
       };
       notes: string | null;
+      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
+      edited_input: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
+      response: string | null;
       /**
        * Format: uuid
        * @description The user who resolved it.
@@ -2478,14 +2514,23 @@ export interface components {
       /** Format: uuid */
       approval_id: string;
       /** @enum {string} */
-      decision: "APPROVED" | "REJECTED";
+      decision: "APPROVED" | "REJECTED" | "RESPOND";
       /** Format: uuid */
       execution_id: string;
     };
     ResolveApprovalRequest: {
-      /** @enum {string} */
-      decision: "APPROVED" | "REJECTED";
+      /**
+       * @description RESPOND (llm runs only): the step does not run; the model gets `message` as its result.
+       * @enum {string}
+       */
+      decision: "APPROVED" | "REJECTED" | "RESPOND";
       notes?: string;
+      /** @description APPROVED only: the step runs with this input instead, checked against the tool’s schema (422). */
+      input?: {
+        [key: string]: unknown;
+      };
+      /** @description RESPOND only, and required there: what the llm agent receives as the tool’s result. */
+      message?: string;
     };
     ApprovalPolicy: {
       /**
@@ -2500,6 +2545,45 @@ export interface components {
        * @enum {string}
        */
       dispatcher_may_approve: "when_alone" | "always" | "never";
+    };
+    ApprovalRules: {
+      /** @description Checked in order; the first that matches decides. */
+      rules: components["schemas"]["ApprovalRule"][];
+      /**
+       * @description What decides a step no rule matches.
+       * @enum {string}
+       */
+      default_action: "allow" | "require_approval" | "block";
+      /** @description Each PUT adds one; 0 is the built-in default (no rules, `allow`). */
+      version: number;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      updated_at: string | null;
+    };
+    ApprovalRule: {
+      match: {
+        /** @description A capability name (`GET /v1/cap`), or `*` for every tool. */
+        tool: string;
+        /**
+         * @description Only runs of this agent; every agent when absent.
+         * @enum {string}
+         */
+        agent?: "playbook" | "llm";
+        /** @description JMESPath over the step’s input (e.g. ``top_k > `20` ``), under the trigger filters’ evaluation budget; the rule matches when it is truthy. One that fails or runs out of budget counts as matched, with at least `require_approval`. */
+        input_filter?: string;
+      };
+      /** @enum {string} */
+      action: "allow" | "require_approval" | "block";
+    };
+    ApprovalRulesPut: {
+      /** @description Checked in order; the first that matches decides. */
+      rules: components["schemas"]["ApprovalRule"][];
+      /**
+       * @description What decides a step no rule matches.
+       * @enum {string}
+       */
+      default_action: "allow" | "require_approval" | "block";
     };
     RunCallbackWithSecret: {
       /** Format: uuid */
@@ -13129,7 +13213,7 @@ export interface operations {
   listApprovals: {
     parameters: {
       query?: {
-        status?: "pending" | "approved" | "rejected" | "cancelled";
+        status?: "pending" | "approved" | "rejected" | "cancelled" | "responded";
         limit?: number;
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
@@ -13345,7 +13429,7 @@ export interface operations {
   };
   /**
    * Approve or reject a pending approval
-   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
    *
    * Requires the `approvals:write` scope.
    */
@@ -13671,6 +13755,280 @@ export interface operations {
         };
       };
       /** @description The credential lacks the `approvals:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
+   * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+   *
+   * Requires the `runs:read` scope.
+   */
+  getApprovalRules: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description Which tool calls may run, need a person, or are blocked: the workspace’s approval rules */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApprovalRules"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Replace the workspace’s approval rules (a new version)
+   * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+   *
+   * Requires the `approval_policies:manage` scope.
+   */
+  putApprovalRules: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "rules": [
+         *     {
+         *       "match": {
+         *         "tool": "agent.start_session",
+         *         "agent": "llm"
+         *       },
+         *       "action": "block"
+         *     },
+         *     {
+         *       "match": {
+         *         "tool": "ontology.search",
+         *         "input_filter": "top_k > `20`"
+         *       },
+         *       "action": "require_approval"
+         *     }
+         *   ],
+         *   "default_action": "allow"
+         * }
+         */
+        "application/json": components["schemas"]["ApprovalRulesPut"];
+      };
+    };
+    responses: {
+      /** @description Replace the workspace’s approval rules (a new version) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ApprovalRules"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `approval_policies:manage` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -162,6 +162,8 @@ export const LIMITS = {
     dispatchStartWaitMs: 2000,
     // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
     concurrency: { keyChars: 200, maxLimit: 100 },
+    // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars).
+    approvalRules: { maxRules: 100 },
     // Issue 26 part 5: a run's tags (each `[A-Za-z0-9][A-Za-z0-9_.:/=-]*`), and how many `tag` filters a list takes.
     tags: { max: 20, chars: 64 },
     // Issue 26: an event stream sends a keep-alive comment every `keepAliveSeconds` (proxies close

@@ -14,7 +14,7 @@ export type StepEntryFields = Pick<
   RunStep,
   'id' | 'stepNo' | 'kind' | 'tool' | 'input' | 'status' | 'output' | 'error' | 'creditsCharged' | 'supersedesStepId'
 > &
-  Partial<Pick<RunStep, 'reusedFromStepId'>>;
+  Partial<Pick<RunStep, 'reusedFromStepId' | 'policyDecision'>>;
 
 /**
  * What a link covers, recomputed from its row whenever the chain is verified. Only what is final
@@ -43,6 +43,8 @@ export function stepEntry(step: StepEntryFields): Record<string, unknown> {
     credits_charged: step.creditsCharged,
     // Only for a rerun's copied step (issue 26), so links written before the column existed still verify.
     ...(step.reusedFromStepId ? { reused_from_step_id: step.reusedFromStepId } : {}),
+    // Only when decided (issue 32): the approval rules' version and action, fixed once the step ran.
+    ...(step.policyDecision ? { policy_decision: step.policyDecision } : {}),
   };
 }
 
@@ -65,6 +67,9 @@ export const approvalEntry = (approval: RunApproval): Record<string, unknown> =>
     notes: approval.notes,
     // Only when recorded, so links written before the column existed still verify.
     ...(credential ? { resolved_by_credential: credential } : {}),
+    // Issue 32 part 2, only when given: the input the step ran with instead, or the reviewer's answer.
+    ...(approval.editedInput ? { edited_input: approval.editedInput } : {}),
+    ...(approval.response !== null && approval.response !== undefined ? { response: approval.response } : {}),
   };
 };
 

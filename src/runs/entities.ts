@@ -1,11 +1,12 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import type { PolicyDecision } from './approval-rules';
 import type { ConcurrencyPolicy } from './control-schemas';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled'] as const;
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled', 'responded'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** Whether the user who dispatched a run may resolve its approvals through another credential of theirs. */
@@ -81,6 +82,8 @@ export class RunStep {
   @Column({ type: 'uuid', name: 'supersedes_step_id', nullable: true }) supersedesStepId!: string | null;
   @Column({ type: 'boolean' }) superseded!: boolean;
   @Column({ type: 'uuid', name: 'reused_from_step_id', nullable: true }) reusedFromStepId!: string | null;
+  /** What the approval rules decided when it was about to run (issue 32); null before, and for older rows. */
+  @Column({ type: 'jsonb', name: 'policy_decision', nullable: true }) policyDecision!: PolicyDecision | null;
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
 }
@@ -96,6 +99,10 @@ export class RunApproval {
   @Column({ type: 'jsonb' }) input!: Record<string, unknown>;
   @Column({ type: 'text' }) status!: ApprovalStatus;
   @Column({ type: 'text', nullable: true }) notes!: string | null;
+  /** The reviewer's edit of `input` the step ran with (issue 32 part 2); null when approved as asked. */
+  @Column({ type: 'jsonb', name: 'edited_input', nullable: true }) editedInput!: Record<string, unknown> | null;
+  /** A RESPOND's message, which the llm agent got instead of the tool's result. */
+  @Column({ type: 'text', nullable: true }) response!: string | null;
   @Column({ type: 'uuid', name: 'resolved_by', nullable: true }) resolvedBy!: string | null;
   /** The kind of credential it was resolved with, and its id (a key's row, a user JWT's jti). */
   @Column({ type: 'text', name: 'resolved_by_credential_kind', nullable: true })

@@ -9,6 +9,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunCallbackService } from '../run-callbacks/service';
+import { createFilterPool } from '../triggers/filter-pool';
 import { createAgentModel } from './agent-model';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
@@ -59,14 +60,20 @@ export const runsFeature = {
       uow: UnitOfWork;
       outbox: OutboxRelay;
       config: Config;
+      onClose: (hook: () => Promise<void>) => void;
       services: { capabilities: CapabilityService };
-    }) =>
-      createRunSteps({
+    }) => {
+      // The approval rules' input filters get a pool of their own, with the trigger filters' budget.
+      const filters = createFilterPool();
+      ctx.onClose(() => filters.close());
+      return createRunSteps({
         uow: ctx.uow,
         capabilities: ctx.services.capabilities,
         agentModel: createAgentModel(ctx.config),
         outbox: ctx.outbox,
-      }),
+        filters,
+      });
+    },
     /** The one LISTEN connection of this process for run events; connected by the first stream. */
     runEventsListener: (ctx: {
       config: Pick<Config, 'DATABASE_URL'>;

@@ -8,7 +8,7 @@ import { canonicalJson } from '../capabilities/idempotency';
  * - a question (ends with "?" or starts with who/what/when/where/why/how/which/is/are/does/do/can)
  *   → `ontology.ask` with the goal as the question;
  * - anything else → answers at once that it has no tool for the goal.
- * Once a tool has answered (or failed), the final answer reports it.
+ * Once a tool has answered (or failed), the final answer reports it; a reviewer's response is the answer.
  */
 export type PlannedMove =
   | { kind: 'tool'; tool: string; input: Record<string, unknown> }
@@ -27,6 +27,7 @@ const SEARCH = /^\s*(?:please\s+)?(?:find|search)(?:\s+for)?\s+(.+)$/i;
 export function planLocally(goal: string, history: readonly PlannerHistory[]): PlannedMove {
   const last = history.at(-1);
   if (last) {
+    if (last.error?.code === 'reviewer_responded') return { kind: 'final', answer: last.error.message };
     if (last.status !== 'SUCCEEDED') return { kind: 'final', answer: `${last.tool} failed: ${last.error?.message}` };
     return { kind: 'final', answer: `${last.tool} answered: ${canonicalJson(last.output)}` };
   }

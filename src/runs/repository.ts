@@ -4,6 +4,7 @@
 import type { EntityManager } from 'typeorm';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
+import type { PolicyDecision } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { chainHash, GENESIS_HASH } from './audit';
 import type { FinishedRunRow } from './callbacks';
@@ -263,7 +264,12 @@ export async function completeStepLocked(
   m: EntityManager,
   executionId: string,
   stepNo: number,
-  outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
+  outcome: {
+    status: 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
+    output: unknown;
+    error: RunError | null;
+    creditsCharged: number;
+  },
 ): Promise<StepEntryFields | null> {
   const row = await queryFirst<{
     id: string;
@@ -276,13 +282,14 @@ export async function completeStepLocked(
     error: RunError | null;
     credits_charged: number;
     supersedes_step_id: string | null;
+    policy_decision: PolicyDecision | null;
   }>(
     m,
     `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
      UPDATE run_steps s SET status = $3, output = $4, error = $5, credits_charged = $6, finished_at = now()
      FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status IN ('PENDING', 'RUNNING')
      RETURNING s.id, s.step_no, s.kind, s.tool, s.input, s.status, s.output, s.error, s.credits_charged,
-       s.supersedes_step_id`,
+       s.supersedes_step_id, s.policy_decision`,
     [
       executionId,
       stepNo,
@@ -304,7 +311,27 @@ export async function completeStepLocked(
     error: row.error,
     creditsCharged: row.credits_charged,
     supersedesStepId: row.supersedes_step_id,
+    policyDecision: row.policy_decision,
   };
+}
+
+/**
+ * Records what the approval rules decided for a step, once: a retried decision finds the first one
+ * (a policy changed meanwhile never changes it). Answers the decision that stands.
+ */
+export async function recordPolicyDecision(
+  m: EntityManager,
+  executionId: string,
+  stepNo: number,
+  decision: PolicyDecision,
+): Promise<PolicyDecision> {
+  const row = await queryFirst<{ policy_decision: PolicyDecision }>(
+    m,
+    `UPDATE run_steps SET policy_decision = coalesce(policy_decision, $3)
+     WHERE execution_id = $1 AND step_no = $2 RETURNING policy_decision`,
+    [executionId, stepNo, JSON.stringify(decision)],
+  );
+  return row?.policy_decision ?? decision;
 }
 
 /**
@@ -389,21 +416,40 @@ export const resolveApproval = (
   m: EntityManager,
   input: {
     approvalId: string;
-    status: Extract<ApprovalStatus, 'approved' | 'rejected'>;
+    status: Extract<ApprovalStatus, 'approved' | 'rejected' | 'responded'>;
     userId: string;
     credential: { kind: RunPrincipal['credential']['kind']; id?: string };
     notes: string | null;
+    editedInput?: Record<string, unknown> | null;
+    response?: string | null;
   },
 ) =>
   queryFirst<{ execution_id: string }>(
     m,
     `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now(),
-       resolved_by_credential_kind = $5, resolved_by_credential_id = $6
+       resolved_by_credential_kind = $5, resolved_by_credential_id = $6, edited_input = $7, response = $8
      FROM run_executions e
      WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
      RETURNING a.execution_id`,
-    [input.approvalId, input.status, input.userId, input.notes, input.credential.kind, input.credential.id ?? null],
+    [
+      input.approvalId,
+      input.status,
+      input.userId,
+      input.notes,
+      input.credential.kind,
+      input.credential.id ?? null,
+      input.editedInput ? JSON.stringify(input.editedInput) : null,
+      input.response ?? null,
+    ],
   );
+
+/** The step runs with the reviewer's edit of its input (issue 32 part 2); only a step not yet started. */
+export const editStepInput = (m: EntityManager, executionId: string, stepNo: number, input: Record<string, unknown>) =>
+  affectedRows(m, `UPDATE run_steps SET input = $3 WHERE execution_id = $1 AND step_no = $2 AND status = 'PENDING'`, [
+    executionId,
+    stepNo,
+    JSON.stringify(input),
+  ]);
 
 export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>
   approvals(m).find({

@@ -1,5 +1,6 @@
 import { defineRoute } from '../platform/api/route';
 import { LIMITS } from '../rules/limits';
+import { ApprovalRules, ApprovalRulesPut } from './approval-rules';
 import { RerunRequest } from './control-schemas';
 import { RunEvent, RunEventsHeaders, WorkspaceEventsQuery } from './event-schemas';
 import type { RunEventStreams } from './event-stream';
@@ -239,7 +240,10 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     description:
       'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its ' +
       'credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run ' +
-      'continues. REJECTED: the run fails with error code `approval_rejected` and later steps never run. ' +
+      'continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 ' +
+      'otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails ' +
+      'with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): ' +
+      'the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. ' +
       `\`notes\` at most ${LIMITS.runs.notesChars} characters. Separation of duties: the credential that ` +
       'dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another ' +
       'credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens ' +
@@ -288,5 +292,46 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     example: { dispatcher_may_approve: 'never' },
     response: ApprovalPolicy,
     handler: ({ auth, body }) => runs.setApprovalPolicy(auth, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/approval-policies',
+    operationId: 'getApprovalRules',
+    summary: 'Which tool calls may run, need a person, or are blocked: the workspace’s approval rules',
+    description:
+      'Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every ' +
+      'step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and ' +
+      'the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < ' +
+      '`block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as ' +
+      'the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its ' +
+      'audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without ' +
+      'stored rules: version 0, no rules, `allow`.',
+    tags: ['approvals'],
+    scope: 'runs:read',
+    response: ApprovalRules,
+    handler: ({ auth }) => runs.approvalRules(auth),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/v1/approval-policies',
+    operationId: 'putApprovalRules',
+    summary: 'Replace the workspace’s approval rules (a new version)',
+    description:
+      'Stores the rules as the next version; steps already decided keep the decision of the version they ' +
+      `were decided by. At most ${LIMITS.runs.approvalRules.maxRules} rules; an \`input_filter\` is JMESPath ` +
+      'over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ ' +
+      'budget. Needs `approval_policies:manage`, which MCP tokens never hold.',
+    tags: ['approvals'],
+    scope: 'approval_policies:manage',
+    body: ApprovalRulesPut,
+    example: {
+      rules: [
+        { match: { tool: 'agent.start_session', agent: 'llm' }, action: 'block' },
+        { match: { tool: 'ontology.search', input_filter: 'top_k > `20`' }, action: 'require_approval' },
+      ],
+      default_action: 'allow',
+    },
+    response: ApprovalRules,
+    handler: ({ auth, body }) => runs.setApprovalRules(auth, body),
   }),
 ];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
+import { PolicyDecisionBody } from './approval-rules';
 import { runControlFields, runControlView, Tag } from './control-schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
@@ -135,6 +136,10 @@ export const RunStepRow = z
       .uuid()
       .nullable()
       .describe("A rerun's step whose output was copied from this step of the earlier run, without calling its tool."),
+    policy_decision: PolicyDecisionBody.nullable().describe(
+      'What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; ' +
+        'null until then, and for steps run before the rules existed.',
+    ),
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
   })
@@ -147,6 +152,14 @@ export const ApprovalRow = z
     status: ApprovalStatus,
     step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
     notes: z.string().nullable(),
+    edited_input: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('The input the reviewer approved the step with instead of `step.input` (the original); null if none.'),
+    response: z
+      .string()
+      .nullable()
+      .describe('A RESPOND’s message, which the llm agent got instead of the tool’s result.'),
     resolved_by: z.uuid().nullable().describe('The user who resolved it.'),
     resolved_by_credential: z
       .object({
@@ -234,17 +247,38 @@ export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({
 
 export const ResolveApprovalRequest = z
   .object({
-    decision: z.enum(['APPROVED', 'REJECTED']),
+    decision: z
+      .enum(['APPROVED', 'REJECTED', 'RESPOND'])
+      .describe('RESPOND (llm runs only): the step does not run; the model gets `message` as its result.'),
     notes: z.string().max(LIMITS.runs.notesChars).optional(),
+    input: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('APPROVED only: the step runs with this input instead, checked against the tool’s schema (422).'),
+    message: z
+      .string()
+      .trim()
+      .min(1)
+      .max(LIMITS.runs.notesChars)
+      .optional()
+      .describe('RESPOND only, and required there: what the llm agent receives as the tool’s result.'),
   })
   .strict()
+  .superRefine((body, ctx) => {
+    if (body.input !== undefined && body.decision !== 'APPROVED') {
+      ctx.addIssue({ code: 'custom', path: ['input'], message: 'An edited input goes with APPROVED only' });
+    }
+    if ((body.message !== undefined) !== (body.decision === 'RESPOND')) {
+      ctx.addIssue({ code: 'custom', path: ['message'], message: 'RESPOND needs a message, and only RESPOND has one' });
+    }
+  })
   .meta({ id: 'ResolveApprovalRequest' });
 export type ResolveApprovalRequest = z.output<typeof ResolveApprovalRequest>;
 
 export const ResolveApprovalResponse = z
   .object({
     approval_id: z.uuid(),
-    decision: z.enum(['APPROVED', 'REJECTED']),
+    decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
     execution_id: z.uuid(),
   })
   .meta({ id: 'ResolveApprovalResponse' });

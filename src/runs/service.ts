@@ -26,6 +26,8 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
+import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
+import { checkApprovalRules, readApprovalRules, saveApprovalRules } from './approval-rules';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
@@ -129,6 +131,37 @@ export function createRunService(deps: {
         resolved_by: approval.resolvedBy,
         notes: approval.notes,
       },
+      audit,
+    });
+  }
+
+  /**
+   * A RESPOND (issue 32 part 2): the step never runs; it is recorded SKIPPED with the reviewer's
+   * message as its error, which is what the llm agent reads as the tool's result, and chained.
+   */
+  async function respondInsteadOfStep(m: EntityManager, approval: RunApproval, message: string) {
+    const error = {
+      code: 'reviewer_responded',
+      message: `The reviewer responded instead: ${message}`,
+      step: approval.stepNo,
+    };
+    const step = await repo.completeStepLocked(m, approval.executionId, approval.stepNo, {
+      status: 'SKIPPED',
+      output: null,
+      error,
+      creditsCharged: 0,
+    });
+    if (!step) return;
+    const audit = await repo.appendAuditLocked(m, {
+      workspaceId: approval.workspaceId,
+      executionId: approval.executionId,
+      kind: 'TOOL',
+      refId: step.id,
+      entry: stepEntry(step),
+    });
+    await recordRunEvent(m, approval.executionId, {
+      type: 'step.failed',
+      data: { step_no: step.stepNo, step_id: step.id, tool: step.tool, error },
       audit,
     });
   }
@@ -458,6 +491,18 @@ export function createRunService(deps: {
         return readApprovalPolicy(m);
       }),
 
+    /** The approval rules in force (issue 32), or the default: no rules, `allow`. */
+    approvalRules: (principal: Principal): Promise<ApprovalRules> => uow(scopeOf(principal), readApprovalRules),
+
+    /** Adds the next version of the rules; steps decided by earlier versions keep their decision. */
+    setApprovalRules: (principal: Principal, body: ApprovalRulesPut): Promise<ApprovalRules> => {
+      checkApprovalRules(body);
+      return uow(scopeOf(principal), async (m) => {
+        await saveApprovalRules(m, principal.workspaceId, principal.userId, body);
+        return readApprovalRules(m);
+      });
+    },
+
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
       uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
 
@@ -489,13 +534,41 @@ export function createRunService(deps: {
           members: () => memberCount(m),
         });
         if (refusal) throw new ForbiddenError(refusal);
+        // Issue 32 part 2: an edit is checked against the tool's schema, a RESPOND is for an llm run.
+        if (body.input !== undefined) {
+          const issues = stepIssues(tools, { tool: approval.tool, input: body.input, requires_approval: false }, 0, [
+            'body',
+          ]);
+          if (issues.length > 0) throw new ValidationFailedError(issues);
+        }
+        if (body.decision === 'RESPOND' && run.agent !== 'llm') {
+          throw new ValidationFailedError([
+            {
+              loc: ['body', 'decision'],
+              msg: 'RESPOND answers an llm run’s tool call; this is a playbook run',
+              type: 'value_error',
+            },
+          ]);
+        }
+        const status =
+          body.decision === 'APPROVED' ? 'approved' : body.decision === 'RESPOND' ? 'responded' : 'rejected';
         const resolved = await repo.resolveApproval(m, {
           approvalId,
-          status: body.decision === 'APPROVED' ? 'approved' : 'rejected',
+          status,
           userId: principal.userId,
           credential: principal.credential,
           notes: body.notes ?? null,
+          editedInput: body.input ?? null,
+          response: body.decision === 'RESPOND' ? (body.message ?? null) : null,
         });
+        if (resolved && body.input !== undefined) {
+          await repo.editStepInput(m, approval.executionId, approval.stepNo, body.input);
+        }
+        if (resolved && body.decision === 'RESPOND') {
+          await auditApproval(m, approvalId);
+          await respondInsteadOfStep(m, approval, body.message!);
+          return resolved.execution_id;
+        }
         if (resolved) {
           await auditApproval(m, approvalId);
           return resolved.execution_id;

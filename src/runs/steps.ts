@@ -9,7 +9,10 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
+import type { FilterPool } from '../triggers/filter-pool';
 import type { AgentModel, AgentTool } from './agent-model';
+import type { RuleAction } from './approval-rules';
+import { blockedByPolicy, decideStep, readApprovalRules } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import { callbackApprovalRequested } from './callbacks';
@@ -97,6 +100,8 @@ export function createRunSteps(deps: {
    * request) or the start of a waiting run that a finished run's concurrency slot went to.
    */
   outbox?: Pick<OutboxRelay, 'kick'>;
+  /** Evaluates the approval rules' input filters, under the trigger filters' budget (issue 32). */
+  filters: Pick<FilterPool, 'evaluate'>;
 }) {
   const { uow, capabilities } = deps;
   /** A unit of work whose outbox events (run callbacks) leave right after it commits. */
@@ -172,6 +177,42 @@ export function createRunSteps(deps: {
           userId: run.userId,
         };
       });
+    },
+
+    /**
+     * What the workspace's approval rules decide for the step now, about to run (issue 32): recorded on
+     * the step once, so a retry, a resumed run or a changed policy finds the same decision. A blocked
+     * step is failed here with `blocked_by_policy`, nothing charged, and its failure answered.
+     */
+    async decidePolicy(
+      workspaceId: string,
+      executionId: string,
+      stepNo: number,
+    ): Promise<{ action: RuleAction; version: number; error?: RunError }> {
+      const seen = await uow({ workspaceId }, async (m) => {
+        const run = await repo.mustFindExecution(m, executionId);
+        const step = await repo.findStep(m, executionId, stepNo);
+        if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+        return { run, step, rules: step.policyDecision ? null : await readApprovalRules(m) };
+      });
+      const { run, step } = seen;
+      let decision = step.policyDecision;
+      if (!decision) {
+        // The filters run in their worker pool, outside any transaction.
+        const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent }, deps.filters);
+        decision = await uow({ workspaceId }, (m) => repo.recordPolicyDecision(m, executionId, stepNo, fresh));
+      }
+      if (decision.action !== 'block') return { action: decision.action, version: decision.version };
+      const failure = blockedByPolicy(stepNo, step.tool, decision);
+      if (!isFinished(run.status)) {
+        await completeStep(workspaceId, executionId, stepNo, {
+          status: 'FAILED',
+          output: null,
+          error: failure,
+          creditsCharged: 0,
+        });
+      }
+      return { action: 'block', version: decision.version, error: failure };
     },
 
     /** Creates the step's approval (PENDING) once and moves the run to AWAITING_APPROVAL. */

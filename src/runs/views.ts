@@ -11,6 +11,8 @@ export const approvalRow = (approval: RunApproval): ApprovalRow => ({
   status: approval.status,
   step: { step_no: approval.stepNo, tool: approval.tool, input: approval.input },
   notes: approval.notes,
+  edited_input: approval.editedInput ?? null,
+  response: approval.response ?? null,
   resolved_by: approval.resolvedBy,
   resolved_by_credential: resolvedCredential(approval),
   requested_at: approval.requestedAt.toISOString(),
@@ -31,6 +33,7 @@ export const stepRow = (step: RunStep) => ({
   supersedes_step_id: step.supersedesStepId,
   superseded: step.superseded,
   reused_from_step_id: step.reusedFromStepId,
+  policy_decision: step.policyDecision ?? null,
   started_at: iso(step.startedAt),
   finished_at: iso(step.finishedAt),
 });

@@ -8,6 +8,8 @@ export interface FilterRequest {
   body: Buffer;
   contentType: string | undefined;
   trigger: { id: string; slug: string };
+  /** The filter reads the parsed body itself, not `{headers, body, trigger}` (approval rules over a step's input). */
+  bare?: boolean;
 }
 
 /** A filter's outcome: matched or not, or `error` with why (a type error, the time or memory budget). */
@@ -55,8 +57,8 @@ const parseBody = (bytes, contentType) => {
 };
 parentPort.on('message', ({ expression, request }) => {
   try {
-    const input = { headers: plain(request.headers), body: parseBody(request.body, request.contentType),
-      trigger: request.trigger };
+    const body = parseBody(request.body, request.contentType);
+    const input = request.bare ? body : { headers: plain(request.headers), body, trigger: request.trigger };
     parentPort.postMessage({ matched: truthy(search(input, expression)) });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message ? error.message : error).slice(0, 500) });

@@ -53,4 +53,5 @@ export const as = (token: string, baseUrl?: string) => ({
   post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
     request<T>('POST', path, { token, body, baseUrl, headers }),
   patch: <T = any>(path: string, body?: unknown) => request<T>('PATCH', path, { token, body, baseUrl }),
+  put: <T = any>(path: string, body?: unknown) => request<T>('PUT', path, { token, body, baseUrl }),
 });

@@ -4,6 +4,8 @@
  */
 export const SCOPES = [
   'api_keys:manage',
+  // Setting the approval rules (`PUT /v1/approval-policies`): which tool calls need a person or are blocked.
+  'approval_policies:manage',
   'approvals:write',
   'billing:read',
   'capabilities:read',

@@ -1,0 +1,185 @@
+import type { EntityManager } from 'typeorm';
+import { z } from 'zod';
+import { queryFirst } from '../platform/db/query';
+import { ValidationFailedError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
+import { filterSyntaxError } from '../triggers/filter';
+import type { FilterPool } from '../triggers/filter-pool';
+
+/**
+ * Approval rules per workspace (issue 32 part 1): which tool calls may run, need a person, or are
+ * blocked, decided for every step of every run when it is about to run, whoever planned it. Not to
+ * be confused with the approval *policy* (`approval-policy.ts`, `/v1/approval-policy`), which says
+ * who may resolve an approval once one exists.
+ */
+
+export const RULE_ACTIONS = ['allow', 'require_approval', 'block'] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
+
+/** Stricter wins: a step's own `requires_approval` and the rules both count. */
+const STRICTNESS: Record<RuleAction, number> = { allow: 0, require_approval: 1, block: 2 };
+export const stricter = (a: RuleAction, b: RuleAction): RuleAction => (STRICTNESS[a] >= STRICTNESS[b] ? a : b);
+
+const Action = z.enum(RULE_ACTIONS);
+
+export const ApprovalRule = z
+  .strictObject({
+    match: z.strictObject({
+      tool: z.string().min(1).max(100).describe('A capability name (`GET /v1/cap`), or `*` for every tool.'),
+      agent: z.enum(['playbook', 'llm']).optional().describe('Only runs of this agent; every agent when absent.'),
+      input_filter: z
+        .string()
+        .trim()
+        .min(1)
+        .max(LIMITS.webhook.filterChars)
+        .optional()
+        .describe(
+          'JMESPath over the step’s input (e.g. ``top_k > `20` ``), under the trigger filters’ evaluation ' +
+            'budget; the rule matches when it is truthy. One that fails or runs out of budget counts as ' +
+            'matched, with at least `require_approval`.',
+        ),
+    }),
+    action: Action,
+  })
+  .meta({ id: 'ApprovalRule' });
+export type ApprovalRule = z.output<typeof ApprovalRule>;
+
+export const ApprovalRulesPut = z
+  .strictObject({
+    rules: z
+      .array(ApprovalRule)
+      .max(LIMITS.runs.approvalRules.maxRules)
+      .describe('Checked in order; the first that matches decides.'),
+    default_action: Action.describe('What decides a step no rule matches.'),
+  })
+  .meta({ id: 'ApprovalRulesPut' });
+export type ApprovalRulesPut = z.output<typeof ApprovalRulesPut>;
+
+export const ApprovalRules = ApprovalRulesPut.extend({
+  version: z.number().int().describe('Each PUT adds one; 0 is the built-in default (no rules, `allow`).'),
+  updated_by: z.uuid().nullable(),
+  updated_at: z.iso.datetime({ offset: true }).nullable(),
+}).meta({ id: 'ApprovalRules' });
+export type ApprovalRules = z.output<typeof ApprovalRules>;
+
+/** What a step was decided at execution time, stored on it and covered by its chain link. */
+export interface PolicyDecision {
+  /** The rules' version that decided (0: none stored). */
+  version: number;
+  /** The action that applies: the stricter of the rules' and the step's own `requires_approval`. */
+  action: RuleAction;
+  /** The index of the rule that matched; null when the default action decided. */
+  rule: number | null;
+  /** Why a rule's input filter could not be evaluated (it then counted as matched). */
+  filter_error?: string;
+}
+
+export const PolicyDecisionBody = z
+  .object({
+    version: z.number().int().describe('The approval rules’ version that decided (0: none stored).'),
+    action: Action.describe('What applies: the stricter of the matching rule and the step’s `requires_approval`.'),
+    rule: z.number().int().nullable().describe('The index of the rule that matched; null: the default action.'),
+    filter_error: z.string().optional().describe('Why the rule’s input filter failed (it then counted as matched).'),
+  })
+  .meta({ id: 'PolicyDecision' });
+
+const DEFAULT_RULES: ApprovalRules = {
+  version: 0,
+  rules: [],
+  default_action: 'allow',
+  updated_by: null,
+  updated_at: null,
+};
+
+/** The transaction's workspace's current rules (RLS picks the rows), or the default. */
+export async function readApprovalRules(m: EntityManager): Promise<ApprovalRules> {
+  const row = await queryFirst<{
+    version: number;
+    rules: ApprovalRule[];
+    default_action: RuleAction;
+    updated_by: string;
+    created_at: Date;
+  }>(
+    m,
+    `SELECT version, rules, default_action, updated_by, created_at FROM approval_rule_versions
+     WHERE workspace_id = weft_current_workspace() ORDER BY version DESC LIMIT 1`,
+  );
+  if (!row) return DEFAULT_RULES;
+  return {
+    version: row.version,
+    rules: row.rules,
+    default_action: row.default_action,
+    updated_by: row.updated_by,
+    updated_at: row.created_at.toISOString(),
+  };
+}
+
+/** Refuses input filters that do not compile (or fan out too far), as trigger filters are refused. */
+export function checkApprovalRules(body: ApprovalRulesPut): void {
+  const issues = body.rules.flatMap((rule, index) => {
+    const why = rule.match.input_filter === undefined ? null : filterSyntaxError(rule.match.input_filter);
+    return why ? [{ loc: ['body', 'rules', index, 'match', 'input_filter'], msg: why, type: 'value_error' }] : [];
+  });
+  if (issues.length > 0) throw new ValidationFailedError(issues);
+}
+
+/**
+ * Appends the next version under a lock on the workspace's versions (two concurrent PUTs get two
+ * versions, in order); the earlier versions stay, as steps decided by them name them.
+ */
+export async function saveApprovalRules(
+  m: EntityManager,
+  workspaceId: string,
+  userId: string,
+  body: ApprovalRulesPut,
+): Promise<void> {
+  await m.query(`SELECT pg_advisory_xact_lock(hashtextextended('approval_rules:' || $1, 0))`, [workspaceId]);
+  await m.query(
+    `INSERT INTO approval_rule_versions (workspace_id, version, default_action, rules, updated_by)
+     SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4 FROM approval_rule_versions WHERE workspace_id = $1`,
+    [workspaceId, body.default_action, JSON.stringify(body.rules), userId],
+  );
+}
+
+/**
+ * Decides a step against the rules: the first rule whose tool, agent and input filter match, else the
+ * default; then the stricter of that and the step's own `requires_approval`. A filter that errs or
+ * runs out of its budget counts as matched and asks at least for approval: a rule meant to catch an
+ * input never lets it through by failing.
+ */
+export async function decideStep(
+  rules: ApprovalRules,
+  step: { tool: string; input: Record<string, unknown>; requiresApproval: boolean; agent: string },
+  filters: Pick<FilterPool, 'evaluate'>,
+): Promise<PolicyDecision> {
+  const own: RuleAction = step.requiresApproval ? 'require_approval' : 'allow';
+  for (const [index, rule] of rules.rules.entries()) {
+    if (rule.match.tool !== '*' && rule.match.tool !== step.tool) continue;
+    if (rule.match.agent && rule.match.agent !== step.agent) continue;
+    if (rule.match.input_filter !== undefined) {
+      const outcome = await filters.evaluate(rule.match.input_filter, {
+        headers: {},
+        body: Buffer.from(JSON.stringify(step.input)),
+        contentType: 'application/json',
+        trigger: { id: '', slug: '' },
+        bare: true,
+      });
+      if (outcome.result === 'not_matched') continue;
+      if (outcome.result !== 'matched') {
+        const action = stricter(stricter(rule.action, 'require_approval'), own);
+        return { version: rules.version, action, rule: index, filter_error: outcome.error ?? 'filter_failed' };
+      }
+    }
+    return { version: rules.version, action: stricter(rule.action, own), rule: index };
+  }
+  return { version: rules.version, action: stricter(rules.default_action, own), rule: null };
+}
+
+/** The failure of a step the rules block; an llm agent gets it as the tool's result. */
+export const blockedByPolicy = (stepNo: number, tool: string, decision: PolicyDecision) => ({
+  code: 'blocked_by_policy',
+  message:
+    `The workspace's approval rules (version ${decision.version}, ` +
+    `${decision.rule === null ? 'default action' : `rule ${decision.rule}`}) block ${tool}; it did not run`,
+  step: stepNo,
+});
