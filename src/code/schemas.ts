@@ -73,9 +73,10 @@ export type SymbolContextResponse = z.input<typeof SymbolContextResponse>;
 
 // ---- POST /v1/code/ingest ----
 
-export const CODE_SYMBOL_KINDS = ['file', 'class', 'method', 'function', 'test'] as const;
+export const CODE_SYMBOL_KINDS = ['file', 'class', 'interface', 'method', 'function', 'test'] as const;
 export type CodeSymbolKind = (typeof CODE_SYMBOL_KINDS)[number];
-export const CODE_EDGE_TYPES = ['CONTAINS', 'CALLS', 'TESTS'] as const;
+export const CODE_EDGE_TYPES = ['CONTAINS', 'CALLS', 'TESTS', 'IMPLEMENTS', 'OVERRIDES'] as const;
+export const EDGE_RESOLUTIONS = ['type', 'name'] as const;
 export const TOUCH_ACTIONS = ['added', 'modified', 'deleted', 'renamed'] as const;
 export type TouchAction = (typeof TOUCH_ACTIONS)[number];
 
@@ -93,7 +94,10 @@ export const IngestSymbol = z
       .string()
       .min(1)
       .max(C.nameChars)
-      .describe('file: its path; class: `Class`; method: `Class.method`; function: `fn`; test: its full title.'),
+      .describe(
+        'file: its path; class: `Class`; interface: `Interface`; method: `Class.method` (or `Interface.method`); ' +
+          'function: `fn`; test: its full title.',
+      ),
     line: z.number().int().min(0).optional(),
     end_line: z.number().int().min(0).optional(),
     signature: z.string().max(C.signatureChars).optional(),
@@ -107,6 +111,13 @@ export const IngestEdge = z
     type: z.enum(CODE_EDGE_TYPES),
     source: key.describe('The source symbol’s key: `path` for a file, `path#name` for the others.'),
     target: key,
+    resolution: z
+      .enum(EDGE_RESOLUTIONS)
+      .optional()
+      .describe(
+        'CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only ' +
+          'names did (the checker could not type it). Stored on the edge’s properties.',
+      ),
   })
   .meta({ id: 'CodeIngestEdge' });
 export type IngestEdge = z.output<typeof IngestEdge>;

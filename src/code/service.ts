@@ -84,7 +84,7 @@ interface EdgeByKey {
 function edgesOf(batch: CodeIngestRequest): EdgeByKey[] {
   const edges = new Map<string, EdgeByKey>();
   const add = (edge: EdgeByKey) => edges.set(`${edge.type}\u0000${edge.source}\u0000${edge.target}`, edge);
-  for (const edge of batch.edges) add({ ...edge, extra: {} });
+  for (const { resolution, ...edge } of batch.edges) add({ ...edge, extra: resolution ? { resolution } : {} });
   for (const commit of batch.commits) {
     for (const file of commit.files) {
       const extra = { action: file.action, ...(file.previous_path ? { previous_path: file.previous_path } : {}) };
