@@ -1742,10 +1742,10 @@ export interface components {
     };
     CodeIngestSymbol: {
       /** @enum {string} */
-      kind: "file" | "class" | "method" | "function" | "test";
+      kind: "file" | "class" | "interface" | "method" | "function" | "test";
       /** @description The file’s path in the repository, forward slashes. */
       path: string;
-      /** @description file: its path; class: `Class`; method: `Class.method`; function: `fn`; test: its full title. */
+      /** @description file: its path; class: `Class`; interface: `Interface`; method: `Class.method` (or `Interface.method`); function: `fn`; test: its full title. */
       name: string;
       line?: number;
       end_line?: number;
@@ -1755,10 +1755,15 @@ export interface components {
     };
     CodeIngestEdge: {
       /** @enum {string} */
-      type: "CONTAINS" | "CALLS" | "TESTS";
+      type: "CONTAINS" | "CALLS" | "TESTS" | "IMPLEMENTS" | "OVERRIDES";
       /** @description The source symbol’s key: `path` for a file, `path#name` for the others. */
       source: string;
       target: string;
+      /**
+       * @description CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only names did (the checker could not type it). Stored on the edge’s properties.
+       * @enum {string}
+       */
+      resolution?: "type" | "name";
     };
     CodeIngestCommit: {
       sha: string;
