@@ -1634,12 +1634,18 @@ export interface components {
       }) | null;
       /** @description The other methods of the containing class. */
       sibling_methods: components["schemas"]["SymbolRef"][];
-      /** @description code.test nodes with a TESTS edge to the symbol. */
+      /** @description code.test nodes with a TESTS edge to the symbol (by name, paged). */
       tests: components["schemas"]["SymbolRef"][];
-      /** @description Sources of CALLS edges into the symbol. */
+      /** @description Sources of CALLS edges into the symbol (by name, paged). */
       callers: components["schemas"]["SymbolRef"][];
-      /** @description Targets of the symbol’s CALLS edges. */
+      /** @description Targets of the symbol’s CALLS edges (by name, paged). */
       callees: components["schemas"]["SymbolRef"][];
+      /** @description Each paged list’s cursor to its next page (request `cursors`), null when the list is complete. */
+      next_cursors: {
+        tests: string | null;
+        callers: string | null;
+        callees: string | null;
+      };
       /** @description The nearest code nodes by embedding (cosine), the symbol itself excluded; empty until it is embedded. */
       semantic: ({
           /** Format: uuid */
@@ -1689,6 +1695,12 @@ export interface components {
        * @default 20
        */
       limit?: number;
+      /** @description The next page of the tests, callers or callees list: the `next_cursors` entry of the previous answer (same symbol and limit); the whole `next_cursors` object may be sent back. A list without a cursor (or null) starts from its first page. */
+      cursors?: {
+        tests?: string | null;
+        callers?: string | null;
+        callees?: string | null;
+      };
     };
     CodeIngestResponse: {
       /** @description code-index-<workspace>-<repo>; each batch is one run of it. */

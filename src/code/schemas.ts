@@ -24,6 +24,19 @@ export const SymbolContextRequest = z
       .max(C.contextList.max)
       .default(C.contextList.default)
       .describe(`The cap on each list of the answer (default ${C.contextList.default}, max ${C.contextList.max}).`),
+    cursors: z
+      .object({
+        tests: z.string().max(C.contextCursorChars).nullable().optional(),
+        callers: z.string().max(C.contextCursorChars).nullable().optional(),
+        callees: z.string().max(C.contextCursorChars).nullable().optional(),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'The next page of the tests, callers or callees list: the `next_cursors` entry of the previous answer ' +
+          '(same symbol and limit); the whole `next_cursors` object may be sent back. A list without a cursor (or ' +
+          'null) starts from its first page.',
+      ),
   })
   .meta({ id: 'SymbolContextRequest' });
 export type SymbolContextRequest = z.output<typeof SymbolContextRequest>;
@@ -55,9 +68,12 @@ export const SymbolContextResponse = z
     symbol: NodeResponse,
     containing_class: SymbolRef.nullable().describe('The class that CONTAINS a method; null otherwise.'),
     sibling_methods: z.array(SymbolRef).describe('The other methods of the containing class.'),
-    tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol.'),
-    callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol.'),
-    callees: z.array(SymbolRef).describe('Targets of the symbol’s CALLS edges.'),
+    tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol (by name, paged).'),
+    callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol (by name, paged).'),
+    callees: z.array(SymbolRef).describe('Targets of the symbol’s CALLS edges (by name, paged).'),
+    next_cursors: z
+      .object({ tests: z.string().nullable(), callers: z.string().nullable(), callees: z.string().nullable() })
+      .describe('Each paged list’s cursor to its next page (request `cursors`), null when the list is complete.'),
     semantic: z
       .array(SymbolRef.extend({ similarity: z.number() }))
       .describe(
