@@ -1621,7 +1621,7 @@ export interface components {
     };
     SymbolContextResponse: {
       symbol: components["schemas"]["NodeResponse"];
-      /** @description The class that CONTAINS a method; null otherwise. */
+      /** @description The class (or interface) that CONTAINS a method; null otherwise. */
       containing_class: ({
         /** Format: uuid */
         id: string;

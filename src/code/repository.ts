@@ -276,7 +276,7 @@ WITH s AS (SELECT n.id, n.type FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted
 parents AS (
   SELECT p.id, p.type FROM edges e JOIN nodes p ON p.id = e.source_node_id AND ${live('p')}
   WHERE e.target_node_id = $1 AND e.type = 'CONTAINS' AND ${live('e')}),
-cls AS (SELECT id FROM parents WHERE type = 'code.class' ORDER BY id LIMIT 1),
+cls AS (SELECT id FROM parents WHERE type IN ('code.class', 'code.interface') ORDER BY id LIMIT 1),
 files AS (
   SELECT id FROM s WHERE type = 'code.file'
   UNION SELECT id FROM parents WHERE type = 'code.file'

@@ -66,7 +66,7 @@ export const SymbolCommit = z
 export const SymbolContextResponse = z
   .object({
     symbol: NodeResponse,
-    containing_class: SymbolRef.nullable().describe('The class that CONTAINS a method; null otherwise.'),
+    containing_class: SymbolRef.nullable().describe('The class (or interface) that CONTAINS a method; null otherwise.'),
     sibling_methods: z.array(SymbolRef).describe('The other methods of the containing class.'),
     tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol (by name, paged).'),
     callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol (by name, paged).'),
