@@ -165,7 +165,8 @@ export async function run(args: string[]): Promise<void> {
   console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const [kind, c] of Object.entries(counts)) {
     console.log(
-      `| ${kind}s | ${c.truth} | ${c.found} | ${c.hit} | ${(c.hit / c.found).toFixed(3)} | ${(c.hit / c.truth).toFixed(3)} |`,
+      `| ${kind}s | ${c.truth} | ${c.found} | ${c.hit} | ${(c.hit / c.found).toFixed(3)} | ` +
+        `${(c.hit / c.truth).toFixed(3)} |`,
     );
   }
   const toInterfaces = calls.filter(

@@ -17,7 +17,7 @@ const TEST_FILE = /(^|\/)(test|tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]sx?$/;
 const TEST_CALLS = new Set(['it', 'test']);
 const SUITE_CALLS = new Set(['describe', 'suite', 'context']);
 
-/** A call found in a symbol's body (a call, `new` or tagged template at `site`), resolved after every file is parsed. */
+/** A call in a symbol's body (a call, `new` or tagged template at `site`), resolved once every file is parsed. */
 export type CallRef = (
   | { kind: 'local'; name: string }
   | { kind: 'this'; name: string }
