@@ -134,7 +134,9 @@ export async function run(args: string[]): Promise<void> {
     const visit = (node: ts.Node) => {
       const name = (node as ts.NamedDeclaration).name;
       const key = keyOfDeclaration(node, program.pathOf);
-      if (key && callable(key) && file.calls.has(key) && name && !sources.has(key)) {
+      // An overload's signature has no body (and no outgoing calls): the implementation is the item.
+      const bodiless = (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body;
+      if (key && callable(key) && file.calls.has(key) && name && !bodiless && !sources.has(key)) {
         sources.add(key);
         for (const target of outgoing(service, program, source, node)) {
           if (callable(target) && target !== key) truth.add(`${key}\u0000${target}`);
