@@ -109,7 +109,17 @@ export async function run(args: string[]): Promise<void> {
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', $1, false)`,
         [String(efSearchFor(LIMIT))],
       );
-      return await client.query(SYMBOL_CONTEXT_SQL, [pick(i), LIMIT, rows[0]?.vector ?? null]);
+      return await client.query(SYMBOL_CONTEXT_SQL, [
+        pick(i),
+        LIMIT,
+        rows[0]?.vector ?? null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+      ]);
     } finally {
       client.release();
     }

@@ -161,6 +161,46 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
     expect((await context({ node_id: capped.body.symbol.id, limit: 101 })).status).to.equal(422);
   });
 
+  it('pages callers, callees and tests with a cursor; a cursor it did not make is a 422', async () => {
+    const first = await context({ name: 'add', type: 'code.function', limit: 1 });
+    expect(names(first.body.callers)).to.deep.equal(['Calc.plus']);
+    expect(first.body.next_cursors.tests).to.equal(null);
+    const cursor = first.body.next_cursors.callers;
+    expect(cursor).to.be.a('string');
+    const second = await context({ node_id: first.body.symbol.id, limit: 1, cursors: { callers: cursor } });
+    expect(second.status, JSON.stringify(second.body)).to.equal(200);
+    expect(names(second.body.callers)).to.deep.equal(['double']);
+    expect(second.body.next_cursors.callers).to.equal(null);
+    const twice = await context({ name: 'Calc.twice', type: 'code.method', limit: 1 });
+    expect(names(twice.body.callees)).to.deep.equal(['Calc.plus']);
+    // The whole next_cursors object goes back as is (its nulls: lists without a next page).
+    const after = await context({
+      name: 'Calc.twice',
+      type: 'code.method',
+      limit: 1,
+      cursors: twice.body.next_cursors,
+    });
+    expect(after.status, JSON.stringify(after.body)).to.equal(200);
+    expect(names(after.body.callees)).to.deep.equal(['double']);
+    expect(after.body.next_cursors.callees).to.equal(null);
+
+    const bad = await context({ node_id: first.body.symbol.id, cursors: { callers: 'not-a-cursor' } });
+    expect(bad.status).to.equal(422);
+    expect(JSON.stringify(bad.body)).to.include('callers');
+  });
+
+  it('marks each call edge with how it was resolved: by the type checker here', async () => {
+    const rows = await getStack().ownerDataSource.query(
+      `SELECT s.name AS source, t.name AS target, e.properties->>'resolution' AS resolution
+       FROM edges e JOIN nodes s ON s.id = e.source_node_id JOIN nodes t ON t.id = e.target_node_id
+       WHERE e.workspace_id = $1 AND e.type IN ('CALLS', 'TESTS') AND NOT e.is_deleted ORDER BY 1, 2`,
+      [tenant.workspace_id],
+    );
+    expect(rows).to.deep.include({ source: 'Calc.plus', target: 'add', resolution: 'type' });
+    expect(rows).to.deep.include({ source: 'math › keeps a total', target: 'Calc.plus', resolution: 'type' });
+    expect(rows.every((row: { resolution: string }) => row.resolution === 'type')).to.equal(true);
+  });
+
   it('lists the nearest code nodes by embedding once embedded, the symbol itself and commits excluded', async () => {
     const add = await symbol('add', 'code.function');
     await eventually(

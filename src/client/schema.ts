@@ -1712,7 +1712,7 @@ export interface components {
     };
     SymbolContextResponse: {
       symbol: components["schemas"]["NodeResponse"];
-      /** @description The class that CONTAINS a method; null otherwise. */
+      /** @description The class (or interface) that CONTAINS a method; null otherwise. */
       containing_class: ({
         /** Format: uuid */
         id: string;
@@ -1725,12 +1725,18 @@ export interface components {
       }) | null;
       /** @description The other methods of the containing class. */
       sibling_methods: components["schemas"]["SymbolRef"][];
-      /** @description code.test nodes with a TESTS edge to the symbol. */
+      /** @description code.test nodes with a TESTS edge to the symbol (by name, paged). */
       tests: components["schemas"]["SymbolRef"][];
-      /** @description Sources of CALLS edges into the symbol. */
+      /** @description Sources of CALLS edges into the symbol (by name, paged). */
       callers: components["schemas"]["SymbolRef"][];
-      /** @description Targets of the symbol’s CALLS edges. */
+      /** @description Targets of the symbol’s CALLS edges (by name, paged). */
       callees: components["schemas"]["SymbolRef"][];
+      /** @description Each paged list’s cursor to its next page (request `cursors`), null when the list is complete. */
+      next_cursors: {
+        tests: string | null;
+        callers: string | null;
+        callees: string | null;
+      };
       /** @description The nearest code nodes by embedding (cosine), the symbol itself excluded; empty until it is embedded. */
       semantic: ({
           /** Format: uuid */
@@ -1780,6 +1786,12 @@ export interface components {
        * @default 20
        */
       limit?: number;
+      /** @description The next page of the tests, callers or callees list: the `next_cursors` entry of the previous answer (same symbol and limit); the whole `next_cursors` object may be sent back. A list without a cursor (or null) starts from its first page. */
+      cursors?: {
+        tests?: string | null;
+        callers?: string | null;
+        callees?: string | null;
+      };
     };
     CodeIngestResponse: {
       /** @description code-index-<workspace>-<repo>; each batch is one run of it. */
@@ -1833,10 +1845,10 @@ export interface components {
     };
     CodeIngestSymbol: {
       /** @enum {string} */
-      kind: "file" | "class" | "method" | "function" | "test";
+      kind: "file" | "class" | "interface" | "method" | "function" | "test";
       /** @description The file’s path in the repository, forward slashes. */
       path: string;
-      /** @description file: its path; class: `Class`; method: `Class.method`; function: `fn`; test: its full title. */
+      /** @description file: its path; class: `Class`; interface: `Interface`; method: `Class.method` (or `Interface.method`); function: `fn`; test: its full title. */
       name: string;
       line?: number;
       end_line?: number;
@@ -1846,10 +1858,15 @@ export interface components {
     };
     CodeIngestEdge: {
       /** @enum {string} */
-      type: "CONTAINS" | "CALLS" | "TESTS";
+      type: "CONTAINS" | "CALLS" | "TESTS" | "IMPLEMENTS" | "OVERRIDES";
       /** @description The source symbol’s key: `path` for a file, `path#name` for the others. */
       source: string;
       target: string;
+      /**
+       * @description CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only names did (the checker could not type it). Stored on the edge’s properties.
+       * @enum {string}
+       */
+      resolution?: "type" | "name";
     };
     CodeIngestCommit: {
       sha: string;

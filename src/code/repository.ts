@@ -247,9 +247,19 @@ const REF = (alias: string) =>
   `json_build_object('id', ${alias}.id, 'type', ${alias}.type, 'name', ${alias}.name,
      'key', ${alias}.properties->>'key', 'path', ${alias}.properties->>'path',
      'line', (${alias}.properties->>'line')::int)`;
-const refList = (from: string, order = 'r.name, r.id') =>
+const refList = (from: string, order = 'r.name, r.id', limit = '$2') =>
   `(SELECT coalesce(json_agg(x.ref), '[]'::json) FROM (SELECT ${REF('r')} AS ref ${from} ORDER BY ${order}
-     LIMIT $2) x)`;
+     LIMIT ${limit}) x)`;
+/**
+ * A paged list (issue 30): keyset on (name, id) after the cursor's pair ($n name, $n+1 id, both null
+ * on the first page), one row more than the cap so that the caller knows whether a next page exists.
+ */
+const pagedList = (from: string, n: number) =>
+  refList(
+    `${from} AND ($${n}::text IS NULL OR (r.name, r.id) > ($${n}::text, $${n + 1}::uuid))`,
+    'r.name, r.id',
+    '$2 + 1',
+  );
 const live = (alias: string) => `NOT ${alias}.is_deleted`;
 
 /**
@@ -257,14 +267,16 @@ const live = (alias: string) => `NOT ${alias}.is_deleted`;
  * methods, its tests, callers and callees, its nearest code nodes by embedding (HNSW, cosine) and
  * the commits that touched it or its file, newest first. $1 the node, $2 each list's cap, $3 its
  * embedding (pgvector text) or null: a parameter, not a column of a CTE, so the HNSW index can
- * order the neighbours.
+ * order the neighbours. $4–$9: the (name, id) after which the tests, callers and callees pages
+ * start (nulls for a first page); those three lists return up to $2 + 1 rows (the extra one says
+ * that a next page exists).
  */
 export const SYMBOL_CONTEXT_SQL = `
 WITH s AS (SELECT n.id, n.type FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted),
 parents AS (
   SELECT p.id, p.type FROM edges e JOIN nodes p ON p.id = e.source_node_id AND ${live('p')}
   WHERE e.target_node_id = $1 AND e.type = 'CONTAINS' AND ${live('e')}),
-cls AS (SELECT id FROM parents WHERE type = 'code.class' ORDER BY id LIMIT 1),
+cls AS (SELECT id FROM parents WHERE type IN ('code.class', 'code.interface') ORDER BY id LIMIT 1),
 files AS (
   SELECT id FROM s WHERE type = 'code.file'
   UNION SELECT id FROM parents WHERE type = 'code.file'
@@ -275,12 +287,21 @@ SELECT
   ${refList(`FROM cls JOIN edges e ON e.source_node_id = cls.id AND e.type = 'CONTAINS' AND ${live('e')}
     JOIN nodes r ON r.id = e.target_node_id AND r.type = 'code.method' AND r.id <> $1 AND ${live('r')}`)}
     AS sibling_methods,
-  ${refList(`FROM edges e JOIN nodes r ON r.id = e.source_node_id AND ${live('r')}
-    WHERE e.target_node_id = $1 AND e.type = 'TESTS' AND ${live('e')}`)} AS tests,
-  ${refList(`FROM edges e JOIN nodes r ON r.id = e.source_node_id AND ${live('r')}
-    WHERE e.target_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`)} AS callers,
-  ${refList(`FROM edges e JOIN nodes r ON r.id = e.target_node_id AND ${live('r')}
-    WHERE e.source_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`)} AS callees,
+  ${pagedList(
+    `FROM edges e JOIN nodes r ON r.id = e.source_node_id AND ${live('r')}
+    WHERE e.target_node_id = $1 AND e.type = 'TESTS' AND ${live('e')}`,
+    4,
+  )} AS tests,
+  ${pagedList(
+    `FROM edges e JOIN nodes r ON r.id = e.source_node_id AND ${live('r')}
+    WHERE e.target_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`,
+    6,
+  )} AS callers,
+  ${pagedList(
+    `FROM edges e JOIN nodes r ON r.id = e.target_node_id AND ${live('r')}
+    WHERE e.source_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`,
+    8,
+  )} AS callees,
   (SELECT coalesce(json_agg(x.ref ORDER BY x.distance, x.id), '[]'::json) FROM (
      SELECT r.id, r.embedding <=> $3::vector AS distance,
             (${REF('r')})::jsonb || jsonb_build_object('similarity', 1 - (r.embedding <=> $3::vector)) AS ref
@@ -309,5 +330,25 @@ export interface SymbolContextRow {
   recent_commits: { sha: string; message: string; author: string; committed_at: string; action: string }[];
 }
 
-export const symbolContext = (m: EntityManager, symbol: { id: string; vector: string | null }, limit: number) =>
-  queryFirst<SymbolContextRow>(m, SYMBOL_CONTEXT_SQL, [symbol.id, limit, symbol.vector]);
+/** Where each paged list starts: after the (name, id) of the previous page's last row. */
+export interface ContextPageStarts {
+  tests?: { name: string; id: string };
+  callers?: { name: string; id: string };
+  callees?: { name: string; id: string };
+}
+
+export const symbolContext = (
+  m: EntityManager,
+  symbol: { id: string; vector: string | null },
+  limit: number,
+  after: ContextPageStarts = {},
+) =>
+  queryFirst<SymbolContextRow>(m, SYMBOL_CONTEXT_SQL, [
+    symbol.id,
+    limit,
+    symbol.vector,
+    ...(['tests', 'callers', 'callees'] as const).flatMap((list) => [
+      after[list]?.name ?? null,
+      after[list]?.id ?? null,
+    ]),
+  ]);

@@ -24,6 +24,19 @@ export const SymbolContextRequest = z
       .max(C.contextList.max)
       .default(C.contextList.default)
       .describe(`The cap on each list of the answer (default ${C.contextList.default}, max ${C.contextList.max}).`),
+    cursors: z
+      .object({
+        tests: z.string().max(C.contextCursorChars).nullable().optional(),
+        callers: z.string().max(C.contextCursorChars).nullable().optional(),
+        callees: z.string().max(C.contextCursorChars).nullable().optional(),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'The next page of the tests, callers or callees list: the `next_cursors` entry of the previous answer ' +
+          '(same symbol and limit); the whole `next_cursors` object may be sent back. A list without a cursor (or ' +
+          'null) starts from its first page.',
+      ),
   })
   .meta({ id: 'SymbolContextRequest' });
 export type SymbolContextRequest = z.output<typeof SymbolContextRequest>;
@@ -53,11 +66,14 @@ export const SymbolCommit = z
 export const SymbolContextResponse = z
   .object({
     symbol: NodeResponse,
-    containing_class: SymbolRef.nullable().describe('The class that CONTAINS a method; null otherwise.'),
+    containing_class: SymbolRef.nullable().describe('The class (or interface) that CONTAINS a method; null otherwise.'),
     sibling_methods: z.array(SymbolRef).describe('The other methods of the containing class.'),
-    tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol.'),
-    callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol.'),
-    callees: z.array(SymbolRef).describe('Targets of the symbol’s CALLS edges.'),
+    tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol (by name, paged).'),
+    callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol (by name, paged).'),
+    callees: z.array(SymbolRef).describe('Targets of the symbol’s CALLS edges (by name, paged).'),
+    next_cursors: z
+      .object({ tests: z.string().nullable(), callers: z.string().nullable(), callees: z.string().nullable() })
+      .describe('Each paged list’s cursor to its next page (request `cursors`), null when the list is complete.'),
     semantic: z
       .array(SymbolRef.extend({ similarity: z.number() }))
       .describe(
@@ -73,9 +89,10 @@ export type SymbolContextResponse = z.input<typeof SymbolContextResponse>;
 
 // ---- POST /v1/code/ingest ----
 
-export const CODE_SYMBOL_KINDS = ['file', 'class', 'method', 'function', 'test'] as const;
+export const CODE_SYMBOL_KINDS = ['file', 'class', 'interface', 'method', 'function', 'test'] as const;
 export type CodeSymbolKind = (typeof CODE_SYMBOL_KINDS)[number];
-export const CODE_EDGE_TYPES = ['CONTAINS', 'CALLS', 'TESTS'] as const;
+export const CODE_EDGE_TYPES = ['CONTAINS', 'CALLS', 'TESTS', 'IMPLEMENTS', 'OVERRIDES'] as const;
+export const EDGE_RESOLUTIONS = ['type', 'name'] as const;
 export const TOUCH_ACTIONS = ['added', 'modified', 'deleted', 'renamed'] as const;
 export type TouchAction = (typeof TOUCH_ACTIONS)[number];
 
@@ -93,7 +110,10 @@ export const IngestSymbol = z
       .string()
       .min(1)
       .max(C.nameChars)
-      .describe('file: its path; class: `Class`; method: `Class.method`; function: `fn`; test: its full title.'),
+      .describe(
+        'file: its path; class: `Class`; interface: `Interface`; method: `Class.method` (or `Interface.method`); ' +
+          'function: `fn`; test: its full title.',
+      ),
     line: z.number().int().min(0).optional(),
     end_line: z.number().int().min(0).optional(),
     signature: z.string().max(C.signatureChars).optional(),
@@ -107,6 +127,13 @@ export const IngestEdge = z
     type: z.enum(CODE_EDGE_TYPES),
     source: key.describe('The source symbol’s key: `path` for a file, `path#name` for the others.'),
     target: key,
+    resolution: z
+      .enum(EDGE_RESOLUTIONS)
+      .optional()
+      .describe(
+        'CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only ' +
+          'names did (the checker could not type it). Stored on the edge’s properties.',
+      ),
   })
   .meta({ id: 'CodeIngestEdge' });
 export type IngestEdge = z.output<typeof IngestEdge>;

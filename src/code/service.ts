@@ -16,6 +16,7 @@ import { registerType } from '../type-catalog/service';
 import { deleteCodeBatch, insertCodeBatch, lockCodeBatch, markCodeBatchApplied } from './batches';
 import { codeEmbeddingRequested } from './events';
 import { nodeTypeOf, symbolKey } from './keys';
+import { contextPageStarts, nextCursors } from './paging';
 import type { EdgeValues, SymbolValues } from './repository';
 import {
   insertSymbolNodes,
@@ -84,7 +85,7 @@ interface EdgeByKey {
 function edgesOf(batch: CodeIngestRequest): EdgeByKey[] {
   const edges = new Map<string, EdgeByKey>();
   const add = (edge: EdgeByKey) => edges.set(`${edge.type}\u0000${edge.source}\u0000${edge.target}`, edge);
-  for (const edge of batch.edges) add({ ...edge, extra: {} });
+  for (const { resolution, ...edge } of batch.edges) add({ ...edge, extra: resolution ? { resolution } : {} });
   for (const commit of batch.commits) {
     for (const file of commit.files) {
       const extra = { action: file.action, ...(file.previous_path ? { previous_path: file.previous_path } : {}) };
@@ -221,15 +222,18 @@ export function createCodeService(deps: {
     symbolContext: (principal: Principal, request: SymbolContextRequest): Promise<SymbolContextResponse> =>
       credits.chargeFor(principal, 'ontology.symbol_context', ({ receipt, confirm }) =>
         uow(scopeOf(principal), async (m) => {
+          const after = contextPageStarts(request.cursors);
           const node = await resolve(m, request);
           await enableIterativeIndexScan(m, request.limit);
-          const context = await symbolContext(m, node, request.limit);
-          if (!context) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
+          const found = await symbolContext(m, node, request.limit, after);
+          if (!found) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
+          const { context, next_cursors } = nextCursors(found, request.limit);
           await confirm(m);
           const { key: _key, vector: _vector, ...row } = node;
           return {
             symbol: toNodeResponse(row),
             ...context,
+            next_cursors,
             recent_commits: context.recent_commits.map((commit) => ({
               ...commit,
               action: commit.action as SymbolContextResponse['recent_commits'][number]['action'],

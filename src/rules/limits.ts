@@ -221,6 +221,9 @@ export const LIMITS = {
     authorChars: 200,
     // symbol-context: each list of the answer (contract: "a cap on each result list").
     contextList: { default: 20, max: 100 },
+    // A symbol-context page cursor: base64url of a (name, id) pair, a name up to nodeNameLength
+    // characters of up to 4 UTF-8 bytes each.
+    contextCursorChars: 6000,
     // How long POST /v1/code/ingest waits for its batch's workflow before answering 504 (it runs on).
     applyWaitMs: 60_000,
     // Stored ingest batches (code_index_batches) older than this are deleted by the hourly key purge;

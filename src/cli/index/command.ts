@@ -11,10 +11,12 @@ import type {
   IngestSymbol,
 } from '../../code/schemas';
 import { LIMITS } from '../../rules/limits';
+import { repositoryProgram } from './checker';
 import { commitsOf, IndexError, repositoryRoot, trackedFiles } from './git';
 import type { ParsedFile } from './parse';
-import { edgesOf, parseFile, SOURCE_EXTENSIONS } from './parse';
+import { parseFile, SOURCE_EXTENSIONS } from './parse';
 import { createProgress } from './progress';
+import { edgesOf } from './resolve';
 
 export interface IndexOptions {
   dir: string;
@@ -113,20 +115,24 @@ export async function indexRepository(options: IndexOptions): Promise<IndexSumma
   const parsed: ParsedFile[] = [];
   const skipped: IndexSummary['skipped'] = [];
   const realRoot = await realpath(root);
-  progress.phase('parsing', paths.length);
+  const texts = new Map<string, string>();
   for (const path of paths) {
     const read = path.length > LIMITS.code.pathChars ? { reason: 'path too long' } : await readSource(realRoot, path);
     if ('reason' in read) skipped.push({ path, reason: read.reason });
-    else {
-      const file = parseFile(path, read.text, known);
-      if (file) parsed.push(file);
-      else skipped.push({ path, reason: 'does not parse' });
-    }
+    else texts.set(path, read.text);
+  }
+  // The type checker's program over the texts read (the files' own bytes, never a path re-read).
+  const program = repositoryProgram(realRoot, texts);
+  progress.phase('parsing', texts.size);
+  for (const [path, text] of texts) {
+    const file = parseFile(path, text, known, program.sourceOf(path));
+    if (file) parsed.push(file);
+    else skipped.push({ path, reason: 'does not parse' });
     progress.tick();
   }
   const symbols: IngestSymbol[] = parsed.flatMap((file) => file.symbols);
   const symbolKeys = new Set(symbols.map((symbol) => symbolKey(symbol.kind, symbol.path, symbol.name)));
-  const edges: IngestEdge[] = edgesOf(parsed).filter((edge) => symbolKeys.has(edge.source));
+  const edges: IngestEdge[] = edgesOf(parsed, program).filter((edge) => symbolKeys.has(edge.source));
   const commits: IngestCommit[] = await commitsOf(root, options.maxCommits);
 
   // Symbols first, so that every edge's ends exist when its batch arrives; commits last.

@@ -5,9 +5,10 @@ import type { IngestSymbol } from '../../code/schemas';
 import { LIMITS } from '../../rules/limits';
 
 /*
- * Client-side parsing for `weft index`: the TypeScript compiler's parser only (no program, no type
- * checker), one file at a time, which parses a repository of this size in a second or two. Calls
- * are resolved by name through each file's declarations and imports in a second pass over all files.
+ * Client-side parsing for `weft index`: the symbols of one file at a time, read from the source file
+ * of the repository's program (./checker.ts) when there is one, and the call sites in each symbol's
+ * body. The calls are resolved after every file is parsed (./resolve.ts): by the type checker, and
+ * by name only where the checker cannot type the callee.
  */
 
 const C = LIMITS.code;
@@ -16,12 +17,13 @@ const TEST_FILE = /(^|\/)(test|tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]sx?$/;
 const TEST_CALLS = new Set(['it', 'test']);
 const SUITE_CALLS = new Set(['describe', 'suite', 'context']);
 
-/** A call found in a symbol's body, resolved to a key after every file is parsed. */
-type CallRef =
+/** A call in a symbol's body (a call, `new` or tagged template at `site`), resolved once every file is parsed. */
+export type CallRef = (
   | { kind: 'local'; name: string }
   | { kind: 'this'; name: string }
   | { kind: 'member'; object: string; name: string }
-  | { kind: 'method'; name: string };
+  | { kind: 'method'; name: string }
+) & { site: ts.Node };
 
 export interface ParsedFile {
   path: string;
@@ -31,6 +33,8 @@ export interface ParsedFile {
   /** Local name → the module path it was imported from (resolved to a repository path) and the imported name. */
   imports: Map<string, { path: string | undefined; name: string }>;
   testKeys: Set<string>;
+  /** The class declarations, for the IMPLEMENTS/OVERRIDES edges of their methods. */
+  classes: ts.ClassDeclaration[];
 }
 
 const collapse = (text: string, max: number) => {
@@ -70,22 +74,32 @@ const nameText = (name: ts.Node | undefined): string | undefined =>
 /** Resolves a relative import to a repository path among `files` (extension and /index tried). */
 export function resolveImport(from: string, specifier: string, files: ReadonlySet<string>): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
-  const base = posix.normalize(posix.join(posix.dirname(from), specifier));
+  // `'./'` and `'../'` name a directory's index: the trailing slash goes, or no candidate matches.
+  const base = posix.normalize(posix.join(posix.dirname(from), specifier)).replace(/(.)\/+$/, '$1');
   const stem = base.replace(/\.(js|mjs|cjs|jsx)$/, '');
   const candidates = [base, ...[stem, `${stem}/index`].flatMap((s) => SOURCE_EXTENSIONS.map((ext) => `${s}${ext}`))];
   return candidates.find((candidate) => files.has(candidate));
 }
 
+/** The expression a call site calls: a call's or `new`'s callee, a tagged template's tag. */
+export const calleeOf = (node: ts.Node): ts.Expression | undefined =>
+  ts.isCallExpression(node) || ts.isNewExpression(node)
+    ? node.expression
+    : ts.isTaggedTemplateExpression(node)
+      ? node.tag
+      : undefined;
+
 function callsIn(body: ts.Node): CallRef[] {
   const calls: CallRef[] = [];
   const visit = (node: ts.Node) => {
-    const callee = ts.isCallExpression(node) || ts.isNewExpression(node) ? node.expression : undefined;
-    if (callee && ts.isIdentifier(callee)) calls.push({ kind: 'local', name: callee.text });
+    const callee = calleeOf(node);
+    if (callee && ts.isIdentifier(callee)) calls.push({ kind: 'local', name: callee.text, site: node });
     else if (callee && ts.isPropertyAccessExpression(callee)) {
       const name = callee.name.text;
-      if (callee.expression.kind === ts.SyntaxKind.ThisKeyword) calls.push({ kind: 'this', name });
-      else if (ts.isIdentifier(callee.expression)) calls.push({ kind: 'member', object: callee.expression.text, name });
-      else calls.push({ kind: 'method', name });
+      if (callee.expression.kind === ts.SyntaxKind.ThisKeyword) calls.push({ kind: 'this', name, site: node });
+      else if (ts.isIdentifier(callee.expression)) {
+        calls.push({ kind: 'member', object: callee.expression.text, name, site: node });
+      } else calls.push({ kind: 'method', name, site: node });
     }
     ts.forEachChild(node, visit);
   };
@@ -96,10 +110,18 @@ function callsIn(body: ts.Node): CallRef[] {
 const functionLike = (node: ts.Node | undefined): node is ts.ArrowFunction | ts.FunctionExpression =>
   node !== undefined && (ts.isArrowFunction(node) || ts.isFunctionExpression(node));
 
-/** Parses one file; undefined when it does not parse (the caller skips and reports it). */
-export function parseFile(path: string, text: string, files: ReadonlySet<string>): ParsedFile | undefined {
+/**
+ * Parses one file (the program's source file of it when given, so that the checker can type its
+ * call sites); undefined when it does not parse (the caller skips and reports it).
+ */
+export function parseFile(
+  path: string,
+  text: string,
+  files: ReadonlySet<string>,
+  programSource?: ts.SourceFile,
+): ParsedFile | undefined {
   const kind = /\.[cm]?tsx$|\.jsx$/.test(path) ? ts.ScriptKind.TSX : ts.ScriptKind.Unknown;
-  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
+  const source = programSource ?? ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
   // The parser never throws; what it could not parse is in its (internal) diagnostics.
   const diagnostics = (source as unknown as { parseDiagnostics?: unknown[] }).parseDiagnostics ?? [];
   if (diagnostics.length > 0) return undefined;
@@ -110,6 +132,7 @@ export function parseFile(path: string, text: string, files: ReadonlySet<string>
     calls: new Map(),
     imports: new Map(),
     testKeys: new Set(),
+    classes: [],
   };
   const add = (symbol: IngestSymbol, body: ts.Node | undefined) => {
     if (symbol.name.length > C.nameChars) return;
@@ -159,8 +182,40 @@ export function parseFile(path: string, text: string, files: ReadonlySet<string>
           declaration.initializer.body,
         );
       }
+    } else if (ts.isInterfaceDeclaration(statement)) {
+      const name = statement.name.text;
+      add(
+        {
+          kind: 'interface',
+          path,
+          name,
+          line: lineOf(source, statement),
+          signature: collapse(`interface ${name}`, C.signatureChars),
+          doc: docOf(source, statement),
+        },
+        undefined,
+      );
+      for (const member of statement.members) {
+        const memberName = nameText(member.name);
+        const callable =
+          ts.isMethodSignature(member) ||
+          (ts.isPropertySignature(member) && member.type !== undefined && ts.isFunctionTypeNode(member.type));
+        if (!memberName || !callable) continue;
+        add(
+          {
+            kind: 'method',
+            path,
+            name: `${name}.${memberName}`,
+            line: lineOf(source, member),
+            signature: signatureOf(source, member, undefined),
+            doc: docOf(source, member),
+          },
+          undefined,
+        );
+      }
     } else if (ts.isClassDeclaration(statement) && statement.name) {
       const className = statement.name.text;
+      parsed.classes.push(statement);
       add(
         {
           kind: 'class',
@@ -236,78 +291,4 @@ function collectTests(
     ts.forEachChild(node, (child) => visit(child, suites));
   };
   visit(source, []);
-}
-
-export interface ResolvedEdge {
-  type: 'CONTAINS' | 'CALLS' | 'TESTS';
-  source: string;
-  target: string;
-}
-
-/**
- * Every edge of the parsed files: CONTAINS (file → class → method, file → function, file → test),
- * CALLS between symbols (through local declarations, imports, `this.` and, as a last resort, a
- * method name that only one class declares), and TESTS from a test to the symbols it calls.
- */
-export function edgesOf(files: readonly ParsedFile[]): ResolvedEdge[] {
-  const keys = new Set<string>();
-  const methodsByName = new Map<string, string[]>();
-  for (const file of files) {
-    for (const symbol of file.symbols) {
-      const key = symbolKey(symbol.kind, file.path, symbol.name);
-      keys.add(key);
-      if (symbol.kind === 'method') {
-        const short = symbol.name.slice(symbol.name.indexOf('.') + 1);
-        methodsByName.set(short, [...(methodsByName.get(short) ?? []), key]);
-      }
-    }
-  }
-  const edges: ResolvedEdge[] = [];
-  for (const file of files) {
-    for (const symbol of file.symbols) {
-      if (symbol.kind === 'file') continue;
-      const key = symbolKey(symbol.kind, file.path, symbol.name);
-      const parent =
-        symbol.kind === 'method' ? symbolKey('class', file.path, symbol.name.split('.')[0] as string) : file.path;
-      edges.push({ type: 'CONTAINS', source: keys.has(parent) ? parent : file.path, target: key });
-    }
-    for (const [source, calls] of file.calls) {
-      const className = source.includes('#') ? source.slice(source.indexOf('#') + 1).split('.')[0] : undefined;
-      const targets = new Set<string>();
-      for (const call of calls) {
-        const target = resolveCall(file, call, className, keys, methodsByName);
-        if (target && target !== source) targets.add(target);
-      }
-      const type = file.testKeys.has(source) ? 'TESTS' : 'CALLS';
-      for (const target of targets) edges.push({ type, source, target });
-    }
-  }
-  return edges;
-}
-
-function resolveCall(
-  file: ParsedFile,
-  call: CallRef,
-  className: string | undefined,
-  keys: ReadonlySet<string>,
-  methodsByName: ReadonlyMap<string, string[]>,
-): string | undefined {
-  const existing = (key: string) => (keys.has(key) ? key : undefined);
-  const imported = (local: string) => file.imports.get(local);
-  if (call.kind === 'local') {
-    const own = existing(`${file.path}#${call.name}`);
-    if (own) return own;
-    const source = imported(call.name);
-    return source?.path ? existing(`${source.path}#${source.name}`) : undefined;
-  }
-  if (call.kind === 'this') return className ? existing(`${file.path}#${className}.${call.name}`) : undefined;
-  if (call.kind === 'member') {
-    const source = imported(call.object);
-    if (source?.path && source.name === '*') return existing(`${source.path}#${call.name}`);
-    if (source?.path) return existing(`${source.path}#${source.name}.${call.name}`);
-    const own = existing(`${file.path}#${call.object}.${call.name}`);
-    if (own) return own;
-  }
-  const candidates = methodsByName.get(call.name);
-  return candidates?.length === 1 ? candidates[0] : undefined;
 }

@@ -1,0 +1,240 @@
+/**
+ * `npm run bench -- code-accuracy [<repo-dir>] [--copies N]`
+ *
+ * The code graph's CALLS edges (issue 30) against the TypeScript language service on the same
+ * program: for every function and method `weft index` makes a symbol of, the language service's
+ * call hierarchy (prepareCallHierarchy + outgoing calls) is the truth, counting only static calls
+ * (a call, `new` or tagged template whose callee resolves to a declaration; property reads, JSX and
+ * decorators are out) to functions and methods that are symbols too. Calls inside a nested function
+ * that is not a symbol count for its enclosing symbol, as in the graph. Precision and recall are
+ * printed for function targets and method targets separately.
+ *
+ * Speed and memory, in the same run: the anchor is the parser alone with name-only resolution (what
+ * indexing did before the checker); the subject is the checker's program, the parse and the edges.
+ * `--copies N` indexes N copies of the repository side by side (N × its files) to measure memory on
+ * a large tree (the accuracy figures are then not computed).
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ts } from 'ts-morph';
+import { repositoryProgram } from '../src/cli/index/checker';
+import type { ParsedFile } from '../src/cli/index/parse';
+import { calleeOf, parseFile, SOURCE_EXTENSIONS } from '../src/cli/index/parse';
+import { edgesOf, keyOfDeclaration } from '../src/cli/index/resolve';
+import { symbolKey } from '../src/code/keys';
+import { numberOption } from './lib/measure';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..');
+
+const isSource = (file: string) =>
+  SOURCE_EXTENSIONS.some((ext) => file.endsWith(ext)) && !file.endsWith('.d.ts') && !file.includes('node_modules/');
+
+/** The repository's source files: git's tracked files, or a walk when it is no git work tree (a package). */
+async function sourceFiles(root: string): Promise<string[]> {
+  try {
+    const { stdout } = await exec('git', ['ls-files', '-z'], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
+    const files = stdout.split('\0').filter((file) => file.length > 0 && isSource(file));
+    if (files.length > 0) return files;
+  } catch {
+    // not a git work tree
+  }
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .filter(isSource);
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+/** The deepest node of `source` spanning exactly [start, end), else undefined. */
+function nodeAt(source: ts.SourceFile, start: number, end: number): ts.Node | undefined {
+  let found: ts.Node | undefined;
+  const visit = (node: ts.Node) => {
+    if (node.getStart(source) > start || node.getEnd() < end) return;
+    if (node.getStart(source) === start && node.getEnd() === end) found = node;
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+interface Counts {
+  truth: number;
+  found: number;
+  hit: number;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const dirArg = args.find((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  const copies = numberOption(args, 'copies', 1);
+  let root = path.resolve(dirArg ?? ROOT);
+  if (copies > 1) {
+    const tree = await mkdtemp(path.join(tmpdir(), 'weft-code-copies-'));
+    const files = await sourceFiles(root);
+    for (let i = 0; i < copies; i++) {
+      for (const file of files) await cp(path.join(root, file), path.join(tree, `copy${i}`, file));
+    }
+    root = tree;
+  }
+  const files = await sourceFiles(root);
+  const texts = new Map<string, string>();
+  for (const file of files) texts.set(file, await readFile(path.join(root, file), 'utf8'));
+  const known = new Set(texts.keys());
+  console.log(`${root}: ${texts.size} source files, ${[...texts.values()].join('').split('\n').length} lines\n`);
+
+  // Anchor: the parser alone, names only (the indexer before the checker).
+  let started = performance.now();
+  const plain = [...texts].flatMap(([file, text]) => parseFile(file, text, known) ?? []);
+  const byName = edgesOf(plain);
+  const anchorMs = performance.now() - started;
+
+  started = performance.now();
+  const program = repositoryProgram(root, texts);
+  const parsed: ParsedFile[] = [...texts].flatMap(
+    ([file, text]) => parseFile(file, text, known, program.sourceOf(file)) ?? [],
+  );
+  const programMs = performance.now() - started;
+  const edges = edgesOf(parsed, program);
+  const subjectMs = performance.now() - started;
+  console.log(`program and parse: ${programMs.toFixed(0)} ms, resolution: ${(subjectMs - programMs).toFixed(0)} ms`);
+  const memory = process.memoryUsage();
+  const calls = edges.filter((edge) => edge.type === 'CALLS');
+  console.log('| resolution | files | edges | CALLS (by name) | ms | ratio |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log(
+    `| names only (anchor) | ${plain.length} | ${byName.length} | ${byName.filter((e) => e.type === 'CALLS').length} ` +
+      `| ${anchorMs.toFixed(0)} | 1.00 |`,
+  );
+  console.log(
+    `| type checker | ${parsed.length} | ${edges.length} | ${calls.length} ` +
+      `(${calls.filter((e) => e.resolution === 'name').length}) | ${subjectMs.toFixed(0)} | ` +
+      `${(subjectMs / anchorMs).toFixed(2)} |`,
+  );
+  console.log(`\nmemory after indexing: heap ${mb(memory.heapUsed)}, rss ${mb(memory.rss)}`);
+  if (copies > 1) return;
+
+  const kinds = new Map<string, string>();
+  for (const file of parsed) for (const s of file.symbols) kinds.set(symbolKey(s.kind, s.path, s.name), s.kind);
+  // An interface member has no item in the language service's call hierarchy: counted apart.
+  const ofInterface = (key: string) => kinds.get(key.slice(0, key.lastIndexOf('.'))) === 'interface';
+  const callable = (key: string) => kinds.get(key) === 'function' || (kinds.get(key) === 'method' && !ofInterface(key));
+
+  // The truth: the language service's outgoing calls of each function and method that has a body.
+  const service = program.project.getLanguageService().compilerObject;
+  const truth = new Set<string>();
+  const sources = new Set<string>();
+  for (const file of parsed) {
+    const source = program.sourceOf(file.path);
+    if (!source) continue;
+    const visit = (node: ts.Node) => {
+      const name = (node as ts.NamedDeclaration).name;
+      const key = keyOfDeclaration(node, program.pathOf);
+      // An overload's signature has no body (and no outgoing calls): the implementation is the item.
+      const bodiless = (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body;
+      if (key && callable(key) && file.calls.has(key) && name && !bodiless && !sources.has(key)) {
+        sources.add(key);
+        for (const target of outgoing(service, program, source, node)) {
+          if (callable(target) && target !== key) truth.add(`${key}\u0000${target}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  const graph = new Set(
+    calls.filter((e) => sources.has(e.source) && callable(e.target)).map((e) => `${e.source}\u0000${e.target}`),
+  );
+
+  const counts = { function: { truth: 0, found: 0, hit: 0 }, method: { truth: 0, found: 0, hit: 0 } };
+  const misses: string[] = [];
+  const extras: string[] = [];
+  for (const edge of truth) {
+    const c: Counts = counts[kinds.get(edge.split('\u0000')[1] as string) as 'function' | 'method'];
+    c.truth++;
+    if (graph.has(edge)) c.hit++;
+    else misses.push(edge);
+  }
+  for (const edge of graph) {
+    counts[kinds.get(edge.split('\u0000')[1] as string) as 'function' | 'method'].found++;
+    if (!truth.has(edge)) extras.push(edge);
+  }
+  console.log('\n| calls to | language service | graph | both | precision | recall |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const [kind, c] of Object.entries(counts)) {
+    console.log(
+      `| ${kind}s | ${c.truth} | ${c.found} | ${c.hit} | ${(c.hit / c.found).toFixed(3)} | ` +
+        `${(c.hit / c.truth).toFixed(3)} |`,
+    );
+  }
+  const toInterfaces = calls.filter(
+    (e) => sources.has(e.source) && kinds.get(e.target) === 'method' && ofInterface(e.target),
+  );
+  console.log(`\ncalls to interface members (no language-service item, not counted above): ${toInterfaces.length}`);
+  const show = (label: string, list: string[]) =>
+    list.length > 0 &&
+    console.log(
+      `\n${label} (${list.length}, first 15):\n${list
+        .slice(0, 15)
+        .map((e) => `  ${e.replace('\u0000', ' → ')}`)
+        .join('\n')}`,
+    );
+  show('in the graph only', extras);
+  show('in the language service only', misses);
+}
+
+/** Where the language service's call hierarchy has an item: a named or assigned function-like declaration. */
+function itemPositions(source: ts.SourceFile, declaration: ts.Node): number[] {
+  const positions: number[] = [];
+  const visit = (node: ts.Node) => {
+    const name = (node as ts.NamedDeclaration).name;
+    if (ts.isFunctionLike(node) && name) positions.push(name.getStart(source));
+    else if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && ts.isVariableDeclaration(node.parent)) {
+      positions.push(node.parent.name.getStart(source));
+    }
+    ts.forEachChild(node, visit);
+  };
+  const name = (declaration as ts.NamedDeclaration).name as ts.Node;
+  positions.push(name.getStart(source));
+  ts.forEachChild(declaration, visit);
+  return positions;
+}
+
+/**
+ * The keys a declaration calls per the language service: its outgoing static calls, and those of
+ * every nested function (in the graph, a nested function's calls belong to the enclosing symbol).
+ */
+function outgoing(
+  service: ts.LanguageService,
+  program: ReturnType<typeof repositoryProgram>,
+  from: ts.SourceFile,
+  declaration: ts.Node,
+): string[] {
+  const targets: string[] = [];
+  const compiled = program.project.getProgram().compilerObject;
+  const seen = new Set<string>();
+  for (const position of itemPositions(from, declaration)) {
+    const items = service.prepareCallHierarchy(from.fileName, position);
+    for (const item of Array.isArray(items) ? items : items ? [items] : []) {
+      const id = `${item.file}:${item.selectionSpan.start}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      for (const call of service.provideCallHierarchyOutgoingCalls(from.fileName, item.selectionSpan.start)) {
+        const isStatic = call.fromSpans.some((span) => {
+          const node = nodeAt(from, span.start, span.start + span.length);
+          return node !== undefined && calleeOf(node.parent) === node;
+        });
+        const to = compiled.getSourceFile(call.to.file);
+        const span = call.to.selectionSpan;
+        const target = to && nodeAt(to, span.start, span.start + span.length)?.parent;
+        const key = target && keyOfDeclaration(target, program.pathOf);
+        if (isStatic && key) targets.push(key);
+      }
+    }
+  }
+  return targets;
+}

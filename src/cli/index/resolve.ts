@@ -1,0 +1,178 @@
+import { ts } from 'ts-morph';
+import { symbolKey } from '../../code/keys';
+import type { RepositoryProgram } from './checker';
+import type { CallRef, ParsedFile } from './parse';
+import { calleeOf } from './parse';
+
+/*
+ * The edges of the parsed files (issue 30). A call is resolved by the type checker when it can type
+ * the callee: `x.m()` goes to the declaration of `m` on x's type (through aliases, re-exports, base
+ * classes and interfaces), an import to what it finally exports, a local to the local. A callee the
+ * checker types outside the repository (a library, the standard library) makes no edge. Only a
+ * callee the checker cannot type at all (an untyped value, a file outside the program) falls back to
+ * the names: the file's own declarations, its imports and `this.`; such an edge says
+ * `resolution: "name"`. There is no guess by a method name across the repository.
+ */
+
+export type Resolution = 'type' | 'name';
+
+export interface ResolvedEdge {
+  type: 'CONTAINS' | 'CALLS' | 'TESTS' | 'IMPLEMENTS' | 'OVERRIDES';
+  source: string;
+  target: string;
+  resolution?: Resolution;
+}
+
+const isTopLevel = (node: ts.Node) => ts.isSourceFile(node.parent);
+
+/**
+ * The symbol key of a declaration, as parse.ts names it (`path#fn`, `path#Class`, `path#Class.m`),
+ * or undefined when it is no symbol of ours (a parameter, a nested function, a library).
+ */
+export function keyOfDeclaration(declaration: ts.Node, pathOf: RepositoryProgram['pathOf']): string | undefined {
+  let node = declaration;
+  if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) node = node.parent;
+  if (ts.isConstructorDeclaration(node)) node = node.parent;
+  const named = (name: ts.Node | undefined) =>
+    name && (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name)) ? name.text : undefined;
+  let name: string | undefined;
+  if (
+    (ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node)) &&
+    isTopLevel(node)
+  ) {
+    name = named(node.name);
+  } else if (ts.isVariableDeclaration(node) && ts.isVariableStatement(node.parent.parent)) {
+    name = isTopLevel(node.parent.parent) ? named(node.name) : undefined;
+  } else if (
+    (ts.isMethodDeclaration(node) ||
+      ts.isPropertyDeclaration(node) ||
+      ts.isMethodSignature(node) ||
+      ts.isPropertySignature(node)) &&
+    (ts.isClassDeclaration(node.parent) || ts.isInterfaceDeclaration(node.parent)) &&
+    isTopLevel(node.parent)
+  ) {
+    const owner = named(node.parent.name);
+    const member = named(node.name);
+    name = owner && member ? `${owner}.${member}` : undefined;
+  }
+  if (!name) return undefined;
+  const path = pathOf(node.getSourceFile());
+  return path === undefined ? undefined : symbolKey('symbol', path, name);
+}
+
+/** The checker's symbol of a call site's callee, aliases (imports, re-exports) followed to the end. */
+function calleeSymbol(site: ts.Node, checker: ts.TypeChecker): ts.Symbol | undefined {
+  const callee = calleeOf(site);
+  if (!callee) return undefined;
+  const at = ts.isPropertyAccessExpression(callee) ? callee.name : callee;
+  let symbol = checker.getSymbolAtLocation(at);
+  if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+  if (symbol?.declarations?.length) return symbol;
+  // A call the symbol lookup cannot place (e.g. `new` through an expression): its resolved signature.
+  if (ts.isCallExpression(site) || ts.isNewExpression(site) || ts.isTaggedTemplateExpression(site)) {
+    const declaration = checker.getResolvedSignature(site)?.declaration;
+    if (declaration && !ts.isJSDocSignature(declaration)) {
+      return (declaration as ts.Declaration & { symbol?: ts.Symbol }).symbol;
+    }
+  }
+  return undefined;
+}
+
+/** A call by the checker: `{ key }` (undefined outside our symbols) when typed, undefined when not. */
+function byType(call: CallRef, program: RepositoryProgram, keys: ReadonlySet<string>) {
+  const symbol = calleeSymbol(call.site, program.checker);
+  if (!symbol?.declarations?.length) return undefined;
+  // Overloads: any declaration names the same key; the first one that is ours wins.
+  for (const declaration of symbol.declarations) {
+    const key = keyOfDeclaration(declaration, program.pathOf);
+    if (key && keys.has(key)) return { key };
+  }
+  return { key: undefined };
+}
+
+/** A call by name: the file's own declarations, its imports, `this.` (never a guess across the repository). */
+function byName(file: ParsedFile, call: CallRef, className: string | undefined, keys: ReadonlySet<string>) {
+  const existing = (key: string) => (keys.has(key) ? key : undefined);
+  if (call.kind === 'local') {
+    const own = existing(`${file.path}#${call.name}`);
+    if (own) return own;
+    const source = file.imports.get(call.name);
+    return source?.path ? existing(`${source.path}#${source.name}`) : undefined;
+  }
+  if (call.kind === 'this') return className ? existing(`${file.path}#${className}.${call.name}`) : undefined;
+  if (call.kind === 'member') {
+    const source = file.imports.get(call.object);
+    if (source?.path && source.name === '*') return existing(`${source.path}#${call.name}`);
+    if (source?.path) return existing(`${source.path}#${source.name}.${call.name}`);
+    return existing(`${file.path}#${call.object}.${call.name}`);
+  }
+  return undefined;
+}
+
+/** IMPLEMENTS (to an interface member) and OVERRIDES (to a base class's) from each method of `node`. */
+function heritageEdges(
+  node: ts.ClassDeclaration,
+  program: RepositoryProgram,
+  keys: ReadonlySet<string>,
+  path: string,
+): ResolvedEdge[] {
+  const className = node.name?.text;
+  if (!className) return [];
+  const edges: ResolvedEdge[] = [];
+  for (const clause of node.heritageClauses ?? []) {
+    for (const base of clause.types) {
+      const type = program.checker.getTypeAtLocation(base);
+      for (const member of node.members) {
+        const name = member.name && ts.isIdentifier(member.name) ? member.name.text : undefined;
+        const source = name ? `${path}#${className}.${name}` : undefined;
+        if (!name || !source || !keys.has(source)) continue;
+        for (const declaration of type.getProperty(name)?.declarations ?? []) {
+          const target = keyOfDeclaration(declaration, program.pathOf);
+          if (!target || target === source || !keys.has(target)) continue;
+          const onInterface = ts.isInterfaceDeclaration(declaration.parent);
+          edges.push({ type: onInterface ? 'IMPLEMENTS' : 'OVERRIDES', source, target, resolution: 'type' });
+          break;
+        }
+      }
+    }
+  }
+  return edges;
+}
+
+/**
+ * Every edge of the parsed files: CONTAINS (file → class/interface → method, file → function, file →
+ * test), CALLS between symbols, TESTS from a test to the symbols it calls, and IMPLEMENTS/OVERRIDES
+ * from a class's method to the interface or base-class member it implements. Without a program
+ * (no checker) every call is resolved by name.
+ */
+export function edgesOf(files: readonly ParsedFile[], program?: RepositoryProgram): ResolvedEdge[] {
+  const keys = new Set<string>();
+  for (const file of files) {
+    for (const symbol of file.symbols) keys.add(symbolKey(symbol.kind, file.path, symbol.name));
+  }
+  const edges: ResolvedEdge[] = [];
+  for (const file of files) {
+    for (const symbol of file.symbols) {
+      if (symbol.kind === 'file') continue;
+      const key = symbolKey(symbol.kind, file.path, symbol.name);
+      const parent =
+        symbol.kind === 'method' ? symbolKey('class', file.path, symbol.name.split('.')[0] as string) : file.path;
+      edges.push({ type: 'CONTAINS', source: keys.has(parent) ? parent : file.path, target: key });
+    }
+    for (const [source, calls] of file.calls) {
+      const className = source.includes('#') ? source.slice(source.indexOf('#') + 1).split('.')[0] : undefined;
+      const targets = new Map<string, Resolution>();
+      for (const call of calls) {
+        const typed = program ? byType(call, program, keys) : undefined;
+        const target = typed ? typed.key : byName(file, call, className, keys);
+        const resolution: Resolution = typed ? 'type' : 'name';
+        // One edge per target: typed wins over a name match of the same target.
+        if (target && target !== source && targets.get(target) !== 'type') targets.set(target, resolution);
+      }
+      const type = file.testKeys.has(source) ? 'TESTS' : 'CALLS';
+      for (const [target, resolution] of targets) edges.push({ type, source, target, resolution });
+    }
+    if (program) for (const node of file.classes) edges.push(...heritageEdges(node, program, keys, file.path));
+  }
+  return edges;
+}
