@@ -12,7 +12,7 @@ import { finishingWithKey } from './concurrency';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 import type { AuditRef } from './run-events';
-import { recordRunEvent } from './run-events';
+import { appendEventsSql, recordRunEvent } from './run-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
@@ -236,20 +236,26 @@ export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
  * step's `step.started` event; a step already running (a retried attempt) is left as it is.
  */
 export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
-  const started = await queryFirst<{ id: string; tool: string }>(
+  // One statement: the run's lock, the step's update and its `step.started` event (issue 27).
+  await queryRows(
     m,
-    `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
-     UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
-     FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status = 'PENDING'
-     RETURNING s.id, s.tool`,
+    appendEventsSql(
+      '$1::uuid',
+      `locked AS (SELECT id FROM run_executions WHERE id = $1::uuid FOR NO KEY UPDATE),
+       started AS (
+         UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
+         FROM locked WHERE s.execution_id = locked.id AND s.step_no = $2::int AND s.status = 'PENDING'
+         RETURNING s.id, s.tool
+       ),
+       e AS (
+         SELECT 1 AS ord, 'step.started'::text AS type,
+           jsonb_build_object('step_no', $2::int, 'step_id', started.id, 'tool', started.tool) AS data,
+           NULL::int AS audit_seq, NULL::text AS audit_hash
+         FROM started
+       )`,
+    ),
     [executionId, stepNo],
   );
-  if (started) {
-    await recordRunEvent(m, executionId, {
-      type: 'step.started',
-      data: { step_no: stepNo, step_id: started.id, tool: started.tool },
-    });
-  }
 }
 
 /**
