@@ -221,15 +221,11 @@ export async function cancelExecution(m: EntityManager, id: string, releaseSlot 
 /**
  * A step that lands after its run finished (a cancel while it ran): the run's total takes its
  * charge, so what the run reports is what its steps cost. An unfinished run is summed when it ends.
+ * An assignment of the run row's update that records the step's event (recordRunEventSetting), so
+ * it costs no statement of its own.
  */
-export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
-  affectedRows(
-    m,
-    `UPDATE run_executions
-     SET credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND NOT (${UNFINISHED})`,
-    [executionId],
-  );
+export const SETTLE_FINISHED_CHARGES = `credits_charged = CASE WHEN ${UNFINISHED} THEN credits_charged
+  ELSE (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = run_executions.id) END`;
 
 /**
  * PENDING → RUNNING under the run's lock (taken first, as every writer of the run does), with the

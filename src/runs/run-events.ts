@@ -39,6 +39,20 @@ export interface RunEventInput {
  * Nothing is written for a run the transaction cannot see.
  */
 export async function recordRunEvent(m: EntityManager, executionId: string, ...events: RunEventInput[]) {
+  return recordRunEventSetting(m, executionId, '', events);
+}
+
+/**
+ * recordRunEvent that also sets `assignments` (`column = expression, …`, in SQL over the run row as
+ * it was) in the same update of the run row: one statement where a second update would be another
+ * round trip (a step's completion settles a finished run's charges so).
+ */
+export async function recordRunEventSetting(
+  m: EntityManager,
+  executionId: string,
+  assignments: string,
+  events: RunEventInput[],
+) {
   if (events.length === 0) return;
   const rows = events.map((event, at) => ({
     ord: at + 1,
@@ -53,6 +67,7 @@ export async function recordRunEvent(m: EntityManager, executionId: string, ...e
       '$1',
       `e AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
          AS e(ord int, type text, data jsonb, audit_seq int, audit_hash text))`,
+      assignments,
     ),
     [executionId, JSON.stringify(rows)],
   );
@@ -62,12 +77,13 @@ export async function recordRunEvent(m: EntityManager, executionId: string, ...e
  * recordRunEvent's statement, for a caller that makes its events in the statement of the change
  * they report (one round trip, not two: the step's start). `events` defines a CTE `e` of rows
  * `(ord int, type text, data jsonb, audit_seq int, audit_hash text)`, ord counting from 1; the run
- * (`executionId`, a parameter reference) takes the next ids only when `e` has rows. Earlier CTEs of
- * the caller may come first in `events`; the statement's result is the notify's row, if any.
+ * (`executionId`, a parameter reference) takes the next ids only when `e` has rows, and `assignments`
+ * too if any. Earlier CTEs of the caller may come first in `events`; the result is the notify's row, if any.
  */
-export function appendEventsSql(executionId: string, events: string): string {
+export function appendEventsSql(executionId: string, events: string, assignments = ''): string {
+  const also = assignments ? `, ${assignments}` : '';
   return `WITH ${events}, run AS (
-       UPDATE run_executions SET last_event_id = last_event_id + (SELECT count(*) FROM e)
+       UPDATE run_executions SET last_event_id = last_event_id + (SELECT count(*) FROM e)${also}
        WHERE id = ${executionId} AND EXISTS (SELECT 1 FROM e)
        RETURNING workspace_id, last_event_id, (SELECT count(*) FROM e) AS n
      ), head AS (
