@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- graph [--seconds 3] [--nodes 100000] [--edges 1000000]`
+ * `npm run bench -- graph [--seconds 3] [--nodes 100000] [--edges 1000000] [--only <text>]`
+ * (`--only`: just the operations whose name contains the text, for before/after pairs)
  *
  * Builds (once, then reuses) a workspace of 100k nodes and 1M power-law edges in weft_bench,
  * then measures, interleaved and at 1 and 4 clients, each graph read through HTTP next to its
@@ -195,8 +196,9 @@ export async function run(args: string[]): Promise<void> {
     },
   ];
 
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
   const rows: { subject: Measurement; anchor: Measurement }[] = [];
-  for (const op of ops) {
+  for (const op of ops.filter((candidate) => !only || candidate.name.includes(only))) {
     for (const concurrency of op.concurrency ?? [1, 4]) {
       // Interleaved: the subject and its anchor run back to back at the same concurrency.
       const subject = await measure(op.name, op.http, { concurrency, durationMs: seconds * 1000 });
@@ -216,6 +218,7 @@ export async function run(args: string[]): Promise<void> {
       `${seconds} s per point, 2-core machine.\n`,
   );
   console.log(markdownTable(rows));
+  if (only) return stop();
   console.log(
     `\n- p95 difference (ours − same SQL) per traversal row: ${rows
       .filter((r) => /neighborhood|family_tree/.test(r.subject.name))
@@ -228,9 +231,13 @@ export async function run(args: string[]): Promise<void> {
       `its SQL through pg, first call: ${statsSqlColdMs.toFixed(0)} ms`,
   );
 
-  await new Promise<void>((resolve) => api.server.close(() => resolve()));
-  await new Promise<void>((resolve) => bareServer.server.close(() => resolve()));
-  await appPool.end();
-  await rawPool.end();
-  await service.stop();
+  await stop();
+
+  async function stop() {
+    await new Promise<void>((resolve) => api.server.close(() => resolve()));
+    await new Promise<void>((resolve) => bareServer.server.close(() => resolve()));
+    await appPool.end();
+    await rawPool.end();
+    await service.stop();
+  }
 }

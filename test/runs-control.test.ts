@@ -78,14 +78,18 @@ describe('runs: concurrency keys (issue 26 part 4)', function () {
     const started: string[] = [];
     for (let next = 0; next < 19; next += 2) {
       const pair = order.slice(next, Math.min(next + 2, 19));
+      // Both of the pair wait before either is approved: once one finishes, the next run rightly starts.
+      const approvals = [];
       for (const id of pair) {
-        const approval = await pendingApproval(client, id);
+        approvals.push(await pendingApproval(client, id));
         started.push(id);
-        const later = (await runsOfKey(workspace_id, key)).slice(next + 2, 19);
-        expect(
-          later.every((row) => row.status === 'QUEUED' && row.held),
-          `runs after ${next + 1} wait`,
-        ).to.equal(true);
+      }
+      const later = (await runsOfKey(workspace_id, key)).slice(next + 2, 19);
+      expect(
+        later.every((row) => row.status === 'QUEUED' && row.held),
+        `runs after ${next + 1} wait`,
+      ).to.equal(true);
+      for (const approval of approvals) {
         const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
         expect(resolved.status).to.equal(200);
       }

@@ -52,6 +52,10 @@ export const LIMITS = {
     clusters: { default: 20, max: 200, recentSessions: 5 },
   },
   mcpMint: { requests: 60, windowSeconds: 60 },
+  // Principals the authenticator remembers to start a read before its credential's lookup returns
+  // (src/platform/auth/authenticator.ts `recall`). Never an answer on their own: every request's
+  // lookup still runs, in the read's statement, so this bounds memory and staleness, not revocation.
+  auth: { recalled: { entries: 10_000, seconds: 60 } },
   // OAuth for `/mcp` (src/oauth/): dynamic registration per source address (an hour's registrations, the
   // clients nobody signed in with yet it may hold), how long such a client lives, and the lifetimes of what is issued.
   oauth: {

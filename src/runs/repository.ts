@@ -13,7 +13,7 @@ import { finishingWithKey } from './concurrency';
 import type { ApprovalStatus, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
 import type { AuditRef } from './run-events';
-import { recordRunEvent } from './run-events';
+import { appendEventsSql, recordRunEvent } from './run-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
@@ -222,35 +222,37 @@ export async function cancelExecution(m: EntityManager, id: string, releaseSlot 
 /**
  * A step that lands after its run finished (a cancel while it ran): the run's total takes its
  * charge, so what the run reports is what its steps cost. An unfinished run is summed when it ends.
+ * An assignment of the run row's update that records the step's event (recordRunEventSetting), so
+ * it costs no statement of its own.
  */
-export const settleFinishedCharges = (m: EntityManager, executionId: string) =>
-  affectedRows(
-    m,
-    `UPDATE run_executions
-     SET credits_charged = (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = $1)
-     WHERE id = $1 AND NOT (${UNFINISHED})`,
-    [executionId],
-  );
+export const SETTLE_FINISHED_CHARGES = `credits_charged = CASE WHEN ${UNFINISHED} THEN credits_charged
+  ELSE (SELECT coalesce(sum(credits_charged), 0) FROM run_steps WHERE execution_id = run_executions.id) END`;
 
 /**
  * PENDING → RUNNING under the run's lock (taken first, as every writer of the run does), with the
  * step's `step.started` event; a step already running (a retried attempt) is left as it is.
  */
 export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
-  const started = await queryFirst<{ id: string; tool: string }>(
+  // One statement: the run's lock, the step's update and its `step.started` event (issue 27).
+  await queryRows(
     m,
-    `WITH run AS (SELECT id FROM run_executions WHERE id = $1 FOR NO KEY UPDATE)
-     UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
-     FROM run WHERE s.execution_id = run.id AND s.step_no = $2 AND s.status = 'PENDING'
-     RETURNING s.id, s.tool`,
+    appendEventsSql(
+      '$1::uuid',
+      `locked AS (SELECT id FROM run_executions WHERE id = $1::uuid FOR NO KEY UPDATE),
+       started AS (
+         UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
+         FROM locked WHERE s.execution_id = locked.id AND s.step_no = $2::int AND s.status = 'PENDING'
+         RETURNING s.id, s.tool
+       ),
+       e AS (
+         SELECT 1 AS ord, 'step.started'::text AS type,
+           jsonb_build_object('step_no', $2::int, 'step_id', started.id, 'tool', started.tool) AS data,
+           NULL::int AS audit_seq, NULL::text AS audit_hash
+         FROM started
+       )`,
+    ),
     [executionId, stepNo],
   );
-  if (started) {
-    await recordRunEvent(m, executionId, {
-      type: 'step.started',
-      data: { step_no: stepNo, step_id: started.id, tool: started.tool },
-    });
-  }
 }
 
 /**

@@ -39,6 +39,20 @@ export interface RunEventInput {
  * Nothing is written for a run the transaction cannot see.
  */
 export async function recordRunEvent(m: EntityManager, executionId: string, ...events: RunEventInput[]) {
+  return recordRunEventSetting(m, executionId, '', events);
+}
+
+/**
+ * recordRunEvent that also sets `assignments` (`column = expression, …`, in SQL over the run row as
+ * it was) in the same update of the run row: one statement where a second update would be another
+ * round trip (a step's completion settles a finished run's charges so).
+ */
+export async function recordRunEventSetting(
+  m: EntityManager,
+  executionId: string,
+  assignments: string,
+  events: RunEventInput[],
+) {
   if (events.length === 0) return;
   const rows = events.map((event, at) => ({
     ord: at + 1,
@@ -49,22 +63,40 @@ export async function recordRunEvent(m: EntityManager, executionId: string, ...e
   }));
   await queryRows(
     m,
-    `WITH run AS (
-       UPDATE run_executions SET last_event_id = last_event_id + $2 WHERE id = $1
-       RETURNING workspace_id, last_event_id
+    appendEventsSql(
+      '$1',
+      `e AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
+         AS e(ord int, type text, data jsonb, audit_seq int, audit_hash text))`,
+      assignments,
+    ),
+    [executionId, JSON.stringify(rows)],
+  );
+}
+
+/**
+ * recordRunEvent's statement, for a caller that makes its events in the statement of the change
+ * they report (one round trip, not two: the step's start). `events` defines a CTE `e` of rows
+ * `(ord int, type text, data jsonb, audit_seq int, audit_hash text)`, ord counting from 1; the run
+ * (`executionId`, a parameter reference) takes the next ids only when `e` has rows, and `assignments`
+ * too if any. Earlier CTEs of the caller may come first in `events`; the result is the notify's row, if any.
+ */
+export function appendEventsSql(executionId: string, events: string, assignments = ''): string {
+  const also = assignments ? `, ${assignments}` : '';
+  return `WITH ${events}, run AS (
+       UPDATE run_executions SET last_event_id = last_event_id + (SELECT count(*) FROM e)${also}
+       WHERE id = ${executionId} AND EXISTS (SELECT 1 FROM e)
+       RETURNING workspace_id, last_event_id, (SELECT count(*) FROM e) AS n
      ), head AS (
-       SELECT seq, hash FROM run_audit WHERE execution_id = $1 ORDER BY seq DESC LIMIT 1
+       SELECT seq, hash FROM run_audit WHERE execution_id = ${executionId} ORDER BY seq DESC LIMIT 1
      ), written AS (
        INSERT INTO run_events (workspace_id, execution_id, id, type, data, audit_seq, audit_hash, audit_own)
-       SELECT run.workspace_id, $1, run.last_event_id - $2 + e.ord, e.type, e.data,
+       SELECT run.workspace_id, ${executionId}, run.last_event_id - run.n + e.ord, e.type, e.data,
          coalesce(e.audit_seq, head.seq), coalesce(e.audit_hash, head.hash), e.audit_seq IS NOT NULL
        FROM run
-       CROSS JOIN jsonb_to_recordset($3::jsonb) AS e(ord int, type text, data jsonb, audit_seq int, audit_hash text)
+       CROSS JOIN e
        LEFT JOIN head ON true
        RETURNING workspace_id, execution_id, id
      )
      SELECT pg_notify('${RUN_EVENTS_CHANNEL}', workspace_id || ' ' || execution_id || ' ' || max(id))
-     FROM written GROUP BY workspace_id, execution_id`,
-    [executionId, events.length, JSON.stringify(rows)],
-  );
+     FROM written GROUP BY workspace_id, execution_id`;
 }

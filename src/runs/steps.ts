@@ -21,7 +21,7 @@ import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, runIdentityLive } from './identity';
 import * as repo from './repository';
 import type { AuditRef, RunEventInput } from './run-events';
-import { recordRunEvent } from './run-events';
+import { recordRunEvent, recordRunEventSetting } from './run-events';
 import type { LlmMove } from './workflow';
 
 /** A step's idempotency key, for its capability call and its charge. */
@@ -137,8 +137,8 @@ export function createRunSteps(deps: {
         refId: step.id,
         entry: stepEntry(step),
       });
-      await recordRunEvent(m, executionId, stepEvent(step, audit));
-      await repo.settleFinishedCharges(m, executionId);
+      // The step's event and, should a cancel have finished the run meanwhile, its charges: one statement.
+      await recordRunEventSetting(m, executionId, repo.SETTLE_FINISHED_CHARGES, [stepEvent(step, audit)]);
       return true;
     });
 

@@ -2,9 +2,11 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { CreditKind } from '../../rules/costs';
-import type { Authenticator } from '../auth/authenticator';
+import type { Authenticator, Recalled } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
+import type { CredentialProof } from '../db/credential-proof';
+import { withCredentialProof } from '../db/credential-proof';
 import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
@@ -223,23 +225,11 @@ export function mountRoutes(
    * A refused credential (401) counts against its source address, and an address past its
    * allowance is turned away with 429 before its next credential is looked up (review L-5).
    */
-  const authenticate = async (ctx: Context, requested: string | undefined): Promise<Principal> => {
-    const attempt = () => authenticator.authenticate(ctx, requested);
-    return rateLimiter ? rateLimiter.guardAuthentication(ctx.ip, attempt) : attempt();
-  };
+  const guarded = <T>(ctx: Context, attempt: () => Promise<T>): Promise<T> =>
+    rateLimiter ? rateLimiter.guardAuthentication(ctx.ip, attempt) : attempt();
   for (const route of routes) {
-    router[route.method](toKoaPath(route.path), async (ctx) => {
-      let principal: Principal | undefined;
-      if (!route.public) {
-        // knowledge-graph-service-api.md §5.2: a workspace_id parameter must name a workspace the caller belongs to.
-        // It is honoured on every authenticated route, so no route can forget the check.
-        const requested =
-          ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
-        principal = await authenticate(ctx, requested);
-        // Every authenticated request counts, refused ones included, so probing scopes costs too.
-        await rateLimiter?.take(principal.credential, principal.userId);
-        if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
-      }
+    /** Validates the request, runs the handler and shapes its answer, as `principal`. */
+    const serve = async (ctx: Context, principal: Principal | undefined) => {
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
       const query = route.query ? parse(route.query, ctx.query, 'query') : {};
       if (route.body) assertJsonBody(ctx);
@@ -255,6 +245,90 @@ export function mountRoutes(
         ctx.body = result.body;
       } else if (route.response) ctx.body = shapeResponse(route, result);
       else if (result !== undefined) ctx.body = result;
+    };
+    // A read answered with a JSON body may start from the principal its credential was found to be
+    // a moment ago (never a stream: nothing may leave before the credential is proven live).
+    const mayRecall = route.method === 'get' && !route.public && route.response !== undefined;
+    router[route.method](toKoaPath(route.path), async (ctx) => {
+      if (route.public) return serve(ctx, undefined);
+      // knowledge-graph-service-api.md §5.2: a workspace_id parameter must name a workspace the caller belongs to.
+      // It is honoured on every authenticated route, so no route can forget the check.
+      const requested =
+        ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
+      const recalled =
+        mayRecall && authenticator.recall ? await guarded(ctx, () => authenticator.recall!(ctx, requested)) : undefined;
+      if (recalled && (!route.scope || recalled.principal.scopes.has(route.scope))) {
+        return serveRecalled(ctx, recalled, (principal) => serve(ctx, principal));
+      }
+      const principal = await guarded(ctx, () => authenticator.authenticate(ctx, requested));
+      // Every authenticated request counts, refused ones included, so probing scopes costs too.
+      await rateLimiter?.take(principal.credential, principal.userId);
+      if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
+      await serve(ctx, principal);
     });
   }
+
+  /**
+   * A read that starts from a remembered principal (Authenticator.recall) before this request's
+   * credential lookup has answered: the lookup rides in the handler's first scoped read (one round
+   * trip for both), or runs alone after the handler when it made none. Nothing is answered before
+   * it settles: a refused credential answers its 401 (or 404, counted as any refusal), whatever the
+   * handler did, and drops the headers the handler set; a credential now found to be someone else
+   * (its workspace changed) serves the request again as what it is.
+   */
+  async function serveRecalled(ctx: Context, recalled: Recalled, serve: (principal: Principal) => Promise<void>) {
+    let found!: (principal: Principal) => void;
+    let refused!: (error: unknown) => void;
+    const proven = new Promise<Principal>((resolve, reject) => {
+      found = resolve;
+      refused = reject;
+    });
+    const proof: CredentialProof = {
+      ...recalled.lookup,
+      sent: false,
+      settle(row) {
+        try {
+          found(recalled.prove(row));
+        } catch (error) {
+          refused(error);
+        }
+      },
+      verdict: guarded(ctx, () => proven),
+    };
+    // Awaited below; neither may count as unhandled meanwhile (a 429 refuses before the lookup is read).
+    proven.catch(() => {});
+    proof.verdict.catch(() => {});
+    const proveNow = async (): Promise<Principal> => {
+      if (!proof.sent) {
+        proof.sent = true;
+        recalled.proveAlone().then(found, refused);
+      }
+      try {
+        return (await proof.verdict) as Principal;
+      } catch (error) {
+        for (const name of Object.keys(ctx.response.headers)) if (!before.has(name)) ctx.remove(name);
+        throw error;
+      }
+    };
+    const before = new Set(Object.keys(ctx.response.headers));
+    const { principal } = recalled;
+    try {
+      await rateLimiter?.take(principal.credential, principal.userId);
+      await withCredentialProof(proof, () => serve(principal));
+    } catch (error) {
+      await proveNow();
+      throw error;
+    }
+    const now = await proveNow();
+    if (!samePrincipal(now, principal)) await serve(now);
+  }
 }
+
+const samePrincipal = (a: Principal, b: Principal) =>
+  a.userId === b.userId &&
+  a.workspaceId === b.workspaceId &&
+  a.tenantId === b.tenantId &&
+  a.credential.kind === b.credential.kind &&
+  a.credential.id === b.credential.id &&
+  a.scopes.size === b.scopes.size &&
+  [...a.scopes].every((scope) => b.scopes.has(scope));

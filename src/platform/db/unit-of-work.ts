@@ -1,4 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { CredentialProof } from './credential-proof';
+import { takeCredentialProof } from './credential-proof';
 
 /**
  * Who a unit of work runs as. Row-level security policies read these settings; anything left
@@ -108,12 +110,40 @@ export function createScopedRead(dataSource: DataSource): ScopedRead {
   const pool = poolOf(dataSource);
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
-    const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, [
-      scope.workspaceId ?? null,
-      scope.userId ?? null,
-      sql,
-      params.map((value) => (value === null ? null : String(value))),
-    ]);
+    const scoped = [scope.workspaceId ?? null, scope.userId ?? null, sql, params.map(asText)];
+    const proof = takeCredentialProof();
+    if (proof) return readProving<T>(pool, proof, scoped);
+    const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, scoped);
     return (rows as { r: unknown }[]).map((row) => row.r as T);
   };
+}
+
+const asText = (value: string | number | boolean | null) => (value === null ? null : String(value));
+
+/**
+ * The scoped read and the request's credential lookup (credential-proof.ts) in one statement: the
+ * read's rows as one JSON array in their order, and the lookup's row. The read goes first, so its
+ * scope is only its own; the lookup's answer does not depend on what the read set (it names its
+ * credential and user). The rows are returned only once the lookup found the credential live.
+ */
+async function readProving<T>(pool: PgPool, proof: CredentialProof, scoped: unknown[]): Promise<T[]> {
+  const lookup = proof.sql.replace(/\$(\d+)/g, (_, at: string) => `$${Number(at) + scoped.length}`);
+  let rows: unknown[];
+  try {
+    const result = await pool.query(
+      `SELECT (SELECT coalesce(jsonb_agg(t.r ORDER BY t.n), '[]'::jsonb)
+                 FROM weft_scoped_read($1, $2, $3, $4) WITH ORDINALITY AS t(r, n)) AS rows,
+              (SELECT to_jsonb(a) FROM (${lookup}) a LIMIT 1) AS credential`,
+      [...scoped, ...proof.params],
+    );
+    const [row] = result.rows as { rows: T[]; credential: unknown }[];
+    proof.settle(row!.credential ?? undefined);
+    rows = row!.rows;
+  } catch (error) {
+    // The read failed, not the credential: the proof is still owed, by a later read or alone.
+    proof.sent = false;
+    throw error;
+  }
+  await proof.verdict;
+  return rows as T[];
 }
