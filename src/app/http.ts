@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { trustProxies } from '../platform/api/client-address';
 import { errorHandler, HttpError } from '../platform/api/errors';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import { createRateLimiter } from '../platform/api/rate-limit';
@@ -47,7 +48,7 @@ function codecOrigins(config: Runtime['config']): string {
 /** The Koa application. Errors are mapped by the first middleware; unknown routes get JSON 404s. */
 export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
-  app.proxy = false;
+  trustProxies(app, runtime.config.TRUST_PROXY_HOPS);
   const router = new Router();
   const rateLimiter = createRateLimiter(runtime.config);
   const routes = allRoutes(runtime, rateLimiter);

@@ -129,6 +129,11 @@ export const EnvSchema = z.object({
    */
   PUBLIC_URL: z.string().url().optional(),
   /**
+   * How many reverse proxies in front of the API append to `X-Forwarded-For` (docker compose's nginx: 1).
+   * 0 (the default): the socket's peer is the client and the header is ignored (src/platform/api/client-address.ts).
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
+  /**
    * Metrics (docs/operations.md): when set, `GET /metrics` (the API's and a worker's) asks for
    * `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers whoever reaches the port.
    */

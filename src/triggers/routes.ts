@@ -220,7 +220,7 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
       const outcome = await intake
         .receive(params.slug, {
           rawHeaders: ctx.req.rawHeaders,
-          source: ctx.req.socket.remoteAddress ?? 'unknown',
+          source: ctx.ip || 'unknown',
           readBody: async (limit) => {
             const body = await readRawBody(ctx.req, limit);
             // The rest of the body is left unread, so this connection cannot carry another request.
