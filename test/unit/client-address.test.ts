@@ -26,7 +26,7 @@ describe('the client address behind proxies (TRUST_PROXY_HOPS)', () => {
     expect(await addressSeen(0, '203.0.113.9')).to.match(/127\.0\.0\.1$/);
   });
 
-  it('behind one proxy, counts the address that proxy appended, never the entries a client wrote before it', async () => {
+  it('behind one proxy, counts the address that proxy appended, never entries a client wrote before it', async () => {
     expect(await addressSeen(1, '203.0.113.9')).to.equal('203.0.113.9');
     // A client that sends its own header: nginx appends the real peer after it.
     expect(await addressSeen(1, '198.51.100.1, 203.0.113.9')).to.equal('203.0.113.9');
