@@ -6,6 +6,7 @@ import puppeteer from 'puppeteer-core';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually } from './helpers/eventually';
 import { as, request } from './helpers/http';
+import { scheduleGone } from './helpers/run-schedules';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -381,6 +382,7 @@ describe('reviewer console: in a browser', function () {
       await until(page, `document.querySelector('${runRow}')?.textContent === '${id.slice(0, 8)}'`);
     } finally {
       await client.delete(`/v1/run-schedules/${id}`);
+      await scheduleGone(id);
     }
   });
 

@@ -62,18 +62,29 @@ describe('metrics: GET /metrics on the API and on a worker process (issue 29)', 
     }
     expect(declares(text, 'weft_temporal_client_errors_total')).to.equal(true);
     expect(declares(text, 'nodejs_eventloop_lag_seconds')).to.equal(true);
-    // The database's cross-workspace figures.
-    expect(sample(text, 'weft_runs', { status: 'SUCCEEDED', agent: 'playbook' })).to.be.at.least(1);
-    expect(sample(text, 'weft_run_approvals_pending')).to.be.a('number');
-    expect(sample(text, 'weft_run_approvals_pending_oldest_age_seconds')).to.be.at.least(0);
-    expect(sample(text, 'weft_outbox_backlog')).to.be.at.least(0);
-    expect(sample(text, 'weft_outbox_lag_seconds')).to.be.at.least(0);
-    expect(sample(text, 'weft_outbox_dead_letters')).to.be.at.least(0);
-    expect(declares(text, 'weft_webhook_deliveries')).to.equal(true);
-    expect(sample(text, 'weft_credits_reserved', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
-    expect(sample(text, 'weft_credits_charged', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
-    expect(declares(text, 'weft_credits_refunded')).to.equal(true);
-    expect(declares(text, 'weft_credits_pending')).to.equal(true);
+    // The database's cross-workspace figures come from a snapshot cached for a few seconds
+    // (LIMITS.metrics): one taken before this test's run may still be served, so scrape until it is not.
+    const figures = await eventually(
+      async () => {
+        const latest = await (await fetch(`${getStack().baseUrl}/metrics`)).text();
+        const fresh =
+          (sample(latest, 'weft_runs', { status: 'SUCCEEDED', agent: 'playbook' }) ?? 0) >= 1 &&
+          (sample(latest, 'weft_credits_reserved', { kind: 'ontology.search.hybrid' }) ?? 0) >= 1;
+        return fresh ? latest : undefined;
+      },
+      { what: "a snapshot that counts this test's run and search", timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(sample(figures, 'weft_runs', { status: 'SUCCEEDED', agent: 'playbook' })).to.be.at.least(1);
+    expect(sample(figures, 'weft_run_approvals_pending')).to.be.a('number');
+    expect(sample(figures, 'weft_run_approvals_pending_oldest_age_seconds')).to.be.at.least(0);
+    expect(sample(figures, 'weft_outbox_backlog')).to.be.at.least(0);
+    expect(sample(figures, 'weft_outbox_lag_seconds')).to.be.at.least(0);
+    expect(sample(figures, 'weft_outbox_dead_letters')).to.be.at.least(0);
+    expect(declares(figures, 'weft_webhook_deliveries')).to.equal(true);
+    expect(sample(figures, 'weft_credits_reserved', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
+    expect(sample(figures, 'weft_credits_charged', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
+    expect(declares(figures, 'weft_credits_refunded')).to.equal(true);
+    expect(declares(figures, 'weft_credits_pending')).to.equal(true);
     // No workspace, tenant or user id anywhere, under any label.
     for (const id of [tenant.workspace_id, tenant.tenant_id, tenant.user_id, run.body.execution_id])
       expect(text).to.not.include(id);

@@ -11,6 +11,7 @@ import { LIMITS } from '../src/rules/limits';
 import { decisionRecorded } from '../src/runs/events';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
+import { scheduleGone } from './helpers/run-schedules';
 import { finished } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -245,6 +246,7 @@ describe('outbox event contracts', function () {
     expect(schedule.status, schedule.text).to.equal(201);
     // Deleted again (its own change event): the suite leaves no Temporal Schedule behind.
     expect((await client.delete(`/v1/run-schedules/${schedule.body.id}`)).status).to.equal(200);
+    await scheduleGone(schedule.body.id);
     await getStack().runtime.services.embeddings.requeue({
       workspaceId: t.workspace_id,
       requests: [{ nodeId: node.id, eventId: 'contracts', backfill: true }],
