@@ -11,7 +11,8 @@ interface PgPool {
   connect: (...args: unknown[]) => unknown;
 }
 
-const pools = new Map<string, PgPool>();
+/** The pools of each role, latest last: a process reports its newest live one (tests start several). */
+const pools = new Map<string, PgPool[]>();
 
 const poolGauge = (name: string, help: string, read: (pool: PgPool) => number) =>
   new Gauge({
@@ -21,7 +22,10 @@ const poolGauge = (name: string, help: string, read: (pool: PgPool) => number) =
     registers: [metricsRegistry],
     collect() {
       this.reset();
-      for (const [role, pool] of pools) this.set({ pool: role }, read(pool));
+      for (const [role, live] of pools) {
+        const pool = live.at(-1);
+        if (pool) this.set({ pool: role }, read(pool));
+      }
     },
   });
 
@@ -66,8 +70,12 @@ export function observePool(dataSource: DataSource, role: string): () => void {
       throw error;
     });
   };
-  pools.set(role, pool);
+  pools.set(role, [...(pools.get(role) ?? []), pool]);
+  // Closing a later runtime of the same role hands the report back to the one still running.
   return () => {
-    if (pools.get(role) === pool) pools.delete(role);
+    pools.set(
+      role,
+      (pools.get(role) ?? []).filter((observed) => observed !== pool),
+    );
   };
 }
