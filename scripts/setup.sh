@@ -11,6 +11,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"
 
 TEMPORAL_CLI_VERSION=1.5.1
+# apt waits for a lock another install holds (a second set-up, the machine's own updates) instead of failing.
+apt_wait=(-o DPkg::Lock::Timeout=600)
 PG_MAJOR=${PG_MAJOR:-15}
 PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 
@@ -38,8 +40,9 @@ if [ ! -f "$($PG_CONFIG --sharedir 2>/dev/null || echo /nonexistent)/extension/v
   if [ ! -f "$src_list" ] || [ "$(cat "$src_list")" != "$src_entry" ]; then
     printf '%s\n' "$src_entry" | as_root tee "$src_list" >/dev/null
   fi
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-server-dev-$PG_MAJOR" dpkg-dev >/dev/null
+  as_root apt-get "${apt_wait[@]}" update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" install -y -qq \
+    "postgresql-server-dev-$PG_MAJOR" dpkg-dev >/dev/null
   build_dir=$(mktemp -d)
   (cd "$build_dir" && apt-get source -qq pgvector >/dev/null 2>&1 && cd pgvector-*/ \
     && make -s PG_CONFIG="$PG_CONFIG" && as_root make -s install PG_CONFIG="$PG_CONFIG")
@@ -50,8 +53,6 @@ fi
 #    where it cannot be installed still runs everything else; those tests skip and say why.
 if [[ " $* " == *" --test "* ]] && [ ! -x /usr/bin/chromium ]; then
   log "installing chromium for the console's browser tests"
-  # Waits for a dpkg lock another install holds rather than failing at once.
-  apt_wait=(-o DPkg::Lock::Timeout=600)
   if ! { as_root apt-get "${apt_wait[@]}" update -qq && as_root env DEBIAN_FRONTEND=noninteractive \
       apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends chromium >/dev/null; }; then
     log "chromium could not be installed: the console's browser tests will skip"
