@@ -303,7 +303,7 @@ describe('runs: reruns from a step (issue 26 part 5)', function () {
     expect(unfinished.body.detail.error).to.equal('run_unfinished');
     await client.post(`/v1/runs/${waiting}/cancel`);
 
-    // A failed step cannot be reused; by default the rerun starts from it. llm runs are refused.
+    // A failed step cannot be reused; by default the rerun starts from it.
     const failing = await client.post('/v1/runs', gated());
     await pendingApproval(client, failing.body.execution_id);
     await client.post(`/v1/runs/${failing.body.execution_id}/cancel`);
@@ -319,11 +319,53 @@ describe('runs: reruns from a step (issue 26 part 5)', function () {
     );
     expect(retriedRun.steps[0].reused_from_step_id).to.equal(null);
     await client.post(`/v1/runs/${retried.body.execution_id}/cancel`);
+  });
 
-    const llm = await client.post('/v1/runs', { agent: 'llm', input: { goal: 'What is my credit balance?' } });
-    await finished(client, llm.body.execution_id);
-    const llmRerun = await client.post(`/v1/runs/${llm.body.execution_id}/rerun`, {});
-    expect(llmRerun.status).to.equal(422);
-    expect(llmRerun.body.detail[0].type).to.equal('rerun_unsupported');
+  it('re-runs an llm run: the model is asked again from from_step, with the reused steps as its history', async () => {
+    const { api_key, tenant_id } = await newTenant(10);
+    const client = as(api_key);
+    const earlier = await client.post('/v1/runs', { agent: 'llm', input: { goal: 'check my credit balance' } });
+    const earlierRun = await succeeded(client, earlier.body.execution_id);
+    expect(earlierRun.output.answer).to.equal('billing.credits_balance answered: {"balance":10,"locked":false}');
+    // The balance moves, so a balance step that ran again would answer 9, and a reused one still 10.
+    const spend = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'ontology.search', input: { query: 'ada' } }] },
+    });
+    await succeeded(client, spend.body.execution_id);
+    expect(await creditBalance(tenant_id)).to.equal(9);
+
+    // From step 1: step 0 is reused as the model's history, and the model answers from it.
+    const reusing = await client.post(`/v1/runs/${earlierRun.execution_id}/rerun`, { from_step: 1 });
+    expect(reusing.status).to.equal(202);
+    const reused = await succeeded(client, reusing.body.execution_id);
+    expect(reused).to.include({ agent: 'llm', rerun_of: earlierRun.execution_id, credits_charged: 0 });
+    expect(reused.steps).to.have.length(1);
+    expect(reused.steps[0]).to.include({ status: 'SUCCEEDED', reused_from_step_id: earlierRun.steps[0].step_id });
+    expect(reused.output.answer).to.equal(earlierRun.output.answer);
+    const audit = (await client.get(`/v1/runs/${reused.execution_id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    expect(audit.steps.map((link: any) => link.kind)).to.deep.equal(['RERUN', 'TOOL']);
+    expect(audit.lineage).to.include({ rerun_of: earlierRun.execution_id, found: true, earlier_valid: true });
+
+    // From step 0 (the default when every step succeeded): the model chooses the tool again, which runs anew.
+    const again = await client.post(`/v1/runs/${earlierRun.execution_id}/rerun`, {});
+    const fresh = await succeeded(client, again.body.execution_id);
+    expect(fresh.steps.map((step: any) => [step.tool, step.reused_from_step_id])).to.deep.equal([
+      ['billing.credits_balance', null],
+    ]);
+    expect(fresh.output.answer).to.equal('billing.credits_balance answered: {"balance":9,"locked":false}');
+
+    // The model chooses the later steps, so there are no inputs to override; nor a step past the last one.
+    const override = await client.post(`/v1/runs/${earlierRun.execution_id}/rerun`, {
+      from_step: 0,
+      input_overrides: { '0': {} },
+    });
+    expect(override.status).to.equal(422);
+    expect(override.body.detail[0]).to.include({ type: 'step_chosen' });
+    expect(override.body.detail[0].loc).to.deep.equal(['body', 'input_overrides', '0']);
+    const past = await client.post(`/v1/runs/${earlierRun.execution_id}/rerun`, { from_step: 2 });
+    expect(past.status).to.equal(422);
+    expect(past.body.detail[0].loc).to.deep.equal(['body', 'from_step']);
   });
 });

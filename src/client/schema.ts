@@ -588,8 +588,8 @@ export interface paths {
   };
   "/v1/runs/{execution_id}/rerun": {
     /**
-     * Re-run a finished playbook run from a step, reusing the outputs before it
-     * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. llm runs cannot be re-run (422: a model asked again may choose other steps).
+     * Re-run a finished run from a step, reusing the results before it
+     * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge). A playbook’s other steps run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422); an llm run’s model is asked again from `from_step`, with the reused steps as the results it has seen, and chooses its next steps afresh. The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`.
      *
      * Requires the `runs:write` scope.
      */
@@ -2295,9 +2295,9 @@ export interface components {
       policy?: "reject" | "enqueue" | "cancel_previous";
     };
     RerunRequest: {
-      /** @description The first step to execute again. The steps before it must have SUCCEEDED; their recorded outputs are reused (SUCCEEDED, `reused_from_step_id` set, no charge, no tool call). Default: the first step that did not succeed, or 0 when every step did. */
+      /** @description The first step to execute again. The steps before it must have SUCCEEDED (for an llm run, or been answered to the model with a refusal); their recorded results are reused (`reused_from_step_id` set, no charge, no tool call). A playbook runs its later steps again; an llm run asks the model again from there, with the reused steps as its history (up to one past its last tool step). Default: the first step that did not succeed, or 0 when every step did. */
       from_step?: number;
-      /** @description New inputs by step number (`{"2": {"query": "…"}}`), each for a step at or after `from_step` and checked against its tool's schema (422). Other steps keep the input they ran with. */
+      /** @description New inputs by step number (`{"2": {"query": "…"}}`), each for a step at or after `from_step` and checked against its tool's schema (422). Other steps keep the input they ran with. Playbook runs only: an llm run's later steps are chosen by the model again (422). */
       input_overrides?: {
         [key: string]: {
           [key: string]: unknown;
@@ -12583,8 +12583,8 @@ export interface operations {
     };
   };
   /**
-   * Re-run a finished playbook run from a step, reusing the outputs before it
-   * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. llm runs cannot be re-run (422: a model asked again may choose other steps).
+   * Re-run a finished run from a step, reusing the results before it
+   * @description Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, `reused_from_step_id` set, no tool call, no charge). A playbook’s other steps run again with the inputs they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422); an llm run’s model is asked again from `from_step`, with the reused steps as the results it has seen, and chooses its next steps afresh. The new audit chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`.
    *
    * Requires the `runs:write` scope.
    */
@@ -12614,7 +12614,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Re-run a finished playbook run from a step, reusing the outputs before it */
+      /** @description Re-run a finished run from a step, reusing the results before it */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -82,16 +82,19 @@ export const RerunRequest = z
       .min(0)
       .optional()
       .describe(
-        'The first step to execute again. The steps before it must have SUCCEEDED; their recorded outputs are ' +
-          'reused (SUCCEEDED, `reused_from_step_id` set, no charge, no tool call). Default: the first step that did ' +
-          'not succeed, or 0 when every step did.',
+        'The first step to execute again. The steps before it must have SUCCEEDED (for an llm run, or been ' +
+          'answered to the model with a refusal); their recorded results are reused (`reused_from_step_id` set, ' +
+          'no charge, no tool call). A playbook runs its later steps again; an llm run asks the model again from ' +
+          'there, with the reused steps as its history (up to one past its last tool step). Default: the first ' +
+          'step that did not succeed, or 0 when every step did.',
       ),
     input_overrides: z
       .record(z.string().regex(/^\d+$/, 'A step number'), z.record(z.string(), z.unknown()))
       .optional()
       .describe(
         'New inputs by step number (`{"2": {"query": "…"}}`), each for a step at or after `from_step` and checked ' +
-          "against its tool's schema (422). Other steps keep the input they ran with.",
+          "against its tool's schema (422). Other steps keep the input they ran with. Playbook runs only: an " +
+          "llm run's later steps are chosen by the model again (422).",
       ),
   })
   .meta({ id: 'RerunRequest' });

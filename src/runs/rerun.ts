@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { queryRows } from '../platform/db/query';
 import type { ValidationIssue } from '../platform/errors';
 import { ConflictError, ValidationFailedError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import { GENESIS_HASH, stepEntry } from './audit';
 import type { RerunRequest } from './control-schemas';
 import type { RunExecution, RunStep } from './entities';
@@ -10,17 +11,19 @@ import * as repo from './repository';
 import type { PlaybookStep, RunTemplate } from './schemas';
 
 /**
- * Re-runs from a step (issue 26 part 5): `POST /v1/runs/{id}/rerun` makes a new playbook run with
- * `rerun_of`, whose steps before `from_step` are copies of the earlier run's (SUCCEEDED, their
- * recorded output, `reused_from_step_id`, no charge) and whose later steps run again with the
- * inputs they ran with, or those `input_overrides` gives. The workflow never sees the copies
- * (`beginRun` plans only the rest), so no tool is called and nothing is charged for them. The new
- * chain's link 0 is a RERUN link naming the earlier chain's head hash at that moment; the copies'
- * links follow. llm runs are refused (422): their steps were chosen by a model turn by turn, and a
- * model asked again after the reused steps may choose differently, so "the same run from step n"
- * would not be a promise we could keep.
+ * Re-runs from a step (issue 26 part 5): `POST /v1/runs/{id}/rerun` makes a new run with `rerun_of`,
+ * whose steps before `from_step` are copies of the earlier run's (their recorded status, output and
+ * error, `reused_from_step_id`, no charge), so no tool is called and nothing is charged for them.
+ * - A playbook rerun plans the earlier steps again: those from `from_step` on run with the inputs they
+ *   ran with, or those `input_overrides` gives; the workflow never sees the copies (`beginRun` plans
+ *   only the rest).
+ * - An llm rerun is time travel: the model is asked again from `from_step`, with the copies as the
+ *   tool results it has seen so far (they count against `max_steps`), and chooses its next steps
+ *   afresh; so there are no later inputs to override. A step the model was answered with a refusal
+ *   (`invalid_tool_call`, `blocked_by_policy`, `reviewer_responded`) is reused as that answer.
+ * The new chain's link 0 is a RERUN link naming the earlier chain's head hash at that moment; the
+ * copies' links follow.
  */
-
 const issue = (loc: (string | number)[], msg: string, type: string): ValidationIssue => ({ loc, msg, type });
 
 export interface RerunPlan {
@@ -31,11 +34,17 @@ export interface RerunPlan {
   headHash: string;
 }
 
+/** Refusals an llm run's model received as a tool's result and planned on from: reusable as such. */
+const FED_BACK = new Set(['invalid_tool_call', 'blocked_by_policy', 'reviewer_responded']);
+const reusable = (agent: RunExecution['agent'], step: RunStep) =>
+  step.status === 'SUCCEEDED' || (agent === 'llm' && FED_BACK.has(step.error?.code ?? ''));
+
 /**
  * Checks the request against the earlier run and answers what to dispatch: 409 while that run is
- * unfinished, 422 for an llm run, a `from_step` out of range or after a step that did not succeed,
- * or an override of a reused or unknown step. Overridden inputs are checked by the caller's tool
- * schemas (`stepIssuesAt`), with their loc under `input_overrides`.
+ * unfinished; 422 for a `from_step` out of range, after a step that cannot be reused, or leaving an
+ * llm run no model call, and for an override of a reused or unknown step (or any, for an llm run).
+ * A playbook's overridden inputs are checked by the caller's tool schemas (`stepIssuesAt`), with
+ * their loc under `input_overrides`.
  */
 export async function planRerun(m: EntityManager, earlier: RunExecution, body: RerunRequest): Promise<RerunPlan> {
   if (!FINISHED_STATUSES.includes(earlier.status)) {
@@ -45,54 +54,55 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
       message: 'Only a run that has finished can be re-run',
     });
   }
-  if (earlier.agent !== 'playbook') {
-    throw new ValidationFailedError([
-      issue(
-        ['path', 'execution_id'],
-        'Only playbook runs can be re-run; dispatch an llm run again',
-        'rerun_unsupported',
-      ),
-    ]);
-  }
+  const llm = earlier.agent === 'llm';
   const steps = (await repo.stepsOf(m, earlier.id)).filter((step) => step.kind === 'TOOL');
-  const firstUnsucceeded = steps.findIndex((step) => step.status !== 'SUCCEEDED');
-  const fromStep = body.from_step ?? (firstUnsucceeded === -1 ? 0 : firstUnsucceeded);
+  // A playbook's tool steps are numbered 0..n-1 at dispatch; an llm run's may leave gaps where the
+  // agent recorded decisions, so its range ends one past its last tool step.
+  const end = llm ? (steps.at(-1)?.stepNo ?? -1) + 1 : steps.length;
+  const firstUnreusable = steps.find((step) => !reusable(earlier.agent, step))?.stepNo;
+  const fromStep = body.from_step ?? firstUnreusable ?? 0;
+  const reused = steps.filter((step) => step.stepNo < fromStep);
   const issues: ValidationIssue[] = [];
-  if (fromStep >= steps.length) {
-    issues.push(issue(['body', 'from_step'], `The run has ${steps.length} steps (0-based)`, 'out_of_range'));
-  } else if (firstUnsucceeded !== -1 && firstUnsucceeded < fromStep) {
-    const msg = `Step ${firstUnsucceeded} did not succeed, so its output cannot be reused; rerun from it or earlier`;
+  if (fromStep > end || (!llm && fromStep === end)) {
+    const last = llm ? `its last tool step is ${end - 1}, so from_step is at most ${end}` : `${end} steps (0-based)`;
+    issues.push(issue(['body', 'from_step'], `The run has ${last}`, 'out_of_range'));
+  } else if (firstUnreusable !== undefined && firstUnreusable < fromStep) {
+    const msg = `Step ${firstUnreusable} did not succeed, so its output cannot be reused; rerun from it or earlier`;
     issues.push(issue(['body', 'from_step'], msg, 'step_not_reusable'));
+  } else if (llm && reused.length >= Number(earlier.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps)) {
+    const msg = `Reusing ${reused.length} steps leaves the model no call within the run's max_steps`;
+    issues.push(issue(['body', 'from_step'], msg, 'out_of_range'));
   }
   for (const key of Object.keys(body.input_overrides ?? {})) {
     const stepNo = Number(key);
-    if (stepNo >= steps.length) issues.push(issue(['body', 'input_overrides', key], 'No such step', 'unknown_step'));
-    else if (stepNo < fromStep) {
-      issues.push(issue(['body', 'input_overrides', key], 'A reused step keeps its input', 'step_reused'));
-    }
+    const at = ['body', 'input_overrides', key];
+    if (llm) issues.push(issue(at, "An llm run's steps after from_step are chosen by the model again", 'step_chosen'));
+    else if (stepNo >= steps.length) issues.push(issue(at, 'No such step', 'unknown_step'));
+    else if (stepNo < fromStep) issues.push(issue(at, 'A reused step keeps its input', 'step_reused'));
   }
   if (issues.length > 0) throw new ValidationFailedError(issues);
 
   await repo.lockExecution(m, earlier.id);
   const head = (await repo.auditOf(m, earlier.id)).at(-1);
+  const concurrency =
+    earlier.concurrencyKey && earlier.concurrencyLimit && earlier.concurrencyPolicy
+      ? { key: earlier.concurrencyKey, limit: earlier.concurrencyLimit, policy: earlier.concurrencyPolicy }
+      : undefined;
+  const control = {
+    ...(earlier.tags.length ? { tags: earlier.tags } : {}),
+    ...(concurrency ? { concurrency } : {}),
+  };
   const planned: PlaybookStep[] = steps.map((step) => ({
     tool: step.tool,
     input: body.input_overrides?.[String(step.stepNo)] ?? step.input,
     requires_approval: step.requiresApproval,
   }));
-  const concurrency =
-    earlier.concurrencyKey && earlier.concurrencyLimit && earlier.concurrencyPolicy
-      ? { key: earlier.concurrencyKey, limit: earlier.concurrencyLimit, policy: earlier.concurrencyPolicy }
-      : undefined;
   return {
-    template: {
-      agent: 'playbook',
-      input: { steps: planned },
-      ...(earlier.tags.length ? { tags: earlier.tags } : {}),
-      ...(concurrency ? { concurrency } : {}),
-    },
+    template: llm
+      ? ({ agent: 'llm', input: earlier.input, ...control } as RunTemplate)
+      : { agent: 'playbook', input: { steps: planned }, ...control },
     fromStep,
-    reused: steps.slice(0, fromStep),
+    reused,
     headHash: head?.hash ?? GENESIS_HASH,
   };
 }
@@ -121,13 +131,21 @@ export async function recordRerun(
     `UPDATE run_executions SET rerun_of = $2, rerun_of_head_hash = $3, rerun_from_step = $4 WHERE id = $1`,
     [executionId, plan.earlierId, plan.headHash, plan.fromStep],
   );
+  // A playbook's steps were planned at dispatch, so the copies fill its first rows; an llm run's rows
+  // are its copies, renumbered from 0 (the earlier run's decisions are not copied).
   await queryRows(
     m,
-    `UPDATE run_steps n SET status = 'SUCCEEDED', output = o.output, credits_charged = 0,
-       started_at = o.started_at, finished_at = o.finished_at, reused_from_step_id = o.id
-     FROM run_steps o
-     WHERE n.execution_id = $1 AND o.execution_id = $2 AND o.kind = 'TOOL' AND n.step_no = o.step_no
-       AND o.step_no < $3`,
+    plan.template.agent === 'playbook'
+      ? `UPDATE run_steps n SET status = 'SUCCEEDED', output = o.output, credits_charged = 0,
+           started_at = o.started_at, finished_at = o.finished_at, reused_from_step_id = o.id
+         FROM run_steps o
+         WHERE n.execution_id = $1 AND o.execution_id = $2 AND o.kind = 'TOOL' AND n.step_no = o.step_no
+           AND o.step_no < $3`
+      : `INSERT INTO run_steps (workspace_id, execution_id, step_no, kind, tool, input, requires_approval,
+           status, output, error, credits_charged, policy_decision, started_at, finished_at, reused_from_step_id)
+         SELECT workspace_id, $1, (row_number() OVER (ORDER BY step_no))::int - 1, 'TOOL', tool, input,
+           requires_approval, status, output, error, 0, policy_decision, started_at, finished_at, id
+         FROM run_steps WHERE execution_id = $2 AND kind = 'TOOL' AND step_no < $3`,
     [executionId, plan.earlierId, plan.fromStep],
   );
   const row = await repo.mustFindExecution(m, executionId);

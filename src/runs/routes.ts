@@ -101,14 +101,15 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     method: 'post',
     path: '/v1/runs/{execution_id}/rerun',
     operationId: 'rerunRun',
-    summary: 'Re-run a finished playbook run from a step, reusing the outputs before it',
+    summary: 'Re-run a finished run from a step, reusing the results before it',
     description:
       'Dispatches a new run (as the caller, with the earlier run’s tags and concurrency key) whose `rerun_of` names ' +
       'the earlier one. Steps before `from_step` are copied with their recorded outputs (SUCCEEDED, ' +
-      '`reused_from_step_id` set, no tool call, no charge); the rest run again with the inputs they ran with, or ' +
-      'those `input_overrides` gives by step number (checked against the tool’s schema, 422). The new audit ' +
-      'chain’s first link (kind RERUN) names the earlier chain’s head hash; `GET …/audit` shows the `lineage`. ' +
-      'llm runs cannot be re-run (422: a model asked again may choose other steps).',
+      '`reused_from_step_id` set, no tool call, no charge). A playbook’s other steps run again with the inputs ' +
+      'they ran with, or those `input_overrides` gives by step number (checked against the tool’s schema, 422); ' +
+      'an llm run’s model is asked again from `from_step`, with the reused steps as the results it has seen, and ' +
+      'chooses its next steps afresh. The new audit chain’s first link (kind RERUN) names the earlier chain’s ' +
+      'head hash; `GET …/audit` shows the `lineage`.',
     tags: ['runs'],
     scope: 'runs:write',
     status: 202,

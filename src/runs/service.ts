@@ -420,9 +420,10 @@ export function createRunService(deps: {
     },
 
     /**
-     * A new playbook run repeating a finished one from `from_step` (`rerun.ts`): the steps it re-executes
-     * are checked like a dispatch's (their overridden inputs under `input_overrides`), then it is
-     * dispatched as the caller, with the earlier run's tags and concurrency key.
+     * A new run repeating a finished one from `from_step` (`rerun.ts`): a playbook's steps it re-executes
+     * are checked like a dispatch's (their overridden inputs under `input_overrides`; an llm run's model
+     * chooses its own again), then it is dispatched as the caller, with the earlier run's tags and
+     * concurrency key.
      */
     async rerun(principal: Principal, executionId: string, body: RerunRequest): Promise<DispatchRunResponse> {
       const written = await uow(scopeOf(principal), async (m) => {
