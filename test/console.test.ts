@@ -397,6 +397,27 @@ describe('reviewer console: in a browser', function () {
     await shot(page, 'credits');
   });
 
+  it('runs: a run’s page follows its event stream, redrawn when it changes and never polled (issue 26)', async () => {
+    const t = await newTenant(10);
+    const { executionId, approvalId } = await dispatchApprovalRun(t);
+    const page = await signIn(t.api_key, `#/runs/${executionId}`);
+    const reads: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === `/v1/runs/${executionId}`) reads.push(request.url());
+    });
+    await until(page, "document.getElementById('run')?.dataset.status === 'AWAITING_APPROVAL'");
+    // The stream's replay of what already happened redraws the page once; after that, while the run
+    // waits, the page asks nothing of it: the open stream is its only request.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const before = reads.length;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(reads.length, 'reads of the run while nothing changed').to.equal(before);
+    const resolved = await as(t.user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+    expect(resolved.status, resolved.text).to.equal(200);
+    await until(page, "document.getElementById('run')?.dataset.status === 'SUCCEEDED'");
+    expect(reads.length, 'the run is read again after its events').to.be.greaterThan(before);
+  });
+
   it('runs: a rerun shows its tags, concurrency key, reused steps and verified lineage (issue 26)', async () => {
     const t = await newTenant(10);
     const client = as(t.api_key);
