@@ -8,7 +8,7 @@ import { capClient } from './helpers/cap';
 import { createNode } from './helpers/graph';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { creditBalance, newTenant } from './helpers/tenants';
+import { balanceBesidesEmbeddings, creditBalance, newTenant } from './helpers/tenants';
 
 const open: Client[] = [];
 
@@ -76,7 +76,7 @@ describe('MCP server (/mcp)', () => {
     expect(results).to.have.length(2);
     expect(JSON.parse((found.content[0] as { text: string }).text)).to.deep.equal(found.structuredContent);
     expect(found._meta?.['weft/creditsCharged']).to.equal(1);
-    expect(await creditBalance(tenant.tenant_id)).to.equal(9);
+    expect(await balanceBesidesEmbeddings(tenant.tenant_id)).to.equal(9);
 
     const direct = await capClient(tenant.api_key)('ontology.search', { query: 'Ada', top_k: 2 });
     expect(results.map((row: any) => row.node.id)).to.deep.equal(

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { workspaceSearchAttributes } from '../src/platform/temporal/search-attributes';
 import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
-import { creditBalance, newTenant } from './helpers/tenants';
+import { balanceBesidesEmbeddings, creditBalance, newTenant } from './helpers/tenants';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -119,7 +119,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const after = (await owner().query(`SELECT reference_count FROM nodes WHERE id = $1`, [babbage.id]))[0]
       .reference_count;
     expect(after).to.equal(before + 1);
-    expect(await creditBalance(tenant.tenant_id)).to.equal(30 - 5 - 3);
+    expect(await balanceBesidesEmbeddings(tenant.tenant_id)).to.equal(30 - 5 - 3);
 
     const stranger = await newTenant(10);
     const elsewhere = await as(stranger.api_key).post('/v1/ontology/prompt', { prompt: 'Who is Charles Babbage?' });
@@ -138,7 +138,7 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     const grace = response.body.nodes.find((node: { name: string }) => node.name === 'Grace Hopper');
     expect(response.body.citations).to.include(grace.id);
     expect(response.body.credit_receipt).to.include({ kind: 'ontology.prompt.both', amount: 7 });
-    expect(await creditBalance(tenant.tenant_id)).to.equal(3);
+    expect(await balanceBesidesEmbeddings(tenant.tenant_id)).to.equal(3);
   });
 
   it('force_intent skips classification', async () => {

@@ -14,3 +14,21 @@ export const creditBalance = async (tenantId: string): Promise<number> =>
     (await getStack().ownerDataSource.query(`SELECT credit_balance FROM tenants WHERE id = $1`, [tenantId]))[0]
       .credit_balance,
   );
+
+/**
+ * A tenant's balance leaving out embedding charges (and their refunds), read in one statement: new
+ * nodes are embedded and charged asynchronously, a batch per workspace after a short window, so a
+ * test of another operation's price would otherwise race with them.
+ */
+export const balanceBesidesEmbeddings = async (tenantId: string): Promise<number> =>
+  Number(
+    (
+      await getStack().ownerDataSource.query(
+        `SELECT t.credit_balance - COALESCE(
+           (SELECT sum(amount) FROM credit_ledger WHERE tenant_id = t.id AND kind = 'worker.embed_node'), 0
+         ) AS balance
+         FROM tenants t WHERE t.id = $1`,
+        [tenantId],
+      )
+    )[0].balance,
+  );
