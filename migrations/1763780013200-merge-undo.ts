@@ -28,7 +28,8 @@ CREATE INDEX merge_candidates_resolved_idx ON merge_candidates (workspace_id, st
   WHERE status <> 'pending';
 
 ALTER TABLE merge_actions DROP CONSTRAINT merge_actions_action_check;
-ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_action_check CHECK (action IN ('merged', 'rejected', 'unmerged'));
+ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_action_check
+  CHECK (action IN ('merged', 'rejected', 'unmerged'));
 -- A candidate is decided once and undone at most once.
 ALTER TABLE merge_actions DROP CONSTRAINT merge_actions_workspace_id_candidate_id_key;
 ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_candidate_action_key UNIQUE (workspace_id, candidate_id, action);
@@ -39,7 +40,8 @@ ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_candidate_action_key UNIQ
     await q.query(`
 DELETE FROM merge_actions WHERE action = 'unmerged';
 ALTER TABLE merge_actions DROP CONSTRAINT merge_actions_candidate_action_key;
-ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_workspace_id_candidate_id_key UNIQUE (workspace_id, candidate_id);
+ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_workspace_id_candidate_id_key
+  UNIQUE (workspace_id, candidate_id);
 ALTER TABLE merge_actions DROP CONSTRAINT merge_actions_action_check;
 ALTER TABLE merge_actions ADD CONSTRAINT merge_actions_action_check CHECK (action IN ('merged', 'rejected'));
 DROP INDEX merge_candidates_resolved_idx, merge_candidates_unmerged_pair_idx, merge_candidates_pair_idx;
