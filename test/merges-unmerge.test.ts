@@ -211,6 +211,18 @@ describe('merges that can be undone (issue 31 part 3)', function () {
     expect((await nodeRow(duplicate.id)).is_deleted).to.equal(true);
     expect((await as(u.api_key).get(`/v1/ontology/merges/${candidateId}`)).body.candidate.status).to.equal('applied');
 
+    // The merged-away node changed since the merge (no route edits a deleted node: written directly,
+    // as a later feature's write would).
+    const w = await newTenant();
+    const touched = await approvedPair(w, ['Emmy Noether', 'emmy noether']);
+    await owner().query(`UPDATE nodes SET name = 'E. Noether', updated_at = now() WHERE id = $1`, [
+      touched.duplicate.id,
+    ]);
+    const changed = await as(w.api_key).post(`/v1/ontology/merges/${touched.candidateId}/unmerge`, {});
+    expect(changed.status, changed.text).to.equal(409);
+    expect(changed.body.detail).to.contain('the merged-away node was changed or deleted again since the merge');
+    expect((await nodeRow(touched.duplicate.id)).is_deleted).to.equal(true);
+
     // A merge applied before merges recorded what they changed.
     const v = await newTenant();
     const old = await approvedPair(v, ['Mary Somerville', 'mary somerville']);
@@ -249,6 +261,22 @@ describe('merges that can be undone (issue 31 part 3)', function () {
     const [applied] = await list(mine, 'applied');
     expect(applied).to.include({ id: candidateId, status: 'applied' });
     expect(applied.duplicate_node.name).to.equal('edsger dijkstra');
+  });
+
+  it('two simultaneous unmerges: exactly one undoes the merge, the other is 409', async () => {
+    const t = await newTenant();
+    const { duplicate, candidateId } = await approvedPair(t, ['Frances Allen', 'frances allen'], 'fran@ibm.example');
+    const answers = await Promise.all([
+      as(t.api_key).post(`/v1/ontology/merges/${candidateId}/unmerge`, {}),
+      as(t.user_jwt).post(`/v1/ontology/merges/${candidateId}/unmerge`, {}),
+    ]);
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409]);
+    expect((await nodeRow(duplicate.id)).is_deleted).to.equal(false);
+    const actions = await owner().query(
+      `SELECT action FROM merge_actions WHERE candidate_id = $1 ORDER BY created_at`,
+      [candidateId],
+    );
+    expect(actions.map((a: any) => a.action)).to.deep.equal(['merged', 'unmerged']);
   });
 
   it('the resolver does not propose an unmerged pair again until its evidence changes', async () => {

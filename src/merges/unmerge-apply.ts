@@ -140,7 +140,11 @@ export async function restoreMergedPair(
   );
   const survivor = nodes.find((node) => node.id === survivorId);
   const duplicate = nodes.find((node) => node.id === duplicateId);
-  if (!survivor || survivor.is_deleted) throw new UnmergeRefusedError('the survivor was deleted since the merge');
+  if (!survivor || survivor.is_deleted) {
+    throw new UnmergeRefusedError(
+      'the survivor was deleted since the merge (or merged into another node: undo that first)',
+    );
+  }
   if (!duplicate) throw new UnmergeRefusedError('the merged-away node no longer exists');
   if (!duplicate.is_deleted) throw new UnmergeRefusedError('the merged-away node is live again');
   if (duplicate.changed_since || !duplicate.deleted_by_merge) {
