@@ -263,6 +263,28 @@ describe('merges that can be undone (issue 31 part 3)', function () {
     expect(applied.duplicate_node.name).to.equal('edsger dijkstra');
   });
 
+  it('an edge the merge moved and that was deleted since stays deleted, and the answer says why', async () => {
+    const t = await newTenant();
+    const survivor = await createPerson(t, 'Lise Meitner');
+    const duplicate = await createPerson(t, 'lise meitner');
+    const berlin = await createNode(t, 'organization', 'KWI Berlin');
+    const vienna = await createNode(t, 'city', 'Vienna');
+    const worksAt = await createEdge(t, 'works_at', duplicate.id, berlin.id);
+    const bornIn = await createEdge(t, 'born_in', duplicate.id, vienna.id);
+    const [candidate] = await list(t);
+    expect((await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/approve`, {})).status).to.equal(200);
+    expect((await as(t.api_key).delete(`/v1/ontology/edges/${bornIn.id}`)).status).to.equal(200);
+
+    const response = await as(t.api_key).post(`/v1/ontology/merges/${candidate.id}/unmerge`, {});
+    expect(response.status, response.text).to.equal(200);
+    expect(response.body.unmerge.edges_restored).to.deep.equal([worksAt.id]);
+    expect(response.body.unmerge.edges_not_restored).to.deep.equal([
+      { id: bornIn.id, reason: 'the edge was deleted since the merge' },
+    ]);
+    expect(await liveEdges(t.workspace_id)).to.deep.equal([`works_at:${duplicate.id}>${berlin.id}`]);
+    expect(survivor.id).to.not.equal(duplicate.id);
+  });
+
   it('two simultaneous unmerges: exactly one undoes the merge, the other is 409', async () => {
     const t = await newTenant();
     const { duplicate, candidateId } = await approvedPair(t, ['Frances Allen', 'frances allen'], 'fran@ibm.example');
