@@ -287,6 +287,54 @@ describe('reviewer console: in a browser', function () {
     expect(pending.map((item) => item.id)).not.to.include(candidate.id);
   });
 
+  it('merge view: an applied merge has an Undo, which restores the pair and lists the edges left', async () => {
+    const t = await newTenant();
+    const client = as(t.api_key);
+    const config = await client.patch('/v1/ontology/config', {
+      resolver: { auto_merge_enabled: true, merge_confidence_threshold: 0.9 },
+    });
+    expect(config.status, config.text).to.equal(200);
+    const created: string[] = [];
+    for (const name of ['Mary Jackson', 'M. Jackson']) {
+      const node = await client.post('/v1/ontology/nodes', {
+        type: 'person',
+        name,
+        properties: { email: 'mary@nasa.example' },
+      });
+      expect(node.status, node.text).to.equal(201);
+      created.push(node.body.id);
+    }
+    const merged = await eventually(async () => (await client.get('/v1/ontology/merges?status=applied')).body[0], {
+      what: 'the resolver to auto-merge the pair',
+      timeoutMs: 30_000,
+    });
+    expect(merged).to.include({ survivor_node_id: created[0], duplicate_node_id: created[1] });
+    const langley = await client.post('/v1/ontology/nodes', { type: 'organization', name: 'Langley' });
+    const later = await client.post('/v1/ontology/edges', {
+      type: 'works_at',
+      source_node_id: created[0],
+      target_node_id: langley.body.id,
+    });
+    expect(later.status, later.text).to.equal(201);
+
+    const page = await signIn(t.api_key, '#/merges');
+    const card = `#applied-merges article[data-candidate-id="${merged.id}"]`;
+    await until(page, `document.querySelector('${card}')`);
+    expect(await textOf(page, card)).to.contain('M. Jackson → Mary Jackson');
+    await page.type(`${card} textarea`, 'Two Marys.');
+    await page.click(`${card} button.undo`);
+    await until(page, `document.querySelector('${card} .message.ok')`);
+    expect(await textOf(page, `${card} .message`)).to.contain('Undone: M. Jackson is back');
+    await until(page, `document.querySelector('${card} li[data-edge-id="${later.body.id}"]')`);
+    await shot(page, 'merges-undo');
+
+    const history = (await client.get(`/v1/ontology/merges/${merged.id}`)).body;
+    expect(history.candidate.status).to.equal('unmerged');
+    expect(history.actions.map((a: any) => a.action)).to.deep.equal(['merged', 'unmerged']);
+    expect(history.actions[1].notes).to.equal('Two Marys.');
+    expect((await client.get(`/v1/ontology/nodes/${created[1]}`)).status).to.equal(200);
+  });
+
   it('graph explorer: typeahead, the neighbourhood drawn node for node, a click re-centres', async () => {
     const t = await newTenant();
     const client = as(t.api_key);

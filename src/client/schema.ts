@@ -324,7 +324,7 @@ export interface paths {
   "/v1/ontology/merges": {
     /**
      * Pending person-merge candidates, newest first
-     * @description Pending candidates proposed by the person resolver, with match reasons and confidence. `limit` up to 1000 (default 100).
+     * @description Pending candidates proposed by the person resolver, with match reasons and confidence. `status` lists another status instead, latest resolution first (`applied`: merges that can be undone). `limit` up to 1000 (default 100).
      *
      * Requires the `ontology:read` scope.
      */
@@ -347,6 +347,24 @@ export interface paths {
      * Requires the `ontology:write` scope.
      */
     post: operations["rejectMerge"];
+  };
+  "/v1/ontology/merges/{id}": {
+    /**
+     * One merge candidate and its history
+     * @description The candidate, whatever its status, with every action taken on it: merged or rejected, then unmerged.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["getMerge"];
+  };
+  "/v1/ontology/merges/{id}/unmerge": {
+    /**
+     * Undo an applied merge
+     * @description Restores the merged-away node as it was, moves the edges the merge re-pointed back to it, revives the edges it removed, and takes the merge's contribution out of the survivor's properties (edits made since stand). Edges created on the survivor after the merge stay there and are listed for the reviewer. The candidate becomes `unmerged`, its history gains an `unmerged` action, and the resolver proposes the pair again only once its evidence changes. The body is optional; `notes` at most 2000 characters.
+     *
+     * Requires the `ontology:write` scope.
+     */
+    post: operations["unmergeMerge"];
   };
   "/v1/ontology/search": {
     /**
@@ -1516,10 +1534,10 @@ export interface components {
       /** Format: uuid */
       id: string;
       /**
-       * @description superseded: one of the two nodes was merged away or deleted before a reviewer decided.
+       * @description superseded: one of the two nodes was merged away or deleted before a reviewer decided; unmerged: the merge was applied, then undone.
        * @enum {string}
        */
-      status: "pending" | "applied" | "rejected" | "superseded";
+      status: "pending" | "applied" | "rejected" | "superseded" | "unmerged";
       match_reasons: ("email_match" | "normalized_name_match")[];
       confidence_score: number;
       /**
@@ -1561,7 +1579,7 @@ export interface components {
       /** Format: uuid */
       candidate_id: string;
       /** @enum {string} */
-      action: "merged" | "rejected";
+      action: "merged" | "rejected" | "unmerged";
       /**
        * Format: uuid
        * @description null: the system (auto-merge).
@@ -1583,6 +1601,71 @@ export interface components {
     /** @default {} */
     MergeDecisionRequest: {
       notes?: string | null;
+    };
+    MergeHistory: {
+      candidate: components["schemas"]["MergeCandidate"];
+      /** @description Oldest first. */
+      actions: components["schemas"]["MergeAction"][];
+    };
+    UnmergeResponse: {
+      candidate: components["schemas"]["MergeCandidate"];
+      action: components["schemas"]["MergeAction"];
+      unmerge: components["schemas"]["UnmergeSummary"];
+    };
+    UnmergeSummary: {
+      survivor: components["schemas"]["NodeResponse"];
+      /** @description The merged-away node, live again as it was before the merge. */
+      restored: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        workspace_id: string;
+        type: string;
+        name: string;
+        properties: {
+          [key: string]: unknown;
+        };
+        importance_score: number;
+        base_salience: number;
+        reference_count: number;
+        /** Format: uuid */
+        connection_id: string | null;
+        has_embedding: boolean;
+        /** @description Only with ?include_embedding=true on GET by id. */
+        embedding?: number[];
+        /** Format: date-time */
+        last_touch_at: string;
+        /** Format: date-time */
+        created_at: string;
+        /** Format: date-time */
+        updated_at: string;
+        is_deleted: boolean;
+      };
+      /** @description Edges the merge had re-pointed, back on the restored node. */
+      edges_restored: string[];
+      /** @description Edges the merge had soft-deleted (duplicates, or between the two nodes), live again. */
+      edges_undeleted: string[];
+      /** @description Edges the merge moved or removed that were changed or deleted since: left as they are. */
+      edges_not_restored: {
+          /** Format: uuid */
+          id: string;
+          reason: string;
+        }[];
+      /** @description Edges created on the survivor after the merge: they stay there, for the reviewer to reassign (oldest first, at most 1000). */
+      edges_left_on_survivor: components["schemas"]["MergeEdgeLeft"][];
+      /** @description Properties the merge gave the survivor that were edited since: the edits stand. */
+      survivor_properties_kept: string[];
+    };
+    MergeEdgeLeft: {
+      /** Format: uuid */
+      id: string;
+      type: string;
+      /** Format: uuid */
+      source_node_id: string;
+      /** Format: uuid */
+      target_node_id: string;
+      /** Format: date-time */
+      created_at: string;
     };
     HybridSearchResponse: {
       results: {
@@ -7822,13 +7905,15 @@ export interface operations {
   };
   /**
    * Pending person-merge candidates, newest first
-   * @description Pending candidates proposed by the person resolver, with match reasons and confidence. `limit` up to 1000 (default 100).
+   * @description Pending candidates proposed by the person resolver, with match reasons and confidence. `status` lists another status instead, latest resolution first (`applied`: merges that can be undone). `limit` up to 1000 (default 100).
    *
    * Requires the `ontology:read` scope.
    */
   listMerges: {
     parameters: {
       query?: {
+        /** @description Which candidates: pending (the queue, both nodes live, newest first) by default; another status lists those candidates, latest resolution first (applied: the merges that can be undone). */
+        status?: "pending" | "applied" | "rejected" | "superseded" | "unmerged";
         limit?: number;
         offset?: number | null;
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
@@ -8244,6 +8329,280 @@ export interface operations {
         };
       };
       /** @description No worker applied the decision in time; it may still apply, so read the queue before retrying; or The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One merge candidate and its history
+   * @description The candidate, whatever its status, with every action taken on it: merged or rejected, then unmerged.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  getMerge: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description One merge candidate and its history */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["MergeHistory"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown merge candidate, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Undo an applied merge
+   * @description Restores the merged-away node as it was, moves the edges the merge re-pointed back to it, revives the edges it removed, and takes the merge's contribution out of the survivor's properties (edits made since stand). Edges created on the survivor after the merge stay there and are listed for the reviewer. The candidate becomes `unmerged`, its history gains an `unmerged` action, and the resolver proposes the pair again only once its evidence changes. The body is optional; `notes` at most 2000 characters.
+   *
+   * Requires the `ontology:write` scope.
+   */
+  unmergeMerge: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *   "notes": "Two people after all: father and son."
+         * }
+         */
+        "application/json": components["schemas"]["MergeDecisionRequest"];
+      };
+    };
+    responses: {
+      /** @description Undo an applied merge */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["UnmergeResponse"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown merge candidate, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Not an applied merge (pending, rejected, superseded), already undone, or it cannot be undone (the survivor or the merged-away node was deleted or changed since); `detail` says why */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
       504: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -3,7 +3,7 @@ import { iso } from '../platform/dates';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { CandidateStatus } from './entities';
 import { MergeCandidate } from './entities';
-import type { MatchReason } from './person-rules';
+import type { MatchReason, PairEvidence } from './person-rules';
 import type { MergeCandidate as CandidateResponse } from './schemas';
 
 // Every statement runs in the caller's unit of work, so row-level security scopes it to one workspace.
@@ -63,6 +63,22 @@ export async function listPendingCandidates(
      ORDER BY c.created_at DESC, c.id DESC
      LIMIT $1 OFFSET $2`,
     [page.limit, page.offset],
+  );
+  return rows.map(toCandidate);
+}
+
+/** Candidates of one resolved status (applied, say), latest resolution first. */
+export async function listResolvedCandidates(
+  m: EntityManager,
+  query: { status: Exclude<CandidateStatus, 'pending'>; limit: number; offset: number },
+): Promise<CandidateResponse[]> {
+  const rows = await queryRows<CandidateRow>(
+    m,
+    `${CANDIDATE_SELECT}
+     WHERE c.workspace_id = weft_current_workspace() AND c.status = $1
+     ORDER BY c.resolved_at DESC NULLS LAST, c.id DESC
+     LIMIT $2 OFFSET $3`,
+    [query.status, query.limit, query.offset],
   );
   return rows.map(toCandidate);
 }
@@ -129,7 +145,9 @@ export async function supersedeCandidatesOf(
 /**
  * Inserts the candidate for this pair, or refreshes its reasons and score while it is still
  * pending. A pair that was ever resolved (rejected, applied, superseded) is left alone and
- * yields nothing: the unique pair index makes "never proposed again" hold for good.
+ * yields nothing: the unique pair index makes "never proposed again" hold for good. An unmerged
+ * candidate is outside that index, so a pair whose merge was undone gets a new candidate: the
+ * resolver asks only when the pair's evidence has changed since (`unmergedEvidenceFor`).
  */
 export async function upsertCandidate(
   m: EntityManager,
@@ -141,7 +159,7 @@ export async function upsertCandidate(
     `INSERT INTO merge_candidates (workspace_id, survivor_node_id, duplicate_node_id, match_reasons, confidence_score)
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (workspace_id, LEAST(survivor_node_id, duplicate_node_id),
-       GREATEST(survivor_node_id, duplicate_node_id))
+       GREATEST(survivor_node_id, duplicate_node_id)) WHERE status <> 'unmerged'
      DO UPDATE SET match_reasons = EXCLUDED.match_reasons, confidence_score = EXCLUDED.confidence_score,
        updated_at = now()
        WHERE merge_candidates.status = 'pending'
@@ -158,4 +176,31 @@ export async function pairIsLive(m: EntityManager, candidate: MergeCandidate): P
     [[candidate.survivorNodeId, candidate.duplicateNodeId]],
   );
   return row?.live === 2;
+}
+
+/**
+ * For each node paired with `nodeId` by an undone merge, the evidence the pair had when it was
+ * undone (the latest such merge's).
+ */
+export async function unmergedEvidenceFor(m: EntityManager, nodeId: string): Promise<Map<string, PairEvidence>> {
+  const rows = await queryRows<{ other_id: string; evidence: PairEvidence }>(
+    m,
+    `SELECT DISTINCT ON (other_id) other_id, evidence FROM (
+       SELECT CASE WHEN survivor_node_id = $1 THEN duplicate_node_id ELSE survivor_node_id END AS other_id,
+              unmerged_evidence AS evidence, updated_at
+       FROM merge_candidates
+       WHERE status = 'unmerged' AND unmerged_evidence IS NOT NULL
+         AND (survivor_node_id = $1 OR duplicate_node_id = $1)
+     ) undone
+     ORDER BY other_id, updated_at DESC`,
+    [nodeId],
+  );
+  return new Map(rows.map((row) => [row.other_id, row.evidence]));
+}
+
+/** The candidate's merge was undone: it leaves the pair index, keeping the evidence it had. */
+export async function markUnmerged(m: EntityManager, candidateId: string, evidence: PairEvidence): Promise<void> {
+  await m
+    .getRepository(MergeCandidate)
+    .update({ id: candidateId }, { status: 'unmerged', unmergedEvidence: evidence, updatedAt: () => 'now()' });
 }

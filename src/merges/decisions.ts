@@ -8,7 +8,7 @@ import { findCandidateResponse, lockCandidate, resolveCandidate, supersedeCandid
 import type { MergeCandidate } from './entities';
 import { MergeAction } from './entities';
 import { PairNotLiveError } from './errors';
-import { foldEdges, foldNodes, lockLivePair } from './merge-apply';
+import { foldEdges, foldNodes, lockLivePair, transactionTime } from './merge-apply';
 import type { MergeAction as ActionResponse, MergeDecisionResponse, MergeSummary } from './schemas';
 
 // A decision on one candidate, in the caller's transaction (knowledge-graph-service-api.md §3: "merge runs in the same
@@ -17,7 +17,7 @@ import type { MergeAction as ActionResponse, MergeDecisionResponse, MergeSummary
 
 type ActionKind = MergeAction['action'];
 
-const toAction = (action: MergeAction): ActionResponse => ({
+export const toAction = (action: MergeAction): ActionResponse => ({
   id: action.id,
   candidate_id: action.candidateId,
   action: action.action,
@@ -26,19 +26,19 @@ const toAction = (action: MergeAction): ActionResponse => ({
   created_at: action.createdAt.toISOString(),
 });
 
-async function lockedCandidate(m: EntityManager, candidateId: string): Promise<MergeCandidate> {
+export async function lockedCandidate(m: EntityManager, candidateId: string): Promise<MergeCandidate> {
   const candidate = await lockCandidate(m, candidateId);
   if (!candidate) throw new NotFoundError('Merge candidate not found');
   return candidate;
 }
 
-async function candidateResponse(m: EntityManager, candidateId: string) {
+export async function candidateResponse(m: EntityManager, candidateId: string) {
   const candidate = await findCandidateResponse(m, candidateId);
   if (!candidate) throw new NotFoundError('Merge candidate not found');
   return candidate;
 }
 
-function recordAction(
+export function recordAction(
   m: EntityManager,
   input: {
     candidate: MergeCandidate;
@@ -96,8 +96,11 @@ async function replayOrConflict(
   wanted: ActionKind,
   performedBy: string | null,
 ): Promise<MergeDecisionResponse> {
-  const action = await m.getRepository(MergeAction).findOneBy({ candidateId: candidate.id });
-  if (action?.action === wanted && action.performedBy === performedBy) return responseOf(m, candidate, action);
+  const action = await m.getRepository(MergeAction).findOneBy({ candidateId: candidate.id, action: wanted });
+  const resolvedAs = wanted === 'merged' ? 'applied' : 'rejected';
+  if (action && candidate.status === resolvedAs && action.performedBy === performedBy) {
+    return responseOf(m, candidate, action);
+  }
   throw new ConflictError(`Merge candidate is already ${candidate.status}`);
 }
 
@@ -120,7 +123,8 @@ export async function rejectCandidate(
 /**
  * The merge: both nodes locked and live (else PairNotLiveError), the duplicate's edges folded into
  * the survivor and the duplicate into the survivor (merge-apply.ts), the candidate applied, every
- * other pending candidate naming the duplicate superseded, and the action row written.
+ * other pending candidate naming the duplicate superseded, and the action row written with what
+ * the merge changed (`details.undo`), so that it can be undone.
  */
 export async function mergeCandidate(
   m: EntityManager,
@@ -133,8 +137,9 @@ export async function mergeCandidate(
   const pair = await lockLivePair(m, { survivorId, duplicateId });
   if (!pair) throw new PairNotLiveError();
 
+  const mergedAt = await transactionTime(m);
   const edges = await foldEdges(m, { workspaceId, survivorId, duplicateId });
-  await foldNodes(m, { ...pair, importance: input.importance });
+  const combined = await foldNodes(m, { ...pair, importance: input.importance });
   await resolveCandidate(m, candidate.id, 'applied');
   const superseded = await supersedeCandidatesOf(m, {
     workspaceId,
@@ -147,7 +152,19 @@ export async function mergeCandidate(
     action: 'merged',
     performedBy: input.performedBy,
     notes: input.notes,
-    details: { edges_repointed: edges.repointed, edges_removed: edges.removed, superseded_candidate_ids: superseded },
+    details: {
+      edges_repointed: edges.repointed,
+      edges_removed: edges.removed,
+      superseded_candidate_ids: superseded,
+      // Everything an unmerge needs to put back (unmerge-apply.ts).
+      undo: {
+        merged_at: mergedAt,
+        survivor_properties_before: pair.survivor.properties,
+        survivor_properties_after: combined,
+        repointed_edges: edges.repointedEdges,
+        removed_edges: edges.removedEdges,
+      },
+    },
   });
   return responseOf(m, candidate, action);
 }

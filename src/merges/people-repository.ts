@@ -24,6 +24,19 @@ export function loadLiveNodeKeys(m: EntityManager, nodeId: string): Promise<Pers
   );
 }
 
+/** Both nodes' matching keys, dead or alive: the evidence of a pair (person-rules.ts pairEvidence). */
+export function loadPairKeys(
+  m: EntityManager,
+  ids: [string, string],
+): Promise<{ id: string; name_key: string | null; email_key: string | null }[]> {
+  return queryRows(
+    m,
+    `SELECT id, weft_person_name_key(name) AS name_key, weft_person_email_key(properties) AS email_key
+     FROM nodes WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+}
+
 export interface PersonMatch {
   id: string;
   created_at: Date;

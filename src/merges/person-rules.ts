@@ -36,6 +36,35 @@ export function scoreMatch(match: { email: boolean; name: boolean }): { reasons:
 }
 
 /**
+ * What a pair's match rests on: its reasons and score and the keys that matched (null for a key
+ * that did not). An undone merge keeps it (`merge_candidates.unmerged_evidence`), and the resolver
+ * proposes that pair again only once its evidence differs: same reasons over another email, say.
+ */
+export interface PairEvidence {
+  reasons: MatchReason[];
+  score: number;
+  email_key: string | null;
+  name_key: string | null;
+}
+
+/** The evidence of a pair from both nodes' keys (`weft_person_email_key`, `weft_person_name_key`). */
+export function pairEvidence(
+  a: { email_key: string | null; name_key: string | null },
+  b: { email_key: string | null; name_key: string | null },
+): PairEvidence {
+  const email = a.email_key !== null && a.email_key === b.email_key ? a.email_key : null;
+  const name = a.name_key !== null && a.name_key === b.name_key ? a.name_key : null;
+  const scored = scoreMatch({ email: email !== null, name: name !== null });
+  return { reasons: scored?.reasons ?? [], score: scored?.score ?? 0, email_key: email, name_key: name };
+}
+
+export const sameEvidence = (a: PairEvidence, b: PairEvidence): boolean =>
+  a.score === b.score &&
+  a.email_key === b.email_key &&
+  a.name_key === b.name_key &&
+  a.reasons.join(',') === b.reasons.join(',');
+
+/**
  * Auto-merge only when the workspace enables it and the score reaches its threshold (knowledge-graph-service-api.md
  * §3).
  */

@@ -14,17 +14,26 @@ import { LIMITS } from '../rules/limits';
 import {
   candidateStatus,
   listPendingCandidates,
+  listResolvedCandidates,
   lockCandidate,
   pairIsLive,
   supersedeIfPending,
+  unmergedEvidenceFor,
   upsertCandidate,
 } from './candidates-repository';
 import { mergeCandidate, rejectCandidate } from './decisions';
 import { PairNotLiveError } from './errors';
 import { findMatchingPeople, loadLiveNodeKeys, tenantOfWorkspace } from './people-repository';
-import { scoreMatch, shouldAutoMerge } from './person-rules';
-import type { MergeDecisionBody, MergeDecisionResponse, MergeListQuery } from './schemas';
+import { pairEvidence, sameEvidence, scoreMatch, shouldAutoMerge } from './person-rules';
+import type {
+  MergeDecisionBody,
+  MergeDecisionResponse,
+  MergeHistory,
+  MergeListQuery,
+  UnmergeResponse,
+} from './schemas';
 import type { MergeDecision, MergeWorkflowInput, ResolvePersonInput, ResolvePersonResult } from './types';
+import { candidateHistory, unmergeCandidate } from './unmerge';
 import { decideMergeUpdate, mergeCandidateWorkflow } from './workflow';
 
 const skipped = (status: ResolvePersonResult['status']): ResolvePersonResult => ({
@@ -123,7 +132,32 @@ export function createMergeService(deps: {
 
   return {
     list: (principal: Principal, query: MergeListQuery) =>
-      uow(scopeOf(principal), (m) => listPendingCandidates(m, query)),
+      uow(scopeOf(principal), (m) =>
+        query.status === 'pending'
+          ? listPendingCandidates(m, query)
+          : listResolvedCandidates(m, { ...query, status: query.status }),
+      ),
+
+    /** One candidate (of the caller's workspace, else 404) with every action taken on it. */
+    get: (principal: Principal, candidateId: string): Promise<MergeHistory> =>
+      uow(scopeOf(principal), (m) => candidateHistory(m, candidateId)),
+
+    /**
+     * Undoes an applied merge (issue 31 part 3) as the caller, in one transaction under the
+     * workspace's unit of work: the candidate's review workflow ended with the merge (an
+     * auto-merge never had one), so unlike a decision there is no workflow to deliver it to.
+     * The candidate's row lock serialises it with anything else done to the candidate.
+     */
+    unmerge: (principal: Principal, candidateId: string, body: MergeDecisionBody): Promise<UnmergeResponse> =>
+      uow(scopeOf(principal), async (m) => {
+        const { importance } = await readOntologyConfig(m);
+        return unmergeCandidate(m, {
+          candidateId,
+          performedBy: principal.userId,
+          notes: body.notes ?? null,
+          importance,
+        });
+      }),
 
     approve: (principal: Principal, candidateId: string, body: MergeDecisionBody): Promise<MergeDecisionResponse> =>
       decide(principal, candidateId, 'approve', body),
@@ -157,10 +191,25 @@ export function createMergeService(deps: {
           node,
           limit: LIMITS.merges.matchesPerNode,
         });
+        // Pairs whose merge was undone are proposed again only once their evidence has changed.
+        const undone = await unmergedEvidenceFor(m, node.id);
         const candidates: { id: string; score: number }[] = [];
         for (const match of matches) {
           const scored = scoreMatch(match);
           if (!scored) continue;
+          const before = undone.get(match.id);
+          if (
+            before &&
+            sameEvidence(
+              before,
+              pairEvidence(node, {
+                email_key: match.email ? node.email_key : null,
+                name_key: match.name ? node.name_key : null,
+              }),
+            )
+          ) {
+            continue;
+          }
           const nodeIsOlder =
             node.created_at.getTime() < match.created_at.getTime() ||
             (node.created_at.getTime() === match.created_at.getTime() && node.id < match.id);

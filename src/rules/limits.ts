@@ -123,7 +123,14 @@ export const LIMITS = {
   // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
   // one resolver pass may propose (a very common name must not flood the queue), and how long a
   // decision waits for a worker to apply it before the API answers 504.
-  merges: { list: { default: 100, max: 1000 }, notesChars: 2000, matchesPerNode: 50, decisionWaitMs: 10_000 },
+  merges: {
+    list: { default: 100, max: 1000 },
+    notesChars: 2000,
+    matchesPerNode: 50,
+    decisionWaitMs: 10_000,
+    // Edges created on the survivor after a merge that an unmerge lists for the reviewer (oldest first).
+    unmergeEdgesListed: 1000,
+  },
   // Not in the contract: payloads per codec-server request (the Temporal UI sends one event's worth).
   temporalCodecPayloads: 1000,
   // Not in the contract: outbox delivery. A failed row waits 5 s, 10 s, 20 s … (at most 10 min) before
