@@ -2065,6 +2065,84 @@ export interface components {
         step_no: number;
         tool: string;
         input?: unknown;
+        /** @description The rule’s approvers, when it named a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /**
+         * Format: date-time
+         * @description The rule’s deadline, when it set one.
+         */
+        expires_at?: string;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.voted";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        /** Format: uuid */
+        user_id: string;
+        /** @enum {string} */
+        decision: "APPROVED" | "REJECTED" | "RESPOND";
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.escalated";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        escalations: number;
+        approvers: components["schemas"]["ApprovalApprovers"];
+        /** Format: date-time */
+        expires_at: string | null;
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2099,6 +2177,11 @@ export interface components {
         /** Format: uuid */
         resolved_by: string | null;
         notes: string | null;
+        /**
+         * @description Its deadline decided it (`approval_expired` when rejected).
+         * @enum {boolean}
+         */
+        expired?: true;
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2179,6 +2262,12 @@ export interface components {
         link: "own" | "head";
       }) | null;
     });
+    ApprovalApprovers: ({
+      /** @description How many distinct people must approve; one rejection rejects. */
+      min: number;
+      /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+      from: string[] | "any_member";
+    }) | null;
     DispatchRunResponse: {
       /** Format: uuid */
       execution_id: string;
@@ -2441,6 +2530,32 @@ export interface components {
         rule: number | null;
         /** @description Why the rule’s input filter failed (it then counted as matched). */
         filter_error?: string;
+        /** @description The rule’s approvers, when it asked for approval with a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description The rule’s deadline, when it asked for approval with one. */
+        deadline?: {
+          /** @description Seconds from the request (and from each escalation) until the deadline. */
+          after_seconds: number;
+          /**
+           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+           * @enum {string}
+           */
+          on_expiry: "reject" | "approve" | "escalate";
+          /** @description `escalate` only, and required there: the approvers after it. */
+          escalate_to?: {
+            /** @description How many distinct people must approve; one rejection rejects. */
+            min: number;
+            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+            from: string[] | "any_member";
+          };
+          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+          max_escalations?: number;
+        };
       }) | null;
       /** Format: date-time */
       started_at: string | null;
@@ -2487,6 +2602,63 @@ export interface components {
       requested_at: string;
       /** Format: date-time */
       resolved_at: string | null;
+      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
+      policy_decision: ({
+        version: number;
+        /** @description The index of the rule; null: the default action. */
+        rule: number | null;
+      }) | null;
+      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
+      approvers: ({
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      }) | null;
+      /** @description The rule’s deadline, if it set one. */
+      deadline: ({
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
+       */
+      expires_at: string | null;
+      /** @description How many times the deadline escalated it. */
+      escalations: number;
+      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
+      expired: boolean;
+      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
+      votes: ({
+          /** Format: uuid */
+          user_id: string;
+          /** @enum {string} */
+          decision: "APPROVED" | "REJECTED" | "RESPOND";
+          credential: {
+            /** @enum {string} */
+            kind: "user_jwt" | "api_key" | "mcp_token";
+            /** Format: uuid */
+            id: string | null;
+          };
+          notes: string | null;
+          /** Format: date-time */
+          voted_at: string;
+        })[];
     };
     RunAudit: {
       steps: components["schemas"]["RunAuditLink"][];
@@ -2509,10 +2681,10 @@ export interface components {
     RunAuditLink: {
       seq: number;
       /** @enum {string} */
-      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN";
+      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN" | "VOTE";
       /**
        * Format: uuid
-       * @description The step or approval the link covers; for RERUN, the rerun itself.
+       * @description The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote.
        */
       ref_id: string;
       /** @description What was hashed, recomputed from that row now. */
@@ -2534,6 +2706,13 @@ export interface components {
       decision: "APPROVED" | "REJECTED" | "RESPOND";
       /** Format: uuid */
       execution_id: string;
+      /**
+       * @description The approval’s status after this decision: `pending` while a quorum is short.
+       * @enum {string}
+       */
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+      /** @description How many more approving votes the quorum needs (0 once decided). */
+      approvals_remaining: number;
     };
     ResolveApprovalRequest: {
       /**
@@ -2592,6 +2771,32 @@ export interface components {
       };
       /** @enum {string} */
       action: "allow" | "require_approval" | "block";
+      /** @description `require_approval` only: who must approve (a quorum); anyone allowed to resolve, once, when absent. */
+      approvers?: {
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      };
+      /** @description `require_approval` only: when nobody decided in time. */
+      deadline?: {
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      };
     };
     ApprovalRulesPut: {
       /** @description Checked in order; the first that matches decides. */
