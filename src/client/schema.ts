@@ -607,7 +607,7 @@ export interface paths {
   "/v1/runs/{execution_id}/events": {
     /**
      * The run’s events: replayed, then live, until `run.finished` (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
      *
      * Requires the `runs:read` scope.
      */
@@ -634,7 +634,7 @@ export interface paths {
   "/v1/approvals": {
     /**
      * Approvals of the workspace, newest first
-     * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+     * @description Each with its step (tool, input), execution_id and requested_at, the rule that asked for it (`policy_decision`), its deadline (`expires_at`, `deadline`, `escalations`, `expired`), its approvers and the `votes` so far; filter by `status`. `limit` up to 200 (default 50).
      *
      * Requires the `runs:read` scope.
      */
@@ -643,7 +643,7 @@ export interface paths {
   "/v1/approvals/{approval_id}": {
     /**
      * One approval
-     * @description The approval with its step (tool, input), status, and who resolved it and when.
+     * @description The approval with its step (tool, input), status, who resolved it and when, the rule that asked for it, its deadline (`expires_at`) and, with approvers, each vote.
      *
      * Requires the `runs:read` scope.
      */
@@ -651,8 +651,8 @@ export interface paths {
   };
   "/v1/approvals/{approval_id}/resolve": {
     /**
-     * Approve or reject a pending approval
-     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+     * Approve, reject or respond to a pending approval, or vote on one that needs several approvers
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` (a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 `already_voted` for a second vote), the separation rules apply to each vote, the approval stays `pending` until `min` distinct people approved (`approvals_remaining`), and one rejection (or RESPOND) decides at once; an edited `input` needs `min` 1.
      *
      * Requires the `approvals:write` scope.
      */
@@ -677,14 +677,14 @@ export interface paths {
   "/v1/approval-policies": {
     /**
      * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
-     * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+     * @description Ordered rules `{match: {tool, agent?, input_filter?}, action, approvers?, deadline?}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. A `require_approval` rule may name `approvers` (`min` distinct people `from` a list of members or `any_member`) and a `deadline` (`after_seconds`, `on_expiry`: `reject`, `approve` or `escalate` to `escalate_to` at most `max_escalations` times), fixed on the approval when it is requested. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
      *
      * Requires the `runs:read` scope.
      */
     get: operations["getApprovalRules"];
     /**
      * Replace the workspace’s approval rules (a new version)
-     * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+     * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. `approvers` and `deadline` go on `require_approval` rules only; `from` must list members and hold at least `min` people; `after_seconds` is 1 to 2592000; `escalate_to` goes with `on_expiry: escalate` only (422 otherwise). Needs `approval_policies:manage`, which MCP tokens never hold.
      *
      * Requires the `approval_policies:manage` scope.
      */
@@ -857,7 +857,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -13068,7 +13068,7 @@ export interface operations {
   };
   /**
    * The run’s events: replayed, then live, until `run.finished` (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
    *
    * Requires the `runs:read` scope.
    */
@@ -13428,7 +13428,7 @@ export interface operations {
   };
   /**
    * Approvals of the workspace, newest first
-   * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+   * @description Each with its step (tool, input), execution_id and requested_at, the rule that asked for it (`policy_decision`), its deadline (`expires_at`, `deadline`, `escalations`, `expired`), its approvers and the `votes` so far; filter by `status`. `limit` up to 200 (default 50).
    *
    * Requires the `runs:read` scope.
    */
@@ -13539,7 +13539,7 @@ export interface operations {
   };
   /**
    * One approval
-   * @description The approval with its step (tool, input), status, and who resolved it and when.
+   * @description The approval with its step (tool, input), status, who resolved it and when, the rule that asked for it, its deadline (`expires_at`) and, with approvers, each vote.
    *
    * Requires the `runs:read` scope.
    */
@@ -13650,8 +13650,8 @@ export interface operations {
     };
   };
   /**
-   * Approve or reject a pending approval
-   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+   * Approve, reject or respond to a pending approval, or vote on one that needs several approvers
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` (a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 `already_voted` for a second vote), the separation rules apply to each vote, the approval stays `pending` until `min` distinct people approved (`approvals_remaining`), and one rejection (or RESPOND) decides at once; an edited `input` needs `min` 1.
    *
    * Requires the `approvals:write` scope.
    */
@@ -13677,7 +13677,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Approve or reject a pending approval */
+      /** @description Approve, reject or respond to a pending approval, or vote on one that needs several approvers */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13708,7 +13708,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its user, where the approval policy wants another member); the detail says why; or The credential lacks the `approvals:write` scope */
+      /** @description approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its user, where the approval policy wants another member), or not_an_approver (not in the rule’s `approvers.from`); the detail says why; or The credential lacks the `approvals:write` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13728,7 +13728,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Already resolved (or cancelled), or its run has finished */
+      /** @description Already resolved (or cancelled), its run has finished, its deadline has passed (approval_expired), or the caller voted on it already (already_voted) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14072,7 +14072,7 @@ export interface operations {
   };
   /**
    * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
-   * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+   * @description Ordered rules `{match: {tool, agent?, input_filter?}, action, approvers?, deadline?}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. A `require_approval` rule may name `approvers` (`min` distinct people `from` a list of members or `any_member`) and a `deadline` (`after_seconds`, `on_expiry`: `reject`, `approve` or `escalate` to `escalate_to` at most `max_escalations` times), fixed on the approval when it is requested. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
    *
    * Requires the `runs:read` scope.
    */
@@ -14181,7 +14181,7 @@ export interface operations {
   };
   /**
    * Replace the workspace’s approval rules (a new version)
-   * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+   * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. `approvers` and `deadline` go on `require_approval` rules only; `from` must list members and hold at least `min` people; `after_seconds` is 1 to 2592000; `escalate_to` goes with `on_expiry: escalate` only (422 otherwise). Needs `approval_policies:manage`, which MCP tokens never hold.
    *
    * Requires the `approval_policies:manage` scope.
    */
@@ -14210,6 +14210,20 @@ export interface operations {
          *         "input_filter": "top_k > `20`"
          *       },
          *       "action": "require_approval"
+         *     },
+         *     {
+         *       "match": {
+         *         "tool": "agent.record_finding"
+         *       },
+         *       "action": "require_approval",
+         *       "approvers": {
+         *         "min": 2,
+         *         "from": "any_member"
+         *       },
+         *       "deadline": {
+         *         "after_seconds": 86400,
+         *         "on_expiry": "reject"
+         *       }
          *     }
          *   ],
          *   "default_action": "allow"
@@ -16644,7 +16658,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {
