@@ -217,6 +217,14 @@ describe('approval quorum (issue 32 part 4)', function () {
     expect(approval.approvers).to.deep.equal({ min: 2, from });
     expect(approval.votes).to.deep.equal([]);
 
+    // Voters approve the input as asked: an edit needs a quorum of one.
+    const edit = await as(a!.user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+      input: { name: 'edited' },
+    });
+    expect(edit.status).to.equal(422);
+    expect(edit.body.detail[0].loc).to.deep.equal(['body', 'input']);
+
     const outside = await resolve(as(outsider!.user_jwt), approval.approval_id);
     expect(outside.status).to.equal(403);
     expect(outside.body.detail.error).to.equal('not_an_approver');
