@@ -19,6 +19,8 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
     decideStepPolicy: (input: StepRef) => runs.decidePolicy(input.workspaceId, input.executionId, input.stepNo),
     requestRunApproval: (input: StepRef) => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo),
     runApprovalState: (input: StepRef) => runs.approvalState(input.workspaceId, input.executionId, input.stepNo),
+    /** Issue 32 part 3: the approval's deadline outcome once it is due. */
+    expireRunApproval: (input: StepRef) => runs.expireApproval(input.workspaceId, input.executionId, input.stepNo),
     resumeRun: (input: RunRef) => runs.resume(input.workspaceId, input.executionId),
     /** Heartbeating: a worker killed mid-step is noticed within seconds and the step retried by its key. */
     runStep: async (input: StepRef) => {

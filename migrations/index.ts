@@ -44,6 +44,7 @@ import { KeywordSearch1763780012400 } from './1763780012400-keyword-search';
 import { Communities1763780012410 } from './1763780012410-communities';
 import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
 import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
+import { ApprovalDeadlinesQuorum1763780013000 } from './1763780013000-approval-deadlines-quorum';
 import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -94,5 +95,6 @@ export const migrations = [
   Communities1763780012410,
   ApprovalRules1763780012600,
   ApprovalEdits1763780012610,
+  ApprovalDeadlinesQuorum1763780013000,
   MergeUndo1763780013200,
 ];

@@ -161,6 +161,66 @@ describe('record workflow histories into test/histories', function () {
     await record('run-llm-responded', `run-${id}`);
   });
 
+  /** Puts rules that gate `agent.start_session` with `extra`, dispatches it and answers the pending approval. */
+  async function gatedByRules(apiKey: string, userJwt: string, extra: Record<string, unknown>) {
+    const rules = {
+      rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval', ...extra }],
+      default_action: 'allow',
+    };
+    const put = await client(userJwt).put('/v1/approval-policies', rules);
+    expect(put.status, put.text).to.equal(200);
+    const c = client(apiKey);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'agent.start_session', input: { name: 'gated by the rules' } }] },
+    });
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    return { id, approvalId: waiting.approvals[0].approval_id as string };
+  }
+
+  const finish = (apiKey: string, id: string) =>
+    runUntil(client(apiKey), id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+
+  it('issue 32 deadlines: a playbook step whose approval nobody decides, rejected by its deadline', async () => {
+    const { api_key, user_jwt } = await newTenant(7);
+    const { id } = await gatedByRules(api_key, user_jwt, { deadline: { after_seconds: 2, on_expiry: 'reject' } });
+    const run = await finish(api_key, id);
+    expect(run.error.code).to.equal('approval_expired');
+    await record('run-playbook-deadline-rejected', `run-${id}`);
+  });
+
+  it('issue 32 deadlines: an approval escalated by its deadline, then approved by the new approver', async () => {
+    const { api_key, user_jwt, user_id, workspace_id } = await newTenant(7);
+    const colleague = await variant.stack.provisioning.bootstrap({ workspaceId: workspace_id });
+    const { id, approvalId } = await gatedByRules(api_key, user_jwt, {
+      approvers: { min: 1, from: [user_id] },
+      deadline: { after_seconds: 2, on_expiry: 'escalate', escalate_to: { min: 1, from: [colleague.user_id] } },
+    });
+    await runUntil(client(api_key), id, (run) => run.approvals[0]?.escalations === 1, 'the escalation');
+    const resolved = await client(colleague.user_jwt).post(`/v1/approvals/${approvalId}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    expect((await finish(api_key, id)).status).to.equal('SUCCEEDED');
+    await record('run-playbook-deadline-escalated', `run-${id}`);
+  });
+
+  it('issue 32 deadlines: a 2-of-3 quorum approves a playbook step', async () => {
+    const { api_key, user_jwt, workspace_id } = await newTenant(7);
+    const bootstrap = () => variant.stack.provisioning.bootstrap({ workspaceId: workspace_id });
+    const people = [await bootstrap(), await bootstrap(), await bootstrap()];
+    const { id, approvalId } = await gatedByRules(api_key, user_jwt, {
+      approvers: { min: 2, from: people.map((person) => person.user_id) },
+    });
+    for (const person of people.slice(0, 2)) {
+      const voted = await client(person.user_jwt).post(`/v1/approvals/${approvalId}/resolve`, { decision: 'APPROVED' });
+      expect(voted.status, voted.text).to.equal(200);
+    }
+    expect((await finish(api_key, id)).status).to.equal('SUCCEEDED');
+    await record('run-playbook-quorum-approved', `run-${id}`);
+  });
+
   it('a prompt on the local model, intent both', async () => {
     const { api_key } = await newTenant(10);
     const response = await client(api_key).post('/v1/ontology/prompt', {

@@ -7,6 +7,7 @@ import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { scheduleGone } from './helpers/run-schedules';
+import { finished, pendingApproval } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -250,6 +251,83 @@ describe('reviewer console: in a browser', function () {
       { what: 'the rejected run to fail', timeoutMs: 30_000 },
     );
     expect(read.error.code).to.equal('approval_rejected');
+  });
+
+  it('approvals (issue 32): the rule, deadline and votes; an edit in the form generated from the schema', async () => {
+    const t = await newTenant(10);
+    const rules = {
+      rules: [
+        {
+          match: { tool: 'ontology.search' },
+          action: 'require_approval',
+          approvers: { min: 1, from: [t.user_id] },
+          deadline: { after_seconds: 600, on_expiry: 'reject' },
+        },
+      ],
+      default_action: 'allow',
+    };
+    expect((await as(t.user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const dispatched = await as(t.api_key).post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'ontology.search', input: { query: 'Analytical Engine', top_k: 3 } }] },
+    });
+    const executionId = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(t.api_key), executionId);
+    const page = await signIn(t.user_jwt);
+    const card = `article[data-approval-id="${approval.approval_id}"]`;
+    await until(page, `document.querySelector('${card}')`);
+    expect(await textOf(page, `${card} .policy`)).to.contain('version 1, rule 0');
+    const deadline = await textOf(page, `${card} .deadline`);
+    expect(deadline).to.contain('if nobody decides by then, it is rejected');
+    expect(await page.$eval(`${card} .deadline time`, (el) => el.getAttribute('datetime'))).to.equal(
+      approval.expires_at,
+    );
+    expect(await textOf(page, `${card} .quorum`)).to.contain('0 of 1 approvals needed');
+
+    // The form has a field per property of the tool's input schema, filled with the input as asked.
+    await page.click(`${card} button.edit`);
+    await until(page, `document.querySelector('${card} .schema-form [data-field="top_k"] input')`);
+    const topK = `${card} .schema-form [data-field="top_k"] input`;
+    expect(await page.$eval(topK, (el) => (el as unknown as { type: string; value: string }).type)).to.equal('number');
+    expect(await page.$eval(topK, (el) => (el as unknown as { value: string }).value)).to.equal('3');
+    await page.$eval(topK, (el) => {
+      (el as unknown as { value: string }).value = '';
+    });
+    await page.type(topK, '2');
+    await shot(page, 'approval-edit');
+    await page.click(`${card} button.approve-edited`);
+    await until(page, `document.querySelector('${card} .message.ok')`);
+    expect(await textOf(page, `${card} .message`)).to.contain('Approved with your edits');
+    const run = await finished(as(t.api_key), executionId);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps[0].input).to.deep.equal({ query: 'Analytical Engine', top_k: 2 });
+    expect(run.approvals[0].edited_input).to.deep.equal({ query: 'Analytical Engine', top_k: 2 });
+    expect(run.approvals[0].votes.map((vote: any) => vote.user_id)).to.deep.equal([t.user_id]);
+  });
+
+  it('approvals (issue 32): RESPOND to an llm run from its card; the model gets the message', async () => {
+    const t = await newTenant(10);
+    const dispatched = await as(t.api_key).post('/v1/runs', {
+      agent: 'llm',
+      input: { goal: 'what is my balance', approval: 'all' },
+    });
+    const executionId = dispatched.body.execution_id;
+    const approval = await pendingApproval(as(t.api_key), executionId);
+    const page = await signIn(t.user_jwt);
+    const card = `article[data-approval-id="${approval.approval_id}"]`;
+    await until(
+      page,
+      `document.querySelector('${card} .responder') && !document.querySelector('${card} .responder').hidden`,
+    );
+    expect(await textOf(page, `${card} .policy`)).to.contain('the step itself');
+    await page.type(`${card} textarea.respond-message`, 'Your balance is ten credits.');
+    await page.click(`${card} button.respond`);
+    await until(page, `document.querySelector('${card} .message.ok')`);
+    expect(await textOf(page, `${card} .message`)).to.contain('Responded');
+    const run = await finished(as(t.api_key), executionId);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.approvals[0]).to.deep.include({ status: 'responded', response: 'Your balance is ten credits.' });
+    expect(run.output.answer).to.contain('Your balance is ten credits.');
   });
 
   it('merge queue: both people side by side with reasons and score; rejecting takes the candidate out', async () => {

@@ -121,6 +121,38 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect(after.series).to.equal(1);
   });
 
+  it('approval.requested carries the deadline and approvers an approval rule set (issue 32)', async () => {
+    const tenant = await newTenant(10);
+    const own = as(tenant.api_key, variant.stack.baseUrl);
+    const approvers = { min: 1, from: [tenant.user_id] };
+    const rules = {
+      rules: [
+        {
+          match: { tool: 'billing.credits_balance' },
+          action: 'require_approval',
+          approvers,
+          deadline: { after_seconds: 600, on_expiry: 'reject' },
+        },
+      ],
+      default_action: 'allow',
+    };
+    expect((await as(tenant.user_jwt, variant.stack.baseUrl).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const dispatched = await own.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: quick },
+      callback: { url: receiver.url('/deadline'), events: ['approval.requested'] },
+    });
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const approval = await pendingApproval(own, dispatched.body.execution_id);
+    const told = await eventually(async () => receiver.at('/deadline')[0], { what: 'approval.requested' });
+    expect(JSON.parse(told.body).data).to.deep.include({
+      approval_id: approval.approval_id,
+      expires_at: approval.expires_at,
+      approvers,
+    });
+    expect((await own.post(`/v1/runs/${dispatched.body.execution_id}/cancel`)).status).to.equal(200);
+  });
+
   it('tells a standing subscription approval.requested, then run.finished when the run is cancelled', async () => {
     const created = await client.post('/v1/run-callbacks', {
       url: receiver.url('/standing'),

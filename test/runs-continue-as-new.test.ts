@@ -104,4 +104,35 @@ describe('runs: a long approval wait continues as new (RUN_APPROVAL_RECHECKS_PER
     expect(run.output.answer).to.equal('billing.credits_balance answered: {"balance":3,"locked":false}');
     await expectBounded(id, runIds.slice(0, 1));
   });
+
+  it('a deadline survives continuing as new: it expires at the instant the row holds (issue 32)', async () => {
+    const { api_key, user_jwt } = await newTenant(3);
+    const client = as(api_key, variant.stack.baseUrl);
+    const rules = {
+      rules: [
+        {
+          match: { tool: 'billing.credits_balance' },
+          action: 'require_approval',
+          deadline: { after_seconds: 8, on_expiry: 'reject' },
+        },
+      ],
+      default_action: 'allow',
+    };
+    expect((await as(user_jwt, variant.stack.baseUrl).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const dispatched = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance' }] },
+    });
+    const id = dispatched.body.execution_id;
+    const approval = await pendingApproval(client, id);
+    // Re-checks every second, two per run: the 8 s wait spans several runs, each re-reading expires_at.
+    const runIds = await runsOf(id, 2);
+    expect(await workflow().getHandle(`run-${id}`).result()).to.deep.equal({ status: 'FAILED' });
+    const run = (await client.get(`/v1/runs/${id}`)).body;
+    expect(run.error.code).to.equal('approval_expired');
+    expect(run.approvals[0]).to.deep.include({ status: 'rejected', expired: true, expires_at: approval.expires_at });
+    const late = Date.parse(run.approvals[0].resolved_at) - Date.parse(approval.expires_at);
+    expect(late).to.be.within(0, 3000);
+    await expectBounded(id, runIds.slice(0, 1));
+  });
 });

@@ -179,6 +179,8 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
       approval_id: approval.approval_id,
       decision: 'APPROVED',
       execution_id: dispatched.body.execution_id,
+      status: 'approved',
+      approvals_remaining: 0,
     });
     const run = await finished(client, dispatched.body.execution_id);
     expect(run.status).to.equal('SUCCEEDED');

@@ -25,7 +25,7 @@ import { databaseActivity, databaseLocalActivity, planningActivity } from './act
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
-const { beginRun, decideStepPolicy, requestRunApproval, runApprovalState, resumeRun, finishRun } =
+const { beginRun, decideStepPolicy, requestRunApproval, runApprovalState, expireRunApproval, resumeRun, finishRun } =
   proxyLocalActivities<Activities>(databaseLocalActivity);
 const { planRunStep } = proxyActivities<Activities>(planningActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
@@ -104,11 +104,21 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
 const SETTLE_ON_GIVE_UP = 'run-settles-failed-on-give-up';
 /** Issue 32: each step is decided by the workspace's approval rules before it runs. */
 const APPROVAL_RULES = 'run-step-approval-rules';
+/**
+ * Issue 32 part 3: an approval with a deadline is waited on with a timer to its `expires_at` (read from
+ * the row, so a continued run waits for the same instant), then its outcome applied. Only approvals a
+ * rule gave a deadline take this path; histories before it never had one.
+ */
+const APPROVAL_DEADLINES = 'run-approval-deadlines';
+const CONTINUED_WAIT_KEPT = 'run-continued-wait-keeps-rule-approval';
+/** The least a deadline's timer waits: the worker's clock may run ahead of the database's. */
+const DEADLINE_MIN_WAIT_MS = 250;
 const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
 
 async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   const ref = { workspaceId: input.workspaceId, executionId: input.executionId };
   const recheck = `${input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds} seconds`;
+  const recheckMs = (input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds) * 1000;
   const rechecksPerRun = input.approvalRechecksPerRun ?? LIMITS.runs.approvalRechecksPerRun;
   const resume = input.resume;
   let changed = false;
@@ -140,7 +150,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
    */
   async function execute(step: RunPlanStep, waiting = false) {
     const stepRef = { ...ref, stepNo: step.stepNo };
-    let needsApproval = step.requiresApproval;
+    // A continued run waited on this step's approval, whether the step or the rules asked for it (patched:
+    // before, a wait the rules had asked for was dropped when the run continued as new, and the step ran).
+    let needsApproval = step.requiresApproval || (waiting && patched(CONTINUED_WAIT_KEPT));
     // A continued run's step was decided before its wait began. Histories before the rules skip this.
     if (!waiting && patched(APPROVAL_RULES)) {
       const decided = await decideStepPolicy(stepRef);
@@ -162,18 +174,31 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
           // The new run re-reads the row first, so a resolve signalled meanwhile is not lost.
           await continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting: step, llmCalls: call } });
         }
-        await condition(() => changed, recheck);
-        changed = false;
-        state = await runApprovalState(stepRef);
+        const expiresAt = state.expiresAt ? Date.parse(state.expiresAt) : undefined;
+        if (expiresAt !== undefined && patched(APPROVAL_DEADLINES)) {
+          // Workflow time is deterministic (the task's start), so the timer replays as it was set.
+          const untilExpiry = Math.max(expiresAt - Date.now(), DEADLINE_MIN_WAIT_MS);
+          await condition(() => changed, Math.min(untilExpiry, recheckMs));
+          changed = false;
+          state = Date.now() >= expiresAt ? await expireRunApproval(stepRef) : await runApprovalState(stepRef);
+        } else {
+          await condition(() => changed, recheck);
+          changed = false;
+          state = await runApprovalState(stepRef);
+        }
         rechecks++;
       }
       if (state.approval === 'rejected') {
-        const message = `Step ${step.stepNo} (${step.tool}) was rejected`;
+        // A deadline that rejected (issue 32 part 3) fails the run as a person's rejection does.
+        const expired = state.expired === true;
+        const message = expired
+          ? `Step ${step.stepNo} (${step.tool}) was not approved before its deadline`
+          : `Step ${step.stepNo} (${step.tool}) was rejected`;
         return ended(
           await finishRun({
             ...ref,
             status: 'FAILED',
-            error: { code: 'approval_rejected', message, step: step.stepNo },
+            error: { code: expired ? 'approval_expired' : 'approval_rejected', message, step: step.stepNo },
           }),
         );
       }

@@ -625,7 +625,7 @@ export interface paths {
   "/v1/runs/{execution_id}/events": {
     /**
      * The run’s events: replayed, then live, until `run.finished` (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
      *
      * Requires the `runs:read` scope.
      */
@@ -652,7 +652,7 @@ export interface paths {
   "/v1/approvals": {
     /**
      * Approvals of the workspace, newest first
-     * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+     * @description Each with its step (tool, input), execution_id and requested_at, the rule that asked for it (`policy_decision`), its deadline (`expires_at`, `deadline`, `escalations`, `expired`), its approvers and the `votes` so far; filter by `status`. `limit` up to 200 (default 50).
      *
      * Requires the `runs:read` scope.
      */
@@ -661,7 +661,7 @@ export interface paths {
   "/v1/approvals/{approval_id}": {
     /**
      * One approval
-     * @description The approval with its step (tool, input), status, and who resolved it and when.
+     * @description The approval with its step (tool, input), status, who resolved it and when, the rule that asked for it, its deadline (`expires_at`) and, with approvers, each vote.
      *
      * Requires the `runs:read` scope.
      */
@@ -669,8 +669,8 @@ export interface paths {
   };
   "/v1/approvals/{approval_id}/resolve": {
     /**
-     * Approve or reject a pending approval
-     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+     * Approve, reject or respond to a pending approval, or vote on one that needs several approvers
+     * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` (a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 `already_voted` for a second vote), the separation rules apply to each vote, the approval stays `pending` until `min` distinct people approved (`approvals_remaining`), and one rejection (or RESPOND) decides at once; an edited `input` needs `min` 1.
      *
      * Requires the `approvals:write` scope.
      */
@@ -695,14 +695,14 @@ export interface paths {
   "/v1/approval-policies": {
     /**
      * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
-     * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+     * @description Ordered rules `{match: {tool, agent?, input_filter?}, action, approvers?, deadline?}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. A `require_approval` rule may name `approvers` (`min` distinct people `from` a list of members or `any_member`) and a `deadline` (`after_seconds`, `on_expiry`: `reject`, `approve` or `escalate` to `escalate_to` at most `max_escalations` times), fixed on the approval when it is requested. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
      *
      * Requires the `runs:read` scope.
      */
     get: operations["getApprovalRules"];
     /**
      * Replace the workspace’s approval rules (a new version)
-     * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+     * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. `approvers` and `deadline` go on `require_approval` rules only; `from` must list members and hold at least `min` people; `after_seconds` is 1 to 2592000; `escalate_to` goes with `on_expiry: escalate` only (422 otherwise). Needs `approval_policies:manage`, which MCP tokens never hold.
      *
      * Requires the `approval_policies:manage` scope.
      */
@@ -875,7 +875,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -2148,6 +2148,84 @@ export interface components {
         step_no: number;
         tool: string;
         input?: unknown;
+        /** @description The rule’s approvers, when it named a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /**
+         * Format: date-time
+         * @description The rule’s deadline, when it set one.
+         */
+        expires_at?: string;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.voted";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        /** Format: uuid */
+        user_id: string;
+        /** @enum {string} */
+        decision: "APPROVED" | "REJECTED" | "RESPOND";
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "approval.escalated";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        approval_id: string;
+        step_no: number;
+        escalations: number;
+        approvers: components["schemas"]["ApprovalApprovers"];
+        /** Format: date-time */
+        expires_at: string | null;
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2182,6 +2260,11 @@ export interface components {
         /** Format: uuid */
         resolved_by: string | null;
         notes: string | null;
+        /**
+         * @description Its deadline decided it (`approval_expired` when rejected).
+         * @enum {boolean}
+         */
+        expired?: true;
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2262,6 +2345,12 @@ export interface components {
         link: "own" | "head";
       }) | null;
     });
+    ApprovalApprovers: ({
+      /** @description How many distinct people must approve; one rejection rejects. */
+      min: number;
+      /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+      from: string[] | "any_member";
+    }) | null;
     DispatchRunResponse: {
       /** Format: uuid */
       execution_id: string;
@@ -2524,6 +2613,32 @@ export interface components {
         rule: number | null;
         /** @description Why the rule’s input filter failed (it then counted as matched). */
         filter_error?: string;
+        /** @description The rule’s approvers, when it asked for approval with a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description The rule’s deadline, when it asked for approval with one. */
+        deadline?: {
+          /** @description Seconds from the request (and from each escalation) until the deadline. */
+          after_seconds: number;
+          /**
+           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+           * @enum {string}
+           */
+          on_expiry: "reject" | "approve" | "escalate";
+          /** @description `escalate` only, and required there: the approvers after it. */
+          escalate_to?: {
+            /** @description How many distinct people must approve; one rejection rejects. */
+            min: number;
+            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+            from: string[] | "any_member";
+          };
+          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+          max_escalations?: number;
+        };
       }) | null;
       /** Format: date-time */
       started_at: string | null;
@@ -2570,6 +2685,63 @@ export interface components {
       requested_at: string;
       /** Format: date-time */
       resolved_at: string | null;
+      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
+      policy_decision: ({
+        version: number;
+        /** @description The index of the rule; null: the default action. */
+        rule: number | null;
+      }) | null;
+      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
+      approvers: ({
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      }) | null;
+      /** @description The rule’s deadline, if it set one. */
+      deadline: ({
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
+       */
+      expires_at: string | null;
+      /** @description How many times the deadline escalated it. */
+      escalations: number;
+      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
+      expired: boolean;
+      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
+      votes: ({
+          /** Format: uuid */
+          user_id: string;
+          /** @enum {string} */
+          decision: "APPROVED" | "REJECTED" | "RESPOND";
+          credential: {
+            /** @enum {string} */
+            kind: "user_jwt" | "api_key" | "mcp_token";
+            /** Format: uuid */
+            id: string | null;
+          };
+          notes: string | null;
+          /** Format: date-time */
+          voted_at: string;
+        })[];
     };
     RunAudit: {
       steps: components["schemas"]["RunAuditLink"][];
@@ -2592,10 +2764,10 @@ export interface components {
     RunAuditLink: {
       seq: number;
       /** @enum {string} */
-      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN";
+      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN" | "VOTE";
       /**
        * Format: uuid
-       * @description The step or approval the link covers; for RERUN, the rerun itself.
+       * @description The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote.
        */
       ref_id: string;
       /** @description What was hashed, recomputed from that row now. */
@@ -2617,6 +2789,13 @@ export interface components {
       decision: "APPROVED" | "REJECTED" | "RESPOND";
       /** Format: uuid */
       execution_id: string;
+      /**
+       * @description The approval’s status after this decision: `pending` while a quorum is short.
+       * @enum {string}
+       */
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+      /** @description How many more approving votes the quorum needs (0 once decided). */
+      approvals_remaining: number;
     };
     ResolveApprovalRequest: {
       /**
@@ -2675,6 +2854,32 @@ export interface components {
       };
       /** @enum {string} */
       action: "allow" | "require_approval" | "block";
+      /** @description `require_approval` only: who must approve (a quorum); anyone allowed to resolve, once, when absent. */
+      approvers?: {
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      };
+      /** @description `require_approval` only: when nobody decided in time. */
+      deadline?: {
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      };
     };
     ApprovalRulesPut: {
       /** @description Checked in order; the first that matches decides. */
@@ -13222,7 +13427,7 @@ export interface operations {
   };
   /**
    * The run’s events: replayed, then live, until `run.finished` (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved`, `decision.recorded`, `run.finished`.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
    *
    * Requires the `runs:read` scope.
    */
@@ -13582,7 +13787,7 @@ export interface operations {
   };
   /**
    * Approvals of the workspace, newest first
-   * @description Each with its step (tool, input), execution_id and requested_at; filter by `status`. `limit` up to 200 (default 50).
+   * @description Each with its step (tool, input), execution_id and requested_at, the rule that asked for it (`policy_decision`), its deadline (`expires_at`, `deadline`, `escalations`, `expired`), its approvers and the `votes` so far; filter by `status`. `limit` up to 200 (default 50).
    *
    * Requires the `runs:read` scope.
    */
@@ -13693,7 +13898,7 @@ export interface operations {
   };
   /**
    * One approval
-   * @description The approval with its step (tool, input), status, and who resolved it and when.
+   * @description The approval with its step (tool, input), status, who resolved it and when, the rule that asked for it, its deadline (`expires_at`) and, with approvers, each vote.
    *
    * Requires the `runs:read` scope.
    */
@@ -13804,8 +14009,8 @@ export interface operations {
     };
   };
   /**
-   * Approve or reject a pending approval
-   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`.
+   * Approve, reject or respond to a pending approval, or vote on one that needs several approvers
+   * @description Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. `notes` at most 2000 characters. Separation of duties: the credential that dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` (a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 `already_voted` for a second vote), the separation rules apply to each vote, the approval stays `pending` until `min` distinct people approved (`approvals_remaining`), and one rejection (or RESPOND) decides at once; an edited `input` needs `min` 1.
    *
    * Requires the `approvals:write` scope.
    */
@@ -13831,7 +14036,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Approve or reject a pending approval */
+      /** @description Approve, reject or respond to a pending approval, or vote on one that needs several approvers */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13862,7 +14067,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its user, where the approval policy wants another member); the detail says why; or The credential lacks the `approvals:write` scope */
+      /** @description approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its user, where the approval policy wants another member), or not_an_approver (not in the rule’s `approvers.from`); the detail says why; or The credential lacks the `approvals:write` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13882,7 +14087,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Already resolved (or cancelled), or its run has finished */
+      /** @description Already resolved (or cancelled), its run has finished, its deadline has passed (approval_expired), or the caller voted on it already (already_voted) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14226,7 +14431,7 @@ export interface operations {
   };
   /**
    * Which tool calls may run, need a person, or are blocked: the workspace’s approval rules
-   * @description Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
+   * @description Ordered rules `{match: {tool, agent?, input_filter?}, action, approvers?, deadline?}` and a `default_action`, decided for every step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < `block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its audit link. A `require_approval` rule may name `approvers` (`min` distinct people `from` a list of members or `any_member`) and a `deadline` (`after_seconds`, `on_expiry`: `reject`, `approve` or `escalate` to `escalate_to` at most `max_escalations` times), fixed on the approval when it is requested. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without stored rules: version 0, no rules, `allow`.
    *
    * Requires the `runs:read` scope.
    */
@@ -14335,7 +14540,7 @@ export interface operations {
   };
   /**
    * Replace the workspace’s approval rules (a new version)
-   * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. Needs `approval_policies:manage`, which MCP tokens never hold.
+   * @description Stores the rules as the next version; steps already decided keep the decision of the version they were decided by. At most 100 rules; an `input_filter` is JMESPath over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ budget. `approvers` and `deadline` go on `require_approval` rules only; `from` must list members and hold at least `min` people; `after_seconds` is 1 to 2592000; `escalate_to` goes with `on_expiry: escalate` only (422 otherwise). Needs `approval_policies:manage`, which MCP tokens never hold.
    *
    * Requires the `approval_policies:manage` scope.
    */
@@ -14364,6 +14569,20 @@ export interface operations {
          *         "input_filter": "top_k > `20`"
          *       },
          *       "action": "require_approval"
+         *     },
+         *     {
+         *       "match": {
+         *         "tool": "agent.record_finding"
+         *       },
+         *       "action": "require_approval",
+         *       "approvers": {
+         *         "min": 2,
+         *         "from": "any_member"
+         *       },
+         *       "deadline": {
+         *         "after_seconds": 86400,
+         *         "on_expiry": "reject"
+         *       }
          *     }
          *   ],
          *   "default_action": "allow"
@@ -16798,7 +17017,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

@@ -173,8 +173,14 @@ export const LIMITS = {
     dispatchStartWaitMs: 2000,
     // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
     concurrency: { keyChars: 200, maxLimit: 100 },
-    // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars).
-    approvalRules: { maxRules: 100 },
+    // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars);
+    // a rule's quorum (`approvers.min`, and how many user ids `from` may list); its deadline's bounds
+    // (`after_seconds`, 1 s to 30 days) and how many times an approval may escalate before it expires.
+    approvalRules: {
+      maxRules: 100,
+      approvers: { maxMin: 10, maxFrom: 50 },
+      deadline: { minSeconds: 1, maxSeconds: 30 * 24 * 3600, maxEscalations: 5 },
+    },
     // Issue 26 part 5: a run's tags (each `[A-Za-z0-9][A-Za-z0-9_.:/=-]*`), and how many `tag` filters a list takes.
     tags: { max: 20, chars: 64 },
     // Issue 26: an event stream sends a keep-alive comment every `keepAliveSeconds` (proxies close

@@ -21,6 +21,53 @@ const STRICTNESS: Record<RuleAction, number> = { allow: 0, require_approval: 1, 
 export const stricter = (a: RuleAction, b: RuleAction): RuleAction => (STRICTNESS[a] >= STRICTNESS[b] ? a : b);
 
 const Action = z.enum(RULE_ACTIONS);
+const { approvers: APPROVERS, deadline: DEADLINE } = LIMITS.runs.approvalRules;
+
+/** Who must approve (issue 32 part 4): `min` distinct people, from a list of user ids or any member. */
+export const Approvers = z
+  .strictObject({
+    min: z
+      .number()
+      .int()
+      .min(1)
+      .max(APPROVERS.maxMin)
+      .describe('How many distinct people must approve; one rejection rejects.'),
+    from: z
+      .union([z.array(z.uuid()).min(1).max(APPROVERS.maxFrom), z.literal('any_member')])
+      .describe('The user ids who may vote (members of the workspace), or `any_member`.'),
+  })
+  .meta({ id: 'ApprovalApprovers' });
+export type Approvers = z.output<typeof Approvers>;
+
+export const EXPIRY_OUTCOMES = ['reject', 'approve', 'escalate'] as const;
+
+/** What happens when nobody decided in time (issue 32 part 3). */
+export const Deadline = z
+  .strictObject({
+    after_seconds: z
+      .number()
+      .int()
+      .min(DEADLINE.minSeconds)
+      .max(DEADLINE.maxSeconds)
+      .describe('Seconds from the request (and from each escalation) until the deadline.'),
+    on_expiry: z
+      .enum(EXPIRY_OUTCOMES)
+      .describe(
+        '`reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step ' +
+          'runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a ' +
+          'new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.',
+      ),
+    escalate_to: Approvers.optional().describe('`escalate` only, and required there: the approvers after it.'),
+    max_escalations: z
+      .number()
+      .int()
+      .min(1)
+      .max(DEADLINE.maxEscalations)
+      .optional()
+      .describe('`escalate` only: how many times (1 when absent); the deadline after the last one rejects.'),
+  })
+  .meta({ id: 'ApprovalDeadline' });
+export type Deadline = z.output<typeof Deadline>;
 
 export const ApprovalRule = z
   .strictObject({
@@ -40,6 +87,10 @@ export const ApprovalRule = z
         ),
     }),
     action: Action,
+    approvers: Approvers.optional().describe(
+      '`require_approval` only: who must approve (a quorum); anyone allowed to resolve, once, when absent.',
+    ),
+    deadline: Deadline.optional().describe('`require_approval` only: when nobody decided in time.'),
   })
   .meta({ id: 'ApprovalRule' });
 export type ApprovalRule = z.output<typeof ApprovalRule>;
@@ -72,6 +123,9 @@ export interface PolicyDecision {
   rule: number | null;
   /** Why a rule's input filter could not be evaluated (it then counted as matched). */
   filter_error?: string;
+  /** The matching rule's approvers and deadline, when it asked for approval with them (issue 32 parts 3-4). */
+  approvers?: Approvers;
+  deadline?: Deadline;
 }
 
 export const PolicyDecisionBody = z
@@ -80,6 +134,8 @@ export const PolicyDecisionBody = z
     action: Action.describe('What applies: the stricter of the matching rule and the step’s `requires_approval`.'),
     rule: z.number().int().nullable().describe('The index of the rule that matched; null: the default action.'),
     filter_error: z.string().optional().describe('Why the rule’s input filter failed (it then counted as matched).'),
+    approvers: Approvers.optional().describe('The rule’s approvers, when it asked for approval with a quorum.'),
+    deadline: Deadline.optional().describe('The rule’s deadline, when it asked for approval with one.'),
   })
   .meta({ id: 'PolicyDecision' });
 
@@ -114,11 +170,64 @@ export async function readApprovalRules(m: EntityManager): Promise<ApprovalRules
   };
 }
 
-/** Refuses input filters that do not compile (or fan out too far), as trigger filters are refused. */
-export function checkApprovalRules(body: ApprovalRulesPut): void {
-  const issues = body.rules.flatMap((rule, index) => {
+/** The user ids a rule's `approvers` (and its escalation's) name. */
+export const namedApprovers = (body: ApprovalRulesPut): string[] => [
+  ...new Set(
+    body.rules.flatMap((rule) =>
+      [rule.approvers?.from, rule.deadline?.escalate_to?.from].flatMap((from) => (Array.isArray(from) ? from : [])),
+    ),
+  ),
+];
+
+/**
+ * Refuses input filters that do not compile (or fan out too far), as trigger filters are refused;
+ * approvers or a deadline on a rule that does not ask for approval; a quorum larger than its list;
+ * `escalate_to` without `escalate` or the reverse; and user ids that are not members (`members`).
+ */
+export function checkApprovalRules(body: ApprovalRulesPut, members?: ReadonlySet<string>): void {
+  type Issue = { loc: (string | number)[]; msg: string; type: string };
+  const issues = body.rules.flatMap((rule, index): Issue[] => {
+    const at = (...path: (string | number)[]) => ['body', 'rules', index, ...path];
+    const found: Issue[] = [];
     const why = rule.match.input_filter === undefined ? null : filterSyntaxError(rule.match.input_filter);
-    return why ? [{ loc: ['body', 'rules', index, 'match', 'input_filter'], msg: why, type: 'value_error' }] : [];
+    if (why) found.push({ loc: at('match', 'input_filter'), msg: why, type: 'value_error' });
+    for (const field of ['approvers', 'deadline'] as const) {
+      if (rule[field] !== undefined && rule.action !== 'require_approval') {
+        found.push({ loc: at(field), msg: `${field} go with action require_approval only`, type: 'value_error' });
+      }
+    }
+    const quorum = (approvers: Approvers | undefined, ...path: string[]) => {
+      if (!approvers || !Array.isArray(approvers.from)) return;
+      if (approvers.min > new Set(approvers.from).size) {
+        found.push({ loc: at(...path, 'min'), msg: 'min exceeds the people in from', type: 'value_error' });
+      }
+      for (const [i, user] of approvers.from.entries()) {
+        if (members && !members.has(user)) {
+          found.push({ loc: at(...path, 'from', i), msg: `${user} is not a member`, type: 'value_error' });
+        }
+      }
+    };
+    quorum(rule.approvers, 'approvers');
+    const deadline = rule.deadline;
+    if (deadline) {
+      const escalates = deadline.on_expiry === 'escalate';
+      if (escalates !== (deadline.escalate_to !== undefined)) {
+        found.push({
+          loc: at('deadline', 'escalate_to'),
+          msg: 'escalate_to is required with on_expiry escalate, and only there',
+          type: 'value_error',
+        });
+      }
+      if (!escalates && deadline.max_escalations !== undefined) {
+        found.push({
+          loc: at('deadline', 'max_escalations'),
+          msg: 'max_escalations goes with on_expiry escalate only',
+          type: 'value_error',
+        });
+      }
+      quorum(deadline.escalate_to, 'deadline', 'escalate_to');
+    }
+    return found;
   });
   if (issues.length > 0) throw new ValidationFailedError(issues);
 }
@@ -140,6 +249,16 @@ export async function saveApprovalRules(
     [workspaceId, body.default_action, JSON.stringify(body.rules), userId],
   );
 }
+
+/** A decision asking for approval carries its rule's approvers and deadline, fixed with it. */
+const withQuorum = (decision: PolicyDecision, rule: ApprovalRule): PolicyDecision =>
+  decision.action === 'require_approval'
+    ? {
+        ...decision,
+        ...(rule.approvers ? { approvers: rule.approvers } : {}),
+        ...(rule.deadline ? { deadline: rule.deadline } : {}),
+      }
+    : decision;
 
 /**
  * Decides a step against the rules: the first rule whose tool, agent and input filter match, else the
@@ -167,10 +286,16 @@ export async function decideStep(
       if (outcome.result === 'not_matched') continue;
       if (outcome.result !== 'matched') {
         const action = stricter(stricter(rule.action, 'require_approval'), own);
-        return { version: rules.version, action, rule: index, filter_error: outcome.error ?? 'filter_failed' };
+        const decision = {
+          version: rules.version,
+          action,
+          rule: index,
+          filter_error: outcome.error ?? 'filter_failed',
+        };
+        return withQuorum(decision, rule);
       }
     }
-    return { version: rules.version, action: stricter(rule.action, own), rule: index };
+    return withQuorum({ version: rules.version, action: stricter(rule.action, own), rule: index }, rule);
   }
   return { version: rules.version, action: stricter(rules.default_action, own), rule: null };
 }

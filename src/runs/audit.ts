@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../capabilities/idempotency';
-import type { AuditKind, RunApproval, RunStep } from './entities';
+import type { ApprovalVote, AuditKind, RunApproval, RunStep } from './entities';
 
 /** The previous hash of a chain's first link. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -70,8 +70,25 @@ export const approvalEntry = (approval: RunApproval): Record<string, unknown> =>
     // Issue 32 part 2, only when given: the input the step ran with instead, or the reviewer's answer.
     ...(approval.editedInput ? { edited_input: approval.editedInput } : {}),
     ...(approval.response !== null && approval.response !== undefined ? { response: approval.response } : {}),
+    // Issue 32 parts 3 and 4, only when the rule set them: the approvers and deadline in force at the end,
+    // how often it escalated, and whether the deadline (no person) decided it.
+    ...(approval.approvers ? { approvers: approval.approvers } : {}),
+    ...(approval.expiresAt ? { expires_at: approval.expiresAt.toISOString() } : {}),
+    ...(approval.escalations ? { escalations: approval.escalations } : {}),
+    ...(approval.expired ? { expired: true } : {}),
   };
 };
+
+/** A VOTE link (issue 32 part 4): one person's vote on an approval that needs several. */
+export const voteEntry = (vote: ApprovalVote): Record<string, unknown> => ({
+  kind: 'VOTE',
+  vote_id: vote.id,
+  approval_id: vote.approval_id,
+  user_id: vote.user_id,
+  decision: vote.decision,
+  credential: { kind: vote.credential_kind, id: vote.credential_id },
+  notes: vote.notes,
+});
 
 export interface AuditLinkView {
   seq: number;

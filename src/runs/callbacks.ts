@@ -49,5 +49,8 @@ export const callbackApprovalRequested = (m: EntityManager, approval: RunApprova
       step_no: approval.stepNo,
       tool: approval.tool,
       requested_at: new Date(approval.requestedAt).toISOString(),
+      // Issue 32, only when a rule set them: when its deadline applies, and who must approve.
+      ...(approval.expiresAt ? { expires_at: new Date(approval.expiresAt).toISOString() } : {}),
+      ...(approval.approvers ? { approvers: approval.approvers } : {}),
     },
   });

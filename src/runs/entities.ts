@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
-import type { PolicyDecision } from './approval-rules';
+import type { Approvers, Deadline, PolicyDecision } from './approval-rules';
 import type { ConcurrencyPolicy } from './control-schemas';
 
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
@@ -110,9 +110,32 @@ export class RunApproval {
   @Column({ type: 'uuid', name: 'resolved_by_credential_id', nullable: true }) resolvedByCredentialId!: string | null;
   @Column({ type: 'timestamptz', name: 'requested_at' }) requestedAt!: Date;
   @Column({ type: 'timestamptz', name: 'resolved_at', nullable: true }) resolvedAt!: Date | null;
+  // Issue 32 parts 3 and 4, from the rule that asked for it (null for a step's own `requires_approval`):
+  /** The step's policy decision when the approval was requested. */
+  @Column({ type: 'jsonb', name: 'policy_decision', nullable: true }) policyDecision!: PolicyDecision | null;
+  /** Who must approve now (the escalation's approvers after one); null: anyone allowed, once. */
+  @Column({ type: 'jsonb', nullable: true }) approvers!: Approvers | null;
+  @Column({ type: 'jsonb', nullable: true }) deadline!: Deadline | null;
+  @Column({ type: 'timestamptz', name: 'expires_at', nullable: true }) expiresAt!: Date | null;
+  @Column({ type: 'integer' }) escalations!: number;
+  /** The deadline decided it (`status` says how), not a person. */
+  @Column({ type: 'boolean' }) expired!: boolean;
 }
 
-export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION' | 'RERUN';
+/** One person's vote on an approval with approvers (issue 32 part 4): `run_approval_votes`. */
+export interface ApprovalVote {
+  id: string;
+  approval_id: string;
+  execution_id: string;
+  user_id: string;
+  decision: 'APPROVED' | 'REJECTED' | 'RESPOND';
+  credential_kind: RunPrincipal['credential']['kind'];
+  credential_id: string | null;
+  notes: string | null;
+  created_at: Date;
+}
+
+export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION' | 'RERUN' | 'VOTE';
 
 /** One link of a run's hash chain; its entry is recomputed from the row `refId` names. */
 @Entity('run_audit')

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Approvers } from './approval-rules';
 import { Tag } from './control-schemas';
 import { ApprovalStatus, RunStatus } from './schemas';
 
@@ -45,8 +46,36 @@ export const RunEvent = z
     event('step.failed', z.object({ ...stepRef, error: runError.nullable() }), 'A tool step failed.'),
     event(
       'approval.requested',
-      z.object({ approval_id: z.uuid(), step_no: z.number().int(), tool: z.string(), input: z.unknown() }),
+      z.object({
+        approval_id: z.uuid(),
+        step_no: z.number().int(),
+        tool: z.string(),
+        input: z.unknown(),
+        approvers: Approvers.optional().describe('The rule’s approvers, when it named a quorum.'),
+        expires_at: z.iso.datetime({ offset: true }).optional().describe('The rule’s deadline, when it set one.'),
+      }),
       'A step waits for `POST /v1/approvals/{approval_id}/resolve`.',
+    ),
+    event(
+      'approval.voted',
+      z.object({
+        approval_id: z.uuid(),
+        step_no: z.number().int(),
+        user_id: z.uuid(),
+        decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
+      }),
+      'A person voted on an approval that needs several approvers (its VOTE link).',
+    ),
+    event(
+      'approval.escalated',
+      z.object({
+        approval_id: z.uuid(),
+        step_no: z.number().int(),
+        escalations: z.number().int(),
+        approvers: Approvers.nullable(),
+        expires_at: z.iso.datetime({ offset: true }).nullable(),
+      }),
+      'The deadline passed and escalated the approval to new approvers, with a new deadline.',
     ),
     event(
       'approval.resolved',
@@ -56,8 +85,9 @@ export const RunEvent = z
         status: ApprovalStatus,
         resolved_by: z.uuid().nullable(),
         notes: z.string().nullable(),
+        expired: z.literal(true).optional().describe('Its deadline decided it (`approval_expired` when rejected).'),
       }),
-      'An approval was approved, rejected, or cancelled with its run.',
+      'An approval was approved, rejected, or cancelled with its run, or its deadline decided it.',
     ),
     event(
       'decision.recorded',

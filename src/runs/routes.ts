@@ -164,7 +164,8 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ' +
       'ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, ' +
       '`step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, ' +
-      '`approval.resolved`, `decision.recorded`, `run.finished`.',
+      '`approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, ' +
+      '`approval.escalated`, `decision.recorded`, `run.finished`.',
     tags: ['runs'],
     scope: 'runs:read',
     params: ExecutionIdParams,
@@ -212,7 +213,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     operationId: 'listApprovals',
     summary: 'Approvals of the workspace, newest first',
     description:
-      'Each with its step (tool, input), execution_id and requested_at; filter by `status`. ' +
+      'Each with its step (tool, input), execution_id and requested_at, the rule that asked for it ' +
+      '(`policy_decision`), its deadline (`expires_at`, `deadline`, `escalations`, `expired`), its approvers and ' +
+      'the `votes` so far; filter by `status`. ' +
       `\`limit\` up to ${LIMITS.runs.list.max} (default ${LIMITS.runs.list.default}).`,
     tags: ['approvals'],
     scope: 'runs:read',
@@ -225,7 +228,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     path: '/v1/approvals/{approval_id}',
     operationId: 'getApproval',
     summary: 'One approval',
-    description: 'The approval with its step (tool, input), status, and who resolved it and when.',
+    description:
+      'The approval with its step (tool, input), status, who resolved it and when, the rule that asked for it, ' +
+      'its deadline (`expires_at`) and, with approvers, each vote.',
     tags: ['approvals'],
     scope: 'runs:read',
     params: ApprovalIdParams,
@@ -237,7 +242,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     method: 'post',
     path: '/v1/approvals/{approval_id}/resolve',
     operationId: 'resolveApproval',
-    summary: 'Approve or reject a pending approval',
+    summary: 'Approve, reject or respond to a pending approval, or vote on one that needs several approvers',
     description:
       'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its ' +
       'credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run ' +
@@ -248,7 +253,12 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       `\`notes\` at most ${LIMITS.runs.notesChars} characters. Separation of duties: the credential that ` +
       'dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another ' +
       'credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens ' +
-      'never hold `approvals:write`.',
+      'never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the ' +
+      'deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` ' +
+      '(a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 ' +
+      '`already_voted` for a second vote), the separation rules apply to each vote, the approval stays ' +
+      '`pending` until `min` distinct people approved (`approvals_remaining`), and one rejection (or RESPOND) ' +
+      'decides at once; an edited `input` needs `min` 1.',
     tags: ['approvals'],
     scope: 'approvals:write',
     params: ApprovalIdParams,
@@ -258,9 +268,12 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     errors: {
       403:
         'approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its ' +
-        'user, where the approval policy wants another member); the detail says why',
+        'user, where the approval policy wants another member), or not_an_approver (not in the rule’s ' +
+        '`approvers.from`); the detail says why',
       404: approvalNotFound,
-      409: 'Already resolved (or cancelled), or its run has finished',
+      409:
+        'Already resolved (or cancelled), its run has finished, its deadline has passed (approval_expired), or ' +
+        'the caller voted on it already (already_voted)',
     },
     handler: ({ auth, params, body }) => runs.resolve(auth, params.approval_id, body),
   }),
@@ -300,12 +313,16 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     operationId: 'getApprovalRules',
     summary: 'Which tool calls may run, need a person, or are blocked: the workspace’s approval rules',
     description:
-      'Ordered rules `{match: {tool, agent?, input_filter?}, action}` and a `default_action`, decided for every ' +
+      'Ordered rules `{match: {tool, agent?, input_filter?}, action, approvers?, deadline?}` and a ' +
+      '`default_action`, decided for every ' +
       'step of every run (playbook and llm) when it is about to run: the first rule that matches decides, and ' +
       'the stricter of it and the step’s own `requires_approval` applies (`allow` < `require_approval` < ' +
       '`block`). A blocked step fails with `blocked_by_policy` (nothing charged); an llm agent gets that as ' +
       'the tool’s result. The decision (`version`, `action`, `rule`) is recorded on the step and in its ' +
-      'audit link. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without ' +
+      'audit link. A `require_approval` rule may name `approvers` (`min` distinct people `from` a list of ' +
+      'members or `any_member`) and a `deadline` (`after_seconds`, `on_expiry`: `reject`, `approve` or ' +
+      '`escalate` to `escalate_to` at most `max_escalations` times), fixed on the approval when it is ' +
+      'requested. Not `/v1/approval-policy` (singular), which says who may resolve an approval. Without ' +
       'stored rules: version 0, no rules, `allow`.',
     tags: ['approvals'],
     scope: 'runs:read',
@@ -321,7 +338,10 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'Stores the rules as the next version; steps already decided keep the decision of the version they ' +
       `were decided by. At most ${LIMITS.runs.approvalRules.maxRules} rules; an \`input_filter\` is JMESPath ` +
       'over the step’s input, compiled now (a syntax error is 422) and evaluated under the trigger filters’ ' +
-      'budget. Needs `approval_policies:manage`, which MCP tokens never hold.',
+      'budget. `approvers` and `deadline` go on `require_approval` rules only; `from` must list members and ' +
+      `hold at least \`min\` people; \`after_seconds\` is ${LIMITS.runs.approvalRules.deadline.minSeconds} to ` +
+      `${LIMITS.runs.approvalRules.deadline.maxSeconds}; \`escalate_to\` goes with \`on_expiry: escalate\` ` +
+      'only (422 otherwise). Needs `approval_policies:manage`, which MCP tokens never hold.',
     tags: ['approvals'],
     scope: 'approval_policies:manage',
     body: ApprovalRulesPut,
@@ -329,6 +349,12 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       rules: [
         { match: { tool: 'agent.start_session', agent: 'llm' }, action: 'block' },
         { match: { tool: 'ontology.search', input_filter: 'top_k > `20`' }, action: 'require_approval' },
+        {
+          match: { tool: 'agent.record_finding' },
+          action: 'require_approval',
+          approvers: { min: 2, from: 'any_member' },
+          deadline: { after_seconds: 86400, on_expiry: 'reject' },
+        },
       ],
       default_action: 'allow',
     },

@@ -11,6 +11,8 @@ export const RUN_EVENT_TYPES = [
   'step.failed',
   'approval.requested',
   'approval.resolved',
+  'approval.voted',
+  'approval.escalated',
   'decision.recorded',
   'run.finished',
 ] as const;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
-import { PolicyDecisionBody } from './approval-rules';
+import { Approvers, Deadline, PolicyDecisionBody } from './approval-rules';
 import { runControlFields, runControlView, Tag } from './control-schemas';
 import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
 
@@ -170,6 +170,39 @@ export const ApprovalRow = z
       .describe('The credential it was resolved with; null while pending, and when cancelled.'),
     requested_at: timestamp,
     resolved_at: timestamp.nullable(),
+    policy_decision: z
+      .object({
+        version: z.number().int(),
+        rule: z.number().int().nullable().describe('The index of the rule; null: the default action.'),
+      })
+      .nullable()
+      .describe(
+        'The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when ' +
+          'it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed.',
+      ),
+    approvers: Approvers.nullable().describe(
+      'Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one ' +
+        'decision by anyone allowed to resolve.',
+    ),
+    deadline: Deadline.nullable().describe('The rule’s deadline, if it set one.'),
+    expires_at: timestamp
+      .nullable()
+      .describe('When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.'),
+    escalations: z.number().int().describe('How many times the deadline escalated it.'),
+    expired: z
+      .boolean()
+      .describe('The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null.'),
+    votes: z
+      .array(
+        z.object({
+          user_id: z.uuid(),
+          decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
+          credential: z.object({ kind: z.enum(['user_jwt', 'api_key', 'mcp_token']), id: z.uuid().nullable() }),
+          notes: z.string().nullable(),
+          voted_at: timestamp,
+        }),
+      )
+      .describe('With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain).'),
   })
   .meta({ id: 'Approval' });
 export type ApprovalRow = z.input<typeof ApprovalRow>;
@@ -280,6 +313,8 @@ export const ResolveApprovalResponse = z
     approval_id: z.uuid(),
     decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
     execution_id: z.uuid(),
+    status: ApprovalStatus.describe('The approval’s status after this decision: `pending` while a quorum is short.'),
+    approvals_remaining: z.number().int().describe('How many more approving votes the quorum needs (0 once decided).'),
   })
   .meta({ id: 'ResolveApprovalResponse' });
 export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
@@ -287,8 +322,8 @@ export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
 export const AuditLink = z
   .object({
     seq: z.number().int(),
-    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION', 'RERUN']),
-    ref_id: z.uuid().describe('The step or approval the link covers; for RERUN, the rerun itself.'),
+    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION', 'RERUN', 'VOTE']),
+    ref_id: z.uuid().describe('The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote.'),
     entry: z.record(z.string(), z.unknown()).nullable().describe('What was hashed, recomputed from that row now.'),
     prev_hash: z.string(),
     hash: z.string(),

@@ -25,10 +25,11 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
+import { approvingVotes, auditApproval, auditVote } from './approval-deadlines';
 import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
-import { checkApprovalRules, readApprovalRules, saveApprovalRules } from './approval-rules';
-import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain } from './audit';
+import { checkApprovalRules, namedApprovers, readApprovalRules, saveApprovalRules } from './approval-rules';
+import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
 import type { RunApproval, RunExecution } from './entities';
@@ -112,29 +113,6 @@ export function createRunService(deps: {
     }
   }
 
-  /** Appends a resolved (or cancelled) approval to its run's chain, as the row now reads. */
-  async function auditApproval(m: EntityManager, approvalId: string) {
-    const approval = (await repo.findApprovalById(m, approvalId))!;
-    const audit = await repo.appendAudit(m, {
-      workspaceId: approval.workspaceId,
-      executionId: approval.executionId,
-      kind: 'APPROVAL',
-      refId: approval.id,
-      entry: approvalEntry(approval),
-    });
-    await recordRunEvent(m, approval.executionId, {
-      type: 'approval.resolved',
-      data: {
-        approval_id: approval.id,
-        step_no: approval.stepNo,
-        status: approval.status,
-        resolved_by: approval.resolvedBy,
-        notes: approval.notes,
-      },
-      audit,
-    });
-  }
-
   /**
    * A RESPOND (issue 32 part 2): the step never runs; it is recorded SKIPPED with the reviewer's
    * message as its error, which is what the llm agent reads as the tool's result, and chained.
@@ -166,12 +144,26 @@ export function createRunService(deps: {
     });
   }
 
+  /** Approvals as the API shows them, each with its votes (issue 32 part 4). */
+  const withVotes = async (m: EntityManager, rows: readonly RunApproval[]): Promise<ApprovalRow[]> => {
+    const votes = await repo.votesOf(
+      m,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) =>
+      approvalRow(
+        row,
+        votes.filter((vote) => vote.approval_id === row.id),
+      ),
+    );
+  };
+
   const detail = async (m: EntityManager, run: RunExecution): Promise<RunDetail> => ({
     ...summaryOf(run),
     input: run.input,
     output: run.output ?? null,
     steps: (await repo.stepsOf(m, run.id)).map(stepRow),
-    approvals: (await repo.approvalsOf(m, run.id)).map(approvalRow),
+    approvals: await withVotes(m, await repo.approvalsOf(m, run.id)),
   });
 
   /**
@@ -365,13 +357,14 @@ export function createRunService(deps: {
   /** A run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
   async function chainOf(m: EntityManager, run: RunExecution) {
     const links = await repo.auditOf(m, run.id);
-    const refsOf = (kind: 'APPROVAL' | 'STEP') =>
+    const refsOf = (kind: 'APPROVAL' | 'STEP' | 'VOTE') =>
       links
-        .filter((link) => (kind === 'APPROVAL' ? link.kind === 'APPROVAL' : ['TOOL', 'DECISION'].includes(link.kind)))
+        .filter((link) => (kind === 'STEP' ? ['TOOL', 'DECISION'].includes(link.kind) : link.kind === kind))
         .map((link) => link.refId);
     const entries = new Map<string, Record<string, unknown>>([
       ...(await repo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
       ...(await repo.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
+      ...(await repo.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
     ]);
     // A RERUN link covers the run's own lineage columns.
     const entryOf = (link: (typeof links)[number]) =>
@@ -499,35 +492,40 @@ export function createRunService(deps: {
     setApprovalRules: (principal: Principal, body: ApprovalRulesPut): Promise<ApprovalRules> => {
       checkApprovalRules(body);
       return uow(scopeOf(principal), async (m) => {
+        // The approvers a rule names must be members now (a member who leaves later simply cannot vote).
+        checkApprovalRules(body, new Set(await repo.membersAmong(m, namedApprovers(body))));
         await saveApprovalRules(m, principal.workspaceId, principal.userId, body);
         return readApprovalRules(m);
       });
     },
 
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
-      uow(scopeOf(principal), async (m) => ({ approvals: (await repo.listApprovals(m, query)).map(approvalRow) })),
+      uow(scopeOf(principal), async (m) => ({ approvals: await withVotes(m, await repo.listApprovals(m, query)) })),
 
     getApproval: (principal: Principal, approvalId: string): Promise<ApprovalRow> =>
       uow(scopeOf(principal), async (m) => {
         const approval = await repo.findApprovalById(m, approvalId);
         if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
-        return approvalRow(approval);
+        return (await withVotes(m, [approval]))[0]!;
       }),
 
     /**
-     * PENDING → decision exactly once (409 afterwards, or when the run has finished), then wakes the
-     * run. Never by the credential that dispatched the run, nor by its user where the workspace's
-     * approval policy says so (403); the resolving credential is recorded with the decision.
+     * PENDING → decision exactly once (409 afterwards, when the run has finished, or past the approval's
+     * deadline), then wakes the run. Never by the credential that dispatched the run, nor by its user
+     * where the workspace's approval policy says so (403); the resolving credential is recorded with
+     * the decision. An approval with approvers (issue 32 part 4) takes one vote per named person
+     * (403 for anyone else, 409 for a second vote) and resolves when `min` of them approved, or at the
+     * first rejection; each vote is a link of the run's chain.
      */
     async resolve(
       principal: Principal,
       approvalId: string,
       body: ResolveApprovalRequest,
     ): Promise<ResolveApprovalResponse> {
-      const executionId = await uow(scopeOf(principal), async (m) => {
-        const approval = await repo.findApprovalById(m, approvalId);
-        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
-        const run = await repo.mustFindExecution(m, approval.executionId);
+      const outcome = await uow(scopeOf(principal), async (m) => {
+        const found = await repo.findApprovalById(m, approvalId);
+        if (!found) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        const run = await repo.mustFindExecution(m, found.executionId);
         const refusal = await approvalRefusal({
           dispatcher: { userId: run.userId, credential: run.principal.credential },
           resolver: principal,
@@ -537,7 +535,7 @@ export function createRunService(deps: {
         if (refusal) throw new ForbiddenError(refusal);
         // Issue 32 part 2: an edit is checked against the tool's schema, a RESPOND is for an llm run.
         if (body.input !== undefined) {
-          const issues = stepIssues(tools, { tool: approval.tool, input: body.input, requires_approval: false }, 0, [
+          const issues = stepIssues(tools, { tool: found.tool, input: body.input, requires_approval: false }, 0, [
             'body',
           ]);
           if (issues.length > 0) throw new ValidationFailedError(issues);
@@ -551,7 +549,60 @@ export function createRunService(deps: {
             },
           ]);
         }
-        const status =
+        // The run's lock, then the approval's, as the deadline's outcome takes them: of a resolve and an
+        // expiry (or two votes) one goes first, and the other sees what it did.
+        await repo.lockExecution(m, found.executionId);
+        const { approval, due } = (await repo.lockApproval(m, approvalId))!;
+        const conflict = () => {
+          const pending = approval.status === 'pending';
+          return new ConflictError({
+            error: pending ? (due ? 'approval_expired' : 'run_finished') : 'approval_resolved',
+            status: approval.status,
+            message: pending
+              ? due
+                ? 'The approval’s deadline has passed; its on_expiry outcome applies'
+                : 'The run has finished'
+              : 'The approval was already resolved',
+          });
+        };
+        if (approval.status !== 'pending' || due) throw conflict();
+        const approvers = approval.approvers;
+        let remaining = 0;
+        if (approvers) {
+          if (Array.isArray(approvers.from) && !approvers.from.includes(principal.userId)) {
+            throw new ForbiddenError({
+              error: 'not_an_approver',
+              message: 'The approval rule that asked for this approval does not name you among its approvers',
+            });
+          }
+          if (body.input !== undefined && approvers.min > 1) {
+            throw new ValidationFailedError([
+              {
+                loc: ['body', 'input'],
+                msg: `This approval needs ${approvers.min} approvers, who vote on the input as asked: no edits`,
+                type: 'value_error',
+              },
+            ]);
+          }
+          const vote = await repo.insertVote(m, {
+            workspaceId: approval.workspaceId,
+            approval_id: approval.id,
+            execution_id: approval.executionId,
+            user_id: principal.userId,
+            decision: body.decision,
+            notes: body.notes ?? body.message ?? null,
+            credential: principal.credential,
+          });
+          if (!vote) {
+            throw new ConflictError({ error: 'already_voted', message: 'You have voted on this approval already' });
+          }
+          await auditVote(m, approval, vote);
+          if (body.decision === 'APPROVED') {
+            remaining = Math.max(0, approvers.min - approvingVotes(approval, await repo.votesOf(m, [approval.id])));
+            if (remaining > 0) return { executionId: approval.executionId, status: 'pending' as const, remaining };
+          }
+        }
+        const status: 'approved' | 'responded' | 'rejected' =
           body.decision === 'APPROVED' ? 'approved' : body.decision === 'RESPOND' ? 'responded' : 'rejected';
         const resolved = await repo.resolveApproval(m, {
           approvalId,
@@ -562,26 +613,22 @@ export function createRunService(deps: {
           editedInput: body.input ?? null,
           response: body.decision === 'RESPOND' ? (body.message ?? null) : null,
         });
-        if (resolved && body.input !== undefined) {
+        if (!resolved) throw conflict();
+        if (body.input !== undefined) {
           await repo.editStepInput(m, approval.executionId, approval.stepNo, body.input);
         }
-        if (resolved && body.decision === 'RESPOND') {
-          await auditApproval(m, approvalId);
-          await respondInsteadOfStep(m, approval, body.message!);
-          return resolved.execution_id;
-        }
-        if (resolved) {
-          await auditApproval(m, approvalId);
-          return resolved.execution_id;
-        }
-        throw new ConflictError({
-          error: approval.status === 'pending' ? 'run_finished' : 'approval_resolved',
-          status: approval.status,
-          message: approval.status === 'pending' ? 'The run has finished' : 'The approval was already resolved',
-        });
+        await auditApproval(m, approvalId);
+        if (body.decision === 'RESPOND') await respondInsteadOfStep(m, approval, body.message!);
+        return { executionId: resolved.execution_id, status, remaining };
       });
-      await wake(executionId, 'approval_resolved');
-      return { approval_id: approvalId, decision: body.decision, execution_id: executionId };
+      if (outcome.status !== 'pending') await wake(outcome.executionId, 'approval_resolved');
+      return {
+        approval_id: approvalId,
+        decision: body.decision,
+        execution_id: outcome.executionId,
+        status: outcome.status,
+        approvals_remaining: outcome.remaining,
+      };
     },
   };
 }

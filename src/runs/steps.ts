@@ -11,6 +11,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import type { FilterPool } from '../triggers/filter-pool';
 import type { AgentModel, AgentTool } from './agent-model';
+import { expireApproval } from './approval-deadlines';
 import type { RuleAction } from './approval-rules';
 import { blockedByPolicy, decideStep, readApprovalRules } from './approval-rules';
 import type { StepEntryFields } from './audit';
@@ -82,7 +83,21 @@ export interface ApprovalState {
   approval: RunApproval['status'];
   /** The approval row's id, for the run's WeftWaitingFor; absent when there is none (and in older histories). */
   approvalId?: string;
+  /**
+   * Issue 32 part 3, only for a pending approval with a deadline: when it expires (ISO, the database's
+   * clock), which the workflow's timer waits for; the row keeps it, so it survives continue-as-new.
+   */
+  expiresAt?: string;
+  /** The deadline decided the approval (it was `rejected` or `approved` by no person). */
+  expired?: boolean;
 }
+
+/** The fields of an approval's state beyond its status: its deadline while pending, or that it expired. */
+const deadlineOf = (approval: RunApproval | null | undefined): Pick<ApprovalState, 'expiresAt' | 'expired'> => {
+  if (!approval) return {};
+  if (approval.status === 'pending' && approval.expiresAt) return { expiresAt: approval.expiresAt.toISOString() };
+  return approval.expired ? { expired: true } : {};
+};
 
 /**
  * The step executor of agent runs: what the run workflow's activities call (`activities/runs.ts`),
@@ -227,7 +242,25 @@ export function createRunSteps(deps: {
           await callbackApprovalRequested(m, approval);
         }
         const now = (await repo.mustFindExecution(m, executionId)).status;
-        return { run: now, approval: approval.status, approvalId: approval.id };
+        return { run: now, approval: approval.status, approvalId: approval.id, ...deadlineOf(approval) };
+      });
+    },
+
+    /**
+     * The deadline's outcome when it has passed (issue 32 part 3; `approval-deadlines.ts`), then the
+     * state as `approvalState` answers it: a deadline not yet due on the database's clock changes nothing.
+     */
+    async expireApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
+      return afterCommit(workspaceId, async (m) => {
+        await expireApproval(m, executionId, stepNo);
+        const run = await repo.mustFindExecution(m, executionId);
+        const approval = await repo.findApproval(m, executionId, stepNo);
+        return {
+          run: run.status,
+          approval: approval?.status ?? 'pending',
+          approvalId: approval?.id,
+          ...deadlineOf(approval),
+        };
       });
     },
 
@@ -236,7 +269,12 @@ export function createRunSteps(deps: {
       return uow({ workspaceId }, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
         const approval = await repo.findApproval(m, executionId, stepNo);
-        return { run: run.status, approval: approval?.status ?? 'pending', approvalId: approval?.id };
+        return {
+          run: run.status,
+          approval: approval?.status ?? 'pending',
+          approvalId: approval?.id,
+          ...deadlineOf(approval),
+        };
       });
     },
 

@@ -1,11 +1,11 @@
 import { iso } from '../platform/dates';
 import { resolvedCredential } from './audit';
-import type { RunApproval, RunExecution, RunStep } from './entities';
+import type { ApprovalVote, RunApproval, RunExecution, RunStep } from './entities';
 import type { ApprovalRow, RunSummary } from './schemas';
 
 // The entity → response mappers of the runs API (`service.ts`): rows as the routes answer them.
 
-export const approvalRow = (approval: RunApproval): ApprovalRow => ({
+export const approvalRow = (approval: RunApproval, votes: readonly ApprovalVote[] = []): ApprovalRow => ({
   approval_id: approval.id,
   execution_id: approval.executionId,
   status: approval.status,
@@ -17,6 +17,21 @@ export const approvalRow = (approval: RunApproval): ApprovalRow => ({
   resolved_by_credential: resolvedCredential(approval),
   requested_at: approval.requestedAt.toISOString(),
   resolved_at: iso(approval.resolvedAt),
+  policy_decision: approval.policyDecision
+    ? { version: approval.policyDecision.version, rule: approval.policyDecision.rule }
+    : null,
+  approvers: approval.approvers ?? null,
+  deadline: approval.deadline ?? null,
+  expires_at: iso(approval.expiresAt),
+  escalations: approval.escalations ?? 0,
+  expired: approval.expired ?? false,
+  votes: votes.map((vote) => ({
+    user_id: vote.user_id,
+    decision: vote.decision,
+    credential: { kind: vote.credential_kind, id: vote.credential_id },
+    notes: vote.notes,
+    voted_at: vote.created_at.toISOString(),
+  })),
 });
 
 export const stepRow = (step: RunStep) => ({

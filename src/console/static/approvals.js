@@ -1,5 +1,6 @@
 import { api, query } from './api.js';
 import { fill, h, messageArea, readable, shortId, when } from './dom.js';
+import { inputSchemas, schemaForm } from './schema-form.js';
 
 const REFRESH_MS = 5000;
 
@@ -35,7 +36,7 @@ export function approvalsView(main) {
         const older = [...list.children].find((element) => element.dataset.requestedAt < approval.requested_at);
         list.insertBefore(card.element, older || null);
       }
-      for (const approval of approvals) cards.get(approval.approval_id)?.refreshDecisions();
+      for (const approval of approvals) cards.get(approval.approval_id)?.refreshDecisions(approval);
       empty.hidden = cards.size > 0;
       fill(
         status,
@@ -56,12 +57,83 @@ export function approvalsView(main) {
   };
 }
 
+/** Which rule asked for the approval (issue 32): its version and index, or the step itself. */
+function askedBy(approval) {
+  const decision = approval.policy_decision;
+  if (!decision || decision.version === 0) return 'Asked for by the step itself (requires_approval).';
+  if (decision.rule === null) {
+    return `Asked for by the step itself, or the default action of the approval rules, version ${decision.version}.`;
+  }
+  return `Asked for by the workspace’s approval rules, version ${decision.version}, rule ${decision.rule}.`;
+}
+
+/** The deadline, what happens then, and how often it escalated; nothing without one. */
+function deadlineText(approval) {
+  if (!approval.expires_at) return [h('span', { class: 'muted' }, 'No deadline.')];
+  const outcome = { reject: 'it is rejected', approve: 'it is approved', escalate: 'it escalates' };
+  return [
+    'Deadline ',
+    when(approval.expires_at),
+    `: if nobody decides by then, ${outcome[approval.deadline?.on_expiry] ?? 'its rule applies'}.`,
+    approval.escalations ? ` Escalated ${approval.escalations}×.` : '',
+  ];
+}
+
+/** The quorum and the votes so far. */
+function votesText(approval) {
+  if (!approval.approvers) return [h('span', { class: 'muted' }, 'One decision by anyone allowed to resolve.')];
+  const { min, from } = approval.approvers;
+  const approving = approval.votes.filter((vote) => vote.decision === 'APPROVED').length;
+  const who = from === 'any_member' ? 'any member' : from.map(shortId).join(', ');
+  return [
+    h('p', {}, `${approving} of ${min} approvals needed, from ${who}.`),
+    approval.votes.length === 0
+      ? h('p', { class: 'muted' }, 'No votes yet.')
+      : h(
+          'ul',
+          { class: 'votes' },
+          approval.votes.map((vote) =>
+            h(
+              'li',
+              {},
+              `${shortId(vote.user_id)}: ${vote.decision.toLowerCase()} · `,
+              when(vote.voted_at),
+              vote.notes ? h('q', {}, vote.notes) : '',
+            ),
+          ),
+        ),
+  ];
+}
+
 function approvalCard(approval, forget) {
   const decisions = h('div', { class: 'decisions' }, h('span', { class: 'muted' }, 'Loading the run…'));
   const notes = h('textarea', { rows: 2, placeholder: 'Notes (optional)', maxlength: 2000, 'aria-label': 'Notes' });
   const message = messageArea();
   const approve = h('button', { type: 'button', class: 'approve' }, 'Approve');
   const reject = h('button', { type: 'button', class: 'reject' }, 'Reject');
+  const editToggle = h('button', { type: 'button', class: 'edit' }, 'Edit the input…');
+  const approveEdited = h('button', { type: 'button', class: 'approve-edited' }, 'Approve with these edits');
+  const editor = h('section', { class: 'editor', hidden: true }, h('h3', {}, 'Edit the input'));
+  const respondText = h('textarea', {
+    rows: 2,
+    class: 'respond-message',
+    placeholder: 'What the model receives instead of the tool’s result',
+    maxlength: 2000,
+    'aria-label': 'Response to the model',
+  });
+  const respond = h('button', { type: 'button', class: 'respond' }, 'Respond instead');
+  const responder = h(
+    'section',
+    { class: 'responder', hidden: true },
+    h('h3', {}, 'Respond to the model (the step does not run)'),
+    respondText,
+    respond,
+  );
+  const policy = h('p', { class: 'policy' }, askedBy(approval));
+  const deadline = h('p', { class: 'deadline' }, deadlineText(approval));
+  const votes = h('div', { class: 'quorum' }, votesText(approval));
+  const buttons = [approve, reject, editToggle, approveEdited, respond];
+  let form;
   const element = h(
     'article',
     { class: 'card approval', 'data-approval-id': approval.approval_id, 'data-requested-at': approval.requested_at },
@@ -78,28 +150,48 @@ function approvalCard(approval, forget) {
         when(approval.requested_at),
       ),
     ),
+    policy,
+    deadline,
+    h('section', {}, h('h3', {}, 'Votes'), votes),
     h('section', {}, h('h3', {}, 'Input'), readable(approval.step.input)),
     h('section', {}, h('h3', {}, 'Decisions recorded by the run'), decisions),
     notes,
-    h('div', { class: 'actions' }, approve, reject),
+    h('div', { class: 'actions' }, approve, reject, editToggle),
+    editor,
+    responder,
     message.element,
   );
 
-  async function resolve(decision) {
-    approve.disabled = reject.disabled = true;
+  const OUTCOMES = {
+    APPROVED: 'Approved: the run goes on.',
+    REJECTED: 'Rejected: the run stops here.',
+    RESPOND: 'Responded: the model gets your message and plans again.',
+  };
+
+  async function resolve(decision, extra = {}) {
+    for (const button of buttons) button.disabled = true;
     message.clear();
-    const body = { decision };
+    const body = { decision, ...extra };
     if (notes.value.trim()) body.notes = notes.value.trim();
     try {
-      await api('POST', `/v1/approvals/${approval.approval_id}/resolve`, body);
-      message.ok(decision === 'APPROVED' ? 'Approved: the run goes on.' : 'Rejected: the run stops here.');
+      const answer = await api('POST', `/v1/approvals/${approval.approval_id}/resolve`, body);
+      if (answer.status === 'pending') {
+        message.ok(`Your vote counts; ${answer.approvals_remaining} more approval(s) needed.`);
+      } else {
+        message.ok(extra.input ? 'Approved with your edits: the run goes on.' : OUTCOMES[decision]);
+      }
     } catch (error) {
       if (error.status !== 409) {
         message.error(`Could not resolve (${error.status || 'network error'}): ${error.message}`);
-        approve.disabled = reject.disabled = false;
+        for (const button of buttons) button.disabled = false;
         return;
       }
-      message.error(`Someone else resolved this first; nothing changed (409): ${error.message}`);
+      const voted = error.body?.detail?.error === 'already_voted';
+      message.error(
+        voted
+          ? `You have voted on this approval already (409): ${error.message}`
+          : `Someone else resolved this first; nothing changed (409): ${error.message}`,
+      );
     }
     element.classList.add('settled');
     notes.disabled = true;
@@ -111,11 +203,51 @@ function approvalCard(approval, forget) {
   }
   approve.addEventListener('click', () => resolve('APPROVED'));
   reject.addEventListener('click', () => resolve('REJECTED'));
+  respond.addEventListener('click', () => {
+    if (!respondText.value.trim()) {
+      message.error('Write the response the model should receive first.');
+      return;
+    }
+    void resolve('RESPOND', { message: respondText.value.trim() });
+  });
+  editToggle.addEventListener('click', async () => {
+    if (!editor.hidden) {
+      editor.hidden = true;
+      return;
+    }
+    editToggle.disabled = true;
+    try {
+      const schemas = await inputSchemas();
+      form = schemaForm(schemas.get(approval.step.tool), approval.step.input);
+      editor.replaceChildren(h('h3', {}, 'Edit the input'), form.element, approveEdited);
+      editor.hidden = false;
+    } catch (error) {
+      message.error(`Could not load the tool’s schema: ${error.message}`);
+    } finally {
+      editToggle.disabled = false;
+    }
+  });
+  approveEdited.addEventListener('click', () => {
+    let input;
+    try {
+      input = form.read();
+    } catch (error) {
+      message.error(error.message);
+      return;
+    }
+    void resolve('APPROVED', { input });
+  });
 
-  async function refreshDecisions() {
+  async function refreshDecisions(latest = approval) {
     if (element.classList.contains('settled')) return;
+    // The deadline moves on an escalation, and votes come in: shown as the list last read them.
+    fill(deadline, deadlineText(latest));
+    fill(votes, votesText(latest));
     try {
       const run = await api('GET', `/v1/runs/${approval.execution_id}`);
+      // RESPOND answers an llm run's tool call; an edit is one approval, not a quorum's.
+      responder.hidden = run.agent !== 'llm';
+      editToggle.hidden = (latest.approvers?.min ?? 1) > 1;
       const recorded = run.steps.filter((step) => step.kind === 'DECISION');
       fill(
         decisions,

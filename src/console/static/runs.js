@@ -255,6 +255,11 @@ function renderRun(run, audit) {
               approval.resolved_by ? ` · by ${shortId(approval.resolved_by)}` : '',
               approval.resolved_by_credential ? ` with a ${CREDENTIAL_KIND[approval.resolved_by_credential.kind]}` : '',
               approval.notes ? h('q', {}, approval.notes) : '',
+              // Issue 32: decided by its deadline, escalated, voted on by several people.
+              approval.expired ? ' · decided by its deadline, no person' : '',
+              approval.escalations ? ` · escalated ${approval.escalations}×` : '',
+              approval.votes?.length ? ` · ${approval.votes.length} vote(s)` : '',
+              approval.status === 'pending' && approval.expires_at ? [' · deadline ', when(approval.expires_at)] : '',
               approval.status === 'pending' ? [' · ', h('a', { href: '#/approvals' }, 'decide in the inbox')] : '',
             ),
           ),
