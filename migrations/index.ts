@@ -44,6 +44,7 @@ import { KeywordSearch1763780012400 } from './1763780012400-keyword-search';
 import { Communities1763780012410 } from './1763780012410-communities';
 import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
 import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
+import { GraphVersions1763780013100 } from './1763780013100-graph-versions';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -93,4 +94,5 @@ export const migrations = [
   Communities1763780012410,
   ApprovalRules1763780012600,
   ApprovalEdits1763780012610,
+  GraphVersions1763780013100,
 ];
