@@ -10,14 +10,14 @@
  * - graph_neighborhood hops=2 as_of 12 hours ago vs the same now;
  * - the diff over the day (first page of 100) vs listing a page of 100 nodes, and the whole diff
  *   walked page by page, once;
- * - the write hot path: create node with the version triggers vs with them disabled (the same
- *   HTTP route; the triggers switched between the two halves of each pair).
+ * - the write hot path: create node with the version trigger vs with it disabled, over HTTP and
+ *   as the bare INSERT through pg, in alternating blocks (the trigger switched between blocks).
  */
 
 import { createApp } from '../src/app/http';
 import { BENCH_WORKSPACE_NAME, loadPowerLawGraph } from './lib/graph-data';
 import type { Measurement } from './lib/measure';
-import { markdownTable, measure, numberOption } from './lib/measure';
+import { markdownTable, measure, numberOption, percentile } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';
 
 const WORKSPACE = `${BENCH_WORKSPACE_NAME}-versions`;
@@ -117,16 +117,44 @@ export async function run(args: string[]): Promise<void> {
     'list nodes (page of 100)',
     (i) => call(`/v1/ontology/nodes?limit=100&offset=${(i * 100) % 10_000}`),
   );
-  // Interleaved halves: with the triggers, then without, at the same load.
-  await triggers(true);
-  const withVersions = await measure('create node (versioned)', create, { concurrency: 1, durationMs: seconds * 1000 });
-  await triggers(false);
-  const withoutVersions = await measure('create node, version trigger off', create, {
-    concurrency: 1,
-    durationMs: seconds * 1000,
-  });
-  await triggers(true);
-  rows.push({ subject: withVersions, anchor: withoutVersions });
+  // The write path, in alternating blocks (the triggers switched between blocks, never inside one),
+  // so both sides see the same drift of the machine's load: over HTTP, and the INSERT alone through pg.
+  const insert = (i: number) =>
+    owner.query(`INSERT INTO nodes (workspace_id, type, name) VALUES ($1, 'note', $2)`, [workspaceId, `sql ${i}`]);
+  const alternate = async (name: string, operation: (i: number) => Promise<unknown>) => {
+    const on: number[] = [];
+    const off: number[] = [];
+    let i = 0;
+    for (let block = 0; block < 8; block++) {
+      for (const enabled of block % 2 === 0 ? [true, false] : [false, true]) {
+        await triggers(enabled);
+        const end = Date.now() + (seconds * 1000) / 8;
+        while (Date.now() < end) {
+          const t0 = process.hrtime.bigint();
+          await operation(i++);
+          (enabled ? on : off).push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+      }
+    }
+    await triggers(true);
+    const stats = (latencies: number[], label: string): Measurement => {
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const total = sorted.reduce((sum, value) => sum + value, 0) / 1000;
+      return {
+        name: label,
+        concurrency: 1,
+        count: sorted.length,
+        rps: sorted.length / total,
+        p50: percentile(sorted, 50),
+        p95: percentile(sorted, 95),
+        p99: percentile(sorted, 99),
+      };
+    };
+    rows.push({ subject: stats(on, `${name} (versioned)`), anchor: stats(off, `${name}, version trigger off`) });
+  };
+  await alternate('create node over HTTP', create);
+  await alternate('INSERT INTO nodes via pg', insert);
+  const writeRows = rows.slice(-2);
 
   // The whole diff of the day, page by page (limit 100), once.
   const walkStarted = Date.now();
@@ -152,10 +180,12 @@ export async function run(args: string[]): Promise<void> {
     `\n- the whole diff of the day: ${entries} entries in ${pages} pages of 100, ${walkMs} ms ` +
       `(${(walkMs / pages).toFixed(0)} ms a page)`,
   );
-  console.log(
-    `- write path: a versioned create costs ${(withoutVersions.rps / withVersions.rps).toFixed(2)}× the time of an ` +
-      `unversioned one (p50 ${withVersions.p50.toFixed(2)} vs ${withoutVersions.p50.toFixed(2)} ms)`,
-  );
+  for (const { subject, anchor } of writeRows) {
+    console.log(
+      `- ${subject.name}: p50 ${subject.p50.toFixed(2)} ms vs ${anchor.p50.toFixed(2)} ms without the version ` +
+        `(+${(subject.p50 - anchor.p50).toFixed(2)} ms, ${(subject.p50 / anchor.p50).toFixed(2)}×)`,
+    );
+  }
 
   await new Promise<void>((resolve) => api.server.close(() => resolve()));
   await service.stop();

@@ -108,7 +108,8 @@ CREATE TRIGGER ${table}_version_delete AFTER DELETE ON ${table} FOR EACH ROW EXE
 const asOfFunction = (kind: 'node' | 'edge', table: string, state: string, alias: string) => `
 CREATE FUNCTION weft_${kind}s_as_of(p_ids uuid[], p_at timestamptz) RETURNS TABLE (id uuid, state jsonb)
 LANGUAGE sql STABLE AS $fn$
-  WITH cur AS (SELECT ${alias}.id, ${alias}.created_at, ${state} AS j FROM ${table} ${alias} WHERE ${alias}.id = ANY(p_ids)),
+  WITH cur AS (
+    SELECT ${alias}.id, ${alias}.created_at, ${state} AS j FROM ${table} ${alias} WHERE ${alias}.id = ANY(p_ids)),
   ch AS (
     SELECT v.entity_id, bool_or(v.operation = 'create') AS created_after,
            weft_jsonb_merge(v.before ORDER BY v.id DESC) AS before
@@ -174,26 +175,34 @@ ${asOfFunction('edge', 'edges', EDGE_STATE, 'e')}
 
 -- Breadth-first like weft_graph_expand, over the edges as they were at p_at: a live edge that no
 -- version after p_at touched was then as it is now (when it existed: created_at <= p_at); the
--- edges some later version touched are rebuilt from their versions, once, before the walk.
+-- edges some later version touched are listed once with every end they had since (now and in
+-- their versions' before), and each level rebuilds only those of them that touch its frontier.
 CREATE FUNCTION weft_graph_expand_as_of(p_start uuid[], p_hops int, p_node_limit int, p_at timestamptz)
 RETURNS TABLE (node_id uuid, depth int)
 LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   touched uuid[];
-  past_src uuid[];
-  past_tgt uuid[];
+  t_id uuid[];
+  t_end uuid[];
+  near uuid[];
   visited uuid[];
   frontier uuid[];
   found uuid[];
+  past uuid[];
   room int;
+  fetched int;
+  want int;
   d int := 0;
 BEGIN
   SELECT coalesce(array_agg(DISTINCT v.entity_id), '{}') INTO touched
     FROM graph_versions v WHERE v.entity_kind = 'edge' AND v.changed_at > p_at;
-  SELECT coalesce(array_agg((p.state->>'source_node_id')::uuid), '{}'),
-         coalesce(array_agg((p.state->>'target_node_id')::uuid), '{}')
-    INTO past_src, past_tgt
-    FROM weft_edges_as_of(touched, p_at) p WHERE NOT (p.state->>'is_deleted')::boolean;
+  SELECT coalesce(array_agg(x.id), '{}'), coalesce(array_agg(x.node), '{}') INTO t_id, t_end FROM (
+    SELECT e.id, unnest(ARRAY[e.source_node_id, e.target_node_id]) AS node FROM edges e WHERE e.id = ANY(touched)
+    UNION
+    SELECT v.entity_id, unnest(ARRAY[(v.before->>'source_node_id')::uuid, (v.before->>'target_node_id')::uuid])
+      FROM graph_versions v
+     WHERE v.entity_kind = 'edge' AND v.changed_at > p_at AND v.before ?| ARRAY['source_node_id', 'target_node_id']
+  ) x WHERE x.node IS NOT NULL;
   SELECT coalesce(array_agg(DISTINCT p.id), '{}') INTO visited
     FROM weft_nodes_as_of(p_start, p_at) p WHERE NOT (p.state->>'is_deleted')::boolean;
   visited := visited[1:p_node_limit];
@@ -202,20 +211,36 @@ BEGIN
   WHILE d < p_hops AND cardinality(frontier) > 0 AND cardinality(visited) < p_node_limit LOOP
     d := d + 1;
     room := p_node_limit - cardinality(visited);
-    SELECT coalesce(array_agg(DISTINCT x.nbr), '{}') INTO found FROM (
-      SELECT e.target_node_id AS nbr FROM edges e
-       WHERE e.source_node_id = ANY(frontier) AND NOT e.is_deleted AND e.created_at <= p_at
-         AND NOT (e.id = ANY(touched))
-      UNION ALL
-      SELECT e.source_node_id FROM edges e
-       WHERE e.target_node_id = ANY(frontier) AND NOT e.is_deleted AND e.created_at <= p_at
-         AND NOT (e.id = ANY(touched))
-      UNION ALL
-      SELECT t FROM unnest(past_src, past_tgt) AS p(s, t) WHERE s = ANY(frontier)
-      UNION ALL
-      SELECT s FROM unnest(past_src, past_tgt) AS p(s, t) WHERE t = ANY(frontier)
-    ) x
-    WHERE x.nbr NOT IN (SELECT unnest(visited));
+    SELECT coalesce(array_agg(DISTINCT t.i), '{}') INTO near
+      FROM unnest(t_id, t_end) AS t(i, n) WHERE t.n = ANY(frontier);
+    -- The rebuilt edges of then first (few), then today's untouched ones, read as weft_graph_expand
+    -- reads them: at most twice the room, widened only when a full batch was too small.
+    SELECT coalesce(array_agg(DISTINCT x.nbr), '{}') INTO past FROM (
+      SELECT CASE WHEN (p.state->>'source_node_id')::uuid = ANY(frontier)
+                  THEN (p.state->>'target_node_id')::uuid ELSE (p.state->>'source_node_id')::uuid END AS nbr
+        FROM weft_edges_as_of(near, p_at) p
+       WHERE NOT (p.state->>'is_deleted')::boolean
+         AND ((p.state->>'source_node_id')::uuid = ANY(frontier) OR (p.state->>'target_node_id')::uuid = ANY(frontier))
+    ) x WHERE x.nbr NOT IN (SELECT unnest(visited));
+    want := room * 2;
+    LOOP
+      SELECT coalesce(array_agg(DISTINCT c.nbr), '{}'), count(*) INTO found, fetched FROM (
+        SELECT x.nbr FROM (
+          SELECT e.target_node_id AS nbr FROM edges e
+           WHERE e.source_node_id = ANY(frontier) AND NOT e.is_deleted AND e.created_at <= p_at
+             AND NOT (e.id = ANY(near))
+          UNION ALL
+          SELECT e.source_node_id FROM edges e
+           WHERE e.target_node_id = ANY(frontier) AND NOT e.is_deleted AND e.created_at <= p_at
+             AND NOT (e.id = ANY(near))
+        ) x
+        WHERE x.nbr NOT IN (SELECT unnest(visited)) AND NOT (x.nbr = ANY(past))
+        LIMIT want
+      ) c;
+      EXIT WHEN fetched < want OR cardinality(past) + cardinality(found) >= room OR want >= 64 * room;
+      want := want * 4;
+    END LOOP;
+    found := past || found;
     found := found[1:room];
     EXIT WHEN cardinality(found) = 0;
     RETURN QUERY SELECT f, d FROM unnest(found) f;

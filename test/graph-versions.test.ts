@@ -34,7 +34,7 @@ const versioned = (node: Record<string, unknown>) => {
 describe('graph versions, as_of, diff and retention (issue 31)', function () {
   this.timeout(60_000);
 
-  it('create, update and soft delete each write a version: who, which credential, only the changed fields', async () => {
+  it('create, update and soft delete each write a version: who, which credential, the changed fields', async () => {
     const t = await newTenant();
     const created = await as(t.api_key).post(NODES, { type: 'person', name: 'Ada', properties: { a: 1, b: 2 } });
     const id = created.body.id;
@@ -294,7 +294,7 @@ describe('graph versions, as_of, diff and retention (issue 31)', function () {
     expect(byRun.actor).to.include({ run_id: run.body.execution_id, capability: 'agent.record_finding' });
   });
 
-  it('as_of and diff before the retention horizon answer 422 naming it; the schedule’s purge drops old versions', async () => {
+  it('as_of and diff before the retention horizon are 422 naming it; the scheduled purge drops them', async () => {
     const t = await newTenant();
     const id = (await as(t.api_key).post(NODES, { type: 'note', name: 'old' })).body.id;
     const longAgo = new Date(Date.now() - 91 * 86_400_000).toISOString();

@@ -54,7 +54,14 @@ cand AS (
   WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[])
     AND e.target_node_id IN (SELECT node_id FROM s)
   UNION
-  SELECT v.entity_id FROM graph_versions v WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}),
+  SELECT e.id FROM graph_versions v JOIN edges e ON e.id = v.entity_id
+  WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}
+    AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
+  UNION
+  SELECT v.entity_id FROM graph_versions v
+  WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}
+    AND ((v.before->>'source_node_id')::uuid = ANY ((SELECT a FROM ids)::uuid[])
+      OR (v.before->>'target_node_id')::uuid = ANY ((SELECT a FROM ids)::uuid[]))),
 es AS (
   SELECT p.id, p.state->>'type' AS type, (p.state->>'source_node_id')::uuid AS source_node_id,
          (p.state->>'target_node_id')::uuid AS target_node_id
