@@ -49,19 +49,19 @@ SELECT
 export const SUBGRAPH_AS_OF_SQL = `
 WITH s AS MATERIALIZED (SELECT node_id, depth FROM weft_graph_expand_as_of($1::uuid[], $2, $3, ${AS_OF_SQL('$5')})),
 ids AS (SELECT array_agg(node_id) AS a FROM s),
+touched AS MATERIALIZED (
+  SELECT v.entity_id AS id, (v.before->>'source_node_id')::uuid AS bs, (v.before->>'target_node_id')::uuid AS bt
+  FROM graph_versions v WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}),
 cand AS (
   SELECT e.id FROM edges e
   WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[])
     AND e.target_node_id IN (SELECT node_id FROM s)
   UNION
-  SELECT e.id FROM graph_versions v JOIN edges e ON e.id = v.entity_id
-  WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}
+  SELECT e.id FROM edges e
+  WHERE e.id = ANY ((SELECT array_agg(DISTINCT id) FROM touched)::uuid[])
     AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
   UNION
-  SELECT v.entity_id FROM graph_versions v
-  WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}
-    AND ((v.before->>'source_node_id')::uuid = ANY ((SELECT a FROM ids)::uuid[])
-      OR (v.before->>'target_node_id')::uuid = ANY ((SELECT a FROM ids)::uuid[]))),
+  SELECT t.id FROM touched t WHERE t.bs = ANY ((SELECT a FROM ids)::uuid[]) OR t.bt = ANY ((SELECT a FROM ids)::uuid[])),
 es AS (
   SELECT p.id, p.state->>'type' AS type, (p.state->>'source_node_id')::uuid AS source_node_id,
          (p.state->>'target_node_id')::uuid AS target_node_id
