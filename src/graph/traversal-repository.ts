@@ -61,7 +61,8 @@ cand AS (
   WHERE e.id = ANY ((SELECT array_agg(DISTINCT id) FROM touched)::uuid[])
     AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
   UNION
-  SELECT t.id FROM touched t WHERE t.bs = ANY ((SELECT a FROM ids)::uuid[]) OR t.bt = ANY ((SELECT a FROM ids)::uuid[])),
+  SELECT t.id FROM touched t
+  WHERE t.bs = ANY ((SELECT a FROM ids)::uuid[]) OR t.bt = ANY ((SELECT a FROM ids)::uuid[])),
 es AS (
   SELECT p.id, p.state->>'type' AS type, (p.state->>'source_node_id')::uuid AS source_node_id,
          (p.state->>'target_node_id')::uuid AS target_node_id
