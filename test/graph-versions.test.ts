@@ -249,6 +249,16 @@ describe('graph versions, as_of, diff and retention (issue 31)', function () {
     // And the person's versions name the first prompt.
     const created = (await versionsOf(t.api_key, ada)).versions.at(-1);
     expect(created.actor).to.include({ prompt_id: first.body.correlation_id, credential_kind: 'api_key' });
+
+    // The saga's compensation of the second prompt (as a failure after its persist runs it) opens the old fact again.
+    await getStack().runtime.services.prompts.undo({
+      workspaceId: t.workspace_id,
+      correlationId: second.body.correlation_id,
+    });
+    const undone = (await as(t.api_key).get(`${EDGES}?source_node_id=${ada}&type=WORKS_AT`)).body;
+    expect(undone.map((e: { id: string; valid_to: string | null }) => [e.id, e.valid_to])).to.deep.equal([
+      [oldEdge.id, null],
+    ]);
   });
 
   it('merges, capability calls and runs label their versions', async () => {
