@@ -5,6 +5,7 @@ import type { CodeService } from '../src/code/service';
 import type { CommunityService } from '../src/communities/service';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
+import type { VersionService } from '../src/graph/versions-service';
 import type { MergeService } from '../src/merges/service';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 import type { OutboxRelay } from '../src/platform/outbox/relay';
@@ -23,6 +24,7 @@ import { createEmbeddingActivities } from './embeddings';
 import { classifiedActivities } from './failures';
 import type { GraphActivityDeps } from './graph';
 import { createGraphActivities } from './graph';
+import { createGraphVersionActivities } from './graph-versions';
 import { createMaintenanceActivities } from './maintenance';
 import { createMergeActivities } from './merges';
 import { createPromptActivities } from './prompt';
@@ -55,6 +57,7 @@ export interface ActivityDeps {
     callbackRetention: CallbackRetention;
     runScheduleFires: RunScheduleFires;
     communities: CommunityService;
+    versions: VersionService;
   };
 }
 
@@ -75,6 +78,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createCommunityActivities({ dataSource: deps.dataSource, communities: deps.services.communities }),
       ...createTriggerActivities(deps),
       ...createRunCallbackActivities(deps),
+      ...createGraphVersionActivities(deps),
       ...createEmbeddingActivities({ embeddings: deps.services.embeddings }),
       ...createGraphActivities({
         dataSource: deps.dataSource,

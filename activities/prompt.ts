@@ -1,6 +1,6 @@
 import type { SealBinding, SealedText } from '../src/platform/crypto/sealer';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
-import type { CompletionInput, FailureInput, PersistedGraph, PromptService } from '../src/prompt/service';
+import type { CompletionInput, FailureInput, PersistedGraph, PromptActor, PromptService } from '../src/prompt/service';
 import { heartbeating } from './failures';
 
 /** The prompt saga's steps: thin adapters over the prompt service. */
@@ -33,6 +33,7 @@ export function createPromptActivities(deps: { prompts: PromptService }) {
       workspaceId: string;
       correlationId: string;
       refined: RefinedGraph;
+      actor?: PromptActor;
     }): Promise<PersistedGraph> => prompts.persist(input),
 
     undoPromptWrites: (input: { workspaceId: string; correlationId: string }) => prompts.undo(input),

@@ -45,6 +45,7 @@ import { Communities1763780012410 } from './1763780012410-communities';
 import { ApprovalRules1763780012600 } from './1763780012600-approval-rules';
 import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
 import { ApprovalDeadlinesQuorum1763780013000 } from './1763780013000-approval-deadlines-quorum';
+import { GraphVersions1763780013100 } from './1763780013100-graph-versions';
 import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -96,5 +97,6 @@ export const migrations = [
   ApprovalRules1763780012600,
   ApprovalEdits1763780012610,
   ApprovalDeadlinesQuorum1763780013000,
+  GraphVersions1763780013100,
   MergeUndo1763780013200,
 ];

@@ -152,6 +152,10 @@ describe('merges that can be undone (issue 31 part 3)', function () {
     const restored = await as(t.api_key).get(`/v1/ontology/nodes/${dup.id}`);
     expect(restored.status, restored.text).to.equal(200);
     expect(restored.body.properties).to.deep.equal(dupProperties);
+    // Each node the unmerge wrote has a version labelled as the unmerge (issue 31).
+    const versionsOf = async (id: string) => (await as(t.api_key).get(`/v1/ontology/nodes/${id}/history`)).body;
+    expect((await versionsOf(dup.id)).versions[0]).to.deep.include({ operation: 'restore', label: 'unmerge' });
+    expect((await versionsOf(alan.id)).versions[0]).to.deep.include({ operation: 'update', label: 'unmerge' });
     const survivor = await nodeRow(alan.id);
     expect(survivor.properties).to.deep.equal({
       email: 'alan@bletchley.example',

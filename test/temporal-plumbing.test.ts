@@ -74,6 +74,7 @@ describe('Temporal plumbing', () => {
       'webhook-delivery-retention',
       'run-callback-retention',
       'community-refresh',
+      'graph-version-retention',
     ]);
   });
 

@@ -5,6 +5,7 @@ export * from './code';
 export * from './communities';
 export * from './embeddings';
 export * from './graph-maintenance';
+export * from './graph-versions';
 export * from './maintenance';
 export * from './merges';
 export * from './prompt';

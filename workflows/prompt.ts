@@ -86,7 +86,12 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
       // worker lost between that commit and the step's completion must still be undone. Undoing
       // a prompt that wrote nothing is a no-op.
       compensations.push(() => db.undoPromptWrites({ workspaceId, correlationId }));
-      persisted = await db.persistPromptGraph({ workspaceId, correlationId, refined });
+      persisted = await db.persistPromptGraph({
+        workspaceId,
+        correlationId,
+        refined,
+        ...(input.actor ? { actor: input.actor } : {}),
+      });
     }
 
     let answer: GroundedAnswer | null = null;

@@ -15,6 +15,8 @@ export interface CapabilityCall {
   correlationId: string;
   /** The correlation id is the caller's own (a run's step): a retried call may take over its earlier claim. */
   reclaimCorrelation?: boolean;
+  /** The run whose step made the call, when a run did. */
+  runId?: string;
   /** When the call arrived (epoch ms), for audit durations. */
   startedAtMs: number;
   /** The reservation made before the handler ran; null for a free tool. */

@@ -30,6 +30,8 @@ export interface InvokeOptions {
   chargeKey?: string;
   /** The correlation id is derived from the caller's own step: a retry of it takes over its earlier claim. */
   reclaimCorrelation?: boolean;
+  /** The run whose step calls the tool: the graph's version rows of its writes name it (issue 31). */
+  runId?: string;
 }
 
 export interface InvokeOutcome {
@@ -162,7 +164,13 @@ export function createCapabilityService(deps: {
       const finished = await findKeyOutsideTransaction(read, scopeOf(principal), key);
       if (finished && !finished.expired) return replay(finished);
     }
-    const outcome = await uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+    const base = scopeOf(principal);
+    // The graph's version rows of the handler's writes name the tool, the call and the run (issue 31).
+    const scope = {
+      ...base,
+      actor: { ...base.actor, capability: capability.name, capabilityCall: key, runId: call.runId },
+    };
+    const outcome = await uow(scope, async (m): Promise<InvokeOutcome> => {
       if (!fresh) {
         if (!(await tryLockKey(m, principal.workspaceId, key))) {
           throw new ConflictError({
@@ -243,6 +251,7 @@ export function createCapabilityService(deps: {
         idempotencyKey: parseKey(options.idempotencyKey),
         correlationId: options.correlationId ?? randomUUID(),
         ...(options.reclaimCorrelation ? { reclaimCorrelation: true } : {}),
+        ...(options.runId ? { runId: options.runId } : {}),
         startedAtMs: Date.now(),
         receipt: null,
       };

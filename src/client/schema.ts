@@ -193,7 +193,7 @@ export interface paths {
   "/v1/ontology/nodes/{node_id}": {
     /**
      * Get a node
-     * @description A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404.
+     * @description A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404. With `as_of`, the node as it stood then (404 when it did not exist or was deleted then; its vector, importance and reference count are not versioned: the vector is left out, the counts are today’s); 422 before the version retention horizon.
      *
      * Requires the `ontology:read` scope.
      */
@@ -212,6 +212,24 @@ export interface paths {
      * Requires the `ontology:write` scope.
      */
     patch: operations["updateNode"];
+  };
+  "/v1/ontology/nodes/{node_id}/history": {
+    /**
+     * A node’s versions, newest first, cursor-paged
+     * @description Every create, update, soft delete, restore and merge of the node since the retention horizon: who (user, credential kind and id, run, prompt, capability call), when, the operation and its label, and the changed fields before and after. `limit` up to 10000 (default 50); pass `next_cursor` as `cursor` for older versions. 404 when the workspace has no such node, deleted or not.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["getNodeHistory"];
+  };
+  "/v1/ontology/diff": {
+    /**
+     * Nodes and edges added, changed and removed between two instants, paged
+     * @description What changed between `from` and `to` (default now): each node or edge some version in between touched, with its state at both ends, the change (`added`, `changed`, `removed`) and the versioned fields that differ; one created and deleted in between, or changed back, is left out. Edges first, then nodes, by id; `limit` up to 10000 entities per page (default 50); pass `next_cursor` as `cursor`. 422 when `from` is before the version retention horizon or `to` before `from`.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["getGraphDiff"];
   };
   "/v1/ontology/edges": {
     /**
@@ -266,7 +284,7 @@ export interface paths {
   "/v1/ontology/graph_neighborhood": {
     /**
      * The bidirectional subgraph around a node or the best name match
-     * @description Exactly one of `node_id` and `q` (at most 200 characters; up to 10 candidates come back). `hops` 1 to 3 (default 2), `node_limit` 10 to 2000 (default 300), `edge_limit` 10 to 5000 (default 600).
+     * @description Exactly one of `node_id` and `q` (at most 200 characters; up to 10 candidates come back). `hops` 1 to 3 (default 2), `node_limit` 10 to 2000 (default 300), `edge_limit` 10 to 5000 (default 600). With `as_of`, as the graph stood then (issue 31; importance and reference counts are today’s); 422 before the version retention horizon (`VERSION_RETENTION_DAYS`).
      *
      * Requires the `ontology:read` scope.
      */
@@ -275,7 +293,7 @@ export interface paths {
   "/v1/ontology/family_tree": {
     /**
      * Every node within `degrees` hops and every live edge between them
-     * @description `degrees` 1 to 5 (default 2), `node_limit` 10 to 5000 (default 500, the centre included), `edge_limit` 10 to 10000 (default 1000).
+     * @description `degrees` 1 to 5 (default 2), `node_limit` 10 to 5000 (default 500, the centre included), `edge_limit` 10 to 10000 (default 1000). With `as_of`, as the graph stood then (issue 31; importance and reference counts are today’s); 422 before the version retention horizon (`VERSION_RETENTION_DAYS`).
      *
      * Requires the `ontology:read` scope.
      */
@@ -1295,6 +1313,91 @@ export interface components {
       nodes_deleted: number;
       edges_deleted: number;
     };
+    NodeHistoryResponse: {
+      /** Format: uuid */
+      node_id: string;
+      /** @description Newest first. */
+      versions: components["schemas"]["GraphVersion"][];
+      /** @description Pass as `cursor` for the next (older) page; null on the last. */
+      next_cursor: string | null;
+      /**
+       * Format: date-time
+       * @description Versions older than this have been purged.
+       */
+      retention_horizon: string;
+    };
+    GraphVersion: {
+      /** @description Increasing within the graph: later changes have larger ids. */
+      version_id: string;
+      /** @enum {string} */
+      entity_kind: "node" | "edge";
+      /** Format: uuid */
+      entity_id: string;
+      /**
+       * @description What happened to the row: soft delete is `delete`, a hard delete `purge`.
+       * @enum {string}
+       */
+      operation: "create" | "update" | "delete" | "restore" | "purge";
+      /** @description Why, when the writer said: `merge`, `unmerge`, `contradiction` (a closed validity), … */
+      label: string | null;
+      /**
+       * Format: date-time
+       * @description When Weft learnt the change (its transaction’s time).
+       */
+      changed_at: string;
+      /** @description Who made the change and through what; null where it was not known. */
+      actor: {
+        /** Format: uuid */
+        user_id: string | null;
+        /** @description `user_jwt`, `api_key` or `mcp_token`, when known. */
+        credential_kind: string | null;
+        credential_id: string | null;
+        /** @description The run whose step wrote it. */
+        run_id: string | null;
+        /** @description The prompt (its correlation id) whose extraction wrote it. */
+        prompt_id: string | null;
+        /** @description The capability that wrote it. */
+        capability: string | null;
+        /** @description That call’s Idempotency-Key. */
+        capability_call: string | null;
+      };
+      /** @description The changed fields only (a create: every versioned field; a purge: the whole row). */
+      before: {
+        [key: string]: unknown;
+      } | null;
+      /** @description The changed fields only (a create: every versioned field; a purge: the whole row). */
+      after: {
+        [key: string]: unknown;
+      } | null;
+    };
+    GraphDiffResponse: {
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      /** @description Edges first, then nodes, each by id. */
+      changes: components["schemas"]["GraphDiffEntry"][];
+      /** @description Pass as `cursor` for the next page; null on the last. A page may hold fewer than `limit`. */
+      next_cursor: string | null;
+    };
+    GraphDiffEntry: {
+      /** @enum {string} */
+      entity_kind: "node" | "edge";
+      /** Format: uuid */
+      entity_id: string;
+      /** @enum {string} */
+      change: "added" | "changed" | "removed";
+      /** @description The versioned fields that differ between `from` and `to`. */
+      changed_fields: string[];
+      /** @description The node or edge as it was at `from` (null when added). */
+      before: {
+        [key: string]: unknown;
+      } | null;
+      /** @description The node or edge as it is at `to` (null when removed). */
+      after: {
+        [key: string]: unknown;
+      } | null;
+    };
     NodePatchRequest: {
       name?: string;
       /** @description Merged into the stored properties; a null value removes a key. */
@@ -1318,9 +1421,22 @@ export interface components {
       };
       reasoning: string | null;
       evidence: string | null;
-      /** Format: date-time */
+      /**
+       * Format: date-time
+       * @description When Weft learnt the fact.
+       */
       created_at: string;
       is_deleted: boolean;
+      /**
+       * Format: date-time
+       * @description When the fact began to hold (defaults to when it was written).
+       */
+      valid_from: string;
+      /**
+       * Format: date-time
+       * @description When the fact stopped holding (a contradicting update closes it); null while it holds.
+       */
+      valid_to: string | null;
     };
     EdgeCreateRequest: {
       type: string;
@@ -1333,6 +1449,16 @@ export interface components {
       };
       reasoning?: string | null;
       evidence?: string | null;
+      /**
+       * Format: date-time
+       * @description When the fact began to hold; defaults to now (or to valid_to, when that is earlier).
+       */
+      valid_from?: string | null;
+      /**
+       * Format: date-time
+       * @description When it stopped holding; absent or null while it holds.
+       */
+      valid_to?: string | null;
     };
     GraphOverviewRecord: {
       /** @enum {string} */
@@ -6198,7 +6324,7 @@ export interface operations {
   };
   /**
    * Get a node
-   * @description A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404.
+   * @description A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404. With `as_of`, the node as it stood then (404 when it did not exist or was deleted then; its vector, importance and reference count are not versioned: the vector is left out, the counts are today’s); 422 before the version retention horizon.
    *
    * Requires the `ontology:read` scope.
    */
@@ -6208,6 +6334,8 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to; defaults to the caller’s. */
         workspace_id?: string;
         include_embedding?: "true" | "false";
+        /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
+        as_of?: string;
       };
       path: {
         node_id: string;
@@ -6514,6 +6642,237 @@ export interface operations {
       };
       /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A node’s versions, newest first, cursor-paged
+   * @description Every create, update, soft delete, restore and merge of the node since the retention horizon: who (user, credential kind and id, run, prompt, capability call), when, the operation and its label, and the changed fields before and after. `limit` up to 10000 (default 50); pass `next_cursor` as `cursor` for older versions. 404 when the workspace has no such node, deleted or not.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  getNodeHistory: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to; defaults to the caller’s. */
+        workspace_id?: string;
+        limit?: number;
+        /** @description `next_cursor` of the previous page. */
+        cursor?: string;
+      };
+      path: {
+        node_id: string;
+      };
+    };
+    responses: {
+      /** @description A node’s versions, newest first, cursor-paged */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["NodeHistoryResponse"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No node with this id in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Nodes and edges added, changed and removed between two instants, paged
+   * @description What changed between `from` and `to` (default now): each node or edge some version in between touched, with its state at both ends, the change (`added`, `changed`, `removed`) and the versioned fields that differ; one created and deleted in between, or changed back, is left out. Edges first, then nodes, by id; `limit` up to 10000 entities per page (default 50); pass `next_cursor` as `cursor`. 422 when `from` is before the version retention horizon or `to` before `from`.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  getGraphDiff: {
+    parameters: {
+      query: {
+        /** @description Must name a workspace the caller belongs to; defaults to the caller’s. */
+        workspace_id?: string;
+        /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
+        from: string;
+        /** @description Defaults to now. */
+        to?: string;
+        limit?: number;
+        /** @description `next_cursor` of the previous page. */
+        cursor?: string;
+      };
+    };
+    responses: {
+      /** @description Nodes and edges added, changed and removed between two instants, paged */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["GraphDiffResponse"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -7297,7 +7656,7 @@ export interface operations {
   };
   /**
    * The bidirectional subgraph around a node or the best name match
-   * @description Exactly one of `node_id` and `q` (at most 200 characters; up to 10 candidates come back). `hops` 1 to 3 (default 2), `node_limit` 10 to 2000 (default 300), `edge_limit` 10 to 5000 (default 600).
+   * @description Exactly one of `node_id` and `q` (at most 200 characters; up to 10 candidates come back). `hops` 1 to 3 (default 2), `node_limit` 10 to 2000 (default 300), `edge_limit` 10 to 5000 (default 600). With `as_of`, as the graph stood then (issue 31; importance and reference counts are today’s); 422 before the version retention horizon (`VERSION_RETENTION_DAYS`).
    *
    * Requires the `ontology:read` scope.
    */
@@ -7310,6 +7669,8 @@ export interface operations {
         hops?: number;
         node_limit?: number;
         edge_limit?: number;
+        /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
+        as_of?: string;
       };
     };
     responses: {
@@ -7410,7 +7771,7 @@ export interface operations {
   };
   /**
    * Every node within `degrees` hops and every live edge between them
-   * @description `degrees` 1 to 5 (default 2), `node_limit` 10 to 5000 (default 500, the centre included), `edge_limit` 10 to 10000 (default 1000).
+   * @description `degrees` 1 to 5 (default 2), `node_limit` 10 to 5000 (default 500, the centre included), `edge_limit` 10 to 10000 (default 1000). With `as_of`, as the graph stood then (issue 31; importance and reference counts are today’s); 422 before the version retention horizon (`VERSION_RETENTION_DAYS`).
    *
    * Requires the `ontology:read` scope.
    */
@@ -7422,6 +7783,8 @@ export interface operations {
         degrees?: number;
         node_limit?: number;
         edge_limit?: number;
+        /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
+        as_of?: string;
       };
     };
     responses: {

@@ -39,7 +39,7 @@ export interface NodeRow {
 }
 
 export const EDGE_COLUMNS = `e.id, e.workspace_id, e.type, e.source_node_id, e.target_node_id, e.properties,
-  e.reasoning, e.evidence, e.created_at, e.is_deleted`;
+  e.reasoning, e.evidence, e.created_at, e.is_deleted, e.valid_from, e.valid_to`;
 
 export interface EdgeRow {
   id: string;
@@ -52,6 +52,10 @@ export interface EdgeRow {
   evidence: string | null;
   created_at: Date | string;
   is_deleted: boolean;
+  /** When the fact began to hold (issue 31); defaults to when it was written. */
+  valid_from: Date | string;
+  /** When it stopped holding; null while it holds. */
+  valid_to: Date | string | null;
 }
 
 // weft_scoped_read answers JSON, so its timestamps arrive as strings; the unit of work's as Dates.
@@ -77,7 +81,12 @@ export function toNodeResponse(row: NodeRow): NodeResponse {
   return response;
 }
 
-export const toEdgeResponse = (row: EdgeRow): EdgeResponse => ({ ...row, created_at: iso(row.created_at) });
+export const toEdgeResponse = (row: EdgeRow): EdgeResponse => ({
+  ...row,
+  created_at: iso(row.created_at),
+  valid_from: iso(row.valid_from),
+  valid_to: iso(row.valid_to),
+});
 
 // ---- reads through weft_scoped_read (one statement, one round trip; parameters arrive as text) ----
 
@@ -240,13 +249,17 @@ export interface EdgeValues {
   properties: Record<string, unknown>;
   reasoning: string | null;
   evidence: string | null;
+  /** Null: from now. */
+  validFrom?: string | null;
+  validTo?: string | null;
 }
 
 export async function insertEdge(m: EntityManager, values: EdgeValues): Promise<EdgeRow> {
   const row = await queryFirst<EdgeRow>(
     m,
-    `INSERT INTO edges AS e (workspace_id, type, source_node_id, target_node_id, properties, reasoning, evidence)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO edges AS e (workspace_id, type, source_node_id, target_node_id, properties, reasoning, evidence,
+       valid_from, valid_to)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce($8::timestamptz, LEAST(now(), $9::timestamptz)), $9::timestamptz)
      RETURNING ${EDGE_COLUMNS}`,
     [
       values.workspaceId,
@@ -256,6 +269,8 @@ export async function insertEdge(m: EntityManager, values: EdgeValues): Promise<
       JSON.stringify(values.properties),
       values.reasoning,
       values.evidence,
+      values.validFrom ?? null,
+      values.validTo ?? null,
     ],
   );
   if (!row) throw new Error('INSERT … RETURNING gave no row');
@@ -327,4 +342,35 @@ export const softDeleteEdge = (m: EntityManager, edgeId: string) =>
     `UPDATE edges e SET is_deleted = true, deleted_at = now() WHERE e.id = $1 AND NOT e.is_deleted
      RETURNING ${EDGE_COLUMNS}`,
     [edgeId],
+  );
+
+/**
+ * Closes the validity (valid_to = now) of the source's other current facts of a functional type
+ * (src/rules/graph.ts): live edges of the same type (any case) from `sourceId` to another target,
+ * still valid and begun by now. Returns their ids.
+ */
+export async function closeContradictedEdges(
+  m: EntityManager,
+  fact: { type: string; sourceId: string; targetId: string; exceptEdgeId: string },
+): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE edges e SET valid_to = now()
+     WHERE NOT e.is_deleted AND upper(e.type) = upper($1) AND e.source_node_id = $2 AND e.target_node_id <> $3
+       AND e.id <> $4 AND e.valid_to IS NULL AND e.valid_from <= now()
+     RETURNING e.id`,
+    [fact.type, fact.sourceId, fact.targetId, fact.exceptEdgeId],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Opens again the edges whose validity a prompt closed (its versions say which), for its undo. */
+export const reopenEdgesClosedBy = (m: EntityManager, promptId: string) =>
+  affectedRows(
+    m,
+    `UPDATE edges e SET valid_to = NULL
+     WHERE e.valid_to IS NOT NULL AND e.id IN (
+       SELECT v.entity_id FROM graph_versions v
+       WHERE v.entity_kind = 'edge' AND v.prompt_id = $1 AND v.label = 'contradiction')`,
+    [promptId],
   );

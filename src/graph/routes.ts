@@ -29,6 +29,8 @@ import {
   NeighborhoodQuery,
 } from './traversal-schemas';
 import type { TraversalService } from './traversal-service';
+import { GraphDiffQuery, GraphDiffResponse, NodeHistoryQuery, NodeHistoryResponse } from './versions-schemas';
+import type { VersionService } from './versions-service';
 
 const tags = ['ontology'] as const;
 const read = 'ontology:read' as const;
@@ -37,8 +39,17 @@ const nodeNotFound = { 404: 'No live node with this id in the workspace' };
 const edgeNotFound = { 404: 'No live edge with this id in the workspace' };
 const page = `\`limit\` up to ${LIMITS.list.maxLimit} (default ${LIMITS.list.defaultLimit}), \`offset\` from 0`;
 
-export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; traversals: TraversalService }) => {
-  const { nodes, edges, traversals } = services;
+const asOfNote =
+  ' With `as_of`, as the graph stood then (issue 31; importance and reference counts are today’s); 422 before ' +
+  'the version retention horizon (`VERSION_RETENTION_DAYS`).';
+
+export const graphRoutes = (services: {
+  nodes: NodeService;
+  edges: EdgeService;
+  traversals: TraversalService;
+  versions: VersionService;
+}) => {
+  const { nodes, edges, traversals, versions } = services;
   return [
     defineRoute({
       method: 'post',
@@ -105,14 +116,59 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
       path: '/v1/ontology/nodes/{node_id}',
       operationId: 'getNode',
       summary: 'Get a node',
-      description: 'A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404.',
+      description:
+        'A live node; with `include_embedding=true` its vector too. Deleted and foreign nodes are 404. With ' +
+        '`as_of`, the node as it stood then (404 when it did not exist or was deleted then; its vector, importance ' +
+        'and reference count are not versioned: the vector is left out, the counts are today’s); 422 before the ' +
+        'version retention horizon.',
       tags,
       scope: read,
       params: NodeIdParams,
       query: NodeGetQuery,
       response: NodeResponse,
-      errors: nodeNotFound,
-      handler: ({ auth, params, query }) => nodes.get(auth, params.node_id, query.include_embedding),
+      errors: { ...nodeNotFound, 422: 'as_of before the version retention horizon (the message names it)' },
+      handler: ({ auth, params, query }) =>
+        query.as_of === undefined
+          ? nodes.get(auth, params.node_id, query.include_embedding)
+          : versions.nodeAsOf(auth, params.node_id, query.as_of),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/ontology/nodes/{node_id}/history',
+      operationId: 'getNodeHistory',
+      summary: 'A node’s versions, newest first, cursor-paged',
+      description:
+        'Every create, update, soft delete, restore and merge of the node since the retention horizon: who ' +
+        '(user, credential kind and id, run, prompt, capability call), when, the operation and its label, and the ' +
+        `changed fields before and after. \`limit\` up to ${LIMITS.list.maxLimit} (default ` +
+        `${LIMITS.list.defaultLimit}); pass \`next_cursor\` as \`cursor\` for older versions. 404 when the ` +
+        'workspace has no such node, deleted or not.',
+      tags,
+      scope: read,
+      params: NodeIdParams,
+      query: NodeHistoryQuery,
+      response: NodeHistoryResponse,
+      errors: { 404: 'No node with this id in the workspace' },
+      handler: ({ auth, params, query }) => versions.history(auth, params.node_id, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/ontology/diff',
+      operationId: 'getGraphDiff',
+      summary: 'Nodes and edges added, changed and removed between two instants, paged',
+      description:
+        'What changed between `from` and `to` (default now): each node or edge some version in between touched, ' +
+        'with its state at both ends, the change (`added`, `changed`, `removed`) and the versioned fields that ' +
+        'differ; one created and deleted in between, or changed back, is left out. Edges first, then nodes, by ' +
+        `id; \`limit\` up to ${LIMITS.list.maxLimit} entities per page (default ${LIMITS.list.defaultLimit}); ` +
+        'pass `next_cursor` as `cursor`. 422 when `from` is before the version retention horizon or `to` before ' +
+        '`from`.',
+      tags,
+      scope: read,
+      query: GraphDiffQuery,
+      response: GraphDiffResponse,
+      errors: { 422: 'from before the version retention horizon (the message names it), or to before from' },
+      handler: ({ auth, query }) => versions.diff(auth, query),
     }),
     defineRoute({
       method: 'patch',
@@ -257,7 +313,7 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
         `${LIMITS.neighborhood.hops.max} (default ${LIMITS.neighborhood.hops.default}), \`node_limit\` ` +
         `${LIMITS.neighborhood.nodeLimit.min} to ${LIMITS.neighborhood.nodeLimit.max} (default ` +
         `${LIMITS.neighborhood.nodeLimit.default}), \`edge_limit\` ${LIMITS.neighborhood.edgeLimit.min} to ` +
-        `${LIMITS.neighborhood.edgeLimit.max} (default ${LIMITS.neighborhood.edgeLimit.default}).`,
+        `${LIMITS.neighborhood.edgeLimit.max} (default ${LIMITS.neighborhood.edgeLimit.default}).${asOfNote}`,
       tags,
       scope: read,
       query: NeighborhoodQuery,
@@ -275,7 +331,7 @@ export const graphRoutes = (services: { nodes: NodeService; edges: EdgeService; 
         `${LIMITS.familyTree.degrees.default}), \`node_limit\` ${LIMITS.familyTree.nodeLimit.min} to ` +
         `${LIMITS.familyTree.nodeLimit.max} (default ${LIMITS.familyTree.nodeLimit.default}, the centre included), ` +
         `\`edge_limit\` ${LIMITS.familyTree.edgeLimit.min} to ${LIMITS.familyTree.edgeLimit.max} (default ` +
-        `${LIMITS.familyTree.edgeLimit.default}).`,
+        `${LIMITS.familyTree.edgeLimit.default}).${asOfNote}`,
       tags,
       scope: read,
       query: FamilyTreeQuery,

@@ -55,8 +55,12 @@ export const EdgeResponse = z
     properties,
     reasoning: z.string().nullable(),
     evidence: z.string().nullable(),
-    created_at: timestamp,
+    created_at: timestamp.describe('When Weft learnt the fact.'),
     is_deleted: z.boolean(),
+    valid_from: timestamp.describe('When the fact began to hold (defaults to when it was written).'),
+    valid_to: timestamp
+      .nullable()
+      .describe('When the fact stopped holding (a contradicting update closes it); null while it holds.'),
   })
   .meta({ id: 'EdgeResponse' });
 export type EdgeResponse = z.input<typeof EdgeResponse>;
@@ -110,6 +114,15 @@ export const EdgeCreateRequest = z
     properties: properties.optional(),
     reasoning: z.string().max(LIMITS.edgeTextLength).nullable().optional(),
     evidence: z.string().max(LIMITS.edgeTextLength).nullable().optional(),
+    valid_from: timestamp
+      .nullable()
+      .optional()
+      .describe('When the fact began to hold; defaults to now (or to valid_to, when that is earlier).'),
+    valid_to: timestamp.nullable().optional().describe('When it stopped holding; absent or null while it holds.'),
+  })
+  .refine((body) => !body.valid_to || !body.valid_from || Date.parse(body.valid_to) >= Date.parse(body.valid_from), {
+    message: 'valid_to must not be before valid_from',
+    path: ['valid_to'],
   })
   .meta({ id: 'EdgeCreateRequest' });
 export type EdgeCreateRequest = z.infer<typeof EdgeCreateRequest>;
@@ -117,12 +130,19 @@ export type EdgeCreateRequest = z.infer<typeof EdgeCreateRequest>;
 export const NodeIdParams = z.object({ node_id: z.uuid() });
 export const EdgeIdParams = z.object({ edge_id: z.uuid() });
 
+/** A past instant for `as_of` and the diff's bounds (issue 31): ISO 8601 with an offset, millisecond precision. */
+export const AsOf = timestamp.describe(
+  'Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts ' +
+    'as before it). 422 before the version retention horizon.',
+);
+
 export const NodeGetQuery = z.object({
   workspace_id: workspaceId,
   include_embedding: z
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
+  as_of: AsOf.optional(),
 });
 export const WorkspaceQuery = z.object({ workspace_id: workspaceId });
 

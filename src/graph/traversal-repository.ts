@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { queryFirst, queryRows } from '../platform/db/query';
 import { typeaheadParams, typeaheadSql } from './repository';
 import type { GraphNeighborhoodResponse, GraphOverviewRecord, GraphStatsRecord } from './traversal-schemas';
+import { AS_OF_SQL } from './versions-repository';
 
 /*
  * The read-only analytical statements behind overview, stats, neighbourhood and family tree. All
@@ -39,6 +40,47 @@ SELECT
    FROM s JOIN nodes n ON n.id = s.node_id) AS nodes,
   (SELECT coalesce(json_agg(es), '[]') FROM es) AS edges`;
 
+/**
+ * SUBGRAPH_SQL as the graph stood at $5 (issue 31): the expansion over the edges of then
+ * (`weft_graph_expand_as_of`), the nodes' states of then, and the edges between them that were
+ * live then: the live edges among the set now plus every edge a version since has touched,
+ * each rebuilt as of $5. Importance and reference counts are not versioned: they are today's.
+ */
+export const SUBGRAPH_AS_OF_SQL = `
+WITH s AS MATERIALIZED (SELECT node_id, depth FROM weft_graph_expand_as_of($1::uuid[], $2, $3, ${AS_OF_SQL('$5')})),
+ids AS (SELECT array_agg(node_id) AS a FROM s),
+touched AS MATERIALIZED (
+  SELECT v.entity_id AS id, (v.before->>'source_node_id')::uuid AS bs, (v.before->>'target_node_id')::uuid AS bt
+  FROM graph_versions v WHERE v.entity_kind = 'edge' AND v.changed_at > ${AS_OF_SQL('$5')}),
+cand AS (
+  SELECT e.id FROM edges e
+  WHERE NOT e.is_deleted AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[])
+    AND e.target_node_id IN (SELECT node_id FROM s)
+  UNION
+  SELECT e.id FROM edges e
+  WHERE e.id = ANY ((SELECT array_agg(DISTINCT id) FROM touched)::uuid[])
+    AND e.source_node_id = ANY ((SELECT a FROM ids)::uuid[]) AND e.target_node_id IN (SELECT node_id FROM s)
+  UNION
+  SELECT t.id FROM touched t
+  WHERE t.bs = ANY ((SELECT a FROM ids)::uuid[]) OR t.bt = ANY ((SELECT a FROM ids)::uuid[])),
+es AS (
+  SELECT p.id, p.state->>'type' AS type, (p.state->>'source_node_id')::uuid AS source_node_id,
+         (p.state->>'target_node_id')::uuid AS target_node_id
+  FROM weft_edges_as_of((SELECT array_agg(id) FROM cand), ${AS_OF_SQL('$5')}) p
+  WHERE NOT (p.state->>'is_deleted')::boolean
+    AND (p.state->>'source_node_id')::uuid IN (SELECT node_id FROM s)
+    AND (p.state->>'target_node_id')::uuid IN (SELECT node_id FROM s)
+  ORDER BY p.id LIMIT $4 + 1),
+ns AS (SELECT p.id, p.state FROM weft_nodes_as_of((SELECT a FROM ids), ${AS_OF_SQL('$5')}) p)
+SELECT
+  (SELECT coalesce(json_agg(json_build_object('id', ns.id, 'type', ns.state->>'type', 'name', ns.state->>'name',
+      'importance_score', (ns.state->>'importance_score')::float8,
+      'reference_count', (ns.state->>'reference_count')::int,
+      'connection_id', ns.state->>'connection_id', 'depth', s.depth)
+      ORDER BY s.depth, (ns.state->>'importance_score')::float8 DESC, ns.id), '[]')
+   FROM s JOIN ns ON ns.id = s.node_id) AS nodes,
+  (SELECT coalesce(json_agg(es), '[]') FROM es) AS edges`;
+
 export interface SubgraphRow {
   nodes: GraphNeighborhoodResponse['nodes'];
   edges: GraphNeighborhoodResponse['edges'];
@@ -50,8 +92,14 @@ export const readSubgraph = async (
   depth: number,
   nodeLimit: number,
   edgeLimit: number,
+  asOf?: string,
 ): Promise<SubgraphRow> =>
-  single(await queryFirst<SubgraphRow>(m, SUBGRAPH_SQL, [start, depth, nodeLimit, edgeLimit]), 'SUBGRAPH_SQL');
+  asOf === undefined
+    ? single(await queryFirst<SubgraphRow>(m, SUBGRAPH_SQL, [start, depth, nodeLimit, edgeLimit]), 'SUBGRAPH_SQL')
+    : single(
+        await queryFirst<SubgraphRow>(m, SUBGRAPH_AS_OF_SQL, [start, depth, nodeLimit, edgeLimit, asOf]),
+        'SUBGRAPH_AS_OF_SQL',
+      );
 
 const COMPACT_NODE = `n.id, n.type, n.name, n.importance_score, n.reference_count, n.connection_id`;
 

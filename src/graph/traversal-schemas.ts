@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../rules/limits';
+import { AsOf } from './schemas';
 
 const workspace_id = z.uuid().optional();
 const bounded = (range: { min: number; max: number; default: number }) =>
@@ -23,6 +24,7 @@ export const NeighborhoodQuery = z
     hops: bounded(LIMITS.neighborhood.hops),
     node_limit: bounded(LIMITS.neighborhood.nodeLimit),
     edge_limit: bounded(LIMITS.neighborhood.edgeLimit),
+    as_of: AsOf.optional(),
   })
   .superRefine((query, ctx) => {
     if ((query.q === undefined) === (query.node_id === undefined)) {
@@ -37,6 +39,7 @@ export const FamilyTreeQuery = z.object({
   degrees: bounded(LIMITS.familyTree.degrees),
   node_limit: bounded(LIMITS.familyTree.nodeLimit),
   edge_limit: bounded(LIMITS.familyTree.edgeLimit),
+  as_of: AsOf.optional(),
 });
 export type FamilyTreeQuery = z.infer<typeof FamilyTreeQuery>;
 

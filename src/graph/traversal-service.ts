@@ -15,12 +15,13 @@ import type {
   GraphStatsRecord,
   NeighborhoodQuery,
 } from './traversal-schemas';
+import { refuseBeforeHorizon } from './versions-service';
 
 type CompactNode = GraphNeighborhoodResponse['candidates'][number];
 
 /** Overview, stats, neighborhood and family tree: all computed in Postgres, in the caller's workspace. */
-export function createTraversalService(deps: { uow: UnitOfWork }) {
-  const { uow } = deps;
+export function createTraversalService(deps: { uow: UnitOfWork; retentionDays: number }) {
+  const { uow, retentionDays } = deps;
   const componentsCache = createComponentsCache({
     ttlMs: LIMITS.stats.componentsTtlSeconds * 1000,
     maxEntries: LIMITS.stats.componentsCacheEntries,
@@ -33,8 +34,9 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
     nodeLimit: number,
     edgeLimit: number,
     candidates: CompactNode[],
+    asOf: string | undefined,
   ): Promise<GraphNeighborhoodResponse> {
-    const { nodes, edges } = await readSubgraph(m, [centre], depth, nodeLimit, edgeLimit);
+    const { nodes, edges } = await readSubgraph(m, [centre], depth, nodeLimit, edgeLimit, asOf);
     if (nodes.length === 0) throw new NotFoundError('Node not found');
     return {
       center_node_id: centre,
@@ -48,10 +50,12 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
 
   return {
     /** knowledge-graph-service-api.md §4.1: node_id xor q; with q the best name match is the centre. */
+    /** With `as_of`, the subgraph as it stood then (issue 31); `q` still matches today's names. */
     neighborhood: (principal: Principal, query: NeighborhoodQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphNeighborhoodResponse> => {
+        if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
         if (query.node_id !== undefined) {
-          return subgraph(m, query.node_id, query.hops, query.node_limit, query.edge_limit, []);
+          return subgraph(m, query.node_id, query.hops, query.node_limit, query.edge_limit, [], query.as_of);
         }
         const candidates = await matchCompactNodes(m, query.q ?? '', LIMITS.neighborhood.candidates);
         const centre = candidates[0]?.id;
@@ -65,11 +69,14 @@ export function createTraversalService(deps: { uow: UnitOfWork }) {
             truncated: { nodes: false, edges: false },
           };
         }
-        return subgraph(m, centre, query.hops, query.node_limit, query.edge_limit, candidates);
+        return subgraph(m, centre, query.hops, query.node_limit, query.edge_limit, candidates, query.as_of);
       }),
 
     familyTree: (principal: Principal, query: FamilyTreeQuery) =>
-      uow(scopeOf(principal), (m) => subgraph(m, query.node_id, query.degrees, query.node_limit, query.edge_limit, [])),
+      uow(scopeOf(principal), (m) => {
+        if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
+        return subgraph(m, query.node_id, query.degrees, query.node_limit, query.edge_limit, [], query.as_of);
+      }),
 
     overview: (principal: Principal, query: GraphOverviewQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphOverviewRecord> => {

@@ -3,12 +3,14 @@ import { findClaimsJoinedByContains, lockWorkspaceClaims } from '../agents/repos
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
+import { setChangeContext } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
+import { isFunctionalEdgeType } from '../rules/graph';
 import { registerType } from '../type-catalog/service';
 import { nodeCreated } from './events';
 import type { EdgeRow, NodeRow } from './repository';
-import { insertEdge, insertNode, touchLiveNodes } from './repository';
+import { closeContradictedEdges, insertEdge, insertNode, touchLiveNodes } from './repository';
 
 /*
  * The graph's write procedures, run inside a caller's unit of work: the node and edge services
@@ -31,6 +33,10 @@ export interface EdgeCreateInput {
   properties?: Record<string, unknown>;
   reasoning?: string | null;
   evidence?: string | null;
+  /** When the fact began to hold (ISO 8601); defaults to now. */
+  valid_from?: string | null;
+  /** When it stopped holding; null or absent while it holds. */
+  valid_to?: string | null;
 }
 
 /** Callers creating many rows in one unit of work can pass the settings once. */
@@ -155,7 +161,28 @@ export async function createEdgeInTransaction(
     properties: input.properties ?? {},
     reasoning: input.reasoning ?? null,
     evidence: input.evidence ?? null,
+    validFrom: input.valid_from ?? null,
+    validTo: input.valid_to ?? null,
   });
   await registerType(m, workspaceId, 'edge', input.type);
   return row;
+}
+
+/**
+ * A new fact of a functional relation (src/rules/graph.ts) closes the validity of the source's
+ * other current facts of that type instead of deleting them (issue 31 part 1); their version rows
+ * carry the label 'contradiction'. Returns the closed edges' ids; none for another type.
+ */
+export async function closeContradictedFacts(m: EntityManager, edge: EdgeRow): Promise<string[]> {
+  if (!isFunctionalEdgeType(edge.type)) return [];
+  await setChangeContext(m, { op: 'contradiction' });
+  const closed = await closeContradictedEdges(m, {
+    type: edge.type,
+    sourceId: edge.source_node_id,
+    targetId: edge.target_node_id,
+    exceptEdgeId: edge.id,
+  });
+  // The label is the closing's only: the rest of the transaction's writes go unlabelled again.
+  await setChangeContext(m, { op: '' });
+  return closed;
 }

@@ -3,6 +3,7 @@ import type { NodeRow } from '../graph/repository';
 import { NODE_COLUMNS, toNodeResponse } from '../graph/repository';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { queryFirst } from '../platform/db/query';
+import { setChangeContext } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError } from '../platform/errors';
 import { findCandidateResponse, lockCandidate, resolveCandidate, supersedeCandidatesOf } from './candidates-repository';
 import type { MergeCandidate } from './entities';
@@ -138,6 +139,8 @@ export async function mergeCandidate(
   if (!pair) throw new PairNotLiveError();
 
   const mergedAt = await transactionTime(m);
+  // The version rows of this transaction's node and edge writes say they were a merge (issue 31).
+  await setChangeContext(m, { op: 'merge' });
   const edges = await foldEdges(m, { workspaceId, survivorId, duplicateId });
   const combined = await foldNodes(m, { ...pair, importance: input.importance });
   await resolveCandidate(m, candidate.id, 'applied');

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { importanceSql, importanceSqlParams } from '../importance/formula';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { affectedRows, queryRows } from '../platform/db/query';
+import { setChangeContext } from '../platform/db/unit-of-work';
 import { ConflictError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import type { MergeUndoRecord, RecordedEdge } from './entities';
@@ -150,6 +151,9 @@ export async function restoreMergedPair(
   if (duplicate.changed_since || !duplicate.deleted_by_merge) {
     throw new UnmergeRefusedError('the merged-away node was changed or deleted again since the merge');
   }
+
+  // The version rows of this transaction's node and edge writes say they were an unmerge (issue 31).
+  await setChangeContext(m, { op: 'unmerge' });
 
   // 1. The duplicate, live again.
   await affectedRows(m, `UPDATE nodes SET is_deleted = false, deleted_at = NULL, updated_at = now() WHERE id = $1`, [

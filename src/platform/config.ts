@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { VERSION_RETENTION } from '../rules/graph';
 import { LIMITS } from '../rules/limits';
 
 // Development-only secret: refused when NODE_ENV=production (see loadConfig).
@@ -231,6 +232,12 @@ export const EnvSchema = z.object({
   /** A failed callback is retried after this, then twice as long each time, at most the maximum. */
   RUN_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryBaseSeconds),
   RUN_CALLBACK_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryMaxSeconds),
+
+  /**
+   * Graph versions (issue 31) are kept this many days, then purged daily; `as_of` and the diff
+   * answer 422 before the horizon this sets.
+   */
+  VERSION_RETENTION_DAYS: z.coerce.number().int().min(1).max(36500).default(VERSION_RETENTION.defaultDays),
 });
 
 export type Config = Omit<z.infer<typeof EnvSchema>, 'WEFT_ENCRYPTION_KEY'> & {

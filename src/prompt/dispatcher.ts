@@ -158,6 +158,11 @@ export function createPromptApi(deps: {
         promptKind: body.prompt_kind,
         forceIntent: body.force_intent,
         startedAtMs: audit.startedAtMs,
+        actor: {
+          userId: principal.userId,
+          credentialKind: principal.credential.kind,
+          ...(principal.credential.id ? { credentialId: principal.credential.id } : {}),
+        },
       });
       // A correlation id is the client's to choose: never hand one workspace another's execution.
       const description = await handle.describe();

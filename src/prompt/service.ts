@@ -3,12 +3,18 @@
 import type { EntityManager } from 'typeorm';
 import type { CreditReceipt } from '../credits/repository';
 import { refundCredits, reserveCredits } from '../credits/repository';
-import { toEdgeResponse, toNodeResponse } from '../graph/repository';
+import { reopenEdgesClosedBy, toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { createEdgeInTransaction, createNodeInTransaction, enqueueNodeCreated, touchNodes } from '../graph/writes';
+import {
+  closeContradictedFacts,
+  createEdgeInTransaction,
+  createNodeInTransaction,
+  enqueueNodeCreated,
+  touchNodes,
+} from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { SealBinding, SealedText, Sealer } from '../platform/crypto/sealer';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { Scope, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, InternalError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { FailureDetails } from '../platform/temporal/failures';
@@ -73,6 +79,20 @@ export interface FailureInput extends AuditInput {
   failure: FailureDetails;
 }
 
+/** The sender of a prompt, as the graph's version rows record it. */
+export interface PromptActor {
+  userId: string;
+  credentialKind: string;
+  credentialId?: string;
+}
+
+/** A prompt's unit of work: its writes' versions name the prompt and, when known, its sender. */
+const promptScope = (workspaceId: string, correlationId: string, actor?: PromptActor): Scope => ({
+  workspaceId,
+  ...(actor ? { userId: actor.userId } : {}),
+  actor: { promptId: correlationId, credentialKind: actor?.credentialKind, credentialId: actor?.credentialId },
+});
+
 /** Same type and the same name up to case and spacing: a reference, not a duplicate. */
 export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
@@ -110,9 +130,11 @@ export function createPromptService(deps: {
       workspaceId: string;
       correlationId: string;
       refined: RefinedGraph;
+      /** Who sent the prompt, for the graph's version rows (absent in workflows started before issue 31). */
+      actor?: PromptActor;
     }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
-      return uow({ workspaceId }, async (m) => {
+      return uow(promptScope(workspaceId, correlationId, input.actor), async (m) => {
         const earlier = await findPromptWrites(m, workspaceId, correlationId);
         if (earlier) {
           const written = await loadWritten(m, earlier.nodeIds, earlier.edgeIds);
@@ -181,6 +203,8 @@ export function createPromptService(deps: {
             options,
           );
           edgeIds.push(row.id);
+          // A new employer closes the old one's validity rather than deleting it (issue 31).
+          await closeContradictedFacts(m, row);
           for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
         }
         await insertPromptWrites(m, {
@@ -201,7 +225,9 @@ export function createPromptService(deps: {
      * was persisted.
      */
     undo: (input: { workspaceId: string; correlationId: string }) =>
-      uow({ workspaceId: input.workspaceId }, async (m) => ({ undone: await undoWrites(m, input.correlationId) })),
+      uow(promptScope(input.workspaceId, input.correlationId), async (m) => ({
+        undone: await undoWrites(m, input.correlationId),
+      })),
 
     /** Hybrid retrieval, then a grounded answer whose citations are node ids of this context. */
     async answer(input: SealBinding & { prompt: SealedText }): Promise<GroundedAnswer> {
@@ -383,6 +409,8 @@ async function undoWrites(m: EntityManager, correlationId: string): Promise<bool
   if (!written) return false;
   const created = written.node_ids.filter((id) => !(id in written.reference_deltas));
   await softDeleteEdges(m, written.edge_ids);
+  // The facts its contradictions closed hold again.
+  await reopenEdgesClosedBy(m, correlationId);
   // Rows written before created_references existed have no count: then only edges and edits count.
   const leftBy = Object.fromEntries(created.map((id) => [id, written.created_references[id] ?? null]));
   const deleted = new Set(await softDeleteUntouchedNodes(m, leftBy, correlationId));

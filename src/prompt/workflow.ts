@@ -2,7 +2,7 @@ import type { SealedText } from '../platform/crypto/sealer';
 import { defineWorkflow } from '../platform/temporal/contract';
 import type { SweepInput } from '../platform/temporal/sweeps';
 import type { Intent } from './model/contract';
-import type { PersistedGraph } from './service';
+import type { PersistedGraph, PromptActor } from './service';
 
 /**
  * What starts a prompt. It names a workspace and no tenant: the activities read the paying tenant
@@ -20,6 +20,8 @@ export interface PromptWorkflowInput {
   forceIntent?: Intent;
   /** Wall-clock start at the API, for the audit row's end-to-end duration. */
   startedAtMs: number;
+  /** Who sent it: the graph's version rows of its writes name them (issue 31). */
+  actor?: PromptActor;
 }
 
 export interface PromptWorkflowResult extends PersistedGraph {

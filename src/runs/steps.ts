@@ -338,6 +338,7 @@ export function createRunSteps(deps: {
           chargeKey: stepKey,
           correlationId: stepCorrelationId(executionId, stepNo),
           reclaimCorrelation: true,
+          runId: executionId,
         });
         const recorded = await completeStep(workspaceId, executionId, stepNo, {
           status: 'SUCCEEDED',

@@ -5,6 +5,7 @@ import * as code from '../../src/code/workflow';
 import * as communities from '../../src/communities/workflow';
 import * as credits from '../../src/credits/workflow';
 import * as embeddings from '../../src/embeddings/workflow';
+import * as graph from '../../src/graph/workflow';
 import * as importance from '../../src/importance/workflow';
 import * as merges from '../../src/merges/workflow';
 import * as outbox from '../../src/platform/outbox/workflow';
@@ -99,6 +100,7 @@ const contracts = [
   code,
   communities,
   triggers,
+  graph,
 ].flatMap((module) => Object.values(module).filter(isContract));
 
 describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (workflows/)', () => {

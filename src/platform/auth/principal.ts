@@ -17,8 +17,15 @@ export interface Principal {
   credential: CredentialRef;
 }
 
-/** The database scope a principal's unit of work runs in. */
-export const scopeOf = (principal: Principal) => ({ workspaceId: principal.workspaceId, userId: principal.userId });
+/**
+ * The database scope a principal's unit of work runs in, with the credential the graph's version
+ * rows record (issue 31).
+ */
+export const scopeOf = (principal: Principal) => ({
+  workspaceId: principal.workspaceId,
+  userId: principal.userId,
+  actor: { credentialKind: principal.credential.kind, credentialId: principal.credential.id },
+});
 
 /**
  * A key or MCP token acts in its own workspace only; a user JWT stands for its user, in every

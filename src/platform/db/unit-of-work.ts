@@ -11,6 +11,53 @@ export interface Scope {
   userId?: string;
   /** Set only while authenticating: lets exactly the credential with this hash be read. */
   keyHash?: string;
+  /** Who changes the graph in this unit of work: the version triggers record it (issue 31). */
+  actor?: ChangeContext;
+}
+
+/**
+ * What the graph's version rows record of a change beyond the user (`app.user_id`): the
+ * credential, the run, prompt or capability call behind it, and an operation label. Each is a
+ * transaction-local setting (`app.actor_*`, `app.change_op`) read by the triggers of
+ * migrations/1763780013100-graph-versions.ts; unset ones are recorded as null.
+ */
+export interface ChangeContext {
+  credentialKind?: string;
+  credentialId?: string;
+  runId?: string;
+  promptId?: string;
+  /** The capability's name. */
+  capability?: string;
+  /** The capability call's Idempotency-Key. */
+  capabilityCall?: string;
+  /** The operation label ('merge', 'unmerge', 'contradiction', …); any writer may set it. */
+  op?: string;
+}
+
+const CHANGE_SETTINGS: Record<keyof ChangeContext, string> = {
+  credentialKind: 'app.actor_kind',
+  credentialId: 'app.actor_credential',
+  runId: 'app.actor_run',
+  promptId: 'app.actor_prompt',
+  capability: 'app.actor_capability',
+  capabilityCall: 'app.actor_call',
+  op: 'app.change_op',
+};
+
+const changeEntries = (context: ChangeContext | undefined) =>
+  Object.entries(context ?? {}).filter((entry): entry is [keyof ChangeContext, string] => entry[1] !== undefined);
+
+/**
+ * Sets (or, with '', clears) parts of the change context inside the caller's transaction: later
+ * writes of nodes and edges in it carry them. One statement.
+ */
+export async function setChangeContext(m: EntityManager, context: ChangeContext): Promise<void> {
+  const entries = changeEntries(context);
+  if (entries.length === 0) return;
+  await m.query(
+    `SELECT ${entries.map((_, at) => `set_config($${2 * at + 1}, $${2 * at + 2}, true)`).join(', ')}`,
+    entries.flatMap(([key, value]) => [CHANGE_SETTINGS[key], value]),
+  );
 }
 
 export type UnitOfWork = <T>(scope: Scope, work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -40,6 +87,8 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
 
 // Uuids and hex digests: the only characters a scope value may have to be written into the statement.
 const LITERAL_SAFE = /^[0-9a-fA-F-]{0,128}$/;
+// The change context's values written in as literals: names, kinds and keys without quotes or backslashes.
+const CONTEXT_LITERAL_SAFE = /^[0-9A-Za-z_.:@ -]{0,200}$/;
 
 interface PgClient {
   query(sql: string, params?: unknown[]): Promise<unknown>;
@@ -55,13 +104,18 @@ interface PgClient {
  */
 async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const values = [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''];
+  const context = changeEntries(scope.actor);
   const client = (await runner.connect()) as PgClient;
   Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
-  if (values.every((value) => LITERAL_SAFE.test(value))) {
+  if (
+    values.every((value) => LITERAL_SAFE.test(value)) &&
+    context.every(([, value]) => CONTEXT_LITERAL_SAFE.test(value))
+  ) {
     const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
+    const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
     await client.query(
       `BEGIN; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
-        `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)`,
+        `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}`,
     );
     return;
   }
@@ -71,6 +125,7 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
      set_config('app.key_hash', $3, true)`,
     values,
   );
+  await setChangeContext(runner.manager, scope.actor ?? {});
 }
 
 /**
