@@ -1,56 +1,13 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
 import type { BootstrapResult } from '../src/tenancy/service';
-import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { createEdge, createNode, createPerson } from './helpers/merges';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 // Issue 31 part 3: merges that can be undone, over real HTTP, Postgres and Temporal.
 
-const temporal = () => getStack().runtime.temporal.client;
 const owner = () => getStack().ownerDataSource;
-
-/** Waits for the node's resolver pass (`resolve-<node_id>`, started by the outbox) to finish. */
-async function resolved(
-  nodeId: string,
-): Promise<{ pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
-  const handle = temporal().workflow.getHandle(`resolve-${nodeId}`);
-  await eventually(
-    async () => {
-      try {
-        await handle.describe();
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      }
-    },
-    { what: `resolve-${nodeId} to start` },
-  );
-  return handle.result();
-}
-
-async function createNode(t: BootstrapResult, type: string, name: string, properties: Record<string, unknown> = {}) {
-  const response = await as(t.api_key).post('/v1/ontology/nodes', { type, name, properties });
-  expect(response.status, response.text).to.equal(201);
-  return response.body as { id: string };
-}
-
-async function createPerson(t: BootstrapResult, name: string, properties: Record<string, unknown> = {}) {
-  const node = await createNode(t, 'person', name, properties);
-  return { ...node, result: await resolved(node.id) };
-}
-
-async function createEdge(t: BootstrapResult, type: string, source: string, target: string) {
-  const response = await as(t.api_key).post('/v1/ontology/edges', {
-    type,
-    source_node_id: source,
-    target_node_id: target,
-  });
-  expect(response.status, response.text).to.equal(201);
-  return response.body as { id: string };
-}
 
 const list = async (t: BootstrapResult, status = 'pending') => {
   const response = await as(t.api_key).get(`/v1/ontology/merges?status=${status}`);

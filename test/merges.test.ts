@@ -10,59 +10,12 @@ import { WorkflowStarter } from '../src/platform/temporal/starter';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
+import { createEdge, createNode, createPerson, resolved } from './helpers/merges';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 const temporal = () => getStack().runtime.temporal.client;
 const owner = () => getStack().ownerDataSource;
-
-/** Waits for `resolve-<node_id>` to exist (the outbox starts it after the commit), then for its result. */
-async function resolved(
-  nodeId: string,
-): Promise<{ status: string; pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
-  const handle = temporal().workflow.getHandle(`resolve-${nodeId}`);
-  await eventually(
-    async () => {
-      try {
-        await handle.describe();
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      }
-    },
-    { what: `resolve-${nodeId} to start` },
-  );
-  return handle.result();
-}
-
-async function createNode(t: BootstrapResult, type: string, name: string, properties: Record<string, unknown> = {}) {
-  const response = await as(t.api_key).post('/v1/ontology/nodes', { type, name, properties });
-  expect(response.status, response.text).to.equal(201);
-  return response.body as { id: string; reference_count: number };
-}
-
-/** A person node whose resolver pass has finished. */
-async function createPerson(
-  t: BootstrapResult,
-  name: string,
-  properties: Record<string, unknown> = {},
-  type = 'person',
-) {
-  const node = await createNode(t, type, name, properties);
-  const result = await resolved(node.id);
-  return { ...node, result };
-}
-
-async function createEdge(t: BootstrapResult, type: string, source: string, target: string) {
-  const response = await as(t.api_key).post('/v1/ontology/edges', {
-    type,
-    source_node_id: source,
-    target_node_id: target,
-  });
-  expect(response.status, response.text).to.equal(201);
-  return response.body as { id: string };
-}
 
 const pending = async (t: BootstrapResult) => {
   const response = await as(t.api_key).get('/v1/ontology/merges');
