@@ -9,10 +9,15 @@
  * that is not a symbol count for its enclosing symbol, as in the graph. Precision and recall are
  * printed for function targets and method targets separately.
  *
- * Speed and memory, in the same run: the anchor is the parser alone with name-only resolution (what
- * indexing did before the checker); the subject is the checker's program, the parse and the edges.
- * `--copies N` indexes N copies of the repository side by side (N × its files) to measure memory on
- * a large tree (the accuracy figures are then not computed).
+ * The language service's call hierarchy is completed by its go-to-definition (`--hierarchy-only`
+ * leaves that out): a static call whose callee go-to-definition places on a function or method of
+ * ours is a call of it. The call hierarchy drops some real calls: it prepares an item for a function
+ * assigned to a class property (`static create = (…) => …`) but its outgoing calls never reach it
+ * (resolveCallHierarchyDeclaration follows the callee's symbol to the PropertyDeclaration and accepts
+ * only a VariableDeclaration there), nor a call through a value holding a function declared elsewhere
+ * (`const stringType = ZodString.create; stringType()`), which go-to-definition resolves by the
+ * call's signature. Both sides are counted the same way; the count of edges only go-to-definition
+ * found is printed.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
@@ -72,6 +77,7 @@ interface Counts {
 export async function run(args: string[]): Promise<void> {
   const dirArg = args.find((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
   const copies = numberOption(args, 'copies', 1);
+  const byDefinition = !args.includes('--hierarchy-only');
   let root = path.resolve(dirArg ?? ROOT);
   if (copies > 1) {
     const tree = await mkdtemp(path.join(tmpdir(), 'weft-code-copies-'));
@@ -128,6 +134,7 @@ export async function run(args: string[]): Promise<void> {
   const service = program.project.getLanguageService().compilerObject;
   const truth = new Set<string>();
   const sources = new Set<string>();
+  let definitionOnly = 0;
   for (const file of parsed) {
     const source = program.sourceOf(file.path);
     if (!source) continue;
@@ -135,11 +142,22 @@ export async function run(args: string[]): Promise<void> {
       const name = (node as ts.NamedDeclaration).name;
       const key = keyOfDeclaration(node, program.pathOf);
       // An overload's signature has no body (and no outgoing calls): the implementation is the item.
-      const bodiless = (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body;
+      // An interface merged with a function of its name (zod's `$constructor`) shares its key: the
+      // function is the item.
+      const bodiless =
+        ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body) ||
+        ts.isInterfaceDeclaration(node);
       if (key && callable(key) && file.calls.has(key) && name && !bodiless && !sources.has(key)) {
         sources.add(key);
         for (const target of outgoing(service, program, source, node)) {
           if (callable(target) && target !== key) truth.add(`${key}\u0000${target}`);
+        }
+        for (const target of byDefinition ? definitionCalls(service, program, source, node) : []) {
+          const edge = `${key}\u0000${target}`;
+          if (callable(target) && target !== key && !truth.has(edge)) {
+            truth.add(edge);
+            definitionOnly++;
+          }
         }
       }
       ts.forEachChild(node, visit);
@@ -175,6 +193,11 @@ export async function run(args: string[]): Promise<void> {
     (e) => sources.has(e.source) && kinds.get(e.target) === 'method' && ofInterface(e.target),
   );
   console.log(`\ncalls to interface members (no language-service item, not counted above): ${toInterfaces.length}`);
+  console.log(
+    byDefinition
+      ? `language-service edges found by go-to-definition only (not by the call hierarchy): ${definitionOnly}`
+      : 'the call hierarchy alone (--hierarchy-only): go-to-definition not consulted',
+  );
   const show = (label: string, list: string[]) =>
     list.length > 0 &&
     console.log(
@@ -236,5 +259,41 @@ function outgoing(
       }
     }
   }
+  return targets;
+}
+
+/**
+ * The keys that `declaration` calls statically by the language service's go-to-definition on each
+ * callee (a call, `new` or tagged template): the function-like declaration it lands on, or the
+ * declaration holding it (a variable or class property with a function initializer). Nested functions
+ * count for the enclosing declaration.
+ */
+function definitionCalls(
+  service: ts.LanguageService,
+  program: ReturnType<typeof repositoryProgram>,
+  from: ts.SourceFile,
+  declaration: ts.Node,
+): string[] {
+  const compiled = program.project.getProgram().compilerObject;
+  const targets: string[] = [];
+  const visit = (node: ts.Node) => {
+    const callee = calleeOf(node);
+    const at = callee && (ts.isPropertyAccessExpression(callee) ? callee.name : callee);
+    if (at && (ts.isIdentifier(at) || ts.isPrivateIdentifier(at))) {
+      for (const definition of service.getDefinitionAtPosition(from.fileName, at.getStart(from)) ?? []) {
+        const to = compiled.getSourceFile(definition.fileName);
+        const span = definition.textSpan;
+        const found = to && nodeAt(to, span.start, span.start + span.length);
+        const target = found && (ts.isFunctionLike(found) ? found : found.parent);
+        if (!target || !(ts.isFunctionLike(target) || ts.isVariableDeclaration(target))) continue;
+        if (ts.isVariableDeclaration(target) && !(target.initializer && ts.isFunctionLike(target.initializer)))
+          continue;
+        const key = keyOfDeclaration(target, program.pathOf);
+        if (key) targets.push(key);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(declaration, visit);
   return targets;
 }

@@ -87,6 +87,16 @@ function byType(call: CallRef, program: RepositoryProgram, keys: ReadonlySet<str
     const key = keyOfDeclaration(declaration, program.pathOf);
     if (key && keys.has(key)) return { key };
   }
+  // A value that holds a function declared elsewhere (`const stringType = ZodString.create`): the
+  // declaration of the signature the call resolves to, when that is one of ours.
+  if (ts.isCallExpression(call.site) || ts.isNewExpression(call.site) || ts.isTaggedTemplateExpression(call.site)) {
+    const holder = symbol.declarations[0];
+    if (holder && (ts.isVariableDeclaration(holder) || ts.isPropertyDeclaration(holder))) {
+      const declaration = program.checker.getResolvedSignature(call.site)?.declaration;
+      const key = declaration && !ts.isJSDocSignature(declaration) && keyOfDeclaration(declaration, program.pathOf);
+      if (key && keys.has(key)) return { key };
+    }
+  }
   return { key: undefined };
 }
 
