@@ -24,7 +24,7 @@ import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ts } from 'ts-morph';
+import { Project, ts } from 'ts-morph';
 import { repositoryProgram } from '../src/cli/index/checker';
 import type { ParsedFile } from '../src/cli/index/parse';
 import { calleeOf, parseFile, SOURCE_EXTENSIONS } from '../src/cli/index/parse';
@@ -78,6 +78,8 @@ export async function run(args: string[]): Promise<void> {
   const dirArg = args.find((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
   const copies = numberOption(args, 'copies', 1);
   const byDefinition = !args.includes('--hierarchy-only');
+  // Index as tsc would, node_modules types loaded (the indexer leaves them out; see checker.ts).
+  const libraries = args.includes('--libraries');
   let root = path.resolve(dirArg ?? ROOT);
   if (copies > 1) {
     const tree = await mkdtemp(path.join(tmpdir(), 'weft-code-copies-'));
@@ -93,33 +95,42 @@ export async function run(args: string[]): Promise<void> {
   const known = new Set(texts.keys());
   console.log(`${root}: ${texts.size} source files, ${[...texts.values()].join('').split('\n').length} lines\n`);
 
-  // Anchor: the parser alone, names only (the indexer before the checker).
+  // Anchor: the parser alone, names only (the indexer before the checker). CPU time beside wall
+  // time: on a shared machine the wall time swings with the load, the CPU time much less.
+  const cpuMs = () => {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1000;
+  };
   let started = performance.now();
+  let cpuStarted = cpuMs();
   const plain = [...texts].flatMap(([file, text]) => parseFile(file, text, known) ?? []);
   const byName = edgesOf(plain);
   const anchorMs = performance.now() - started;
+  const anchorCpu = cpuMs() - cpuStarted;
 
   started = performance.now();
-  const program = repositoryProgram(root, texts);
+  cpuStarted = cpuMs();
+  const program = repositoryProgram(root, texts, { libraries });
   const parsed: ParsedFile[] = [...texts].flatMap(
     ([file, text]) => parseFile(file, text, known, program.sourceOf(file)) ?? [],
   );
   const programMs = performance.now() - started;
   const edges = edgesOf(parsed, program);
   const subjectMs = performance.now() - started;
+  const subjectCpu = cpuMs() - cpuStarted;
   console.log(`program and parse: ${programMs.toFixed(0)} ms, resolution: ${(subjectMs - programMs).toFixed(0)} ms`);
   const memory = process.memoryUsage();
   const calls = edges.filter((edge) => edge.type === 'CALLS');
-  console.log('| resolution | files | edges | CALLS (by name) | ms | ratio |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| resolution | files | edges | CALLS (by name) | wall ms | ratio | CPU ms | ratio |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   console.log(
     `| names only (anchor) | ${plain.length} | ${byName.length} | ${byName.filter((e) => e.type === 'CALLS').length} ` +
-      `| ${anchorMs.toFixed(0)} | 1.00 |`,
+      `| ${anchorMs.toFixed(0)} | 1.00 | ${anchorCpu.toFixed(0)} | 1.00 |`,
   );
   console.log(
-    `| type checker | ${parsed.length} | ${edges.length} | ${calls.length} ` +
+    `| type checker${libraries ? ' (libraries loaded)' : ''} | ${parsed.length} | ${edges.length} | ${calls.length} ` +
       `(${calls.filter((e) => e.resolution === 'name').length}) | ${subjectMs.toFixed(0)} | ` +
-      `${(subjectMs / anchorMs).toFixed(2)} |`,
+      `${(subjectMs / anchorMs).toFixed(2)} | ${subjectCpu.toFixed(0)} | ${(subjectCpu / anchorCpu).toFixed(2)} |`,
   );
   console.log(`\nmemory after indexing: heap ${mb(memory.heapUsed)}, rss ${mb(memory.rss)}`);
   if (copies > 1) return;
@@ -130,8 +141,10 @@ export async function run(args: string[]): Promise<void> {
   const ofInterface = (key: string) => kinds.get(key.slice(0, key.lastIndexOf('.'))) === 'interface';
   const callable = (key: string) => kinds.get(key) === 'function' || (kinds.get(key) === 'method' && !ofInterface(key));
 
-  // The truth: the language service's outgoing calls of each function and method that has a body.
-  const service = program.project.getLanguageService().compilerObject;
+  // The truth: the language service's outgoing calls of each function and method that has a body,
+  // over a full program of the same texts (node_modules types loaded, as an editor has them).
+  const full = languageServiceOf(root, texts);
+  const service = full.project.getLanguageService().compilerObject;
   const truth = new Set<string>();
   const sources = new Set<string>();
   let definitionOnly = 0;
@@ -149,10 +162,10 @@ export async function run(args: string[]): Promise<void> {
         ts.isInterfaceDeclaration(node);
       if (key && callable(key) && file.calls.has(key) && name && !bodiless && !sources.has(key)) {
         sources.add(key);
-        for (const target of outgoing(service, program, source, node)) {
+        for (const target of outgoing(service, full, source, node)) {
           if (callable(target) && target !== key) truth.add(`${key}\u0000${target}`);
         }
-        for (const target of byDefinition ? definitionCalls(service, program, source, node) : []) {
+        for (const target of byDefinition ? definitionCalls(service, full, source, node) : []) {
           const edge = `${key}\u0000${target}`;
           if (callable(target) && target !== key && !truth.has(edge)) {
             truth.add(edge);
@@ -210,6 +223,47 @@ export async function run(args: string[]): Promise<void> {
   show('in the language service only', misses);
 }
 
+interface FullProgram {
+  project: Project;
+  pathOf(source: ts.SourceFile): string | undefined;
+}
+
+/** A ts-morph project over `texts` with everything tsc would load: the truth's language service. */
+function languageServiceOf(root: string, texts: ReadonlyMap<string, string>): FullProgram {
+  const tsconfig = path.join(root, 'tsconfig.json');
+  const overrides: ts.CompilerOptions = { allowJs: true, noEmit: true, skipLibCheck: true };
+  let project: Project | undefined;
+  try {
+    project = new Project({
+      tsConfigFilePath: tsconfig,
+      skipAddingFilesFromTsConfig: true,
+      compilerOptions: overrides,
+    });
+  } catch {
+    project = new Project({
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        jsx: ts.JsxEmit.Preserve,
+        checkJs: true,
+        esModuleInterop: true,
+        resolveJsonModule: true,
+        ...overrides,
+      },
+    });
+  }
+  for (const [file, text] of texts) project.createSourceFile(path.join(root, file), text, { overwrite: true });
+  const rootPosix = root.split(path.sep).join(path.posix.sep);
+  return {
+    project,
+    pathOf: (source) => {
+      const file = path.relative(rootPosix, source.fileName).split(path.sep).join(path.posix.sep);
+      return file.startsWith('..') || file.includes('node_modules/') ? undefined : file;
+    },
+  };
+}
+
 /** Where the language service's call hierarchy has an item: a named or assigned function-like declaration. */
 function itemPositions(source: ts.SourceFile, declaration: ts.Node): number[] {
   const positions: number[] = [];
@@ -233,7 +287,7 @@ function itemPositions(source: ts.SourceFile, declaration: ts.Node): number[] {
  */
 function outgoing(
   service: ts.LanguageService,
-  program: ReturnType<typeof repositoryProgram>,
+  program: FullProgram,
   from: ts.SourceFile,
   declaration: ts.Node,
 ): string[] {
@@ -270,7 +324,7 @@ function outgoing(
  */
 function definitionCalls(
   service: ts.LanguageService,
-  program: ReturnType<typeof repositoryProgram>,
+  program: FullProgram,
   from: ts.SourceFile,
   declaration: ts.Node,
 ): string[] {

@@ -68,6 +68,9 @@ function calleeSymbol(site: ts.Node, checker: ts.TypeChecker): ts.Symbol | undef
   let symbol = checker.getSymbolAtLocation(at);
   if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
   if (symbol?.declarations?.length) return symbol;
+  // An untyped callee (a library's value, whose types are not loaded): resolving its signature
+  // would only check the arguments for nothing.
+  if (checker.getTypeAtLocation(callee).flags & ts.TypeFlags.Any) return undefined;
   // A call the symbol lookup cannot place (e.g. `new` through an expression): its resolved signature.
   if (ts.isCallExpression(site) || ts.isNewExpression(site) || ts.isTaggedTemplateExpression(site)) {
     const declaration = checker.getResolvedSignature(site)?.declaration;
