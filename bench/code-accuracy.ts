@@ -9,17 +9,22 @@
  * that is not a symbol count for its enclosing symbol, as in the graph. Precision and recall are
  * printed for function targets and method targets separately.
  *
- * Speed and memory, in the same run: the anchor is the parser alone with name-only resolution (what
- * indexing did before the checker); the subject is the checker's program, the parse and the edges.
- * `--copies N` indexes N copies of the repository side by side (N × its files) to measure memory on
- * a large tree (the accuracy figures are then not computed).
+ * The language service's call hierarchy is completed by its go-to-definition (`--hierarchy-only`
+ * leaves that out): a static call whose callee go-to-definition places on a function or method of
+ * ours is a call of it. The call hierarchy drops some real calls: it prepares an item for a function
+ * assigned to a class property (`static create = (…) => …`) but its outgoing calls never reach it
+ * (resolveCallHierarchyDeclaration follows the callee's symbol to the PropertyDeclaration and accepts
+ * only a VariableDeclaration there), nor a call through a value holding a function declared elsewhere
+ * (`const stringType = ZodString.create; stringType()`), which go-to-definition resolves by the
+ * call's signature. Both sides are counted the same way; the count of edges only go-to-definition
+ * found is printed.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ts } from 'ts-morph';
+import { Project, ts } from 'ts-morph';
 import { repositoryProgram } from '../src/cli/index/checker';
 import type { ParsedFile } from '../src/cli/index/parse';
 import { calleeOf, parseFile, SOURCE_EXTENSIONS } from '../src/cli/index/parse';
@@ -72,6 +77,9 @@ interface Counts {
 export async function run(args: string[]): Promise<void> {
   const dirArg = args.find((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
   const copies = numberOption(args, 'copies', 1);
+  const byDefinition = !args.includes('--hierarchy-only');
+  // Index as tsc would, node_modules types loaded (the indexer leaves them out; see checker.ts).
+  const libraries = args.includes('--libraries');
   let root = path.resolve(dirArg ?? ROOT);
   if (copies > 1) {
     const tree = await mkdtemp(path.join(tmpdir(), 'weft-code-copies-'));
@@ -87,33 +95,42 @@ export async function run(args: string[]): Promise<void> {
   const known = new Set(texts.keys());
   console.log(`${root}: ${texts.size} source files, ${[...texts.values()].join('').split('\n').length} lines\n`);
 
-  // Anchor: the parser alone, names only (the indexer before the checker).
+  // Anchor: the parser alone, names only (the indexer before the checker). CPU time beside wall
+  // time: on a shared machine the wall time swings with the load, the CPU time much less.
+  const cpuMs = () => {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1000;
+  };
   let started = performance.now();
+  let cpuStarted = cpuMs();
   const plain = [...texts].flatMap(([file, text]) => parseFile(file, text, known) ?? []);
   const byName = edgesOf(plain);
   const anchorMs = performance.now() - started;
+  const anchorCpu = cpuMs() - cpuStarted;
 
   started = performance.now();
-  const program = repositoryProgram(root, texts);
+  cpuStarted = cpuMs();
+  const program = repositoryProgram(root, texts, { libraries });
   const parsed: ParsedFile[] = [...texts].flatMap(
     ([file, text]) => parseFile(file, text, known, program.sourceOf(file)) ?? [],
   );
   const programMs = performance.now() - started;
   const edges = edgesOf(parsed, program);
   const subjectMs = performance.now() - started;
+  const subjectCpu = cpuMs() - cpuStarted;
   console.log(`program and parse: ${programMs.toFixed(0)} ms, resolution: ${(subjectMs - programMs).toFixed(0)} ms`);
   const memory = process.memoryUsage();
   const calls = edges.filter((edge) => edge.type === 'CALLS');
-  console.log('| resolution | files | edges | CALLS (by name) | ms | ratio |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| resolution | files | edges | CALLS (by name) | wall ms | ratio | CPU ms | ratio |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   console.log(
     `| names only (anchor) | ${plain.length} | ${byName.length} | ${byName.filter((e) => e.type === 'CALLS').length} ` +
-      `| ${anchorMs.toFixed(0)} | 1.00 |`,
+      `| ${anchorMs.toFixed(0)} | 1.00 | ${anchorCpu.toFixed(0)} | 1.00 |`,
   );
   console.log(
-    `| type checker | ${parsed.length} | ${edges.length} | ${calls.length} ` +
+    `| type checker${libraries ? ' (libraries loaded)' : ''} | ${parsed.length} | ${edges.length} | ${calls.length} ` +
       `(${calls.filter((e) => e.resolution === 'name').length}) | ${subjectMs.toFixed(0)} | ` +
-      `${(subjectMs / anchorMs).toFixed(2)} |`,
+      `${(subjectMs / anchorMs).toFixed(2)} | ${subjectCpu.toFixed(0)} | ${(subjectCpu / anchorCpu).toFixed(2)} |`,
   );
   console.log(`\nmemory after indexing: heap ${mb(memory.heapUsed)}, rss ${mb(memory.rss)}`);
   if (copies > 1) return;
@@ -124,10 +141,13 @@ export async function run(args: string[]): Promise<void> {
   const ofInterface = (key: string) => kinds.get(key.slice(0, key.lastIndexOf('.'))) === 'interface';
   const callable = (key: string) => kinds.get(key) === 'function' || (kinds.get(key) === 'method' && !ofInterface(key));
 
-  // The truth: the language service's outgoing calls of each function and method that has a body.
-  const service = program.project.getLanguageService().compilerObject;
+  // The truth: the language service's outgoing calls of each function and method that has a body,
+  // over a full program of the same texts (node_modules types loaded, as an editor has them).
+  const full = languageServiceOf(root, texts);
+  const service = full.project.getLanguageService().compilerObject;
   const truth = new Set<string>();
   const sources = new Set<string>();
+  let definitionOnly = 0;
   for (const file of parsed) {
     const source = program.sourceOf(file.path);
     if (!source) continue;
@@ -135,11 +155,22 @@ export async function run(args: string[]): Promise<void> {
       const name = (node as ts.NamedDeclaration).name;
       const key = keyOfDeclaration(node, program.pathOf);
       // An overload's signature has no body (and no outgoing calls): the implementation is the item.
-      const bodiless = (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body;
+      // An interface merged with a function of its name (zod's `$constructor`) shares its key: the
+      // function is the item.
+      const bodiless =
+        ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body) ||
+        ts.isInterfaceDeclaration(node);
       if (key && callable(key) && file.calls.has(key) && name && !bodiless && !sources.has(key)) {
         sources.add(key);
-        for (const target of outgoing(service, program, source, node)) {
+        for (const target of outgoing(service, full, source, node)) {
           if (callable(target) && target !== key) truth.add(`${key}\u0000${target}`);
+        }
+        for (const target of byDefinition ? definitionCalls(service, full, source, node) : []) {
+          const edge = `${key}\u0000${target}`;
+          if (callable(target) && target !== key && !truth.has(edge)) {
+            truth.add(edge);
+            definitionOnly++;
+          }
         }
       }
       ts.forEachChild(node, visit);
@@ -175,6 +206,11 @@ export async function run(args: string[]): Promise<void> {
     (e) => sources.has(e.source) && kinds.get(e.target) === 'method' && ofInterface(e.target),
   );
   console.log(`\ncalls to interface members (no language-service item, not counted above): ${toInterfaces.length}`);
+  console.log(
+    byDefinition
+      ? `language-service edges found by go-to-definition only (not by the call hierarchy): ${definitionOnly}`
+      : 'the call hierarchy alone (--hierarchy-only): go-to-definition not consulted',
+  );
   const show = (label: string, list: string[]) =>
     list.length > 0 &&
     console.log(
@@ -185,6 +221,47 @@ export async function run(args: string[]): Promise<void> {
     );
   show('in the graph only', extras);
   show('in the language service only', misses);
+}
+
+interface FullProgram {
+  project: Project;
+  pathOf(source: ts.SourceFile): string | undefined;
+}
+
+/** A ts-morph project over `texts` with everything tsc would load: the truth's language service. */
+function languageServiceOf(root: string, texts: ReadonlyMap<string, string>): FullProgram {
+  const tsconfig = path.join(root, 'tsconfig.json');
+  const overrides: ts.CompilerOptions = { allowJs: true, noEmit: true, skipLibCheck: true };
+  let project: Project | undefined;
+  try {
+    project = new Project({
+      tsConfigFilePath: tsconfig,
+      skipAddingFilesFromTsConfig: true,
+      compilerOptions: overrides,
+    });
+  } catch {
+    project = new Project({
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        jsx: ts.JsxEmit.Preserve,
+        checkJs: true,
+        esModuleInterop: true,
+        resolveJsonModule: true,
+        ...overrides,
+      },
+    });
+  }
+  for (const [file, text] of texts) project.createSourceFile(path.join(root, file), text, { overwrite: true });
+  const rootPosix = root.split(path.sep).join(path.posix.sep);
+  return {
+    project,
+    pathOf: (source) => {
+      const file = path.relative(rootPosix, source.fileName).split(path.sep).join(path.posix.sep);
+      return file.startsWith('..') || file.includes('node_modules/') ? undefined : file;
+    },
+  };
 }
 
 /** Where the language service's call hierarchy has an item: a named or assigned function-like declaration. */
@@ -210,7 +287,7 @@ function itemPositions(source: ts.SourceFile, declaration: ts.Node): number[] {
  */
 function outgoing(
   service: ts.LanguageService,
-  program: ReturnType<typeof repositoryProgram>,
+  program: FullProgram,
   from: ts.SourceFile,
   declaration: ts.Node,
 ): string[] {
@@ -236,5 +313,41 @@ function outgoing(
       }
     }
   }
+  return targets;
+}
+
+/**
+ * The keys that `declaration` calls statically by the language service's go-to-definition on each
+ * callee (a call, `new` or tagged template): the function-like declaration it lands on, or the
+ * declaration holding it (a variable or class property with a function initializer). Nested functions
+ * count for the enclosing declaration.
+ */
+function definitionCalls(
+  service: ts.LanguageService,
+  program: FullProgram,
+  from: ts.SourceFile,
+  declaration: ts.Node,
+): string[] {
+  const compiled = program.project.getProgram().compilerObject;
+  const targets: string[] = [];
+  const visit = (node: ts.Node) => {
+    const callee = calleeOf(node);
+    const at = callee && (ts.isPropertyAccessExpression(callee) ? callee.name : callee);
+    if (at && (ts.isIdentifier(at) || ts.isPrivateIdentifier(at))) {
+      for (const definition of service.getDefinitionAtPosition(from.fileName, at.getStart(from)) ?? []) {
+        const to = compiled.getSourceFile(definition.fileName);
+        const span = definition.textSpan;
+        const found = to && nodeAt(to, span.start, span.start + span.length);
+        const target = found && (ts.isFunctionLike(found) ? found : found.parent);
+        if (!target || !(ts.isFunctionLike(target) || ts.isVariableDeclaration(target))) continue;
+        if (ts.isVariableDeclaration(target) && !(target.initializer && ts.isFunctionLike(target.initializer)))
+          continue;
+        const key = keyOfDeclaration(target, program.pathOf);
+        if (key) targets.push(key);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  ts.forEachChild(declaration, visit);
   return targets;
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { scheduleId } from '../src/app/schedules';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
+import { useOpenAIStack } from './helpers/openai-stack';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -81,6 +82,10 @@ describe('communities', function () {
     expect(big.summary).to.equal(
       '6 members: 6 person. Most important: Analyst 0, Analyst 1, Analyst 2, Analyst 3, Analyst 4.',
     );
+    // The local model's summary is the extract; nothing is left for a model to write.
+    expect(big).to.deep.include({ summary_source: 'extract', summary_status: 'current', summary_error: null });
+    expect(first.body.pass.summaries_pending).to.equal(0);
+    expect(first.body.pass.summaries).to.equal(undefined);
     expect(big.name).to.equal('Community: Analyst 0, Analyst 1, Analyst 2');
     expect(await memberOf(big.id)).to.deep.equal([...analysts].sort());
     expect(await memberOf(small.id)).to.deep.equal([...engineers].sort());
@@ -184,5 +189,126 @@ describe('communities', function () {
     expect(bad.status).to.equal(422);
     const limit = await as(t.api_key).get('/v1/ontology/communities?limit=0');
     expect(limit.status).to.equal(422);
+  });
+});
+
+describe('communities summarised by a hosted model (fake OpenAI-compatible server)', function () {
+  this.timeout(120_000);
+  const openai = useOpenAIStack();
+  const client = (token: string) => as(token, openai.stack.baseUrl);
+  /** The community_summary requests' inputs, in order. */
+  let asked: any[] = [];
+  /** Answers each community_summary request with a summary naming its first member, or fails with `status`. */
+  const scriptSummaries = (status?: number) => {
+    openai.fake.scriptChat((schema, body) => {
+      if (schema !== 'community_summary') return undefined;
+      const input = JSON.parse(body.messages.at(-1).content);
+      asked.push(input);
+      if (status) return { status };
+      return { content: JSON.stringify({ summary: `A group around ${input.members[0].name} (${input.size}).` }) };
+    });
+  };
+  beforeEach(() => {
+    asked = [];
+  });
+  after(() => openai.fake.scriptChat(undefined));
+
+  it('stores the model’s summary of each changed community, keeps it when its membership is unchanged', async () => {
+    const t = await newTenant(100);
+    const pilots = await clique(t.workspace_id, 'Pilot', 5);
+    const chefs = await clique(t.workspace_id, 'Chef', 4);
+    await link(t.workspace_id, pilots[4]!, chefs[3]!);
+    scriptSummaries();
+
+    const first = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
+    expect(first.status).to.equal(200);
+    expect(first.body.pass).to.deep.include({ communities: 2, summaries_pending: 2 });
+    expect(first.body.pass.summaries).to.deep.equal({ summarised: 2, failed: 0, left: 0 });
+    const bySize = (list: any[]) => [...list].sort((a, b) => b.size - a.size);
+    const [pilotGroup, chefGroup] = bySize(first.body.communities);
+    expect(pilotGroup).to.deep.include({
+      summary: 'A group around Pilot 0 (5).',
+      summary_source: 'model',
+      summary_status: 'current',
+      summary_error: null,
+    });
+    expect(chefGroup.summary).to.equal('A group around Chef 0 (4).');
+    // The request carried the community's members, most important first, and its type mix.
+    const pilotInput = asked.find((input) => input.members[0].name === 'Pilot 0');
+    expect(pilotInput.members.map((m: any) => m.name)).to.deep.equal([
+      'Pilot 0',
+      'Pilot 1',
+      'Pilot 2',
+      'Pilot 3',
+      'Pilot 4',
+    ]);
+    expect(pilotInput).to.deep.include({ size: 5, member_types: [{ type: 'person', count: 5 }] });
+    const stored = await owner().query(`SELECT properties FROM nodes WHERE id = $1`, [pilotGroup.id]);
+    expect(stored[0].properties).to.deep.include({ summary_model: 'gpt-4o-mini', summary_source: 'model' });
+
+    // Forced again with the same membership: no model call, the summaries stay.
+    asked = [];
+    const same = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
+    expect(same.body.pass.summaries_pending).to.equal(0);
+    expect(asked).to.deep.equal([]);
+    expect(bySize(same.body.communities).map((c: any) => c.summary)).to.deep.equal([
+      'A group around Pilot 0 (5).',
+      'A group around Chef 0 (4).',
+    ]);
+
+    // One more chef: only the chefs' community is asked again; the model fails, the pass does not.
+    const [{ id: newChef }] = await owner().query(
+      `INSERT INTO nodes (workspace_id, type, name, importance_score) VALUES ($1, 'person', 'Chef New', 0.01)
+       RETURNING id`,
+      [t.workspace_id],
+    );
+    for (const chef of chefs) await link(t.workspace_id, newChef, chef);
+    scriptSummaries(500);
+    const failed = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
+    expect(failed.status).to.equal(200);
+    expect(failed.body.pass).to.deep.include({ refreshed: true, summaries_pending: 1 });
+    expect(failed.body.pass.summaries).to.deep.equal({ summarised: 0, failed: 1, left: 0 });
+    expect(asked.map((input) => input.size)).to.deep.equal([5]);
+    const [pilotsAfter, chefsAfter] = bySize(failed.body.communities);
+    expect(pilotsAfter).to.deep.include({ id: pilotGroup.id, summary_status: 'current' });
+    // The previous model summary stays, marked as failed with the reason.
+    expect(chefsAfter).to.deep.include({
+      id: chefGroup.id,
+      size: 5,
+      summary: 'A group around Chef 0 (4).',
+      summary_source: 'model',
+      summary_status: 'failed',
+      summary_error: 'model http_error',
+    });
+
+    // The next pass asks again for the one that failed (its membership unchanged since).
+    asked = [];
+    scriptSummaries();
+    const retried = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
+    expect(retried.body.pass.summaries).to.deep.equal({ summarised: 1, failed: 0, left: 0 });
+    expect(asked.map((input) => input.size)).to.deep.equal([5]);
+    const chefsNow = retried.body.communities.find((c: any) => c.id === chefGroup.id);
+    expect(chefsNow).to.deep.include({ summary: 'A group around Chef 0 (5).', summary_status: 'current' });
+  });
+
+  it('the schedule’s sweep has the model summarise the communities its passes changed', async () => {
+    const t = await newTenant(100);
+    await clique(t.workspace_id, 'Sailor', 7);
+    scriptSummaries();
+    const { runtime, config } = openai.stack;
+    const swept = await runtime.temporal.client.workflow.execute('communityRefreshWorkflow', {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `test-community-refresh-openai-${Date.now()}`,
+      args: [{}],
+    });
+    expect(swept.failed).to.equal(0);
+    const listed = await client(t.api_key).get('/v1/ontology/communities');
+    expect(listed.body).to.have.length(1);
+    expect(listed.body[0]).to.deep.include({
+      summary: 'A group around Sailor 0 (7).',
+      summary_source: 'model',
+      summary_status: 'current',
+    });
+    expect(asked.some((input) => input.members[0].name === 'Sailor 0')).to.equal(true);
   });
 });

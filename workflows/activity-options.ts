@@ -46,6 +46,18 @@ export const modelActivity: ActivityOptions = {
 };
 
 /**
+ * A workspace's community summaries: one model call per changed community (at most
+ * LIMITS.communities.summariesPerPass), heartbeating every second. A model failure is recorded on
+ * its community, not thrown; what is retried is the database or a lost worker, and a retry resumes
+ * with the communities still pending.
+ */
+export const communitySummaryActivity: ActivityOptions = {
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+};
+
+/**
  * Short, idempotent database steps of a request someone waits on (the prompt saga's charge,
  * persist, audit): run as local activities, in the workflow's own worker, which spares each step
  * a round trip through the server. They are keyed by the workflow, so a re-run after a crash is

@@ -1891,6 +1891,14 @@ export interface components {
       modularity: number;
       computed_at: string;
       duration_ms: number;
+      /** @description Communities whose membership changed, left for the hosted model to summarise (0 locally). */
+      summaries_pending?: number;
+      /** @description What the summary step after the pass did: summarised, failed (summary kept), left for later. */
+      summaries?: {
+        summarised: number;
+        failed: number;
+        left: number;
+      };
     };
     Community: {
       /**
@@ -1903,6 +1911,17 @@ export interface components {
       importance_score: number;
       size: number;
       summary: string;
+      /**
+       * @description `extract`: the deterministic extract (the local model); `model`: written by the hosted model.
+       * @enum {string}
+       */
+      summary_source: "extract" | "model";
+      /**
+       * @description `pending`: its membership changed and the model has yet to summarise it; `failed`: the model failed, the summary shown is its previous one or the extract (`summary_error` says why).
+       * @enum {string}
+       */
+      summary_status: "current" | "pending" | "failed";
+      summary_error: string | null;
       top_members: {
           /** Format: uuid */
           id: string;

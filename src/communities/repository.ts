@@ -60,20 +60,91 @@ export async function readGraph(
   return { nodes, links, edgeCount: links.length };
 }
 
-/** The stored communities with their members' ids. */
-export async function readStored(m: EntityManager, workspaceId: string) {
-  return queryRows<{ id: string; memberIds: string[] }>(
+/** How a community's summary was made and whether it is current (docs/behaviour.md "Communities"). */
+export interface SummaryFields {
+  summary: string;
+  /** `extract`: the deterministic extract; `model`: written by the hosted model. */
+  summary_source: 'extract' | 'model';
+  /** `pending`: membership changed, the model has yet to write it; `failed`: the model failed, the summary shown
+   * is the previous one (`model`) or the extract, `summary_error` says why. */
+  summary_status: 'current' | 'pending' | 'failed';
+  summary_model?: string;
+  summary_error?: string;
+  summarised_at?: string;
+}
+
+export interface StoredCommunity {
+  id: string;
+  memberIds: string[];
+  summary: SummaryFields | null;
+}
+
+/** The stored communities with their members' ids and their summary fields. */
+export async function readStored(m: EntityManager, workspaceId: string): Promise<StoredCommunity[]> {
+  const rows = await queryRows<{ id: string; memberIds: string[]; properties: Record<string, unknown> }>(
     m,
-    `SELECT c.id, coalesce(array_agg(e.source_node_id) FILTER (WHERE e.id IS NOT NULL), '{}') AS "memberIds"
+    `SELECT c.id, c.properties,
+            coalesce(array_agg(e.source_node_id) FILTER (WHERE e.id IS NOT NULL), '{}') AS "memberIds"
      FROM nodes c LEFT JOIN edges e
        ON e.workspace_id = c.workspace_id AND e.target_node_id = c.id AND e.type = $2 AND NOT e.is_deleted
      WHERE c.workspace_id = $1 AND c.type = $3 AND NOT c.is_deleted
      GROUP BY c.id`,
     [workspaceId, MEMBER_OF, COMMUNITY_TYPE],
   );
+  return rows.map((row) => ({ id: row.id, memberIds: row.memberIds, summary: summaryFieldsOf(row.properties) }));
 }
 
-const propertiesOf = (community: DetectedCommunity, topMembers: number, computedAt: string) => ({
+function summaryFieldsOf(properties: Record<string, unknown>): SummaryFields | null {
+  if (typeof properties.summary !== 'string') return null;
+  const fields: SummaryFields = {
+    summary: properties.summary,
+    summary_source: properties.summary_source === 'model' ? 'model' : 'extract',
+    summary_status:
+      properties.summary_status === 'pending' || properties.summary_status === 'failed'
+        ? properties.summary_status
+        : 'current',
+  };
+  for (const key of ['summary_model', 'summary_error', 'summarised_at'] as const) {
+    if (typeof properties[key] === 'string') fields[key] = properties[key] as string;
+  }
+  return fields;
+}
+
+const sameMembers = (a: readonly string[], b: readonly { id: string }[]) => {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((member) => set.has(member.id));
+};
+
+/**
+ * The summary fields a detected community is written with. With the local model: the extract,
+ * current. With a hosted model: a community whose membership is unchanged keeps its model summary;
+ * any other (new, changed, or whose last attempt failed) is `pending`, showing meanwhile its previous
+ * model summary if it had one, else the extract, until `summarisePending` asks the model.
+ */
+export function summaryFor(
+  community: DetectedCommunity,
+  stored: StoredCommunity | undefined,
+  mode: 'extract' | 'model',
+): SummaryFields {
+  const extract: SummaryFields = { summary: community.summary, summary_source: 'extract', summary_status: 'current' };
+  if (mode === 'extract') return extract;
+  const previous = stored?.summary;
+  const unchanged = stored !== undefined && sameMembers(stored.memberIds, community.members);
+  if (unchanged && previous?.summary_source === 'model' && previous.summary_status === 'current') return previous;
+  if (previous?.summary_source === 'model') {
+    const { summary_error: _dropped, ...kept } = previous;
+    return { ...kept, summary_status: 'pending' };
+  }
+  return { ...extract, summary_status: 'pending' };
+}
+
+const propertiesOf = (
+  community: DetectedCommunity,
+  topMembers: number,
+  computedAt: string,
+  summary: SummaryFields,
+) => ({
   size: community.members.length,
   top_members: community.members.slice(0, topMembers).map((m) => ({
     id: m.id,
@@ -82,8 +153,7 @@ const propertiesOf = (community: DetectedCommunity, topMembers: number, computed
     importance_score: m.importance,
   })),
   member_types: community.types,
-  summary: community.summary,
-  summary_source: 'extract',
+  ...summary,
   algorithm: 'louvain',
   computed_at: computedAt,
 });
@@ -106,11 +176,13 @@ export async function writeCommunities(
     workspaceId: string;
     detected: readonly DetectedCommunity[];
     keep: readonly (string | null)[];
-    stored: readonly { id: string }[];
+    stored: readonly StoredCommunity[];
     topMembers: number;
     computedAt: string;
+    /** `model` when a hosted model writes the summaries (changed communities become `pending`). */
+    summaries: 'extract' | 'model';
   },
-): Promise<string[]> {
+): Promise<{ ids: string[]; pending: number }> {
   const { workspaceId } = input;
   const storedIds = input.stored.map((s) => s.id);
   const kept = new Set(input.keep.filter((id): id is string => id !== null));
@@ -124,10 +196,14 @@ export async function writeCommunities(
     );
   }
   const ids: string[] = [];
+  const storedById = new Map(input.stored.map((s) => [s.id, s]));
+  let pending = 0;
   for (const [index, community] of input.detected.entries()) {
-    const properties = JSON.stringify(propertiesOf(community, input.topMembers, input.computedAt));
-    const importance = importanceOf(community, input.topMembers);
     const keep = input.keep[index];
+    const summary = summaryFor(community, keep ? storedById.get(keep) : undefined, input.summaries);
+    if (summary.summary_status === 'pending') pending++;
+    const properties = JSON.stringify(propertiesOf(community, input.topMembers, input.computedAt, summary));
+    const importance = importanceOf(community, input.topMembers);
     const [row] = keep
       ? await queryRows<{ id: string }>(
           m,
@@ -171,7 +247,7 @@ export async function writeCommunities(
       [workspaceId, MEMBER_OF, sources, targets],
     );
   }
-  return ids;
+  return { ids, pending };
 }
 
 export async function recordPass(m: EntityManager, workspaceId: string, pass: PassRow): Promise<void> {
@@ -194,4 +270,49 @@ export async function listCommunities(m: EntityManager, workspaceId: string, lim
      ORDER BY importance_score DESC, id LIMIT $3`,
     [workspaceId, COMMUNITY_TYPE, limit],
   );
+}
+
+/** Communities waiting for the model's summary, most important first. */
+export async function pendingSummaries(m: EntityManager, workspaceId: string, limit: number) {
+  return queryRows<{ id: string; name: string; properties: Record<string, unknown> }>(
+    m,
+    `SELECT id, name, properties FROM nodes
+     WHERE workspace_id = $1 AND type = $2 AND NOT is_deleted AND properties->>'summary_status' = 'pending'
+     ORDER BY importance_score DESC, id LIMIT $3`,
+    [workspaceId, COMMUNITY_TYPE, limit],
+  );
+}
+
+/** A community's most important live members. */
+export async function topMembersOf(m: EntityManager, workspaceId: string, communityId: string, limit: number) {
+  return queryRows<{ name: string; type: string; importance_score: number }>(
+    m,
+    `SELECT n.name, n.type, n.importance_score FROM edges e
+     JOIN nodes n ON n.workspace_id = e.workspace_id AND n.id = e.source_node_id AND NOT n.is_deleted
+     WHERE e.workspace_id = $1 AND e.target_node_id = $2 AND e.type = $3 AND NOT e.is_deleted
+     ORDER BY n.importance_score DESC, n.id LIMIT $4`,
+    [workspaceId, communityId, MEMBER_OF, limit],
+  );
+}
+
+/**
+ * Stores the model's answer (or its failure) on a pending community, only if no later pass rewrote
+ * it meanwhile (same `computed_at`, still pending); true when it did.
+ */
+export async function writeSummary(
+  m: EntityManager,
+  workspaceId: string,
+  communityId: string,
+  computedAt: string,
+  fields: Partial<SummaryFields>,
+): Promise<boolean> {
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `UPDATE nodes SET properties = (properties - 'summary_error') || $4::jsonb, updated_at = now()
+     WHERE workspace_id = $1 AND id = $2 AND NOT is_deleted
+       AND properties->>'computed_at' = $3 AND properties->>'summary_status' = 'pending'
+     RETURNING id`,
+    [workspaceId, communityId, computedAt, JSON.stringify(fields)],
+  );
+  return rows.length > 0;
 }

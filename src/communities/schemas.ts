@@ -25,6 +25,16 @@ export const Community = z
     importance_score: z.number().describe('The mean importance of its top members.'),
     size: z.number().int(),
     summary: z.string(),
+    summary_source: z
+      .enum(['extract', 'model'])
+      .describe('`extract`: the deterministic extract (the local model); `model`: written by the hosted model.'),
+    summary_status: z
+      .enum(['current', 'pending', 'failed'])
+      .describe(
+        '`pending`: its membership changed and the model has yet to summarise it; `failed`: the model failed, ' +
+          'the summary shown is its previous one or the extract (`summary_error` says why).',
+      ),
+    summary_error: z.string().nullable(),
     top_members: z.array(z.object({ id: z.uuid(), name: z.string(), type: z.string(), importance_score: z.number() })),
     computed_at: z.string(),
   })
@@ -46,6 +56,15 @@ export const CommunityPass = z
     modularity: z.number(),
     computed_at: z.string(),
     duration_ms: z.number(),
+    summaries_pending: z
+      .number()
+      .int()
+      .optional()
+      .describe('Communities whose membership changed, left for the hosted model to summarise (0 locally).'),
+    summaries: z
+      .object({ summarised: z.number().int(), failed: z.number().int(), left: z.number().int() })
+      .optional()
+      .describe('What the summary step after the pass did: summarised, failed (summary kept), left for later.'),
   })
   .meta({ id: 'CommunityPass' });
 

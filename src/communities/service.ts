@@ -3,6 +3,7 @@ import { scopeOf } from '../platform/auth/principal';
 import { queryRows } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DeadlineExceededError } from '../platform/errors';
+import { UpstreamError } from '../platform/llm/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import { detectCommunities, matchPrevious } from './detect';
@@ -10,13 +11,17 @@ import {
   changesSince,
   listCommunities,
   lockPass,
+  pendingSummaries,
   readGraph,
   readStored,
   recordPass,
+  topMembersOf,
   writeCommunities,
+  writeSummary,
 } from './repository';
 import type { CommunityListResponse, CommunityRefreshResponse } from './schemas';
-import type { CommunityPassResult } from './workflow';
+import type { CommunitySummariser } from './summary-model';
+import type { CommunityPassResult, CommunitySummaryResult } from './workflow';
 import { communityWorkspaceRefreshWorkflow } from './workflow';
 
 const L = LIMITS.communities;
@@ -32,8 +37,13 @@ export const changeThreshold = (last: { node_count: number; edge_count: number }
  * Passes run from the `community-refresh` schedule (only where the graph changed enough) and on
  * demand (the route starts the workspace's workflow and waits for it).
  */
-export function createCommunityService(deps: { uow: UnitOfWork; temporal: TemporalHandle }) {
-  const { uow, temporal } = deps;
+export function createCommunityService(deps: {
+  uow: UnitOfWork;
+  temporal: TemporalHandle;
+  /** The hosted model that writes summaries; null for the local model (the extract stands). */
+  summariser: CommunitySummariser | null;
+}) {
+  const { uow, temporal, summariser } = deps;
 
   async function refreshWorkspace(workspaceId: string, options: { force: boolean }): Promise<CommunityPassResult> {
     const started = Date.now();
@@ -65,13 +75,14 @@ export function createCommunityService(deps: { uow: UnitOfWork; temporal: Tempor
       const detection = detectCommunities(graph.nodes, graph.links, { minSize: L.minSize });
       const stored = await readStored(m, workspaceId);
       const computedAt = now.toISOString();
-      await writeCommunities(m, {
+      const written = await writeCommunities(m, {
         workspaceId,
         detected: detection.communities,
         keep: matchPrevious(detection.communities, stored),
         stored,
         topMembers: L.topMembers,
         computedAt,
+        summaries: summariser ? 'model' : 'extract',
       });
       const pass = {
         computed_at: now,
@@ -93,8 +104,57 @@ export function createCommunityService(deps: { uow: UnitOfWork; temporal: Tempor
         modularity: pass.modularity,
         computed_at: computedAt,
         duration_ms: Date.now() - started,
+        summaries_pending: written.pending,
       };
     });
+  }
+
+  /**
+   * Asks the hosted model for the summary of each community left `pending` by a pass (at most
+   * LIMITS.communities.summariesPerPass, most important first), from its most important members.
+   * Each model call runs outside any transaction; its answer is written in its own short one. A
+   * model failure (UpstreamError, after the client's own retries) does not fail the step: the
+   * community keeps the summary it shows (its previous model summary or the extract), marked
+   * `summary_status: "failed"` with `summary_error`, and is asked again at its next pass. Anything
+   * else (the database) throws, for the activity's retry policy; communities already written are
+   * no longer pending, so a retry resumes.
+   */
+  async function summarisePending(
+    workspaceId: string,
+    options: { heartbeat?: (progress: unknown) => void } = {},
+  ): Promise<CommunitySummaryResult> {
+    const result: CommunitySummaryResult = { summarised: 0, failed: 0, left: 0 };
+    if (!summariser) return result;
+    const pending = await uow({ workspaceId }, (m) => pendingSummaries(m, workspaceId, L.summariesPerPass + 1));
+    result.left = Math.max(0, pending.length - L.summariesPerPass);
+    for (const community of pending.slice(0, L.summariesPerPass)) {
+      const computedAt = String(community.properties.computed_at ?? '');
+      const members = await uow({ workspaceId }, (m) => topMembersOf(m, workspaceId, community.id, L.summaryMembers));
+      let fields: Parameters<typeof writeSummary>[4];
+      try {
+        const summary = await summariser.summarise({
+          name: community.name,
+          size: Number(community.properties.size ?? members.length),
+          member_types: (community.properties.member_types ?? []) as { type: string; count: number }[],
+          members,
+        });
+        fields = {
+          summary,
+          summary_source: 'model',
+          summary_status: 'current',
+          summary_model: summariser.model,
+          summarised_at: new Date().toISOString(),
+        };
+        result.summarised++;
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        fields = { summary_status: 'failed', summary_error: `model ${error.reason}` };
+        result.failed++;
+      }
+      await uow({ workspaceId }, (m) => writeSummary(m, workspaceId, community.id, computedAt, fields));
+      options.heartbeat?.(result);
+    }
+    return result;
   }
 
   async function list(principal: Principal, limit: number): Promise<CommunityListResponse> {
@@ -105,6 +165,12 @@ export function createCommunityService(deps: { uow: UnitOfWork; temporal: Tempor
       importance_score: row.importance_score,
       size: Number(row.properties.size ?? 0),
       summary: String(row.properties.summary ?? ''),
+      summary_source: row.properties.summary_source === 'model' ? ('model' as const) : ('extract' as const),
+      summary_status:
+        row.properties.summary_status === 'pending' || row.properties.summary_status === 'failed'
+          ? row.properties.summary_status
+          : ('current' as const),
+      summary_error: typeof row.properties.summary_error === 'string' ? row.properties.summary_error : null,
       top_members: (row.properties.top_members ?? []) as CommunityListResponse[number]['top_members'],
       computed_at: String(row.properties.computed_at ?? ''),
     }));
@@ -112,6 +178,7 @@ export function createCommunityService(deps: { uow: UnitOfWork; temporal: Tempor
 
   return {
     refreshWorkspace,
+    summarisePending,
     list,
 
     /**

@@ -21,6 +21,21 @@ export interface CommunityPassResult {
   modularity: number;
   computed_at: string;
   duration_ms: number;
+  /** Communities the pass left for the hosted model to summarise (always 0 with the local model). */
+  summaries_pending?: number;
+  /** What the summary step did after the pass (absent when nothing was pending). */
+  summaries?: CommunitySummaryResult;
+}
+
+/** The summary step: communities summarised by the model, failed (they keep their summary), left for later. */
+export interface CommunitySummaryResult {
+  summarised: number;
+  failed: number;
+  left: number;
+}
+
+export interface CommunitySummaryInput {
+  workspaceId: string;
 }
 
 /** The `community-refresh` schedule: every workspace whose graph changed enough since its last pass. */

@@ -109,7 +109,10 @@ export const LIMITS = {
   // community needs minSize members; each keeps its topMembers most important; at most maxNodes
   // nodes (the most important) enter Louvain, bounding a pass's memory; refreshWaitMs is how long
   // POST /v1/ontology/communities/refresh waits for the pass before answering 504 (it goes on);
-  // GET /v1/ontology/communities lists at most listMax.
+  // GET /v1/ontology/communities lists at most listMax. With a hosted model, a pass re-summarises
+  // at most summariesPerPass communities whose membership changed (the rest wait for the next
+  // pass), each from its summaryMembers most important members (names cut to summaryNameChars);
+  // a summary is at most summaryChars.
   communities: {
     minChanges: 20,
     changeShare: 0.05,
@@ -119,6 +122,10 @@ export const LIMITS = {
     refreshWaitMs: 60_000,
     listMax: 200,
     listDefault: 50,
+    summariesPerPass: 100,
+    summaryMembers: 25,
+    summaryNameChars: 200,
+    summaryChars: 2000,
   },
   // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
   // one resolver pass may propose (a very common name must not flood the queue), and how long a

@@ -82,6 +82,29 @@ describe('weft index: call resolution by the type checker', function () {
     });
   });
 
+  it('a call through a value holding a function goes to that function; a static arrow property is a method', () => {
+    const edges = index({
+      'src/types.ts':
+        'export class ZodString {\n  static create = (min?: number) => new ZodString();\n}\n' +
+        'export const stringType = ZodString.create;\n',
+      'src/use.ts':
+        "import { stringType, ZodString } from './types';\n" +
+        'export const ostring = () => stringType(1);\nexport function direct() {\n  return ZodString.create();\n}\n',
+    });
+    expect(from(edges, 'src/use.ts#ostring')).to.deep.equal(['src/types.ts#ZodString.create (type)']);
+    expect(from(edges, 'src/use.ts#direct')).to.deep.equal(['src/types.ts#ZodString.create (type)']);
+  });
+
+  it('counts the calls in parameters’ default values for their function', () => {
+    const edges = index({
+      'src/time.ts': 'export const nowSeconds = () => Math.floor(Date.now() / 1000);\n',
+      'src/sign.ts':
+        "import { nowSeconds } from './time';\n" +
+        'export const header = (secret: string, t = nowSeconds()) => `${t}.${secret}`;\n',
+    });
+    expect(from(edges, 'src/sign.ts#header')).to.deep.equal(['src/time.ts#nowSeconds (type)']);
+  });
+
   it('a tagged template is a call of its tag', () => {
     const edges = index({
       'src/html.ts':

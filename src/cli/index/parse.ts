@@ -89,6 +89,7 @@ export const calleeOf = (node: ts.Node): ts.Expression | undefined =>
       ? node.tag
       : undefined;
 
+/** The calls in a function's body and in its parameters' default values (`t = nowSeconds()`). */
 function callsIn(body: ts.Node): CallRef[] {
   const calls: CallRef[] = [];
   const visit = (node: ts.Node) => {
@@ -103,6 +104,8 @@ function callsIn(body: ts.Node): CallRef[] {
     }
     ts.forEachChild(node, visit);
   };
+  const fn = body.parent;
+  if (fn && ts.isFunctionLike(fn)) for (const parameter of fn.parameters) visit(parameter);
   visit(body);
   return calls;
 }

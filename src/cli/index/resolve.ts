@@ -68,6 +68,9 @@ function calleeSymbol(site: ts.Node, checker: ts.TypeChecker): ts.Symbol | undef
   let symbol = checker.getSymbolAtLocation(at);
   if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
   if (symbol?.declarations?.length) return symbol;
+  // An untyped callee (a library's value, whose types are not loaded): resolving its signature
+  // would only check the arguments for nothing.
+  if (checker.getTypeAtLocation(callee).flags & ts.TypeFlags.Any) return undefined;
   // A call the symbol lookup cannot place (e.g. `new` through an expression): its resolved signature.
   if (ts.isCallExpression(site) || ts.isNewExpression(site) || ts.isTaggedTemplateExpression(site)) {
     const declaration = checker.getResolvedSignature(site)?.declaration;
@@ -86,6 +89,16 @@ function byType(call: CallRef, program: RepositoryProgram, keys: ReadonlySet<str
   for (const declaration of symbol.declarations) {
     const key = keyOfDeclaration(declaration, program.pathOf);
     if (key && keys.has(key)) return { key };
+  }
+  // A value that holds a function declared elsewhere (`const stringType = ZodString.create`): the
+  // declaration of the signature the call resolves to, when that is one of ours.
+  if (ts.isCallExpression(call.site) || ts.isNewExpression(call.site) || ts.isTaggedTemplateExpression(call.site)) {
+    const holder = symbol.declarations[0];
+    if (holder && (ts.isVariableDeclaration(holder) || ts.isPropertyDeclaration(holder))) {
+      const declaration = program.checker.getResolvedSignature(call.site)?.declaration;
+      const key = declaration && !ts.isJSDocSignature(declaration) && keyOfDeclaration(declaration, program.pathOf);
+      if (key && keys.has(key)) return { key };
+    }
   }
   return { key: undefined };
 }
