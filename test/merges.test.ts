@@ -10,7 +10,7 @@ import { WorkflowStarter } from '../src/platform/temporal/starter';
 import type { BootstrapResult } from '../src/tenancy/service';
 import { eventually, sleep } from './helpers/eventually';
 import { as, request } from './helpers/http';
-import { createEdge, createNode, createPerson, resolved } from './helpers/merges';
+import { createEdge, createNode, createPerson } from './helpers/merges';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
