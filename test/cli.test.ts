@@ -24,7 +24,8 @@ async function weft(...args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 describe('weft CLI', function () {
-  this.timeout(30_000);
+  // Each call is a fresh `tsx` process that compiles the CLI (5 s or more on 2 busy cores); a test makes up to three.
+  this.timeout(90_000);
 
   it('bootstrap prints one JSON line whose key and JWT both work', async () => {
     const result = await weft('bootstrap', '--credits', '25', '--json');
