@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { createAppDataSource } from '../src/app/data-source';
 import { createScopedRead, createUnitOfWork } from '../src/platform/db/unit-of-work';
+import { as } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -205,6 +206,25 @@ describe('workspace isolation in the database (RLS)', () => {
       const inside = await uow(scope, (m) => m.query(`SELECT count(*)::int AS n FROM nodes`));
       expect(inside[0].n).to.be.greaterThan(0);
     });
+  });
+
+  it('a snapshot unit of work reads every statement as of its first: a commit in between is not seen', async () => {
+    const node = await as(a.api_key).post('/v1/ontology/nodes', { type: 'thing', name: 'before' });
+    const scope = { workspaceId: a.workspace_id, userId: a.user_id };
+    const uow = getStack().runtime.uow;
+    const rename = (name: string) =>
+      getStack().ownerDataSource.query(`UPDATE nodes SET name = $2 WHERE id = $1`, [node.body.id, name]);
+    const nameOf = async (m: EntityManager) =>
+      (await m.query(`SELECT name FROM nodes WHERE id = $1`, [node.body.id]))[0].name as string;
+    const read = (snapshot: boolean) =>
+      uow({ ...scope, snapshot }, async (m) => {
+        const first = await nameOf(m);
+        await rename(`${first}!`);
+        return [first, await nameOf(m)];
+      });
+    expect(await read(true)).to.deep.equal(['before', 'before']);
+    // Without it, each statement sees what committed before it (READ COMMITTED).
+    expect(await read(false)).to.deep.equal(['before!', 'before!!']);
   });
 
   it('the one-statement authentication lookups leave no setting behind on the connection', async () => {

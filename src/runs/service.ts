@@ -437,8 +437,12 @@ export function createRunService(deps: {
       return written.response;
     },
 
+    // One snapshot: the run, its steps and its approvals as of one moment (never RUNNING beside the
+    // approval it waits on).
     get: (principal: Principal, executionId: string): Promise<RunDetail> =>
-      uow(scopeOf(principal), async (m) => detail(m, await repo.mustFindExecution(m, executionId))),
+      uow({ ...scopeOf(principal), snapshot: true }, async (m) =>
+        detail(m, await repo.mustFindExecution(m, executionId)),
+      ),
 
     async list(principal: Principal, query: RunListQuery) {
       const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;

@@ -13,6 +13,11 @@ export interface Scope {
   keyHash?: string;
   /** Who changes the graph in this unit of work: the version triggers record it (issue 31). */
   actor?: ChangeContext;
+  /**
+   * Reads only: every statement sees the database as of the first one (REPEATABLE READ), so a view
+   * composed of several reads (a run, its steps and its approvals) never mixes two moments.
+   */
+  snapshot?: boolean;
 }
 
 /**
@@ -105,6 +110,7 @@ interface PgClient {
 async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const values = [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''];
   const context = changeEntries(scope.actor);
+  const begin = scope.snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ' : 'BEGIN';
   const client = (await runner.connect()) as PgClient;
   Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
   if (
@@ -114,12 +120,12 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
     const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
     const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
     await client.query(
-      `BEGIN; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
+      `${begin}; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
         `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}`,
     );
     return;
   }
-  await client.query('BEGIN');
+  await client.query(begin);
   await client.query(
     `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
      set_config('app.key_hash', $3, true)`,
