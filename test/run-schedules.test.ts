@@ -46,13 +46,24 @@ const temporalHas = async (scheduleId: string) =>
     () => false,
   );
 
+/** The schedule's outbox events the relay has not delivered yet. */
+const pending = (id: string) =>
+  getStack()
+    .ownerDataSource.query(`SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = $1 AND dispatched_at IS NULL`, [
+      id,
+    ])
+    .then((rows) => rows[0].n as number);
+
 describe('run schedules (issue 26 part 3)', function () {
   this.timeout(120_000);
 
   after(async () => {
     for (const { client, id } of made) await client.delete(`/v1/run-schedules/${id}`);
+    // Gone once the relay has delivered every event of the schedule too (a late one could re-create it).
     for (const { id } of made) {
-      await eventually(async () => !(await temporalHas(id)), { what: `schedule ${id} gone from Temporal` });
+      await eventually(async () => (await pending(id)) === 0 && !(await temporalHas(id)), {
+        what: `schedule ${id} gone from Temporal`,
+      });
     }
   });
 
@@ -322,6 +333,8 @@ describe('run schedules (issue 26 part 3)', function () {
     const changed = await client.patch(`/v1/run-schedules/${schedule.id}`, { note: 'back' });
     expect(changed.status, changed.text).to.equal(200);
     expect((await describe_(schedule.id)).state.note).to.equal('back');
+    // The relay delivers the same events again (a no-op now); once it has, nothing re-creates the schedule.
+    await eventually(async () => (await pending(schedule.id)) === 0, { what: "the schedule's events delivered" });
     // The row gone behind Temporal's back: the next fire finds nothing to dispatch and deletes its schedule.
     await getStack().ownerDataSource.query(`DELETE FROM run_schedules WHERE id = $1`, [schedule.id]);
     await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
@@ -346,13 +359,6 @@ describe('run schedules (issue 26 part 3)', function () {
       scopes: new Set(SCOPES),
       credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
     };
-    const pending = (id: string) =>
-      getStack()
-        .ownerDataSource.query(
-          `SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = $1 AND dispatched_at IS NULL`,
-          [id],
-        )
-        .then((rows) => rows[0].n as number);
     try {
       const created = await service.create(principal, {
         cron: '0 3 1 1 *',
