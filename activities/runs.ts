@@ -1,6 +1,6 @@
 import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
-import type { RunSteps } from '../src/runs/steps';
+import type { RunSteps, StepOptions } from '../src/runs/steps';
 import type { RunWorkflowInput } from '../src/runs/workflow';
 import { heartbeating } from './failures';
 
@@ -23,9 +23,12 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
     expireRunApproval: (input: StepRef) => runs.expireApproval(input.workspaceId, input.executionId, input.stepNo),
     resumeRun: (input: RunRef) => runs.resume(input.workspaceId, input.executionId),
     /** Heartbeating: a worker killed mid-step is noticed within seconds and the step retried by its key. */
-    runStep: async (input: StepRef) => {
+    runStep: async (input: StepRef & StepOptions) => {
+      const { begin, decide, finish } = input;
       try {
-        return await heartbeating(() => runs.runStep(input.workspaceId, input.executionId, input.stepNo));
+        return await heartbeating(() =>
+          runs.runStep(input.workspaceId, input.executionId, input.stepNo, { begin, decide, finish }),
+        );
       } catch (error) {
         // Only transient refusals (unavailable, rate limited) get here: a plain error is retried.
         if (error instanceof DomainError) throw new Error(`${error.code}: ${error.message}`);

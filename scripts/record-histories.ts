@@ -142,6 +142,48 @@ describe('record workflow histories into test/histories', function () {
     await record('run-playbook-rules-edited', `run-${id}`);
   });
 
+  it('issue 27: a playbook of three steps whose activities begin, decide and finish the run', async () => {
+    const { api_key } = await newTenant(7);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'billing.credits_balance' },
+          { tool: 'billing.credits_balance' },
+          { tool: 'billing.credits_balance' },
+        ],
+      },
+    });
+    const run = await finish(api_key, dispatched.body.execution_id);
+    expect(run.status).to.equal('SUCCEEDED');
+    await record('run-playbook-fused', `run-${run.execution_id}`);
+  });
+
+  it('issue 27: a fused step the rules send to approval comes back unrun, waits, then finishes the run', async () => {
+    const { api_key, user_jwt } = await newTenant(7);
+    const rules = {
+      rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval' }],
+      default_action: 'allow',
+    };
+    expect((await client(user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: {
+        steps: [{ tool: 'billing.credits_balance' }, { tool: 'agent.start_session', input: { name: 'gated' } }],
+      },
+    });
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    const resolved = await client(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    expect((await finish(api_key, id)).status).to.equal('SUCCEEDED');
+    await record('run-playbook-fused-approved', `run-${id}`);
+  });
+
   it('issue 32: an llm run whose step a reviewer answers with RESPOND', async () => {
     const { api_key, user_jwt } = await newTenant(7);
     const c = client(api_key);

@@ -388,6 +388,28 @@ describe('runs: operating them in Temporal', () => {
     expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
     expect((await handle.describe()).typedSearchAttributes.get(RUN_STATUS_ATTRIBUTE)).to.equal('SUCCEEDED');
   });
+
+  it('runs a playbook of n steps without approvals as its n step activities and nothing else (issue 27)', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const steps = [{ tool: 'billing.credits_balance' }, { tool: 'agent.start_session', input: { name: 'fused' } }];
+    const dispatched = await client.post('/v1/runs', playbook([...steps, { tool: 'billing.credits_balance' }]));
+    const handle = getStack().runtime.temporal.client.workflow.getHandle(`run-${dispatched.body.execution_id}`);
+    expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+    const events = (await handle.fetchHistory()).events ?? [];
+    // Three activities and the one patch marker: no local activity began, decided or finished the run.
+    expect(events.filter((event) => event.activityTaskScheduledEventAttributes)).to.have.length(3);
+    expect(events.filter((event) => event.markerRecordedEventAttributes)).to.have.length(1);
+    const run = (await client.get(`/v1/runs/${dispatched.body.execution_id}`)).body;
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps.map((step: { status: string }) => step.status)).to.deep.equal([
+      'SUCCEEDED',
+      'SUCCEEDED',
+      'SUCCEEDED',
+    ]);
+    // The run's output is its last step's, as finishing it on its own would make it.
+    expect(run.output).to.deep.equal(run.steps[2].output);
+  });
 });
 
 describe('runs: a resolve whose signal was lost (RUN_APPROVAL_RECHECK_SECONDS=1)', () => {

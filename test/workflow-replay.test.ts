@@ -36,6 +36,8 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'run-playbook-continued-last.json',
       'run-playbook-deadline-escalated.json',
       'run-playbook-deadline-rejected.json',
+      'run-playbook-fused-approved.json',
+      'run-playbook-fused.json',
       'run-playbook-quorum-approved.json',
       'run-playbook-rejected.json',
       'run-playbook-rules-edited.json',

@@ -111,6 +111,13 @@ const APPROVAL_RULES = 'run-step-approval-rules';
  */
 const APPROVAL_DEADLINES = 'run-approval-deadlines';
 const CONTINUED_WAIT_KEPT = 'run-continued-wait-keeps-rule-approval';
+/**
+ * Issue 27: a step's activity also decides the rules, begins a playbook run (its first step) and
+ * finishes it (its last), where the run had a local activity for each: a run of n steps without
+ * approvals is its n activities and nothing else. A step the rules send to approval comes back
+ * unrun and waits as before.
+ */
+const FUSED_STEPS = 'run-fused-steps';
 /** The least a deadline's timer waits: the worker's clock may run ahead of the database's. */
 const DEADLINE_MIN_WAIT_MS = 250;
 const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
@@ -130,6 +137,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   // The llm agent's model calls so far: carried across continue-as-new, or counted from the rows
   // by beginRun when the reconciler resumed the run (0 for a new run, and in histories before it).
   let call = resume?.llmCalls ?? 0;
+  const fused = patched(FUSED_STEPS);
+  // A dispatched playbook's first step begins the run, unless it waits for an approval first.
+  let begin = false;
   if (resume) {
     plan = resume.plan;
   } else {
@@ -137,11 +147,16 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       { key: AGENT_ATTRIBUTE, value: input.agent },
       { key: RUN_STATUS_ATTRIBUTE, value: 'QUEUED' },
     ]);
-    const begun = await beginRun(ref);
-    if (finished(begun.status)) return ended(begun.status);
-    showStatus(begun.status);
-    plan = { maxSteps: begun.maxSteps, steps: begun.steps };
-    call = begun.llmCalls ?? 0;
+    if (fused && input.plan?.length && !input.plan[0]!.requiresApproval) {
+      plan = { maxSteps: input.plan.length, steps: input.plan };
+      begin = true;
+    } else {
+      const begun = await beginRun(ref);
+      if (finished(begun.status)) return ended(begun.status);
+      showStatus(begun.status);
+      plan = { maxSteps: begun.maxSteps, steps: begun.steps };
+      call = begun.llmCalls ?? 0;
+    }
   }
 
   /**
@@ -150,11 +165,26 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
    */
   async function execute(step: RunPlanStep, waiting = false) {
     const stepRef = { ...ref, stepNo: step.stepNo };
+    const finish = fused && input.agent === 'playbook' && step.stepNo === plan.steps.at(-1)?.stepNo;
     // A continued run waited on this step's approval, whether the step or the rules asked for it (patched:
     // before, a wait the rules had asked for was dropped when the run continued as new, and the step ran).
     let needsApproval = step.requiresApproval || (waiting && patched(CONTINUED_WAIT_KEPT));
-    // A continued run's step was decided before its wait began. Histories before the rules skip this.
-    if (!waiting && patched(APPROVAL_RULES)) {
+    if (fused && !waiting && !needsApproval) {
+      const first = begin;
+      begin = false;
+      const outcome = await stepActivity(step.stepNo, step.tool)({ ...stepRef, begin: first, decide: true, finish });
+      if (outcome.status === 'BLOCKED') {
+        // The llm agent gets the refusal as the tool's result and plans again; a playbook stops here.
+        if (input.agent === 'llm') return undefined;
+        return ended(await finishRun({ ...ref, status: 'FAILED', error: outcome.error ?? null }));
+      }
+      if (outcome.status !== 'NEEDS_APPROVAL') {
+        if (first) showStatus('RUNNING');
+        return afterStep(outcome);
+      }
+      needsApproval = true;
+    } else if (!waiting && patched(APPROVAL_RULES)) {
+      // A continued run's step was decided before its wait began. Histories before the rules skip this.
       const decided = await decideStepPolicy(stepRef);
       if (decided.action === 'block') {
         // The llm agent gets the refusal as the tool's result and plans again; a playbook stops here.
@@ -209,11 +239,16 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       showWaiting('RUNNING');
       if (responded) return undefined;
     }
-    const outcome = await stepActivity(step.stepNo, step.tool)(stepRef);
+    return afterStep(await stepActivity(step.stepNo, step.tool)(fused ? { ...stepRef, finish } : stepRef));
+  }
+
+  /** A run's result once a step ended it (failed, cancelled, or finished it as its last), else nothing. */
+  async function afterStep(outcome: Awaited<ReturnType<ReturnType<typeof stepActivity>>>) {
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');
     if (outcome.status === 'FAILED') {
       return ended(await finishRun({ ...ref, status: 'FAILED', error: outcome.error ?? null }));
     }
+    if (outcome.run) return ended(outcome.run);
     return undefined;
   }
 

@@ -300,6 +300,29 @@ export async function decideStep(
   return { version: rules.version, action: stricter(rules.default_action, own), rule: null };
 }
 
+/**
+ * The decision when no input filter has to run for it (no rule matching the step's tool and agent has
+ * one before a rule that decides), so it can be taken inside a transaction; null otherwise, for
+ * `decideStep` outside one.
+ */
+export async function decideStepWithoutFilters(
+  rules: ApprovalRules,
+  step: { tool: string; input: Record<string, unknown>; requiresApproval: boolean; agent: string },
+): Promise<PolicyDecision | null> {
+  const first = rules.rules.find(
+    (rule) =>
+      (rule.match.tool === '*' || rule.match.tool === step.tool) &&
+      (!rule.match.agent || rule.match.agent === step.agent),
+  );
+  if (first?.match.input_filter !== undefined) return null;
+  return decideStep(rules, step, UNREACHABLE_FILTERS);
+}
+
+// decideStepWithoutFilters only decides when no filter can be reached.
+const UNREACHABLE_FILTERS: Pick<FilterPool, 'evaluate'> = {
+  evaluate: () => Promise.reject(new Error('an input filter reached without the filter pool')),
+};
+
 /** The failure of a step the rules block; an llm agent gets it as the tool's result. */
 export const blockedByPolicy = (stepNo: number, tool: string, decision: PolicyDecision) => ({
   code: 'blocked_by_policy',

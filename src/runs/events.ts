@@ -21,6 +21,11 @@ export const runDispatched = defineEvent(
     approval_rechecks_per_run: z.number().optional(),
     /** The run's tags, for the search attribute WeftTags (issue 26). */
     tags: z.array(z.string()).optional(),
+    /**
+     * A playbook's steps, so its workflow starts on its first step without reading them (issue 27).
+     * Absent for llm runs and reruns (whose reused steps are not run), which begin by reading the rows.
+     */
+    steps: z.array(z.object({ tool: z.string(), requires_approval: z.boolean() })).optional(),
   }),
 );
 export type RunDispatched = EventPayload<typeof runDispatched>;
@@ -39,6 +44,15 @@ export const runStartInput = (workspaceId: string, payload: RunDispatched): RunW
     : {}),
   ...(payload.goal !== undefined ? { goal: payload.goal } : {}),
   ...(payload.tags?.length ? { tags: payload.tags } : {}),
+  ...(payload.steps
+    ? {
+        plan: payload.steps.map((step, stepNo) => ({
+          stepNo,
+          tool: step.tool,
+          requiresApproval: step.requires_approval,
+        })),
+      }
+    : {}),
 });
 
 /** Each decision `agent.record_decision` records (contract 6); nothing handles it today. */

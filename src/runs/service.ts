@@ -186,11 +186,20 @@ export function createRunService(deps: {
   }
 
   /** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
-  const dispatchedPayload = (id: string, body: RunTemplate): RunDispatched => ({
+  const dispatchedPayload = (id: string, body: RunTemplate, rerun: boolean): RunDispatched => ({
     execution_id: id,
     agent: body.agent,
     step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
     ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+    ...(body.agent === 'playbook' && !rerun
+      ? {
+          steps: body.input.steps.map((step) => ({
+            tool: step.tool,
+            // A stored template (a schedule's, a trigger's) is dispatched as saved, without zod's default.
+            requires_approval: step.requires_approval === true,
+          })),
+        }
+      : {}),
     ...(body.tags?.length ? { tags: [...new Set(body.tags)] } : {}),
     approval_recheck_seconds: deps.approvalRecheckSeconds,
     approval_rechecks_per_run: deps.approvalRechecksPerRun,
@@ -299,7 +308,7 @@ export function createRunService(deps: {
     );
     const cancelled = admission?.kind === 'start' ? (admission.cancel ?? []) : [];
     for (const older of cancelled) await cancelWithin(m, older, false);
-    const dispatched = dispatchedPayload(id, body);
+    const dispatched = dispatchedPayload(id, body, rerun !== undefined);
     const held = admission?.kind === 'hold';
     // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
     await recordRunEvent(m, id, {

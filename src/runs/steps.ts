@@ -13,7 +13,7 @@ import type { FilterPool } from '../triggers/filter-pool';
 import type { AgentModel, AgentTool } from './agent-model';
 import { expireApproval } from './approval-deadlines';
 import type { RuleAction } from './approval-rules';
-import { blockedByPolicy, decideStep, readApprovalRules } from './approval-rules';
+import { blockedByPolicy, decideStep, decideStepWithoutFilters, readApprovalRules } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import { callbackApprovalRequested } from './callbacks';
@@ -74,8 +74,24 @@ const isKeyInUse = (error: DomainError) =>
   error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
 
 export interface StepOutcome {
-  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+  /** `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. */
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
   error?: RunError;
+  /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
+  run?: RunStatus;
+}
+
+/**
+ * What a step's activity does besides the step (issue 27), each in a transaction the step has anyway
+ * instead of a local activity and a transaction of its own.
+ */
+export interface StepOptions {
+  /** The run's first step: QUEUED → RUNNING first, as `beginRun` does. */
+  begin?: boolean;
+  /** Decide the approval rules first, as `decidePolicy` does; a step they stop is answered, not run. */
+  decide?: boolean;
+  /** A playbook's last step: its success finishes the run, as `finishRun` does. */
+  finish?: boolean;
 }
 
 export interface ApprovalState {
@@ -133,18 +149,20 @@ export function createRunSteps(deps: {
   }));
 
   /**
-   * Finishes a step and appends it to the run's chain in one transaction; false (and no link) when
-   * another attempt of the step finished it first.
+   * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
+   * another attempt of the step finished it first. With `finish`, a succeeded step also finishes the
+   * run, its output the step's (a playbook's last), and answers the run's status.
    */
-  const completeStep = (
+  const completeStep = async (
     workspaceId: string,
     executionId: string,
     stepNo: number,
     outcome: Parameters<typeof repo.completeStepLocked>[3],
-  ) =>
-    uow({ workspaceId }, async (m) => {
+    finish = false,
+  ): Promise<{ run?: RunStatus } | null> => {
+    const completed = await uow({ workspaceId }, async (m) => {
       const step = await repo.completeStepLocked(m, executionId, stepNo, outcome);
-      if (!step) return false;
+      if (!step) return null;
       const audit = await repo.appendAuditLocked(m, {
         workspaceId,
         executionId,
@@ -154,8 +172,18 @@ export function createRunSteps(deps: {
       });
       // The step's event and, should a cancel have finished the run meanwhile, its charges: one statement.
       await recordRunEventSetting(m, executionId, repo.SETTLE_FINISHED_CHARGES, [stepEvent(step, audit)]);
-      return true;
+      if (!finish || step.status !== 'SUCCEEDED') return {};
+      const ended = await repo.finishExecution(m, executionId, {
+        status: 'SUCCEEDED',
+        output: step.output ?? null,
+        error: null,
+      });
+      return { run: ended ? ('SUCCEEDED' as const) : (await repo.mustFindExecution(m, executionId)).status };
     });
+    // A finished run's callbacks leave right after the commit.
+    if (completed?.run) deps.outbox?.kick(workspaceId);
+    return completed;
+  };
 
   /** What the attempt that finished the step recorded (another attempt won the guarded update). */
   const recordedOutcome = (workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> =>
@@ -164,6 +192,144 @@ export function createRunSteps(deps: {
       if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
       return { status: step.status === 'SUCCEEDED' ? 'SUCCEEDED' : 'CANCELLED' };
     });
+
+  /**
+   * What the workspace's approval rules decide for the step now, about to run (issue 32): recorded on
+   * the step once, so a retry, a resumed run or a changed policy finds the same decision. A blocked
+   * step is failed here with `blocked_by_policy`, nothing charged, and its failure answered.
+   */
+  async function decidePolicy(
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+  ): Promise<{ action: RuleAction; version: number; error?: RunError }> {
+    const seen = await uow({ workspaceId }, async (m) => {
+      const run = await repo.mustFindExecution(m, executionId);
+      const step = await repo.findStep(m, executionId, stepNo);
+      if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+      return { run, step, rules: step.policyDecision ? null : await readApprovalRules(m) };
+    });
+    const { run, step } = seen;
+    let decision = step.policyDecision;
+    if (!decision) {
+      // The filters run in their worker pool, outside any transaction.
+      const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent }, deps.filters);
+      decision = await uow({ workspaceId }, (m) => repo.recordPolicyDecision(m, executionId, stepNo, fresh));
+    }
+    if (decision.action !== 'block') return { action: decision.action, version: decision.version };
+    const failure = blockedByPolicy(stepNo, step.tool, decision);
+    if (!isFinished(run.status)) {
+      await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+    }
+    return { action: 'block', version: decision.version, error: failure };
+  }
+
+  /**
+   * Runs one step through the capability registry with idempotency key `<execution_id>:<step_no>`
+   * (a write tool's retried call replays its stored answer). A domain refusal fails the step (its
+   * charge refunded by the registry); anything transient is thrown for the activity to retry.
+   * `options` fold the run's begin, the rules' decision and the run's finish into the step's own
+   * transactions (issue 27).
+   */
+  async function runStep(
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+    options: StepOptions = {},
+  ): Promise<StepOutcome> {
+    const prepared = await uow({ workspaceId }, async (m) => {
+      if (options.begin) await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+      const run = await repo.mustFindExecution(m, executionId);
+      const step = await repo.findStep(m, executionId, stepNo);
+      if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+      if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
+        return { run, step, done: true };
+      }
+      if (options.decide && step.status === 'PENDING') {
+        // Decided here unless an input filter must run first, which it does outside any transaction.
+        const decision =
+          step.policyDecision ??
+          (await decideStepWithoutFilters(await readApprovalRules(m), { ...step, agent: run.agent }).then(
+            (fresh) => fresh && repo.recordPolicyDecision(m, executionId, stepNo, fresh),
+          ));
+        if (decision?.action !== 'allow') return { run, step, done: false, decided: decision?.action ?? null };
+      }
+      // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
+      // retried attempt of a step already started goes on, as its effect may have committed.
+      if (step.status === 'PENDING' && !(await runIdentityLive(m, run))) {
+        return { run, step, done: false, revoked: true };
+      }
+      await repo.markStepRunning(m, executionId, stepNo);
+      return { run, step, done: false };
+    });
+    const { run, step } = prepared;
+    if ('decided' in prepared) {
+      if (prepared.decided === 'require_approval') return { status: 'NEEDS_APPROVAL' };
+      // A block is recorded as decidePolicy records it; a filter's rule is decided by it.
+      const decided = await decidePolicy(workspaceId, executionId, stepNo);
+      if (decided.action === 'block') return { status: 'BLOCKED', error: decided.error };
+      if (decided.action === 'require_approval') return { status: 'NEEDS_APPROVAL' };
+      return runStep(workspaceId, executionId, stepNo, { finish: options.finish });
+    }
+    if ('revoked' in prepared) {
+      const failure = credentialRevoked(stepNo);
+      await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+      return { status: 'FAILED', error: failure };
+    }
+    // An earlier attempt finished the step: answer what it recorded, never run it twice.
+    if (prepared.done) {
+      if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
+      return { status: isFinished(run.status) && step.status !== 'SUCCEEDED' ? 'CANCELLED' : 'SUCCEEDED' };
+    }
+    const principal: Principal = {
+      userId: run.userId,
+      workspaceId,
+      tenantId: run.principal.tenantId,
+      scopes: new Set(run.principal.scopes as ScopeName[]),
+      credential: run.principal.credential as Principal['credential'],
+    };
+    try {
+      // One key for the step's side effect (a write tool replays) and its charge (a read tool's
+      // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.
+      const stepKey = runStepKey(executionId, stepNo);
+      const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
+        idempotencyKey: stepKey,
+        chargeKey: stepKey,
+        correlationId: stepCorrelationId(executionId, stepNo),
+        reclaimCorrelation: true,
+        runId: executionId,
+      });
+      const recorded = await completeStep(
+        workspaceId,
+        executionId,
+        stepNo,
+        { status: 'SUCCEEDED', output: envelope.result, error: null, creditsCharged: envelope.credits_charged },
+        options.finish,
+      );
+      return recorded ? { status: 'SUCCEEDED', ...recorded } : recordedOutcome(workspaceId, executionId, stepNo);
+    } catch (error) {
+      // A "not now" refusal is retried (the activity is); every other domain error fails the run.
+      if (!(error instanceof DomainError) || isRetryableRefusal(error) || isKeyInUse(error)) throw error;
+      const failure: RunError = { code: error.code, message: error.message, step: stepNo };
+      const recorded = await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+      return recorded ? { status: 'FAILED', error: failure } : recordedOutcome(workspaceId, executionId, stepNo);
+    }
+  }
 
   return {
     /** QUEUED → RUNNING; answers the plan (step numbers and approvals) and the run's status. */
@@ -194,41 +360,7 @@ export function createRunSteps(deps: {
       });
     },
 
-    /**
-     * What the workspace's approval rules decide for the step now, about to run (issue 32): recorded on
-     * the step once, so a retry, a resumed run or a changed policy finds the same decision. A blocked
-     * step is failed here with `blocked_by_policy`, nothing charged, and its failure answered.
-     */
-    async decidePolicy(
-      workspaceId: string,
-      executionId: string,
-      stepNo: number,
-    ): Promise<{ action: RuleAction; version: number; error?: RunError }> {
-      const seen = await uow({ workspaceId }, async (m) => {
-        const run = await repo.mustFindExecution(m, executionId);
-        const step = await repo.findStep(m, executionId, stepNo);
-        if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
-        return { run, step, rules: step.policyDecision ? null : await readApprovalRules(m) };
-      });
-      const { run, step } = seen;
-      let decision = step.policyDecision;
-      if (!decision) {
-        // The filters run in their worker pool, outside any transaction.
-        const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent }, deps.filters);
-        decision = await uow({ workspaceId }, (m) => repo.recordPolicyDecision(m, executionId, stepNo, fresh));
-      }
-      if (decision.action !== 'block') return { action: decision.action, version: decision.version };
-      const failure = blockedByPolicy(stepNo, step.tool, decision);
-      if (!isFinished(run.status)) {
-        await completeStep(workspaceId, executionId, stepNo, {
-          status: 'FAILED',
-          output: null,
-          error: failure,
-          creditsCharged: 0,
-        });
-      }
-      return { action: 'block', version: decision.version, error: failure };
-    },
+    decidePolicy,
 
     /** Creates the step's approval (PENDING) once and moves the run to AWAITING_APPROVAL. */
     async requestApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
@@ -285,81 +417,7 @@ export function createRunSteps(deps: {
     resume: (workspaceId: string, executionId: string): Promise<boolean> =>
       uow({ workspaceId }, (m) => repo.resumeExecution(m, executionId)),
 
-    /**
-     * Runs one step through the capability registry with idempotency key `<execution_id>:<step_no>`
-     * (a write tool's retried call replays its stored answer). A domain refusal fails the step (its
-     * charge refunded by the registry); anything transient is thrown for the activity to retry.
-     */
-    async runStep(workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> {
-      const prepared = await uow({ workspaceId }, async (m) => {
-        const run = await repo.mustFindExecution(m, executionId);
-        const step = await repo.findStep(m, executionId, stepNo);
-        if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
-        if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
-          return { run, step, done: true };
-        }
-        // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
-        // retried attempt of a step already started goes on, as its effect may have committed.
-        if (step.status === 'PENDING' && !(await runIdentityLive(m, run))) {
-          return { run, step, done: false, revoked: true };
-        }
-        await repo.markStepRunning(m, executionId, stepNo);
-        return { run, step, done: false };
-      });
-      const { run, step } = prepared;
-      if ('revoked' in prepared) {
-        const failure = credentialRevoked(stepNo);
-        await completeStep(workspaceId, executionId, stepNo, {
-          status: 'FAILED',
-          output: null,
-          error: failure,
-          creditsCharged: 0,
-        });
-        return { status: 'FAILED', error: failure };
-      }
-      // An earlier attempt finished the step: answer what it recorded, never run it twice.
-      if (prepared.done) {
-        if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
-        return { status: isFinished(run.status) && step.status !== 'SUCCEEDED' ? 'CANCELLED' : 'SUCCEEDED' };
-      }
-      const principal: Principal = {
-        userId: run.userId,
-        workspaceId,
-        tenantId: run.principal.tenantId,
-        scopes: new Set(run.principal.scopes as ScopeName[]),
-        credential: run.principal.credential as Principal['credential'],
-      };
-      try {
-        // One key for the step's side effect (a write tool replays) and its charge (a read tool's
-        // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.
-        const stepKey = runStepKey(executionId, stepNo);
-        const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
-          idempotencyKey: stepKey,
-          chargeKey: stepKey,
-          correlationId: stepCorrelationId(executionId, stepNo),
-          reclaimCorrelation: true,
-          runId: executionId,
-        });
-        const recorded = await completeStep(workspaceId, executionId, stepNo, {
-          status: 'SUCCEEDED',
-          output: envelope.result,
-          error: null,
-          creditsCharged: envelope.credits_charged,
-        });
-        return recorded ? { status: 'SUCCEEDED' } : recordedOutcome(workspaceId, executionId, stepNo);
-      } catch (error) {
-        // A "not now" refusal is retried (the activity is); every other domain error fails the run.
-        if (!(error instanceof DomainError) || isRetryableRefusal(error) || isKeyInUse(error)) throw error;
-        const failure: RunError = { code: error.code, message: error.message, step: stepNo };
-        const recorded = await completeStep(workspaceId, executionId, stepNo, {
-          status: 'FAILED',
-          output: null,
-          error: failure,
-          creditsCharged: 0,
-        });
-        return recorded ? { status: 'FAILED', error: failure } : recordedOutcome(workspaceId, executionId, stepNo);
-      }
-    },
+    runStep,
 
     /**
      * The llm agent's next move: the model sees the goal, the tools the run's credential may call,

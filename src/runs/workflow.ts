@@ -19,6 +19,12 @@ export interface RunWorkflowInput {
   approvalRecheckSeconds?: number;
   /** Re-reads before a waiting run continues as new (RUN_APPROVAL_RECHECKS_PER_RUN). */
   approvalRechecksPerRun?: number;
+  /**
+   * A playbook's steps as dispatched (issue 27): the workflow starts on its first step and the step's
+   * activity begins the run, so the run needs no `beginRun` of its own. Absent for llm runs, reruns,
+   * runs the reconciler resumed, and in histories before it.
+   */
+  plan?: RunPlanStep[];
   /** Set by continue-as-new: the plan so far and the step whose approval the run waits on. */
   resume?: {
     plan: { maxSteps: number; steps: RunPlanStep[] };
