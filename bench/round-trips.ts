@@ -28,14 +28,20 @@ export async function run(): Promise<void> {
   );
   const api = await serveLocally(createApp(runtime));
   const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-  const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
+  const send = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+    status = 200,
+  ) => {
     const response = await fetch(`${api.url}${path}`, {
       method,
       headers: { ...headers, ...extra },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
+    if (response.status !== status) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
     return JSON.parse(text);
   };
 
@@ -59,7 +65,7 @@ export async function run(): Promise<void> {
   const session = (await send('POST', '/v1/cap/agent.start_session', { name: 'rt' })).result.session_id as string;
   const replayKey = `rt-${Date.now()}`;
   await send('POST', '/v1/cap/agent.start_session', { name: 'replayed' }, { 'Idempotency-Key': replayKey });
-  const kinds: { name: string; request: () => Promise<unknown> }[] = [
+  const kinds: { name: string; prepare?: () => Promise<string>; request: (id?: string) => Promise<unknown> }[] = [
     {
       name: 'GET /v1/auth/me/api-keys/scopes (authentication only)',
       request: () => send('GET', '/v1/auth/me/api-keys/scopes'),
@@ -90,15 +96,48 @@ export async function run(): Promise<void> {
       },
     },
   ];
+  // A run's one step, as its activities run it (issue 27): separately (begin, the rules' decision, the
+  // step, the finish: four activities) and fused into the step's own transactions. No worker serves this
+  // bench's queue, so the dispatched runs wait for these calls alone.
+  const steps = runtime.services.runSteps;
+  const dispatchRun = async () =>
+    (
+      await send(
+        'POST',
+        '/v1/runs',
+        { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } },
+        {},
+        202,
+      )
+    ).execution_id as string;
+  const workspace = tenant.workspace_id;
+  kinds.push(
+    {
+      name: "a run's step, run by four activities (begin, decide, step, finish; before issue 27's round 3)",
+      prepare: dispatchRun,
+      request: async (id) => {
+        await steps.beginRun(workspace, id!);
+        await steps.decidePolicy(workspace, id!, 0);
+        await steps.runStep(workspace, id!, 0);
+        await steps.finishRun(workspace, id!, { status: 'SUCCEEDED', error: null });
+      },
+    },
+    {
+      name: "a run's step, fused: its activity begins, decides and finishes the run",
+      prepare: dispatchRun,
+      request: (id) => steps.runStep(workspace, id!, 0, { begin: true, decide: true, finish: true }),
+    },
+  );
   console.log('| request | round trips to Postgres | of them under the claim lock |\n|---|---|---|');
   for (const kind of kinds) {
-    await kind.request();
+    await kind.request(await kind.prepare?.());
     const counts: number[] = [];
     const locks: number[] = [];
     for (let i = 0; i < 20; i++) {
+      const id = await kind.prepare?.();
       count = 0;
       underLock = 0;
-      await kind.request();
+      await kind.request(id);
       counts.push(count);
       locks.push(underLock);
     }
