@@ -112,6 +112,7 @@ export async function run(): Promise<void> {
     ).execution_id as string;
   const workspace = tenant.workspace_id;
   kinds.push(
+    { name: 'POST /v1/runs (a one-step playbook; its workflow started, no worker)', request: dispatchRun },
     {
       name: "a run's step, run by four activities (begin, decide, step, finish; before issue 27's round 3)",
       prepare: dispatchRun,

@@ -2,11 +2,12 @@
 // the audit chain serialize on one lock (the run row, `lockExecution`) and share the guard that no
 // write leaves a finished run (`UNFINISHED`); cut by table, each part would need both again.
 import type { EntityManager } from 'typeorm';
+import { canonicalJson } from '../capabilities/idempotency';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
 import type { Approvers, PolicyDecision } from './approval-rules';
 import type { StepEntryFields } from './audit';
-import { chainHash, GENESIS_HASH } from './audit';
+import { GENESIS_HASH } from './audit';
 import type { FinishedRunRow } from './callbacks';
 import { callbackRunFinished } from './callbacks';
 import { finishingWithKey } from './concurrency';
@@ -232,15 +233,22 @@ export const SETTLE_FINISHED_CHARGES = `credits_charged = CASE WHEN ${UNFINISHED
  * PENDING → RUNNING under the run's lock (taken first, as every writer of the run does), with the
  * step's `step.started` event; a step already running (a retried attempt) is left as it is.
  */
-export async function markStepRunning(m: EntityManager, executionId: string, stepNo: number): Promise<void> {
-  // One statement: the run's lock, the step's update and its `step.started` event (issue 27).
+export async function markStepRunning(
+  m: EntityManager,
+  executionId: string,
+  stepNo: number,
+  decision?: PolicyDecision,
+): Promise<void> {
+  // One statement: the run's lock, the step's update (with the rules' decision when it was just taken,
+  // recorded once as recordPolicyDecision does) and its `step.started` event (issue 27).
   await queryRows(
     m,
     appendEventsSql(
       '$1::uuid',
       `locked AS (SELECT id FROM run_executions WHERE id = $1::uuid FOR NO KEY UPDATE),
        started AS (
-         UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now())
+         UPDATE run_steps s SET status = 'RUNNING', started_at = coalesce(s.started_at, now()),
+           policy_decision = coalesce(s.policy_decision, $3::jsonb)
          FROM locked WHERE s.execution_id = locked.id AND s.step_no = $2::int AND s.status = 'PENDING'
          RETURNING s.id, s.tool
        ),
@@ -251,7 +259,7 @@ export async function markStepRunning(m: EntityManager, executionId: string, ste
          FROM started
        )`,
     ),
-    [executionId, stepNo],
+    [executionId, stepNo, decision ? JSON.stringify(decision) : null],
   );
 }
 
@@ -621,24 +629,26 @@ export async function appendAudit(
   return appendAuditLocked(m, link);
 }
 
-/** `appendAudit` for a caller that holds the run's lock already (taken in an earlier statement). */
+/**
+ * `appendAudit` for a caller that holds the run's lock already (taken in an earlier statement). One
+ * statement reads the head and writes the link after it, hashing in Postgres exactly as `chainHash`
+ * does (sha256 of the previous hash and the entry's canonical JSON, UTF-8), which verification recomputes.
+ */
 export async function appendAuditLocked(
   m: EntityManager,
   link: { workspaceId: string; executionId: string; kind: AuditKind; refId: string; entry: unknown },
 ): Promise<AuditRef> {
-  const head = await audit(m).findOne({ where: { executionId: link.executionId }, order: { seq: 'DESC' } });
-  const prevHash = head?.hash ?? GENESIS_HASH;
-  const written = { seq: head ? head.seq + 1 : 0, hash: chainHash(prevHash, link.entry) };
-  await audit(m).insert({
-    workspaceId: link.workspaceId,
-    executionId: link.executionId,
-    seq: written.seq,
-    kind: link.kind,
-    refId: link.refId,
-    prevHash,
-    hash: written.hash,
-  });
-  return written;
+  const written = await queryFirst<AuditRef>(
+    m,
+    `WITH head AS (SELECT seq, hash::text AS hash FROM run_audit WHERE execution_id = $1 ORDER BY seq DESC LIMIT 1),
+     prev AS (SELECT coalesce((SELECT seq + 1 FROM head), 0) AS seq, coalesce((SELECT hash FROM head), $5) AS hash)
+     INSERT INTO run_audit (workspace_id, execution_id, seq, kind, ref_id, prev_hash, hash)
+     SELECT $2, $1, prev.seq, $3, $4, prev.hash, encode(sha256(convert_to(prev.hash || $6::text, 'UTF8')), 'hex')
+     FROM prev
+     RETURNING seq, hash::text AS hash`,
+    [link.executionId, link.workspaceId, link.kind, link.refId, GENESIS_HASH, canonicalJson(link.entry)],
+  );
+  return written!;
 }
 
 export const auditOf = (m: EntityManager, executionId: string) =>

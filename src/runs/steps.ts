@@ -12,7 +12,7 @@ import { LIMITS } from '../rules/limits';
 import type { FilterPool } from '../triggers/filter-pool';
 import type { AgentModel, AgentTool } from './agent-model';
 import { expireApproval } from './approval-deadlines';
-import type { RuleAction } from './approval-rules';
+import type { PolicyDecision, RuleAction } from './approval-rules';
 import { blockedByPolicy, decideStep, decideStepWithoutFilters, readApprovalRules } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
@@ -250,26 +250,31 @@ export function createRunSteps(deps: {
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
         return { run, step, done: true };
       }
+      // The rules' decision, unless an input filter must run first (outside any transaction: null). One
+      // taken here is recorded with the step's start when it allows the step, else on its own.
+      let fresh: PolicyDecision | undefined;
       if (options.decide && step.status === 'PENDING') {
-        // Decided here unless an input filter must run first, which it does outside any transaction.
         const decision =
           step.policyDecision ??
-          (await decideStepWithoutFilters(await readApprovalRules(m), { ...step, agent: run.agent }).then(
-            (fresh) => fresh && repo.recordPolicyDecision(m, executionId, stepNo, fresh),
-          ));
-        if (decision?.action !== 'allow') return { run, step, done: false, decided: decision?.action ?? null };
+          (await decideStepWithoutFilters(await readApprovalRules(m), { ...step, agent: run.agent }));
+        if (decision && !step.policyDecision) fresh = decision;
+        if (decision?.action !== 'allow') {
+          const recorded = fresh ? await repo.recordPolicyDecision(m, executionId, stepNo, fresh) : decision;
+          return { run, step, done: false, decided: recorded };
+        }
       }
       // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
       // retried attempt of a step already started goes on, as its effect may have committed.
       if (step.status === 'PENDING' && !(await runIdentityLive(m, run))) {
+        if (fresh) await repo.recordPolicyDecision(m, executionId, stepNo, fresh);
         return { run, step, done: false, revoked: true };
       }
-      await repo.markStepRunning(m, executionId, stepNo);
+      await repo.markStepRunning(m, executionId, stepNo, fresh);
       return { run, step, done: false };
     });
     const { run, step } = prepared;
     if ('decided' in prepared) {
-      if (prepared.decided === 'require_approval') return { status: 'NEEDS_APPROVAL' };
+      if (prepared.decided?.action === 'require_approval') return { status: 'NEEDS_APPROVAL' };
       // A block is recorded as decidePolicy records it; a filter's rule is decided by it.
       const decided = await decidePolicy(workspaceId, executionId, stepNo);
       if (decided.action === 'block') return { status: 'BLOCKED', error: decided.error };
