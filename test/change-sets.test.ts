@@ -112,7 +112,7 @@ describe('staged change-sets (issue 31 part 4)', function () {
     expect(await creditBalance(t.tenant_id)).to.equal(15);
   });
 
-  it('the workspace setting stages every update prompt; a rejected change-set writes nothing and keeps its charge', async () => {
+  it('the workspace setting stages every update prompt; a rejected one writes nothing, keeps its charge', async () => {
     const t = await newTenant(20);
     const setting = await as(t.user_jwt).patch('/v1/ontology/config', { staging: { update_prompts: true } });
     expect(setting.body.staging).to.deep.equal({ update_prompts: true, agent_writes: false });
@@ -245,7 +245,7 @@ describe('staged change-sets (issue 31 part 4)', function () {
     });
   });
 
-  it('another workspace’s change-set and its approval are 404; with two members the stager’s user needs a colleague', async () => {
+  it('another workspace’s change-set is 404; with two members the stager’s user needs a colleague', async () => {
     const t = await newTenant(20);
     const stranger = await newTenant();
     const prompted = await as(t.api_key).post('/v1/ontology/prompt', { prompt: FACTS, stage: true });
