@@ -911,7 +911,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -3195,8 +3195,8 @@ export interface components {
        * @description The run; null for a change-set’s approval.
        */
       execution_id: string | null;
-      /** @description A change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or `rejected`. */
-      change_set: ({
+      /** @description Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or `rejected`. Absent for a run’s, whose answer is as it always was. */
+      change_set?: {
         /** Format: uuid */
         change_set_id: string;
         /** @enum {string} */
@@ -3207,7 +3207,7 @@ export interface components {
           node_ids: string[];
           edge_ids: string[];
         } | null;
-      }) | null;
+      };
       /**
        * @description The approval’s status after this decision: `pending` while a quorum is short.
        * @enum {string}
@@ -17904,7 +17904,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

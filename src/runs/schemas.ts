@@ -324,8 +324,9 @@ export const ResolveApprovalResponse = z
     approval_id: z.uuid(),
     decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
     execution_id: z.uuid().nullable().describe('The run; null for a change-set’s approval.'),
-    change_set: ChangeSetOutcome.nullable().describe(
-      'A change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or `rejected`.',
+    change_set: ChangeSetOutcome.optional().describe(
+      'Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or ' +
+        '`rejected`. Absent for a run’s, whose answer is as it always was.',
     ),
     status: ApprovalStatus.describe('The approval’s status after this decision: `pending` while a quorum is short.'),
     approvals_remaining: z.number().int().describe('How many more approving votes the quorum needs (0 once decided).'),

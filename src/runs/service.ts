@@ -661,7 +661,6 @@ export function createRunService(deps: {
         approval_id: approvalId,
         decision: body.decision,
         execution_id: outcome.executionId,
-        change_set: null,
         status: outcome.status,
         approvals_remaining: outcome.remaining,
       };
