@@ -245,6 +245,39 @@ describe('staged change-sets (issue 31 part 4)', function () {
     });
   });
 
+  it('a node deleted since staging is a conflict; RESPOND, edits and an unknown status are refused', async () => {
+    const t = await newTenant();
+    await as(t.user_jwt).patch('/v1/ontology/config', { staging: { agent_writes: true } });
+    const method = await createNode(t.api_key, 'code.method', 'Queue.drain');
+    const agent = (await as(t.user_jwt).post('/v1/mcp/token', { workspace_id: t.workspace_id })).body.token;
+    const staged = await capClient(agent)('agent.record_finding', {
+      target_node_id: method,
+      severity: 'low',
+      kind: 'smell',
+      title: 'Drains twice',
+    });
+    const proposed = await changeSet(t.api_key, staged.body.result.change_set_id);
+    for (const body of [
+      { decision: 'RESPOND', message: 'no' },
+      { decision: 'APPROVED', input: { title: 'edited' } },
+    ]) {
+      const refused = await as(t.user_jwt).post(`/v1/approvals/${proposed.approval_id}/resolve`, body);
+      expect(refused.status, refused.text).to.equal(422);
+    }
+    expect((await as(t.api_key).get('/v1/ontology/change-sets?status=open')).status).to.equal(422);
+
+    expect((await as(t.api_key).delete(`${NODES}/${method}`)).status).to.equal(200);
+    const missing = await changeSet(t.api_key, proposed.change_set_id);
+    expect(missing.preview.nodes.map((n: any) => n.action)).to.deep.equal(['create', 'missing']);
+    const resolved = await resolve(t.user_jwt, proposed.approval_id, 'APPROVED');
+    expect(resolved.body.change_set.status).to.equal('conflicted');
+    expect(resolved.body.change_set.conflicts.map((c: any) => [c.kind, c.node_id])).to.deep.equal([
+      ['node_deleted', method],
+    ]);
+    expect(await nodeNames(t.api_key)).to.deep.equal([]);
+    expect((await as(t.api_key).get('/v1/ontology/change-sets?status=conflicted')).body.change_sets).to.have.length(1);
+  });
+
   it('another workspace’s change-set is 404; with two members the stager’s user needs a colleague', async () => {
     const t = await newTenant(20);
     const stranger = await newTenant();
