@@ -34,6 +34,7 @@ export function createPromptActivities(deps: { prompts: PromptService }) {
       correlationId: string;
       refined: RefinedGraph;
       actor?: PromptActor;
+      stage?: boolean;
     }): Promise<PersistedGraph> => prompts.persist(input),
 
     undoPromptWrites: (input: { workspaceId: string; correlationId: string }) => prompts.undo(input),

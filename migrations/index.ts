@@ -47,6 +47,7 @@ import { ApprovalEdits1763780012610 } from './1763780012610-approval-edits';
 import { ApprovalDeadlinesQuorum1763780013000 } from './1763780013000-approval-deadlines-quorum';
 import { GraphVersions1763780013100 } from './1763780013100-graph-versions';
 import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
+import { ChangeSets1763780014000 } from './1763780014000-change-sets';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -99,4 +100,5 @@ export const migrations = [
   ApprovalDeadlinesQuorum1763780013000,
   GraphVersions1763780013100,
   MergeUndo1763780013200,
+  ChangeSets1763780014000,
 ];

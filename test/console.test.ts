@@ -330,6 +330,36 @@ describe('reviewer console: in a browser', function () {
     expect(run.output.answer).to.contain('Your balance is ten credits.');
   });
 
+  it('change-sets (issue 31 part 4): a staged prompt as a diff; Apply writes it, Reject writes nothing', async () => {
+    const t = await newTenant(20);
+    const stage = async (prompt: string) => {
+      const staged = await as(t.api_key).post('/v1/ontology/prompt', { prompt, stage: true });
+      expect(staged.status, staged.text).to.equal(200);
+      return staged.body.change_set_id as string;
+    };
+    const applied = await stage('Ada Lovelace works at Analytical Engines Ltd.');
+    const rejected = await stage('Grace Hopper works at Remington Rand Inc.');
+    const page = await signIn(t.user_jwt);
+    const card = (id: string) => `article[data-change-set-id="${id}"]`;
+    await until(page, `document.querySelector('${card(applied)} .diff.edges li')`);
+    const text = await textOf(page, card(applied));
+    expect(text).to.contain('+ person “Ada Lovelace”');
+    expect(text).to.contain('+ Ada Lovelace —WORKS_AT→ Analytical Engines Ltd');
+    expect(text).to.contain('update prompt');
+    await shot(page, 'change-set');
+
+    await page.click(`${card(applied)} button.apply`);
+    await until(page, `document.querySelector('${card(applied)} .message.ok')`);
+    expect(await textOf(page, `${card(applied)} .message`)).to.contain('Applied: 2 node(s), 1 new edge(s).');
+    await until(page, `document.querySelector('${card(rejected)} .diff.nodes li')`);
+    await page.click(`${card(rejected)} button.reject`);
+    await until(page, `document.querySelector('${card(rejected)} .message.ok')`);
+    expect(await textOf(page, `${card(rejected)} .message`)).to.contain('Rejected: nothing was written.');
+
+    const names = (await as(t.api_key).get('/v1/ontology/nodes')).body.map((node: { name: string }) => node.name);
+    expect(names.sort()).to.deep.equal(['Ada Lovelace', 'Analytical Engines Ltd']);
+  });
+
   it('merge queue: both people side by side with reasons and score; rejecting takes the candidate out', async () => {
     const t = await newTenant();
     const client = as(t.api_key);

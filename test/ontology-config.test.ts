@@ -30,6 +30,7 @@ describe('GET/PATCH /v1/ontology/config', () => {
         merge_confidence_threshold: 0.9,
         auto_merge_enabled: false,
       },
+      staging: { update_prompts: false, agent_writes: false },
     });
   });
 

@@ -135,6 +135,33 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     });
   });
 
+  it('a staged prompt that fails after staging withdraws its change-set and refunds (issue 31 part 4)', async () => {
+    const tenant = await newTenant(20);
+    scriptAnswer({ status: 500 });
+    const response = await client(tenant.api_key).post('/v1/ontology/prompt', {
+      prompt: 'Katherine Johnson worked at NASA. Where?',
+      force_intent: 'both',
+      stage: true,
+    });
+    expect(response.status).to.equal(502);
+    const correlationId = response.headers.get('x-correlation-id');
+    const [staged] = await owner().query(`SELECT status, resolved_at FROM change_sets WHERE source_prompt_id = $1`, [
+      correlationId,
+    ]);
+    expect(staged.status).to.equal('withdrawn');
+    expect(staged.resolved_at).to.be.an.instanceOf(Date);
+    // Nobody is asked to review it, nothing was written, and the prompt was refunded.
+    const pending = await client(tenant.api_key).get('/v1/approvals?status=pending');
+    expect(pending.body.approvals).to.deep.equal([]);
+    const cancelled = await client(tenant.api_key).get('/v1/approvals?status=cancelled');
+    expect(cancelled.body.approvals.map((a: { subject: string }) => a.subject)).to.deep.equal(['change_set']);
+    const [{ nodes }] = await owner().query(`SELECT count(*)::int AS nodes FROM nodes WHERE workspace_id = $1`, [
+      tenant.workspace_id,
+    ]);
+    expect(nodes).to.equal(0);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(20);
+  });
+
   it('a node the model names twice is created once, and undone with the rest', async () => {
     const tenant = await newTenant(20);
     openai.fake.scriptChat((schema) => {

@@ -91,6 +91,8 @@ export async function promptWorkflow(input: PromptWorkflowInput): Promise<Prompt
         correlationId,
         refined,
         ...(input.actor ? { actor: input.actor } : {}),
+        // Only the activity's behaviour differs when staging: the workflow's commands stay the same.
+        ...(input.stage ? { stage: true } : {}),
       });
     }
 

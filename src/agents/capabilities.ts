@@ -1,5 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { defineCapability } from '../capabilities/define';
+import type { ChangeSetOperations } from '../change-sets/schemas';
+import { stageChangeSet, stagesAgentWrites } from '../change-sets/staging';
+import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -115,7 +118,8 @@ export const agentCapabilities = (deps: {
       name: 'agent.record_finding',
       access: 'write',
       description:
-        'Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422',
+        'Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is ' +
+        '422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead',
       input: schemas.RecordFindingInput,
       output: schemas.RecordFindingOutput,
       example: {
@@ -126,8 +130,20 @@ export const agentCapabilities = (deps: {
         session_id: '3f2b8c1e-6a47-4d2b-9c1e-5b7a0d4e8f21',
       },
       errors: { 404: 'node_not_found (the target), or session_not_found' },
-      handler: async ({ m, principal, afterCommit }, input) => {
-        const recorded = await agents.recordFinding(m, actorOf(principal), input);
+      handler: async ({ m, principal, afterCommit, idempotencyKey }, input) => {
+        const { staging } = await readOntologyConfig(m);
+        const stage = stagesAgentWrites(principal, staging)
+          ? {
+              stage: (operations: ChangeSetOperations) =>
+                stageChangeSet(
+                  m,
+                  principal,
+                  { kind: 'capability', capability: 'agent.record_finding', call: idempotencyKey },
+                  operations,
+                ),
+            }
+          : undefined;
+        const recorded = await agents.recordFinding(m, actorOf(principal), input, stage);
         // The finding node's node.created event (embedding) leaves once this commits.
         afterCommit(() => deps.outbox.kick(principal.workspaceId));
         return recorded;

@@ -254,7 +254,11 @@ export function listActiveClaims(
 
 /** A live node of the transaction's workspace (nodes have no entity: the graph feature reads them with SQL). */
 export const findLiveNode = (m: EntityManager, nodeId: string) =>
-  queryFirst<{ id: string; type: string }>(m, `SELECT id, type FROM nodes WHERE id = $1 AND NOT is_deleted`, [nodeId]);
+  queryFirst<{ id: string; type: string; name: string }>(
+    m,
+    `SELECT id, type, name FROM nodes WHERE id = $1 AND NOT is_deleted`,
+    [nodeId],
+  );
 
 // ---- findings ----
 

@@ -117,7 +117,13 @@ export const RecordFindingInput = z.strictObject({
   session_id: id.optional().describe('The session that found it, when there is one.'),
 });
 
-export const RecordFindingOutput = z.object({ finding_id: id, target_node_id: id });
+export const RecordFindingOutput = z.object({
+  finding_id: id.nullable().describe('null when the write was staged: the finding exists once its change-set applies.'),
+  target_node_id: id,
+  change_set_id: id
+    .optional()
+    .describe('Present when the workspace stages agents’ writes (`staging.agent_writes`): the change-set to review.'),
+});
 
 export const GetFindingsInput = z.strictObject({
   target_node_id: id.optional(),

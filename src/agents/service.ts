@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
+import type { ChangeSetOperations } from '../change-sets/schemas';
 import { createEdgeInTransaction, createNodeInTransaction } from '../graph/writes';
 import { iso } from '../platform/dates';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
@@ -223,7 +224,16 @@ export async function listActiveClaims(m: EntityManager, input: z.output<typeof 
  * A finding is an `agent.finding` node linked to its target by a FINDING_OF edge, so traversals
  * show it. The target must be a live `code.*` node (422 for another type, 404 when unknown).
  */
-export async function recordFinding(m: EntityManager, actor: Actor, input: z.output<typeof RecordFindingInput>) {
+/**
+ * `agent.record_finding`. Where the workspace stages agents' writes (an MCP token's call with
+ * `staging.agent_writes`), the node and edge become a change-set for a reviewer instead (issue 31 part 4).
+ */
+export async function recordFinding(
+  m: EntityManager,
+  actor: Actor,
+  input: z.output<typeof RecordFindingInput>,
+  staging?: { stage: (operations: ChangeSetOperations) => Promise<{ change_set_id: string }> },
+) {
   const target = await liveNode(m, input.target_node_id);
   if (!target.type.startsWith('code.')) {
     throw new ValidationFailedError([
@@ -237,7 +247,7 @@ export async function recordFinding(m: EntityManager, actor: Actor, input: z.out
   if (input.session_id && !(await repo.findSession(m, input.session_id))) {
     throw new NotFoundError({ error: 'session_not_found', session_id: input.session_id });
   }
-  const node = await createNodeInTransaction(m, actor.workspaceId, {
+  const finding = {
     type: FINDING_NODE_TYPE,
     name: input.title,
     properties: {
@@ -248,7 +258,21 @@ export async function recordFinding(m: EntityManager, actor: Actor, input: z.out
       session_id: input.session_id ?? null,
       recorded_by: actor.userId,
     },
-  });
+  };
+  if (staging) {
+    const staged = await staging.stage({
+      nodes: [
+        { ref: 'finding', node_id: null, ...finding },
+        { ref: 'target', node_id: target.id, type: target.type, name: target.name, properties: {} },
+      ],
+      edges: [
+        { type: FINDING_EDGE_TYPE, source_ref: 'finding', target_ref: 'target', reasoning: null, evidence: null },
+      ],
+      property_changes: [],
+    });
+    return { finding_id: null, target_node_id: target.id, change_set_id: staged.change_set_id };
+  }
+  const node = await createNodeInTransaction(m, actor.workspaceId, finding);
   await createEdgeInTransaction(m, actor.workspaceId, {
     type: FINDING_EDGE_TYPE,
     source_node_id: node.id,

@@ -1,6 +1,7 @@
 import { agentsFeature } from '../agents/feature';
 import { apiKeysFeature } from '../api-keys/feature';
 import { capabilitiesFeature } from '../capabilities/feature';
+import { changeSetsFeature } from '../change-sets/feature';
 import { codeFeature } from '../code/feature';
 import { communitiesFeature } from '../communities/feature';
 import { consoleFeature } from '../console/feature';
@@ -56,6 +57,7 @@ const MANIFESTS = [
   typeCatalogFeature,
   promptFeature,
   mergesFeature,
+  changeSetsFeature,
   searchFeature,
   communitiesFeature,
   codeFeature,

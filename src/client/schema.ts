@@ -144,7 +144,7 @@ export interface paths {
   };
   "/v1/ontology/config": {
     /**
-     * The workspace’s search, importance and resolver settings
+     * The workspace’s search, importance, resolver and staging settings
      * @description The stored settings merged over the defaults, so every field is present.
      *
      * Requires the `ontology:read` scope.
@@ -384,6 +384,24 @@ export interface paths {
      */
     post: operations["unmergeMerge"];
   };
+  "/v1/ontology/change-sets": {
+    /**
+     * Staged change-sets of the workspace, newest first
+     * @description What update prompts and agents’ writes proposed instead of writing, while the workspace’s `staging` settings (or a prompt’s `stage: true`) ask for review: each with its operations, source, stager and outcome. Filter by `status`; `limit` up to 200 (default 50).
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["listChangeSets"];
+  };
+  "/v1/ontology/change-sets/{change_set_id}": {
+    /**
+     * One change-set, with its diff against the graph now
+     * @description The change-set and, while it is pending, `preview`: the nodes it would create or reference, the edges it would create, each property change with its value at staging (`before`), now and after, and the conflicts an apply now would report. Approve or reject it with `POST /v1/approvals/{approval_id}/resolve`.
+     *
+     * Requires the `ontology:read` scope.
+     */
+    get: operations["getChangeSet"];
+  };
   "/v1/ontology/search": {
     /**
      * Vector, structural or hybrid search over the workspace’s nodes
@@ -523,8 +541,8 @@ export interface paths {
   };
   "/v1/cap/agent.record_finding": {
     /**
-     * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422 (free)
-     * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free)
+     * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
      *
      * Requires the `capabilities:write` scope.
      */
@@ -893,7 +911,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -1201,6 +1219,7 @@ export interface components {
       search: components["schemas"]["SearchSettings"];
       importance: components["schemas"]["ImportanceSettings"];
       resolver: components["schemas"]["ResolverSettings"];
+      staging: components["schemas"]["StagingSettings"];
     };
     SearchSettings: {
       /**
@@ -1246,6 +1265,18 @@ export interface components {
       /** @default false */
       auto_merge_enabled?: boolean;
     };
+    StagingSettings: {
+      /**
+       * @description Update prompts stage a change-set instead of writing (a prompt may also ask with `stage: true`).
+       * @default false
+       */
+      update_prompts?: boolean;
+      /**
+       * @description Graph-writing capabilities called with an MCP token (an agent) stage a change-set instead.
+       * @default false
+       */
+      agent_writes?: boolean;
+    };
     OntologyConfigPatch: {
       search?: {
         /** @enum {string} */
@@ -1269,6 +1300,10 @@ export interface components {
         organization_resolver_enabled?: boolean;
         merge_confidence_threshold?: number;
         auto_merge_enabled?: boolean;
+      };
+      staging?: {
+        update_prompts?: boolean;
+        agent_writes?: boolean;
       };
     };
     NodeResponse: {
@@ -1622,6 +1657,11 @@ export interface components {
         kind: string;
         amount: number;
       };
+      /**
+       * Format: uuid
+       * @description A staged prompt’s change-set (`GET /v1/ontology/change-sets/{id}`): nothing was written, `nodes` and `edges` are empty. Absent or null otherwise.
+       */
+      change_set_id?: string | null;
     };
     InsufficientCredits: {
       detail: {
@@ -1652,6 +1692,8 @@ export interface components {
        * @default markdown_text
        */
       prompt_kind?: string;
+      /** @description true: the extracted facts become a change-set waiting for a reviewer instead of being written. The workspace’s `staging.update_prompts` stages every update prompt; false does not opt out of it. */
+      stage?: boolean;
     };
     PromptStreamRequest: {
       prompt: string;
@@ -1792,6 +1834,208 @@ export interface components {
       target_node_id: string;
       /** Format: date-time */
       created_at: string;
+    };
+    ChangeSetList: {
+      change_sets: components["schemas"]["ChangeSet"][];
+    };
+    ChangeSet: {
+      /** Format: uuid */
+      change_set_id: string;
+      /**
+       * Format: uuid
+       * @description Resolve it with `POST /v1/approvals/{approval_id}/resolve`.
+       */
+      approval_id: string;
+      /** @enum {string} */
+      status: "pending" | "applied" | "rejected" | "conflicted" | "withdrawn";
+      source: {
+        /** @enum {string} */
+        kind: "prompt" | "capability";
+        /**
+         * Format: uuid
+         * @description The update prompt’s correlation id.
+         */
+        prompt_id: string | null;
+        capability: string | null;
+        /** @description The capability call’s Idempotency-Key. */
+        call: string | null;
+      };
+      operations: components["schemas"]["ChangeSetOperations"];
+      /** Format: uuid */
+      staged_by: string;
+      staged_by_credential: {
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /** @description The API key’s or MCP token’s id, or the user JWT’s `jti`. */
+        id: string | null;
+      };
+      /** Format: uuid */
+      resolved_by: string | null;
+      resolved_by_credential: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /** @description The API key’s or MCP token’s id, or the user JWT’s `jti`. */
+        id: string | null;
+      }) | null;
+      notes: string | null;
+      /** @description What the apply found changed (status conflicted). */
+      conflicts: components["schemas"]["ChangeSetConflict"][] | null;
+      /** @description The nodes the apply created or referenced and the edges it created. */
+      applied: {
+        node_ids: string[];
+        edge_ids: string[];
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      resolved_at: string | null;
+    };
+    ChangeSetOperations: {
+      nodes: ({
+          /** @description The node’s name inside the change-set, which edges and property changes use. */
+          ref: string;
+          /**
+           * Format: uuid
+           * @description The existing node it references; null: a node to create.
+           */
+          node_id: string | null;
+          type: string;
+          name: string;
+          /** @description A new node’s properties; empty for a referenced one. */
+          properties: {
+            [key: string]: unknown;
+          };
+        })[];
+      edges: ({
+          type: string;
+          source_ref: string;
+          target_ref: string;
+          reasoning: string | null;
+          /** @description The text the fact was read from. */
+          evidence: string | null;
+        })[];
+      property_changes: {
+          node_ref: string;
+          /** Format: uuid */
+          node_id: string;
+          key: string;
+          /** @description The value when the change-set was staged; null when the key was absent. */
+          before?: unknown;
+          after?: unknown;
+        }[];
+    };
+    ChangeSetConflict: {
+      /**
+       * @description `node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; `refused`: the graph refused a write (an edge end missing, a claim conflict).
+       * @enum {string}
+       */
+      kind: "node_deleted" | "property_changed" | "refused";
+      ref: string | null;
+      /** Format: uuid */
+      node_id: string | null;
+      key: string | null;
+      /** @description The value at staging (property_changed). */
+      before?: unknown;
+      /** @description The value found at apply (property_changed). */
+      now?: unknown;
+      message: string;
+    };
+    ChangeSetDetail: {
+      /** Format: uuid */
+      change_set_id: string;
+      /**
+       * Format: uuid
+       * @description Resolve it with `POST /v1/approvals/{approval_id}/resolve`.
+       */
+      approval_id: string;
+      /** @enum {string} */
+      status: "pending" | "applied" | "rejected" | "conflicted" | "withdrawn";
+      source: {
+        /** @enum {string} */
+        kind: "prompt" | "capability";
+        /**
+         * Format: uuid
+         * @description The update prompt’s correlation id.
+         */
+        prompt_id: string | null;
+        capability: string | null;
+        /** @description The capability call’s Idempotency-Key. */
+        call: string | null;
+      };
+      operations: components["schemas"]["ChangeSetOperations"];
+      /** Format: uuid */
+      staged_by: string;
+      staged_by_credential: {
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /** @description The API key’s or MCP token’s id, or the user JWT’s `jti`. */
+        id: string | null;
+      };
+      /** Format: uuid */
+      resolved_by: string | null;
+      resolved_by_credential: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /** @description The API key’s or MCP token’s id, or the user JWT’s `jti`. */
+        id: string | null;
+      }) | null;
+      notes: string | null;
+      /** @description What the apply found changed (status conflicted). */
+      conflicts: components["schemas"]["ChangeSetConflict"][] | null;
+      /** @description The nodes the apply created or referenced and the edges it created. */
+      applied: {
+        node_ids: string[];
+        edge_ids: string[];
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      resolved_at: string | null;
+      /** @description The diff against the graph now; null once resolved. */
+      preview: ({
+        nodes: ({
+            ref: string;
+            /**
+             * @description `create`: a node to create; `reference`: an existing live node (one of the same type and name made since staging counts); `missing`: the node it references is gone (a conflict).
+             * @enum {string}
+             */
+            action: "create" | "reference" | "missing";
+            /** Format: uuid */
+            node_id: string | null;
+            type: string;
+            name: string;
+            properties: {
+              [key: string]: unknown;
+            };
+          })[];
+        edges: ({
+            type: string;
+            /** @description The source node’s name. */
+            source: string;
+            target: string;
+            /**
+             * @description `exists`: the fact is already in the graph (a reference).
+             * @enum {string}
+             */
+            action: "create" | "exists";
+            reasoning: string | null;
+            evidence: string | null;
+          })[];
+        property_changes: {
+            /** Format: uuid */
+            node_id: string;
+            name: string;
+            key: string;
+            before?: unknown;
+            /** @description The value in the graph now. */
+            now?: unknown;
+            after?: unknown;
+            /** @description `now` differs from `before`: applying would report a conflict. */
+            stale: boolean;
+          }[];
+        /** @description What an apply now would report (and write nothing). */
+        conflicts: components["schemas"]["ChangeSetConflict"][];
+      }) | null;
     };
     HybridSearchResponse: {
       results: {
@@ -2793,17 +3037,31 @@ export interface components {
     Approval: {
       /** Format: uuid */
       approval_id: string;
-      /** Format: uuid */
-      execution_id: string;
+      /**
+       * @description What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).
+       * @enum {string}
+       */
+      subject: "run_step" | "change_set";
+      /**
+       * Format: uuid
+       * @description The run whose step waits; null for a change-set’s approval.
+       */
+      execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.
+       */
+      change_set_id: string | null;
       /** @enum {string} */
       status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+      /** @description The run step that waits; null for a change-set’s approval. */
       step: {
         step_no: number;
         tool: string;
         input: {
           [key: string]: unknown;
         };
-      };
+      } | null;
       notes: string | null;
       /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
       edited_input: {
@@ -2932,8 +3190,24 @@ export interface components {
       approval_id: string;
       /** @enum {string} */
       decision: "APPROVED" | "REJECTED" | "RESPOND";
-      /** Format: uuid */
-      execution_id: string;
+      /**
+       * Format: uuid
+       * @description The run; null for a change-set’s approval.
+       */
+      execution_id: string | null;
+      /** @description Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or `rejected`. Absent for a run’s, whose answer is as it always was. */
+      change_set?: {
+        /** Format: uuid */
+        change_set_id: string;
+        /** @enum {string} */
+        status: "pending" | "applied" | "rejected" | "conflicted" | "withdrawn";
+        conflicts: components["schemas"]["ChangeSetConflict"][];
+        /** @description The nodes the apply created or referenced and the edges it created. */
+        applied: {
+          node_ids: string[];
+          edge_ids: string[];
+        } | null;
+      };
       /**
        * @description The approval’s status after this decision: `pending` while a quorum is short.
        * @enum {string}
@@ -5580,7 +5854,7 @@ export interface operations {
     };
   };
   /**
-   * The workspace’s search, importance and resolver settings
+   * The workspace’s search, importance, resolver and staging settings
    * @description The stored settings merged over the defaults, so every field is present.
    *
    * Requires the `ontology:read` scope.
@@ -5593,7 +5867,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The workspace’s search, importance and resolver settings */
+      /** @description The workspace’s search, importance, resolver and staging settings */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9202,6 +9476,229 @@ export interface operations {
     };
   };
   /**
+   * Staged change-sets of the workspace, newest first
+   * @description What update prompts and agents’ writes proposed instead of writing, while the workspace’s `staging` settings (or a prompt’s `stage: true`) ask for review: each with its operations, source, stager and outcome. Filter by `status`; `limit` up to 200 (default 50).
+   *
+   * Requires the `ontology:read` scope.
+   */
+  listChangeSets: {
+    parameters: {
+      query?: {
+        status?: "pending" | "applied" | "rejected" | "conflicted" | "withdrawn";
+        limit?: number;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description Staged change-sets of the workspace, newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ChangeSetList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One change-set, with its diff against the graph now
+   * @description The change-set and, while it is pending, `preview`: the nodes it would create or reference, the edges it would create, each property change with its value at staging (`before`), now and after, and the conflicts an apply now would report. Approve or reject it with `POST /v1/approvals/{approval_id}/resolve`.
+   *
+   * Requires the `ontology:read` scope.
+   */
+  getChangeSet: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        change_set_id: string;
+      };
+    };
+    responses: {
+      /** @description One change-set, with its diff against the graph now */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ChangeSetDetail"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `ontology:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Unknown change-set, or one of another workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * Vector, structural or hybrid search over the workspace’s nodes
    * @description Vector (cosine similarity), structural (type filter, recency and importance) or hybrid (both, weighted by the workspace settings) search. Omitted `mode` and `top_k` come from the workspace settings; `top_k` at most 100, `q` at most 1000 characters, at most 50 type filters. Answers with scores, the query plan and a credit receipt.
    *
@@ -11646,8 +12143,8 @@ export interface operations {
     };
   };
   /**
-   * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422 (free)
-   * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free)
+   * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
    * Requires the `capabilities:write` scope.
    */
@@ -11694,7 +12191,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422 (free) */
+      /** @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11707,10 +12204,18 @@ export interface operations {
         content: {
           "application/json": {
             result: {
-              /** Format: uuid */
-              finding_id: string;
+              /**
+               * Format: uuid
+               * @description null when the write was staged: the finding exists once its change-set applies.
+               */
+              finding_id: string | null;
               /** Format: uuid */
               target_node_id: string;
+              /**
+               * Format: uuid
+               * @description Present when the workspace stages agents’ writes (`staging.agent_writes`): the change-set to review.
+               */
+              change_set_id?: string;
             };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
             credits_charged: number;
@@ -17399,7 +17904,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

@@ -16,9 +16,20 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'console.css': { file: path.join(STATIC_DIR, 'console.css'), type: 'text/css; charset=utf-8' },
   'cytoscape.mjs': { file: CYTOSCAPE, type: JS },
   ...Object.fromEntries(
-    ['app', 'api', 'dom', 'approvals', 'schema-form', 'merges', 'runs', 'schedules', 'graph', 'credits', 'oauth'].map(
-      (name) => [`${name}.js`, { file: path.join(STATIC_DIR, `${name}.js`), type: JS }],
-    ),
+    [
+      'app',
+      'api',
+      'dom',
+      'approvals',
+      'change-sets',
+      'schema-form',
+      'merges',
+      'runs',
+      'schedules',
+      'graph',
+      'credits',
+      'oauth',
+    ].map((name) => [`${name}.js`, { file: path.join(STATIC_DIR, `${name}.js`), type: JS }]),
   ),
 };
 

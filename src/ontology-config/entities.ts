@@ -10,5 +10,6 @@ export class WorkspaceSettings {
   @Column({ type: 'jsonb' }) search!: object;
   @Column({ type: 'jsonb' }) importance!: object;
   @Column({ type: 'jsonb' }) resolver!: object;
+  @Column({ type: 'jsonb' }) staging!: object;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
 }

@@ -6,6 +6,7 @@ export interface StoredSettings {
   search: Record<string, unknown>;
   importance: Record<string, unknown>;
   resolver: Record<string, unknown>;
+  staging: Record<string, unknown>;
 }
 
 /**
@@ -16,7 +17,8 @@ export interface StoredSettings {
 export const readStoredSettings = (m: EntityManager) =>
   queryFirst<StoredSettings>(
     m,
-    `SELECT search, importance, resolver FROM workspace_settings WHERE workspace_id = weft_current_workspace()`,
+    `SELECT search, importance, resolver, staging FROM workspace_settings
+     WHERE workspace_id = weft_current_workspace()`,
   );
 
 export async function saveSettings(m: EntityManager, workspaceId: string, settings: StoredSettings): Promise<void> {

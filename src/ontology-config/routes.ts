@@ -9,7 +9,7 @@ export const ontologyConfigRoutes = (settings: OntologyConfigService) => [
     method: 'get',
     path: '/v1/ontology/config',
     operationId: 'getOntologyConfig',
-    summary: 'The workspace’s search, importance and resolver settings',
+    summary: 'The workspace’s search, importance, resolver and staging settings',
     description: 'The stored settings merged over the defaults, so every field is present.',
     tags,
     scope: 'ontology:read',

@@ -38,13 +38,33 @@ export const ResolverSettings = z
   })
   .meta({ id: 'ResolverSettings' });
 
+/** Which writes wait for a reviewer as change-sets instead of writing (issue 31 part 4, docs/change-sets.md). */
+export const StagingSettings = z
+  .object({
+    update_prompts: z
+      .boolean()
+      .default(false)
+      .describe('Update prompts stage a change-set instead of writing (a prompt may also ask with `stage: true`).'),
+    agent_writes: z
+      .boolean()
+      .default(false)
+      .describe('Graph-writing capabilities called with an MCP token (an agent) stage a change-set instead.'),
+  })
+  .meta({ id: 'StagingSettings' });
+
 export const OntologyConfig = z
-  .object({ search: SearchSettings, importance: ImportanceSettings, resolver: ResolverSettings })
+  .object({
+    search: SearchSettings,
+    importance: ImportanceSettings,
+    resolver: ResolverSettings,
+    staging: StagingSettings,
+  })
   .meta({ id: 'OntologyConfig' });
 
 export type SearchSettings = z.output<typeof SearchSettings>;
 export type ImportanceSettings = z.output<typeof ImportanceSettings>;
 export type ResolverSettings = z.output<typeof ResolverSettings>;
+export type StagingSettings = z.output<typeof StagingSettings>;
 export type OntologyConfig = z.output<typeof OntologyConfig>;
 
 // A patch names only what changes; no defaults may sneak in, so each group is partial and strict.
@@ -60,6 +80,7 @@ export const OntologyConfigPatch = z
     search: partialOf(SearchSettings).optional(),
     importance: partialOf(ImportanceSettings).optional(),
     resolver: partialOf(ResolverSettings).optional(),
+    staging: partialOf(StagingSettings).optional(),
   })
   .meta({ id: 'OntologyConfigPatch' });
 export type OntologyConfigPatch = z.infer<typeof OntologyConfigPatch>;

@@ -8,7 +8,7 @@ import type { OntologyConfigPatch } from './schemas';
 import { OntologyConfig } from './schemas';
 
 type Group = keyof OntologyConfig;
-const GROUPS: Group[] = ['search', 'importance', 'resolver'];
+const GROUPS: Group[] = ['search', 'importance', 'resolver', 'staging'];
 
 /** The effective settings of the transaction's workspace: stored overrides over the contract's defaults. */
 export async function readOntologyConfig(m: EntityManager): Promise<OntologyConfig> {
@@ -17,6 +17,7 @@ export async function readOntologyConfig(m: EntityManager): Promise<OntologyConf
     search: row?.search ?? {},
     importance: row?.importance ?? {},
     resolver: row?.resolver ?? {},
+    staging: row?.staging ?? {},
   });
 }
 

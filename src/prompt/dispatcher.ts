@@ -4,6 +4,7 @@ import { CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio
 import type { z } from 'zod';
 import { InsufficientCreditsError } from '../credits/errors';
 import { readCreditBalance } from '../credits/repository';
+import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -131,6 +132,8 @@ export function createPromptApi(deps: {
         prompt: body.prompt,
         forceIntent: body.force_intent ?? null,
         promptKind: body.prompt_kind,
+        // Only when asked: hashes of requests without the flag stay what they were.
+        ...(body.stage ? { stage: true } : {}),
       });
       const audit: AuditInput = {
         workspaceId,
@@ -149,6 +152,10 @@ export function createPromptApi(deps: {
         refuseReuse(claim.run, hash);
         if (claim.run.status === 'ok') return replay(claim.run);
       }
+      // The workspace's setting stages every update prompt; a request may ask for it, never opt out.
+      const stage =
+        body.stage === true ||
+        (await uow({ workspaceId }, async (m) => (await readOntologyConfig(m)).staging.update_prompts));
       const handle = await temporal.workflows.start(promptWorkflow, {
         workspaceId,
         correlationId,
@@ -163,6 +170,7 @@ export function createPromptApi(deps: {
           credentialKind: principal.credential.kind,
           ...(principal.credential.id ? { credentialId: principal.credential.id } : {}),
         },
+        ...(stage ? { stage: true } : {}),
       });
       // A correlation id is the client's to choose: never hand one workspace another's execution.
       const description = await handle.describe();

@@ -21,6 +21,13 @@ export const PromptRequest = z
       .regex(/^[a-z_][a-z0-9_]{0,39}$/)
       .default('markdown_text')
       .describe('The refiner family (free-form, e.g. markdown_text).'),
+    stage: z
+      .boolean()
+      .optional()
+      .describe(
+        'true: the extracted facts become a change-set waiting for a reviewer instead of being written. The ' +
+          'workspace’s `staging.update_prompts` stages every update prompt; false does not opt out of it.',
+      ),
   })
   .meta({ id: 'PromptRequest' });
 
@@ -37,6 +44,14 @@ export const PromptResponse = z
     answer: z.string().nullable().describe('The grounded answer, for query and both.'),
     citations: z.array(z.uuid()).describe('Ids of nodes of this workspace the answer rests on.'),
     credit_receipt: z.object({ ledger_id: z.uuid(), kind: z.string(), amount: z.number().int() }),
+    change_set_id: z
+      .uuid()
+      .nullable()
+      .optional()
+      .describe(
+        'A staged prompt’s change-set (`GET /v1/ontology/change-sets/{id}`): nothing was written, `nodes` and ' +
+          '`edges` are empty. Absent or null otherwise.',
+      ),
   })
   .meta({ id: 'PromptResponse' });
 

@@ -1,6 +1,9 @@
 // About 400 lines on purpose: one audience (the prompt workflow's activities), and the saga's steps
 // sit beside their compensation (`persist` beside `undoWrites` and the undo journal they share).
 import type { EntityManager } from 'typeorm';
+import { findChangeSetOfPrompt, liveNodesWithProperties, withdrawChangeSetOfPrompt } from '../change-sets/repository';
+import type { ChangeSetOperations } from '../change-sets/schemas';
+import { sameValue, stageChangeSet } from '../change-sets/staging';
 import type { CreditReceipt } from '../credits/repository';
 import { refundCredits, reserveCredits } from '../credits/repository';
 import { reopenEdgesClosedBy, toEdgeResponse, toNodeResponse } from '../graph/repository';
@@ -51,6 +54,8 @@ export interface PersistedGraph {
   edges: EdgeResponse[];
   nodes_created: number;
   edges_created: number;
+  /** A staged prompt's change-set: nothing was written (issue 31 part 4). */
+  change_set_id?: string;
 }
 
 /** What every audit row says of its run. */
@@ -132,8 +137,31 @@ export function createPromptService(deps: {
       refined: RefinedGraph;
       /** Who sent the prompt, for the graph's version rows (absent in workflows started before issue 31). */
       actor?: PromptActor;
+      /** Stage a change-set instead of writing (issue 31 part 4); exactly once per correlation id too. */
+      stage?: boolean;
     }): Promise<PersistedGraph> {
       const { workspaceId, correlationId, refined } = input;
+      const { actor } = input;
+      if (input.stage && actor) {
+        return uow(promptScope(workspaceId, correlationId, actor), async (m) => {
+          const earlier = await findChangeSetOfPrompt(m, correlationId);
+          const staged =
+            earlier?.id ??
+            (
+              await stageChangeSet(
+                m,
+                {
+                  workspaceId,
+                  userId: actor.userId,
+                  credential: { kind: actor.credentialKind, id: actor.credentialId },
+                },
+                { kind: 'prompt', promptId: correlationId },
+                await proposeRefined(m, refined),
+              )
+            ).change_set_id;
+          return { nodes: [], edges: [], nodes_created: 0, edges_created: 0, change_set_id: staged };
+        });
+      }
       return uow(promptScope(workspaceId, correlationId, input.actor), async (m) => {
         const earlier = await findPromptWrites(m, workspaceId, correlationId);
         if (earlier) {
@@ -282,7 +310,9 @@ export function createPromptService(deps: {
         const writes = await findPromptWrites(m, run.workspaceId, run.correlationId);
         if (!run.linkedCreditLedgerId) throw new InternalError('This prompt run has no reservation to show');
         const written = writes ? await loadWritten(m, writes.nodeIds, writes.edgeIds) : { nodes: [], edges: [] };
+        const staged = await findChangeSetOfPrompt(m, run.correlationId);
         return {
+          ...(staged ? { change_set_id: staged.id } : {}),
           correlation_id: run.correlationId,
           intent: run.intent,
           ...written,
@@ -405,6 +435,8 @@ const recordFailure = (m: EntityManager, input: FailureInput) =>
  * added to older nodes are taken back. False when there was nothing (left) to undo.
  */
 async function undoWrites(m: EntityManager, correlationId: string): Promise<boolean> {
+  // A staged prompt wrote nothing: its pending change-set is withdrawn instead.
+  if (await withdrawChangeSetOfPrompt(m, correlationId)) return true;
   const written = await claimPromptWritesUndo(m, correlationId);
   if (!written) return false;
   const created = written.node_ids.filter((id) => !(id in written.reference_deltas));
@@ -418,6 +450,50 @@ async function undoWrites(m: EntityManager, correlationId: string): Promise<bool
   for (const id of created) if (!deleted.has(id)) takeBack[id] = written.created_references[id] ?? 0;
   await takeBackReferences(m, takeBack);
   return true;
+}
+
+/**
+ * What `persist` would write, as a change-set's operations: one node per type and normalised name,
+ * an existing live node referenced (with a property change for each value the prompt gives that
+ * differs from the node's, `before` being the node's value now), edges between refs.
+ */
+async function proposeRefined(m: EntityManager, refined: RefinedGraph): Promise<ChangeSetOperations> {
+  const nodes: ChangeSetOperations['nodes'] = [];
+  const propertyChanges: ChangeSetOperations['property_changes'] = [];
+  const refOf = new Map<string, string>();
+  const refByKey = new Map<string, string>();
+  for (const node of refined.nodes) {
+    const key = `${node.type}\u0000${normalizedName(node.name)}`;
+    const known = refByKey.get(key);
+    if (known) {
+      refOf.set(node.ref, known);
+      continue;
+    }
+    refByKey.set(key, node.ref);
+    refOf.set(node.ref, node.ref);
+    const existing = await findLiveNodeByName(m, node.type, normalizedName(node.name));
+    if (!existing) {
+      nodes.push({ ref: node.ref, node_id: null, type: node.type, name: node.name, properties: node.properties });
+      continue;
+    }
+    nodes.push({ ref: node.ref, node_id: existing.id, type: node.type, name: node.name, properties: {} });
+    const [current] = await liveNodesWithProperties(m, [existing.id], false);
+    for (const [name, after] of Object.entries(node.properties)) {
+      const before = current?.properties[name] ?? null;
+      if (!sameValue(before, after)) {
+        propertyChanges.push({ node_ref: node.ref, node_id: existing.id, key: name, before, after });
+      }
+    }
+  }
+  const edges = refined.edges.flatMap((edge) => {
+    const source = refOf.get(edge.source_ref);
+    const target = refOf.get(edge.target_ref);
+    if (!source || !target) return []; // the model named a ref it did not define, as persist skips it
+    return [
+      { type: edge.type, source_ref: source, target_ref: target, reasoning: edge.reasoning, evidence: edge.evidence },
+    ];
+  });
+  return { nodes, edges, property_changes: propertyChanges };
 }
 
 /** `node.created` for the live nodes the prompt created; how many were emitted. */

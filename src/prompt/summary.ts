@@ -28,14 +28,21 @@ export function auditSummary(input: {
  */
 export const requestHash = (
   request:
-    | { endpoint: 'prompt'; prompt: string; forceIntent: Intent | null; promptKind: string }
+    | { endpoint: 'prompt'; prompt: string; forceIntent: Intent | null; promptKind: string; stage?: true }
     | { endpoint: 'stream'; prompt: string },
 ) =>
   createHash('sha256')
     .update(
       JSON.stringify(
         request.endpoint === 'prompt'
-          ? [request.endpoint, request.prompt, request.forceIntent, request.promptKind]
+          ? [
+              request.endpoint,
+              request.prompt,
+              request.forceIntent,
+              request.promptKind,
+              // A staged request is another request; unstaged ones hash as they always did.
+              ...(request.stage ? ['stage'] : []),
+            ]
           : [request.endpoint, request.prompt],
       ),
       'utf8',

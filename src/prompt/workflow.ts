@@ -22,6 +22,8 @@ export interface PromptWorkflowInput {
   startedAtMs: number;
   /** Who sent it: the graph's version rows of its writes name them (issue 31). */
   actor?: PromptActor;
+  /** Stage a change-set for review instead of writing (issue 31 part 4); decided at the API. */
+  stage?: boolean;
 }
 
 export interface PromptWorkflowResult extends PersistedGraph {

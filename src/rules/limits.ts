@@ -230,6 +230,8 @@ export const LIMITS = {
   },
   // Issue 16: `GET /v1/billing/ledger` pages by this.
   ledger: { list: { default: 50, max: 200 } },
+  // Issue 31 part 4: staged change-sets are listed newest first, a page at a time.
+  changeSets: { list: { default: 50, max: 200 } },
   // Issue 15, the code graph. An ingest batch stays well under the 1 MiB JSON body limit and
   // Temporal's payload limit (the batch is the workflow's input): the CLI splits by count and size.
   code: {

@@ -25,8 +25,12 @@ export async function approvalRefusal(input: {
   resolver: { userId: string; credential: CredentialRef };
   policy: ApprovalPolicy;
   members: () => Promise<number>;
+  /** A staged change-set's approval (issue 31 part 4): its stager stands where a run's dispatcher does. */
+  subject?: 'change_set';
 }): Promise<ApprovalRefusal | null> {
   const { dispatcher, resolver, policy } = input;
+  const staged = input.subject === 'change_set';
+  const theirs = staged ? 'change-sets you staged' : 'runs you dispatched';
   const sameCredential =
     dispatcher.credential.id !== undefined &&
     dispatcher.credential.kind === resolver.credential.kind &&
@@ -35,8 +39,9 @@ export async function approvalRefusal(input: {
     return {
       error: 'approval_by_dispatcher',
       message:
-        'The credential that dispatched this run cannot resolve its approvals: another member, or another ' +
-        'credential of yours where the workspace’s approval policy allows it, must decide',
+        `The credential that ${staged ? 'staged this change-set' : 'dispatched this run'} cannot resolve its ` +
+        'approvals: another member, or another credential of yours where the workspace’s approval policy ' +
+        'allows it, must decide',
     };
   }
   if (resolver.userId !== dispatcher.userId || policy.dispatcher_may_approve === 'always') return null;
@@ -44,16 +49,14 @@ export async function approvalRefusal(input: {
   if (policy.dispatcher_may_approve === 'never') {
     return {
       error: 'approval_by_dispatching_user',
-      message: `This workspace requires another member to resolve approvals of runs you dispatched (${rule})`,
+      message: `This workspace requires another member to resolve approvals of ${theirs} (${rule})`,
     };
   }
   const members = await input.members();
   if (members <= 1) return null;
   return {
     error: 'approval_by_dispatching_user',
-    message:
-      `This workspace has ${members} members, so another member must resolve approvals of runs you ` +
-      `dispatched (${rule})`,
+    message: `This workspace has ${members} members, so another member must resolve approvals of ${theirs} (${rule})`,
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IdempotencyKey } from '../capabilities/idempotency';
+import { ChangeSetOutcome } from '../change-sets/schemas';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
 import { Approvers, Deadline, PolicyDecisionBody } from './approval-rules';
@@ -148,9 +149,19 @@ export const RunStepRow = z
 export const ApprovalRow = z
   .object({
     approval_id: z.uuid(),
-    execution_id: z.uuid(),
+    subject: z
+      .enum(['run_step', 'change_set'])
+      .describe('What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).'),
+    execution_id: z.uuid().nullable().describe('The run whose step waits; null for a change-set’s approval.'),
+    change_set_id: z
+      .uuid()
+      .nullable()
+      .describe('The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.'),
     status: ApprovalStatus,
-    step: z.object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) }),
+    step: z
+      .object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) })
+      .nullable()
+      .describe('The run step that waits; null for a change-set’s approval.'),
     notes: z.string().nullable(),
     edited_input: z
       .record(z.string(), z.unknown())
@@ -312,7 +323,11 @@ export const ResolveApprovalResponse = z
   .object({
     approval_id: z.uuid(),
     decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
-    execution_id: z.uuid(),
+    execution_id: z.uuid().nullable().describe('The run; null for a change-set’s approval.'),
+    change_set: ChangeSetOutcome.optional().describe(
+      'Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or ' +
+        '`rejected`. Absent for a run’s, whose answer is as it always was.',
+    ),
     status: ApprovalStatus.describe('The approval’s status after this decision: `pending` while a quorum is short.'),
     approvals_remaining: z.number().int().describe('How many more approving votes the quorum needs (0 once decided).'),
   })

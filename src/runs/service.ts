@@ -4,6 +4,9 @@ import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
+import { findChangeSetByApproval } from '../change-sets/repository';
+import { APPROVAL_STATUS_OF } from '../change-sets/schemas';
+import { changeSetsWithApprovalStatus, resolveChangeSetApproval } from '../change-sets/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
@@ -54,7 +57,7 @@ import type {
   RunSummary,
   RunTemplate,
 } from './schemas';
-import { approvalRow, stepRow, summaryOf } from './views';
+import { approvalRow, changeSetApprovalRow, stepRow, summaryOf } from './views';
 import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
 /** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
@@ -512,14 +515,24 @@ export function createRunService(deps: {
       });
     },
 
+    /** Runs' approvals and staged change-sets' (issue 31 part 4), newest first. */
     listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
-      uow(scopeOf(principal), async (m) => ({ approvals: await withVotes(m, await repo.listApprovals(m, query)) })),
+      uow(scopeOf(principal), async (m) => {
+        const runs = await withVotes(m, await repo.listApprovals(m, query));
+        const staged = (await changeSetsWithApprovalStatus(m, query)).map(changeSetApprovalRow);
+        const newestFirst = [...runs, ...staged].sort((a, b) =>
+          a.requested_at === b.requested_at ? 0 : Date.parse(b.requested_at) - Date.parse(a.requested_at),
+        );
+        return { approvals: newestFirst.slice(0, query.limit) };
+      }),
 
     getApproval: (principal: Principal, approvalId: string): Promise<ApprovalRow> =>
       uow(scopeOf(principal), async (m) => {
         const approval = await repo.findApprovalById(m, approvalId);
-        if (!approval) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
-        return (await withVotes(m, [approval]))[0]!;
+        if (approval) return (await withVotes(m, [approval]))[0]!;
+        const staged = await findChangeSetByApproval(m, approvalId);
+        if (staged) return changeSetApprovalRow(staged);
+        throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
       }),
 
     /**
@@ -537,7 +550,12 @@ export function createRunService(deps: {
     ): Promise<ResolveApprovalResponse> {
       const outcome = await uow(scopeOf(principal), async (m) => {
         const found = await repo.findApprovalById(m, approvalId);
-        if (!found) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+        if (!found) {
+          // A staged change-set's approval: applied (or rejected) here, in this one transaction.
+          const staged = await resolveChangeSetApproval(m, principal, approvalId, body);
+          if (!staged) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
+          return { changeSet: staged };
+        }
         const run = await repo.mustFindExecution(m, found.executionId);
         const refusal = await approvalRefusal({
           dispatcher: { userId: run.userId, credential: run.principal.credential },
@@ -634,6 +652,19 @@ export function createRunService(deps: {
         if (body.decision === 'RESPOND') await respondInsteadOfStep(m, approval, body.message!);
         return { executionId: resolved.execution_id, status, remaining };
       });
+      if (outcome.changeSet) {
+        const { created, ...changeSet } = outcome.changeSet;
+        // The applied nodes' node.created (embedding, resolver) leave now that they are committed.
+        if (created > 0) outbox.kick(principal.workspaceId);
+        return {
+          approval_id: approvalId,
+          decision: body.decision,
+          execution_id: null,
+          change_set: changeSet,
+          status: APPROVAL_STATUS_OF[changeSet.status],
+          approvals_remaining: 0,
+        };
+      }
       if (outcome.status !== 'pending') await wake(outcome.executionId, 'approval_resolved');
       return {
         approval_id: approvalId,

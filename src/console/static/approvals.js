@@ -1,4 +1,5 @@
 import { api, query } from './api.js';
+import { changeSetCard } from './change-sets.js';
 import { fill, h, messageArea, readable, shortId, when } from './dom.js';
 import { inputSchemas, schemaForm } from './schema-form.js';
 
@@ -31,7 +32,10 @@ export function approvalsView(main) {
       // Newest first: each new card goes before the first card that is older than it.
       for (const approval of approvals) {
         if (cards.has(approval.approval_id)) continue;
-        const card = approvalCard(approval, () => cards.delete(approval.approval_id));
+        // A staged change-set's approval is a diff with Apply and Reject (issue 31 part 4).
+        const card = (approval.subject === 'change_set' ? changeSetCard : approvalCard)(approval, () =>
+          cards.delete(approval.approval_id),
+        );
         cards.set(approval.approval_id, card);
         const older = [...list.children].find((element) => element.dataset.requestedAt < approval.requested_at);
         list.insertBefore(card.element, older || null);

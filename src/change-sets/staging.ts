@@ -1,0 +1,45 @@
+import type { EntityManager } from 'typeorm';
+import type { Principal } from '../platform/auth/principal';
+import type { NewChangeSet } from './repository';
+import { insertChangeSet } from './repository';
+import type { ChangeSetOperations } from './schemas';
+
+/**
+ * Stages a change-set in the caller's transaction instead of writing (issue 31 part 4): the
+ * proposed operations wait for a reviewer, whose approval applies them (`applyChangeSet`). The
+ * stager's user and credential are kept: the separation rules keep that credential from resolving it.
+ */
+export async function stageChangeSet(
+  m: EntityManager,
+  stager: Pick<Principal, 'workspaceId' | 'userId'> & { credential: { kind: string; id?: string | null } },
+  source: NewChangeSet['source'],
+  operations: ChangeSetOperations,
+): Promise<{ change_set_id: string; approval_id: string }> {
+  const row = await insertChangeSet(m, {
+    workspaceId: stager.workspaceId,
+    source,
+    operations,
+    stagedBy: stager.userId,
+    credential: {
+      kind: stager.credential.kind as NewChangeSet['credential']['kind'],
+      id: stager.credential.id ?? null,
+    },
+  });
+  return { change_set_id: row.id, approval_id: row.approval_id };
+}
+
+/** Whether an agent's (an MCP token's) graph writes stage a change-set in this workspace. */
+export const stagesAgentWrites = (principal: Pick<Principal, 'credential'>, staging: { agent_writes: boolean }) =>
+  staging.agent_writes && principal.credential.kind === 'mcp_token';
+
+/** jsonb values compared as Postgres stores them: objects with their keys sorted. */
+function canonical(value: unknown): string {
+  if (value === undefined || value === null) return 'null';
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+export const sameValue = (a: unknown, b: unknown) => canonical(a) === canonical(b);
