@@ -6,7 +6,7 @@ import type { Authenticator, Recalled } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import type { CredentialProof } from '../db/credential-proof';
-import { withCredentialProof } from '../db/credential-proof';
+import { owesCredentialProof } from '../db/credential-proof';
 import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
@@ -159,13 +159,34 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'q
   return result.data;
 }
 
-/** A response that fails its own schema is Weft's bug: a 500, never a 422 about the client's body. */
-function shapeResponse(route: AnyRoute, result: unknown): unknown {
+/**
+ * A response that fails its own schema is Weft's bug: a 500, never a 422 about the client's body.
+ * The body sent is the handler's own, so that it is the same whether or not responses are checked
+ * (production skips the check): a schema that would strip or transform something is a bug too.
+ */
+function checkResponse(route: AnyRoute, result: unknown): unknown {
+  const name = `${route.method.toUpperCase()} ${route.path}`;
   const shaped = (route.response as z.ZodType).safeParse(result);
-  if (shaped.success) return shaped.data;
-  throw new Error(
-    `response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${shaped.error.message}`,
-  );
+  if (!shaped.success) throw new Error(`response of ${name} does not match its schema: ${shaped.error.message}`);
+  const sent = JSON.stringify(result);
+  if (!sameJson(JSON.parse(sent), JSON.parse(JSON.stringify(shaped.data) ?? 'null'))) {
+    throw new Error(
+      `response of ${name} is changed by its schema (extra or transformed fields): ${sent.slice(0, 300)}`,
+    );
+  }
+  return result;
+}
+
+/** Deep equality of two parsed JSON values, object keys in any order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => Object.hasOwn(right, key) && sameJson(left[key], right[key]));
 }
 
 /** The media types a route with a `body` takes (koa-body parses these and no others); another answers 415. */
@@ -217,9 +238,9 @@ export function assertRoutesDocumented(routes: readonly AnyRoute[]): void {
 export function mountRoutes(
   router: Router,
   routes: readonly AnyRoute[],
-  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter },
+  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter; validateResponses?: boolean },
 ): void {
-  const { authenticator, rateLimiter } = guards;
+  const { authenticator, rateLimiter, validateResponses = true } = guards;
   assertRoutesDocumented(routes);
   /**
    * A refused credential (401) counts against its source address, and an address past its
@@ -243,7 +264,7 @@ export function mountRoutes(
       if (result instanceof RouteAnswer) {
         ctx.status = result.status;
         ctx.body = result.body;
-      } else if (route.response) ctx.body = shapeResponse(route, result);
+      } else if (route.response && validateResponses) ctx.body = checkResponse(route, result);
       else if (result !== undefined) ctx.body = result;
     };
     // A read answered with a JSON body may start from the principal its credential was found to be
@@ -311,10 +332,12 @@ export function mountRoutes(
       }
     };
     const before = new Set(Object.keys(ctx.response.headers));
-    const { principal } = recalled;
+    // This request's own copy: the proof rides on it to the scope of its reads (scopeOf).
+    const principal: Principal = { ...recalled.principal };
+    owesCredentialProof(principal, proof);
     try {
       await rateLimiter?.take(principal.credential, principal.userId);
-      await withCredentialProof(proof, () => serve(principal));
+      await serve(principal);
     } catch (error) {
       await proveNow();
       throw error;
