@@ -210,8 +210,8 @@ export const EnvSchema = z.object({
   REQUEST_LOGGING: booleanFlag.default(true),
   /**
    * Whether every response is checked against its route's schema before it is sent (a mismatch is a
-   * 500). Default: on, except with NODE_ENV=production, where the check's cost is paid by every
-   * request for a bug the test suite (which keeps it on) would already have caught.
+   * 500; see checkResponse in route.ts). Default: on, except with NODE_ENV=production, where the
+   * check's cost is paid by every request for a bug the test suite (which keeps it on) would catch.
    */
   RESPONSE_VALIDATION: booleanFlag.optional(),
 
