@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- graph [--seconds 3] [--nodes 100000] [--edges 1000000] [--only <text>]`
- * (`--only`: just the operations whose name contains the text, for before/after pairs)
+ * `npm run bench -- graph [--seconds 3] [--nodes 100000] [--edges 1000000] [--only <text>[,<text>…]]`
+ * (`--only`: just the operations whose name contains one of the texts, for before/after pairs)
  *
  * Builds (once, then reuses) a workspace of 100k nodes and 1M power-law edges in weft_bench,
  * then measures, interleaved and at 1 and 4 clients, each graph read through HTTP next to its
@@ -198,7 +198,7 @@ export async function run(args: string[]): Promise<void> {
 
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
   const rows: { subject: Measurement; anchor: Measurement }[] = [];
-  for (const op of ops.filter((candidate) => !only || candidate.name.includes(only))) {
+  for (const op of ops.filter((candidate) => !only || only.split(',').some((part) => candidate.name.includes(part)))) {
     for (const concurrency of op.concurrency ?? [1, 4]) {
       // Interleaved: the subject and its anchor run back to back at the same concurrency.
       const subject = await measure(op.name, op.http, { concurrency, durationMs: seconds * 1000 });

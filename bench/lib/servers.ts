@@ -37,6 +37,8 @@ export async function bootBenchService(options: { queue?: string; settings?: Rec
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';
+  // As in production (NODE_ENV=production turns it off): the test suite checks every response instead.
+  env.RESPONSE_VALIDATION = 'false';
   Object.assign(env, options.settings);
   env.TEMPORAL_TASK_QUEUE = `${options.queue ?? 'weft-bench'}-${randomUUID().slice(0, 8)}`;
   const temporal = await privateTemporal(env);

@@ -52,7 +52,12 @@ export function createApp(runtime: Runtime): Koa {
   const router = new Router();
   const rateLimiter = createRateLimiter(runtime.config);
   const routes = allRoutes(runtime, rateLimiter);
-  mountRoutes(router, routes, { authenticator: runtime.authenticator, rateLimiter });
+  const { RESPONSE_VALIDATION, NODE_ENV } = runtime.config;
+  mountRoutes(router, routes, {
+    authenticator: runtime.authenticator,
+    rateLimiter,
+    validateResponses: RESPONSE_VALIDATION ?? NODE_ENV !== 'production',
+  });
 
   app.use(requestContext());
   // Outside the error handler, so it counts the status the client got (docs/operations.md, Metrics).

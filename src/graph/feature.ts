@@ -24,8 +24,8 @@ export const graphFeature = {
     nodes: (ctx: { uow: UnitOfWork; read: ScopedRead; outbox: OutboxRelay }) =>
       createNodeService({ uow: ctx.uow, read: ctx.read, outbox: ctx.outbox }),
     edges: (ctx: { uow: UnitOfWork; read: ScopedRead }) => createEdgeService({ uow: ctx.uow, read: ctx.read }),
-    traversals: (ctx: { uow: UnitOfWork; config: VersionConfig }) =>
-      createTraversalService({ uow: ctx.uow, retentionDays: ctx.config.VERSION_RETENTION_DAYS }),
+    traversals: (ctx: { uow: UnitOfWork; read: ScopedRead; config: VersionConfig }) =>
+      createTraversalService({ uow: ctx.uow, read: ctx.read, retentionDays: ctx.config.VERSION_RETENTION_DAYS }),
     /** The graph's past (issue 31): as_of reads, history, diff, and the retention purge. */
     versions: (ctx: { uow: UnitOfWork; read: ScopedRead; config: VersionConfig }) =>
       createVersionService({ uow: ctx.uow, read: ctx.read, retentionDays: ctx.config.VERSION_RETENTION_DAYS }),

@@ -7,11 +7,11 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import { registerType } from '../type-catalog/service';
 import { nodeUpdated } from './events';
 import {
-  firstNodes,
   lockLiveNode,
-  matchNodesByName,
+  readFirstNodes,
   readLiveNode,
   readNodePage,
+  readNodesByName,
   softDeleteIncidentEdges,
   softDeleteNode,
   softDeleteNodesOfType,
@@ -57,11 +57,11 @@ export function createNodeService(deps: GraphServiceDeps) {
 
     /** Case-insensitive substring on name: exact matches first, then by importance. Free of charge. */
     async typeahead(principal: Principal, query: TypeaheadQuery): Promise<NodeResponse[]> {
-      const rows = await uow(scopeOf(principal), (m) =>
+      // One statement, as the other hot reads (see createScopedRead).
+      const rows =
         query.q === undefined
-          ? firstNodes(m, query.type ?? null, query.limit)
-          : matchNodesByName(m, query.q, query.type ?? null, query.limit),
-      );
+          ? await readFirstNodes(read, scopeOf(principal), query.type ?? null, query.limit)
+          : await readNodesByName(read, scopeOf(principal), query.q, query.type ?? null, query.limit);
       return rows.map(toNodeResponse);
     },
 

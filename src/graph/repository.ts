@@ -163,8 +163,9 @@ export const usesTrigram = (q: string) => q.length >= 3;
  * $1 q, $2 LIKE pattern, $3 type or NULL, $4 limit, $5 use the trigram index.
  */
 export const typeaheadSql = (columns: string) => `
-SELECT ${columns}, m.match_rank FROM weft_name_matches($1, $2, $3, $4, $5) m JOIN nodes n ON n.id = m.id
-WHERE NOT n.is_deleted ORDER BY m.match_rank, n.importance_score DESC, n.id LIMIT $4`;
+SELECT ${columns}, m.match_rank
+FROM weft_name_matches($1::text, $2::text, $3::text, $4::int, $5::boolean) m JOIN nodes n ON n.id = m.id
+WHERE NOT n.is_deleted ORDER BY m.match_rank, n.importance_score DESC, n.id LIMIT $4::int`;
 
 /** The parameters of `typeaheadSql`. */
 export const typeaheadParams = (q: string, type: string | null, limit: number) => [
@@ -175,15 +176,16 @@ export const typeaheadParams = (q: string, type: string | null, limit: number) =
   usesTrigram(q),
 ];
 
-export const matchNodesByName = (m: EntityManager, q: string, type: string | null, limit: number) =>
-  queryRows<NodeRow>(m, typeaheadSql(NODE_COLUMNS), typeaheadParams(q, type, limit));
+/** The typeahead: one scoped statement (parameters cast, as createScopedRead binds them as text). */
+export const readNodesByName = (read: ScopedRead, scope: Scope, q: string, type: string | null, limit: number) =>
+  read<NodeRow>(scope, typeaheadSql(NODE_COLUMNS), typeaheadParams(q, type, limit));
 
 /** The typeahead without a query: the oldest live nodes (of a type). */
-export const firstNodes = (m: EntityManager, type: string | null, limit: number) =>
-  queryRows<NodeRow>(
-    m,
-    `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1)
-     ORDER BY n.created_at, n.id LIMIT $2`,
+export const readFirstNodes = (read: ScopedRead, scope: Scope, type: string | null, limit: number) =>
+  read<NodeRow>(
+    scope,
+    `SELECT ${NODE_COLUMNS} FROM nodes n WHERE NOT n.is_deleted AND ($1::text IS NULL OR n.type = $1::text)
+     ORDER BY n.created_at, n.id LIMIT $2::int`,
     [type, limit],
   );
 

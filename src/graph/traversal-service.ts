@@ -1,11 +1,19 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import { createComponentsCache } from './components-cache';
-import { computeComponents, matchCompactNodes, readOverview, readStats, readSubgraph } from './traversal-repository';
+import type { SubgraphRow } from './traversal-repository';
+import {
+  computeComponents,
+  matchCompactNodes,
+  readOverview,
+  readStats,
+  readSubgraph,
+  readSubgraphNow,
+} from './traversal-repository';
 import type {
   FamilyTreeQuery,
   GraphNeighborhoodResponse,
@@ -20,23 +28,22 @@ import { refuseBeforeHorizon } from './versions-service';
 type CompactNode = GraphNeighborhoodResponse['candidates'][number];
 
 /** Overview, stats, neighborhood and family tree: all computed in Postgres, in the caller's workspace. */
-export function createTraversalService(deps: { uow: UnitOfWork; retentionDays: number }) {
-  const { uow, retentionDays } = deps;
+export function createTraversalService(deps: { uow: UnitOfWork; read: ScopedRead; retentionDays: number }) {
+  const { uow, read, retentionDays } = deps;
   const componentsCache = createComponentsCache({
     ttlMs: LIMITS.stats.componentsTtlSeconds * 1000,
     maxEntries: LIMITS.stats.componentsCacheEntries,
   });
 
-  async function subgraph(
-    m: EntityManager,
+  /** The neighbourhood's answer from the subgraph's row; an empty one means the centre is not there (404). */
+  function answer(
+    { nodes, edges }: SubgraphRow,
     centre: string,
     depth: number,
     nodeLimit: number,
     edgeLimit: number,
     candidates: CompactNode[],
-    asOf: string | undefined,
-  ): Promise<GraphNeighborhoodResponse> {
-    const { nodes, edges } = await readSubgraph(m, [centre], depth, nodeLimit, edgeLimit, asOf);
+  ): GraphNeighborhoodResponse {
     if (nodes.length === 0) throw new NotFoundError('Node not found');
     return {
       center_node_id: centre,
@@ -48,35 +55,64 @@ export function createTraversalService(deps: { uow: UnitOfWork; retentionDays: n
     };
   }
 
+  async function subgraph(
+    m: EntityManager,
+    centre: string,
+    depth: number,
+    nodeLimit: number,
+    edgeLimit: number,
+    candidates: CompactNode[],
+    asOf: string | undefined,
+  ): Promise<GraphNeighborhoodResponse> {
+    const row = await readSubgraph(m, [centre], depth, nodeLimit, edgeLimit, asOf);
+    return answer(row, centre, depth, nodeLimit, edgeLimit, candidates);
+  }
+
+  /** Today's subgraph around a known node: one scoped statement, no transaction (the hot path). */
+  async function subgraphNow(
+    principal: Principal,
+    centre: string,
+    depth: number,
+    nodeLimit: number,
+    edgeLimit: number,
+  ) {
+    const row = await readSubgraphNow(read, scopeOf(principal), [centre], depth, nodeLimit, edgeLimit);
+    return answer(row, centre, depth, nodeLimit, edgeLimit, []);
+  }
+
   return {
     /** knowledge-graph-service-api.md §4.1: node_id xor q; with q the best name match is the centre. */
     /** With `as_of`, the subgraph as it stood then (issue 31); `q` still matches today's names. */
     neighborhood: (principal: Principal, query: NeighborhoodQuery) =>
-      uow(scopeOf(principal), async (m): Promise<GraphNeighborhoodResponse> => {
-        if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
-        if (query.node_id !== undefined) {
-          return subgraph(m, query.node_id, query.hops, query.node_limit, query.edge_limit, [], query.as_of);
-        }
-        const candidates = await matchCompactNodes(m, query.q ?? '', LIMITS.neighborhood.candidates);
-        const centre = candidates[0]?.id;
-        if (!centre) {
-          return {
-            center_node_id: null,
-            depth_limit: query.hops,
-            nodes: [],
-            edges: [],
-            candidates,
-            truncated: { nodes: false, edges: false },
-          };
-        }
-        return subgraph(m, centre, query.hops, query.node_limit, query.edge_limit, candidates, query.as_of);
-      }),
+      query.node_id !== undefined && query.as_of === undefined
+        ? subgraphNow(principal, query.node_id, query.hops, query.node_limit, query.edge_limit)
+        : uow(scopeOf(principal), async (m): Promise<GraphNeighborhoodResponse> => {
+            if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
+            if (query.node_id !== undefined) {
+              return subgraph(m, query.node_id, query.hops, query.node_limit, query.edge_limit, [], query.as_of);
+            }
+            const candidates = await matchCompactNodes(m, query.q ?? '', LIMITS.neighborhood.candidates);
+            const centre = candidates[0]?.id;
+            if (!centre) {
+              return {
+                center_node_id: null,
+                depth_limit: query.hops,
+                nodes: [],
+                edges: [],
+                candidates,
+                truncated: { nodes: false, edges: false },
+              };
+            }
+            return subgraph(m, centre, query.hops, query.node_limit, query.edge_limit, candidates, query.as_of);
+          }),
 
     familyTree: (principal: Principal, query: FamilyTreeQuery) =>
-      uow(scopeOf(principal), (m) => {
-        if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
-        return subgraph(m, query.node_id, query.degrees, query.node_limit, query.edge_limit, [], query.as_of);
-      }),
+      query.as_of === undefined
+        ? subgraphNow(principal, query.node_id, query.degrees, query.node_limit, query.edge_limit)
+        : uow(scopeOf(principal), (m) => {
+            if (query.as_of !== undefined) refuseBeforeHorizon(query.as_of, retentionDays, ['query', 'as_of']);
+            return subgraph(m, query.node_id, query.degrees, query.node_limit, query.edge_limit, [], query.as_of);
+          }),
 
     overview: (principal: Principal, query: GraphOverviewQuery) =>
       uow(scopeOf(principal), async (m): Promise<GraphOverviewRecord> => {

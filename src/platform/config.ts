@@ -208,6 +208,12 @@ export const EnvSchema = z.object({
   /** Key-usage counters are batched in memory and flushed this often. */
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   REQUEST_LOGGING: booleanFlag.default(true),
+  /**
+   * Whether every response is checked against its route's schema before it is sent (a mismatch is a
+   * 500; see checkResponse in route.ts). Default: on, except with NODE_ENV=production, where the
+   * check's cost is paid by every request for a bug the test suite (which keeps it on) would catch.
+   */
+  RESPONSE_VALIDATION: booleanFlag.optional(),
 
   /** An agent session whose last heartbeat is older than this is expired by the sweeper (its claims abandoned). */
   AGENT_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).default(300),

@@ -1,3 +1,4 @@
+import { credentialProofOf } from '../db/credential-proof';
 import type { ScopeName } from './scopes';
 
 /**
@@ -19,12 +20,14 @@ export interface Principal {
 
 /**
  * The database scope a principal's unit of work runs in, with the credential the graph's version
- * rows record (issue 31).
+ * rows record (issue 31), and the credential lookup the request still owes, if any (its first
+ * scoped read carries it, credential-proof.ts).
  */
 export const scopeOf = (principal: Principal) => ({
   workspaceId: principal.workspaceId,
   userId: principal.userId,
   actor: { credentialKind: principal.credential.kind, credentialId: principal.credential.id },
+  proof: credentialProofOf(principal),
 });
 
 /**

@@ -1,5 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /**
  * A read request answered with a principal remembered from an earlier request of the same credential
  * (see `Authenticator.recall`) must still prove, before it answers, that the credential is live now.
@@ -18,14 +16,24 @@ export interface CredentialProof {
   verdict: Promise<unknown>;
 }
 
-const proofs = new AsyncLocalStorage<CredentialProof>();
+/**
+ * The proof owed by a request, found from the request's own principal object (serveRecalled hands
+ * the handler a copy of the remembered principal, made for this request alone). Passed by object,
+ * not by AsyncLocalStorage: storage would switch on async hooks, which tax every promise of the
+ * process (≈ 5 % of a read's CPU on Node 20, docs/benchmarks.md, speed round 3).
+ */
+const proofs = new WeakMap<object, CredentialProof>();
 
-export const withCredentialProof = <T>(proof: CredentialProof, work: () => Promise<T>): Promise<T> =>
-  proofs.run(proof, work);
+/** Marks `owner` (the request's principal) as owing `proof` to its first scoped read. */
+export function owesCredentialProof(owner: object, proof: CredentialProof): void {
+  proofs.set(owner, proof);
+}
+
+/** The proof `owner` owes, if any (carried on to the scope its reads run in). */
+export const credentialProofOf = (owner: object): CredentialProof | undefined => proofs.get(owner);
 
 /** The request's proof, when it has not gone to the server yet; the caller then must send it. */
-export function takeCredentialProof(): CredentialProof | undefined {
-  const proof = proofs.getStore();
+export function takeCredentialProof(proof: CredentialProof | undefined): CredentialProof | undefined {
   if (!proof || proof.sent) return undefined;
   proof.sent = true;
   return proof;

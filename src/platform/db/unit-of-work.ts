@@ -18,6 +18,11 @@ export interface Scope {
    * composed of several reads (a run, its steps and its approvals) never mixes two moments.
    */
   snapshot?: boolean;
+  /**
+   * The credential lookup this request still owes (credential-proof.ts): the first scoped read in
+   * this scope carries it in its own statement. Set by scopeOf from the request's principal.
+   */
+  proof?: CredentialProof;
 }
 
 /**
@@ -172,7 +177,7 @@ export function createScopedRead(dataSource: DataSource): ScopedRead {
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
     const scoped = [scope.workspaceId ?? null, scope.userId ?? null, sql, params.map(asText)];
-    const proof = takeCredentialProof();
+    const proof = takeCredentialProof(scope.proof);
     if (proof) return readProving<T>(pool, proof, scoped);
     const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, scoped);
     return (rows as { r: unknown }[]).map((row) => row.r as T);
