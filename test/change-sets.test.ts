@@ -245,6 +245,31 @@ describe('staged change-sets (issue 31 part 4)', function () {
     });
   });
 
+  it('an agent’s change-set approved after its token was revoked applies nothing', async () => {
+    const t: Tenant = await newTenant();
+    await as(t.user_jwt).patch('/v1/ontology/config', { staging: { agent_writes: true } });
+    const method = await createNode(t.api_key, 'code.method', 'Lexer.next');
+    const tokens = `/v1/workspaces/${t.workspace_id}/mcp-tokens`;
+    const minted = await as(t.user_jwt).post(tokens, { name: 'agent' });
+    const staged = await capClient(minted.body.token)('agent.record_finding', {
+      target_node_id: method,
+      severity: 'low',
+      kind: 'bug',
+      title: 'Staged, then its agent revoked',
+    });
+    expect(staged.status, staged.text).to.equal(200);
+    const proposed = await changeSet(t.api_key, staged.body.result.change_set_id);
+    expect((await as(t.user_jwt).delete(`${tokens}/${minted.body.id}`)).status).to.equal(204);
+
+    // Deferred work acts only while the identity that started it still may: a person's approval included.
+    const approved = await resolve(t.user_jwt, proposed.approval_id, 'APPROVED');
+    expect(approved.status, approved.text).to.equal(200);
+    expect(approved.body.change_set.status).to.equal('conflicted');
+    expect(approved.body.change_set.conflicts.map((c: any) => c.kind)).to.deep.equal(['credential_revoked']);
+    expect(await nodeNames(t.api_key)).to.deep.equal(['Lexer.next']);
+    expect((await changeSet(t.api_key, proposed.change_set_id)).status).to.equal('conflicted');
+  });
+
   it('a node deleted since staging is a conflict; RESPOND, edits and an unknown status are refused', async () => {
     const t = await newTenant();
     await as(t.user_jwt).patch('/v1/ontology/config', { staging: { agent_writes: true } });

@@ -161,6 +161,19 @@ export type ApplyOutcome =
  * version rows carry the label 'change_set', the source prompt or call, and the transaction's
  * user and credential: the reviewer who approved.
  */
+/** The apply's outcome when the credential that staged the change-set may no longer act: nothing written. */
+export const stagerRevoked = (): ApplyOutcome => ({
+  status: 'conflicted',
+  conflicts: [
+    conflict({
+      kind: 'credential_revoked',
+      message:
+        'The credential that staged this change-set was revoked or has expired, or its user left the workspace: ' +
+        'nothing was applied',
+    }),
+  ],
+});
+
 export async function applyChangeSet(m: EntityManager, changeSet: ChangeSetRecord): Promise<ApplyOutcome> {
   const ops = changeSet.operations;
   const { refs, conflicts } = await plan(m, ops, true);

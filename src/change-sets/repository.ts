@@ -5,6 +5,8 @@ import type { ChangeSetConflict, ChangeSetOperations, ChangeSetStatus } from './
 export interface StoredCredential {
   kind: 'user_jwt' | 'api_key' | 'mcp_token';
   id: string | null;
+  /** The stager's credential's expiry (ISO), for the identity check at apply; absent before it was kept. */
+  expires_at?: string | null;
 }
 
 export interface ChangeSetRecord {

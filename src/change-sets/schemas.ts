@@ -57,10 +57,11 @@ export type ChangeSetOperations = z.infer<typeof ChangeSetOperations>;
 export const ChangeSetConflict = z
   .object({
     kind: z
-      .enum(['node_deleted', 'property_changed', 'refused'])
+      .enum(['node_deleted', 'property_changed', 'refused', 'credential_revoked'])
       .describe(
         '`node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; ' +
-          '`refused`: the graph refused a write (an edge end missing, a claim conflict).',
+          '`refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the ' +
+          'credential that staged it was revoked or expired, or its user left the workspace.',
       ),
     ref: z.string().nullable(),
     node_id: z.uuid().nullable(),

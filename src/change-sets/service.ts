@@ -1,11 +1,12 @@
 import type { EntityManager } from 'typeorm';
+import { storedIdentityLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { iso } from '../platform/dates';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { approvalRefusal, memberCount, readApprovalPolicy } from '../runs/approval-policy';
-import { applyChangeSet, previewChangeSet } from './apply';
+import { applyChangeSet, previewChangeSet, stagerRevoked } from './apply';
 import type { ChangeSetRecord } from './repository';
 import { findChangeSet, listChangeSets, lockChangeSetByApproval, resolveChangeSet } from './repository';
 import type { ChangeSetListQuery, ChangeSetOutcome, ChangeSetRow, ChangeSetStatus } from './schemas';
@@ -23,7 +24,7 @@ export const changeSetRow = (row: ChangeSetRecord): ChangeSetRow => ({
   },
   operations: row.operations,
   staged_by: row.staged_by,
-  staged_by_credential: row.staged_by_credential,
+  staged_by_credential: { kind: row.staged_by_credential.kind, id: row.staged_by_credential.id },
   resolved_by: row.resolved_by,
   resolved_by_credential: row.resolved_by_credential,
   notes: row.notes,
@@ -96,7 +97,21 @@ export async function resolveChangeSetApproval(
     await resolveChangeSet(m, { ...base, status: 'rejected', conflicts: null, applied: null });
     return { change_set_id: found.id, status: 'rejected', conflicts: [], applied: null, created: 0 };
   }
-  const outcome = await applyChangeSet(m, found);
+  // Deferred work acts only while the identity that started it still may: a revoked or expired
+  // credential, or a stager who left the workspace, applies nothing.
+  const stager = found.staged_by_credential;
+  const live = await storedIdentityLive(
+    m,
+    {
+      workspaceId: principal.workspaceId,
+      userId: found.staged_by,
+      kind: stager.kind,
+      credentialId: stager.id,
+      expiresAt: stager.expires_at ?? null,
+    },
+    principal.userId,
+  );
+  const outcome = live ? await applyChangeSet(m, found) : stagerRevoked();
   if (outcome.status === 'conflicted') {
     await resolveChangeSet(m, { ...base, status: 'conflicted', conflicts: outcome.conflicts, applied: null });
     return { change_set_id: found.id, status: 'conflicted', conflicts: outcome.conflicts, applied: null, created: 0 };

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
+import { storedExpiry } from '../runs/identity';
 import type { NewChangeSet } from './repository';
 import { insertChangeSet } from './repository';
 import type { ChangeSetOperations } from './schemas';
@@ -7,11 +8,14 @@ import type { ChangeSetOperations } from './schemas';
 /**
  * Stages a change-set in the caller's transaction instead of writing (issue 31 part 4): the
  * proposed operations wait for a reviewer, whose approval applies them (`applyChangeSet`). The
- * stager's user and credential are kept: the separation rules keep that credential from resolving it.
+ * stager's user and credential are kept: the separation rules keep that credential from resolving it,
+ * and an approval applies it only while that credential may still act.
  */
 export async function stageChangeSet(
   m: EntityManager,
-  stager: Pick<Principal, 'workspaceId' | 'userId'> & { credential: { kind: string; id?: string | null } },
+  stager: Pick<Principal, 'workspaceId' | 'userId'> & {
+    credential: { kind: string; id?: string | null; expiresAt?: Date | string | null };
+  },
   source: NewChangeSet['source'],
   operations: ChangeSetOperations,
 ): Promise<{ change_set_id: string; approval_id: string }> {
@@ -23,6 +27,7 @@ export async function stageChangeSet(
     credential: {
       kind: stager.credential.kind as NewChangeSet['credential']['kind'],
       id: stager.credential.id ?? null,
+      expires_at: storedExpiry(stager.credential.expiresAt),
     },
   });
   return { change_set_id: row.id, approval_id: row.approval_id };

@@ -1926,10 +1926,10 @@ export interface components {
     };
     ChangeSetConflict: {
       /**
-       * @description `node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; `refused`: the graph refused a write (an edge end missing, a claim conflict).
+       * @description `node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; `refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the credential that staged it was revoked or expired, or its user left the workspace.
        * @enum {string}
        */
-      kind: "node_deleted" | "property_changed" | "refused";
+      kind: "node_deleted" | "property_changed" | "refused" | "credential_revoked";
       ref: string | null;
       /** Format: uuid */
       node_id: string | null;

@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 /**
  * Deferred work (a run's step, a trigger's dispatch) acts as the credential that started it, so
  * before it acts it re-checks that identity: the user is still a member of the workspace, and the
@@ -33,3 +34,18 @@ export const credentialLiveParams = (identity: StoredIdentity) => [
   identity.kind,
   identity.expiresAt,
 ];
+
+/**
+ * Whether a stored identity may still act, checked inside the caller's transaction as that identity's
+ * user (key rows are visible to their own user only), then handing the transaction back to `actingUserId`.
+ */
+export async function storedIdentityLive(
+  m: EntityManager,
+  identity: StoredIdentity,
+  actingUserId: string,
+): Promise<boolean> {
+  await m.query(`SELECT set_config('app.user_id', $1, true)`, [identity.userId]);
+  const [row] = (await m.query(CREDENTIAL_LIVE_SQL, credentialLiveParams(identity))) as { live: boolean }[];
+  await m.query(`SELECT set_config('app.user_id', $1, true)`, [actingUserId]);
+  return row?.live === true;
+}
