@@ -228,7 +228,18 @@ describe('outbox event contracts', function () {
     });
     expect(run.status).to.equal(202);
     await client.post('/v1/runs', { agent: 'llm', input: { goal: 'check the contracts' } });
-    await client.post('/v1/cap/agent.record_decision', { execution_id: run.body.execution_id, decision: 'plan A' });
+    // A decision is recorded on a run still going (the one above may have finished already): this one waits
+    // for its approval until it is cancelled.
+    const waiting = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: true }] },
+    });
+    const decided = await client.post('/v1/cap/agent.record_decision', {
+      execution_id: waiting.body.execution_id,
+      decision: 'plan A',
+    });
+    expect(decided.status, decided.text).to.equal(200);
+    expect((await client.post(`/v1/runs/${waiting.body.execution_id}/cancel`)).status).to.equal(200);
     const cap = capClient(t.api_key);
     const { session_id } = (await cap('agent.start_session')).body.result;
     await cap('agent.end_session', { session_id, outcome: 'failed', error_signature: 'TypeError: x' });
