@@ -80,8 +80,8 @@ describe('run schedules (issue 26 part 3)', function () {
         },
         { what: `schedule ${id}'s events delivered`, timeoutMs: 60_000 },
       );
-      // A create or a pause applied by the API's own call, still in flight under load when the deletion was
-      // applied, can land after it: the orphan then deletes itself at its next fire, a year away for most of
+      // An apply that lands after the deletion re-creates the schedule: the API's sync undoes that (tested
+      // below), anything else leaves an orphan that deletes itself at its next fire, a year away for most of
       // these. Removed here so that the suite leaves nothing behind.
       if (await temporalHas(id)) {
         await runtime.temporal.client.schedule.getHandle(runScheduleTemporalId(id)).delete();
@@ -362,6 +362,67 @@ describe('run schedules (issue 26 part 3)', function () {
     await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
     await eventually(async () => !(await temporalHas(schedule.id)), { what: 'the orphan schedule to delete itself' });
     made.pop();
+  });
+
+  it('a create still in flight when the schedule is deleted does not leave it behind in Temporal', async () => {
+    const tenant = await newTenant(10);
+    const { runtime } = getStack();
+    // The API's own create call held back past its wait (Temporal slow under load); the relay applies the event.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let landed = false;
+    const real = runtime.temporal.client;
+    const schedule = Object.create(real.schedule, {
+      create: {
+        value: async (options: Parameters<typeof real.schedule.create>[0]) => {
+          await held;
+          try {
+            return await real.schedule.create(options);
+          } finally {
+            landed = true;
+          }
+        },
+      },
+    });
+    const slow = {
+      client: Object.create(real, { schedule: { value: schedule } }),
+      taskQueue: runtime.temporal.taskQueue,
+    };
+    const sync = createScheduleSync({
+      temporal: slow,
+      outbox: runtime.outbox,
+      logger: runtime.logger,
+      rowExists: (workspaceId, id) =>
+        runtime.uow(
+          { workspaceId },
+          async (m) => (await m.query('SELECT 1 FROM run_schedules WHERE id = $1', [id])).length > 0,
+        ),
+    });
+    const service = createRunScheduleService({ uow: runtime.uow, temporal: slow, runs: runtime.services.runs, sync });
+    const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
+    const principal: Principal = {
+      userId: tenant.user_id,
+      workspaceId: tenant.workspace_id,
+      tenantId: tenant.tenant_id,
+      scopes: new Set(SCOPES),
+      credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
+    };
+    const created = await service.create(principal, {
+      cron: '0 3 1 1 *',
+      timezone: 'UTC',
+      run: balance as never,
+      overlap: 'skip',
+      paused: true,
+    });
+    await eventually(() => temporalHas(created.id), { what: 'the relay to create the Temporal Schedule' });
+    expect((await as(tenant.api_key).delete(`/v1/run-schedules/${created.id}`)).status).to.equal(200);
+    await eventually(async () => !(await temporalHas(created.id)), { what: 'the deletion applied' });
+
+    release();
+    await eventually(async () => landed, { what: 'the held create to land' });
+    await eventually(async () => !(await temporalHas(created.id)), { what: 'the late create undone' });
   });
 
   it('Temporal down at create and delete: the row commits at once, the outbox brings Temporal in line', async () => {

@@ -7,6 +7,7 @@ import { RunSchedule } from './entities';
 import { runScheduleChanged } from './events';
 import { createRunScheduleFires } from './fires';
 import { applyScheduleChange } from './outbox-handler';
+import { findSchedule } from './repository';
 import { runScheduleRoutes } from './routes';
 import type { RunScheduleService } from './service';
 import { createRunScheduleService } from './service';
@@ -18,8 +19,14 @@ export const runSchedulesFeature = {
   name: 'run-schedules',
   services: {
     /** Applies a schedule's change to Temporal right after its commit; the outbox again if that fails. */
-    runScheduleSync: (ctx: { temporal: TemporalHandle; outbox: OutboxRelay; logger: Logger }) =>
-      createScheduleSync({ temporal: ctx.temporal, outbox: ctx.outbox, logger: ctx.logger }),
+    runScheduleSync: (ctx: { uow: UnitOfWork; temporal: TemporalHandle; outbox: OutboxRelay; logger: Logger }) =>
+      createScheduleSync({
+        temporal: ctx.temporal,
+        outbox: ctx.outbox,
+        logger: ctx.logger,
+        rowExists: (workspaceId, scheduleId) =>
+          ctx.uow({ workspaceId }, async (m) => (await findSchedule(m, scheduleId)) !== null),
+      }),
     /** Run schedules (issue 26 part 3): management, and their Temporal Schedules. */
     runSchedules: (ctx: {
       uow: UnitOfWork;
