@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { freePort } from '../src/platform/temporal/dev-server';
+import { findSchedule } from '../src/run-schedules/repository';
 import { createRunScheduleService } from '../src/run-schedules/service';
 import { createScheduleSync } from '../src/run-schedules/sync';
 import { runScheduleTemporalId } from '../src/run-schedules/workflow';
@@ -53,6 +54,18 @@ const pending = (id: string) =>
       id,
     ])
     .then((rows) => rows[0].n as number);
+
+/** The principal a tenant's user JWT authenticates as, for a service built outside the stack's own. */
+function principalOf(tenant: Awaited<ReturnType<typeof newTenant>>): Principal {
+  const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
+  return {
+    userId: tenant.user_id,
+    workspaceId: tenant.workspace_id,
+    tenantId: tenant.tenant_id,
+    scopes: new Set(SCOPES),
+    credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
+  };
+}
 
 describe('run schedules (issue 26 part 3)', function () {
   this.timeout(120_000);
@@ -394,21 +407,10 @@ describe('run schedules (issue 26 part 3)', function () {
       temporal: slow,
       outbox: runtime.outbox,
       logger: runtime.logger,
-      rowExists: (workspaceId, id) =>
-        runtime.uow(
-          { workspaceId },
-          async (m) => (await m.query('SELECT 1 FROM run_schedules WHERE id = $1', [id])).length > 0,
-        ),
+      rowExists: (workspaceId, id) => runtime.uow({ workspaceId }, async (m) => (await findSchedule(m, id)) !== null),
     });
     const service = createRunScheduleService({ uow: runtime.uow, temporal: slow, runs: runtime.services.runs, sync });
-    const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
-    const principal: Principal = {
-      userId: tenant.user_id,
-      workspaceId: tenant.workspace_id,
-      tenantId: tenant.tenant_id,
-      scopes: new Set(SCOPES),
-      credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
-    };
+    const principal = principalOf(tenant);
     const created = await service.create(principal, {
       cron: '0 3 1 1 *',
       timezone: 'UTC',
@@ -434,14 +436,7 @@ describe('run schedules (issue 26 part 3)', function () {
     const down = { client: new Client({ connection, namespace: runtime.temporal.namespace }), taskQueue: 'unused' };
     const sync = createScheduleSync({ temporal: down, outbox: { kick: () => undefined }, logger: runtime.logger });
     const service = createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync });
-    const jwt = JSON.parse(Buffer.from(tenant.user_jwt.split('.')[1]!, 'base64url').toString('utf8'));
-    const principal: Principal = {
-      userId: tenant.user_id,
-      workspaceId: tenant.workspace_id,
-      tenantId: tenant.tenant_id,
-      scopes: new Set(SCOPES),
-      credential: { kind: 'user_jwt', id: jwt.jti, expiresAt: new Date(jwt.exp * 1000) },
-    };
+    const principal = principalOf(tenant);
     try {
       const created = await service.create(principal, {
         cron: '0 3 1 1 *',
