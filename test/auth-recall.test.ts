@@ -11,11 +11,15 @@ const NODES = '/v1/ontology/nodes';
  * `work` runs (other traffic of the shared stack, the outbox relay's, is left out).
  */
 async function messagesOf(work: () => Promise<void>): Promise<number> {
-  let count = 0;
+  return (await textsOf(work)).filter((text) => /weft_authenticate_|weft_scoped_read/.test(text)).length;
+}
+
+/** The text of every message this process sends to Postgres while `work` runs. */
+async function textsOf(work: () => Promise<void>): Promise<string[]> {
+  const texts: string[] = [];
   const original = Client.prototype.query;
   Client.prototype.query = function (this: Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '');
-    if (/weft_authenticate_|weft_scoped_read/.test(text)) count++;
+    texts.push(typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? ''));
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
@@ -23,8 +27,18 @@ async function messagesOf(work: () => Promise<void>): Promise<number> {
   } finally {
     Client.prototype.query = original;
   }
-  return count;
+  return texts;
 }
+
+const START_SESSION = '/v1/cap/agent.start_session';
+const sessionsOf = async (workspaceId: string): Promise<number> =>
+  Number(
+    (
+      await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [
+        workspaceId,
+      ])
+    )[0].n,
+  );
 
 // A read may start from the principal its credential was found to be on its last request; the
 // credential's lookup still runs for every request, in the read's own statement (issue 27).
@@ -87,5 +101,82 @@ describe('authentication: a read proves its credential in its own statement', ()
       [jti],
     );
     expect((await as(user_jwt).get(missing)).status).to.equal(401);
+  });
+});
+
+// A capability call may start from a remembered principal too: its scoped reads carry the lookup,
+// and its units of work carry it in their first message and write nothing before it answered.
+describe('authentication: a warm capability call proves its credential before it writes', () => {
+  const warm = async (key: string) => expect((await as(key).get('/v1/cap')).status).to.equal(200);
+
+  it('a replay by Idempotency-Key is one message to Postgres, and answers the stored envelope', async () => {
+    const { api_key } = await newTenant();
+    const headers = { 'Idempotency-Key': 'recall-replay-1' };
+    const first = await as(api_key).post(START_SESSION, { name: 'replayer' }, headers);
+    expect(first.status).to.equal(200);
+    let again: { status: number; body: unknown; headers: Headers } | undefined;
+    const messages = await messagesOf(async () => {
+      again = await as(api_key).post(START_SESSION, { name: 'replayer' }, headers);
+    });
+    expect(messages).to.equal(1);
+    expect(again!.status).to.equal(200);
+    expect(again!.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again!.body).to.deep.equal(first.body);
+  });
+
+  it('a warm write sends its credential lookup in its transaction’s first message', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    await warm(api_key);
+    let status = 0;
+    const texts = await textsOf(async () => {
+      status = (await as(api_key).post(START_SESSION, { name: 'one-trip' })).status;
+    });
+    expect(status).to.equal(200);
+    const lookups = texts.filter((text) => text.includes('weft_authenticate_'));
+    expect(lookups).to.have.length(1);
+    expect(lookups[0]).to.match(/^BEGIN; SELECT set_config/);
+    expect(await sessionsOf(workspace_id)).to.equal(1);
+  });
+
+  it('a warm key revoked by another connection writes nothing: 401, no row, no stored answer', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    await warm(api_key);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    const refused = await as(api_key).post(START_SESSION, { name: 'revoked' }, { 'Idempotency-Key': 'rv-1' });
+    expect(refused.status).to.equal(401);
+    expect(refused.headers.get('idempotency-key')).to.equal(null);
+    expect(await sessionsOf(workspace_id)).to.equal(0);
+    const stored = await getStack().ownerDataSource.query(
+      `SELECT count(*) AS n FROM capability_idempotency_keys WHERE workspace_id = $1`,
+      [workspace_id],
+    );
+    expect(Number(stored[0].n)).to.equal(0);
+  });
+
+  it('a warm key that lost the scope meanwhile is answered 403 and writes nothing', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    await warm(api_key);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET scopes = array_remove(scopes, 'capabilities:write')
+       WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    const refused = await as(api_key).post(START_SESSION, { name: 'narrowed' });
+    expect(refused.status).to.equal(403);
+    expect(await sessionsOf(workspace_id)).to.equal(0);
+  });
+
+  it('a warm key whose user left the workspace writes nothing', async () => {
+    const { api_key, user_id, workspace_id } = await newTenant();
+    await warm(api_key);
+    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+      workspace_id,
+      user_id,
+    ]);
+    expect((await as(api_key).post(START_SESSION, { name: 'leaver' })).status).to.equal(401);
+    expect(await sessionsOf(workspace_id)).to.equal(0);
   });
 });

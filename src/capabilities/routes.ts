@@ -92,6 +92,9 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
       response: envelopeOf(tool.output),
       responseHeaders: write ? replayHeaders : { 'Idempotency-Key': replayHeaders['Idempotency-Key'] },
       errors: errorsOf(tool),
+      // Every tool reads and writes through scoped reads and units of work, which carry and await the
+      // credential's proof: a warm caller's replay is one statement (issue 27).
+      recallable: true,
       handler: async ({ auth, ctx }) => {
         const { envelope, replayed } = await capabilities.invoke(
           auth,

@@ -6,7 +6,7 @@ import type { Authenticator, Recalled } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import type { CredentialProof } from '../db/credential-proof';
-import { owesCredentialProof } from '../db/credential-proof';
+import { owesCredentialProof, PrincipalChanged } from '../db/credential-proof';
 import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
@@ -75,6 +75,12 @@ interface RouteFields<
   body?: B;
   /** How many calls the parsed body carries, each counted by the rate limiter (default 1). */
   calls?: (body: B extends z.ZodType ? z.infer<B> : undefined) => number;
+  /**
+   * A write that may start from a remembered principal, as every JSON read does (issue 27): only for a
+   * handler whose every effect goes through a unit of work or a scoped read, which carry and await the
+   * credential's proof (credential-proof.ts). An idempotent replay is then one statement.
+   */
+  recallable?: boolean;
   status?: number;
   response?: R;
   /** Headers of the success response besides the trace headers (documentation only). */
@@ -313,8 +319,10 @@ export function mountRoutes(
       else if (result !== undefined) ctx.body = result;
     };
     // A read answered with a JSON body may start from the principal its credential was found to be
-    // a moment ago (never a stream: nothing may leave before the credential is proven live).
-    const mayRecall = route.method === 'get' && !route.public && route.response !== undefined;
+    // a moment ago (never a stream: nothing may leave before the credential is proven live), and so
+    // may a write whose units of work wait for that proof (`recallable`).
+    const mayRecall =
+      (route.method === 'get' || route.recallable === true) && !route.public && route.response !== undefined;
     router[route.method](toKoaPath(route.path), async (ctx) => {
       if (route.public) return serve(ctx, undefined);
       // knowledge-graph-service-api.md §5.2: a workspace_id parameter must name a workspace the caller belongs to.
@@ -323,14 +331,18 @@ export function mountRoutes(
         ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
       const recalled =
         mayRecall && authenticator.recall ? await guarded(ctx, () => authenticator.recall!(ctx, requested)) : undefined;
+      /** Serves as `principal`, when it holds the route's scope. */
+      const serveScoped = async (principal: Principal) => {
+        if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
+        await serve(ctx, principal);
+      };
       if (recalled && (!route.scope || recalled.principal.scopes.has(route.scope))) {
-        return serveRecalled(ctx, recalled, (principal) => serve(ctx, principal));
+        return serveRecalled(ctx, recalled, (principal) => serve(ctx, principal), serveScoped);
       }
       const principal = await guarded(ctx, () => authenticator.authenticate(ctx, requested));
       // Every authenticated request counts, refused ones included, so probing scopes costs too.
       await rateLimiter?.take(principal.credential, principal.userId);
-      if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
-      await serve(ctx, principal);
+      await serveScoped(principal);
     });
   }
 
@@ -340,9 +352,16 @@ export function mountRoutes(
    * trip for both), or runs alone after the handler when it made none. Nothing is answered before
    * it settles: a refused credential answers its 401 (or 404, counted as any refusal), whatever the
    * handler did, and drops the headers the handler set; a credential now found to be someone else
-   * (its workspace changed) serves the request again as what it is.
+   * (its workspace or scopes changed) serves the request again as what it is, scope checked. A unit
+   * of work awaits the proof before it writes (`confirmed`), and refuses to write as the remembered
+   * principal once it is found changed: nothing is written twice, or as the wrong principal.
    */
-  async function serveRecalled(ctx: Context, recalled: Recalled, serve: (principal: Principal) => Promise<void>) {
+  async function serveRecalled(
+    ctx: Context,
+    recalled: Recalled,
+    serve: (principal: Principal) => Promise<void>,
+    serveAgain: (principal: Principal) => Promise<void>,
+  ) {
     let found!: (principal: Principal) => void;
     let refused!: (error: unknown) => void;
     const proven = new Promise<Principal>((resolve, reject) => {
@@ -360,6 +379,9 @@ export function mountRoutes(
         }
       },
       verdict: guarded(ctx, () => proven),
+      async confirmed() {
+        if (!samePrincipal((await proof.verdict) as Principal, principal)) throw new PrincipalChanged();
+      },
     };
     // Awaited below; neither may count as unhandled meanwhile (a 429 refuses before the lookup is read).
     proven.catch(() => {});
@@ -384,11 +406,12 @@ export function mountRoutes(
       await rateLimiter?.take(principal.credential, principal.userId);
       await serve(principal);
     } catch (error) {
-      await proveNow();
+      const now = await proveNow();
+      if (error instanceof PrincipalChanged) return serveAgain(now);
       throw error;
     }
     const now = await proveNow();
-    if (!samePrincipal(now, principal)) await serve(now);
+    if (!samePrincipal(now, principal)) await serveAgain(now);
   }
 }
 

@@ -1,8 +1,9 @@
 /**
- * A read request answered with a principal remembered from an earlier request of the same credential
- * (see `Authenticator.recall`) must still prove, before it answers, that the credential is live now.
- * The proof is the credential's usual lookup; the request's first scoped read carries it in its own
- * statement (one round trip where there were two), and the router runs it alone when no read did.
+ * A request answered with a principal remembered from an earlier request of the same credential
+ * (see `Authenticator.recall`) must still prove, before it answers or writes, that the credential is
+ * live now. The proof is the credential's usual lookup; the request's first scoped read or unit of
+ * work carries it in its own message (one round trip where there were two), and the router runs it
+ * alone when neither did.
  */
 export interface CredentialProof {
   /** The credential's lookup: one statement answering one row at most, its parameters from `$1`. */
@@ -14,6 +15,21 @@ export interface CredentialProof {
   settle(row: unknown): void;
   /** Resolves once the credential is found live; rejects with the 401 (or 404) it would have answered. */
   verdict: Promise<unknown>;
+  /**
+   * What a unit of work awaits before it writes: the verdict, and that the credential is still the
+   * very principal the request started from (else `PrincipalChanged`, and the request is served again).
+   */
+  confirmed(): Promise<void>;
+}
+
+/**
+ * The credential was found live, but as another principal than the remembered one (its scopes or
+ * workspace changed): nothing was written, and the request is served again as what it is now.
+ */
+export class PrincipalChanged extends Error {
+  constructor() {
+    super('the credential is now another principal');
+  }
 }
 
 /**

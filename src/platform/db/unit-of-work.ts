@@ -82,6 +82,9 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
     const runner = dataSource.createQueryRunner();
     try {
       await beginScoped(runner, scope);
+      // A request that started from a remembered principal writes nothing before its credential is
+      // proven live as that very principal (credential-proof.ts): the proof rode in the BEGIN above.
+      if (scope.proof) await scope.proof.confirmed();
       const result = await work(runner.manager);
       await runner.commitTransaction();
       return result;
@@ -110,7 +113,8 @@ interface PgClient {
  * written in as literals, and only values made of hex digits and dashes (every uuid and key hash)
  * are: anything else (never seen from our callers) takes the old way, BEGIN and then the scope bound as
  * parameters. The runner is told its transaction is open, exactly as its own startTransaction leaves
- * it, so entity saves use it and commit/rollback and nested savepoints behave as before.
+ * it, so entity saves use it and commit/rollback and nested savepoints behave as before. The
+ * credential lookup a request still owes (credential-proof.ts) is the message's last statement.
  */
 async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const values = [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''];
@@ -118,25 +122,49 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const begin = scope.snapshot ? 'BEGIN ISOLATION LEVEL REPEATABLE READ' : 'BEGIN';
   const client = (await runner.connect()) as PgClient;
   Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
-  if (
-    values.every((value) => LITERAL_SAFE.test(value)) &&
-    context.every(([, value]) => CONTEXT_LITERAL_SAFE.test(value))
-  ) {
-    const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
-    const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
+  const proof = takeCredentialProof(scope.proof);
+  try {
+    const literal = proof && lookupWithLiterals(proof);
+    if (
+      values.every((value) => LITERAL_SAFE.test(value)) &&
+      context.every(([, value]) => CONTEXT_LITERAL_SAFE.test(value)) &&
+      (!proof || literal)
+    ) {
+      const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
+      const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
+      // The credential's lookup rides in the same message, after the scope (its answer does not depend on it).
+      const results = await client.query(
+        `${begin}; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
+          `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}` +
+          (literal ? `; ${literal}` : ''),
+      );
+      if (proof) proof.settle((results as { rows: unknown[] }[]).at(-1)!.rows[0]);
+      return;
+    }
+    await client.query(begin);
     await client.query(
-      `${begin}; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
-        `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}`,
+      `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
+       set_config('app.key_hash', $3, true)`,
+      values,
     );
-    return;
+    await setChangeContext(runner.manager, scope.actor ?? {});
+    if (proof) proof.settle(((await client.query(proof.sql, [...proof.params])) as { rows: unknown[] }).rows[0]);
+  } catch (error) {
+    // The transaction failed to open, not the credential: the proof is still owed.
+    if (proof) proof.sent = false;
+    throw error;
   }
-  await client.query(begin);
-  await client.query(
-    `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
-     set_config('app.key_hash', $3, true)`,
-    values,
-  );
-  await setChangeContext(runner.manager, scope.actor ?? {});
+}
+
+/** The credential's lookup with its parameters written in, when every one is a uuid, a hex digest or null. */
+function lookupWithLiterals(proof: CredentialProof): string | undefined {
+  if (!proof.params.every((value) => value === null || (typeof value === 'string' && LITERAL_SAFE.test(value)))) {
+    return undefined;
+  }
+  return proof.sql.replace(/\$(\d+)/g, (_, at: string) => {
+    const value = proof.params[Number(at) - 1];
+    return value === null ? 'NULL' : `'${value as string}'`;
+  });
 }
 
 /**
