@@ -5,9 +5,16 @@
  * the worker in a process of its own (bench/lib/worker-process.ts), the API and the HTTP clients
  * in this one:
  * - dispatch → SUCCEEDED of a 3-step playbook of free reads (`billing.credits_balance` × 3) over
- *   HTTP, waiting on the workflow's result, interleaved with its anchor: a bare workflow with three
- *   no-op activities started by the Temporal client (goal at 4 clients: req/s ≥ 0.8×, p50 ≤ 1.25×);
- * - where the time goes: the phases of sample runs and anchors, from their history's timestamps;
+ *   HTTP, waiting on the workflow's result, interleaved with two anchors: a bare workflow with three
+ *   no-op activities started by the Temporal client (goal at 4 clients: req/s ≥ 0.8×, p50 ≤ 1.25×),
+ *   and the floor, a hand-written durable run of the same 3 reads (bench/anchors/floor-api.ts: bare
+ *   Koa, one `pg.Pool`, the same Temporal client and worker process): the API key looked up by its
+ *   hash, the run and step rows committed, the workflow started, 202; each step an activity that
+ *   commits RUNNING, reads the tenant's balance, then commits SUCCEEDED with its output and an event
+ *   row (the last step the run's SUCCEEDED too), in scratch tables of the bench (`bench_floor_*`).
+ *   It runs as the owner role (no RLS, no workspace setting), so it is a floor without isolation;
+ * - where the time goes: the phases of sample runs, the floor's and anchors, from their history's
+ *   timestamps;
  * - the approval round trip: resolve answered 200 → run SUCCEEDED (p50, p95);
  * - N runs waiting for approval at once: the worker process's RSS and heap, and the time to resolve
  *   them all;
@@ -22,10 +29,13 @@ import { once } from 'node:events';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { Pool } from 'pg';
 import { createApp } from '../src/app/http';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import type { RunWorkflowResult } from '../src/runs/workflow';
 import { runWorkflowId } from '../src/runs/workflow';
+import { createFloorApi, floorWorkflowId } from './anchors/floor-api';
+import { FLOOR_TABLES } from './anchors/floor-tables';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, percentile } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';
@@ -168,9 +178,19 @@ export async function run(args: string[]): Promise<void> {
 
   const { server, url: baseUrl } = await serveLocally(createApp(runtime));
   const { client } = runtime.temporal;
+  // The floor's API, with a pool of Weft's API's size on the owner role: its plain SELECT of the API
+  // key needs no RLS context (its activities have a pool of their own in the worker process).
+  const floorPool = new Pool({
+    connectionString: service.config.DATABASE_OWNER_URL,
+    max: service.config.DATABASE_POOL_SIZE,
+  });
+  await floorPool.query(FLOOR_TABLES);
+  const floorApi = await serveLocally(
+    createFloorApi({ pool: floorPool, temporal: client, taskQueue: env.BENCH_ANCHOR_TASK_QUEUE }),
+  );
 
-  const post = async (token: string, path: string, body: unknown, expected: number) => {
-    const response = await fetch(`${baseUrl}${path}`, {
+  const postTo = async (base: string, token: string, path: string, body: unknown, expected: number) => {
+    const response = await fetch(`${base}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -179,6 +199,8 @@ export async function run(args: string[]): Promise<void> {
     if (response.status !== expected) throw new Error(`${path} answered ${response.status}: ${text}`);
     return JSON.parse(text);
   };
+  const post = (token: string, path: string, body: unknown, expected: number) =>
+    postTo(baseUrl, token, path, body, expected);
   const dispatch = async (token: string, steps: unknown[]): Promise<string> =>
     (await post(token, '/v1/runs', { agent: 'playbook', input: { steps } }, 202)).execution_id;
   const succeeded = async (executionId: string) => {
@@ -188,6 +210,13 @@ export async function run(args: string[]): Promise<void> {
 
   const threeReads = Array.from({ length: 3 }, () => ({ tool: 'billing.credits_balance' }));
   const playbook = async () => succeeded(await dispatch(tenant.api_key, threeReads));
+  const floorDispatch = async (): Promise<string> =>
+    (await postTo(floorApi.url, tenant.api_key, '/runs', { steps: threeReads }, 202)).run_id;
+  const floorSucceeded = async (runId: string) => {
+    const status = await client.workflow.getHandle(floorWorkflowId(runId)).result();
+    if (status !== 'SUCCEEDED') throw new Error(`floor run ${runId} ended ${status}`);
+  };
+  const floor = async () => floorSucceeded(await floorDispatch());
   const anchor = (activities: 'three' | 'five') => async () => {
     await client.workflow.execute(`${activities}ActivitiesAnchorWorkflow`, {
       workflowId: `anchor-${randomUUID()}`,
@@ -196,35 +225,49 @@ export async function run(args: string[]): Promise<void> {
     });
   };
 
-  // 1. Dispatch → SUCCEEDED against the anchor, interleaved at each client count.
+  // 1. Dispatch → SUCCEEDED against the anchors, interleaved at each client count.
   const rows: { subject: Measurement; anchor?: Measurement }[] = [];
   const goals: string[] = [];
   for (const concurrency of clientCounts) {
     const options = { concurrency, durationMs: seconds * 1000 };
     const bare = await measure('workflow, 3 no-op activities (Temporal client)', anchor('three'), options);
     const shaped = await measure('workflow, 5 no-op activities (Temporal client)', anchor('five'), options);
+    const handWritten = await measure('hand-written durable run, dispatch → SUCCEEDED (HTTP)', floor, options);
     const runs = await measure('3-step playbook, dispatch → SUCCEEDED (HTTP)', playbook, options);
-    rows.push({ subject: bare }, { subject: shaped, anchor: bare }, { subject: runs, anchor: bare });
+    rows.push(
+      { subject: bare },
+      { subject: shaped, anchor: bare },
+      { subject: handWritten, anchor: bare },
+      { subject: runs, anchor: bare },
+      { subject: runs, anchor: handWritten },
+    );
+    const ratios = (of: Measurement) => `${(runs.rps / of.rps).toFixed(2)} | ${(runs.p50 / of.p50).toFixed(2)}`;
     goals.push(
-      `| ${concurrency} | ${(runs.rps / bare.rps).toFixed(2)} | ${(runs.p50 / bare.p50).toFixed(2)} | ` +
-        `${runs.p50.toFixed(1)} vs ${bare.p50.toFixed(1)} |`,
+      `| ${concurrency} | ${ratios(bare)} | ${ratios(handWritten)} | ` +
+        `${runs.p50.toFixed(1)} vs ${bare.p50.toFixed(1)} vs ${handWritten.p50.toFixed(1)} |`,
     );
   }
 
-  // 2. Where the time goes: the median phases of sample runs and anchors, from
+  // 2. Where the time goes: the median phases of sample runs, the floor's and the anchors, from
   // their event timestamps (the server's clock is this machine's).
-  const samples = { run: [] as Phases[], bare: [] as Phases[], shaped: [] as Phases[] };
+  const samples = { run: [] as Phases[], floor: [] as Phases[], bare: [] as Phases[], shaped: [] as Phases[] };
   // Back to back, as the measurement above runs them; histories are read afterwards.
   const timed: { workflowId: string; sentAt: number; resultAt: number; answeredAt?: number }[] = [];
-  for (let i = 0; i < breakdownSamples; i++) {
-    const sentAt = Date.now();
-    const executionId = await dispatch(tenant.api_key, threeReads);
-    const answeredAt = Date.now();
-    await succeeded(executionId);
-    timed.push({ workflowId: runWorkflowId(executionId), sentAt, answeredAt, resultAt: Date.now() });
-  }
-  for (const t of timed.splice(0)) {
-    samples.run.push(await phasesOf(client, t.workflowId, t.sentAt, t.resultAt, t.answeredAt));
+  const dispatched = [
+    ['run', () => dispatch(tenant.api_key, threeReads), succeeded, runWorkflowId],
+    ['floor', floorDispatch, floorSucceeded, floorWorkflowId],
+  ] as const;
+  for (const [key, dispatchOne, settled, workflowIdOf] of dispatched) {
+    for (let i = 0; i < breakdownSamples; i++) {
+      const sentAt = Date.now();
+      const id = await dispatchOne();
+      const answeredAt = Date.now();
+      await settled(id);
+      timed.push({ workflowId: workflowIdOf(id), sentAt, answeredAt, resultAt: Date.now() });
+    }
+    for (const t of timed.splice(0)) {
+      samples[key].push(await phasesOf(client, t.workflowId, t.sentAt, t.resultAt, t.answeredAt));
+    }
   }
   for (const [key, type] of [
     ['bare', 'threeActivitiesAnchorWorkflow'],
@@ -310,13 +353,17 @@ export async function run(args: string[]): Promise<void> {
 
   console.log(`\n## Runs, ${seconds} s per point\n`);
   console.log(markdownTable(rows));
-  console.log('\n| clients | req/s ÷ anchor (goal ≥ 0.8) | p50 ÷ anchor (goal ≤ 1.25) | p50 ms, run vs anchor |');
-  console.log('|---|---|---|---|');
+  console.log(
+    '\n| clients | req/s ÷ bare workflow (goal ≥ 0.8) | p50 ÷ bare workflow (goal ≤ 1.25) | ' +
+      'req/s ÷ hand-written durable run | p50 ÷ hand-written durable run | ' +
+      'p50 ms, run vs bare workflow vs hand-written |',
+  );
+  console.log('|---|---|---|---|---|---|');
   for (const line of goals) console.log(line);
   console.log(`\nWhere the time goes (median of ${breakdownSamples} of each, back to back at 1 client, ms):\n`);
   console.log(
-    "| phase | 3-step run | anchor: 3 no-op activities | anchor: 5 no-op activities (a run's shape) |\n" +
-      '|---|---|---|---|',
+    '| phase | 3-step run | floor: hand-written durable run | anchor: 3 no-op activities | ' +
+      "anchor: 5 no-op activities (a run's shape) |\n|---|---|---|---|---|",
   );
   const phaseNames = [...new Set(Object.values(samples).flatMap((list) => list.flatMap((p) => Object.keys(p))))];
   for (const phase of phaseNames) {
@@ -329,7 +376,9 @@ export async function run(args: string[]): Promise<void> {
           ).toFixed(1)
         : '–';
     };
-    console.log(`| ${phase} | ${cell(samples.run)} | ${cell(samples.bare)} | ${cell(samples.shaped)} |`);
+    console.log(
+      `| ${phase} | ${cell(samples.run)} | ${cell(samples.floor)} | ${cell(samples.bare)} | ${cell(samples.shaped)} |`,
+    );
   }
   console.log(
     `\nApproval round trip (resolve → SUCCEEDED), ${roundTrips} runs one at a time: ` +
@@ -360,6 +409,9 @@ export async function run(args: string[]): Promise<void> {
 
   server.close();
   server.closeAllConnections();
+  floorApi.server.close();
+  floorApi.server.closeAllConnections();
+  await floorPool.end();
   await workers.stop();
   await service.stop();
 }
