@@ -15,17 +15,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createApp } from '../src/app/http';
-import { measure, numberOption } from './lib/measure';
+import { measure, numberOption, stringOption } from './lib/measure';
 import type { CpuProfile } from './lib/profile-summary';
 import { profileTables, summariseProfile } from './lib/profile-summary';
 import { bootBenchService, serveLocally } from './lib/servers';
 
 const OPS = ['node', 'list', 'me', 'replay'] as const;
-
-function stringOption(args: readonly string[], name: string): string | undefined {
-  const index = args.indexOf(`--${name}`);
-  return index >= 0 ? args[index + 1] : undefined;
-}
 
 export async function run(args: string[]): Promise<void> {
   const summarise = stringOption(args, 'summarise');

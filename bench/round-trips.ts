@@ -7,13 +7,16 @@
  * more than the CPU work of a small request (see `npm run bench -- profile`: pg's socket writes are
  * the largest single item), and the count, unlike the milliseconds, does not move with the load of
  * other processes. Each request kind is sent 20 times after a warm-up; the median count is printed.
+ * `--trace <text>` also prints the messages of the last request of each kind whose name contains `<text>`.
  */
 
 import { Client } from 'pg';
 import { createApp } from '../src/app/http';
+import { stringOption } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';
 
-export async function run(): Promise<void> {
+export async function run(args: string[] = []): Promise<void> {
+  const trace = stringOption(args, 'trace');
   const service = await bootBenchService();
   const { runtime, owner, provisioning } = service;
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-round-trips' });
@@ -49,10 +52,12 @@ export async function run(): Promise<void> {
   let count = 0;
   let underLock = 0;
   let locked = false;
+  let texts: string[] = [];
   const original = Client.prototype.query;
   Client.prototype.query = function (this: Client, ...args: unknown[]) {
     const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '');
     count++;
+    texts.push(text);
     if (locked) underLock++;
     if (text.includes('pg_advisory_xact_lock') && JSON.stringify(args[1] ?? '').includes('agent-claims:')) {
       locked = true;
@@ -138,12 +143,16 @@ export async function run(): Promise<void> {
       const id = await kind.prepare?.();
       count = 0;
       underLock = 0;
+      texts = [];
       await kind.request(id);
       counts.push(count);
       locks.push(underLock);
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
     console.log(`| ${kind.name} | ${median(counts)} | ${median(locks) || '–'} |`);
+    if (trace && kind.name.includes(trace)) {
+      for (const [at, text] of texts.entries()) console.log(`  ${at + 1}. ${text.replace(/\s+/g, ' ').slice(0, 160)}`);
+    }
   }
   Client.prototype.query = original;
 

@@ -48,6 +48,7 @@ import { ApprovalDeadlinesQuorum1763780013000 } from './1763780013000-approval-d
 import { GraphVersions1763780013100 } from './1763780013100-graph-versions';
 import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 import { ChangeSets1763780014000 } from './1763780014000-change-sets';
+import { CredentialLive1763780015000 } from './1763780015000-credential-live';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -101,4 +102,5 @@ export const migrations = [
   GraphVersions1763780013100,
   MergeUndo1763780013200,
   ChangeSets1763780014000,
+  CredentialLive1763780015000,
 ];

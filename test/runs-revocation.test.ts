@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import type { StoredIdentity } from '../src/platform/auth/credential-liveness';
+import { storedIdentityLive } from '../src/platform/auth/credential-liveness';
 import { revokeUserToken } from '../src/platform/auth/repository';
 import { as } from './helpers/http';
 import { finished, runUntil } from './helpers/runs';
@@ -139,5 +141,38 @@ describe('runs: revocation and expiry reach running work (issue 23 item 3)', () 
       if (holder.isTransactionActive) await holder.rollbackTransaction();
       await holder.release();
     }
+  });
+});
+
+// The one check every deferred work makes before it acts (runs, callbacks, triggers, schedules,
+// change-sets): `weft_credential_live`, one statement (issue 27).
+describe('deferred work: the stored identity check', () => {
+  it('reads the identity’s key as its user, then hands the transaction back to the user it acted as', async () => {
+    const owner = await newTenant();
+    const colleague = await newMember(owner.workspace_id);
+    const [key] = await getStack().ownerDataSource.query(
+      `SELECT id FROM api_keys WHERE workspace_id = $1 AND user_id = $2 AND kind = 'api_key'`,
+      [owner.workspace_id, colleague.user_id],
+    );
+    const identity: StoredIdentity = {
+      workspaceId: owner.workspace_id,
+      userId: colleague.user_id,
+      kind: 'api_key',
+      credentialId: key.id as string,
+      expiresAt: null,
+    };
+    const check = () =>
+      getStack().runtime.uow({ workspaceId: owner.workspace_id, userId: owner.user_id }, async (m) => ({
+        live: await storedIdentityLive(m, identity),
+        actingAs: (await m.query(`SELECT current_setting('app.user_id') AS u`))[0].u,
+      }));
+    expect(await check()).to.deep.equal({ live: true, actingAs: owner.user_id });
+    await getStack().ownerDataSource.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [key.id]);
+    expect(await check()).to.deep.equal({ live: false, actingAs: owner.user_id });
+    // A stored expiry in the past ends it as well, whatever the key's row says.
+    await getStack().ownerDataSource.query(`UPDATE api_keys SET revoked_at = NULL WHERE id = $1`, [key.id]);
+    expect(await check()).to.deep.equal({ live: true, actingAs: owner.user_id });
+    identity.expiresAt = new Date(Date.now() - 1000).toISOString();
+    expect(await check()).to.deep.equal({ live: false, actingAs: owner.user_id });
   });
 });

@@ -4,6 +4,11 @@ export function numberOption(args: readonly string[], name: string, fallback: nu
   return index >= 0 ? Number(args[index + 1]) : fallback;
 }
 
+export function stringOption(args: readonly string[], name: string): string | undefined {
+  const index = args.indexOf(`--${name}`);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
 /** Latency and throughput of an async operation run by N concurrent clients for a fixed time. */
 export interface Measurement {
   name: string;

@@ -1,6 +1,6 @@
 import type { AnyCapability } from '../capabilities/define';
 import { capabilitiesFeature } from '../capabilities/feature';
-import type { UnitOfWork } from '../platform/db/unit-of-work';
+import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
@@ -10,6 +10,7 @@ import { FEATURES } from './features';
 /** Everything a feature's tools may use; each manifest names the part it needs. */
 export interface CapabilityDeps {
   uow: UnitOfWork;
+  read: ScopedRead;
   outbox: Pick<OutboxRelay, 'kick'>;
   sessionTtlSeconds: number;
   prompts: PromptService;

@@ -46,6 +46,7 @@ function documentationRuntime(): Runtime {
     tools: () =>
       allCapabilities({
         uow: kernel.uow,
+        read: kernel.read,
         outbox: kernel.outbox,
         sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
         prompts: registry.services.prompts as Runtime['services']['prompts'],

@@ -90,6 +90,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     tools: () =>
       allCapabilities({
         uow,
+        read: kernel.read,
         outbox,
         sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
         prompts: services.prompts,

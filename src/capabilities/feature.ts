@@ -47,7 +47,7 @@ export const capabilitiesFeature = {
   entities: [CapabilityIdempotencyKey],
   routes: (runtime: { services: { capabilities: CapabilityService } }) =>
     capabilityRoutes(runtime.services.capabilities),
-  capabilities: (deps: { uow: UnitOfWork; prompts: PromptService; search: SearchService }) => [
+  capabilities: (deps: { uow: UnitOfWork; read: ScopedRead; prompts: PromptService; search: SearchService }) => [
     ...ontologyCapabilities(deps),
     ...billingCapabilities(deps),
   ],

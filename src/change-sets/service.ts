@@ -100,17 +100,13 @@ export async function resolveChangeSetApproval(
   // Deferred work acts only while the identity that started it still may: a revoked or expired
   // credential, or a stager who left the workspace, applies nothing.
   const stager = found.staged_by_credential;
-  const live = await storedIdentityLive(
-    m,
-    {
-      workspaceId: principal.workspaceId,
-      userId: found.staged_by,
-      kind: stager.kind,
-      credentialId: stager.id,
-      expiresAt: stager.expires_at ?? null,
-    },
-    principal.userId,
-  );
+  const live = await storedIdentityLive(m, {
+    workspaceId: principal.workspaceId,
+    userId: found.staged_by,
+    kind: stager.kind,
+    credentialId: stager.id,
+    expiresAt: stager.expires_at ?? null,
+  });
   const outcome = live ? await applyChangeSet(m, found) : stagerRevoked();
   if (outcome.status === 'conflicted') {
     await resolveChangeSet(m, { ...base, status: 'conflicted', conflicts: outcome.conflicts, applied: null });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
-import { CREDENTIAL_LIVE_SQL, credentialLiveParams } from '../platform/auth/credential-liveness';
+import { storedIdentityLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
@@ -121,23 +121,15 @@ export function createRunCallbackService(deps: {
     return { delivery_id: delivery.id, series, status: 'pending' as const };
   }
 
-  /** Whether the subscription's creator may still act (CREDENTIAL_LIVE_SQL, as the run's steps check). */
-  async function identityLive(m: EntityManager, workspaceId: string, who: repo.CallbackPrincipal) {
-    // Key rows are visible to their own user only: this transaction acts as that user from here.
-    await m.query(`SELECT set_config('app.user_id', $1, true)`, [who.userId]);
-    const row = await queryFirst<{ live: boolean }>(
-      m,
-      CREDENTIAL_LIVE_SQL,
-      credentialLiveParams({
-        workspaceId,
-        userId: who.userId,
-        kind: who.credential.kind,
-        credentialId: who.credential.id,
-        expiresAt: who.credential.expiresAt,
-      }),
-    );
-    return row?.live === true;
-  }
+  /** Whether the subscription's creator may still act, as the run's steps check. */
+  const identityLive = (m: EntityManager, workspaceId: string, who: repo.CallbackPrincipal) =>
+    storedIdentityLive(m, {
+      workspaceId,
+      userId: who.userId,
+      kind: who.credential.kind,
+      credentialId: who.credential.id,
+      expiresAt: who.credential.expiresAt,
+    });
 
   return {
     /** Creates a dispatch's own callback inside the dispatch's transaction; its secret is answered once. */

@@ -1,29 +1,19 @@
 import type { EntityManager } from 'typeorm';
-import { CREDENTIAL_LIVE_SQL, credentialLiveParams } from '../platform/auth/credential-liveness';
-import { queryFirst } from '../platform/db/query';
+import { storedIdentityLive } from '../platform/auth/credential-liveness';
 import type { RunError, RunExecution } from './entities';
 
 /**
- * Re-checks a run's identity (`CREDENTIAL_LIVE_SQL`) inside the caller's transaction (issue 23
- * item 3: before each step and each model turn). Key rows are visible to their user only, so the
- * transaction acts as the run's user from here on, in the run's workspace as before.
+ * Re-checks a run's identity (`storedIdentityLive`) inside the caller's transaction (issue 23 item 3:
+ * before each step and each model turn), in one statement.
  */
-export async function runIdentityLive(m: EntityManager, run: RunExecution): Promise<boolean> {
-  await m.query(`SELECT set_config('app.user_id', $1, true)`, [run.userId]);
-  const { credential } = run.principal;
-  const row = await queryFirst<{ live: boolean }>(
-    m,
-    CREDENTIAL_LIVE_SQL,
-    credentialLiveParams({
-      workspaceId: run.workspaceId,
-      userId: run.userId,
-      kind: credential.kind,
-      credentialId: credential.id ?? null,
-      expiresAt: credential.expires_at ?? null,
-    }),
-  );
-  return row?.live === true;
-}
+export const runIdentityLive = (m: EntityManager, run: RunExecution): Promise<boolean> =>
+  storedIdentityLive(m, {
+    workspaceId: run.workspaceId,
+    userId: run.userId,
+    kind: run.principal.credential.kind,
+    credentialId: run.principal.credential.id ?? null,
+    expiresAt: run.principal.credential.expires_at ?? null,
+  });
 
 /** How a run whose identity may no longer act ends: FAILED, at the step it was about to run (or none). */
 export const credentialRevoked = (step: number | null): RunError => ({

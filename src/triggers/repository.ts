@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { CREDENTIAL_LIVE_SQL, credentialLiveParams } from '../platform/auth/credential-liveness';
+import { storedIdentityLive } from '../platform/auth/credential-liveness';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
@@ -330,22 +330,12 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
   return row?.n ?? 0;
 }
 
-/** The trigger's stored identity, as `CREDENTIAL_LIVE_SQL` (platform/auth) checks it before a dispatch. */
-const triggerIdentity = (workspaceId: string, principal: TriggerPrincipal) =>
-  credentialLiveParams({
+/** Whether the trigger's (or a schedule's) runs may still act as its credential (platform/auth). */
+export const credentialUsable = (m: EntityManager, workspaceId: string, principal: TriggerPrincipal) =>
+  storedIdentityLive(m, {
     workspaceId,
     userId: principal.userId,
     kind: principal.credential.kind,
     credentialId: principal.credential.id ?? null,
     expiresAt: principal.credential.expiresAt ?? null,
   });
-
-/** Whether the trigger's runs may still act as its credential; needs the scope's user to be the credential's. */
-export async function credentialUsable(
-  m: EntityManager,
-  workspaceId: string,
-  principal: TriggerPrincipal,
-): Promise<boolean> {
-  const row = await queryFirst<{ live: boolean }>(m, CREDENTIAL_LIVE_SQL, triggerIdentity(workspaceId, principal));
-  return row?.live === true;
-}

@@ -9,6 +9,7 @@ const unused = {} as never;
 const registry = () => {
   const tools = allCapabilities({
     uow: unused,
+    read: unused,
     outbox: unused,
     sessionTtlSeconds: 300,
     prompts: unused,

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { readCreditBalance } from '../../credits/repository';
 import { scopeOf } from '../../platform/auth/principal';
-import type { UnitOfWork } from '../../platform/db/unit-of-work';
+import type { ScopedRead } from '../../platform/db/unit-of-work';
+import { NotFoundError } from '../../platform/errors';
 import { defineCapability } from '../define';
 
-export const billingCapabilities = (deps: { uow: UnitOfWork }) => [
+export const billingCapabilities = (deps: { read: ScopedRead }) => [
   defineCapability({
     name: 'billing.credits_balance',
     access: 'read',
@@ -15,9 +15,15 @@ export const billingCapabilities = (deps: { uow: UnitOfWork }) => [
       balance: z.number().int(),
       locked: z.boolean().describe('A locked account can be charged nothing, whatever its balance.'),
     }),
+    // One scoped read, no transaction: a run's step of this tool is one statement (issue 27).
     handler: async ({ principal }) => {
-      const { balance, locked } = await deps.uow(scopeOf(principal), (m) => readCreditBalance(m, principal.tenantId));
-      return { balance, locked };
+      const [tenant] = await deps.read<{ balance: number; locked: boolean }>(
+        scopeOf(principal),
+        `SELECT credit_balance AS balance, locked FROM tenants WHERE id = $1::uuid`,
+        [principal.tenantId],
+      );
+      if (!tenant) throw new NotFoundError('Tenant not found');
+      return { balance: Number(tenant.balance), locked: tenant.locked };
     },
   }),
 ];
