@@ -147,27 +147,34 @@ const DEFAULT_RULES: ApprovalRules = {
   updated_at: null,
 };
 
-/** The transaction's workspace's current rules (RLS picks the rows), or the default. */
-export async function readApprovalRules(m: EntityManager): Promise<ApprovalRules> {
-  const row = await queryFirst<{
-    version: number;
-    rules: ApprovalRule[];
-    default_action: RuleAction;
-    updated_by: string;
-    created_at: Date;
-  }>(
-    m,
-    `SELECT version, rules, default_action, updated_by, created_at FROM approval_rule_versions
-     WHERE workspace_id = weft_current_workspace() ORDER BY version DESC LIMIT 1`,
-  );
+/** The workspace's current rules version, one row at most (none: the defaults); RLS picks the rows. */
+export const CURRENT_RULES_SQL = `SELECT version, rules, default_action, updated_by, created_at FROM approval_rule_versions
+     WHERE workspace_id = weft_current_workspace() ORDER BY version DESC LIMIT 1`;
+
+interface RulesRow {
+  version: number;
+  rules: ApprovalRule[];
+  default_action: RuleAction;
+  updated_by: string;
+  /** A Date from a row, an ISO string from a row read as JSON. */
+  created_at: Date | string;
+}
+
+/** CURRENT_RULES_SQL's row as the rules it holds. */
+export function rulesFromRow(row: RulesRow | null | undefined): ApprovalRules {
   if (!row) return DEFAULT_RULES;
   return {
     version: row.version,
     rules: row.rules,
     default_action: row.default_action,
     updated_by: row.updated_by,
-    updated_at: row.created_at.toISOString(),
+    updated_at: new Date(row.created_at).toISOString(),
   };
+}
+
+/** The transaction's workspace's current rules, or the default. */
+export async function readApprovalRules(m: EntityManager): Promise<ApprovalRules> {
+  return rulesFromRow(await queryFirst<RulesRow>(m, CURRENT_RULES_SQL));
 }
 
 /** The user ids a rule's `approvers` (and its escalation's) name. */

@@ -73,6 +73,35 @@ export async function mustFindExecution(m: EntityManager, id: string): Promise<R
   return run;
 }
 
+/**
+ * A step's first read in one statement (issue 27): its run (404 when unknown), the step (null when the
+ * run has no such step) and, with `alsoJson`, one more value its transaction needs, as JSON (a scalar
+ * subquery of the caller's, such as the approval rules' current row; null when it finds none).
+ */
+export async function findRunAndStep(
+  m: EntityManager,
+  executionId: string,
+  stepNo: number,
+  alsoJson?: string,
+): Promise<{ run: RunExecution; step: RunStep | null; also: unknown }> {
+  const query = executions(m)
+    .createQueryBuilder('run')
+    .leftJoinAndMapOne('run.contextStep', RunStep, 'step', 'step.execution_id = run.id AND step.step_no = :stepNo', {
+      stepNo,
+    })
+    .where('run.id = :executionId', { executionId });
+  if (alsoJson) query.addSelect(`(SELECT to_jsonb(a) FROM (${alsoJson}) a)`, 'also');
+  const { entities, raw } = await query.getRawAndEntities();
+  const found = entities[0] as (RunExecution & { contextStep?: RunStep }) | undefined;
+  if (!found) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
+  const { contextStep, ...run } = found;
+  return {
+    run: Object.assign(new RunExecution(), run),
+    step: contextStep ?? null,
+    also: (raw[0] as { also?: unknown } | undefined)?.also ?? null,
+  };
+}
+
 export interface PlannedStep {
   tool: string;
   input: Record<string, unknown>;

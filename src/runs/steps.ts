@@ -13,7 +13,14 @@ import type { FilterPool } from '../triggers/filter-pool';
 import type { AgentModel, AgentTool } from './agent-model';
 import { expireApproval } from './approval-deadlines';
 import type { PolicyDecision, RuleAction } from './approval-rules';
-import { blockedByPolicy, decideStep, decideStepWithoutFilters, readApprovalRules } from './approval-rules';
+import {
+  blockedByPolicy,
+  CURRENT_RULES_SQL,
+  decideStep,
+  decideStepWithoutFilters,
+  readApprovalRules,
+  rulesFromRow,
+} from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import { callbackApprovalRequested } from './callbacks';
@@ -244,8 +251,9 @@ export function createRunSteps(deps: {
   ): Promise<StepOutcome> {
     const prepared = await uow({ workspaceId }, async (m) => {
       if (options.begin) await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
-      const run = await repo.mustFindExecution(m, executionId);
-      const step = await repo.findStep(m, executionId, stepNo);
+      // The run, the step and (to decide) the workspace's rules: one statement.
+      const read = await repo.findRunAndStep(m, executionId, stepNo, options.decide ? CURRENT_RULES_SQL : undefined);
+      const { run, step } = read;
       if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
         return { run, step, done: true };
@@ -256,7 +264,10 @@ export function createRunSteps(deps: {
       if (options.decide && step.status === 'PENDING') {
         const decision =
           step.policyDecision ??
-          (await decideStepWithoutFilters(await readApprovalRules(m), { ...step, agent: run.agent }));
+          (await decideStepWithoutFilters(rulesFromRow(read.also as Parameters<typeof rulesFromRow>[0]), {
+            ...step,
+            agent: run.agent,
+          }));
         if (decision && !step.policyDecision) fresh = decision;
         if (decision?.action !== 'allow') {
           const recorded = fresh ? await repo.recordPolicyDecision(m, executionId, stepNo, fresh) : decision;
