@@ -148,8 +148,8 @@ const DEFAULT_RULES: ApprovalRules = {
 };
 
 /** The workspace's current rules version, one row at most (none: the defaults); RLS picks the rows. */
-export const CURRENT_RULES_SQL = `SELECT version, rules, default_action, updated_by, created_at FROM approval_rule_versions
-     WHERE workspace_id = weft_current_workspace() ORDER BY version DESC LIMIT 1`;
+export const CURRENT_RULES_SQL = `SELECT version, rules, default_action, updated_by, created_at
+     FROM approval_rule_versions WHERE workspace_id = weft_current_workspace() ORDER BY version DESC LIMIT 1`;
 
 interface RulesRow {
   version: number;
