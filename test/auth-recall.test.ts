@@ -134,7 +134,7 @@ describe('authentication: a warm capability call proves its credential before it
     expect(status).to.equal(200);
     const lookups = texts.filter((text) => text.includes('weft_authenticate_'));
     expect(lookups).to.have.length(1);
-    expect(lookups[0]).to.match(/^BEGIN; SELECT set_config/);
+    expect(lookups[0]).to.match(/^BEGIN; SELECT \* FROM weft_authenticate_key\(/);
     expect(await sessionsOf(workspace_id)).to.equal(1);
   });
 

@@ -114,7 +114,7 @@ interface PgClient {
  * are: anything else (never seen from our callers) takes the old way, BEGIN and then the scope bound as
  * parameters. The runner is told its transaction is open, exactly as its own startTransaction leaves
  * it, so entity saves use it and commit/rollback and nested savepoints behave as before. The
- * credential lookup a request still owes (credential-proof.ts) is the message's last statement.
+ * credential lookup a request still owes (credential-proof.ts) goes in the same message, after BEGIN.
  */
 async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const values = [scope.workspaceId ?? '', scope.userId ?? '', scope.keyHash ?? ''];
@@ -132,23 +132,23 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
     ) {
       const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
       const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
-      // The credential's lookup rides in the same message, after the scope (its answer does not depend on it).
+      // The credential's lookup rides in the same message, before the scope: the lookup sets settings of its
+      // own (the credential's user and hash), which the scope then sets as this unit of work needs them.
       const results = await client.query(
-        `${begin}; SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
-          `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}` +
-          (literal ? `; ${literal}` : ''),
+        `${begin}; ${literal ? `${literal}; ` : ''}SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
+          `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}`,
       );
-      if (proof) proof.settle((results as { rows: unknown[] }[]).at(-1)!.rows[0]);
+      if (proof) proof.settle((results as { rows: unknown[] }[])[1]!.rows[0]);
       return;
     }
     await client.query(begin);
+    if (proof) proof.settle(((await client.query(proof.sql, [...proof.params])) as { rows: unknown[] }).rows[0]);
     await client.query(
       `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', $2, true),
        set_config('app.key_hash', $3, true)`,
       values,
     );
     await setChangeContext(runner.manager, scope.actor ?? {});
-    if (proof) proof.settle(((await client.query(proof.sql, [...proof.params])) as { rows: unknown[] }).rows[0]);
   } catch (error) {
     // The transaction failed to open, not the credential: the proof is still owed.
     if (proof) proof.sent = false;
