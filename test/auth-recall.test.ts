@@ -180,3 +180,37 @@ describe('authentication: a warm capability call proves its credential before it
     expect(await sessionsOf(workspace_id)).to.equal(0);
   });
 });
+
+describe('authentication: a warm run dispatch proves its credential before it writes', () => {
+  const dispatch = (key: string) =>
+    as(key).post('/v1/runs', { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } });
+  const runsOf = async (workspaceId: string): Promise<number> =>
+    Number(
+      (
+        await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM run_executions WHERE workspace_id = $1`, [
+          workspaceId,
+        ])
+      )[0].n,
+    );
+
+  it('a warm dispatch sends its lookup in its first message; a revoked key then dispatches nothing', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    expect((await as(api_key).get('/v1/runs')).status).to.equal(200);
+    let status = 0;
+    const texts = await textsOf(async () => {
+      status = (await dispatch(api_key)).status;
+    });
+    expect(status).to.equal(202);
+    const lookups = texts.filter((text) => text.includes('weft_authenticate_'));
+    expect(lookups).to.have.length(1);
+    expect(lookups[0]).to.match(/^BEGIN; SELECT \* FROM weft_authenticate_key\(/);
+    expect(await runsOf(workspace_id)).to.equal(1);
+
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    expect((await dispatch(api_key)).status).to.equal(401);
+    expect(await runsOf(workspace_id)).to.equal(1);
+  });
+});

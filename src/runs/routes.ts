@@ -95,6 +95,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       400: "The credential lacks a scope one of the steps' tools needs",
       409: `idempotency_key_reused: this idempotency_key was used with another request body; or ${concurrencyRefused}`,
     },
+    // The run and its stored principal are written in one unit of work, which awaits the credential's proof:
+    // a dispatch may start from a remembered principal (issue 27); the workflow starts after that commit.
+    recallable: true,
     handler: ({ auth, body }) => runs.dispatch(auth, body),
   }),
   defineRoute({

@@ -421,5 +421,6 @@ const samePrincipal = (a: Principal, b: Principal) =>
   a.tenantId === b.tenantId &&
   a.credential.kind === b.credential.kind &&
   a.credential.id === b.credential.id &&
+  (a.credential.expiresAt?.getTime() ?? null) === (b.credential.expiresAt?.getTime() ?? null) &&
   a.scopes.size === b.scopes.size &&
   [...a.scopes].every((scope) => b.scopes.has(scope));
