@@ -81,18 +81,20 @@ export async function measureRunEvents(
   const { runtime, provisioning } = service;
   const tenant = await provisioning.bootstrap({ name: 'weft-bench-run-events' });
   const scope = { workspaceId: tenant.workspace_id, userId: tenant.user_id };
-  const newRun = () =>
-    runtime.uow(scope, async (m) =>
-      insertExecution(m, {
-        workspaceId: tenant.workspace_id,
-        userId: tenant.user_id,
-        agent: 'playbook',
-        input: { steps: [] },
-        principal: { tenantId: tenant.tenant_id, scopes: ['runs:read'], credential: { kind: 'api_key' } },
-        idempotencyKey: null,
-        requestHash: '0'.repeat(64),
-      }),
-    );
+  const newRun = async () =>
+    (
+      await runtime.uow(scope, async (m) =>
+        insertExecution(m, {
+          workspaceId: tenant.workspace_id,
+          userId: tenant.user_id,
+          agent: 'playbook',
+          input: { steps: [] },
+          principal: { tenantId: tenant.tenant_id, scopes: ['runs:read'], credential: { kind: 'api_key' } },
+          idempotencyKey: null,
+          requestHash: '0'.repeat(64),
+        }),
+      )
+    )?.id;
 
   // Sent (the writing transaction begun) and arrived, per event number; several arrivals in the fan-out.
   const sent = new Map<string, number>();

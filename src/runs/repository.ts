@@ -39,14 +39,18 @@ export interface NewExecution {
  * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
  * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken.
  */
-export async function insertExecution(m: EntityManager, row: NewExecution): Promise<string | null> {
-  const inserted = await queryFirst<{ id: string }>(
+/** The new run's ids; null when the idempotency key is taken. */
+export async function insertExecution(
+  m: EntityManager,
+  row: NewExecution,
+): Promise<{ id: string; runId: string } | null> {
+  const inserted = await queryFirst<{ id: string; run_id: string }>(
     m,
     `INSERT INTO run_executions
        (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING id`,
+     RETURNING id, run_id`,
     [
       row.workspaceId,
       row.userId,
@@ -58,7 +62,7 @@ export async function insertExecution(m: EntityManager, row: NewExecution): Prom
       row.scheduleId ?? null,
     ],
   );
-  return inserted?.id ?? null;
+  return inserted ? { id: inserted.id, runId: inserted.run_id } : null;
 }
 
 export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>

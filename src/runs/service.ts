@@ -283,7 +283,7 @@ export function createRunService(deps: {
       if (repeat) return repeat;
     }
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
-    const id = await repo.insertExecution(m, {
+    const inserted = await repo.insertExecution(m, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
       agent: body.agent,
@@ -302,7 +302,8 @@ export function createRunService(deps: {
       scheduleId: origin.scheduleId ?? null,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
-    if (!id) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
+    if (!inserted) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
+    const { id } = inserted;
     await repo.insertSteps(
       m,
       principal.workspaceId,
@@ -330,7 +331,14 @@ export function createRunService(deps: {
       body.callback && deps.callbacks
         ? await deps.callbacks.attachToDispatch(m, principal, id, body.callback)
         : undefined;
-    const row = answer(await repo.mustFindExecution(m, id), false);
+    // A new run is QUEUED, held or not: answered from what this transaction wrote, without reading it back.
+    const row: DispatchRunResponse = {
+      execution_id: id,
+      run_id: inserted.runId,
+      status: 'QUEUED',
+      was_duplicate: false,
+      queued_reason: held ? 'concurrency_limit' : null,
+    };
     const response = callback ? { ...row, callback } : row;
     // A held run's start is enqueued when a slot frees (concurrency.ts).
     if (held) return { response, cancelled };
