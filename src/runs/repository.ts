@@ -79,30 +79,33 @@ export async function mustFindExecution(m: EntityManager, id: string): Promise<R
 
 /**
  * A step's first read in one statement (issue 27): its run (404 when unknown), the step (null when the
- * run has no such step) and, with `alsoJson`, one more value its transaction needs, as JSON (a scalar
- * subquery of the caller's, such as the approval rules' current row; null when it finds none).
+ * run has no such step) and the values of `also`, SQL expressions over the run's row (aliased `run`)
+ * that its transaction needs besides: the approval rules' current row, whether its identity is live.
  */
-export async function findRunAndStep(
+export async function findRunAndStep<K extends string>(
   m: EntityManager,
   executionId: string,
   stepNo: number,
-  alsoJson?: string,
-): Promise<{ run: RunExecution; step: RunStep | null; also: unknown }> {
+  also: Partial<Record<K, string>> = {},
+): Promise<{ run: RunExecution; step: RunStep | null; also: Partial<Record<K, unknown>> }> {
   const query = executions(m)
     .createQueryBuilder('run')
     .leftJoinAndMapOne('run.contextStep', RunStep, 'step', 'step.execution_id = run.id AND step.step_no = :stepNo', {
       stepNo,
     })
     .where('run.id = :executionId', { executionId });
-  if (alsoJson) query.addSelect(`(SELECT to_jsonb(a) FROM (${alsoJson}) a)`, 'also');
+  for (const [name, sql] of Object.entries(also)) query.addSelect(sql as string, `also_${name}`);
   const { entities, raw } = await query.getRawAndEntities();
   const found = entities[0] as (RunExecution & { contextStep?: RunStep }) | undefined;
   if (!found) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
   const { contextStep, ...run } = found;
+  const row = raw[0] as Record<string, unknown>;
   return {
     run: Object.assign(new RunExecution(), run),
     step: contextStep ?? null,
-    also: (raw[0] as { also?: unknown } | undefined)?.also ?? null,
+    also: Object.fromEntries(Object.keys(also).map((name) => [name, row[`also_${name}`] ?? null])) as Partial<
+      Record<K, unknown>
+    >,
   };
 }
 

@@ -26,7 +26,7 @@ import { stepEntry } from './audit';
 import { callbackApprovalRequested } from './callbacks';
 import type { RunApproval, RunError, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
-import { credentialRevoked, runIdentityLive } from './identity';
+import { credentialRevoked, RUN_IDENTITY_LIVE_SQL, runIdentityLive } from './identity';
 import * as repo from './repository';
 import type { AuditRef, RunEventInput } from './run-events';
 import { recordRunEvent, recordRunEventSetting } from './run-events';
@@ -251,8 +251,11 @@ export function createRunSteps(deps: {
   ): Promise<StepOutcome> {
     const prepared = await uow({ workspaceId }, async (m) => {
       if (options.begin) await repo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
-      // The run, the step and (to decide) the workspace's rules: one statement.
-      const read = await repo.findRunAndStep(m, executionId, stepNo, options.decide ? CURRENT_RULES_SQL : undefined);
+      // The run, the step, whether its identity may still act and (to decide) the workspace's rules: one statement.
+      const read = await repo.findRunAndStep(m, executionId, stepNo, {
+        identityLive: RUN_IDENTITY_LIVE_SQL,
+        ...(options.decide ? { rules: `(SELECT to_jsonb(a) FROM (${CURRENT_RULES_SQL}) a)` } : {}),
+      });
       const { run, step } = read;
       if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
@@ -264,7 +267,7 @@ export function createRunSteps(deps: {
       if (options.decide && step.status === 'PENDING') {
         const decision =
           step.policyDecision ??
-          (await decideStepWithoutFilters(rulesFromRow(read.also as Parameters<typeof rulesFromRow>[0]), {
+          (await decideStepWithoutFilters(rulesFromRow(read.also.rules as Parameters<typeof rulesFromRow>[0]), {
             ...step,
             agent: run.agent,
           }));
@@ -276,7 +279,7 @@ export function createRunSteps(deps: {
       }
       // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
       // retried attempt of a step already started goes on, as its effect may have committed.
-      if (step.status === 'PENDING' && !(await runIdentityLive(m, run))) {
+      if (step.status === 'PENDING' && read.also.identityLive !== true) {
         if (fresh) await repo.recordPolicyDecision(m, executionId, stepNo, fresh);
         return { run, step, done: false, revoked: true };
       }
