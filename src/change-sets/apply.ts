@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { nodeUpdated } from '../graph/events';
-import { updateNode } from '../graph/repository';
-import { closeContradictedFacts, createEdgeInTransaction, createNodeInTransaction, touchNodes } from '../graph/writes';
+import { findLiveEdge, updateNode } from '../graph/repository';
+import { createNodeInTransaction, touchNodes, writeExtractedEdge } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { ChangeContext } from '../platform/db/unit-of-work';
 import { setChangeContext } from '../platform/db/unit-of-work';
 import { DomainError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
-import { findLiveEdge, findLiveNodeByName } from '../prompt/repository';
+import { findLiveNodeByName } from '../prompt/repository';
 import { normalizedName } from '../prompt/service';
 import type { ChangeSetRecord } from './repository';
 import { liveNodesWithProperties } from './repository';
@@ -251,11 +251,7 @@ async function write(
     const source = idOf.get(edge.source_ref);
     const target = idOf.get(edge.target_ref);
     if (!source || !target) continue;
-    if (await findLiveEdge(m, edge.type, source, target)) {
-      await touchNodes(m, [source, target], { importance });
-      continue;
-    }
-    const row = await createEdgeInTransaction(
+    const row = await writeExtractedEdge(
       m,
       workspaceId,
       {
@@ -267,9 +263,9 @@ async function write(
       },
       { importance },
     );
+    if (!row) continue;
     edgeIds.push(row.id);
     // A new employer closes the old one's validity, as a direct write does; the closing clears the label.
-    await closeContradictedFacts(m, row);
     await setChangeContext(m, label);
   }
   return { applied: { node_ids: [...new Set(idOf.values())], edge_ids: edgeIds }, created };

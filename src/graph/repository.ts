@@ -376,3 +376,11 @@ export const reopenEdgesClosedBy = (m: EntityManager, promptId: string) =>
        WHERE v.entity_kind = 'edge' AND v.prompt_id = $1 AND v.label = 'contradiction')`,
     [promptId],
   );
+
+/** A live edge of this type between these two nodes, if the graph holds that fact already. */
+export const findLiveEdge = (m: EntityManager, type: string, sourceId: string, targetId: string) =>
+  queryFirst<{ id: string }>(
+    m,
+    `SELECT id FROM edges WHERE NOT is_deleted AND type = $1 AND source_node_id = $2 AND target_node_id = $3 LIMIT 1`,
+    [type, sourceId, targetId],
+  );

@@ -10,7 +10,7 @@ import { isFunctionalEdgeType } from '../rules/graph';
 import { registerType } from '../type-catalog/service';
 import { nodeCreated } from './events';
 import type { EdgeRow, NodeRow } from './repository';
-import { closeContradictedEdges, insertEdge, insertNode, touchLiveNodes } from './repository';
+import { closeContradictedEdges, findLiveEdge, insertEdge, insertNode, touchLiveNodes } from './repository';
 
 /*
  * The graph's write procedures, run inside a caller's unit of work: the node and edge services
@@ -185,4 +185,24 @@ export async function closeContradictedFacts(m: EntityManager, edge: EdgeRow): P
   // The label is the closing's only: the rest of the transaction's writes go unlabelled again.
   await setChangeContext(m, { op: '' });
   return closed;
+}
+
+/**
+ * An extracted fact (a prompt's edge, or a staged change-set's), inside the caller's unit of work: one
+ * the graph holds already is a reference of its ends and answers null; else the edge is created, and a
+ * new fact of a functional relation closes the facts it contradicts (their label cleared after).
+ */
+export async function writeExtractedEdge(
+  m: EntityManager,
+  workspaceId: string,
+  input: EdgeCreateInput,
+  options?: WriteOptions,
+): Promise<EdgeRow | null> {
+  if (await findLiveEdge(m, input.type, input.source_node_id, input.target_node_id)) {
+    await touchNodes(m, [input.source_node_id, input.target_node_id], options);
+    return null;
+  }
+  const row = await createEdgeInTransaction(m, workspaceId, input, options);
+  await closeContradictedFacts(m, row);
+  return row;
 }

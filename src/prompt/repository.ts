@@ -73,13 +73,6 @@ export const findLiveNodeByName = (m: EntityManager, type: string, normalized: s
     [type, normalized],
   );
 
-export const findLiveEdge = (m: EntityManager, type: string, sourceId: string, targetId: string) =>
-  queryFirst<{ id: string }>(
-    m,
-    `SELECT id FROM edges WHERE NOT is_deleted AND type = $1 AND source_node_id = $2 AND target_node_id = $3 LIMIT 1`,
-    [type, sourceId, targetId],
-  );
-
 /** Reference counts of nodes, as a persist leaves them. */
 export async function referenceCounts(m: EntityManager, nodeIds: readonly string[]): Promise<Record<string, number>> {
   const rows = await queryRows<{ id: string; reference_count: number }>(

@@ -8,13 +8,7 @@ import type { CreditReceipt } from '../credits/repository';
 import { refundCredits, reserveCredits } from '../credits/repository';
 import { reopenEdgesClosedBy, toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import {
-  closeContradictedFacts,
-  createEdgeInTransaction,
-  createNodeInTransaction,
-  enqueueNodeCreated,
-  touchNodes,
-} from '../graph/writes';
+import { createNodeInTransaction, enqueueNodeCreated, touchNodes, writeExtractedEdge } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { SealBinding, SealedText, Sealer } from '../platform/crypto/sealer';
 import type { Scope, UnitOfWork } from '../platform/db/unit-of-work';
@@ -29,7 +23,6 @@ import {
   claimPromptRun,
   claimPromptWritesUndo,
   edgesInOrder,
-  findLiveEdge,
   findLiveNodeByName,
   findPromptRun,
   findPromptWrites,
@@ -211,14 +204,9 @@ export function createPromptService(deps: {
           const source = idByRef.get(edge.source_ref);
           const target = idByRef.get(edge.target_ref);
           if (!source || !target) continue; // the model named a ref it did not define: skip the edge
-          // A fact already in the graph is a reference of its ends, not a second edge.
-          const known = await findLiveEdge(m, edge.type, source, target);
-          if (known) {
-            await touchNodes(m, [source, target], options);
-            for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
-            continue;
-          }
-          const row = await createEdgeInTransaction(
+          // A fact already in the graph is a reference of its ends, not a second edge; a new employer
+          // closes the old one's validity rather than deleting it (issue 31).
+          const row = await writeExtractedEdge(
             m,
             workspaceId,
             {
@@ -230,9 +218,7 @@ export function createPromptService(deps: {
             },
             options,
           );
-          edgeIds.push(row.id);
-          // A new employer closes the old one's validity rather than deleting it (issue 31).
-          await closeContradictedFacts(m, row);
+          if (row) edgeIds.push(row.id);
           for (const end of [source, target]) if (!created.includes(end)) deltas[end] = (deltas[end] ?? 0) + 1;
         }
         await insertPromptWrites(m, {
