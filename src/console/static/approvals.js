@@ -1,6 +1,6 @@
 import { api, query } from './api.js';
 import { changeSetCard } from './change-sets.js';
-import { fill, h, messageArea, readable, shortId, when } from './dom.js';
+import { fill, h, messageArea, readable, settleCard, shortId, when } from './dom.js';
 import { inputSchemas, schemaForm } from './schema-form.js';
 
 const REFRESH_MS = 5000;
@@ -197,13 +197,7 @@ function approvalCard(approval, forget) {
           : `Someone else resolved this first; nothing changed (409): ${error.message}`,
       );
     }
-    element.classList.add('settled');
-    notes.disabled = true;
-    const dismiss = () => {
-      element.remove();
-      forget();
-    };
-    element.append(h('button', { type: 'button', class: 'dismiss', onclick: dismiss }, 'Dismiss'));
+    settleCard(element, notes, forget);
   }
   approve.addEventListener('click', () => resolve('APPROVED'));
   reject.addEventListener('click', () => resolve('REJECTED'));

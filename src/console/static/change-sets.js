@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { fill, h, messageArea, readable, when } from './dom.js';
+import { fill, h, messageArea, readable, settleCard, when } from './dom.js';
 
 /*
  * A staged change-set's approval (issue 31 part 4) in the approvals inbox: the change-set as a diff
@@ -128,13 +128,7 @@ export function changeSetCard(approval, forget) {
         return;
       }
     }
-    element.classList.add('settled');
-    notes.disabled = true;
-    const dismiss = () => {
-      element.remove();
-      forget();
-    };
-    element.append(h('button', { type: 'button', class: 'dismiss', onclick: dismiss }, 'Dismiss'));
+    settleCard(element, notes, forget);
   }
   apply.addEventListener('click', () => resolve('APPROVED'));
   reject.addEventListener('click', () => resolve('REJECTED'));

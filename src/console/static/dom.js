@@ -93,3 +93,17 @@ export function messageArea() {
     },
   };
 }
+
+/**
+ * A resolved card stays to be read: marked settled, its notes frozen, and a Dismiss button that removes
+ * it and `forget`s it (the approvals' list and the change-sets' share this end).
+ */
+export function settleCard(element, notes, forget) {
+  element.classList.add('settled');
+  notes.disabled = true;
+  const dismiss = () => {
+    element.remove();
+    forget();
+  };
+  element.append(h('button', { type: 'button', class: 'dismiss', onclick: dismiss }, 'Dismiss'));
+}
