@@ -16,6 +16,8 @@ import { newTenant } from './helpers/tenants';
 type Api = ReturnType<typeof as>;
 
 const balance = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } };
+/** A paused schedule's body as the route's parsing leaves it, for the services built outside the stack. */
+const PAUSED_BODY = { timezone: 'UTC', run: balance as never, overlap: 'skip', paused: true } as const;
 /** A run that waits for a human: its only step needs approval. */
 const gated = {
   agent: 'playbook',
@@ -411,13 +413,7 @@ describe('run schedules (issue 26 part 3)', function () {
     });
     const service = createRunScheduleService({ uow: runtime.uow, temporal: slow, runs: runtime.services.runs, sync });
     const principal = principalOf(tenant);
-    const created = await service.create(principal, {
-      cron: '0 3 1 1 *',
-      timezone: 'UTC',
-      run: balance as never,
-      overlap: 'skip',
-      paused: true,
-    });
+    const created = await service.create(principal, { cron: '0 3 1 1 *', ...PAUSED_BODY });
     await eventually(() => temporalHas(created.id), { what: 'the relay to create the Temporal Schedule' });
     expect((await as(tenant.api_key).delete(`/v1/run-schedules/${created.id}`)).status).to.equal(200);
     await eventually(async () => !(await temporalHas(created.id)), { what: 'the deletion applied' });
@@ -438,13 +434,7 @@ describe('run schedules (issue 26 part 3)', function () {
     const service = createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync });
     const principal = principalOf(tenant);
     try {
-      const created = await service.create(principal, {
-        cron: '0 3 1 1 *',
-        timezone: 'UTC',
-        run: balance as never,
-        overlap: 'skip',
-        paused: true,
-      });
+      const created = await service.create(principal, { cron: '0 3 1 1 *', ...PAUSED_BODY });
       made.push({ client: as(tenant.api_key), id: created.id });
       expect(created.temporal).to.equal(null);
       expect(await temporalHas(created.id)).to.equal(false);
@@ -461,13 +451,7 @@ describe('run schedules (issue 26 part 3)', function () {
       made.pop();
 
       // Trigger now on a schedule Temporal does not have yet applies it first, then fires.
-      const unapplied = await service.create(principal, {
-        interval: 3600,
-        timezone: 'UTC',
-        run: balance as never,
-        overlap: 'skip',
-        paused: true,
-      });
+      const unapplied = await service.create(principal, { interval: 3600, ...PAUSED_BODY });
       made.push({ client: as(tenant.api_key), id: unapplied.id });
       expect(await temporalHas(unapplied.id)).to.equal(false);
       const fired = await as(tenant.api_key).post(`/v1/run-schedules/${unapplied.id}/trigger`);
