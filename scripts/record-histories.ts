@@ -120,11 +120,7 @@ describe('record workflow histories into test/histories', function () {
 
   it('issue 32: a playbook step the rules send to approval, approved with an edited input', async () => {
     const { api_key, user_jwt } = await newTenant(7);
-    const rules = {
-      rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval' }],
-      default_action: 'allow',
-    };
-    expect((await client(user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    await gateStartSession(user_jwt);
     const c = client(api_key);
     const dispatched = await c.post('/v1/runs', {
       agent: 'playbook',
@@ -162,11 +158,7 @@ describe('record workflow histories into test/histories', function () {
 
   it('issue 27: a fused step the rules send to approval comes back unrun, waits, then finishes the run', async () => {
     const { api_key, user_jwt } = await newTenant(7);
-    const rules = {
-      rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval' }],
-      default_action: 'allow',
-    };
-    expect((await client(user_jwt).put('/v1/approval-policies', rules)).status).to.equal(200);
+    await gateStartSession(user_jwt);
     const c = client(api_key);
     const dispatched = await c.post('/v1/runs', {
       agent: 'playbook',
@@ -203,14 +195,19 @@ describe('record workflow histories into test/histories', function () {
     await record('run-llm-responded', `run-${id}`);
   });
 
-  /** Puts rules that gate `agent.start_session` with `extra`, dispatches it and answers the pending approval. */
-  async function gatedByRules(apiKey: string, userJwt: string, extra: Record<string, unknown>) {
+  /** Puts rules that send `agent.start_session` to approval, `extra` on its rule. */
+  async function gateStartSession(userJwt: string, extra: Record<string, unknown> = {}) {
     const rules = {
       rules: [{ match: { tool: 'agent.start_session' }, action: 'require_approval', ...extra }],
       default_action: 'allow',
     };
     const put = await client(userJwt).put('/v1/approval-policies', rules);
     expect(put.status, put.text).to.equal(200);
+  }
+
+  /** Puts rules that gate `agent.start_session` with `extra`, dispatches it and answers the pending approval. */
+  async function gatedByRules(apiKey: string, userJwt: string, extra: Record<string, unknown>) {
+    await gateStartSession(userJwt, extra);
     const c = client(apiKey);
     const dispatched = await c.post('/v1/runs', {
       agent: 'playbook',
