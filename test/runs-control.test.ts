@@ -4,6 +4,7 @@ import { as } from './helpers/http';
 import { finished, pendingApproval, runUntil, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
+import { startedWorkflow } from './helpers/workflows';
 
 // Issue 26 parts 4 and 5: concurrency keys, tags and reruns, over real HTTP, Postgres and Temporal.
 
@@ -200,7 +201,7 @@ describe('runs: tags (issue 26 part 5)', function () {
     expect(await ids('tag=absent')).to.deep.equal([]);
     expect((await client.get('/v1/runs?tag=bad%20tag')).status).to.equal(422);
 
-    const described = await getStack().runtime.temporal.client.workflow.getHandle(`run-${both}`).describe();
+    const described = await startedWorkflow(`run-${both}`);
     expect(described.typedSearchAttributes.get(TAGS_ATTRIBUTE)).to.deep.equal(['nightly', 'team:data']);
 
     for (const tags of [['has space'], Array(21).fill('t'), ['x'.repeat(65)], ['-lead']]) {

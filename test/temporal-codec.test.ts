@@ -25,6 +25,7 @@ import { eventually } from './helpers/eventually';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
+import { describeOnceStarted, startedWorkflow } from './helpers/workflows';
 
 const run = promisify(execFile);
 
@@ -206,10 +207,7 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
       { what: 'a merge candidate' },
     );
     const workflowId = `merge-${candidate.id}`;
-    await eventually(async () => (await runtime.temporal.client.workflow.getHandle(workflowId).describe()).runId, {
-      what: 'the review workflow',
-    });
-    const described = await runtime.temporal.client.workflow.getHandle(workflowId).describe();
+    const described = await startedWorkflow(workflowId);
     expect(described.typedSearchAttributes.get(KIND_ATTRIBUTE)).to.equal('mergeCandidate');
     const decision = {
       decision: 'approve',
@@ -258,8 +256,8 @@ describe('Temporal payloads are encrypted (payload codec)', function () {
     const handle = client.workflow.getHandle(`run-${dispatched.body.execution_id}`);
     const waiting = await eventually(
       async () => {
-        const described = await handle.describe();
-        return described.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE) !== undefined && described;
+        const described = await describeOnceStarted(handle);
+        return described?.typedSearchAttributes.get(WAITING_FOR_ATTRIBUTE) !== undefined && described;
       },
       { what: 'WeftWaitingFor' },
     );

@@ -1,28 +1,15 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
 import type { BootstrapResult } from '../../src/tenancy/service';
-import { eventually } from './eventually';
 import { as } from './http';
 import { getStack } from './stack';
+import { startedWorkflow } from './workflows';
 
-/** Waits for `resolve-<node_id>` to exist (the outbox starts it after the commit), then for its result. */
+/** Waits for `resolve-<node_id>` to start, then for its result. */
 export async function resolved(
   nodeId: string,
 ): Promise<{ status: string; pendingCandidateIds: string[]; autoMergedCandidateId: string | null }> {
-  const handle = getStack().runtime.temporal.client.workflow.getHandle(`resolve-${nodeId}`);
-  await eventually(
-    async () => {
-      try {
-        await handle.describe();
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        throw error;
-      }
-    },
-    { what: `resolve-${nodeId} to start` },
-  );
-  return handle.result();
+  await startedWorkflow(`resolve-${nodeId}`);
+  return getStack().runtime.temporal.client.workflow.getHandle(`resolve-${nodeId}`).result();
 }
 
 /** A node created over HTTP, as its 201 answered it. */
