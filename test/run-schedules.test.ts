@@ -3,12 +3,14 @@ import { expect } from 'chai';
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { freePort } from '../src/platform/temporal/dev-server';
-import { findSchedule } from '../src/run-schedules/repository';
+import { scheduleRowExists } from '../src/run-schedules/repository';
+import type { RunScheduleService } from '../src/run-schedules/service';
 import { createRunScheduleService } from '../src/run-schedules/service';
 import { createScheduleSync } from '../src/run-schedules/sync';
 import { runScheduleTemporalId } from '../src/run-schedules/workflow';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { scheduleGone } from './helpers/run-schedules';
 import { FINISHED, pendingApproval, runUntil, succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -69,6 +71,27 @@ function principalOf(tenant: Awaited<ReturnType<typeof newTenant>>): Principal {
   };
 }
 
+/**
+ * Runs `use` with a run-schedule service whose Temporal nobody answers for (no retry interceptor: each
+ * call fails at once) and whose relay is not kicked: its changes wait in the outbox, as through an outage.
+ */
+async function withTemporalDown(use: (service: RunScheduleService) => Promise<void>) {
+  const { runtime } = getStack();
+  const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
+  const down = { client: new Client({ connection, namespace: runtime.temporal.namespace }), taskQueue: 'unused' };
+  const sync = createScheduleSync({
+    temporal: down,
+    outbox: { kick: () => undefined },
+    logger: runtime.logger,
+    rowExists: scheduleRowExists(runtime.uow),
+  });
+  try {
+    await use(createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync }));
+  } finally {
+    await connection.close();
+  }
+}
+
 describe('run schedules (issue 26 part 3)', function () {
   this.timeout(120_000);
 
@@ -95,12 +118,8 @@ describe('run schedules (issue 26 part 3)', function () {
         },
         { what: `schedule ${id}'s events delivered`, timeoutMs: 60_000 },
       );
-      // An apply that lands after the deletion re-creates the schedule: the API's sync undoes that (tested
-      // below), anything else leaves an orphan that deletes itself at its next fire, a year away for most of
-      // these. Removed here so that the suite leaves nothing behind.
-      if (await temporalHas(id)) {
-        await runtime.temporal.client.schedule.getHandle(runScheduleTemporalId(id)).delete();
-      }
+      // An apply that lands after the deletion deletes its schedule again (both tested below): gone by itself.
+      await scheduleGone(id);
     }
   });
 
@@ -409,7 +428,7 @@ describe('run schedules (issue 26 part 3)', function () {
       temporal: slow,
       outbox: runtime.outbox,
       logger: runtime.logger,
-      rowExists: (workspaceId, id) => runtime.uow({ workspaceId }, async (m) => (await findSchedule(m, id)) !== null),
+      rowExists: scheduleRowExists(runtime.uow),
     });
     const service = createRunScheduleService({ uow: runtime.uow, temporal: slow, runs: runtime.services.runs, sync });
     const principal = principalOf(tenant);
@@ -426,14 +445,8 @@ describe('run schedules (issue 26 part 3)', function () {
   it('Temporal down at create and delete: the row commits at once, the outbox brings Temporal in line', async () => {
     const tenant = await newTenant(10);
     const { runtime } = getStack();
-    // A service whose Temporal nobody answers for (no retry interceptor: each call fails at once), and
-    // whose relay is not kicked: the events wait in the outbox as they would through an outage.
-    const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
-    const down = { client: new Client({ connection, namespace: runtime.temporal.namespace }), taskQueue: 'unused' };
-    const sync = createScheduleSync({ temporal: down, outbox: { kick: () => undefined }, logger: runtime.logger });
-    const service = createRunScheduleService({ uow: runtime.uow, temporal: down, runs: runtime.services.runs, sync });
     const principal = principalOf(tenant);
-    try {
+    await withTemporalDown(async (service) => {
       const created = await service.create(principal, { cron: '0 3 1 1 *', ...PAUSED_BODY });
       made.push({ client: as(tenant.api_key), id: created.id });
       expect(created.temporal).to.equal(null);
@@ -459,9 +472,30 @@ describe('run schedules (issue 26 part 3)', function () {
       await eventually(async () => (await runsOf(as(tenant.api_key), unapplied.id)).length === 1, {
         what: 'the run of a fire triggered before the apply',
       });
-    } finally {
-      await connection.close();
-    }
+    });
+  });
+
+  it('a create the relay delivers late, after the deletion overtook it, leaves nothing in Temporal', async () => {
+    const tenant = await newTenant(10);
+    const { runtime, ownerDataSource } = getStack();
+    const principal = principalOf(tenant);
+    await withTemporalDown(async (service) => {
+      const created = await service.create(principal, { cron: '0 3 1 1 *', ...PAUSED_BODY });
+      await service.remove(principal, created.id);
+      // The create's first delivery failed and waits out its backoff, so the relay delivers the deletion first.
+      await ownerDataSource.query(
+        `UPDATE outbox SET next_attempt_at = now() + interval '1 hour'
+         WHERE id = (SELECT min(id) FROM outbox WHERE aggregate_id = $1)`,
+        [created.id],
+      );
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(async () => (await pending(created.id)) === 1, { what: 'the deletion delivered first' });
+      // Then the create is due again, and lands after the deletion.
+      await ownerDataSource.query(`UPDATE outbox SET next_attempt_at = now() WHERE aggregate_id = $1`, [created.id]);
+      runtime.outbox.kick(tenant.workspace_id);
+      await eventually(async () => (await pending(created.id)) === 0, { what: 'the late create delivered' });
+      expect(await temporalHas(created.id)).to.equal(false);
+    });
   });
 
   it('isolation: another workspace’s schedule is 404 to every route, and absent from its list', async () => {

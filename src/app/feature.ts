@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { AnyCapability } from '../capabilities/define';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import type { AnyRoute } from '../platform/api/route';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TagDescriptions } from '../platform/openapi/tags';
 import type { EventContract } from '../platform/outbox/event';
 import type { OutboxHandler } from '../platform/outbox/relay';
@@ -40,8 +41,8 @@ export interface Feature {
   middleware?: (runtime: Runtime) => readonly Middleware[];
   /** The outbox events it writes, by their contracts (the relay dead-letters any other type). */
   events?: readonly EventContract[];
-  /** The workflows committed outbox events start, each handler with the contract it takes. */
-  outboxHandlers?: (temporal: TemporalHandle) => readonly OutboxHandler[];
+  /** The workflows committed outbox events start (or the Temporal state they apply), each with its contract. */
+  outboxHandlers?: (temporal: TemporalHandle, uow: UnitOfWork) => readonly OutboxHandler[];
   /** Its recurring jobs. */
   schedules?: readonly MaintenanceSchedule[];
   /** Its agent tools (`/v1/cap`, runs' steps, MCP). */

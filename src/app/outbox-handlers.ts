@@ -1,3 +1,4 @@
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EventContract } from '../platform/outbox/event';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -14,5 +15,5 @@ export const OUTBOX_EVENTS: readonly EventContract[] = FEATURES.flatMap((feature
  * the person resolver before the embedding queue). Every handler derives its workflow id from the
  * event, so redelivery is harmless. The composition root wires the relay with this list.
  */
-export const OUTBOX_HANDLERS = (temporal: TemporalHandle): OutboxHandler[] =>
-  FEATURES.flatMap((feature) => feature.outboxHandlers?.(temporal) ?? []);
+export const OUTBOX_HANDLERS = (temporal: TemporalHandle, uow: UnitOfWork): OutboxHandler[] =>
+  FEATURES.flatMap((feature) => feature.outboxHandlers?.(temporal, uow) ?? []);

@@ -68,7 +68,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const uow = createUnitOfWork(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
-  const outbox = createOutboxRelay({ uow, events: OUTBOX_EVENTS, handlers: OUTBOX_HANDLERS(temporal), logger });
+  const outbox = createOutboxRelay({ uow, events: OUTBOX_EVENTS, handlers: OUTBOX_HANDLERS(temporal, uow), logger });
   const kernel: Kernel = {
     config,
     logger,

@@ -7,7 +7,7 @@ import { RunSchedule } from './entities';
 import { runScheduleChanged } from './events';
 import { createRunScheduleFires } from './fires';
 import { applyScheduleChange } from './outbox-handler';
-import { findSchedule } from './repository';
+import { scheduleRowExists } from './repository';
 import { runScheduleRoutes } from './routes';
 import type { RunScheduleService } from './service';
 import { createRunScheduleService } from './service';
@@ -24,8 +24,7 @@ export const runSchedulesFeature = {
         temporal: ctx.temporal,
         outbox: ctx.outbox,
         logger: ctx.logger,
-        rowExists: (workspaceId, scheduleId) =>
-          ctx.uow({ workspaceId }, async (m) => (await findSchedule(m, scheduleId)) !== null),
+        rowExists: scheduleRowExists(ctx.uow),
       }),
     /** Run schedules (issue 26 part 3): management, and their Temporal Schedules. */
     runSchedules: (ctx: {
@@ -61,6 +60,8 @@ export const runSchedulesFeature = {
   routes: (runtime: { services: { runSchedules: RunScheduleService } }) =>
     runScheduleRoutes(runtime.services.runSchedules),
   events: [runScheduleChanged],
-  // A committed change: make the Temporal Schedule match.
-  outboxHandlers: (temporal: TemporalHandle) => [applyScheduleChange(temporal)],
+  // A committed change: make the Temporal Schedule match (and not outlive its row).
+  outboxHandlers: (temporal: TemporalHandle, uow: UnitOfWork) => [
+    applyScheduleChange(temporal, scheduleRowExists(uow)),
+  ],
 };

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { queryFirst } from '../platform/db/query';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TriggerPrincipal } from '../triggers/entities';
 import { RunSchedule } from './entities';
 
@@ -74,3 +75,9 @@ export async function updateSchedule(m: EntityManager, id: string, patch: RunSch
 export async function deleteSchedule(m: EntityManager, id: string): Promise<void> {
   await schedules(m).delete({ id });
 }
+
+/** Whether a schedule's row still exists, each read a unit of work in its workspace. */
+export const scheduleRowExists =
+  (uow: UnitOfWork) =>
+  (workspaceId: string, scheduleId: string): Promise<boolean> =>
+    uow({ workspaceId }, async (m) => (await findSchedule(m, scheduleId)) !== null);

@@ -90,6 +90,29 @@ export async function applyRunSchedule(
   }
 }
 
+/** Whether a schedule's row still exists, read in its workspace. */
+export type ScheduleRowExists = (workspaceId: string, scheduleId: string) => Promise<boolean>;
+
+/**
+ * Applies the change, then deletes again a definition that landed after its row was deleted. Two
+ * applies can land late: the API's own, still in flight past its wait under load, and the relay's
+ * redelivery of an event whose first attempt failed, which a later deletion overtook (a failing row
+ * does not hold back newer ones). Either would re-create a deleted schedule. The row is read after
+ * the apply, so a deletion committed before it is seen here, and one committed after it applies its
+ * own deletion afterwards.
+ */
+export async function applyWhileRowExists(
+  temporal: Temporal,
+  rowExists: ScheduleRowExists,
+  workspaceId: string,
+  change: RunScheduleChanged,
+): Promise<void> {
+  await applyRunSchedule(temporal, workspaceId, change);
+  if (change.definition && !(await rowExists(workspaceId, change.schedule_id))) {
+    await deleteTemporalSchedule(temporal, change.schedule_id);
+  }
+}
+
 /** Deletes the Temporal Schedule; one already gone is what was asked for. */
 export async function deleteTemporalSchedule(temporal: Pick<TemporalHandle, 'client'>, scheduleId: string) {
   try {

@@ -16,7 +16,7 @@ describe('outbox event contracts (unit)', () => {
   });
 
   it('every handler handles a listed contract', () => {
-    for (const handler of OUTBOX_HANDLERS({} as never)) expect(OUTBOX_EVENTS).to.include(handler.contract);
+    for (const handler of OUTBOX_HANDLERS({} as never, {} as never)) expect(OUTBOX_EVENTS).to.include(handler.contract);
   });
 
   it('the relay refuses two contracts of one name', () => {
