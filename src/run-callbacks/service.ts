@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { EntityManager } from 'typeorm';
-import { storedIdentityLive } from '../platform/auth/credential-liveness';
+import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
@@ -121,16 +121,6 @@ export function createRunCallbackService(deps: {
     return { delivery_id: delivery.id, series, status: 'pending' as const };
   }
 
-  /** Whether the subscription's creator may still act, as the run's steps check. */
-  const identityLive = (m: EntityManager, workspaceId: string, who: repo.CallbackPrincipal) =>
-    storedIdentityLive(m, {
-      workspaceId,
-      userId: who.userId,
-      kind: who.credential.kind,
-      credentialId: who.credential.id,
-      expiresAt: who.credential.expiresAt,
-    });
-
   return {
     /** Creates a dispatch's own callback inside the dispatch's transaction; its secret is answered once. */
     async attachToDispatch(m: EntityManager, principal: Principal, executionId: string, callback: DispatchCallback) {
@@ -223,7 +213,7 @@ export function createRunCallbackService(deps: {
         if (!delivery || delivery.series !== series) return { over: 'stopped' as const };
         if (delivery.status !== 'pending') return { over: delivery.status as 'delivered' | 'failed' | 'stopped' };
         const subscription = delivery.subscription;
-        if (!(await identityLive(m, workspaceId, subscription.principal))) {
+        if (!(await storedPrincipalLive(m, workspaceId, subscription.principal))) {
           await repo.lockDelivery(m, deliveryId);
           await repo.recordAttempt(
             m,

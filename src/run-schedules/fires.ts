@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
+import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -15,7 +16,6 @@ import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { runWorkflow, runWorkflowId } from '../runs/workflow';
 import { runPrincipal } from '../triggers/dispatch';
-import { credentialUsable } from '../triggers/repository';
 import type { RunSchedule } from './entities';
 import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
@@ -32,7 +32,7 @@ import type { RunScheduleActionResult } from './workflow';
  */
 async function identityLive(m: EntityManager, schedule: RunSchedule): Promise<boolean> {
   await m.query(`SELECT set_config('app.user_id', $1, true)`, [schedule.principal.userId]);
-  return credentialUsable(m, schedule.workspaceId, schedule.principal);
+  return storedPrincipalLive(m, schedule.workspaceId, schedule.principal);
 }
 
 /** The principal a run acts as (for cancelling it on its schedule's behalf): its dispatcher, as stored. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
@@ -224,7 +225,7 @@ export function createTriggerIntake(deps: {
       const runKey = key ? `webhook:${trigger.id}:${key}` : `webhook:${trigger.id}:delivery:${deliveryId}`;
       const parsed = parseBodyForFilter(body, headers['content-type']);
       const run = await dispatch(m, trigger, { headers, body: parsed }, runKey, () =>
-        repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
+        storedPrincipalLive(m, trigger.workspaceId, trigger.principal),
       );
       await repo.setDeliveryOutcome(m, deliveryId, { executionId: run.executionId, reason: run.refusal });
       const answer: IntakeAccepted = { delivery_id: deliveryId };

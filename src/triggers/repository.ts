@@ -1,5 +1,4 @@
 import type { EntityManager } from 'typeorm';
-import { storedIdentityLive } from '../platform/auth/credential-liveness';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
@@ -329,13 +328,3 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
   );
   return row?.n ?? 0;
 }
-
-/** Whether the trigger's (or a schedule's) runs may still act as its credential (platform/auth). */
-export const credentialUsable = (m: EntityManager, workspaceId: string, principal: TriggerPrincipal) =>
-  storedIdentityLive(m, {
-    workspaceId,
-    userId: principal.userId,
-    kind: principal.credential.kind,
-    credentialId: principal.credential.id ?? null,
-    expiresAt: principal.credential.expiresAt ?? null,
-  });

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { Sealer } from '../platform/crypto/sealer';
@@ -241,7 +242,7 @@ export function createTriggerService(deps: {
           event,
           `webhook:${trigger.id}:redelivery:${newId}`,
           // The caller is now the trigger's identity, and this transaction acts as that user (RLS on keys).
-          () => repo.credentialUsable(m, trigger.workspaceId, trigger.principal),
+          () => storedPrincipalLive(m, trigger.workspaceId, trigger.principal),
         );
         if (!outcome.executionId) {
           throw new ConflictError({ error: 'dispatch_refused', message: outcome.refusal ?? 'The run was refused' });

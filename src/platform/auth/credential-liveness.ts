@@ -30,3 +30,19 @@ export async function storedIdentityLive(m: EntityManager, identity: StoredIdent
   )) as { live: boolean }[];
   return row?.live === true;
 }
+
+/** A principal as deferred work stores it beside itself (a trigger's, a schedule's, a callback's subscription's). */
+export interface StoredPrincipal {
+  userId: string;
+  credential: { kind: string; id?: string | null; expiresAt?: string | null };
+}
+
+/** Whether a stored principal may still act in `workspaceId` (storedIdentityLive). */
+export const storedPrincipalLive = (m: EntityManager, workspaceId: string, principal: StoredPrincipal) =>
+  storedIdentityLive(m, {
+    workspaceId,
+    userId: principal.userId,
+    kind: principal.credential.kind,
+    credentialId: principal.credential.id ?? null,
+    expiresAt: principal.credential.expiresAt ?? null,
+  });
