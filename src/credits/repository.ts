@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { In, MoreThan } from 'typeorm';
 import { queryFirst, queryRows } from '../platform/db/query';
+import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import { InternalError, NotFoundError } from '../platform/errors';
 import type { CreditKind } from '../rules/costs';
 import { creditCost, isCreditKind } from '../rules/costs';
@@ -245,10 +246,25 @@ export interface CreditBalance {
 }
 
 /** The tenant's current balance (tenants are not workspace-scoped; callers pass their principal's tenant). */
+const CREDIT_BALANCE_SQL = `SELECT id AS tenant_id, credit_balance AS balance, locked FROM tenants WHERE id = $1::uuid`;
+
+/** CREDIT_BALANCE_SQL's row (its bigint as text) as the balance; no row is an unknown tenant. */
+function creditBalanceOf(
+  row: { tenant_id: string; balance: string | number; locked: boolean } | null | undefined,
+): CreditBalance {
+  if (!row) throw new NotFoundError('Tenant not found');
+  return { tenant_id: row.tenant_id, balance: Number(row.balance), locked: row.locked };
+}
+
+/** The tenant's current balance, inside the caller's unit of work. */
 export async function readCreditBalance(m: EntityManager, tenantId: string): Promise<CreditBalance> {
-  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
-  if (!tenant) throw new NotFoundError('Tenant not found');
-  return { tenant_id: tenant.id, balance: tenant.creditBalance, locked: tenant.locked };
+  return creditBalanceOf(await queryFirst(m, CREDIT_BALANCE_SQL, [tenantId]));
+}
+
+/** The same, as one scoped read outside any transaction: a run's step of `billing.credits_balance` is one statement. */
+export async function readCreditBalanceNow(read: ScopedRead, scope: Scope, tenantId: string): Promise<CreditBalance> {
+  const [row] = await read<Parameters<typeof creditBalanceOf>[0]>(scope, CREDIT_BALANCE_SQL, [tenantId]);
+  return creditBalanceOf(row);
 }
 
 export interface LedgerRowText {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { readCreditBalanceNow } from '../../credits/repository';
 import { scopeOf } from '../../platform/auth/principal';
 import type { ScopedRead } from '../../platform/db/unit-of-work';
-import { NotFoundError } from '../../platform/errors';
 import { defineCapability } from '../define';
 
 export const billingCapabilities = (deps: { read: ScopedRead }) => [
@@ -17,13 +17,8 @@ export const billingCapabilities = (deps: { read: ScopedRead }) => [
     }),
     // One scoped read, no transaction: a run's step of this tool is one statement (issue 27).
     handler: async ({ principal }) => {
-      const [tenant] = await deps.read<{ balance: number; locked: boolean }>(
-        scopeOf(principal),
-        `SELECT credit_balance AS balance, locked FROM tenants WHERE id = $1::uuid`,
-        [principal.tenantId],
-      );
-      if (!tenant) throw new NotFoundError('Tenant not found');
-      return { balance: Number(tenant.balance), locked: tenant.locked };
+      const { balance, locked } = await readCreditBalanceNow(deps.read, scopeOf(principal), principal.tenantId);
+      return { balance, locked };
     },
   }),
 ];
