@@ -31,14 +31,16 @@ async function textsOf(work: () => Promise<void>): Promise<string[]> {
 }
 
 const START_SESSION = '/v1/cap/agent.start_session';
-const sessionsOf = async (workspaceId: string): Promise<number> =>
+/** How many rows of `table` the workspace has, read as the owner (past RLS). */
+const rowsIn = async (table: 'agent_sessions' | 'run_executions', workspaceId: string): Promise<number> =>
   Number(
     (
-      await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM agent_sessions WHERE workspace_id = $1`, [
+      await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM ${table} WHERE workspace_id = $1`, [
         workspaceId,
       ])
     )[0].n,
   );
+const sessionsOf = (workspaceId: string) => rowsIn('agent_sessions', workspaceId);
 
 // A read may start from the principal its credential was found to be on its last request; the
 // credential's lookup still runs for every request, in the read's own statement (issue 27).
@@ -184,14 +186,7 @@ describe('authentication: a warm capability call proves its credential before it
 describe('authentication: a warm run dispatch proves its credential before it writes', () => {
   const dispatch = (key: string) =>
     as(key).post('/v1/runs', { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } });
-  const runsOf = async (workspaceId: string): Promise<number> =>
-    Number(
-      (
-        await getStack().ownerDataSource.query(`SELECT count(*) AS n FROM run_executions WHERE workspace_id = $1`, [
-          workspaceId,
-        ])
-      )[0].n,
-    );
+  const runsOf = (workspaceId: string) => rowsIn('run_executions', workspaceId);
 
   it('a warm dispatch sends its lookup in its first message; a revoked key then dispatches nothing', async () => {
     const { api_key, workspace_id } = await newTenant();
