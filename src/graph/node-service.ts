@@ -3,23 +3,17 @@ import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
-import { enqueueEvent } from '../platform/outbox/relay';
-import { registerType } from '../type-catalog/service';
-import { nodeUpdated } from './events';
 import {
-  lockLiveNode,
   readFirstNodes,
   readLiveNode,
   readNodePage,
   readNodesByName,
   softDeleteIncidentEdges,
-  softDeleteNode,
   softDeleteNodesOfType,
   toNodeResponse,
-  updateNode,
 } from './repository';
 import type { NodeCreateRequest, NodeListQuery, NodePatchRequest, NodeResponse, TypeaheadQuery } from './schemas';
-import { createNodeInTransaction } from './writes';
+import { createNodeInTransaction, patchNodeInTransaction, removeNodeInTransaction } from './writes';
 
 export interface GraphServiceDeps {
   uow: UnitOfWork;
@@ -66,41 +60,14 @@ export function createNodeService(deps: GraphServiceDeps) {
     },
 
     async patch(principal: Principal, nodeId: string, body: NodePatchRequest): Promise<NodeResponse> {
-      const row = await uow(scopeOf(principal), async (m) => {
-        const current = await lockLiveNode(m, nodeId);
-        if (!current) throw new NotFoundError('Node not found');
-        const properties = body.properties ?? {};
-        const updated = await updateNode(m, nodeId, {
-          name: body.name ?? null,
-          type: body.type ?? null,
-          properties,
-          removedKeys: Object.keys(properties).filter((key) => properties[key] === null),
-        });
-        // The row is locked above, so it is still there.
-        if (!updated) throw new NotFoundError('Node not found');
-        if (body.type !== undefined && body.type !== current.type) {
-          await registerType(m, principal.workspaceId, 'node', body.type);
-        }
-        await enqueueEvent(m, nodeUpdated, {
-          workspaceId: principal.workspaceId,
-          aggregateId: nodeId,
-          payload: { node_id: nodeId, name_changed: body.name !== undefined && body.name !== current.name },
-        });
-        return updated;
-      });
+      const row = await uow(scopeOf(principal), (m) => patchNodeInTransaction(m, principal.workspaceId, nodeId, body));
       outbox.kick(principal.workspaceId);
       return toNodeResponse(row);
     },
 
     /** Soft delete of one node and its incident edges; answers with the deleted row. */
     async remove(principal: Principal, nodeId: string): Promise<NodeResponse> {
-      const row = await uow(scopeOf(principal), async (m) => {
-        const deleted = await softDeleteNode(m, nodeId);
-        if (!deleted) throw new NotFoundError('Node not found');
-        await softDeleteIncidentEdges(m, [nodeId]);
-        return deleted;
-      });
-      return toNodeResponse(row);
+      return toNodeResponse(await uow(scopeOf(principal), (m) => removeNodeInTransaction(m, nodeId)));
     },
 
     /** knowledge-graph-service-api.md §3: soft-deletes every live node of the type and their incident edges. */

@@ -8,9 +8,19 @@ import { ConflictError, NotFoundError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { isFunctionalEdgeType } from '../rules/graph';
 import { registerType } from '../type-catalog/service';
-import { nodeCreated } from './events';
+import { nodeCreated, nodeUpdated } from './events';
 import type { EdgeRow, NodeRow } from './repository';
-import { closeContradictedEdges, findLiveEdge, insertEdge, insertNode, touchLiveNodes } from './repository';
+import {
+  closeContradictedEdges,
+  findLiveEdge,
+  insertEdge,
+  insertNode,
+  lockLiveNode,
+  softDeleteIncidentEdges,
+  softDeleteNode,
+  touchLiveNodes,
+  updateNode,
+} from './repository';
 
 /*
  * The graph's write procedures, run inside a caller's unit of work: the node and edge services
@@ -79,6 +89,54 @@ export async function createNodeInTransaction(
   await registerType(m, workspaceId, 'node', input.type);
   if (options?.emitCreated !== false) await enqueueNodeCreated(m, workspaceId, row);
   return row;
+}
+
+/** What a node update may change: a new name or type, and properties merged (a null value removes a key). */
+export interface NodePatchInput {
+  name?: string;
+  type?: string;
+  properties?: Record<string, unknown>;
+}
+
+/**
+ * A node's update, inside the caller's unit of work: the live row locked, the name or type changed
+ * and the properties merged, a new type registered, and `node.updated` in the outbox (the caller
+ * kicks it after its commit). 404 when the node is not live in the workspace.
+ */
+export async function patchNodeInTransaction(
+  m: EntityManager,
+  workspaceId: string,
+  nodeId: string,
+  input: NodePatchInput,
+): Promise<NodeRow> {
+  const current = await lockLiveNode(m, nodeId);
+  if (!current) throw new NotFoundError('Node not found');
+  const properties = input.properties ?? {};
+  const updated = await updateNode(m, nodeId, {
+    name: input.name ?? null,
+    type: input.type ?? null,
+    properties,
+    removedKeys: Object.keys(properties).filter((key) => properties[key] === null),
+  });
+  // The row is locked above, so it is still there.
+  if (!updated) throw new NotFoundError('Node not found');
+  if (input.type !== undefined && input.type !== current.type) {
+    await registerType(m, workspaceId, 'node', input.type);
+  }
+  await enqueueEvent(m, nodeUpdated, {
+    workspaceId,
+    aggregateId: nodeId,
+    payload: { node_id: nodeId, name_changed: input.name !== undefined && input.name !== current.name },
+  });
+  return updated;
+}
+
+/** A node's soft delete and its incident edges', inside the caller's unit of work; 404 when it is not live. */
+export async function removeNodeInTransaction(m: EntityManager, nodeId: string): Promise<NodeRow> {
+  const deleted = await softDeleteNode(m, nodeId);
+  if (!deleted) throw new NotFoundError('Node not found');
+  await softDeleteIncidentEdges(m, [nodeId]);
+  return deleted;
 }
 
 /** `node.created` in the outbox, in the caller's transaction; the caller kicks the outbox after its commit. */
