@@ -213,6 +213,32 @@ export function createCodeService(deps: {
     return first;
   }
 
+  /** The symbol's context in one transaction, which also confirms the caller's charge (`confirm`). */
+  const symbolContextPrepaid = (
+    principal: Principal,
+    request: SymbolContextRequest,
+    confirm: (m: EntityManager) => Promise<void>,
+  ): Promise<Omit<SymbolContextResponse, 'credit_receipt'>> =>
+    uow(scopeOf(principal), async (m) => {
+      const after = contextPageStarts(request.cursors);
+      const node = await resolve(m, request);
+      await enableIterativeIndexScan(m, request.limit);
+      const found = await symbolContext(m, node, request.limit, after);
+      if (!found) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
+      const { context, next_cursors } = nextCursors(found, request.limit);
+      await confirm(m);
+      const { key: _key, vector: _vector, ...row } = node;
+      return {
+        symbol: toNodeResponse(row),
+        ...context,
+        next_cursors,
+        recent_commits: context.recent_commits.map((commit) => ({
+          ...commit,
+          action: commit.action as SymbolContextResponse['recent_commits'][number]['action'],
+        })),
+      };
+    });
+
   return {
     /**
      * POST /v1/ontology/symbol-context: charged first (1 credit, 402 when short); resolving the
@@ -220,28 +246,13 @@ export function createCodeService(deps: {
      * 400, 404 or 409 refunds it.
      */
     symbolContext: (principal: Principal, request: SymbolContextRequest): Promise<SymbolContextResponse> =>
-      credits.chargeFor(principal, 'ontology.symbol_context', ({ receipt, confirm }) =>
-        uow(scopeOf(principal), async (m) => {
-          const after = contextPageStarts(request.cursors);
-          const node = await resolve(m, request);
-          await enableIterativeIndexScan(m, request.limit);
-          const found = await symbolContext(m, node, request.limit, after);
-          if (!found) throw new NotFoundError({ error: 'symbol_not_found', node_id: node.id });
-          const { context, next_cursors } = nextCursors(found, request.limit);
-          await confirm(m);
-          const { key: _key, vector: _vector, ...row } = node;
-          return {
-            symbol: toNodeResponse(row),
-            ...context,
-            next_cursors,
-            recent_commits: context.recent_commits.map((commit) => ({
-              ...commit,
-              action: commit.action as SymbolContextResponse['recent_commits'][number]['action'],
-            })),
-            credit_receipt: receipt,
-          };
-        }),
-      ),
+      credits.chargeFor(principal, 'ontology.symbol_context', async ({ receipt, confirm }) => ({
+        ...(await symbolContextPrepaid(principal, request, confirm)),
+        credit_receipt: receipt,
+      })),
+
+    /** The same answer without its receipt, for a caller that charged already (`ontology.symbol_context`). */
+    symbolContextPrepaid,
 
     /**
      * POST /v1/code/ingest: runs the batch as `code-index-<workspace>-<repo>` and answers with its
