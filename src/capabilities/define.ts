@@ -55,6 +55,8 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
    * `idempotentHint`). Every write tool replays a repeated Idempotency-Key; this says more.
    */
   repeatSafe?: true;
+  /** A write tool that deletes or overwrites what it touches (MCP's `destructiveHint`). */
+  destructive?: true;
 }
 
 /**
@@ -74,7 +76,20 @@ export interface ReadCapability<I extends z.ZodType, O extends z.ZodType, P = un
 /** A write tool: idempotent by key; it must do its work through `call.m` and nothing outside it. */
 export interface WriteCapability<I extends z.ZodType, O extends z.ZodType> extends CapabilityBase<I, O> {
   access: 'write';
+  durable?: never;
   handler(call: WriteCall, input: z.output<I>): Promise<z.input<O>>;
+}
+
+/**
+ * A write tool whose work is a durable workflow of its own (`ontology.remember`: a prompt). It runs
+ * outside the layer's transactions, since it waits on that workflow, and the workflow charges (before
+ * any model call), refunds and deduplicates itself under a name derived from `call.idempotencyKey`;
+ * the layer stores the envelope once the handler returns, so a repeated key replays it.
+ */
+export interface DurableWriteCapability<I extends z.ZodType, O extends z.ZodType> extends CapabilityBase<I, O> {
+  access: 'write';
+  durable: true;
+  handler(call: CapabilityCall, input: z.output<I>): Promise<{ result: z.input<O>; credits_charged: number }>;
 }
 
 export type Capability<I extends z.ZodType, O extends z.ZodType, P = undefined> =
@@ -82,9 +97,17 @@ export type Capability<I extends z.ZodType, O extends z.ZodType, P = undefined> 
   | WriteCapability<I, O>;
 
 // The registry holds tools of many shapes; it only needs this erased view.
-export type AnyCapability = ReadCapability<any, any, any> | WriteCapability<any, any>;
+export type AnyCapability =
+  | ReadCapability<any, any, any>
+  | WriteCapability<any, any>
+  | DurableWriteCapability<any, any>;
 
 /** Declares a tool; the identity function exists to infer the handler's types from the schemas. */
 export const defineCapability = <I extends z.ZodType, O extends z.ZodType, P = undefined>(
   capability: Capability<I, O, P>,
 ): Capability<I, O, P> => capability;
+
+/** Declares a durable write tool (see DurableWriteCapability), inferring its handler's types. */
+export const defineDurableCapability = <I extends z.ZodType, O extends z.ZodType>(
+  capability: DurableWriteCapability<I, O>,
+): DurableWriteCapability<I, O> => capability;

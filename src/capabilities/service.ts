@@ -12,7 +12,14 @@ import { ConflictError, ForbiddenError, InternalError, NotFoundError, Validation
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from '../rules/costs';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
-import type { AnyCapability, CapabilityCall, ReadCall, ReadCapability, WriteCapability } from './define';
+import type {
+  AnyCapability,
+  CapabilityCall,
+  DurableWriteCapability,
+  ReadCall,
+  ReadCapability,
+  WriteCapability,
+} from './define';
 import { IdempotencyKey, parseIdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';
 import { deleteKey, findKey, findKeyOutsideTransaction, storeKey, tryLockKey } from './repository';
@@ -62,6 +69,17 @@ function parseInput(capability: AnyCapability, raw: unknown): unknown {
 function parseKey(supplied: string | undefined): string {
   if (supplied === undefined) return randomUUID();
   return parseIdempotencyKey(IdempotencyKey, supplied, ['header', 'Idempotency-Key']);
+}
+
+/** A stored envelope answers a repeat of its own tool and body; another is 409 `idempotency_key_reused`. */
+function replayStored(capability: AnyCapability, stored: StoredKey, hash: string): InvokeOutcome {
+  if (stored.tool !== capability.name || stored.request_hash !== hash) {
+    throw new ConflictError({
+      error: 'idempotency_key_reused',
+      message: 'This Idempotency-Key was used with another tool or request body',
+    });
+  }
+  return { envelope: stored.envelope as Envelope, replayed: true };
 }
 
 /** A result that does not match its tool's output schema is Weft's bug: a 500, never stored. */
@@ -150,15 +168,7 @@ export function createCapabilityService(deps: {
     const { principal, idempotencyKey: key } = call;
     const hash = requestHash(raw ?? {});
     const hooks: (() => void)[] = [];
-    const replay = (stored: StoredKey): InvokeOutcome => {
-      if (stored.tool !== capability.name || stored.request_hash !== hash) {
-        throw new ConflictError({
-          error: 'idempotency_key_reused',
-          message: 'This Idempotency-Key was used with another tool or request body',
-        });
-      }
-      return { envelope: stored.envelope as Envelope, replayed: true };
-    };
+    const replay = (stored: StoredKey) => replayStored(capability, stored, hash);
     if (!fresh) {
       // A finished key replays without the lock, so concurrent retries of a finished call all replay.
       const finished = await findKeyOutsideTransaction(read, scopeOf(principal), key);
@@ -211,6 +221,48 @@ export function createCapabilityService(deps: {
     return outcome;
   }
 
+  /**
+   * A durable write: a finished key replays without running; else the handler runs outside any
+   * transaction (its workflow is idempotent under the key, so a concurrent or retried call attaches
+   * to the same work) and its envelope is stored after, under the key's lock. A call that finds the
+   * lock held or the envelope stored by a concurrent twin answers with its own, equal, envelope.
+   */
+  async function invokeDurableWrite(
+    capability: DurableWriteCapability<any, any>,
+    call: CapabilityCall,
+    input: unknown,
+    raw: unknown,
+    fresh: boolean,
+  ): Promise<InvokeOutcome> {
+    const { principal, idempotencyKey: key } = call;
+    const hash = requestHash(raw ?? {});
+    if (!fresh) {
+      const finished = await findKeyOutsideTransaction(read, scopeOf(principal), key);
+      if (finished && !finished.expired) return replayStored(capability, finished, hash);
+    }
+    const done = await capability.handler(call, input);
+    const envelope: Envelope = {
+      result: shapeOutput(capability, done.result),
+      credits_charged: done.credits_charged,
+      idempotency_key: key,
+    };
+    return uow(scopeOf(principal), async (m): Promise<InvokeOutcome> => {
+      if (!(await tryLockKey(m, principal.workspaceId, key))) return { envelope, replayed: false };
+      const stored = await findKey(m, key);
+      if (stored && !stored.expired) return replayStored(capability, stored, hash);
+      if (stored) await deleteKey(m, principal.workspaceId, key);
+      await storeKey(m, {
+        workspaceId: principal.workspaceId,
+        idempotencyKey: key,
+        tool: capability.name,
+        requestHash: hash,
+        envelope: { ...envelope },
+        userId: principal.userId,
+      });
+      return { envelope, replayed: false };
+    });
+  }
+
   const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
     const kind = creditKindOf(tool);
     return {
@@ -255,9 +307,11 @@ export function createCapabilityService(deps: {
         startedAtMs: Date.now(),
         receipt: null,
       };
-      return capability.access === 'read'
-        ? invokeRead(capability, call, input, options.chargeKey)
-        : invokeWrite(capability, call, input, raw, options.idempotencyKey === undefined);
+      const fresh = options.idempotencyKey === undefined;
+      if (capability.access === 'read') return invokeRead(capability, call, input, options.chargeKey);
+      return capability.durable
+        ? invokeDurableWrite(capability, call, input, raw, fresh)
+        : invokeWrite(capability, call, input, raw, fresh);
     },
   };
 }

@@ -35,7 +35,8 @@ const credits = (cost: number, kind: string | null) =>
 /**
  * The MCP tool list, generated from the registry's descriptions (the same JSON Schemas as
  * `GET /v1/cap`). Read tools are `readOnlyHint`; a write tool is `idempotentHint` when a repeat
- * with the same input changes nothing more (`repeatSafe`), which is more than replaying a key.
+ * with the same input changes nothing more (`repeatSafe`), which is more than replaying a key, and
+ * `destructiveHint` when it deletes or overwrites (`destructive`).
  */
 export function mcpTools(tools: readonly AnyCapability[], descriptions: readonly CapabilityDescription[]): McpTool[] {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
@@ -57,7 +58,7 @@ export function mcpTools(tools: readonly AnyCapability[], descriptions: readonly
           ? { readOnlyHint: true, openWorldHint: false }
           : {
               readOnlyHint: false,
-              destructiveHint: false,
+              destructiveHint: tool.destructive === true,
               idempotentHint: tool.repeatSafe === true,
               openWorldHint: false,
             },
