@@ -119,7 +119,8 @@ export const agentCapabilities = (deps: {
       access: 'write',
       description:
         'Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is ' +
-        '422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead',
+        '422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set ' +
+        'instead',
       input: schemas.RecordFindingInput,
       output: schemas.RecordFindingOutput,
       example: {
@@ -130,9 +131,9 @@ export const agentCapabilities = (deps: {
         session_id: '3f2b8c1e-6a47-4d2b-9c1e-5b7a0d4e8f21',
       },
       errors: { 404: 'node_not_found (the target), or session_not_found' },
-      handler: async ({ m, principal, afterCommit, idempotencyKey }, input) => {
+      handler: async ({ m, principal, afterCommit, idempotencyKey, runId }, input) => {
         const { staging } = await readOntologyConfig(m);
-        const stage = stagesAgentWrites(principal, staging)
+        const stage = stagesAgentWrites({ principal, runId }, staging)
           ? {
               stage: (operations: ChangeSetOperations) =>
                 stageChangeSet(

@@ -33,9 +33,14 @@ export async function stageChangeSet(
   return { change_set_id: row.id, approval_id: row.approval_id };
 }
 
-/** Whether an agent's (an MCP token's) graph writes stage a change-set in this workspace. */
-export const stagesAgentWrites = (principal: Pick<Principal, 'credential'>, staging: { agent_writes: boolean }) =>
-  staging.agent_writes && principal.credential.kind === 'mcp_token';
+/**
+ * Whether an agent's graph writes stage a change-set in this workspace: an agent is an MCP token's
+ * call or a run's step (`runId`), whatever credential dispatched the run (issue 40).
+ */
+export const stagesAgentWrites = (
+  call: { principal: Pick<Principal, 'credential'>; runId?: string },
+  staging: { agent_writes: boolean },
+) => staging.agent_writes && (call.principal.credential.kind === 'mcp_token' || call.runId !== undefined);
 
 /** jsonb values compared as Postgres stores them: objects with their keys sorted. */
 function canonical(value: unknown): string {

@@ -48,7 +48,10 @@ export const StagingSettings = z
     agent_writes: z
       .boolean()
       .default(false)
-      .describe('Graph-writing capabilities called with an MCP token (an agent) stage a change-set instead.'),
+      .describe(
+        'Graph-writing capabilities called by an agent (an MCP token, or a run’s step) stage a change-set instead ' +
+          '(one per call).',
+      ),
   })
   .meta({ id: 'StagingSettings' });
 
