@@ -127,6 +127,26 @@ describe('POST /v1/ontology/prompt (local model)', function () {
     expect(elsewhere.body.citations).to.deep.equal([]);
   });
 
+  it('a question is answered with the facts the graph holds, citing the nodes it states (local model)', async () => {
+    const tenant = await newTenant(20);
+    const client = as(tenant.api_key);
+    const stored = await client.post('/v1/ontology/prompt', {
+      prompt: 'Ada Lovelace works at Analytical Engines Ltd.',
+    });
+    const idOf = (name: string) => stored.body.nodes.find((node: { name: string }) => node.name === name).id;
+    const question = 'Who is Ada Lovelace?';
+    const answered = await client.post('/v1/ontology/prompt', { prompt: question });
+    expect(answered.status).to.equal(200);
+    expect(answered.body.answer).to.equal(
+      'From the graph: Ada Lovelace (person). Ada Lovelace works at Analytical Engines Ltd.',
+    );
+    expect(answered.body.citations).to.have.members([idOf('Ada Lovelace'), idOf('Analytical Engines Ltd')]);
+    // ontology.ask answers the same, through the same retrieval and model.
+    const asked = await client.post('/v1/cap/ontology.ask', { question });
+    expect(asked.body.result.answer).to.equal(answered.body.answer);
+    expect(asked.body.result.citations).to.have.members(answered.body.citations);
+  });
+
   it('both: updates first, then answers from the updated graph; charges 7', async () => {
     const tenant = await newTenant(10);
     const response = await as(tenant.api_key).post('/v1/ontology/prompt', {

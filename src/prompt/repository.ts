@@ -6,7 +6,7 @@ import type { FailureDetails } from '../platform/temporal/failures';
 import { Workspace } from '../tenancy/entities';
 import type { PromptRunStatus } from './entities';
 import { PromptRun, PromptWrite } from './entities';
-import type { ContextEdge, Intent } from './model/contract';
+import type { Intent } from './model/contract';
 
 // Every function runs in the caller's unit of work, so row-level security scopes it to one workspace.
 
@@ -147,15 +147,6 @@ export const nodesNamedLike = (m: EntityManager, workspaceId: string, words: rea
      ORDER BY matched DESC, n.importance_score DESC, n.id
      LIMIT $3`,
     [workspaceId, words, limit],
-  );
-
-/** The live edges between the given nodes, for an answer's context. */
-export const edgesAmong = (m: EntityManager, nodeIds: readonly string[], limit: number) =>
-  queryRows<ContextEdge>(
-    m,
-    `SELECT type, source_node_id, target_node_id FROM edges
-     WHERE NOT is_deleted AND source_node_id = ANY($1::uuid[]) AND target_node_id = ANY($1::uuid[]) LIMIT $2`,
-    [nodeIds, limit],
   );
 
 // ---- the audit (prompt_runs) ----

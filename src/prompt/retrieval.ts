@@ -1,6 +1,7 @@
 import { isGlobalQuestion } from '../communities/global-question';
 import { listCommunities } from '../communities/repository';
 import type { NodeRow } from '../graph/repository';
+import { readSubgraph } from '../graph/traversal-repository';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { InternalError } from '../platform/errors';
@@ -8,11 +9,13 @@ import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
 import { enableIterativeIndexScan, vectorCandidates } from '../search/repository';
 import { reciprocalRankFusion } from '../search/scoring';
 import type { ContextEdge, ContextNode } from './model/contract';
-import { edgesAmong, nodesNamedLike } from './repository';
+import { nodesNamedLike } from './repository';
 
 /** How many nodes a grounded answer may draw on, and how many edges among them. */
 export const CONTEXT_SIZE = 10;
 const CONTEXT_EDGES = 50;
+/** How many nodes one edge away from the retrieved ones join the context (what the answer may state of them). */
+const CONTEXT_NEIGHBOURS = 20;
 
 const STOPWORDS = new Set([
   'who',
@@ -64,6 +67,8 @@ export interface GraphContext {
  * Hybrid retrieval for answers: the question's nearest embedded nodes (HNSW, the workspace's
  * similarity threshold) fused by reciprocal rank with the nodes whose names contain its words,
  * which also finds nodes written a moment ago and not yet embedded (a `both` prompt's own facts).
+ * Then the nodes one edge away and the edges among all of them, as the one-hop neighbourhood
+ * (graph_neighborhood) holds them, so an answer can say what the graph knows of a node (issue 40).
  * The embedding is computed first, outside any transaction.
  */
 export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider }) {
@@ -112,12 +117,26 @@ export function createRetrieval(deps: { uow: UnitOfWork; embeddings: EmbeddingPr
           const row = rows.get(id);
           return row ? [{ id, type: row.type, name: row.name, properties: row.properties, score }] : [];
         });
-        const edges = await edgesAmong(
+        if (nodes.length === 0) return { nodes, edges: [] };
+        const around = await readSubgraph(
           m,
           nodes.map((node) => node.id),
+          1,
+          nodes.length + CONTEXT_NEIGHBOURS,
           CONTEXT_EDGES,
         );
-        return { nodes, edges };
+        const retrieved = new Set(nodes.map((node) => node.id));
+        const neighbours: ContextNode[] = around.nodes
+          .filter((node) => !retrieved.has(node.id))
+          .map((node) => ({
+            id: node.id,
+            type: node.type,
+            name: node.name,
+            properties: {},
+            score: 0,
+            neighbour: true,
+          }));
+        return { nodes: [...nodes, ...neighbours], edges: around.edges.slice(0, CONTEXT_EDGES) };
       }),
   };
 }

@@ -54,6 +54,8 @@ export interface ContextNode {
   name: string;
   properties: Record<string, unknown>;
   score: number;
+  /** Not retrieved for the question: an edge joins it to a retrieved node (its properties are not read). */
+  neighbour?: true;
 }
 
 export interface ContextEdge {

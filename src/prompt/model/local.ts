@@ -1,6 +1,7 @@
 import { InternalError } from '../../platform/errors';
 import type { ContextEdge, ContextNode, GroundedAnswer, Intent, PromptModel } from './contract';
 import { REFINED_GRAPH_LIMITS, RefinedGraph } from './contract';
+import { statedFacts } from './facts';
 
 const QUESTION_WORDS =
   'who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|should|would|will|' +
@@ -203,8 +204,10 @@ export function refineLocally(prompt: string): RefinedGraph {
 const words = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
 
 /**
- * The local answerer is extractive: it names the context nodes that share words with the question
- * (or the best-ranked ones when none do) and the relations among them, citing exactly those nodes.
+ * The local answerer is extractive: it names the retrieved nodes that share words with the question
+ * (or the best-ranked ones when none do), then states what the graph holds about them (their
+ * edges to the other nodes of the context, neighbours included, and their salient properties) in
+ * plain sentences, citing exactly the nodes it names. Deterministic, like the refiner.
  */
 export function answerLocally(
   question: string,
@@ -213,24 +216,13 @@ export function answerLocally(
   if (context.nodes.length === 0) return { answer: 'The graph holds nothing about this yet.', citations: [] };
   if (context.nodes.every((node) => node.type === 'community')) return answerFromCommunities(context.nodes);
   const asked = words(question);
+  const retrieved = context.nodes.filter((node) => !node.neighbour);
   const matching = context.nodes.filter((node) => [...words(node.name)].some((word) => asked.has(word)));
-  const cited = (matching.length > 0 ? matching : context.nodes).slice(0, 5);
-  const citedIds = new Set(cited.map((node) => node.id));
-  const byId = new Map(context.nodes.map((node) => [node.id, node]));
-  const facts = context.edges
-    .filter((edge) => citedIds.has(edge.source_node_id) || citedIds.has(edge.target_node_id))
-    .slice(0, 8)
-    .map((edge) => {
-      const source = byId.get(edge.source_node_id);
-      const target = byId.get(edge.target_node_id);
-      if (!source || !target) return undefined;
-      citedIds.add(source.id).add(target.id);
-      return `${source.name} ${edge.type.toLowerCase().replace(/_/g, ' ')} ${target.name}.`;
-    })
-    .filter((fact): fact is string => fact !== undefined);
+  const cited = (matching.length > 0 ? matching : retrieved.length > 0 ? retrieved : context.nodes).slice(0, 5);
+  const { sentences: facts, named } = statedFacts(cited, context);
   const described = cited.map((node) => `${node.name} (${node.type})`).join(', ');
   const answer = [`From the graph: ${described}.`, ...facts].join(' ');
-  return { answer, citations: [...citedIds] };
+  return { answer, citations: named };
 }
 
 /** A global question's answer: each community's summary, most important first, citing the community nodes. */
