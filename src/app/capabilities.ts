@@ -1,7 +1,12 @@
 import type { AnyCapability } from '../capabilities/define';
 import { capabilitiesFeature } from '../capabilities/feature';
+import type { CodeService } from '../code/service';
+import type { NodeService } from '../graph/node-service';
+import type { TraversalService } from '../graph/traversal-service';
+import type { VersionService } from '../graph/versions-service';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import type { PromptApi } from '../prompt/dispatcher';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
 import type { Feature } from './feature';
@@ -14,7 +19,12 @@ export interface CapabilityDeps {
   outbox: Pick<OutboxRelay, 'kick'>;
   sessionTtlSeconds: number;
   prompts: PromptService;
+  promptApi: PromptApi;
   search: SearchService;
+  nodes: NodeService;
+  traversals: TraversalService;
+  versions: VersionService;
+  code: CodeService;
 }
 
 /**

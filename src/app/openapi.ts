@@ -51,6 +51,11 @@ function documentationRuntime(): Runtime {
         sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
         prompts: registry.services.prompts as Runtime['services']['prompts'],
         search: registry.services.search as Runtime['services']['search'],
+        promptApi: registry.services.promptApi as Runtime['services']['promptApi'],
+        nodes: registry.services.nodes as Runtime['services']['nodes'],
+        traversals: registry.services.traversals as Runtime['services']['traversals'],
+        versions: registry.services.versions as Runtime['services']['versions'],
+        code: registry.services.code as Runtime['services']['code'],
       }),
   });
   return { ...kernel, services: registry.services as Runtime['services'], close: async () => {} };

@@ -94,7 +94,12 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         outbox,
         sessionTtlSeconds: config.AGENT_SESSION_TTL_SECONDS,
         prompts: services.prompts,
+        promptApi: services.promptApi,
         search: services.search,
+        nodes: services.nodes,
+        traversals: services.traversals,
+        versions: services.versions,
+        code: services.code,
       }),
   });
   const services = registry.services as FeatureServices;

@@ -1,7 +1,13 @@
+import type { CodeService } from '../code/service';
 import type { CreditService } from '../credits/service';
+import type { NodeService } from '../graph/node-service';
+import type { TraversalService } from '../graph/traversal-service';
+import type { VersionService } from '../graph/versions-service';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
+import type { OutboxRelay } from '../platform/outbox/relay';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
+import type { PromptApi } from '../prompt/dispatcher';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
 import type { AnyCapability } from './define';
@@ -11,6 +17,8 @@ import { capabilityRoutes } from './routes';
 import type { CapabilityService } from './service';
 import { createCapabilityService } from './service';
 import { billingCapabilities } from './tools/billing';
+import { graphReadCapabilities } from './tools/graph-reads';
+import { graphWriteCapabilities } from './tools/graph-writes';
 import { ontologyCapabilities } from './tools/ontology';
 import { capabilityKeyPurgeWorkflow } from './workflow';
 
@@ -47,8 +55,21 @@ export const capabilitiesFeature = {
   entities: [CapabilityIdempotencyKey],
   routes: (runtime: { services: { capabilities: CapabilityService } }) =>
     capabilityRoutes(runtime.services.capabilities),
-  capabilities: (deps: { uow: UnitOfWork; read: ScopedRead; prompts: PromptService; search: SearchService }) => [
+  capabilities: (deps: {
+    uow: UnitOfWork;
+    read: ScopedRead;
+    outbox: Pick<OutboxRelay, 'kick'>;
+    prompts: PromptService;
+    promptApi: PromptApi;
+    search: SearchService;
+    nodes: NodeService;
+    traversals: TraversalService;
+    versions: VersionService;
+    code: CodeService;
+  }) => [
     ...ontologyCapabilities(deps),
+    ...graphWriteCapabilities(deps),
+    ...graphReadCapabilities(deps),
     ...billingCapabilities(deps),
   ],
   schedules: [

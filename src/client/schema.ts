@@ -541,8 +541,8 @@ export interface paths {
   };
   "/v1/cap/agent.record_finding": {
     /**
-     * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free)
-     * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set instead (free)
+     * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
      *
      * Requires the `capabilities:write` scope.
      */
@@ -605,6 +605,91 @@ export interface paths {
      * Requires the `capabilities:read` scope.
      */
     post: operations["capOntologySearch"];
+  };
+  "/v1/cap/ontology.remember": {
+    /**
+     * Stores what a text says: the update prompt pipeline (extraction, resolution against the nodes the graph has, writes), or a change-set for review with `stage` or where the workspace stages agents’ writes
+     * @description Stores what a text says: the update prompt pipeline (extraction, resolution against the nodes the graph has, writes), or a change-set for review with `stage` or where the workspace stages agents’ writes. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Costs 5 credits (`ontology.prompt.update`), charged before any work; 402 when short.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capOntologyRemember"];
+  };
+  "/v1/cap/ontology.write_node": {
+    /**
+     * Creates a node, or with `node_id` updates it: name and type set, properties merged (a null value removes a key), as POST and PATCH /v1/ontology/nodes do (free)
+     * @description Creates a node, or with `node_id` updates it: name and type set, properties merged (a null value removes a key), as POST and PATCH /v1/ontology/nodes do. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capOntologyWriteNode"];
+  };
+  "/v1/cap/ontology.link": {
+    /**
+     * Creates a directed, typed edge between two live nodes of the workspace, as POST /v1/ontology/edges does (both ends count a reference) (free)
+     * @description Creates a directed, typed edge between two live nodes of the workspace, as POST /v1/ontology/edges does (both ends count a reference). A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capOntologyLink"];
+  };
+  "/v1/cap/ontology.forget": {
+    /**
+     * Soft-deletes a node (and every edge touching it) or an edge, as DELETE /v1/ontology/nodes/{id} and /edges/{id} do; the graph’s history keeps what it was (free)
+     * @description Soft-deletes a node (and every edge touching it) or an edge, as DELETE /v1/ontology/nodes/{id} and /edges/{id} do; the graph’s history keeps what it was. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capOntologyForget"];
+  };
+  "/v1/cap/ontology.get_node": {
+    /**
+     * A node and its edges, at most 50 each way with the node at the other end; with `as_of`, as the graph stood then (free)
+     * @description A node and its edges, at most 50 each way with the node at the other end; with `as_of`, as the graph stood then. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capOntologyGetNode"];
+  };
+  "/v1/cap/ontology.find_nodes": {
+    /**
+     * Nodes by name (case-insensitive substring: exact matches first, then by importance) and/or type; without `q`, the first nodes of `type` (free)
+     * @description Nodes by name (case-insensitive substring: exact matches first, then by importance) and/or type; without `q`, the first nodes of `type`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capOntologyFindNodes"];
+  };
+  "/v1/cap/ontology.neighborhood": {
+    /**
+     * The subgraph around a node, both directions, `hops` deep (the answer of graph_neighborhood); with `as_of`, as it stood then (free)
+     * @description The subgraph around a node, both directions, `hops` deep (the answer of graph_neighborhood); with `as_of`, as it stood then. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capOntologyNeighborhood"];
+  };
+  "/v1/cap/ontology.history": {
+    /**
+     * A node’s versions, newest first: who changed it (user, credential, run, prompt, capability call), when, and the fields before and after (free)
+     * @description A node’s versions, newest first: who changed it (user, credential, run, prompt, capability call), when, and the fields before and after. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capOntologyHistory"];
+  };
+  "/v1/cap/ontology.symbol_context": {
+    /**
+     * What surrounds a code symbol (by node_id, or name and type): its class, sibling methods, tests, callers, callees, similar code and recent commits (POST /v1/ontology/symbol-context)
+     * @description What surrounds a code symbol (by node_id, or name and type): its class, sibling methods, tests, callers, callees, similar code and recent commits (POST /v1/ontology/symbol-context). A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Costs 1 credit (`ontology.symbol_context`), charged before any work; 402 when short.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capOntologySymbolContext"];
   };
   "/v1/cap/billing.credits_balance": {
     /**
@@ -1272,7 +1357,7 @@ export interface components {
        */
       update_prompts?: boolean;
       /**
-       * @description Graph-writing capabilities called with an MCP token (an agent) stage a change-set instead.
+       * @description Graph-writing capabilities called by an agent (an MCP token, or a run’s step) stage a change-set instead (one per call).
        * @default false
        */
       agent_writes?: boolean;
@@ -12143,8 +12228,8 @@ export interface operations {
     };
   };
   /**
-   * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free)
-   * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set instead (free)
+   * @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set instead. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
    * Requires the `capabilities:write` scope.
    */
@@ -12191,7 +12276,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call stages a change-set instead (free) */
+      /** @description Attaches a finding (an agent.finding node linked by FINDING_OF) to a live code.* node; another type is 422. Where the workspace stages agents’ writes, an MCP token’s call or a run’s step stages a change-set instead (free) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13434,6 +13519,1940 @@ export interface operations {
       };
       /** @description The embedding provider failed; the charge is refunded */
       502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Stores what a text says: the update prompt pipeline (extraction, resolution against the nodes the graph has, writes), or a change-set for review with `stage` or where the workspace stages agents’ writes
+   * @description Stores what a text says: the update prompt pipeline (extraction, resolution against the nodes the graph has, writes), or a change-set for review with `stage` or where the workspace stages agents’ writes. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Costs 5 credits (`ontology.prompt.update`), charged before any work; 402 when short.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capOntologyRemember: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "text": "Ada Lovelace works at Analytical Engines Ltd."
+         * }
+         */
+        "application/json": {
+          text: string;
+          /** @description true: propose the facts as a change-set instead of writing them. */
+          stage?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Stores what a text says: the update prompt pipeline (extraction, resolution against the nodes the graph has, writes), or a change-set for review with `stage` or where the workspace stages agents’ writes */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /**
+               * @description `staged`: the workspace stages agents’ writes and nothing was written; a reviewer applies the change-set.
+               * @enum {string}
+               */
+              status: "applied" | "staged";
+              /** @description The nodes the text named: created, or existing ones it refers to (created false). Empty when staged. */
+              nodes: {
+                  /** Format: uuid */
+                  id: string;
+                  type: string;
+                  name: string;
+                  created: boolean;
+                }[];
+              /** @description The edges written (a fact the graph held already is a reference of its ends, not listed). */
+              edges: {
+                  /** Format: uuid */
+                  id: string;
+                  type: string;
+                  /** Format: uuid */
+                  source_node_id: string;
+                  /** Format: uuid */
+                  target_node_id: string;
+                  created: boolean;
+                }[];
+              /**
+               * Format: uuid
+               * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null when applied.
+               */
+              change_set_id: string | null;
+              /**
+               * Format: uuid
+               * @description The prompt run (its audit row) that did the work.
+               */
+              correlation_id: string;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Insufficient credits, or the account is locked; nothing ran */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["InsufficientCredits"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The Idempotency-Key names a prompt run with another text still running; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The model provider failed; nothing written, the charge refunded */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The prompt did not finish in time; it goes on, and a retry with the key returns its result; or The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Creates a node, or with `node_id` updates it: name and type set, properties merged (a null value removes a key), as POST and PATCH /v1/ontology/nodes do (free)
+   * @description Creates a node, or with `node_id` updates it: name and type set, properties merged (a null value removes a key), as POST and PATCH /v1/ontology/nodes do. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capOntologyWriteNode: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "type": "person",
+         *   "name": "Ada Lovelace",
+         *   "properties": {
+         *     "email": "ada@example.org"
+         *   }
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The node to update; absent: create one.
+           */
+          node_id?: string;
+          type: string;
+          name: string;
+          properties?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Creates a node, or with `node_id` updates it: name and type set, properties merged (a null value removes a key), as POST and PATCH /v1/ontology/nodes do (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /**
+               * @description `staged`: the workspace stages agents’ writes and nothing was written; a reviewer applies the change-set.
+               * @enum {string}
+               */
+              status: "applied" | "staged";
+              /** @description null when staged. */
+              node: ({
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                workspace_id: string;
+                type: string;
+                name: string;
+                properties: {
+                  [key: string]: unknown;
+                };
+                importance_score: number;
+                base_salience: number;
+                reference_count: number;
+                /** Format: uuid */
+                connection_id: string | null;
+                has_embedding: boolean;
+                /** @description Only with ?include_embedding=true on GET by id. */
+                embedding?: number[];
+                /** Format: date-time */
+                last_touch_at: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                is_deleted: boolean;
+              }) | null;
+              /**
+               * Format: uuid
+               * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null when applied.
+               */
+              change_set_id: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description node_id is not a live node of the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Creates a directed, typed edge between two live nodes of the workspace, as POST /v1/ontology/edges does (both ends count a reference) (free)
+   * @description Creates a directed, typed edge between two live nodes of the workspace, as POST /v1/ontology/edges does (both ends count a reference). A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capOntologyLink: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "source_node_id": "3f2b8c1e-6d4a-4e7b-9c2f-1a5e8d7b6c40",
+         *   "target_node_id": "9a7c5e3b-1f2d-4c6a-8b9e-0d4f2a6c8e11",
+         *   "type": "works_at"
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          source_node_id: string;
+          /** Format: uuid */
+          target_node_id: string;
+          type: string;
+          properties?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Creates a directed, typed edge between two live nodes of the workspace, as POST /v1/ontology/edges does (both ends count a reference) (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /**
+               * @description `staged`: the workspace stages agents’ writes and nothing was written; a reviewer applies the change-set.
+               * @enum {string}
+               */
+              status: "applied" | "staged";
+              /** @description null when staged. */
+              edge: ({
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                workspace_id: string;
+                type: string;
+                /** Format: uuid */
+                source_node_id: string;
+                /** Format: uuid */
+                target_node_id: string;
+                properties: {
+                  [key: string]: unknown;
+                };
+                reasoning: string | null;
+                evidence: string | null;
+                /**
+                 * Format: date-time
+                 * @description When Weft learnt the fact.
+                 */
+                created_at: string;
+                is_deleted: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the fact began to hold (defaults to when it was written).
+                 */
+                valid_from: string;
+                /**
+                 * Format: date-time
+                 * @description When the fact stopped holding (a contradicting update closes it); null while it holds.
+                 */
+                valid_to: string | null;
+              }) | null;
+              /**
+               * Format: uuid
+               * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null when applied.
+               */
+              change_set_id: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description node_not_found: an end is not a live node of the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description claim_conflict: a CONTAINS edge would join two sessions’ claims; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Soft-deletes a node (and every edge touching it) or an edge, as DELETE /v1/ontology/nodes/{id} and /edges/{id} do; the graph’s history keeps what it was (free)
+   * @description Soft-deletes a node (and every edge touching it) or an edge, as DELETE /v1/ontology/nodes/{id} and /edges/{id} do; the graph’s history keeps what it was. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capOntologyForget: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "node_id": "8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The node to delete, with its edges.
+           */
+          node_id?: string;
+          /**
+           * Format: uuid
+           * @description The edge to delete.
+           */
+          edge_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Soft-deletes a node (and every edge touching it) or an edge, as DELETE /v1/ontology/nodes/{id} and /edges/{id} do; the graph’s history keeps what it was (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /**
+               * @description A deletion is never staged.
+               * @enum {string}
+               */
+              status: "applied";
+              /** @description The deleted node (`is_deleted: true`), for node_id. */
+              node: ({
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                workspace_id: string;
+                type: string;
+                name: string;
+                properties: {
+                  [key: string]: unknown;
+                };
+                importance_score: number;
+                base_salience: number;
+                reference_count: number;
+                /** Format: uuid */
+                connection_id: string | null;
+                has_embedding: boolean;
+                /** @description Only with ?include_embedding=true on GET by id. */
+                embedding?: number[];
+                /** Format: date-time */
+                last_touch_at: string;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                is_deleted: boolean;
+              }) | null;
+              /** @description The deleted edge, for edge_id. */
+              edge: ({
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                workspace_id: string;
+                type: string;
+                /** Format: uuid */
+                source_node_id: string;
+                /** Format: uuid */
+                target_node_id: string;
+                properties: {
+                  [key: string]: unknown;
+                };
+                reasoning: string | null;
+                evidence: string | null;
+                /**
+                 * Format: date-time
+                 * @description When Weft learnt the fact.
+                 */
+                created_at: string;
+                is_deleted: boolean;
+                /**
+                 * Format: date-time
+                 * @description When the fact began to hold (defaults to when it was written).
+                 */
+                valid_from: string;
+                /**
+                 * Format: date-time
+                 * @description When the fact stopped holding (a contradicting update closes it); null while it holds.
+                 */
+                valid_to: string | null;
+              }) | null;
+              change_set_id: null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live node or edge with this id in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description forget_not_stageable: the workspace stages agents’ writes, and a change-set cannot hold a deletion; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A node and its edges, at most 50 each way with the node at the other end; with `as_of`, as the graph stood then (free)
+   * @description A node and its edges, at most 50 each way with the node at the other end; with `as_of`, as the graph stood then. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capOntologyGetNode: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "node_id": "8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description A node of the workspace (another workspace’s is 404).
+           */
+          node_id: string;
+          /**
+           * Format: date-time
+           * @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon.
+           */
+          as_of?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A node and its edges, at most 50 each way with the node at the other end; with `as_of`, as the graph stood then (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              node: components["schemas"]["NodeResponse"];
+              edges: {
+                /** @description Edges from the node. */
+                outgoing: {
+                    /** Format: uuid */
+                    id: string;
+                    type: string;
+                    /** Format: uuid */
+                    source_node_id: string;
+                    /** Format: uuid */
+                    target_node_id: string;
+                    /** @description The node at the other end. */
+                    other: {
+                      /** Format: uuid */
+                      id: string;
+                      type: string;
+                      name: string;
+                    };
+                  }[];
+                /** @description Edges into the node. */
+                incoming: {
+                    /** Format: uuid */
+                    id: string;
+                    type: string;
+                    /** Format: uuid */
+                    source_node_id: string;
+                    /** Format: uuid */
+                    target_node_id: string;
+                    /** @description The node at the other end. */
+                    other: {
+                      /** Format: uuid */
+                      id: string;
+                      type: string;
+                      name: string;
+                    };
+                  }[];
+              };
+              /** @description true when the node has more than 50 edges one way (list them with neighborhood). */
+              truncated: boolean;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live node with this id in the workspace (at `as_of`); or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Nodes by name (case-insensitive substring: exact matches first, then by importance) and/or type; without `q`, the first nodes of `type` (free)
+   * @description Nodes by name (case-insensitive substring: exact matches first, then by importance) and/or type; without `q`, the first nodes of `type`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capOntologyFindNodes: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *   "q": "Lovelace",
+         *   "type": "person",
+         *   "limit": 5
+         * }
+         */
+        "application/json": {
+          /** @description Part of the name. */
+          q?: string;
+          /** @description Only nodes of this type. */
+          type?: string;
+          /** @description How many nodes: 1 to 50 (default 20). */
+          limit?: number;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description Nodes by name (case-insensitive substring: exact matches first, then by importance) and/or type; without `q`, the first nodes of `type` (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              nodes: components["schemas"]["NodeResponse"][];
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The subgraph around a node, both directions, `hops` deep (the answer of graph_neighborhood); with `as_of`, as it stood then (free)
+   * @description The subgraph around a node, both directions, `hops` deep (the answer of graph_neighborhood); with `as_of`, as it stood then. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capOntologyNeighborhood: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "node_id": "8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64",
+         *   "hops": 2
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description A node of the workspace (another workspace’s is 404).
+           */
+          node_id: string;
+          /** @description How deep: 1 to 3 (default 2). */
+          hops?: number;
+          /** @description How many nodes: 10 to 2000 (default 300). */
+          limit?: number;
+          /**
+           * Format: date-time
+           * @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon.
+           */
+          as_of?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The subgraph around a node, both directions, `hops` deep (the answer of graph_neighborhood); with `as_of`, as it stood then (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /**
+               * Format: uuid
+               * @description null when q matched no node.
+               */
+              center_node_id: string | null;
+              /** @description hops (neighborhood) or degrees (family_tree). */
+              depth_limit: number;
+              nodes: components["schemas"]["GraphNode"][];
+              edges: components["schemas"]["GraphEdge"][];
+              /** @description With q: up to 10 name matches, best first. */
+              candidates: ({
+                  /** Format: uuid */
+                  id: string;
+                  type: string;
+                  name: string;
+                  importance_score: number;
+                  reference_count: number;
+                  /** Format: uuid */
+                  connection_id: string | null;
+                })[];
+              truncated: {
+                nodes: boolean;
+                edges: boolean;
+              };
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No live node with this id in the workspace (at `as_of`); or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A node’s versions, newest first: who changed it (user, credential, run, prompt, capability call), when, and the fields before and after (free)
+   * @description A node’s versions, newest first: who changed it (user, credential, run, prompt, capability call), when, and the fields before and after. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capOntologyHistory: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "node_id": "8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description A node of the workspace (another workspace’s is 404).
+           */
+          node_id: string;
+          /** @description How many versions: 1 to 10000 (default 50). */
+          limit?: number;
+          /** @description `next_cursor` of the previous answer, for older versions. */
+          cursor?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A node’s versions, newest first: who changed it (user, credential, run, prompt, capability call), when, and the fields before and after (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              node_id: string;
+              /** @description Newest first. */
+              versions: components["schemas"]["GraphVersion"][];
+              /** @description Pass as `cursor` for the next (older) page; null on the last. */
+              next_cursor: string | null;
+              /**
+               * Format: date-time
+               * @description Versions older than this have been purged.
+               */
+              retention_horizon: string;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The workspace has no node with this id, deleted or not; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * What surrounds a code symbol (by node_id, or name and type): its class, sibling methods, tests, callers, callees, similar code and recent commits (POST /v1/ontology/symbol-context)
+   * @description What surrounds a code symbol (by node_id, or name and type): its class, sibling methods, tests, callers, callees, similar code and recent commits (POST /v1/ontology/symbol-context). A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Costs 1 credit (`ontology.symbol_context`), charged before any work; 402 when short.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capOntologySymbolContext: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Parser.parse",
+         *   "type": "code.method"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The symbol’s node (preferred).
+           */
+          node_id?: string;
+          /** @description With `type`: the node name (e.g. `Parser.parse`) or the stable key (`src/parser.ts#Parser.parse`). */
+          name?: string;
+          /** @description With `name`: the node type, e.g. code.method. */
+          type?: string;
+          /**
+           * @description The cap on each list of the answer (default 20, max 100).
+           * @default 20
+           */
+          limit?: number;
+          /** @description The next page of the tests, callers or callees list: the `next_cursors` entry of the previous answer (same symbol and limit); the whole `next_cursors` object may be sent back. A list without a cursor (or null) starts from its first page. */
+          cursors?: {
+            tests?: string | null;
+            callers?: string | null;
+            callees?: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description What surrounds a code symbol (by node_id, or name and type): its class, sibling methods, tests, callers, callees, similar code and recent commits (POST /v1/ontology/symbol-context) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              symbol: components["schemas"]["NodeResponse"];
+              /** @description The class (or interface) that CONTAINS a method; null otherwise. */
+              containing_class: ({
+                /** Format: uuid */
+                id: string;
+                type: string;
+                name: string;
+                /** @description The stable key within its repository. */
+                key: string | null;
+                path: string | null;
+                line: number | null;
+              }) | null;
+              /** @description The other methods of the containing class. */
+              sibling_methods: components["schemas"]["SymbolRef"][];
+              /** @description code.test nodes with a TESTS edge to the symbol (by name, paged). */
+              tests: components["schemas"]["SymbolRef"][];
+              /** @description Sources of CALLS edges into the symbol (by name, paged). */
+              callers: components["schemas"]["SymbolRef"][];
+              /** @description Targets of the symbol’s CALLS edges (by name, paged). */
+              callees: components["schemas"]["SymbolRef"][];
+              /** @description Each paged list’s cursor to its next page (request `cursors`), null when the list is complete. */
+              next_cursors: {
+                tests: string | null;
+                callers: string | null;
+                callees: string | null;
+              };
+              /** @description The nearest code nodes by embedding (cosine), the symbol itself excluded; empty until it is embedded. */
+              semantic: ({
+                  /** Format: uuid */
+                  id: string;
+                  type: string;
+                  name: string;
+                  /** @description The stable key within its repository. */
+                  key: string | null;
+                  path: string | null;
+                  line: number | null;
+                  similarity: number;
+                })[];
+              /** @description Newest first: commits with a TOUCHED edge to the symbol or to the file that contains it. */
+              recent_commits: components["schemas"]["SymbolCommit"][];
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Insufficient credits, or the account is locked; nothing ran */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["InsufficientCredits"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description symbol_not_found: no live symbol matches; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description ambiguous_symbol: several symbols match name and type; ask with node_id */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

@@ -20,12 +20,15 @@ export type CreditKind = keyof typeof CREDIT_COSTS;
 export const CREDIT_KINDS = Object.keys(CREDIT_COSTS) as CreditKind[];
 
 /**
- * What each capability (`/v1/cap/<tool>`) charges, by credit kind; a tool not listed is free
- * (every `agent.*` and `billing.*` tool).
+ * What each capability (`/v1/cap/<tool>`) charges, by credit kind: the price of the REST route doing
+ * the same work. A tool not listed is free (every `agent.*` and `billing.*` tool, and the graph's
+ * reads and writes, free like their routes). `ontology.remember` is charged by the update prompt it runs.
  */
 export const CAPABILITY_CREDIT_KINDS: Readonly<Record<string, CreditKind>> = {
   'ontology.ask': 'ontology.prompt.query',
   'ontology.search': 'ontology.search.hybrid',
+  'ontology.remember': 'ontology.prompt.update',
+  'ontology.symbol_context': 'ontology.symbol_context',
 };
 
 /** Ledger kinds that are not charges: an operator's grant is a tenant-level positive row. */

@@ -13,7 +13,12 @@ const registry = () => {
     outbox: unused,
     sessionTtlSeconds: 300,
     prompts: unused,
+    promptApi: unused,
     search: unused,
+    nodes: unused,
+    traversals: unused,
+    versions: unused,
+    code: unused,
   });
   const service = createCapabilityService({ uow: unused, read: unused, logger: unused, credits: unused, tools });
   return { tools, described: mcpTools(service.tools, service.describe()) };
