@@ -1,6 +1,8 @@
 import type { SealBinding, SealedText } from '../src/platform/crypto/sealer';
 import type { GroundedAnswer, Intent, RefinedGraph } from '../src/prompt/model/contract';
-import type { CompletionInput, FailureInput, PersistedGraph, PromptActor, PromptService } from '../src/prompt/service';
+import type { PromptService } from '../src/prompt/service';
+import type { CompletionInput, FailureInput } from '../src/prompt/settlement';
+import type { PersistedGraph, PromptActor } from '../src/prompt/writes';
 import { heartbeating } from './failures';
 
 /** The prompt saga's steps: thin adapters over the prompt service. */

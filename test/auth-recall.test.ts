@@ -91,6 +91,26 @@ describe('authentication: a read proves its credential in its own statement', ()
     expect((await as(api_key).get(`${NODES}/${node.id}`)).status).to.equal(401);
   });
 
+  it('a warm read that sends nothing to Postgres proves its credential alone before it answers', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    expect((await as(api_key).get('/v1/cap')).status).to.equal(200);
+    let status = 0;
+    const texts = await textsOf(async () => {
+      status = (await as(api_key).get('/v1/cap')).status;
+    });
+    expect(status).to.equal(200);
+    expect(texts.filter((text) => text.includes('weft_authenticate_'))).to.deep.equal([
+      'SELECT * FROM weft_authenticate_key($1)',
+    ]);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    const refused = await as(api_key).get('/v1/cap');
+    expect(refused.status).to.equal(401);
+    expect(JSON.stringify(refused.body)).to.not.include('tools');
+  });
+
   it('a live warm key still gets its 404 for a missing node, and a revoked user JWT its 401', async () => {
     const { api_key, user_jwt } = await newTenant();
     const missing = `${NODES}/00000000-0000-4000-8000-000000000000`;

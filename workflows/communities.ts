@@ -20,6 +20,7 @@ async function summariseAfterPass(workspaceId: string) {
   }
 }
 
+// The `community-model-summaries` marker's retirement is planned in docs/workflow-versions.md.
 const BATCH = 20;
 // Enough batches per run to keep the history small; the rest continues as a new run.
 const BATCHES_PER_RUN = 200;

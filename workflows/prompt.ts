@@ -12,8 +12,8 @@ import type { Activities } from '../activities';
 import type { FailureDetails } from '../src/platform/temporal/failures';
 import { findFailureDetails, toApplicationFailure } from '../src/platform/temporal/failures';
 import type { GroundedAnswer, Intent } from '../src/prompt/model/contract';
-import type { PersistedGraph } from '../src/prompt/service';
 import type { PromptWorkflowInput, PromptWorkflowResult } from '../src/prompt/workflow';
+import type { PersistedGraph } from '../src/prompt/writes';
 import { databaseLocalActivity, modelActivity } from './activity-options';
 
 const db = proxyLocalActivities<Activities>(databaseLocalActivity);

@@ -1,32 +1,24 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  condition,
   continueAsNew,
   patched,
   proxyActivities,
   proxyLocalActivities,
-  setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { findFailureDetails } from '../src/platform/temporal/failures';
-import {
-  AGENT_ATTRIBUTE,
-  RUN_STATUS_ATTRIBUTE,
-  WAITING_FOR_ATTRIBUTE,
-} from '../src/platform/temporal/search-attributes';
-import { LIMITS } from '../src/rules/limits';
+import { AGENT_ATTRIBUTE, RUN_STATUS_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
-import { runChangedSignal } from '../src/runs/workflow';
 import { databaseActivity, databaseLocalActivity, planningActivity } from './activity-options';
+import { approvalWait, rejectionOf } from './approval-wait';
+import { ended, finished, showStatus, showWaiting } from './run-status';
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
-const { beginRun, decideStepPolicy, requestRunApproval, runApprovalState, expireRunApproval, resumeRun, finishRun } =
-  proxyLocalActivities<Activities>(databaseLocalActivity);
+const { beginRun, decideStepPolicy, resumeRun, finishRun } = proxyLocalActivities<Activities>(databaseLocalActivity);
 const { planRunStep } = proxyActivities<Activities>(planningActivity);
 // A step calls a capability, which may call a model: the database preset's retries, a longer timeout.
 // It heartbeats, so a step whose worker died is retried within seconds, not after those 5 minutes.
@@ -38,33 +30,6 @@ const stepActivity = (stepNo: number, tool: string) =>
     heartbeatTimeout: '5 seconds',
     summary: `step ${stepNo}: ${tool}`,
   }).runStep;
-
-const FINISHED = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
-const finished = (status: string) => FINISHED.includes(status);
-
-/**
- * WeftWaitingFor names the approval a run waits on and its step's tool (`approval <id>: <tool>`, so an
- * operator finds the run from the approval the API lists), and is cleared when it goes on: in the same
- * upsert as the status, so the command sequence (and replay of older histories) is unchanged. A state
- * recorded before it carried the id names the step number instead.
- */
-const showWaiting = (status: string, step?: RunPlanStep, approvalId?: string) =>
-  upsertSearchAttributes([
-    { key: RUN_STATUS_ATTRIBUTE, value: status },
-    {
-      key: WAITING_FOR_ATTRIBUTE,
-      value:
-        step && status === 'AWAITING_APPROVAL' ? `approval ${approvalId ?? `step ${step.stepNo}`}: ${step.tool}` : null,
-    },
-  ]);
-
-/** WeftRunStatus follows Postgres: set after each transition an activity has committed. */
-const showStatus = (status: string) => showWaiting(status);
-
-const ended = (status: string): RunWorkflowResult => {
-  showStatus(status);
-  return { status: status as RunWorkflowResult['status'] };
-};
 
 /** A model call that failed for good (the provider down past its retries): the run's structured error. */
 function modelFailure(error: unknown): RunError {
@@ -81,7 +46,8 @@ function modelFailure(error: unknown): RunError {
  * row and waits for the `runChanged` signal the API sends after resolving it, re-reading the row
  * every `approvalRecheckSeconds` in case the signal was lost (the API died after its commit).
  * After `approvalRechecksPerRun` re-reads (or when Temporal suggests it) a waiting run continues
- * as new, carrying its plan and the step it waits on, so a wait of weeks keeps a small history.
+ * as new, carrying its plan and the step it waits on, so a wait of weeks keeps a small history
+ * (the wait: approval-wait.ts).
  */
 export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   try {
@@ -101,15 +67,11 @@ export async function runWorkflow(input: RunWorkflowInput): Promise<RunWorkflowR
   }
 }
 
+// The run's patch markers; the wait's own, APPROVAL_DEADLINES, is in approval-wait.ts. When each one is
+// deprecated and then removed: docs/workflow-versions.md.
 const SETTLE_ON_GIVE_UP = 'run-settles-failed-on-give-up';
 /** Issue 32: each step is decided by the workspace's approval rules before it runs. */
 const APPROVAL_RULES = 'run-step-approval-rules';
-/**
- * Issue 32 part 3: an approval with a deadline is waited on with a timer to its `expires_at` (read from
- * the row, so a continued run waits for the same instant), then its outcome applied. Only approvals a
- * rule gave a deadline take this path; histories before it never had one.
- */
-const APPROVAL_DEADLINES = 'run-approval-deadlines';
 const CONTINUED_WAIT_KEPT = 'run-continued-wait-keeps-rule-approval';
 /**
  * Issue 27: a step's activity also decides the rules, begins a playbook run (its first step) and
@@ -118,25 +80,18 @@ const CONTINUED_WAIT_KEPT = 'run-continued-wait-keeps-rule-approval';
  * unrun and waits as before.
  */
 const FUSED_STEPS = 'run-fused-steps';
-/** The least a deadline's timer waits: the worker's clock may run ahead of the database's. */
-const DEADLINE_MIN_WAIT_MS = 250;
 const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
 
 async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   const ref = { workspaceId: input.workspaceId, executionId: input.executionId };
-  const recheck = `${input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds} seconds`;
-  const recheckMs = (input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds) * 1000;
-  const rechecksPerRun = input.approvalRechecksPerRun ?? LIMITS.runs.approvalRechecksPerRun;
   const resume = input.resume;
-  let changed = false;
-  setHandler(runChangedSignal, () => {
-    changed = true;
-  });
-
   let plan: NonNullable<RunWorkflowInput['resume']>['plan'];
   // The llm agent's model calls so far: carried across continue-as-new, or counted from the rows
   // by beginRun when the reconciler resumed the run (0 for a new run, and in histories before it).
   let call = resume?.llmCalls ?? 0;
+  const approvals = approvalWait(input, (waiting) =>
+    continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting, llmCalls: call } }),
+  );
   const fused = patched(FUSED_STEPS);
   // A dispatched playbook's first step begins the run, unless it waits for an approval first.
   let begin = false;
@@ -194,43 +149,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       needsApproval = decided.action === 'require_approval';
     }
     if (needsApproval) {
-      let state = waiting ? await runApprovalState(stepRef) : await requestRunApproval(stepRef);
-      if (!waiting) showWaiting(state.run, step, state.approvalId);
-      let rechecks = 0;
-      // Cleared just before each read, never before the wait: a signal that came while the approval
-      // was being requested (its answer already stale) must still end the wait at once.
-      while (state.approval === 'pending' && !finished(state.run)) {
-        if (rechecks >= rechecksPerRun || workflowInfo().continueAsNewSuggested) {
-          // The new run re-reads the row first, so a resolve signalled meanwhile is not lost.
-          await continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting: step, llmCalls: call } });
-        }
-        const expiresAt = state.expiresAt ? Date.parse(state.expiresAt) : undefined;
-        if (expiresAt !== undefined && patched(APPROVAL_DEADLINES)) {
-          // Workflow time is deterministic (the task's start), so the timer replays as it was set.
-          const untilExpiry = Math.max(expiresAt - Date.now(), DEADLINE_MIN_WAIT_MS);
-          await condition(() => changed, Math.min(untilExpiry, recheckMs));
-          changed = false;
-          state = Date.now() >= expiresAt ? await expireRunApproval(stepRef) : await runApprovalState(stepRef);
-        } else {
-          await condition(() => changed, recheck);
-          changed = false;
-          state = await runApprovalState(stepRef);
-        }
-        rechecks++;
-      }
+      const state = await approvals.settle(stepRef, step, waiting);
       if (state.approval === 'rejected') {
-        // A deadline that rejected (issue 32 part 3) fails the run as a person's rejection does.
-        const expired = state.expired === true;
-        const message = expired
-          ? `Step ${step.stepNo} (${step.tool}) was not approved before its deadline`
-          : `Step ${step.stepNo} (${step.tool}) was rejected`;
-        return ended(
-          await finishRun({
-            ...ref,
-            status: 'FAILED',
-            error: { code: expired ? 'approval_expired' : 'approval_rejected', message, step: step.stepNo },
-          }),
-        );
+        return ended(await finishRun({ ...ref, status: 'FAILED', error: rejectionOf(step, state) }));
       }
       // A reviewer's RESPOND (issue 32 part 2; llm runs only, a state older histories never saw): the
       // step was recorded with the message instead of running, and the model plans again after it.

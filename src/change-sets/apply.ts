@@ -8,7 +8,7 @@ import { setChangeContext } from '../platform/db/unit-of-work';
 import { DomainError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { findLiveNodeByName } from '../prompt/repository';
-import { normalizedName } from '../prompt/service';
+import { normalizedName } from '../prompt/writes';
 import type { ChangeSetRecord } from './repository';
 import { liveNodesWithProperties } from './repository';
 import type { ChangeSetConflict, ChangeSetOperations, ChangeSetPreview } from './schemas';

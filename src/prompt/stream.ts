@@ -7,8 +7,9 @@ import { ConflictError, DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { FailureDetails } from '../platform/temporal/failures';
 import { detailsOf } from '../platform/temporal/failures';
-import type { AuditInput, PromptService } from './service';
+import type { PromptService } from './service';
 import { groundedAnswer } from './service';
+import type { AuditInput } from './settlement';
 import { requestHash, sourceHash } from './summary';
 
 export const STREAM_STEPS = ['embedding', 'retrieval', 'llm_call', 'parse'] as const;

@@ -2,7 +2,7 @@ import type { SealedText } from '../platform/crypto/sealer';
 import { defineWorkflow } from '../platform/temporal/contract';
 import type { SweepInput } from '../platform/temporal/sweeps';
 import type { Intent } from './model/contract';
-import type { PersistedGraph, PromptActor } from './service';
+import type { PersistedGraph, PromptActor } from './writes';
 
 /**
  * What starts a prompt. It names a workspace and no tenant: the activities read the paying tenant

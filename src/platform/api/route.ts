@@ -2,15 +2,14 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { CreditKind } from '../../rules/costs';
-import type { Authenticator, Recalled } from '../auth/authenticator';
+import type { Authenticator } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
-import type { CredentialProof } from '../db/credential-proof';
-import { owesCredentialProof, PrincipalChanged } from '../db/credential-proof';
 import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
+import { mayRecall, serveRecalled } from './recall';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -318,11 +317,7 @@ export function mountRoutes(
       } else if (respond) ctx.body = respond(route, result);
       else if (result !== undefined) ctx.body = result;
     };
-    // A read answered with a JSON body may start from the principal its credential was found to be
-    // a moment ago (never a stream: nothing may leave before the credential is proven live), and so
-    // may a write whose units of work wait for that proof (`recallable`).
-    const mayRecall =
-      (route.method === 'get' || route.recallable === true) && !route.public && route.response !== undefined;
+    const recalls = mayRecall(route);
     router[route.method](toKoaPath(route.path), async (ctx) => {
       if (route.public) return serve(ctx, undefined);
       // knowledge-graph-service-api.md §5.2: a workspace_id parameter must name a workspace the caller belongs to.
@@ -330,14 +325,15 @@ export function mountRoutes(
       const requested =
         ctx.query.workspace_id === undefined ? undefined : parse(WorkspaceQuery, ctx.query, 'query').workspace_id;
       const recalled =
-        mayRecall && authenticator.recall ? await guarded(ctx, () => authenticator.recall!(ctx, requested)) : undefined;
+        recalls && authenticator.recall ? await guarded(ctx, () => authenticator.recall!(ctx, requested)) : undefined;
       /** Serves as `principal`, when it holds the route's scope. */
       const serveScoped = async (principal: Principal) => {
         if (route.scope && !principal.scopes.has(route.scope)) throw new ForbiddenError(`Missing scope ${route.scope}`);
         await serve(ctx, principal);
       };
       if (recalled && (!route.scope || recalled.principal.scopes.has(route.scope))) {
-        return serveRecalled(ctx, recalled, (principal) => serve(ctx, principal), serveScoped);
+        const guards = { guarded: <T>(attempt: () => Promise<T>) => guarded(ctx, attempt), rateLimiter };
+        return serveRecalled(ctx, recalled, guards, (principal) => serve(ctx, principal), serveScoped);
       }
       const principal = await guarded(ctx, () => authenticator.authenticate(ctx, requested));
       // Every authenticated request counts, refused ones included, so probing scopes costs too.
@@ -345,82 +341,4 @@ export function mountRoutes(
       await serveScoped(principal);
     });
   }
-
-  /**
-   * A read that starts from a remembered principal (Authenticator.recall) before this request's
-   * credential lookup has answered: the lookup rides in the handler's first scoped read (one round
-   * trip for both), or runs alone after the handler when it made none. Nothing is answered before
-   * it settles: a refused credential answers its 401 (or 404, counted as any refusal), whatever the
-   * handler did, and drops the headers the handler set; a credential now found to be someone else
-   * (its workspace or scopes changed) serves the request again as what it is, scope checked. A unit
-   * of work awaits the proof before it writes (`confirmed`), and refuses to write as the remembered
-   * principal once it is found changed: nothing is written twice, or as the wrong principal.
-   */
-  async function serveRecalled(
-    ctx: Context,
-    recalled: Recalled,
-    serve: (principal: Principal) => Promise<void>,
-    serveAgain: (principal: Principal) => Promise<void>,
-  ) {
-    let found!: (principal: Principal) => void;
-    let refused!: (error: unknown) => void;
-    const proven = new Promise<Principal>((resolve, reject) => {
-      found = resolve;
-      refused = reject;
-    });
-    const proof: CredentialProof = {
-      ...recalled.lookup,
-      sent: false,
-      settle(row) {
-        try {
-          found(recalled.prove(row));
-        } catch (error) {
-          refused(error);
-        }
-      },
-      verdict: guarded(ctx, () => proven),
-      async confirmed() {
-        if (!samePrincipal((await proof.verdict) as Principal, principal)) throw new PrincipalChanged();
-      },
-    };
-    // Awaited below; neither may count as unhandled meanwhile (a 429 refuses before the lookup is read).
-    proven.catch(() => {});
-    proof.verdict.catch(() => {});
-    const proveNow = async (): Promise<Principal> => {
-      if (!proof.sent) {
-        proof.sent = true;
-        recalled.proveAlone().then(found, refused);
-      }
-      try {
-        return (await proof.verdict) as Principal;
-      } catch (error) {
-        for (const name of Object.keys(ctx.response.headers)) if (!before.has(name)) ctx.remove(name);
-        throw error;
-      }
-    };
-    const before = new Set(Object.keys(ctx.response.headers));
-    // This request's own copy: the proof rides on it to the scope of its reads (scopeOf).
-    const principal: Principal = { ...recalled.principal };
-    owesCredentialProof(principal, proof);
-    try {
-      await rateLimiter?.take(principal.credential, principal.userId);
-      await serve(principal);
-    } catch (error) {
-      const now = await proveNow();
-      if (error instanceof PrincipalChanged) return serveAgain(now);
-      throw error;
-    }
-    const now = await proveNow();
-    if (!samePrincipal(now, principal)) await serveAgain(now);
-  }
 }
-
-const samePrincipal = (a: Principal, b: Principal) =>
-  a.userId === b.userId &&
-  a.workspaceId === b.workspaceId &&
-  a.tenantId === b.tenantId &&
-  a.credential.kind === b.credential.kind &&
-  a.credential.id === b.credential.id &&
-  (a.credential.expiresAt?.getTime() ?? null) === (b.credential.expiresAt?.getTime() ?? null) &&
-  a.scopes.size === b.scopes.size &&
-  [...a.scopes].every((scope) => b.scopes.has(scope));
