@@ -195,7 +195,7 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     expect((await capClient(reader.body.token)('ontology.find_nodes', { q: 'Analytical' })).status).to.equal(200);
   });
 
-  it('ontology.symbol_context answers the route’s context for its price, refunded when the symbol is unknown', async () => {
+  it('ontology.symbol_context answers the route’s context at its price, refunded for an unknown symbol', async () => {
     const t = await newTenant(5);
     const method = await createNode(t.api_key, 'code.method', 'Parser.parse');
     const cap = capClient(t.api_key);
@@ -212,7 +212,7 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     expect(await balanceBesidesEmbeddings(t.tenant_id)).to.equal(4);
   });
 
-  it('over MCP: listed with their hints, remember then read; an agent’s writes stage where the workspace says', async () => {
+  it('over MCP: listed with hints, remember then read; agents’ writes stage where the workspace says', async () => {
     const t = await newTenant(20);
     const agent = await mcpToken(t.user_jwt, t.workspace_id);
     const client = await connect(agent);
@@ -269,7 +269,7 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     expect(direct.body.result.status).to.equal('applied');
   });
 
-  it('as a run’s step: the step key keeps a retried step from writing twice; staged where agents’ writes are', async () => {
+  it('as a run’s step: the step key keeps a retried step from writing twice, staged where agents’ are', async () => {
     const t = await newTenant(20);
     const client = as(t.api_key);
     const ada = await createNode(t.api_key, 'person', 'Ada Lovelace');
