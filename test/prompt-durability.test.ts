@@ -156,7 +156,9 @@ describe('prompt deadlines: no worker takes the prompt', function () {
       );
       expect(response.status).to.equal(504);
       expect(response.body.detail).to.match(/retry with the same X-Correlation-Id/);
-      expect(Date.now() - started).to.be.below(5000);
+      // It waited out the deadline, and no longer: the execution it gave up on is still running (below).
+      // A lower bound only: an upper bound in milliseconds fails on a loaded machine, not on a bug.
+      expect(Date.now() - started).to.be.at.least(1500);
 
       const description = await handle.describe();
       expect(description.status.name).to.equal('RUNNING');
