@@ -233,6 +233,23 @@ export const EnvSchema = z.object({
     .int()
     .min(10)
     .default(LIMITS.runs.events.keepAliveSeconds * 1000),
+  /**
+   * How often an open event stream re-checks its credential (revoked, expired, its user removed), besides
+   * each read it makes; never longer than LIMITS.streams (tests shorten it).
+   */
+  STREAM_CREDENTIAL_RECHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(LIMITS.streams.credentialRecheckSeconds * 1000)
+    .default(LIMITS.streams.credentialRecheckSeconds * 1000),
+  /** A run event stream ends after this with a `reconnect` event; the client resumes with Last-Event-ID. */
+  STREAM_MAX_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3600 * 1000)
+    .default(LIMITS.streams.maxLifetimeSeconds * 1000),
 
   /**
    * Run callbacks (issue 26) refuse private, loopback and link-local addresses, checked on the
