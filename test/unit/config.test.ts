@@ -149,6 +149,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).to.throw(ConfigError, /STATEMENT_TIMEOUT/);
   });
 
+  it('bounds how long an open stream goes without re-checking its credential, and how long it lives (issue 39)', () => {
+    expect(loadConfig({})).to.deep.include({ STREAM_CREDENTIAL_RECHECK_MS: 30_000, STREAM_MAX_LIFETIME_MS: 3_600_000 });
+    expect(loadConfig({ STREAM_CREDENTIAL_RECHECK_MS: '200' }).STREAM_CREDENTIAL_RECHECK_MS).to.equal(200);
+    // "At least every 30 s" is the rule: a longer interval is refused, not honoured.
+    expect(() => loadConfig({ STREAM_CREDENTIAL_RECHECK_MS: '60000' })).to.throw(ConfigError, /STREAM_CREDENTIAL/);
+    expect(() => loadConfig({ STREAM_MAX_LIFETIME_MS: '0' })).to.throw(ConfigError, /STREAM_MAX_LIFETIME_MS/);
+  });
+
   it('points the test suite at its own database', () => {
     const env = withTestDatabase({ DATABASE_URL: 'postgres://app@db:5432/weft' });
     expect(env.DATABASE_URL).to.equal('postgres://app@db:5432/weft_test');

@@ -143,8 +143,9 @@ export function createEventStreams(deps: {
           later(deps.maxLifetimeMs, () => {
             if (ended || lapsing) return;
             const last = resumeFrom();
+            const seconds = Math.round(deps.maxLifetimeMs / 1000);
             const data = {
-              detail: `The stream reached its lifetime (${Math.round(deps.maxLifetimeMs / 1000)} s); resume with Last-Event-ID`,
+              detail: `The stream reached its lifetime (${seconds} s); resume with Last-Event-ID`,
               last_event_id: last,
             };
             write(`id: ${last}\nevent: reconnect\ndata: ${JSON.stringify(data)}\n\n`);
