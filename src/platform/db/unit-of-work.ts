@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { UnauthenticatedError } from '../errors';
 import type { CredentialProof } from './credential-proof';
 import { takeCredentialProof } from './credential-proof';
 
@@ -38,10 +39,13 @@ export interface StandingCredential {
   expiresAt: string | null;
 }
 
-/** A scoped read's credential no longer stands (revoked, expired, or its user left the workspace). */
-export class CredentialLapsed extends Error {
+/**
+ * A scoped read's credential no longer stands (revoked, expired, or its user left the workspace). A
+ * stream turns it into its final `error` event; anywhere else it answers what a refused credential does.
+ */
+export class CredentialLapsed extends UnauthenticatedError {
   constructor() {
-    super('the credential no longer stands');
+    super('Invalid or revoked credential');
   }
 }
 
