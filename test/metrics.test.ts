@@ -85,9 +85,15 @@ describe('metrics: GET /metrics on the API and on a worker process (issue 29)', 
     expect(sample(figures, 'weft_credits_charged', { kind: 'ontology.search.hybrid' })).to.be.at.least(1);
     expect(declares(figures, 'weft_credits_refunded')).to.equal(true);
     expect(declares(figures, 'weft_credits_pending')).to.equal(true);
-    // No workspace, tenant or user id anywhere, under any label.
-    for (const id of [tenant.workspace_id, tenant.tenant_id, tenant.user_id, run.body.execution_id])
-      expect(text).to.not.include(id);
+    // Tenant-wide totals stay aggregate (review NM-6): no workspace, tenant, user or run id anywhere, no id
+    // of any kind, and no label that could carry one.
+    for (const exposition of [text, figures]) {
+      for (const id of [tenant.workspace_id, tenant.tenant_id, tenant.user_id, run.body.execution_id])
+        expect(exposition).to.not.include(id);
+      expect(exposition).to.not.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i);
+      const labels = new Set([...exposition.matchAll(/[{,](\w+)="/g)].map((match) => match[1]));
+      for (const label of labels) expect(label).to.not.match(/workspace|tenant|user|key|credential|execution|_id$/);
+    }
   });
 
   it('the API answers only GET and HEAD on /metrics', async () => {

@@ -301,6 +301,27 @@ describe('prompt pipeline on the OpenAI path (fake OpenAI-compatible server)', f
     expect(rows.map((row: { amount: number }) => row.amount)).to.deep.equal([-3, 3]);
   });
 
+  it('a stream whose key is revoked mid-call ends with a credential_revoked error event and is refunded', async () => {
+    const tenant = await newTenant(20);
+    const key = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', { name: 'asker', scopes: ['prompt:write'] });
+    expect(key.status, key.text).to.equal(201);
+    const answering = scriptAnswer({ content: JSON.stringify({ answer: 'late', citations: [] }), delayMs: 1000 }, null);
+    const streamed = postStream('/v1/ontology/prompt/stream', key.body.token, { prompt: 'Who?' }, openai.stack.baseUrl);
+    await eventually(answering, { what: 'the stream’s model call', intervalMs: 20 });
+    expect((await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.body.id}`)).status).to.equal(200);
+    const { status, events } = await streamed;
+    expect(status).to.equal(200);
+    expect(events.map((event) => event.event)).not.to.include('done');
+    expect(events.at(-1)).to.deep.include({ event: 'error' });
+    expect(events.at(-1)!.data).to.include({ status: 401, error_code: 'credential_revoked' });
+    await eventually(async () => (await creditBalance(tenant.tenant_id)) === 20, { what: 'the refund' });
+    const [audit] = await owner().query(
+      `SELECT status, error_code, credits_used FROM prompt_runs WHERE workspace_id = $1 AND prompt_kind = 'stream'`,
+      [tenant.workspace_id],
+    );
+    expect(audit).to.deep.equal({ status: 'error', error_code: 'CredentialLapsed', credits_used: 0 });
+  });
+
   it('the reconcile pass never settles a prompt that completed after it was read as a candidate', async () => {
     const tenant = await newTenant(20);
     const answering = scriptAnswer({ content: JSON.stringify({ answer: 'At NASA.', citations: [] }), delayMs: 800 });

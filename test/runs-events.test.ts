@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { RunEvent } from '../src/client';
-import { followRun } from '../src/client';
+import { followRun, followWorkspaceRuns } from '../src/client';
+import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { finished } from './helpers/runs';
 import { openSse } from './helpers/sse';
@@ -231,5 +232,90 @@ describe('run events: keep-alive comments', () => {
     expect(stream.comments.filter((c) => c === ': keep-alive').length - before).to.be.at.least(3);
     stream.close();
     await as(tenant.api_key, stack.baseUrl).post(`/v1/runs/${id}/cancel`);
+  });
+});
+
+// Issue 39 item 4 (review NM-1): a stream lives at most STREAM_MAX_LIFETIME_MS (1 h by default; 1 s here),
+// then ends with a `reconnect` event whose id is where to resume; Last-Event-ID resumes without loss.
+describe('run events: a stream’s lifetime, and resuming after it', () => {
+  let short: { stack: Stack; stop: () => Promise<void> } | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    short = await bootStack({ STREAM_MAX_LIFETIME_MS: '1000' });
+  });
+  after(async () => short?.stop());
+
+  const eventSeqs = async (executionId: string, column: 'id' | 'seq') =>
+    (
+      await short!.stack.ownerDataSource.query(
+        `SELECT ${column}::int AS n FROM run_events WHERE execution_id = $1 ORDER BY ${column}`,
+        [executionId],
+      )
+    ).map((row: { n: number }) => row.n);
+
+  it('a run stream ends with reconnect at its lifetime; Last-Event-ID from its id gets the rest', async () => {
+    const { stack } = short!;
+    const tenant = await stack.provisioning.bootstrap({ credits: 100 });
+    const client = as(tenant.api_key, stack.baseUrl);
+    const id = await dispatch(client, gated);
+    const first = await openSse(`/v1/runs/${id}/events`, tenant.api_key, { baseUrl: stack.baseUrl });
+    const events = await first.ended();
+    const last = events.at(-1)!;
+    expect(last.event).to.equal('reconnect');
+    const seen = events.slice(0, -1);
+    expect(seen.map((e) => e.event)).to.include('approval.requested');
+    expect(last.data.last_event_id).to.equal(Number(seen.at(-1)!.id));
+    expect(last.id).to.equal(seen.at(-1)!.id);
+
+    expect((await client.post(`/v1/runs/${id}/cancel`)).status).to.equal(200);
+    await finished(client, id);
+    const rest = await openSse(`/v1/runs/${id}/events`, tenant.api_key, {
+      baseUrl: stack.baseUrl,
+      lastEventId: last.id!,
+    });
+    const resumed = await rest.ended();
+    expect(resumed.at(-1)!.event).to.equal('run.finished');
+    expect([...seen, ...resumed].map((e) => Number(e.id))).to.deep.equal(await eventSeqs(id, 'id'));
+  });
+
+  it('the typed client follows a run and the workspace across lifetimes, missing and repeating nothing', async () => {
+    const { stack } = short!;
+    const tenant = await stack.provisioning.bootstrap({ credits: 100 });
+    const client = as(tenant.api_key, stack.baseUrl);
+    // Connections made, by stream (counted once the server has answered, so the stream is open).
+    const connections = { workspace: 0, run: 0 };
+    const counting: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      connections[String(input).includes('/v1/runs/events') ? 'workspace' : 'run'] += 1;
+      return response;
+    };
+    const options = { baseUrl: stack.baseUrl, token: tenant.api_key, fetch: counting };
+    const abort = new AbortController();
+    const workspace: RunEvent[] = [];
+    const watching = (async () => {
+      for await (const event of followWorkspaceRuns(options, { tag: 'lifetime' }, { signal: abort.signal })) {
+        workspace.push(event);
+        if (event.type === 'run.finished') return;
+      }
+    })();
+    // The workspace stream starts live from when it opened: open before the run.
+    await eventually(() => connections.workspace > 0, { what: 'the workspace stream to open' });
+    const id = await dispatch(client, { ...gated, tags: ['lifetime'] });
+    const run: RunEvent[] = [];
+    for await (const event of followRun(options, id, { signal: abort.signal })) {
+      run.push(event);
+      // Cancelled once both streams have reached their lifetime and resumed at least once.
+      if (event.type === 'approval.requested') {
+        void eventually(() => connections.workspace >= 2 && connections.run >= 2, {
+          what: 'both streams to resume',
+          timeoutMs: 20_000,
+        }).then(() => client.post(`/v1/runs/${id}/cancel`));
+      }
+    }
+    await watching;
+    abort.abort();
+    expect(run.at(-1)!.type).to.equal('run.finished');
+    expect(run.map((event) => event.id)).to.deep.equal(await eventSeqs(id, 'id'));
+    expect(workspace.map((event) => event.seq)).to.deep.equal(await eventSeqs(id, 'seq'));
   });
 });

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import type { StoredIdentity } from '../src/platform/auth/credential-liveness';
-import { storedIdentityLive } from '../src/platform/auth/credential-liveness';
+import { credentialLapse, standingScopeOf, storedIdentityLive } from '../src/platform/auth/credential-liveness';
 import { revokeUserToken } from '../src/platform/auth/repository';
+import { CredentialLapsed } from '../src/platform/db/unit-of-work';
 import { as } from './helpers/http';
 import { finished, runUntil } from './helpers/runs';
+import { openSse } from './helpers/sse';
 import { getStack } from './helpers/stack';
 import { creditBalance, newMember, newTenant } from './helpers/tenants';
 
@@ -174,5 +176,119 @@ describe('deferred work: the stored identity check', () => {
     expect(await check()).to.deep.equal({ live: true, actingAs: owner.user_id });
     identity.expiresAt = new Date(Date.now() - 1000).toISOString();
     expect(await check()).to.deep.equal({ live: false, actingAs: owner.user_id });
+  });
+});
+
+// Issue 39 item 4 (review NM-1): an open stream follows its credential. Each read of a stream re-checks
+// it and a timer does so when the stream is quiet (STREAM_CREDENTIAL_RECHECK_MS, short in tests); a
+// lapsed credential ends the stream with a final `error` event, and nothing more is sent.
+describe('streams follow their credential (issue 39, review NM-1)', () => {
+  const gated = {
+    agent: 'playbook',
+    input: { steps: [{ tool: 'agent.start_session', input: { name: 'gated' }, requires_approval: true }] },
+  };
+  const balanceRun = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } };
+  const dispatch = async (client: Client, body: unknown): Promise<string> => {
+    const answer = await client.post('/v1/runs', body);
+    expect(answer.status, answer.text).to.equal(202);
+    return answer.body.execution_id;
+  };
+  const mintKey = async (userJwt: string) =>
+    (
+      await as(userJwt).post('/v1/auth/me/api-keys', {
+        name: 'streamer',
+        scopes: ['runs:read', 'runs:write', 'billing:read', 'capabilities:read', 'capabilities:write'],
+      })
+    ).body as { id: string; token: string };
+  /** The stream's last event is the credential error named `code`, and it ended there. */
+  const expectLapsed = async (stream: Awaited<ReturnType<typeof openSse>>, code: string) => {
+    const events = await stream.ended();
+    const last = events.at(-1)!;
+    expect(last.event).to.equal('error');
+    expect(last.data).to.deep.include({ status: 401, error_code: code });
+    expect(last.data.detail).to.be.a('string');
+    return events;
+  };
+
+  it('a stream’s read carries the check: rows while the key stands, CredentialLapsed once revoked', async () => {
+    const tenant = await newTenant(10);
+    const key = await mintKey(tenant.user_jwt);
+    const { read } = getStack().runtime;
+    const principal = {
+      userId: tenant.user_id,
+      workspaceId: tenant.workspace_id,
+      tenantId: tenant.tenant_id,
+      scopes: new Set<never>(),
+      credential: { kind: 'api_key' as const, id: key.id, expiresAt: null },
+    };
+    const scope = standingScopeOf(principal);
+    const workspaces = () => read<{ id: string }>(scope, `SELECT workspace_id AS id FROM memberships`);
+    expect((await workspaces()).map((row) => row.id)).to.include(tenant.workspace_id);
+    await getStack().ownerDataSource.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [key.id]);
+    let thrown: unknown;
+    await workspaces().catch((error: unknown) => {
+      thrown = error;
+    });
+    expect(thrown).to.be.instanceOf(CredentialLapsed);
+    expect(await credentialLapse(read, principal)).to.equal('credential_revoked');
+    // A stored expiry in the past is a lapse too, told apart from a revocation.
+    const expired = { ...principal, credential: { ...principal.credential, expiresAt: new Date(Date.now() - 1000) } };
+    expect(await credentialLapse(read, expired)).to.equal('credential_expired');
+  });
+
+  it('the review’s attack: a revoked key’s workspace stream ends (credential_revoked) before a later run', async () => {
+    const tenant = await newTenant(10);
+    const key = await mintKey(tenant.user_jwt);
+    const stream = await openSse('/v1/runs/events', key.token);
+    expect(stream.status).to.equal(200);
+    expect((await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.id}`)).status).to.equal(200);
+    expect((await as(key.token).get('/v1/runs')).status).to.equal(401);
+    // Another credential's run: its outputs must not reach the revoked stream.
+    const id = await dispatch(as(tenant.api_key), balanceRun);
+    await finished(as(tenant.api_key), id);
+    const events = await expectLapsed(stream, 'credential_revoked');
+    expect(events.filter((event) => event.data.execution_id === id)).to.deep.equal([]);
+    // Reconnecting with it is refused.
+    expect((await openSse('/v1/runs/events', key.token)).status).to.equal(401);
+  });
+
+  it('a quiet run stream ends when its key is revoked, and when its user leaves the workspace', async () => {
+    const tenant = await newTenant(10);
+    const key = await mintKey(tenant.user_jwt);
+    const id = await dispatch(as(tenant.api_key), gated);
+    const stream = await openSse(`/v1/runs/${id}/events`, key.token);
+    await stream.until((event) => event.event === 'approval.requested', 'approval.requested');
+    await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.id}`);
+    await expectLapsed(stream, 'credential_revoked');
+
+    const leaver = await newMember(tenant.workspace_id);
+    const watching = await openSse(`/v1/runs/${id}/events`, leaver.api_key);
+    const byJwt = await openSse(`/v1/runs/${id}/events`, leaver.user_jwt);
+    await watching.until((event) => event.event === 'approval.requested', 'approval.requested');
+    await byJwt.until((event) => event.event === 'approval.requested', 'approval.requested');
+    await getStack().ownerDataSource.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+      tenant.workspace_id,
+      leaver.user_id,
+    ]);
+    await expectLapsed(watching, 'member_removed');
+    await expectLapsed(byJwt, 'member_removed');
+    await as(tenant.api_key).post(`/v1/runs/${id}/cancel`);
+  });
+
+  it('an expired key and a revoked user JWT end their streams: credential_expired, credential_revoked', async () => {
+    const tenant = await newTenant(10);
+    const key = await mintKey(tenant.user_jwt);
+    const id = await dispatch(as(tenant.api_key), gated);
+    const byKey = await openSse(`/v1/runs/${id}/events`, key.token);
+    const byJwt = await openSse('/v1/runs/events', tenant.user_jwt);
+    await byKey.until((event) => event.event === 'approval.requested', 'approval.requested');
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [key.id],
+    );
+    await expectLapsed(byKey, 'credential_expired');
+    await getStack().ownerDataSource.transaction((m) => revokeUserToken(m, jtiOf(tenant.user_jwt)));
+    await expectLapsed(byJwt, 'credential_revoked');
+    await as(tenant.api_key).post(`/v1/runs/${id}/cancel`);
   });
 });

@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../api-keys/usage-recorder';
 import { createUsageRecorder } from '../api-keys/usage-recorder';
+import type { EventStreams } from '../platform/api/sse';
+import { createEventStreams } from '../platform/api/sse';
 import type { Authenticator } from '../platform/auth/authenticator';
 import { createAuthenticator } from '../platform/auth/authenticator';
 import type { JwtService } from '../platform/auth/tokens';
@@ -49,6 +51,8 @@ export interface Kernel {
   sealer: Sealer;
   /** OpenAI when OPENAI_API_KEY is set, else the local deterministic provider. */
   embeddings: EmbeddingProvider;
+  /** Server-sent event streams that follow their credential and end at their lifetime (platform/api/sse.ts). */
+  streams: EventStreams;
 }
 
 /**
@@ -69,12 +73,13 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const outbox = createOutboxRelay({ uow, events: OUTBOX_EVENTS, handlers: OUTBOX_HANDLERS(temporal, uow), logger });
+  const read = createScopedRead(dataSource);
   const kernel: Kernel = {
     config,
     logger,
     dataSource,
     uow,
-    read: createScopedRead(dataSource),
+    read,
     statement: createStatement(dataSource),
     jwt,
     usage,
@@ -83,6 +88,12 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     outbox,
     sealer: createSealer(config.WEFT_ENCRYPTION_KEY),
     embeddings: createEmbeddingProvider(config),
+    streams: createEventStreams({
+      read,
+      logger,
+      recheckMs: config.STREAM_CREDENTIAL_RECHECK_MS,
+      maxLifetimeMs: config.STREAM_MAX_LIFETIME_MS,
+    }),
   };
 
   const registry = createServiceRegistry(FEATURES, {

@@ -12,7 +12,7 @@ import createClient from 'openapi-fetch';
 import type { components, operations, paths } from './schema';
 
 export type { FollowOptions, RunEvent } from './run-events';
-export { followRun, followWorkspaceRuns } from './run-events';
+export { followRun, followWorkspaceRuns, StreamCredentialError } from './run-events';
 export type { components, operations, paths };
 
 export interface WeftClientOptions {

@@ -13,21 +13,48 @@ export interface FollowOptions {
   reconnects?: number;
 }
 
+/**
+ * A stream the server ended because its credential no longer stands (revoked, expired, or its user left
+ * the workspace): `code` is the final `error` event's `error_code`. Reconnecting would not help.
+ */
+export class StreamCredentialError extends Error {
+  constructor(
+    readonly code: 'credential_revoked' | 'credential_expired' | 'member_removed',
+    detail: string,
+  ) {
+    super(detail);
+    this.name = 'StreamCredentialError';
+  }
+}
+
+/** A stream's final events (the routes' descriptions): its credential lapsed, or it reached its lifetime. */
+interface CredentialLapsed {
+  status: 401;
+  detail: string;
+  error_code: StreamCredentialError['code'];
+}
+interface Reconnect {
+  detail: string;
+  last_event_id: number;
+}
+
+type Frame = { event: string; data: RunEvent | CredentialLapsed | Reconnect };
+
 /** Parses `text/event-stream` blocks into events; comments (keep-alives) are skipped. */
-async function* parseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
+async function* parseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<Frame> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
     for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-      const data = buffer
-        .slice(0, cut)
-        .split('\n')
+      const lines = buffer.slice(0, cut).split('\n');
+      buffer = buffer.slice(cut + 2);
+      const data = lines
         .filter((line) => line.startsWith('data: '))
         .map((line) => line.slice(6))
         .join('\n');
-      buffer = buffer.slice(cut + 2);
-      if (data) yield JSON.parse(data) as RunEvent;
+      const event = lines.find((line) => line.startsWith('event: '))?.slice(7) ?? 'message';
+      if (data) yield { event, data: JSON.parse(data) } as Frame;
     }
   }
 }
@@ -54,23 +81,40 @@ async function* stream(
     if (!response.ok || !response.body) {
       throw new Error(`${path}: ${response.status} ${await response.text()}`);
     }
+    let ending: Frame | undefined;
     try {
-      for await (const event of parseEvents(response.body)) {
+      for await (const frame of parseEvents(response.body)) {
+        if (frame.event === 'error' || frame.event === 'reconnect') {
+          ending = frame;
+          break;
+        }
+        const event = frame.data as RunEvent;
         last = cursor(event);
         yield event;
       }
-      // The server ended the stream: a run's ends after run.finished.
-      return;
     } catch (error) {
       if (follow.signal?.aborted) return;
       if (reconnects-- <= 0) throw error;
+      continue;
     }
+    if (ending?.event === 'error') {
+      const { error_code, detail } = ending.data as CredentialLapsed;
+      throw new StreamCredentialError(error_code, detail);
+    }
+    // The stream reached its lifetime: resume where it ended (not a failure, so no reconnect is spent).
+    if (ending?.event === 'reconnect') {
+      last = (ending.data as Reconnect).last_event_id;
+      continue;
+    }
+    // The server ended the stream: a run's ends after run.finished.
+    return;
   }
 }
 
 /**
  * Follows one run's events (`GET /v1/runs/{execution_id}/events`): everything it recorded, then
- * live, ending after `run.finished`. A dropped connection is resumed with `Last-Event-ID`.
+ * live, ending after `run.finished`. A dropped connection, or a stream that reached its lifetime, is
+ * resumed with `Last-Event-ID`; a credential that no longer stands throws `StreamCredentialError`.
  *
  *   for await (const event of followRun(options, executionId)) console.log(event.type, event.data);
  */

@@ -136,9 +136,15 @@ export const EnvSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(5).default(0),
   /**
    * Metrics (docs/operations.md): when set, `GET /metrics` (the API's and a worker's) asks for
-   * `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers whoever reaches the port.
+   * `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers whoever reaches the port. Required in
+   * production unless METRICS_PUBLIC says otherwise: the figures are every workspace's activity (review NM-6).
    */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /**
+   * Production only: `true` serves `/metrics` without METRICS_TOKEN, for an operator who fences the port
+   * by the network instead. An explicit choice, never a default.
+   */
+  METRICS_PUBLIC: booleanFlag.default(false),
   /** A worker process serves its own `GET /metrics` on this port; unset, it serves none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WORKER_METRICS_HOST: z.string().default('127.0.0.1'),
@@ -227,6 +233,23 @@ export const EnvSchema = z.object({
     .int()
     .min(10)
     .default(LIMITS.runs.events.keepAliveSeconds * 1000),
+  /**
+   * How often an open event stream re-checks its credential (revoked, expired, its user removed), besides
+   * each read it makes; never longer than LIMITS.streams (tests shorten it).
+   */
+  STREAM_CREDENTIAL_RECHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(LIMITS.streams.credentialRecheckSeconds * 1000)
+    .default(LIMITS.streams.credentialRecheckSeconds * 1000),
+  /** A run event stream ends after this with a `reconnect` event; the client resumes with Last-Event-ID. */
+  STREAM_MAX_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3600 * 1000)
+    .default(LIMITS.streams.maxLifetimeSeconds * 1000),
 
   /**
    * Run callbacks (issue 26) refuse private, loopback and link-local addresses, checked on the
@@ -273,6 +296,15 @@ function productionProblems(env: z.infer<typeof EnvSchema>): string[] {
     if (weak) problems.push(`JWT_SECRET ${weak}; ${generate}`);
   }
   if (env.TEMPORAL_UI_DEV_CODEC) problems.push('TEMPORAL_UI_DEV_CODEC decodes without a credential: development only');
+  // /metrics reports every workspace's activity: private unless the operator says otherwise, out loud.
+  if (env.METRICS_TOKEN) {
+    const weak = weakSecret(env.METRICS_TOKEN);
+    if (weak) problems.push(`METRICS_TOKEN ${weak}; ${generate}`);
+  } else if (!env.METRICS_PUBLIC) {
+    problems.push(
+      `METRICS_TOKEN must be set in production (${generate}), or METRICS_PUBLIC=true when the network fences /metrics`,
+    );
+  }
   if (!env.WEFT_ENCRYPTION_KEY) problems.push(`WEFT_ENCRYPTION_KEY must be set in production (${generate})`);
   else {
     const weak = weakSecret(env.WEFT_ENCRYPTION_KEY);

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { EventStreams } from '../platform/api/sse';
 import type { Config } from '../platform/config';
 import type { Sealer } from '../platform/crypto/sealer';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -51,8 +52,8 @@ export const promptFeature = {
         prompts: ctx.services.prompts,
         deadlineMs: ctx.config.PROMPT_DEADLINE_MS,
       }),
-    promptStream: (ctx: { logger: Logger; services: { prompts: PromptService } }) =>
-      createPromptStream({ prompts: ctx.services.prompts, logger: ctx.logger }),
+    promptStream: (ctx: { logger: Logger; streams: EventStreams; services: { prompts: PromptService } }) =>
+      createPromptStream({ prompts: ctx.services.prompts, logger: ctx.logger, streams: ctx.streams }),
     promptReconciler: (ctx: {
       dataSource: DataSource;
       uow: UnitOfWork;

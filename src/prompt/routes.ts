@@ -47,7 +47,9 @@ export const promptRoutes = (deps: { api: PromptApi; stream: ReturnType<typeof c
       `Answers a question (at most ${PROMPT_MAX_CHARS} characters) from the graph as \`text/event-stream\`: the ` +
       'steps embedding, retrieval, llm_call and parse, each as a start and a done event, then `done` (narrative ' +
       'and citations) or `error` (credits refunded). Refusals (402, 404, 409, 422) come before the stream ' +
-      'opens, as JSON.',
+      'opens, as JSON. The stream re-checks its credential while it runs: revoked, expired or its user removed ' +
+      'from the workspace, it ends with an `error` event whose `error_code` says which (`credential_revoked`, ' +
+      '`credential_expired`, `member_removed`), refunded.',
     credits: ['ontology.prompt.query'],
     body: PromptStreamRequest,
     example: { prompt: 'Where does Ada Lovelace work?' },

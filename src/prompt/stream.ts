@@ -1,7 +1,7 @@
-import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { CreditReceipt } from '../credits/repository';
 import { describeError } from '../platform/api/errors';
+import type { EventStreams } from '../platform/api/sse';
 import type { Principal } from '../platform/auth/principal';
 import { ConflictError, DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
@@ -38,8 +38,10 @@ const failureOf = (error: unknown): FailureDetails =>
  * id and its audit row first, and reserves under a key of its own; `done` is sent only after the
  * charge is settled as ok, and an error or a client that leaves gets it refunded. Settling in
  * this process is the fast path: a stream whose process dies is settled by the reconcile pass.
+ * Like every stream it follows its credential (platform/api/sse.ts): one that lapses mid-answer ends
+ * the stream with an `error` event and is refunded; it needs no lifetime, its model calls have deadlines.
  */
-export function createPromptStream(deps: { prompts: PromptService; logger: Logger }) {
+export function createPromptStream(deps: { prompts: PromptService; logger: Logger; streams: EventStreams }) {
   const { prompts, logger } = deps;
 
   return async function stream(ctx: Context, principal: Principal, question: string): Promise<void> {
@@ -78,7 +80,11 @@ export function createPromptStream(deps: { prompts: PromptService; logger: Logge
         .catch((error) => logger.error({ err: error }, 'stream refund failed; the reconcile pass settles it'));
     let answered = false;
 
-    const body = new PassThrough();
+    const body = deps.streams.create(principal, {
+      onLapse: (lapse) => {
+        if (!answered) void abandon({ code: 'unauthenticated', errorClass: 'CredentialLapsed', detail: lapse });
+      },
+    });
     let clientGone = false;
     // The response closing before it finished means the client left (a request's own 'close'
     // fires as soon as its body has been read, so it cannot tell).
@@ -90,24 +96,18 @@ export function createPromptStream(deps: { prompts: PromptService; logger: Logge
     ctx.res.once('close', leave);
     // A client that left while the reservation was being made closed before the listener existed.
     if (ctx.req.socket.destroyed) leave();
-    ctx.status = 200;
-    ctx.set({
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-    });
-    ctx.body = body;
+    body.respond(ctx);
 
     const step = async <T>(
       name: Step,
       work: () => Promise<T>,
       summary: (value: T) => object = () => ({}),
     ): Promise<T> => {
-      if (clientGone) throw new ClientGone();
+      if (clientGone || body.ended) throw new ClientGone();
       body.write(frame(name, { step: name, status: 'start' }));
       const started = performance.now();
       const value = await work();
-      if (clientGone) throw new ClientGone();
+      if (clientGone || body.ended) throw new ClientGone();
       body.write(
         frame(name, { step: name, status: 'done', ms: Math.round(performance.now() - started), ...summary(value) }),
       );
@@ -130,7 +130,7 @@ export function createPromptStream(deps: { prompts: PromptService; logger: Logge
           async () => groundedAnswer(raw, context.nodes),
           (parsed) => ({ citations: parsed.citations.length }),
         );
-        if (clientGone) throw new ClientGone();
+        if (clientGone || body.ended) throw new ClientGone();
         // The charge stands only once recorded as ok, under the reservation's lock: a stream the
         // reconcile pass has already refunded fails here instead of answering for free.
         answered = true;

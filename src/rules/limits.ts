@@ -195,6 +195,11 @@ export const LIMITS = {
     // stream remembers how far it has read at most this many runs.
     events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
   },
+  // Issue 39 (review NM-1): an open event stream (run events, workspace events, prompt streams) re-checks its
+  // credential at least every `credentialRecheckSeconds` (and in each read of what it reports), and a resumable
+  // one ends after `maxLifetimeSeconds` with a `reconnect` event (the client resumes with Last-Event-ID).
+  // STREAM_CREDENTIAL_RECHECK_MS (at most this) and STREAM_MAX_LIFETIME_MS override them.
+  streams: { credentialRecheckSeconds: 30, maxLifetimeSeconds: 3600 },
   // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
   // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)

@@ -1,7 +1,7 @@
-import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
+import type { EventStreams } from '../platform/api/sse';
+import { standingScopeOf } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
-import { scopeOf } from '../platform/auth/principal';
 import type { NotifyListener } from '../platform/db/notify-listener';
 import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
@@ -75,25 +75,30 @@ function lastEventId(ctx: Context): number | null {
  * Each stream subscribes to the process's one LISTEN connection for its workspace, then replays
  * what the table holds after its cursor, then reads again whenever a notification names something
  * newer (one read at a time; notifications during a read make one more). Rows are read through
- * `weft_scoped_read` as the stream's credential, so RLS decides what a stream can see; the
- * notifications carry ids only. Quiet streams get a keep-alive comment every `keepAliveMs`.
+ * `weft_scoped_read` as the stream's credential, so RLS decides what a stream can see, and each read
+ * re-checks that credential (`streams`, platform/api/sse.ts: a lapsed one ends the stream with an
+ * `error` event, and the stream ends at its lifetime with `reconnect`); the notifications carry ids
+ * only. Quiet streams get a keep-alive comment every `keepAliveMs`.
  */
 export function createRunEventStreams(deps: {
   read: ScopedRead;
   listener: NotifyListener;
   logger: Logger;
   keepAliveMs: number;
+  streams: EventStreams;
 }) {
   const { read, listener, logger } = deps;
 
   /**
-   * A run's events after `after`, as `scope` may read them. Streams of the same run, scope and
-   * cursor share one read in flight (a hundred followers of one run cost one query per commit). A
-   * shared read may have begun before the commit a joiner was told of; `followRun` reads again then.
+   * A run's events after `after`, as `scope` may read them. Streams of the same run, scope (its
+   * credential included) and cursor share one read in flight (a hundred followers of one run cost one
+   * query per commit). A shared read may have begun before the commit a joiner was told of; `followRun`
+   * reads again then.
    */
   const inFlight = new Map<string, Promise<EventRow[]>>();
   function runEventsAfter(scope: Scope, executionId: string, after: number): Promise<EventRow[]> {
-    const key = `${scope.workspaceId}|${scope.userId ?? ''}|${executionId}|${after}`;
+    const credential = scope.standing ? `${scope.standing.kind}|${scope.standing.credentialId}` : '';
+    const key = `${scope.workspaceId}|${scope.userId ?? ''}|${credential}|${executionId}|${after}`;
     let pending = inFlight.get(key);
     if (!pending) {
       pending = read<EventRow>(
@@ -110,33 +115,30 @@ export function createRunEventStreams(deps: {
   /**
    * Opens the response as an event stream and drives it: `pull` writes what is new and answers
    * whether the stream is done; it runs once at once, then on each `wanted` notification and after
-   * each reconnect of the listener (`resynced` first), never twice at a time.
+   * each reconnect of the listener (`resynced` first), never twice at a time. `cursor` is what the
+   * client would resume from (its `reconnect` event's id at the stream's lifetime).
    */
   async function open(
     ctx: Context,
-    workspaceId: string,
+    principal: Principal,
     pull: (write: (chunk: string) => void) => Promise<boolean>,
     resynced: () => void,
     wanted: (payload: string) => boolean,
+    cursor: () => number,
   ): Promise<void> {
-    const body = new PassThrough();
-    let ended = false;
     let running: Promise<void> | null = null;
     let again = false;
     let keepAlive: NodeJS.Timeout | undefined;
     let unsubscribe = () => {};
-    const finish = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(keepAlive);
-      unsubscribe();
-      body.end();
-    };
-    const write = (chunk: string) => {
-      if (!ended) body.write(chunk);
-    };
+    const stream = deps.streams.create(principal, {
+      resumeFrom: cursor,
+      onEnd: () => {
+        clearInterval(keepAlive);
+        unsubscribe();
+      },
+    });
     const pump = () => {
-      if (ended) return;
+      if (stream.ended) return;
       if (running) {
         again = true;
         return;
@@ -145,18 +147,20 @@ export function createRunEventStreams(deps: {
         do {
           again = false;
           try {
-            if (await pull(write)) finish();
+            if (await pull(stream.write)) stream.end();
           } catch (error) {
-            logger.warn({ err: error }, 'run event stream read failed; ending the stream');
-            finish();
+            if (!(await stream.lapsed(error))) {
+              logger.warn({ err: error }, 'run event stream read failed; ending the stream');
+              stream.end();
+            }
           }
-        } while (again && !ended);
+        } while (again && !stream.ended);
       })().finally(() => {
         running = null;
       });
     };
     // Subscribed before the first read: a commit after it is in the read or notifies.
-    unsubscribe = await listener.subscribe(workspaceId, {
+    unsubscribe = await listener.subscribe(principal.workspaceId, {
       notify: (payload) => {
         if (wanted(payload)) pump();
       },
@@ -165,17 +169,8 @@ export function createRunEventStreams(deps: {
         pump();
       },
     });
-    ctx.res.once('close', finish);
-    ctx.status = 200;
-    ctx.set({
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-    });
-    ctx.body = body;
-    // Flush the headers at once, so a client sees the stream open before the first event.
-    body.write(': stream open\n\n');
-    keepAlive = setInterval(() => write(': keep-alive\n\n'), deps.keepAliveMs);
+    stream.respond(ctx);
+    keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), deps.keepAliveMs);
     keepAlive.unref();
     pump();
   }
@@ -186,7 +181,7 @@ export function createRunEventStreams(deps: {
      * before the stream opens for a run the credential cannot see.
      */
     async followRun(ctx: Context, principal: Principal, executionId: string): Promise<void> {
-      const scope = scopeOf(principal);
+      const scope = standingScopeOf(principal);
       let after = lastEventId(ctx) ?? 0;
       // The highest id a notification named: a read that ends short of it (a shared read that began
       // before that commit) is followed by another.
@@ -199,7 +194,7 @@ export function createRunEventStreams(deps: {
       const finishedAtOpen = FINISHED_STATUSES.includes(run.status);
       await open(
         ctx,
-        principal.workspaceId,
+        principal,
         async (write) => {
           for (let short = 0; ; ) {
             const rows = await runEventsAfter(scope, executionId, after);
@@ -220,6 +215,7 @@ export function createRunEventStreams(deps: {
           target = Math.max(target, Number(id));
           return true;
         },
+        () => after,
       );
     },
 
@@ -229,7 +225,7 @@ export function createRunEventStreams(deps: {
      * back by its run and id, so a commit that took an earlier `seq` but committed later is not missed.
      */
     async followWorkspace(ctx: Context, principal: Principal, query: WorkspaceEventsQuery): Promise<void> {
-      const scope = scopeOf(principal);
+      const scope = standingScopeOf(principal);
       const given = lastEventId(ctx);
       const [start] =
         given === null
@@ -265,7 +261,7 @@ export function createRunEventStreams(deps: {
       };
       await open(
         ctx,
-        principal.workspaceId,
+        principal,
         async (write) => {
           // A Last-Event-ID (or a reconnect of the listener) reads forward by seq first.
           while (!replayed) {
@@ -295,6 +291,7 @@ export function createRunEventStreams(deps: {
           notified.set(execution, Math.max(notified.get(execution) ?? 0, Number(id)));
           return true;
         },
+        () => highest,
       );
     },
   };

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { CapabilityService } from '../capabilities/service';
+import type { EventStreams } from '../platform/api/sse';
 import type { Config } from '../platform/config';
 import type { NotifyListener } from '../platform/db/notify-listener';
 import { createNotifyListener } from '../platform/db/notify-listener';
@@ -92,6 +93,7 @@ export const runsFeature = {
     runEvents: (ctx: {
       read: ScopedRead;
       logger: Logger;
+      streams: EventStreams;
       config: Pick<Config, 'RUN_EVENTS_KEEPALIVE_MS'>;
       services: { runEventsListener: NotifyListener };
     }) =>
@@ -100,6 +102,7 @@ export const runsFeature = {
         listener: ctx.services.runEventsListener,
         logger: ctx.logger,
         keepAliveMs: ctx.config.RUN_EVENTS_KEEPALIVE_MS,
+        streams: ctx.streams,
       }),
     /** Resumes or settles runs whose workflow closed or never started (the reconcile schedule). */
     runReconciler: (ctx: {

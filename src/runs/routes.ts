@@ -34,7 +34,12 @@ const eventStreamDescription =
   'Every event is written in the transaction of the change it reports and carries the audit-chain link it ' +
   "corresponds to (or the chain's head when it happened). A comment is sent every " +
   `${LIMITS.runs.events.keepAliveSeconds} s ` +
-  'to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled.';
+  'to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream ' +
+  `re-checks its credential with every read and at least every ${LIMITS.streams.credentialRecheckSeconds} s: ` +
+  'once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, ' +
+  '`data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). ' +
+  `After ${LIMITS.streams.maxLifetimeSeconds / 3600} h it ends with \`event: reconnect\`, ` +
+  '`data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost.';
 
 export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   // Before /v1/runs/{execution_id}, which would otherwise take `events` for an id.
@@ -46,7 +51,8 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     description:
       `${eventStreamDescription} Starts live from now; \`Last-Event-ID\` (the \`seq\` the client saw last) ` +
       'replays what came after it first. `status`, `agent` and `tag` keep the events of runs in that status ' +
-      '(when the event is read), of that agent or carrying that tag. The stream does not end by itself.',
+      '(when the event is read), of that agent or carrying that tag. The stream does not end by itself before ' +
+      'its lifetime.',
     tags: ['runs'],
     scope: 'runs:read',
     query: WorkspaceEventsQuery,

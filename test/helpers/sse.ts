@@ -6,11 +6,11 @@ export interface SseEvent {
   data: any;
 }
 
-/** Parses a complete text/event-stream body into its events. */
+/** Parses a complete text/event-stream body into its events (comments, such as `: stream open`, are skipped). */
 export function parseSse(text: string): SseEvent[] {
   return text
     .split('\n\n')
-    .filter((block) => block.trim())
+    .filter((block) => block.split('\n').some((line) => line.trim() && !line.startsWith(':')))
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7) ?? 'message';

@@ -47,6 +47,8 @@ export async function bootStack(
   env.LOG_LEVEL ??= 'error';
   env.REQUEST_LOGGING ??= 'false';
   env.USAGE_FLUSH_INTERVAL_MS ??= '200';
+  // Open streams re-check their credential this often (30 s in production), so a test sees a revocation soon.
+  env.STREAM_CREDENTIAL_RECHECK_MS ??= '200';
   // The origin a Temporal UI would call the codec endpoint from (test/temporal-codec.test.ts).
   env.TEMPORAL_UI_ORIGIN ??= 'http://temporal-ui.test:8233';
   env.TEMPORAL_ADDRESS = temporal.address;

@@ -28,8 +28,15 @@ describe('configuration', () => {
   describe('secrets in production', () => {
     const jwtSecret = randomBytes(32).toString('base64');
     const encryptionKey = randomBytes(32).toString('base64');
+    const metricsToken = randomBytes(24).toString('base64');
     const production = (env: NodeJS.ProcessEnv) =>
-      loadConfig({ NODE_ENV: 'production', JWT_SECRET: jwtSecret, WEFT_ENCRYPTION_KEY: encryptionKey, ...env });
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: jwtSecret,
+        WEFT_ENCRYPTION_KEY: encryptionKey,
+        METRICS_TOKEN: metricsToken,
+        ...env,
+      });
 
     it('accepts random secrets: a JWT secret and a separate 32-byte encryption key (base64 or hex)', () => {
       const config = production({});
@@ -95,10 +102,26 @@ describe('configuration', () => {
       expect(() => production({ WEFT_ENCRYPTION_KEY: jwtSecret })).to.throw(ConfigError, /a secret of its own/);
     });
 
+    it('keeps /metrics private: METRICS_TOKEN is required unless METRICS_PUBLIC=true says so (review NM-6)', () => {
+      expect(production({}).METRICS_TOKEN).to.equal(metricsToken);
+      expect(() => production({ METRICS_TOKEN: undefined })).to.throw(ConfigError, /METRICS_TOKEN must be set/);
+      // docker compose passes an unset variable as ''.
+      expect(() => production({ METRICS_TOKEN: '' })).to.throw(ConfigError, /METRICS_TOKEN must be set/);
+      expect(() => production({ METRICS_TOKEN: undefined, METRICS_PUBLIC: 'false' })).to.throw(ConfigError);
+      const open = production({ METRICS_TOKEN: undefined, METRICS_PUBLIC: 'true' });
+      expect(open).to.deep.include({ METRICS_PUBLIC: true, METRICS_TOKEN: undefined });
+      // A token is a secret like the others: no placeholder, no guessable one.
+      expect(() => production({ METRICS_TOKEN: 'change-me-metrics-token' })).to.throw(ConfigError, /METRICS_TOKEN is/);
+      expect(() => production({ METRICS_TOKEN: 'a'.repeat(32) })).to.throw(ConfigError, /METRICS_TOKEN has too/);
+      // Outside production it stays optional (the port is the developer's own).
+      expect(loadConfig({}).METRICS_TOKEN).to.equal(undefined);
+      expect(loadConfig({}).METRICS_PUBLIC).to.equal(false);
+    });
+
     it('reports every problem at once', () => {
       expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(
         ConfigError,
-        /JWT_SECRET must be set[\s\S]*WEFT_ENCRYPTION_KEY must be set/,
+        /JWT_SECRET must be set[\s\S]*METRICS_TOKEN must be set[\s\S]*WEFT_ENCRYPTION_KEY must be set/,
       );
     });
   });
@@ -124,6 +147,14 @@ describe('configuration', () => {
     });
     expect(() => loadConfig({ RATE_LIMIT_RPS: '-1' })).to.throw(ConfigError, /RATE_LIMIT_RPS/);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).to.throw(ConfigError, /STATEMENT_TIMEOUT/);
+  });
+
+  it('bounds how long an open stream goes without re-checking its credential, and how long it lives (issue 39)', () => {
+    expect(loadConfig({})).to.deep.include({ STREAM_CREDENTIAL_RECHECK_MS: 30_000, STREAM_MAX_LIFETIME_MS: 3_600_000 });
+    expect(loadConfig({ STREAM_CREDENTIAL_RECHECK_MS: '200' }).STREAM_CREDENTIAL_RECHECK_MS).to.equal(200);
+    // "At least every 30 s" is the rule: a longer interval is refused, not honoured.
+    expect(() => loadConfig({ STREAM_CREDENTIAL_RECHECK_MS: '60000' })).to.throw(ConfigError, /STREAM_CREDENTIAL/);
+    expect(() => loadConfig({ STREAM_MAX_LIFETIME_MS: '0' })).to.throw(ConfigError, /STREAM_MAX_LIFETIME_MS/);
   });
 
   it('points the test suite at its own database', () => {

@@ -74,6 +74,7 @@ describe('docker-compose.yml, the production-shaped deployment', () => {
     const required = new Set([...composeText.matchAll(/\$\{([A-Z0-9_]+):\?[^}]+\}/g)].map((match) => match[1]));
     expect([...required].sort()).to.deep.equal([
       'JWT_SECRET',
+      'METRICS_TOKEN',
       'POSTGRES_PASSWORD',
       'TEMPORAL_DB_PASSWORD',
       'WEFT_APP_DB_PASSWORD',
@@ -144,6 +145,20 @@ describe('docker-compose.yml, the production-shaped deployment', () => {
       expect(String(process.environment?.DATABASE_URL)).to.match(/^postgres:\/\/weft_app:/);
       expect(process.environment?.TEMPORAL_DEV_SERVER).to.equal('never');
     }
+  });
+
+  it('keeps /metrics private: a token on the API and the workers, and nothing forwarded by the load balancer', () => {
+    for (const name of ['api', 'worker']) {
+      const environment = service(name).environment!;
+      expect(String(environment.METRICS_TOKEN), name).to.match(/^\$\{METRICS_TOKEN:\?/);
+      expect(environment.METRICS_PUBLIC, name).to.equal(undefined);
+    }
+    expect(service('worker').ports, 'the workers publish no metrics port').to.equal(undefined);
+    const nginx = read('deploy/nginx/weft.conf');
+    const blocked = /location = \/metrics \{\s*return 404;\s*\}/.exec(nginx);
+    expect(blocked, 'nginx answers /metrics itself').not.to.equal(null);
+    // An exact match wins over `location /` whatever the order, but keep it first for the reader.
+    expect(blocked!.index).to.be.lessThan(nginx.indexOf('location / {'));
   });
 
   it('mounts only files that exist in the repository', () => {

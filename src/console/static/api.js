@@ -63,12 +63,13 @@ export const query = (params) => {
 /**
  * Follows a server-sent event stream of the API (the run event streams) with the stored credential:
  * fetch, not EventSource, which cannot send an Authorization header. Calls `onEvent(data)` for each
- * event; a dropped connection is resumed with Last-Event-ID after a second. Resolves when the server
- * ends the stream; `signal` stops it.
+ * event; a dropped connection is resumed with Last-Event-ID after a second, a stream that reached its
+ * lifetime (`reconnect`) at once. Resolves when the server ends the stream; `signal` stops it; a
+ * credential that no longer stands (the stream's final `error` event) rejects with an ApiError (401).
  */
 export async function follow(path, onEvent, signal) {
   let lastEventId = null;
-  while (!signal.aborted) {
+  connect: while (!signal.aborted) {
     const headers = { accept: 'text/event-stream', authorization: `Bearer ${credential.get()}` };
     if (lastEventId !== null) headers['last-event-id'] = lastEventId;
     try {
@@ -85,8 +86,15 @@ export async function follow(path, onEvent, signal) {
           buffer = buffer.slice(cut + 2);
           const id = lines.find((line) => line.startsWith('id: '));
           const data = lines.find((line) => line.startsWith('data: '));
+          const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
           if (id) lastEventId = id.slice(4);
-          if (data) onEvent(JSON.parse(data.slice(6)));
+          if (!data) continue;
+          if (event === 'error') throw new ApiError(401, JSON.parse(data.slice(6)));
+          if (event === 'reconnect') {
+            await reader.cancel();
+            continue connect;
+          }
+          onEvent(JSON.parse(data.slice(6)));
         }
       }
     } catch (error) {

@@ -1,4 +1,7 @@
 import type { EntityManager } from 'typeorm';
+import type { Scope, ScopedRead, StandingCredential } from '../db/unit-of-work';
+import type { Principal } from './principal';
+import { scopeOf } from './principal';
 /**
  * Deferred work (a run's step, a callback's delivery, a change-set's apply) acts as the credential
  * that started it, so before it acts it re-checks that identity: the user is still a member of the
@@ -46,3 +49,38 @@ export const storedPrincipalLive = (m: EntityManager, workspaceId: string, princ
     credentialId: principal.credential.id ?? null,
     expiresAt: principal.credential.expiresAt ?? null,
   });
+
+/** Why a credential no longer stands: its user left the workspace, it expired, or it was revoked. */
+export type CredentialLapse = 'member_removed' | 'credential_expired' | 'credential_revoked';
+
+/** A principal's credential as a scoped read re-checks it (Scope.standing: an open stream's reads). */
+export const standingOf = (principal: Principal): StandingCredential => ({
+  credentialId: principal.credential.id ?? null,
+  kind: principal.credential.kind,
+  expiresAt: principal.credential.expiresAt ? principal.credential.expiresAt.toISOString() : null,
+});
+
+/** The scope of an open stream's reads: the principal's, each read re-checking its credential. */
+export const standingScopeOf = (principal: Principal): Scope => ({
+  ...scopeOf(principal),
+  standing: standingOf(principal),
+});
+
+/**
+ * Why `principal`'s credential failed `weft_credential_live`, for the client (a stream's final event):
+ * past the expiry it was issued with, else no longer a member, else past its key row's expiry now, else
+ * revoked. Read as the principal's user, who sees their own memberships and keys.
+ */
+export async function credentialLapse(read: ScopedRead, principal: Principal): Promise<CredentialLapse> {
+  const { credential } = principal;
+  if (credential.expiresAt && credential.expiresAt.getTime() <= Date.now()) return 'credential_expired';
+  const [row] = await read<{ member: boolean; expired: boolean }>(
+    { workspaceId: principal.workspaceId, userId: principal.userId },
+    `SELECT EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = $1::uuid AND m.user_id = $2::uuid) AS member,
+       EXISTS (SELECT 1 FROM api_keys k WHERE k.id = $3::uuid AND k.revoked_at IS NULL AND k.expires_at <= now())
+         AS expired`,
+    [principal.workspaceId, principal.userId, credential.kind === 'user_jwt' ? null : credential.id],
+  );
+  if (row && !row.member) return 'member_removed';
+  return row?.expired ? 'credential_expired' : 'credential_revoked';
+}

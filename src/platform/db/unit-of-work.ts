@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { UnauthenticatedError } from '../errors';
 import type { CredentialProof } from './credential-proof';
 import { takeCredentialProof } from './credential-proof';
 
@@ -23,6 +24,29 @@ export interface Scope {
    * this scope carries it in its own statement. Set by scopeOf from the request's principal.
    */
   proof?: CredentialProof;
+  /**
+   * Reads only (an open event stream's): the credential the reads answer to. Each read checks it in its
+   * own statement (`weft_credential_live`, as the scope's user and workspace) and answers only while it
+   * stands; otherwise it throws `CredentialLapsed` and reads nothing.
+   */
+  standing?: StandingCredential;
+}
+
+/** A credential as `weft_credential_live` checks it: its row id (or a JWT's jti), kind and expiry. */
+export interface StandingCredential {
+  credentialId: string | null;
+  kind: string;
+  expiresAt: string | null;
+}
+
+/**
+ * A scoped read's credential no longer stands (revoked, expired, or its user left the workspace). A
+ * stream turns it into its final `error` event; anywhere else it answers what a refused credential does.
+ */
+export class CredentialLapsed extends UnauthenticatedError {
+  constructor() {
+    super('Invalid or revoked credential');
+  }
 }
 
 /**
@@ -205,6 +229,7 @@ export function createScopedRead(dataSource: DataSource): ScopedRead {
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
     const scoped = [scope.workspaceId ?? null, scope.userId ?? null, sql, params.map(asText)];
+    if (scope.standing) return readStanding<T>(pool, scope.standing, scoped);
     const proof = takeCredentialProof(scope.proof);
     if (proof) return readProving<T>(pool, proof, scoped);
     const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, scoped);
@@ -213,6 +238,23 @@ export function createScopedRead(dataSource: DataSource): ScopedRead {
 }
 
 const asText = (value: string | number | boolean | null) => (value === null ? null : String(value));
+
+/**
+ * The scoped read after the credential's check, in one statement: CASE evaluates the check first and
+ * the read only when it holds, so nothing is read for a credential that no longer stands. The check
+ * acts as the scope's user and hands the statement back before the read sets its own scope.
+ */
+async function readStanding<T>(pool: PgPool, standing: StandingCredential, scoped: unknown[]): Promise<T[]> {
+  const { rows } = await pool.query(
+    `SELECT CASE WHEN weft_credential_live($5::uuid, $1::uuid, $2::uuid, $6::text, $7::timestamptz)
+       THEN (SELECT coalesce(jsonb_agg(t.r ORDER BY t.n), '[]'::jsonb)
+               FROM weft_scoped_read($1, $2, $3, $4) WITH ORDINALITY AS t(r, n)) END AS rows`,
+    [...scoped, standing.credentialId, standing.kind, standing.expiresAt],
+  );
+  const answer = (rows[0] as { rows: T[] | null } | undefined)?.rows;
+  if (!answer) throw new CredentialLapsed();
+  return answer;
+}
 
 /**
  * The scoped read and the request's credential lookup (credential-proof.ts) in one statement: the

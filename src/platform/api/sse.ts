@@ -1,0 +1,162 @@
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import type { CredentialLapse } from '../auth/credential-liveness';
+import { credentialLapse, standingScopeOf } from '../auth/credential-liveness';
+import type { Principal } from '../auth/principal';
+import type { Scope, ScopedRead } from '../db/unit-of-work';
+import { CredentialLapsed } from '../db/unit-of-work';
+import type { Logger } from '../logger';
+
+/**
+ * The final event of a stream whose credential lapsed is `event: error` with `data: {status: 401,
+ * detail, error_code}` (the prompt stream's error shape), `error_code` one of these; one that reached
+ * its lifetime ends with `event: reconnect`, `id:` its cursor and `data: {detail, last_event_id}`.
+ */
+const LAPSE_DETAIL: Record<CredentialLapse, string> = {
+  credential_revoked: "The stream's credential was revoked",
+  credential_expired: "The stream's credential has expired",
+  member_removed: "The stream's user is no longer a member of the workspace",
+};
+
+/** An event stream's response body, open or ended. Writes after the end are dropped. */
+export interface EventStream {
+  /** The scope of the stream's reads: each re-checks the credential and throws `CredentialLapsed` when it lapsed. */
+  readonly scope: Scope;
+  readonly ended: boolean;
+  write(chunk: string): void;
+  /** Ends the stream (idempotent). */
+  end(): void;
+  /**
+   * When `error` says the credential lapsed (a read threw `CredentialLapsed`), ends the stream with its
+   * final `error` event and answers true; any other error is the caller's.
+   */
+  lapsed(error: unknown): Promise<boolean>;
+  /** Sends the headers and the body, and starts the re-checks and the lifetime. */
+  respond(ctx: Context): void;
+}
+
+export interface EventStreamOptions {
+  /** Called once when the stream ends, whatever ended it (unsubscribe, clear timers). */
+  onEnd?: () => void;
+  /** Called once when the credential lapsed, before the final event (settle what the stream holds). */
+  onLapse?: (lapse: CredentialLapse) => void;
+  /**
+   * A resumable stream's cursor (what the client would send as Last-Event-ID): such a stream ends at its
+   * lifetime with a `reconnect` event. A stream without one ends by itself (a prompt's answer).
+   */
+  resumeFrom?: () => number;
+}
+
+/**
+ * Event streams that follow their credential (issue 39, review NM-1): a stream's reads carry the
+ * credential's check (`standingScopeOf`), a timer re-checks it every `recheckMs` and at the credential's
+ * own expiry, and a lapse ends the stream with a final `error` event naming why. A resumable stream ends
+ * after `maxLifetimeMs` with a `reconnect` event. One place for every stream: run events, workspace
+ * events and prompt streams.
+ */
+export function createEventStreams(deps: {
+  read: ScopedRead;
+  logger: Logger;
+  recheckMs: number;
+  maxLifetimeMs: number;
+}) {
+  const { read, logger } = deps;
+
+  function create(principal: Principal, options: EventStreamOptions = {}): EventStream {
+    const body = new PassThrough();
+    const scope = standingScopeOf(principal);
+    const timers: NodeJS.Timeout[] = [];
+    let ended = false;
+    let lapsing: Promise<void> | undefined;
+
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      for (const timer of timers) clearTimeout(timer);
+      options.onEnd?.();
+      body.end();
+    };
+    const write = (chunk: string) => {
+      if (!ended) body.write(chunk);
+    };
+    const lapse = () => {
+      lapsing ??= (async () => {
+        const why = await credentialLapse(read, principal).catch((error: unknown) => {
+          logger.warn({ err: error }, 'could not tell why a stream credential lapsed');
+          return 'credential_revoked' as const;
+        });
+        if (ended) return;
+        options.onLapse?.(why);
+        write(`event: error\ndata: ${JSON.stringify({ status: 401, detail: LAPSE_DETAIL[why], error_code: why })}\n\n`);
+        end();
+      })();
+      return lapsing;
+    };
+    // One statement: the check alone, as every read of the stream makes it.
+    const recheck = async () => {
+      if (ended) return;
+      try {
+        await read(scope, 'SELECT true AS live');
+      } catch (error) {
+        if (error instanceof CredentialLapsed) await lapse();
+        // Not a verdict (the database did not answer): the reads still carry the check, so nothing leaks.
+        else logger.warn({ err: error }, 'stream credential re-check failed; retried at the next one');
+      }
+    };
+    const later = (ms: number, work: () => void) => {
+      const timer = setTimeout(work, ms);
+      timer.unref();
+      timers.push(timer);
+    };
+
+    return {
+      scope,
+      get ended() {
+        return ended;
+      },
+      write,
+      end,
+      async lapsed(error) {
+        if (!(error instanceof CredentialLapsed)) return false;
+        await lapse();
+        return true;
+      },
+      respond(ctx) {
+        ctx.res.once('close', end);
+        ctx.status = 200;
+        ctx.set({
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          Connection: 'keep-alive',
+        });
+        ctx.body = body;
+        // Flush the headers at once, so a client sees the stream open before the first event.
+        body.write(': stream open\n\n');
+        const interval = setInterval(() => void recheck(), deps.recheckMs);
+        interval.unref();
+        timers.push(interval);
+        // A credential that expires before the stream would end is re-checked at that moment.
+        const expiresIn = (principal.credential.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY) - Date.now();
+        if (expiresIn < deps.maxLifetimeMs) later(Math.max(expiresIn, 0) + 1, () => void recheck());
+        const { resumeFrom } = options;
+        if (resumeFrom) {
+          later(deps.maxLifetimeMs, () => {
+            if (ended || lapsing) return;
+            const last = resumeFrom();
+            const seconds = Math.round(deps.maxLifetimeMs / 1000);
+            const data = {
+              detail: `The stream reached its lifetime (${seconds} s); resume with Last-Event-ID`,
+              last_event_id: last,
+            };
+            write(`id: ${last}\nevent: reconnect\ndata: ${JSON.stringify(data)}\n\n`);
+            end();
+          });
+        }
+      },
+    };
+  }
+
+  return { create };
+}
+
+export type EventStreams = ReturnType<typeof createEventStreams>;
