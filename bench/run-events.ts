@@ -89,7 +89,12 @@ export async function measureRunEvents(
           userId: tenant.user_id,
           agent: 'playbook',
           input: { steps: [] },
-          principal: { tenantId: tenant.tenant_id, scopes: ['runs:read'], credential: { kind: 'api_key' } },
+          principal: {
+            userId: tenant.user_id,
+            tenantId: tenant.tenant_id,
+            scopes: ['runs:read'],
+            credential: { kind: 'api_key', id: null, expiresAt: null },
+          },
           idempotencyKey: null,
           requestHash: '0'.repeat(64),
         }),

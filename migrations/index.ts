@@ -49,6 +49,7 @@ import { GraphVersions1763780013100 } from './1763780013100-graph-versions';
 import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 import { ChangeSets1763780014000 } from './1763780014000-change-sets';
 import { CredentialLive1763780015000 } from './1763780015000-credential-live';
+import { StoredPrincipal1763780015500 } from './1763780015500-stored-principal';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -103,4 +104,5 @@ export const migrations = [
   MergeUndo1763780013200,
   ChangeSets1763780014000,
   CredentialLive1763780015000,
+  StoredPrincipal1763780015500,
 ];

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { StoredIdentity } from '../src/platform/auth/credential-liveness';
-import { credentialLapse, standingScopeOf, storedIdentityLive } from '../src/platform/auth/credential-liveness';
+import { STORED_PRINCIPAL_REWRITE } from '../migrations/1763780015500-stored-principal';
+import { credentialLapse, standingScopeOf, storedPrincipalLive } from '../src/platform/auth/credential-liveness';
 import { revokeUserToken } from '../src/platform/auth/repository';
+import type { StoredPrincipal } from '../src/platform/auth/stored-principal';
 import { CredentialLapsed } from '../src/platform/db/unit-of-work';
 import { as } from './helpers/http';
 import { finished, runUntil } from './helpers/runs';
@@ -74,6 +75,31 @@ describe('runs: revocation and expiry reach running work (issue 23 item 3)', () 
     const audit = (await as(tenant.api_key).get(`/v1/runs/${id}/audit`)).body;
     expect(audit.valid).to.equal(true);
     expect(audit.steps.at(-1).entry.error.code).to.equal('credential_revoked');
+  });
+
+  it('a run stored in the earlier spelling (expires_at, no userId) is rewritten; its expiry still holds', async () => {
+    const tenant = await newTenant(10);
+    const waiting = await waitingRun(as(tenant.api_key));
+    const owner = getStack().ownerDataSource;
+    const [{ principal }] = await owner.query(`SELECT principal FROM run_executions WHERE id = $1`, [waiting.id]);
+    const past = '2020-01-01T00:00:00.000Z';
+    // As a run dispatched before the one spelling was stored it.
+    await owner.query(
+      `UPDATE run_executions SET principal = jsonb_build_object('tenantId', principal->'tenantId',
+         'scopes', principal->'scopes', 'credential', jsonb_build_object('kind', 'api_key',
+         'id', principal->'credential'->'id', 'expires_at', $2::text))
+       WHERE id = $1`,
+      [waiting.id, past],
+    );
+    await owner.query(STORED_PRINCIPAL_REWRITE);
+    const [rewritten] = await owner.query(`SELECT principal FROM run_executions WHERE id = $1`, [waiting.id]);
+    expect(rewritten.principal).to.deep.equal({
+      ...principal,
+      credential: { ...principal.credential, expiresAt: past },
+    });
+    expect(principal.userId).to.equal(tenant.user_id);
+    await as(tenant.user_jwt).post(`/v1/approvals/${waiting.approvalId}/resolve`, { decision: 'APPROVED' });
+    expectRevoked(await finished(as(tenant.user_jwt), waiting.id));
   });
 
   it('an expired key, and a user JWT revoked by the operator, end their runs the same way', async () => {
@@ -156,16 +182,13 @@ describe('deferred work: the stored identity check', () => {
       `SELECT id FROM api_keys WHERE workspace_id = $1 AND user_id = $2 AND kind = 'api_key'`,
       [owner.workspace_id, colleague.user_id],
     );
-    const identity: StoredIdentity = {
-      workspaceId: owner.workspace_id,
+    const identity: Pick<StoredPrincipal, 'userId' | 'credential'> = {
       userId: colleague.user_id,
-      kind: 'api_key',
-      credentialId: key.id as string,
-      expiresAt: null,
+      credential: { kind: 'api_key', id: key.id as string, expiresAt: null },
     };
     const check = () =>
       getStack().runtime.uow({ workspaceId: owner.workspace_id, userId: owner.user_id }, async (m) => ({
-        live: await storedIdentityLive(m, identity),
+        live: await storedPrincipalLive(m, owner.workspace_id, identity),
         actingAs: (await m.query(`SELECT current_setting('app.user_id') AS u`))[0].u,
       }));
     expect(await check()).to.deep.equal({ live: true, actingAs: owner.user_id });
@@ -174,7 +197,7 @@ describe('deferred work: the stored identity check', () => {
     // A stored expiry in the past ends it as well, whatever the key's row says.
     await getStack().ownerDataSource.query(`UPDATE api_keys SET revoked_at = NULL WHERE id = $1`, [key.id]);
     expect(await check()).to.deep.equal({ live: true, actingAs: owner.user_id });
-    identity.expiresAt = new Date(Date.now() - 1000).toISOString();
+    identity.credential.expiresAt = new Date(Date.now() - 1000).toISOString();
     expect(await check()).to.deep.equal({ live: false, actingAs: owner.user_id });
   });
 });

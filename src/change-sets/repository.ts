@@ -1,13 +1,10 @@
 import type { EntityManager } from 'typeorm';
+import type { StoredCredential } from '../platform/auth/stored-principal';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { ChangeSetConflict, ChangeSetOperations, ChangeSetStatus } from './schemas';
 
-export interface StoredCredential {
-  kind: 'user_jwt' | 'api_key' | 'mcp_token';
-  id: string | null;
-  /** The stager's credential's expiry (ISO), for the identity check at apply; absent before it was kept. */
-  expires_at?: string | null;
-}
+/** The resolver's credential, as the change-set records who resolved it. */
+export type ResolverCredential = Pick<StoredCredential, 'kind' | 'id'>;
 
 export interface ChangeSetRecord {
   id: string;
@@ -20,9 +17,10 @@ export interface ChangeSetRecord {
   source_call: string | null;
   operations: ChangeSetOperations;
   staged_by: string;
+  /** The stager's, frozen at staging (its expiry for the identity check at apply). */
   staged_by_credential: StoredCredential;
   resolved_by: string | null;
-  resolved_by_credential: StoredCredential | null;
+  resolved_by_credential: ResolverCredential | null;
   notes: string | null;
   conflicts: ChangeSetConflict[] | null;
   applied: { node_ids: string[]; edge_ids: string[] } | null;
@@ -85,7 +83,7 @@ export interface Resolution {
   id: string;
   status: Exclude<ChangeSetStatus, 'pending'>;
   userId: string | null;
-  credential: StoredCredential | null;
+  credential: ResolverCredential | null;
   notes: string | null;
   conflicts: ChangeSetConflict[] | null;
   applied: { node_ids: string[]; edge_ids: string[] } | null;

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { storedIdentityLive } from '../platform/auth/credential-liveness';
+import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { iso } from '../platform/dates';
@@ -65,10 +65,7 @@ export async function resolveChangeSetApproval(
   const found = await lockChangeSetByApproval(m, approvalId);
   if (!found) return undefined;
   const refusal = await approvalRefusal({
-    dispatcher: {
-      userId: found.staged_by,
-      credential: { kind: found.staged_by_credential.kind, id: found.staged_by_credential.id ?? undefined },
-    },
+    dispatcher: { userId: found.staged_by, credential: found.staged_by_credential },
     resolver: principal,
     policy: await readApprovalPolicy(m),
     members: () => memberCount(m),
@@ -99,13 +96,9 @@ export async function resolveChangeSetApproval(
   }
   // Deferred work acts only while the identity that started it still may: a revoked or expired
   // credential, or a stager who left the workspace, applies nothing.
-  const stager = found.staged_by_credential;
-  const live = await storedIdentityLive(m, {
-    workspaceId: principal.workspaceId,
+  const live = await storedPrincipalLive(m, principal.workspaceId, {
     userId: found.staged_by,
-    kind: stager.kind,
-    credentialId: stager.id,
-    expiresAt: stager.expires_at ?? null,
+    credential: found.staged_by_credential,
   });
   const outcome = live ? await applyChangeSet(m, found) : stagerRevoked();
   if (outcome.status === 'conflicted') {

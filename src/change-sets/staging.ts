@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
-import { storedExpiry } from '../runs/identity';
+import { freezeCredential } from '../platform/auth/stored-principal';
 import type { NewChangeSet } from './repository';
 import { insertChangeSet } from './repository';
 import type { ChangeSetOperations } from './schemas';
@@ -24,11 +24,7 @@ export async function stageChangeSet(
     source,
     operations,
     stagedBy: stager.userId,
-    credential: {
-      kind: stager.credential.kind as NewChangeSet['credential']['kind'],
-      id: stager.credential.id ?? null,
-      expires_at: storedExpiry(stager.credential.expiresAt),
-    },
+    credential: freezeCredential(stager.credential),
   });
   return { change_set_id: row.id, approval_id: row.approval_id };
 }

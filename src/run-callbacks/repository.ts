@@ -1,15 +1,14 @@
 import type { EntityManager } from 'typeorm';
+import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { CallbackEventType } from './events';
 
 /**
  * Whom a subscription's deliveries act as: the creating credential (for a dispatch's callback, the
- * dispatching one), frozen at creation and checked before every attempt.
+ * dispatching one), frozen at creation and checked before every attempt. Who and which credential
+ * only: a delivery acts with no scopes.
  */
-export interface CallbackPrincipal {
-  userId: string;
-  credential: { kind: string; id: string | null; expiresAt: string | null };
-}
+export type CallbackPrincipal = Pick<StoredPrincipal, 'userId' | 'credential'>;
 
 export interface SubscriptionRow {
   id: string;

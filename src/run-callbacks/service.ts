@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
+import { freezeCredential } from '../platform/auth/stored-principal';
 import type { Sealer } from '../platform/crypto/sealer';
 import { signatureHeader } from '../platform/crypto/signature';
 import { queryFirst } from '../platform/db/query';
@@ -26,11 +27,7 @@ import type { RunCallbackAttemptResult } from './workflow';
 /** The caller as a subscription's deliveries will act as it, frozen now. */
 const freeze = (principal: Principal): repo.CallbackPrincipal => ({
   userId: principal.userId,
-  credential: {
-    kind: principal.credential.kind,
-    id: principal.credential.id ?? null,
-    expiresAt: principal.credential.expiresAt ? principal.credential.expiresAt.toISOString() : null,
-  },
+  credential: freezeCredential(principal.credential),
 });
 
 /**

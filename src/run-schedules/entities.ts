@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { RunTemplate } from '../runs/schemas';
-import type { TriggerPrincipal } from '../triggers/entities';
 
 /** How a note Weft wrote when it paused a schedule begins (a resume clears such a note, never a person's). */
 export const WEFT_PAUSE_NOTE = 'Paused by Weft: ';
@@ -25,7 +25,7 @@ export class RunSchedule {
   @Column({ type: 'text' }) overlap!: OverlapPolicy;
   @Column({ type: 'boolean' }) paused!: boolean;
   @Column({ type: 'text', nullable: true }) note!: string | null;
-  @Column({ type: 'jsonb' }) principal!: TriggerPrincipal;
+  @Column({ type: 'jsonb' }) principal!: StoredPrincipal;
   @Column({ type: 'uuid', name: 'created_by' }) createdBy!: string;
   @Column({ type: 'integer' }) revision!: number;
   @Column({ type: 'text', name: 'last_refusal', nullable: true }) lastRefusal!: string | null;

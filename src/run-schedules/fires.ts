@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
-import type { ScopeName } from '../platform/auth/scopes';
+import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
@@ -15,7 +15,6 @@ import { findExecution } from '../runs/repository';
 import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { runWorkflow, runWorkflowId } from '../runs/workflow';
-import { runPrincipal } from '../triggers/dispatch';
 import type { RunSchedule } from './entities';
 import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
@@ -36,13 +35,7 @@ async function identityLive(m: EntityManager, schedule: RunSchedule): Promise<bo
 }
 
 /** The principal a run acts as (for cancelling it on its schedule's behalf): its dispatcher, as stored. */
-const principalOfRun = (run: RunExecution): Principal => ({
-  userId: run.userId,
-  workspaceId: run.workspaceId,
-  tenantId: run.principal.tenantId,
-  scopes: new Set(run.principal.scopes as ScopeName[]),
-  credential: { ...run.principal.credential, expiresAt: null } as Principal['credential'],
-});
+const principalOfRun = (run: RunExecution): Principal => thaw(run.principal, run.workspaceId);
 
 const finished = (run: RunExecution | null) => !run || FINISHED_STATUSES.includes(run.status);
 
@@ -90,7 +83,7 @@ export function createRunScheduleFires(deps: {
             const reason = 'credential_revoked: the credential it acts as was revoked or expired, or its user left';
             return { outcome: 'refused', change: await refuse(m, schedule, reason, true) };
           }
-          const principal = runPrincipal(schedule);
+          const principal = thaw(schedule.principal, schedule.workspaceId);
           const request = { ...schedule.runTemplate, idempotency_key: `schedule:${scheduleId}:${input.fireId}` };
           try {
             // Checked again: a tool or the identity's scopes may have changed since the schedule was saved.

@@ -1,8 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import { queryFirst } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { TriggerPrincipal } from '../triggers/entities';
 import { RunSchedule } from './entities';
 
 const schedules = (m: EntityManager) => m.getRepository(RunSchedule);
@@ -52,7 +52,7 @@ export const countSchedules = (m: EntityManager) => schedules(m).count();
 
 export type RunSchedulePatch = Partial<
   Pick<RunSchedule, 'cron' | 'intervalSeconds' | 'timezone' | 'runTemplate' | 'overlap' | 'paused' | 'note'>
-> & { principal?: TriggerPrincipal; lastRefusal?: string };
+> & { principal?: StoredPrincipal; lastRefusal?: string };
 
 /** Applies the change and counts a revision (the Temporal Schedule follows the newest). */
 export async function updateSchedule(m: EntityManager, id: string, patch: RunSchedulePatch): Promise<void> {

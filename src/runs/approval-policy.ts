@@ -32,7 +32,7 @@ export async function approvalRefusal(input: {
   const staged = input.subject === 'change_set';
   const theirs = staged ? 'change-sets you staged' : 'runs you dispatched';
   const sameCredential =
-    dispatcher.credential.id !== undefined &&
+    dispatcher.credential.id != null &&
     dispatcher.credential.kind === resolver.credential.kind &&
     dispatcher.credential.id === resolver.credential.id;
   if (sameCredential) {

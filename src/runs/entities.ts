@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { Approvers, Deadline, PolicyDecision } from './approval-rules';
 import type { ConcurrencyPolicy } from './control-schemas';
 
@@ -16,14 +17,10 @@ export type DispatcherMayApprove = (typeof DISPATCHER_MAY_APPROVE)[number];
 export type StepStatus = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
 
 /**
- * What a run's steps act as: the dispatcher's scopes and credential, frozen at dispatch. The
- * credential's expiry (ISO; absent on runs dispatched before it was kept) is re-checked before each step.
+ * What a run's steps act as: the dispatcher, frozen at dispatch (platform/auth/stored-principal.ts);
+ * the credential's expiry is re-checked before each step.
  */
-export interface RunPrincipal {
-  tenantId: string;
-  scopes: string[];
-  credential: { kind: 'user_jwt' | 'api_key' | 'mcp_token'; id?: string; expires_at?: string | null };
-}
+export type RunPrincipal = StoredPrincipal;
 
 export interface RunError {
   code: string;

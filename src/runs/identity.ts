@@ -6,9 +6,7 @@ import type { RunError, RunExecution } from './entities';
  * Whether the run may still act as its stored identity (`weft_credential_live`, platform/auth): an SQL
  * expression over the run's row aliased `run`, so a step's first read carries it (issue 23 item 3, issue 27).
  */
-export const RUN_IDENTITY_LIVE_SQL = `weft_credential_live((run.principal->'credential'->>'id')::uuid,
-  run.workspace_id, run.user_id, run.principal->'credential'->>'kind',
-  (run.principal->'credential'->>'expires_at')::timestamptz)`;
+export const RUN_IDENTITY_LIVE_SQL = `weft_credential_live(run.principal->'credential', run.workspace_id, run.user_id)`;
 
 /** Re-checks a run's identity inside the caller's transaction (before each model turn), in one statement. */
 export async function runIdentityLive(m: EntityManager, run: Pick<RunExecution, 'id'>): Promise<boolean> {
@@ -27,7 +25,3 @@ export const credentialRevoked = (step: number | null): RunError => ({
     'The credential this run acts as was revoked or has expired, or its user left the workspace; nothing more ran',
   step,
 });
-
-/** The dispatching credential's expiry as the run stores it (ISO), whatever form it came in. */
-export const storedExpiry = (expiresAt: Date | string | null | undefined): string | null =>
-  expiresAt ? new Date(expiresAt).toISOString() : null;

@@ -9,6 +9,7 @@ import { APPROVAL_STATUS_OF } from '../change-sets/schemas';
 import { changeSetsWithApprovalStatus, resolveChangeSetApproval } from '../change-sets/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
+import { freeze } from '../platform/auth/stored-principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
@@ -38,7 +39,6 @@ import type { RerunRequest } from './control-schemas';
 import type { RunApproval, RunExecution } from './entities';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
-import { storedExpiry } from './identity';
 import * as repo from './repository';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun, rerunEntry } from './rerun';
@@ -288,15 +288,7 @@ export function createRunService(deps: {
       userId: principal.userId,
       agent: body.agent,
       input: body.input,
-      principal: {
-        tenantId: principal.tenantId,
-        scopes: [...principal.scopes],
-        credential: {
-          kind: principal.credential.kind,
-          id: principal.credential.id,
-          expires_at: storedExpiry(principal.credential.expiresAt),
-        },
-      },
+      principal: freeze(principal),
       idempotencyKey: key,
       requestHash: hash,
       scheduleId: origin.scheduleId ?? null,

@@ -3,8 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
-import type { Principal } from '../platform/auth/principal';
-import type { ScopeName } from '../platform/auth/scopes';
+import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -310,13 +309,7 @@ export function createRunSteps(deps: {
       if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
       return { status: isFinished(run.status) && step.status !== 'SUCCEEDED' ? 'CANCELLED' : 'SUCCEEDED' };
     }
-    const principal: Principal = {
-      userId: run.userId,
-      workspaceId,
-      tenantId: run.principal.tenantId,
-      scopes: new Set(run.principal.scopes as ScopeName[]),
-      credential: run.principal.credential as Principal['credential'],
-    };
+    const principal = thaw(run.principal, workspaceId);
     try {
       // One key for the step's side effect (a write tool replays) and its charge (a read tool's
       // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.

@@ -1,48 +1,24 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
-import type { ScopeName } from '../platform/auth/scopes';
+import { thaw } from '../platform/auth/stored-principal';
 import { DomainError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
-import type { TriggerPrincipal, WebhookTrigger } from './entities';
+import type { WebhookTrigger } from './entities';
 
 // What management (a redelivery) and the intake (a delivery) share: the identity a trigger's runs
 // act as, and the dispatch of its run template with an event.
 
-/**
- * The caller as a trigger's runs will act as it: user, scopes and credential, frozen now, with the
- * credential's expiry (review M-4): past it the trigger dispatches nothing, which also holds after a
- * revoked JWT's row is purged (rows go only once their token has expired).
- */
-export const freeze = (principal: Principal): TriggerPrincipal => {
-  const { expiresAt } = principal.credential;
-  return {
-    userId: principal.userId,
-    tenantId: principal.tenantId,
-    scopes: [...principal.scopes],
-    credential: {
-      kind: principal.credential.kind,
-      id: principal.credential.id,
-      ...(expiresAt === undefined ? {} : { expiresAt: expiresAt?.toISOString() ?? null }),
-    },
-  };
-};
-
 /** What dispatching needs of a trigger. */
 export type Dispatchable = Pick<WebhookTrigger, 'id' | 'workspaceId' | 'runTemplate' | 'principal'>;
 
-/** The credential a trigger's runs act as: its creator's, frozen at creation. */
-export const runPrincipal = (trigger: Dispatchable): Principal => ({
-  userId: trigger.principal.userId,
-  workspaceId: trigger.workspaceId,
-  tenantId: trigger.principal.tenantId,
-  scopes: new Set(trigger.principal.scopes as ScopeName[]),
-  credential: {
-    ...trigger.principal.credential,
-    expiresAt: trigger.principal.credential.expiresAt ? new Date(trigger.principal.credential.expiresAt) : null,
-  } as Principal['credential'],
-});
+/**
+ * The credential a trigger's runs act as: its creator's, frozen at creation with its expiry (review
+ * M-4): past it the trigger dispatches nothing, which also holds after a revoked JWT's row is purged
+ * (rows go only once their token has expired).
+ */
+export const runPrincipal = (trigger: Dispatchable): Principal => thaw(trigger.principal, trigger.workspaceId);
 
 /**
  * The dispatch of a trigger's run template with an event, inside the caller's transaction: for the

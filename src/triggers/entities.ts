@@ -1,16 +1,13 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { RunPrincipal } from '../runs/entities';
+import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { RunTemplate } from '../runs/schemas';
 import type { SignatureScheme } from './schemes';
 
 /**
- * What a trigger's runs act as: its creator's user, scopes and credential, frozen at creation, with
- * the credential's expiry (ISO; null: never; absent on triggers saved before it was stored).
+ * What a trigger's (and a run schedule's) runs act as: its creator's user, scopes and credential,
+ * frozen at creation (platform/auth/stored-principal.ts).
  */
-export interface TriggerPrincipal extends RunPrincipal {
-  userId: string;
-  credential: RunPrincipal['credential'] & { expiresAt?: string | null };
-}
+export type TriggerPrincipal = StoredPrincipal;
 
 export const FILTER_RESULTS = ['matched', 'not_matched', 'error'] as const;
 export type FilterResult = (typeof FILTER_RESULTS)[number];
