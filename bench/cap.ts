@@ -14,7 +14,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { createApp } from '../src/app/http';
-import { localEmbedding } from '../src/platform/llm/local-embedding';
+import { localEmbedding } from '../src/platform/llm/embedding/local';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';

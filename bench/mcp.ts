@@ -17,7 +17,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
-import { localEmbedding } from '../src/platform/llm/local-embedding';
+import { localEmbedding } from '../src/platform/llm/embedding/local';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';

@@ -17,7 +17,7 @@ import { createApp } from '../src/app/http';
 import { confirmReservations, reserveCredits } from '../src/credits/repository';
 import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
-import { localEmbedding } from '../src/platform/llm/local-embedding';
+import { localEmbedding } from '../src/platform/llm/embedding/local';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import {
   enableIterativeIndexScan,

@@ -12,8 +12,8 @@ import {
 } from '../src/embeddings/workflow';
 import { createNodeInTransaction } from '../src/graph/writes';
 import { loadConfig } from '../src/platform/config';
-import { localEmbedding } from '../src/platform/llm/local-embedding';
-import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
+import { localEmbedding } from '../src/platform/llm/embedding/local';
+import { createOpenAIEmbeddingProvider } from '../src/platform/llm/embedding/openai';
 import { WORKSPACE_ID_ATTRIBUTE } from '../src/platform/temporal/search-attributes';
 import { createWorker } from '../workers/worker';
 import * as workflows from '../workflows';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { z } from 'zod';
 import { loadConfig } from '../src/platform/config';
-import { createEmbeddingProvider } from '../src/platform/llm/embedding-provider';
+import { createEmbeddingProvider } from '../src/platform/llm/embedding/factory';
+import { createLocalEmbeddingProvider, localEmbedding } from '../src/platform/llm/embedding/local';
+import { createOpenAIEmbeddingProvider } from '../src/platform/llm/embedding/openai';
 import { UpstreamError } from '../src/platform/llm/errors';
-import { createLocalEmbeddingProvider, localEmbedding } from '../src/platform/llm/local-embedding';
 import { createOpenAIClient } from '../src/platform/llm/openai-client';
-import { createOpenAIEmbeddingProvider } from '../src/platform/llm/openai-embedding';
 import { openAIStructuredOutput } from '../src/platform/llm/structured-output';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';

@@ -5,6 +5,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { agentCapabilities } from './capabilities';
+import { refuseJoiningClaims } from './edge-guard';
 import { AgentClaim, AgentFailureCluster, AgentSession } from './entities';
 import { sessionFailed } from './events';
 import { startFailureClustering } from './outbox-handler';
@@ -23,6 +24,8 @@ export const agentsFeature = {
   events: [sessionFailed],
   // An agent session ended failed with an error signature: cluster it.
   outboxHandlers: (temporal: TemporalHandle) => [startFailureClustering(temporal)],
+  // No CONTAINS edge joins two sessions' claims, whoever writes it (the graph runs it before each edge).
+  edgeGuards: [refuseJoiningClaims],
   capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; sessionTtlSeconds: number }) =>
     agentCapabilities(deps),
   schedules: [

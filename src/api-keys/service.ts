@@ -3,9 +3,9 @@ import type { Principal } from '../platform/auth/principal';
 import { boundWorkspace, childExpiry, scopeOf } from '../platform/auth/principal';
 import { normalizeScopes, OPERATOR_SCOPE, SCOPES } from '../platform/auth/scopes';
 import { issueApiKeySecret } from '../platform/auth/tokens';
+import { assertWorkspaceVisible } from '../platform/auth/workspace-visibility';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
-import { assertWorkspaceVisible } from '../tenancy/service';
 import {
   dailyRequestCounts,
   findCredential,

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AnyCapability } from '../capabilities/define';
+import type { EdgeGuard } from '../graph/edge-guards';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import type { AnyRoute } from '../platform/api/route';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
@@ -45,6 +46,8 @@ export interface Feature {
   outboxHandlers?: (temporal: TemporalHandle, uow: UnitOfWork) => readonly OutboxHandler[];
   /** Its recurring jobs. */
   schedules?: readonly MaintenanceSchedule[];
+  /** Rules it holds over every edge the graph writes, whoever writes it (src/graph/edge-guards.ts). */
+  edgeGuards?: readonly EdgeGuard[];
   /** Its agent tools (`/v1/cap`, runs' steps, MCP). */
   capabilities?: (deps: CapabilityDeps) => readonly AnyCapability[];
 }

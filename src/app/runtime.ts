@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../api-keys/usage-recorder';
 import { createUsageRecorder } from '../api-keys/usage-recorder';
+import { installEdgeGuards } from '../graph/edge-guards';
 import type { EventStreams } from '../platform/api/sse';
 import { createEventStreams } from '../platform/api/sse';
 import type { Authenticator } from '../platform/auth/authenticator';
@@ -13,8 +14,8 @@ import { createSealer } from '../platform/crypto/sealer';
 import type { PoolRole } from '../platform/db/data-source';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { createScopedRead, createStatement, createUnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
-import { createEmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
+import { createEmbeddingProvider } from '../platform/llm/embedding/factory';
 import type { Logger } from '../platform/logger';
 import { observePool } from '../platform/metrics/pool';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -66,6 +67,8 @@ export interface Runtime extends Kernel {
 
 /** `role` picks the database pool: the API's and the worker's are separate (sizes and timeouts in config). */
 export async function createRuntime(config: Config, logger: Logger, role: PoolRole = 'api'): Promise<Runtime> {
+  // Before anything can write an edge: the graph runs the features' guards on every one.
+  installEdgeGuards(FEATURES.flatMap((feature) => feature.edgeGuards ?? []));
   const dataSource = await createAppDataSource(config, role).initialize();
   const unobservePool = observePool(dataSource, role);
   const temporal = await connectTemporal(config);

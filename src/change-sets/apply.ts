@@ -1,14 +1,12 @@
 import type { EntityManager } from 'typeorm';
 import { nodeUpdated } from '../graph/events';
-import { findLiveEdge, updateNode } from '../graph/repository';
-import { createNodeInTransaction, touchNodes, writeExtractedEdge } from '../graph/writes';
+import { findLiveEdge, findLiveNodeByName, updateNode } from '../graph/repository';
+import { createNodeInTransaction, normalizedName, touchNodes, writeExtractedEdge } from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { ChangeContext } from '../platform/db/unit-of-work';
 import { setChangeContext } from '../platform/db/unit-of-work';
 import { DomainError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
-import { findLiveNodeByName } from '../prompt/repository';
-import { normalizedName } from '../prompt/writes';
 import type { ChangeSetRecord } from './repository';
 import { liveNodesWithProperties } from './repository';
 import type { ChangeSetConflict, ChangeSetOperations, ChangeSetPreview } from './schemas';

@@ -9,22 +9,13 @@
  * `followWorkspaceRuns(options)`, async iterators of typed `RunEvent`s.
  */
 import createClient from 'openapi-fetch';
+import type { WeftClientOptions } from './options';
 import type { components, operations, paths } from './schema';
 
+export type { WeftClientOptions } from './options';
 export type { FollowOptions, RunEvent } from './run-events';
 export { followRun, followWorkspaceRuns, StreamCredentialError } from './run-events';
 export type { components, operations, paths };
-
-export interface WeftClientOptions {
-  /** Where the API listens, e.g. `http://127.0.0.1:8080`. */
-  baseUrl: string;
-  /** An API key (`weft_sk_…`), a user JWT or an MCP token: sent as the bearer credential. */
-  token?: string;
-  /** Extra headers on every request (say, `X-Correlation-Id` for one call's retries). */
-  headers?: Record<string, string>;
-  /** A fetch of your own (tests, proxies); the global one by default. */
-  fetch?: typeof globalThis.fetch;
-}
 
 export function createWeftClient(options: WeftClientOptions) {
   return createClient<paths>({

@@ -1,4 +1,4 @@
-import type { WeftClientOptions } from './index';
+import type { WeftClientOptions } from './options';
 import type { components, operations } from './schema';
 
 /** One event of a run stream, typed by the OpenAPI document's `RunEvent`. */

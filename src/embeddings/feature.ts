@@ -1,5 +1,5 @@
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import type { Logger } from '../platform/logger';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';

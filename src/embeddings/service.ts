@@ -1,7 +1,7 @@
 import { InsufficientCreditsError } from '../credits/errors';
 import { confirmReservations, pendingReservations, refundCredits, reserveCredits } from '../credits/repository';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import type { Logger } from '../platform/logger';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { forEachWorkspace } from '../platform/workspace-sweep';

@@ -377,6 +377,16 @@ export const reopenEdgesClosedBy = (m: EntityManager, promptId: string) =>
     [promptId],
   );
 
+/** The oldest live node of this type whose name, trimmed, spaced and lower-cased, is `normalized`. */
+export const findLiveNodeByName = (m: EntityManager, type: string, normalized: string) =>
+  queryFirst<{ id: string }>(
+    m,
+    `SELECT id FROM nodes
+     WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
+     ORDER BY created_at LIMIT 1`,
+    [type, normalized],
+  );
+
 /** A live edge of this type between these two nodes, if the graph holds that fact already. */
 export const findLiveEdge = (m: EntityManager, type: string, sourceId: string, targetId: string) =>
   queryFirst<{ id: string }>(

@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
-import { findClaimsJoinedByContains, lockWorkspaceClaims } from '../agents/repository';
 import { baseSalienceFor } from '../importance/salience';
 import type { ImportanceSettings } from '../ontology-config/schemas';
 import { readOntologyConfig } from '../ontology-config/service';
 import { setChangeContext } from '../platform/db/unit-of-work';
-import { ConflictError, NotFoundError } from '../platform/errors';
+import { NotFoundError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { isFunctionalEdgeType } from '../rules/graph';
 import { registerType } from '../type-catalog/service';
+import { guardEdgeWrite } from './edge-guards';
 import { nodeCreated, nodeUpdated } from './events';
 import type { EdgeRow, NodeRow } from './repository';
 import {
@@ -151,6 +151,12 @@ export const enqueueNodeCreated = (
     payload: { node_id: node.id, type: node.type, name: node.name },
   });
 
+/**
+ * Same type and the same name up to case and spacing: a reference, not a duplicate (a prompt's and a
+ * change-set's extracted nodes; `findLiveNodeByName` looks the normalised name up).
+ */
+export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
+
 /** Deduplicated, lower-case (Postgres prints uuids so) and sorted: concurrent writers lock shared hubs in one order. */
 const lockOrder = (nodeIds: readonly string[]) => [...new Set(nodeIds.map((id) => id.toLowerCase()))].sort();
 
@@ -174,29 +180,9 @@ export async function touchNodes(
 }
 
 /**
- * At most one session holds any node of a CONTAINS subtree (agent.claim_work's invariant), so a
- * CONTAINS edge that would put one session's claim under another's is refused with the claim
- * conflict's 409 rather than leaving both claims active (review L-3). Under the workspace's claim
- * lock, so a claim made meanwhile is seen, and this edge is seen by the next claim's check.
- */
-async function refuseJoiningClaims(m: EntityManager, workspaceId: string, input: EdgeCreateInput): Promise<void> {
-  await lockWorkspaceClaims(m, workspaceId);
-  const joined = await findClaimsJoinedByContains(m, {
-    sourceNodeId: input.source_node_id,
-    targetNodeId: input.target_node_id,
-  });
-  if (joined) {
-    throw new ConflictError({
-      error: 'claim_conflict',
-      message: 'The CONTAINS edge would put a node claimed by one session inside a node claimed by another',
-      ...joined,
-    });
-  }
-}
-
-/**
  * Everything an edge creation does, inside the caller's unit of work: both ends must be live
- * nodes visible to this workspace (else 404), catalog registration, and one reference of each end.
+ * nodes visible to this workspace (else 404), the other features' guards pass (edge-guards.ts),
+ * catalog registration, and one reference of each end.
  */
 export async function createEdgeInTransaction(
   m: EntityManager,
@@ -210,7 +196,7 @@ export async function createEdgeInTransaction(
   const found = new Set(await touch(m, ends, options));
   const missing = ends.filter((id) => !found.has(id));
   if (missing.length > 0) throw new NotFoundError({ error: 'node_not_found', node_ids: missing });
-  if (input.type.toLowerCase() === 'contains') await refuseJoiningClaims(m, workspaceId, input);
+  await guardEdgeWrite(m, workspaceId, input);
   const row = await insertEdge(m, {
     workspaceId,
     type: input.type,

@@ -13,11 +13,11 @@ import { childExpiry, scopeOf } from '../platform/auth/principal';
 import { MCP_TOKEN_SCOPES } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { sha256Hex } from '../platform/auth/tokens';
+import { assertWorkspaceVisible } from '../platform/auth/workspace-visibility';
 import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError, RateLimitedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
-import { assertWorkspaceVisible } from '../tenancy/service';
 import { lockUserMints, MINT_NAME, recentMints } from './repository';
 
 /** knowledge-graph-service-api.md §8: minting is limited to 60 requests per minute per user. */

@@ -5,10 +5,10 @@ import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { sha256Hex } from '../platform/auth/tokens';
+import { assertWorkspaceVisible } from '../platform/auth/workspace-visibility';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
-import { assertWorkspaceVisible } from '../tenancy/service';
 import { checkRedirectUri, grantedScopes, OAuthError, redirectMatches } from './clients';
 
 const CODE_MARKER = 'weft_oc_';

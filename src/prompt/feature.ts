@@ -3,7 +3,7 @@ import type { EventStreams } from '../platform/api/sse';
 import type { Config } from '../platform/config';
 import type { Sealer } from '../platform/crypto/sealer';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';

@@ -63,16 +63,6 @@ export const edgesInOrder = (m: EntityManager, ids: readonly string[]) =>
     [ids],
   );
 
-/** The oldest live node of this type whose name, trimmed, spaced and lower-cased, is `normalized`. */
-export const findLiveNodeByName = (m: EntityManager, type: string, normalized: string) =>
-  queryFirst<{ id: string }>(
-    m,
-    `SELECT id FROM nodes
-     WHERE NOT is_deleted AND type = $1 AND lower(regexp_replace(btrim(name), '\\s+', ' ', 'g')) = $2
-     ORDER BY created_at LIMIT 1`,
-    [type, normalized],
-  );
-
 /** Reference counts of nodes, as a persist leaves them. */
 export async function referenceCounts(m: EntityManager, nodeIds: readonly string[]): Promise<Record<string, number>> {
   const rows = await queryRows<{ id: string; reference_count: number }>(

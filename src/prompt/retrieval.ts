@@ -5,7 +5,7 @@ import { readSubgraph } from '../graph/traversal-repository';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { InternalError } from '../platform/errors';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { enableIterativeIndexScan, vectorCandidates } from '../search/repository';
 import { reciprocalRankFusion } from '../search/scoring';
 import type { ContextEdge, ContextNode } from './model/contract';

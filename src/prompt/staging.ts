@@ -4,10 +4,10 @@ import type { EntityManager } from 'typeorm';
 import { findChangeSetOfPrompt, liveNodesWithProperties } from '../change-sets/repository';
 import type { ChangeSetOperations } from '../change-sets/schemas';
 import { sameValue, stageChangeSet } from '../change-sets/staging';
+import { findLiveNodeByName } from '../graph/repository';
+import { normalizedName } from '../graph/writes';
 import type { RefinedGraph } from './model/contract';
-import { findLiveNodeByName } from './repository';
 import type { PersistedGraph, PromptActor } from './writes';
-import { normalizedName } from './writes';
 
 /** Stages the refined graph as a change-set, in the caller's transaction; exactly once per correlation id. */
 export async function stageRefined(

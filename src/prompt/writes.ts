@@ -2,16 +2,21 @@
 // journal (prompt_writes), so a change to what one writes is read next to what the other takes back.
 import type { EntityManager } from 'typeorm';
 import { withdrawChangeSetOfPrompt } from '../change-sets/repository';
-import { reopenEdgesClosedBy, toEdgeResponse, toNodeResponse } from '../graph/repository';
+import { findLiveNodeByName, reopenEdgesClosedBy, toEdgeResponse, toNodeResponse } from '../graph/repository';
 import type { EdgeResponse, NodeResponse } from '../graph/schemas';
-import { createNodeInTransaction, enqueueNodeCreated, touchNodes, writeExtractedEdge } from '../graph/writes';
+import {
+  createNodeInTransaction,
+  enqueueNodeCreated,
+  normalizedName,
+  touchNodes,
+  writeExtractedEdge,
+} from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { Scope } from '../platform/db/unit-of-work';
 import type { RefinedGraph } from './model/contract';
 import {
   claimPromptWritesUndo,
   edgesInOrder,
-  findLiveNodeByName,
   findPromptWrites,
   insertPromptWrites,
   liveNodes,
@@ -44,9 +49,6 @@ export const promptScope = (workspaceId: string, correlationId: string, actor?: 
   ...(actor ? { userId: actor.userId } : {}),
   actor: { promptId: correlationId, credentialKind: actor?.credentialKind, credentialId: actor?.credentialId },
 });
-
-/** Same type and the same name up to case and spacing: a reference, not a duplicate. */
-export const normalizedName = (name: string) => name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 /** The nodes and edges a prompt wrote or referenced, as the API shows them now, in the prompt's order. */
 export async function loadWritten(m: EntityManager, nodeIds: string[], edgeIds: string[]) {

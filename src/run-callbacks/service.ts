@@ -6,7 +6,7 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freezeCredential } from '../platform/auth/stored-principal';
 import type { Sealer } from '../platform/crypto/sealer';
-import { signatureHeader } from '../platform/crypto/signature';
+import { newSigningSecret, signatureHeader } from '../platform/crypto/signature';
 import { queryFirst } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
@@ -14,7 +14,6 @@ import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
-import { newSecret } from '../triggers/schemes';
 import type { AddressPolicy } from './address-guard';
 import { addressRefusal } from './address-guard';
 import { runCallbackQueued } from './events';
@@ -68,7 +67,7 @@ export function createRunCallbackService(deps: {
     },
   ) {
     const id = randomUUID();
-    const secret = newSecret('weft');
+    const secret = newSigningSecret();
     const row = await repo.insertSubscription(m, {
       id,
       workspace_id: principal.workspaceId,

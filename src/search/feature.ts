@@ -1,6 +1,6 @@
 import type { CreditService } from '../credits/service';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { searchRoutes } from './routes';
 import type { SearchService } from './service';
 import { createSearchService } from './service';

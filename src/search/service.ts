@@ -8,7 +8,7 @@ import { readOntologyConfig } from '../ontology-config/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { EmbeddingProvider } from '../platform/llm/embedding-provider';
+import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { UpstreamError } from '../platform/llm/errors';
 import { rankResults, weightsFor } from './ranking';
 import type { VectorCandidate } from './repository';

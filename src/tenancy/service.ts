@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { Credential } from '../api-keys/entities';
-import type { Principal } from '../platform/auth/principal';
 import { SCOPES } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { issueApiKeySecret } from '../platform/auth/tokens';
@@ -8,22 +7,6 @@ import { NotFoundError } from '../platform/errors';
 import { CREDIT_GRANT_KIND } from '../rules/costs';
 import { Membership, Tenant, User, Workspace } from './entities';
 import { addToBalance, insertTenantLedgerRow } from './repository';
-
-/**
- * The workspaces a principal may act in: a user JWT reaches every workspace its user belongs to;
- * a key or MCP token reaches only its own. Anything else is reported as missing (404), never 403.
- */
-export async function assertWorkspaceVisible(
-  m: EntityManager,
-  principal: Principal,
-  workspaceId: string,
-): Promise<void> {
-  // Postgres prints uuids in lower case; a client may send them in upper case.
-  if (workspaceId.toLowerCase() === principal.workspaceId) return;
-  if (principal.credential.kind !== 'user_jwt') throw new NotFoundError('Workspace not found');
-  const member = await m.getRepository(Membership).existsBy({ workspaceId, userId: principal.userId });
-  if (!member) throw new NotFoundError('Workspace not found');
-}
 
 export interface BootstrapResult {
   tenant_id: string;

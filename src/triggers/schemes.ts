@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { signatureHeader } from '../platform/crypto/signature';
+import { newSigningSecret, signatureHeader } from '../platform/crypto/signature';
 import { LIMITS } from '../rules/limits';
 import { verifiedAt } from './signature';
 
@@ -173,7 +173,7 @@ export function newSecret(scheme: SignatureScheme): string {
   const bytes = randomBytes(32);
   if (scheme === 'standard') return `whsec_${bytes.toString('base64')}`;
   if (scheme === 'github' || scheme === 'slack') return bytes.toString('hex');
-  return `whsec_${bytes.toString('hex')}`;
+  return newSigningSecret();
 }
 
 /** Why `secret` cannot be `scheme`'s (a secret given on create or update: the one Stripe shows, say), or null. */

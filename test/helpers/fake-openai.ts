@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { localEmbedding } from '../../src/platform/llm/local-embedding';
+import { localEmbedding } from '../../src/platform/llm/embedding/local';
 
 export type FakeBehaviour =
   | { kind: 'ok' }

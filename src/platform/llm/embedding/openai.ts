@@ -1,9 +1,9 @@
-import type { EmbeddingProvider } from './embedding-provider';
-import { callProvider, UpstreamError } from './errors';
-import type { OpenAIConfig } from './openai-client';
-import { createOpenAIClient } from './openai-client';
+import { callProvider, UpstreamError } from '../errors';
+import type { OpenAIConfig } from '../openai-client';
+import { createOpenAIClient } from '../openai-client';
+import type { EmbeddingProvider } from './contract';
+import { EMBEDDING_DIMENSIONS as DIMENSIONS } from './contract';
 
-const DIMENSIONS = 512;
 // The embeddings endpoint takes up to 2048 inputs; smaller requests fail and retry cheaper.
 const MAX_INPUTS_PER_REQUEST = 256;
 

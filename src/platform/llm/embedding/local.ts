@@ -1,6 +1,6 @@
-import type { EmbeddingProvider } from './embedding-provider';
+import type { EmbeddingProvider } from './contract';
+import { EMBEDDING_DIMENSIONS as DIMENSIONS } from './contract';
 
-const DIMENSIONS = 512;
 const WORD_WEIGHT = 1;
 const TRIGRAM_WEIGHT = 0.5;
 
