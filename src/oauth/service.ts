@@ -2,7 +2,6 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import type { DataSource, EntityManager } from 'typeorm';
 import { insertCredential } from '../api-keys/repository';
 import type { Principal } from '../platform/auth/principal';
-import type { ScopeName } from '../platform/auth/scopes';
 import type { JwtService } from '../platform/auth/tokens';
 import { sha256Hex } from '../platform/auth/tokens';
 import { assertWorkspaceVisible } from '../platform/auth/workspace-visibility';
@@ -10,6 +9,8 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import { checkRedirectUri, grantedScopes, OAuthError, redirectMatches } from './clients';
+import type { ClientRow, GrantRow } from './repository';
+import * as repo from './repository';
 
 const CODE_MARKER = 'weft_oc_';
 const REFRESH_MARKER = 'weft_rt_';
@@ -27,11 +28,7 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
-export interface ClientRow {
-  id: string;
-  client_name: string | null;
-  redirect_uris: string[];
-}
+export type { ClientRow } from './repository';
 
 export interface AuthorizationRequest {
   client_id: string;
@@ -59,17 +56,6 @@ export interface TokenAnswer {
   scope: string;
 }
 
-interface GrantRow {
-  id: string;
-  workspace_id: string;
-  user_id: string;
-  client_id: string;
-  client_name: string | null;
-  scopes: ScopeName[];
-  resource: string;
-  revoked_at: Date | null;
-}
-
 /**
  * Weft as an OAuth 2.1 authorization server for `/mcp`: public clients registered dynamically,
  * the authorization-code grant with PKCE (S256), rotating refresh tokens, revocation. An access
@@ -79,13 +65,7 @@ interface GrantRow {
 export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSource; jwt: JwtService }) {
   const { uow, dataSource, jwt } = deps;
 
-  async function findClient(clientId: string): Promise<ClientRow | undefined> {
-    const rows: ClientRow[] = await dataSource.query(
-      'SELECT id, client_name, redirect_uris FROM oauth_clients WHERE id = $1',
-      [clientId],
-    );
-    return rows[0];
-  }
+  const findClient = (clientId: string): Promise<ClientRow | undefined> => repo.findClient(dataSource, clientId);
 
   /**
    * RFC 7591. Per source address: so many registrations an hour, and so many clients nobody has signed in
@@ -104,28 +84,15 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     }
     const name = metadata.client_name?.slice(0, LIMIT.clientNameChars) ?? null;
     return dataSource.transaction(async (m) => {
-      await m.query(
-        `DELETE FROM oauth_clients WHERE last_used_at IS NULL AND created_at < now() - make_interval(days => $1)`,
-        [LIMIT.unusedClientDays],
-      );
+      await repo.deleteUnusedClients(m, LIMIT.unusedClientDays);
       // One source registers one at a time, so the counts below hold.
-      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oauth-register:${source}`]);
-      const [counts] = await m.query(
-        `SELECT count(*) FILTER (WHERE last_used_at IS NULL)::int AS live,
-                count(*) FILTER (WHERE created_at > now() - interval '1 hour')::int AS hour
-         FROM oauth_clients WHERE registered_from = $1`,
-        [source],
-      );
+      await repo.lockRegistrationSource(m, source);
+      const counts = await repo.registrationCounts(m, source);
       if (counts.hour >= LIMIT.registrationsPerSourcePerHour || counts.live >= LIMIT.clientsPerSource) {
         throw new OAuthError('too_many_registrations', 'Too many clients registered from this address', 429);
       }
       const id = `${CLIENT_MARKER}${randomUUID()}`;
-      const [row] = await m.query(
-        `INSERT INTO oauth_clients (id, client_name, redirect_uris, registered_from) VALUES ($1, $2, $3, $4)
-         RETURNING id, client_name, redirect_uris, extract(epoch FROM created_at)::int AS client_id_issued_at`,
-        [id, name, metadata.redirect_uris, source],
-      );
-      return row;
+      return repo.insertClient(m, { id, name, redirectUris: metadata.redirect_uris, source });
     });
   }
 
@@ -177,13 +144,15 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       keyHash: sha256Hex(accessToken),
       expiresAt,
     });
-    await m.query('UPDATE api_keys SET oauth_grant_id = $1 WHERE id = $2', [grant.id, tokenId]);
+    await repo.linkTokenToGrant(m, tokenId, grant.id);
     const refreshToken = newSecret(REFRESH_MARKER);
-    await m.query(
-      `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, workspace_id, expires_at) VALUES ($1, $2, $3, $4)`,
-      [sha256Hex(refreshToken), grant.id, grant.workspace_id, new Date(Date.now() + LIMIT.refreshTokenDays * DAY_MS)],
-    );
-    await m.query('UPDATE oauth_clients SET last_used_at = now() WHERE id = $1', [grant.client_id]);
+    await repo.insertRefreshToken(m, {
+      hash: sha256Hex(refreshToken),
+      grantId: grant.id,
+      workspaceId: grant.workspace_id,
+      expiresAt: new Date(Date.now() + LIMIT.refreshTokenDays * DAY_MS),
+    });
+    await repo.touchClient(m, grant.client_id);
     return {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -194,13 +163,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
   }
 
   /** A grant ends with its access tokens and refresh tokens. */
-  async function revokeGrant(m: EntityManager, grantId: string, reason: string) {
-    await m.query(
-      `UPDATE oauth_grants SET revoked_at = now(), revoked_reason = $2 WHERE id = $1 AND revoked_at IS NULL`,
-      [grantId, reason],
-    );
-    await m.query('UPDATE api_keys SET revoked_at = now() WHERE oauth_grant_id = $1 AND revoked_at IS NULL', [grantId]);
-  }
+  const revokeGrant = repo.revokeGrantRows;
 
   /** The workspace and user a code or refresh token belongs to, then a unit of work as that user there. */
   async function asOwnerOf<T>(
@@ -209,10 +172,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     work: (m: EntityManager, hash: string) => Promise<T>,
   ): Promise<T> {
     const hash = sha256Hex(secret);
-    const rows: { kind: string; workspace_id: string; user_id: string }[] = await dataSource.query(
-      'SELECT * FROM weft_oauth_secret($1)',
-      [hash],
-    );
+    const rows = await repo.findSecretOwners(dataSource, hash);
     const owner = rows.find((row) => row.kind === kind);
     if (!owner) throw new OAuthError('invalid_grant', kind === 'code' ? 'Unknown code' : 'Unknown refresh token');
     return uow({ workspaceId: owner.workspace_id, userId: owner.user_id }, (m) => work(m, hash));
@@ -228,8 +188,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     return result;
   };
 
-  const findGrant = async (m: EntityManager, id: string): Promise<GrantRow> =>
-    (await m.query('SELECT * FROM oauth_grants WHERE id = $1 FOR UPDATE', [id]))[0];
+  const findGrant = repo.lockGrant;
 
   return {
     findClient,
@@ -241,18 +200,24 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       uow({ workspaceId, userId: principal.userId }, async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
         const { client, scopes } = await checkRequest(request, resource);
-        const [grant] = await m.query(
-          `INSERT INTO oauth_grants (workspace_id, user_id, client_id, client_name, scopes, resource)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [workspaceId, principal.userId, client.id, client.client_name, scopes, resource],
-        );
+        const grantId = await repo.insertGrant(m, {
+          workspace_id: workspaceId,
+          user_id: principal.userId,
+          client_id: client.id,
+          client_name: client.client_name,
+          scopes,
+          resource,
+        });
         const code = newSecret(CODE_MARKER);
-        await m.query(
-          `INSERT INTO oauth_codes (code_hash, grant_id, workspace_id, redirect_uri, code_challenge, expires_at)
-           VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
-          [sha256Hex(code), grant.id, workspaceId, request.redirect_uri, request.code_challenge, LIMIT.codeSeconds],
-        );
-        return { grantId: grant.id as string, code };
+        await repo.insertCode(m, {
+          hash: sha256Hex(code),
+          grantId,
+          workspaceId,
+          redirectUri: request.redirect_uri,
+          challenge: request.code_challenge!,
+          seconds: LIMIT.codeSeconds,
+        });
+        return { grantId, code };
       }),
 
     /** RFC 6749 §4.1.3 with PKCE; a code used twice revokes its grant (§4.1.2). */
@@ -268,13 +233,13 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     ) =>
       settled(
         asOwnerOf(input.code, 'code', async (m, hash): Promise<TokenAnswer | OAuthError> => {
-          const [code] = await m.query('SELECT * FROM oauth_codes WHERE code_hash = $1 FOR UPDATE', [hash]);
+          const code = await repo.lockCode(m, hash);
           const grant = await findGrant(m, code.grant_id);
           if (code.used_at) {
             await revokeGrant(m, grant.id, 'code_reused');
             return new OAuthError('invalid_grant', 'The code was already used; its grant is revoked');
           }
-          await m.query('UPDATE oauth_codes SET used_at = now() WHERE code_hash = $1', [hash]);
+          await repo.markCodeUsed(m, hash);
           if (grant.revoked_at || new Date(code.expires_at) <= new Date()) {
             return new OAuthError('invalid_grant', 'The code has expired');
           }
@@ -298,7 +263,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     refresh: (input: { refresh_token: string; client_id?: string; resource?: string }, resource: string) =>
       settled(
         asOwnerOf(input.refresh_token, 'refresh', async (m, hash): Promise<TokenAnswer | OAuthError> => {
-          const [token] = await m.query('SELECT * FROM oauth_refresh_tokens WHERE token_hash = $1 FOR UPDATE', [hash]);
+          const token = await repo.lockRefreshToken(m, hash);
           const grant = await findGrant(m, token.grant_id);
           if (input.client_id !== grant.client_id)
             return new OAuthError('invalid_grant', 'The token is another client’s');
@@ -313,15 +278,11 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
             return new OAuthError('invalid_target', `This server issues tokens for ${resource} only`);
           }
           // A refresh acts for the person later: only while they still belong to the workspace.
-          const member = await m.query('SELECT 1 FROM memberships WHERE workspace_id = $1 AND user_id = $2', [
-            grant.workspace_id,
-            grant.user_id,
-          ]);
-          if (member.length === 0) {
+          if (!(await repo.isMember(m, grant.workspace_id, grant.user_id))) {
             await revokeGrant(m, grant.id, 'membership_ended');
             return new OAuthError('invalid_grant', 'The person no longer belongs to the workspace; grant revoked');
           }
-          await m.query('UPDATE oauth_refresh_tokens SET used_at = now() WHERE token_hash = $1', [hash]);
+          await repo.markRefreshTokenUsed(m, hash);
           return issueTokens(m, grant);
         }),
       ),
@@ -330,8 +291,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     async revokeToken(token: string) {
       if (token.startsWith(REFRESH_MARKER)) {
         await asOwnerOf(token, 'refresh', async (m, hash) => {
-          const [row] = await m.query('SELECT grant_id FROM oauth_refresh_tokens WHERE token_hash = $1', [hash]);
-          await revokeGrant(m, row.grant_id, 'revoked_by_client');
+          await revokeGrant(m, await repo.findRefreshTokenGrant(m, hash), 'revoked_by_client');
         }).catch((error) => {
           if (!(error instanceof OAuthError)) throw error;
         });
@@ -340,33 +300,21 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       const claims = await jwt.verify(token);
       if (claims?.audience !== 'mcp' || !claims.workspaceId) return;
       await uow({ workspaceId: claims.workspaceId, userId: claims.userId }, (m) =>
-        m.query(
-          `UPDATE api_keys SET revoked_at = now()
-           WHERE id = $1 AND oauth_grant_id IS NOT NULL AND revoked_at IS NULL AND key_hash = $2`,
-          [claims.tokenId, sha256Hex(token)],
-        ),
+        repo.revokeAccessToken(m, claims.tokenId, sha256Hex(token)),
       );
     },
 
     /** The workspaces the consent page offers: the person's memberships, the default first. */
     workspacesOf: (principal: Principal) =>
-      uow({ workspaceId: principal.workspaceId, userId: principal.userId }, async (m) => {
-        const rows: { id: string; name: string; is_default: boolean }[] = await m.query(
-          `SELECT w.id, w.name, ms.is_default FROM memberships ms JOIN workspaces w ON w.id = ms.workspace_id
-           WHERE ms.user_id = $1 ORDER BY ms.is_default DESC, ms.created_at, w.id`,
-          [principal.userId],
-        );
-        return rows;
-      }),
+      uow({ workspaceId: principal.workspaceId, userId: principal.userId }, (m) =>
+        repo.listMemberWorkspaces(m, principal.userId),
+      ),
 
     /** The caller's grants in a workspace, newest first (beside its MCP tokens). */
     listGrants: (principal: Principal, workspaceId: string) =>
       uow({ workspaceId, userId: principal.userId }, async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
-        const rows: (GrantRow & { created_at: Date; revoked_reason: string | null })[] = await m.query(
-          `SELECT * FROM oauth_grants WHERE workspace_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`,
-          [workspaceId, principal.userId],
-        );
+        const rows = await repo.listGrants(m, workspaceId, principal.userId);
         return rows.map((row) => ({
           id: row.id,
           client_id: row.client_id,
@@ -384,10 +332,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     revokeGrant: (principal: Principal, workspaceId: string, grantId: string) =>
       uow({ workspaceId, userId: principal.userId }, async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
-        const [row] = await m.query('SELECT id FROM oauth_grants WHERE id = $1 AND user_id = $2', [
-          grantId,
-          principal.userId,
-        ]);
+        const row = await repo.findOwnGrant(m, grantId, principal.userId);
         if (!row) throw new NotFoundError('Grant not found');
         await revokeGrant(m, grantId, 'revoked_by_user');
       }),
