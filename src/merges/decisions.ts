@@ -1,15 +1,14 @@
 import type { EntityManager } from 'typeorm';
-import type { NodeRow } from '../graph/repository';
-import { NODE_COLUMNS, toNodeResponse } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
 import type { ImportanceSettings } from '../ontology-config/schemas';
-import { queryFirst } from '../platform/db/query';
 import { setChangeContext } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError } from '../platform/errors';
 import { findCandidateResponse, lockCandidate, resolveCandidate, supersedeCandidatesOf } from './candidates-repository';
 import type { MergeCandidate } from './entities';
 import { MergeAction } from './entities';
 import { PairNotLiveError } from './errors';
-import { foldEdges, foldNodes, lockLivePair, transactionTime } from './merge-apply';
+import { findNodeRows, foldEdges, foldNodeRows, lockLivePair, transactionTime } from './pair-repository';
+import { combineProperties } from './person-rules';
 import type { MergeAction as ActionResponse, MergeDecisionResponse, MergeSummary } from './schemas';
 
 // A decision on one candidate, in the caller's transaction (knowledge-graph-service-api.md §3: "merge runs in the same
@@ -65,9 +64,7 @@ export function recordAction(
 }
 
 async function summaryOf(m: EntityManager, candidate: MergeCandidate, action: MergeAction): Promise<MergeSummary> {
-  const survivor = await queryFirst<NodeRow>(m, `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = $1`, [
-    candidate.survivorNodeId,
-  ]);
+  const [survivor] = await findNodeRows(m, [candidate.survivorNodeId]);
   if (!survivor) throw new NotFoundError('Survivor node not found');
   return {
     survivor: toNodeResponse(survivor),
@@ -123,7 +120,7 @@ export async function rejectCandidate(
 
 /**
  * The merge: both nodes locked and live (else PairNotLiveError), the duplicate's edges folded into
- * the survivor and the duplicate into the survivor (merge-apply.ts), the candidate applied, every
+ * the survivor and the duplicate into the survivor (pair-repository.ts), the candidate applied, every
  * other pending candidate naming the duplicate superseded, and the action row written with what
  * the merge changed (`details.undo`), so that it can be undone.
  */
@@ -142,7 +139,9 @@ export async function mergeCandidate(
   // The version rows of this transaction's node and edge writes say they were a merge (issue 31).
   await setChangeContext(m, { op: 'merge' });
   const edges = await foldEdges(m, { workspaceId, survivorId, duplicateId });
-  const combined = await foldNodes(m, { ...pair, importance: input.importance });
+  // The survivor keeps the combined properties (person-rules.ts), the duplicate is soft-deleted.
+  const combined = combineProperties(pair.survivor, pair.duplicate);
+  await foldNodeRows(m, { ...pair, combined, importance: input.importance });
   await resolveCandidate(m, candidate.id, 'applied');
   const superseded = await supersedeCandidatesOf(m, {
     workspaceId,

@@ -41,7 +41,7 @@ export interface RecordedEdge {
 }
 
 /**
- * Exactly what a merge changed, so that it can be undone (unmerge-apply.ts): the transaction's
+ * Exactly what a merge changed, so that it can be undone (unmerge-apply.ts, pair-repository.ts): the transaction's
  * time to the microsecond (the duplicate's deleted_at and the removed edges' too), the survivor's
  * properties before and after, and the duplicate's edges as they were, split by what happened to them.
  */

@@ -1,16 +1,23 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from 'typeorm';
-import { importanceSql, importanceSqlParams } from '../importance/formula';
 import type { ImportanceSettings } from '../ontology-config/schemas';
-import { affectedRows, queryRows } from '../platform/db/query';
 import { setChangeContext } from '../platform/db/unit-of-work';
 import { ConflictError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
-import type { MergeUndoRecord, RecordedEdge } from './entities';
+import type { MergeUndoRecord } from './entities';
+import type { EdgeLeft } from './pair-repository';
+import {
+  edgeStates,
+  edgesBuiltSince,
+  lockPairSince,
+  restoreRepointedEdges,
+  revertSurvivor,
+  reviveNode,
+  undeleteRemovedEdges,
+} from './pair-repository';
 
 // The writes of an unmerge, all in `restoreMergedPair` (one place to label them, e.g. for
-// versions). Raw SQL like merge-apply.ts: row locks in id order, set-based edge rewrites from the
-// merge's record, and the importance formula's SQL twin.
+// versions); their statements are in pair-repository.ts.
 
 type Properties = Record<string, unknown>;
 
@@ -19,14 +26,6 @@ export class UnmergeRefusedError extends ConflictError {
   constructor(reason: string) {
     super(`This merge cannot be undone: ${reason}`);
   }
-}
-
-export interface EdgeLeft {
-  id: string;
-  type: string;
-  source_node_id: string;
-  target_node_id: string;
-  created_at: string;
 }
 
 export interface RestoredPair {
@@ -40,14 +39,6 @@ export interface RestoredPair {
   edgesLeftOnSurvivor: EdgeLeft[];
   /** Keys the merge gave the survivor that were edited since: kept as edited. */
   survivorPropertiesKept: string[];
-}
-
-interface PairRow {
-  id: string;
-  is_deleted: boolean;
-  properties: Properties;
-  changed_since: boolean;
-  deleted_by_merge: boolean;
 }
 
 /**
@@ -78,26 +69,10 @@ export function revertProperties(
   return { properties, kept: kept.sort() };
 }
 
-const edgeIds = (edges: RecordedEdge[]) =>
-  JSON.stringify(
-    edges.map(({ id, source_node_id, target_node_id }) => ({
-      id,
-      source_node_id,
-      target_node_id,
-    })),
-  );
-
 /** Why a recorded edge was not put back, from its row as it is now. */
 async function whyNotRestored(m: EntityManager, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await queryRows<{ id: string; is_deleted: boolean; ends_deleted: boolean }>(
-    m,
-    `SELECT e.id, e.is_deleted,
-            EXISTS (SELECT 1 FROM nodes n WHERE n.id IN (e.source_node_id, e.target_node_id) AND n.is_deleted)
-              AS ends_deleted
-     FROM edges e WHERE e.id = ANY($1::uuid[])`,
-    [ids],
-  );
+  const rows = await edgeStates(m, ids);
   const reasons = new Map(ids.map((id) => [id, 'the edge no longer exists']));
   for (const row of rows) {
     reasons.set(
@@ -132,13 +107,7 @@ export async function restoreMergedPair(
   },
 ): Promise<RestoredPair> {
   const { workspaceId, survivorId, duplicateId, record } = input;
-  const nodes = await queryRows<PairRow>(
-    m,
-    `SELECT id, is_deleted, properties, updated_at > $2::timestamptz AS changed_since,
-            coalesce(deleted_at = $2::timestamptz, false) AS deleted_by_merge
-     FROM nodes WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
-    [[survivorId, duplicateId], record.merged_at],
-  );
+  const nodes = await lockPairSince(m, [survivorId, duplicateId], record.merged_at);
   const survivor = nodes.find((node) => node.id === survivorId);
   const duplicate = nodes.find((node) => node.id === duplicateId);
   if (!survivor || survivor.is_deleted) {
@@ -156,69 +125,38 @@ export async function restoreMergedPair(
   await setChangeContext(m, { op: 'unmerge' });
 
   // 1. The duplicate, live again.
-  await affectedRows(m, `UPDATE nodes SET is_deleted = false, deleted_at = NULL, updated_at = now() WHERE id = $1`, [
-    duplicateId,
-  ]);
+  await reviveNode(m, duplicateId);
 
   // 2. The survivor: the merge's properties taken back, the duplicate's references taken off.
   const reverted = revertProperties(record, survivor.properties);
-  await affectedRows(
-    m,
-    `UPDATE nodes n SET
-       properties = $2,
-       reference_count = GREATEST(0, n.reference_count - d.reference_count),
-       importance_score = ${importanceSql(4, { referenceCount: 'GREATEST(0, n.reference_count - d.reference_count)' })},
-       updated_at = now()
-     FROM nodes d
-     WHERE n.id = $1 AND d.id = $3`,
-    [survivorId, JSON.stringify(reverted.properties), duplicateId, ...importanceSqlParams(input.importance)],
-  );
+  await revertSurvivor(m, { survivorId, duplicateId, properties: reverted.properties, importance: input.importance });
 
   // 3. Re-pointed edges back to the duplicate, if each is still live where the merge put it.
-  const restored = await queryRows<{ id: string }>(
-    m,
-    `WITH recorded AS (
-       SELECT * FROM jsonb_to_recordset($4::jsonb) AS r(id uuid, source_node_id uuid, target_node_id uuid)
-     )
-     UPDATE edges e SET source_node_id = recorded.source_node_id, target_node_id = recorded.target_node_id
-     FROM recorded
-     WHERE e.id = recorded.id AND e.workspace_id = $1 AND NOT e.is_deleted
-       AND e.source_node_id = CASE WHEN recorded.source_node_id = $3 THEN $2::uuid ELSE recorded.source_node_id END
-       AND e.target_node_id = CASE WHEN recorded.target_node_id = $3 THEN $2::uuid ELSE recorded.target_node_id END
-     RETURNING e.id`,
-    [workspaceId, survivorId, duplicateId, edgeIds(record.repointed_edges)],
-  );
+  const restored = await restoreRepointedEdges(m, {
+    workspaceId,
+    survivorId,
+    duplicateId,
+    edges: record.repointed_edges,
+  });
 
   // 4. Edges the merge soft-deleted, live again if still as the merge left them and both ends live.
-  const undeleted = await queryRows<{ id: string }>(
-    m,
-    `WITH recorded AS (
-       SELECT * FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, source_node_id uuid, target_node_id uuid)
-     )
-     UPDATE edges e SET is_deleted = false, deleted_at = NULL
-     FROM recorded
-     WHERE e.id = recorded.id AND e.workspace_id = $1 AND e.is_deleted AND e.deleted_at = $2::timestamptz
-       AND e.source_node_id = recorded.source_node_id AND e.target_node_id = recorded.target_node_id
-       AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id IN (e.source_node_id, e.target_node_id) AND n.is_deleted)
-     RETURNING e.id`,
-    [workspaceId, record.merged_at, edgeIds(record.removed_edges)],
-  );
+  const undeleted = await undeleteRemovedEdges(m, {
+    workspaceId,
+    mergedAt: record.merged_at,
+    edges: record.removed_edges,
+  });
 
   const done = new Set([...restored, ...undeleted].map((row) => row.id));
   const missed = [...record.repointed_edges, ...record.removed_edges].map((e) => e.id).filter((id) => !done.has(id));
   const reasons = await whyNotRestored(m, missed);
 
   // 5. What was built on the survivor since the merge stays there; the reviewer may move it.
-  const left = await queryRows<EdgeLeft>(
-    m,
-    `SELECT id, type, source_node_id, target_node_id, to_json(created_at) #>> '{}' AS created_at
-     FROM edges
-     WHERE workspace_id = $1 AND NOT is_deleted AND (source_node_id = $2 OR target_node_id = $2)
-       AND created_at > $3::timestamptz
-     ORDER BY created_at, id
-     LIMIT $4`,
-    [workspaceId, survivorId, record.merged_at, LIMITS.merges.unmergeEdgesListed],
-  );
+  const left = await edgesBuiltSince(m, {
+    workspaceId,
+    survivorId,
+    since: record.merged_at,
+    limit: LIMITS.merges.unmergeEdgesListed,
+  });
 
   return {
     edgesRestored: restored.map((row) => row.id),

@@ -1,12 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import type { NodeRow } from '../graph/repository';
-import { NODE_COLUMNS, toNodeResponse } from '../graph/repository';
+import { toNodeResponse } from '../graph/repository';
 import type { ImportanceSettings } from '../ontology-config/schemas';
-import { queryRows } from '../platform/db/query';
 import { ConflictError } from '../platform/errors';
 import { markUnmerged } from './candidates-repository';
 import { candidateResponse, lockedCandidate, recordAction, toAction } from './decisions';
 import { MergeAction } from './entities';
+import { findNodeRows } from './pair-repository';
 import { loadPairKeys } from './people-repository';
 import { pairEvidence } from './person-rules';
 import type { UnmergeResponse } from './schemas';
@@ -67,9 +66,7 @@ export async function unmergeCandidate(
     },
   });
 
-  const nodes = await queryRows<NodeRow>(m, `SELECT ${NODE_COLUMNS} FROM nodes n WHERE n.id = ANY($1::uuid[])`, [
-    [survivorId, duplicateId],
-  ]);
+  const nodes = await findNodeRows(m, [survivorId, duplicateId]);
   const node = (id: string) => {
     const row = nodes.find((n) => n.id === id);
     if (!row) throw new Error(`node ${id} vanished inside the unmerge's transaction`);
