@@ -1,7 +1,7 @@
 import { deleteInBatches } from '../platform/db/delete-in-batches';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { LIMITS } from '../rules/limits';
-import { purgeCodeBatches } from './batches';
+import { purgeCodeBatches } from './batches-repository';
 
 /**
  * Deletes stored code-index batches past LIMITS.code.batchRetentionHours (their result only

@@ -13,7 +13,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import { enableIterativeIndexScan } from '../search/repository';
 import { registerType } from '../type-catalog/service';
-import { deleteCodeBatch, insertCodeBatch, lockCodeBatch, markCodeBatchApplied } from './batches';
+import { deleteCodeBatch, insertCodeBatch, lockCodeBatch, markCodeBatchApplied } from './batches-repository';
 import { codeEmbeddingRequested } from './events';
 import { nodeTypeOf, symbolKey } from './keys';
 import { contextPageStarts, nextCursors } from './paging';

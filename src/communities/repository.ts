@@ -316,3 +316,7 @@ export async function writeSummary(
   );
   return rows.length > 0;
 }
+
+/** The transaction's time: what now() writes into every row of this pass. */
+export const transactionNow = async (m: EntityManager): Promise<Date> =>
+  (await queryRows<{ now: Date }>(m, `SELECT now() AS now`))[0]!.now;

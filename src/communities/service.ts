@@ -1,6 +1,5 @@
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
-import { queryRows } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DeadlineExceededError } from '../platform/errors';
 import { UpstreamError } from '../platform/llm/errors';
@@ -16,6 +15,7 @@ import {
   readStored,
   recordPass,
   topMembersOf,
+  transactionNow,
   writeCommunities,
   writeSummary,
 } from './repository';
@@ -49,7 +49,7 @@ export function createCommunityService(deps: {
     const started = Date.now();
     return uow({ workspaceId }, async (m) => {
       const last = await lockPass(m, workspaceId);
-      const [{ now }] = (await queryRows<{ now: Date }>(m, `SELECT now() AS now`)) as [{ now: Date }];
+      const now = await transactionNow(m);
       let changes: number | null = null;
       let threshold: number | null = null;
       if (last) {

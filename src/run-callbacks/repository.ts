@@ -214,3 +214,7 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
   );
   return row?.n ?? 0;
 }
+
+/** Whether the run is one of the transaction's workspace's (RLS hides the others). */
+export const runExists = async (m: EntityManager, executionId: string): Promise<boolean> =>
+  (await queryFirst<{ id: string }>(m, `SELECT id FROM run_executions WHERE id = $1`, [executionId])) !== undefined;

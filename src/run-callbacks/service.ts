@@ -7,7 +7,6 @@ import { scopeOf } from '../platform/auth/principal';
 import { freezeCredential } from '../platform/auth/stored-principal';
 import type { Sealer } from '../platform/crypto/sealer';
 import { newSigningSecret, signatureHeader } from '../platform/crypto/signature';
-import { queryFirst } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
@@ -89,8 +88,8 @@ export function createRunCallbackService(deps: {
   }
 
   async function mustFindRun(m: EntityManager, executionId: string) {
-    const run = await queryFirst<{ id: string }>(m, `SELECT id FROM run_executions WHERE id = $1`, [executionId]);
-    if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
+    if (!(await repo.runExists(m, executionId)))
+      throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
   }
 
   async function withAttempts(m: EntityManager, rows: repo.DeliveryRow[]): Promise<DeliveryView[]> {
