@@ -332,7 +332,8 @@ describe('run schedules (issue 26 part 3)', function () {
     expect((await as(tenant.user_jwt).delete(`/v1/auth/me/api-keys/${key.body.id}`)).status).to.equal(200);
 
     const owner = as(tenant.user_jwt);
-    expect((await owner.post(`/v1/run-schedules/${schedule.id}/trigger`)).status).to.equal(202);
+    // A fire of its own (a manual trigger would make the caller its identity, as a resume does).
+    await getStack().runtime.temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
     const refused = await eventually(
       async () => {
         const read = await owner.get(`/v1/run-schedules/${schedule.id}`);
@@ -356,6 +357,77 @@ describe('run schedules (issue 26 part 3)', function () {
       },
       { what: 'a run as the new identity' },
     );
+    await succeeded(owner, run.execution_id);
+  });
+
+  it('NM-3: trigger, resume, re-time need the run’s scopes (403, none runs); a holder fires it as itself', async () => {
+    const tenant = await newTenant(100);
+    const owner = as(tenant.user_jwt);
+    // A write tool behind an approval: the run shows whom it acts as (its dispatcher never approves it).
+    const session = {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'agent.start_session', input: { name: 'scheduled' }, requires_approval: true }] },
+    };
+    const schedule = await newSchedule(owner, { interval: 3600, run: session, paused: true });
+    const mint = async (scopes: string[]) => {
+      const key = await owner.post('/v1/auth/me/api-keys', { name: scopes.join(' '), scopes });
+      expect(key.status, key.text).to.equal(201);
+      return key.body;
+    };
+    // The review's key: it may manage schedules and dispatch runs, but not call write tools.
+    const narrow = as((await mint(['schedules:manage', 'runs:write', 'runs:read', 'capabilities:read'])).token);
+    expect((await narrow.post('/v1/runs', session)).status).to.equal(400);
+    const before = (await owner.get(`/v1/run-schedules/${schedule.id}`)).body;
+
+    const triggered = await narrow.post(`/v1/run-schedules/${schedule.id}/trigger`);
+    expect(triggered.status, triggered.text).to.equal(403);
+    expect(triggered.body.detail).to.match(/capabilities:write/);
+    for (const attempt of [
+      narrow.post(`/v1/run-schedules/${schedule.id}/resume`),
+      narrow.patch(`/v1/run-schedules/${schedule.id}`, { interval: 7200 }),
+      narrow.patch(`/v1/run-schedules/${schedule.id}`, { overlap: 'allow' }),
+    ]) {
+      const refused = await attempt;
+      expect(refused.status, refused.text).to.equal(403);
+      expect(refused.body.detail).to.match(/capabilities:write/);
+    }
+    // Its own `run` in the body is refused as POST /v1/runs refuses it.
+    expect((await narrow.patch(`/v1/run-schedules/${schedule.id}`, { run: session })).status).to.equal(400);
+    // Nothing fired and nothing changed: the schedule reads as before, Temporal took no action, no run.
+    const after = (await owner.get(`/v1/run-schedules/${schedule.id}`)).body;
+    expect(after).to.deep.include({
+      paused: true,
+      interval_seconds: 3600,
+      overlap: 'skip',
+      updated_at: before.updated_at,
+    });
+    expect((await describe_(schedule.id)).info.numActionsTaken).to.equal(0);
+    expect(await runsOf(owner, schedule.id)).to.deep.equal([]);
+
+    // A key that holds the scopes fires it, and its run acts as that key (so that key cannot approve it).
+    const capable = await mint([
+      'schedules:manage',
+      'runs:write',
+      'runs:read',
+      'capabilities:write',
+      'approvals:write',
+    ]);
+    const fired = await as(capable.token).post(`/v1/run-schedules/${schedule.id}/trigger`);
+    expect(fired.status, fired.text).to.equal(202);
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(owner, schedule.id);
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the run of the capable trigger' },
+    );
+    const approval = await pendingApproval(owner, run.execution_id);
+    const own = await as(capable.token).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(own.status, own.text).to.equal(403);
+    expect(own.body.detail.error).to.equal('approval_by_dispatcher');
+    expect(
+      (await owner.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' })).status,
+    ).to.equal(200);
     await succeeded(owner, run.execution_id);
   });
 

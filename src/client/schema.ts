@@ -930,7 +930,7 @@ export interface paths {
     delete: operations["deleteRunSchedule"];
     /**
      * Change when or what a schedule runs, its overlap policy, note or paused state
-     * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as; pausing and the note need the manage scope alone.
+     * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as, so the caller must hold the scopes the run needs: a `run` in the body lacking one is 400 (as for `POST /v1/runs`), the kept run 403. Pausing and the note need the manage scope alone.
      *
      * Requires the `schedules:manage` scope.
      */
@@ -948,7 +948,7 @@ export interface paths {
   "/v1/run-schedules/{id}/resume": {
     /**
      * Resume a paused schedule; the caller becomes the identity its runs act as
-     * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
+     * @description Needs `runs:write` and the scopes the schedule’s run needs as well (403 without). A note Weft wrote when it paused the schedule is cleared.
      *
      * Requires the `schedules:manage` scope.
      */
@@ -957,7 +957,7 @@ export interface paths {
   "/v1/run-schedules/{id}/trigger": {
     /**
      * Fire a schedule now
-     * @description One fire now, paused or not, under the schedule’s own overlap policy and as its stored identity; its run carries `schedule_id` like any other. Needs `runs:write` as well (403 without).
+     * @description One fire now, paused or not, under the schedule’s own overlap policy; its run carries `schedule_id` like any other. The caller becomes the identity the schedule’s runs act as (as a resume makes it), so it needs `runs:write` and every scope the run’s steps need (403 without, and nothing fires).
      *
      * Requires the `schedules:manage` scope.
      */
@@ -19072,7 +19072,7 @@ export interface operations {
   };
   /**
    * Change when or what a schedule runs, its overlap policy, note or paused state
-   * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as; pausing and the note need the manage scope alone.
+   * @description Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, `run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller the identity its runs act as, so the caller must hold the scopes the run needs: a `run` in the body lacking one is 400 (as for `POST /v1/runs`), the kept run 403. Pausing and the note need the manage scope alone.
    *
    * Requires the `schedules:manage` scope.
    */
@@ -19129,7 +19129,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or a scope the schedule's kept run needs (its runs act as the caller); or The credential lacks the `schedules:manage` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19377,7 +19377,7 @@ export interface operations {
   };
   /**
    * Resume a paused schedule; the caller becomes the identity its runs act as
-   * @description Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.
+   * @description Needs `runs:write` and the scopes the schedule’s run needs as well (403 without). A note Weft wrote when it paused the schedule is cleared.
    *
    * Requires the `schedules:manage` scope.
    */
@@ -19413,7 +19413,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or a scope the schedule's kept run needs (its runs act as the caller); or The credential lacks the `schedules:manage` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19489,7 +19489,7 @@ export interface operations {
   };
   /**
    * Fire a schedule now
-   * @description One fire now, paused or not, under the schedule’s own overlap policy and as its stored identity; its run carries `schedule_id` like any other. Needs `runs:write` as well (403 without).
+   * @description One fire now, paused or not, under the schedule’s own overlap policy; its run carries `schedule_id` like any other. The caller becomes the identity the schedule’s runs act as (as a resume makes it), so it needs `runs:write` and every scope the run’s steps need (403 without, and nothing fires).
    *
    * Requires the `schedules:manage` scope.
    */
@@ -19525,7 +19525,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or The credential lacks the `schedules:manage` scope */
+      /** @description Missing runs:write, which anything that makes the schedule dispatch needs as well; or a scope the schedule's kept run needs (its runs act as the caller); or The credential lacks the `schedules:manage` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

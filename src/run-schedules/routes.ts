@@ -15,6 +15,8 @@ const tags = ['run-schedules'];
 const scope = 'schedules:manage' as const;
 const notFound = { 404: 'No such run schedule in this workspace' };
 const needsRunsWrite = 'Missing runs:write, which anything that makes the schedule dispatch needs as well';
+/** NM-3: the kept run then acts as the caller, so the caller must hold what its steps need. */
+const needsKeptScopes = `${needsRunsWrite}; or a scope the schedule's kept run needs (its runs act as the caller)`;
 
 const PauseRequest = z
   .object({ note: z.string().max(LIMITS.schedules.noteChars).optional() })
@@ -91,14 +93,16 @@ export const runScheduleRoutes = (schedules: RunScheduleService) => [
     description:
       'Giving `cron` replaces an `interval` and the other way round. Changing `cron`, `interval`, `timezone`, ' +
       '`run` or `overlap`, or `paused: false`, needs `runs:write` as well (403 without) and makes the caller ' +
-      'the identity its runs act as; pausing and the note need the manage scope alone.',
+      'the identity its runs act as, so the caller must hold the scopes the run needs: a `run` in the body ' +
+      'lacking one is 400 (as for `POST /v1/runs`), the kept run 403. Pausing and the note need the manage ' +
+      'scope alone.',
     tags,
     scope,
     params: RunScheduleIdParams,
     body: UpdateRunScheduleRequest,
     example: { cron: '0 9 * * mon-fri', timezone: 'Europe/Paris' },
     response: RunScheduleRow,
-    errors: { ...notFound, 400: "The run's steps need a scope this credential lacks", 403: needsRunsWrite },
+    errors: { ...notFound, 400: "The run's steps need a scope this credential lacks", 403: needsKeptScopes },
     handler: ({ auth, params, body }) => schedules.update(auth, params.id, body),
   }),
   defineRoute({
@@ -121,12 +125,14 @@ export const runScheduleRoutes = (schedules: RunScheduleService) => [
     path: '/v1/run-schedules/{id}/resume',
     operationId: 'resumeRunSchedule',
     summary: 'Resume a paused schedule; the caller becomes the identity its runs act as',
-    description: 'Needs `runs:write` as well (403 without). A note Weft wrote when it paused the schedule is cleared.',
+    description:
+      'Needs `runs:write` and the scopes the schedule’s run needs as well (403 without). A note Weft wrote ' +
+      'when it paused the schedule is cleared.',
     tags,
     scope,
     params: RunScheduleIdParams,
     response: RunScheduleRow,
-    errors: { ...notFound, 403: needsRunsWrite },
+    errors: { ...notFound, 403: needsKeptScopes },
     handler: ({ auth, params }) => schedules.update(auth, params.id, { paused: false }),
   }),
   defineRoute({
@@ -135,14 +141,15 @@ export const runScheduleRoutes = (schedules: RunScheduleService) => [
     operationId: 'triggerRunSchedule',
     summary: 'Fire a schedule now',
     description:
-      'One fire now, paused or not, under the schedule’s own overlap policy and as its stored identity; ' +
-      'its run carries `schedule_id` like any other. Needs `runs:write` as well (403 without).',
+      'One fire now, paused or not, under the schedule’s own overlap policy; its run carries `schedule_id` ' +
+      'like any other. The caller becomes the identity the schedule’s runs act as (as a resume makes it), so ' +
+      'it needs `runs:write` and every scope the run’s steps need (403 without, and nothing fires).',
     tags,
     scope,
     params: RunScheduleIdParams,
     status: 202,
     response: TriggerRunScheduleResponse,
-    errors: { ...notFound, 403: needsRunsWrite },
+    errors: { ...notFound, 403: needsKeptScopes },
     handler: ({ auth, params }) => schedules.trigger(auth, params.id),
   }),
   defineRoute({

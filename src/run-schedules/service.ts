@@ -5,7 +5,13 @@ import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { ValidationIssue } from '../platform/errors';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  ValidationFailedError,
+} from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
@@ -55,6 +61,30 @@ export function createRunScheduleService(deps: {
       throw new ValidationFailedError(issues);
     }
   }
+
+  /**
+   * The template a schedule keeps, which its runs will now run as the caller (a trigger, a resume, a new
+   * time or overlap): the caller must hold every scope its steps need (NM-3), or a narrow credential would
+   * run tools it could not dispatch itself. The caller did not send it, so a lack is a 403; a `run` the
+   * caller sends is refused as `POST /v1/runs` refuses it (400).
+   */
+  function checkMayRunKept(principal: Pick<Principal, 'scopes'>, template: RunTemplate) {
+    try {
+      checkTemplate(principal, template);
+    } catch (error) {
+      // `validate`'s one 400 is a scope the steps need and the credential lacks.
+      if (!(error instanceof BadRequestError)) throw error;
+      throw new ForbiddenError(
+        `${String(error.detail)}; a schedule's runs act as whoever fires, resumes or re-times it, so that needs it too`,
+      );
+    }
+  }
+
+  /** Whether the schedule already acts as this very credential (then a trigger changes nothing). */
+  const actsAs = (schedule: RunSchedule, principal: Principal) =>
+    schedule.principal.userId === principal.userId &&
+    schedule.principal.credential.kind === principal.credential.kind &&
+    schedule.principal.credential.id === principal.credential.id;
 
   async function mustFind(m: EntityManager, id: string): Promise<RunSchedule> {
     const schedule = await repo.findSchedule(m, id);
@@ -130,7 +160,7 @@ export function createRunScheduleService(deps: {
       if (body.run) checkTemplate(principal, body.run);
       return commit(principal, async (m) => {
         const current = await mustFind(m, id);
-        if (takesOver && !body.run) checkTemplate(principal, current.runTemplate);
+        if (takesOver && !body.run) checkMayRunKept(principal, current.runTemplate);
         await repo.updateSchedule(m, id, {
           cron: body.cron ?? (body.interval !== undefined ? null : undefined),
           intervalSeconds: body.interval ?? (body.cron !== undefined ? null : undefined),
@@ -147,12 +177,21 @@ export function createRunScheduleService(deps: {
     },
 
     /**
-     * Fires now, under the schedule's overlap policy, as its stored identity. A schedule Temporal
-     * does not have yet (its apply still pending) is applied first.
+     * Fires now, under the schedule's overlap policy, as the caller: it needs the scopes the run needs
+     * and becomes the identity the schedule's runs act as, as a resume does and as a trigger's
+     * redelivery does (NM-3). A schedule Temporal does not have yet (its apply still pending) is applied first.
      */
     async trigger(principal: Principal, id: string): Promise<{ id: string; triggered_at: string }> {
       checkMayDispatch(principal, 'triggering one');
-      const schedule = await uow(scopeOf(principal), (m) => mustFind(m, id));
+      const { row: schedule, event } = await uow(scopeOf(principal), async (m) => {
+        const current = await mustFind(m, id);
+        checkMayRunKept(principal, current.runTemplate);
+        if (actsAs(current, principal)) return { row: current, event: undefined };
+        await repo.updateSchedule(m, id, { principal: freeze(principal) });
+        return changed(m, id);
+      });
+      // The fire reads the identity from the row; Temporal's copy (its summary names the user) follows.
+      if (event) await sync(principal.workspaceId, event);
       const at = new Date().toISOString();
       try {
         await triggerRunSchedule(temporal, id, schedule.overlap);
