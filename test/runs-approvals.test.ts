@@ -108,6 +108,58 @@ describe('approvals: separation of duties (issue 23 item 2)', () => {
     });
   });
 
+  it('NM-5: keys minted from the dispatching key are the dispatcher under any policy; a lone person may', async () => {
+    const owner = await newTenant();
+    const bootstrap = as(owner.api_key);
+    const { id, approvalId } = await waitingRun(bootstrap);
+    const mint = async (by: Client, scopes: string[]) => {
+      const minted = await by.post('/v1/auth/me/api-keys', { name: 'minted', scopes });
+      expect(minted.status, minted.text).to.equal(201);
+      return minted.body;
+    };
+    // The review's attack: after the dispatch, the dispatching (bootstrap) key mints a sibling to approve with.
+    const sibling = await mint(bootstrap, ['approvals:write', 'runs:read']);
+    const refused = await approve(as(sibling.token), approvalId);
+    expect(refused.status, refused.text).to.equal(403);
+    expect(refused.body.detail.error).to.equal('approval_by_dispatcher');
+    expect(refused.body.detail.message).to.match(/minted/);
+    // Further down the line too: a key it minted with api_keys:manage mints another.
+    const child = await mint(bootstrap, ['api_keys:manage', 'approvals:write', 'runs:read']);
+    const grandchild = await mint(as(child.token), ['approvals:write', 'runs:read']);
+    expect((await approve(as(grandchild.token), approvalId)).status).to.equal(403);
+    // The key records what minted it; one the person minted records their session.
+    const keyId = (await bootstrap.get('/v1/auth/me/api-keys')).body.find((key: any) => key.name.endsWith(' key')).id;
+    expect(sibling.minted_by).to.deep.equal({ kind: 'api_key', id: keyId });
+    expect(grandchild.minted_by).to.deep.equal({ kind: 'api_key', id: child.id });
+    // Even where the policy lets the dispatching user resolve: those keys are the dispatcher, not the person.
+    await as(owner.user_jwt).patch('/v1/approval-policy', { dispatcher_may_approve: 'always' });
+    expect((await approve(as(sibling.token), approvalId)).status).to.equal(403);
+    await as(owner.user_jwt).patch('/v1/approval-policy', { dispatcher_may_approve: 'when_alone' });
+    expect((await read(bootstrap, id)).status).to.equal('AWAITING_APPROVAL');
+
+    // The person, alone in the workspace, approves through their own session; the answer says why it may.
+    const resolved = await approve(as(owner.user_jwt), approvalId);
+    expect(resolved.status, resolved.text).to.equal(200);
+    expect(resolved.body.dispatcher_resolved.policy).to.equal('when_alone');
+    expect(resolved.body.dispatcher_resolved.message).to.match(/only member/);
+    expect((await finished(bootstrap, id)).status).to.equal('SUCCEEDED');
+
+    // Dispatched through the person's session: a key that session mints is that session, not another person.
+    const viaJwt = await waitingRun(as(owner.user_jwt));
+    const fromSession = await mint(as(owner.user_jwt), ['approvals:write', 'runs:read']);
+    expect(fromSession.minted_by).to.deep.equal({ kind: 'user_jwt', id: jtiOf(owner.user_jwt) });
+    const sessionKey = await approve(as(fromSession.token), viaJwt.approvalId);
+    expect(sessionKey.status, sessionKey.text).to.equal(403);
+    expect(sessionKey.body.detail.error).to.equal('approval_by_dispatcher');
+    expect((await approve(bootstrap, viaJwt.approvalId)).status).to.equal(200);
+    // A colleague's decision is no dispatcher's: nothing to explain.
+    const colleague = await newMember(owner.workspace_id);
+    const third = await waitingRun(bootstrap);
+    const byColleague = await approve(as(colleague.user_jwt), third.approvalId);
+    expect(byColleague.status, byColleague.text).to.equal(200);
+    expect(byColleague.body.dispatcher_resolved).to.equal(null);
+  });
+
   it('follows the workspace policy: `always` and `never` for the dispatching user’s other credentials', async () => {
     const owner = await newTenant();
     const policy = await as(owner.user_jwt).get('/v1/approval-policy');

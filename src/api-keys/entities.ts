@@ -2,6 +2,9 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn
 
 export type CredentialKind = 'api_key' | 'mcp_token';
 
+/** What minted a key or token (NM-5): a person's session, another key or token, a grant, or provisioning. */
+export type MintedByKind = 'user_jwt' | 'api_key' | 'mcp_token' | 'oauth_grant' | 'provisioning';
+
 /** API keys and MCP tokens: one table, told apart by `kind`. Only the SHA-256 of a secret is kept. */
 @Entity('api_keys')
 export class Credential {
@@ -17,6 +20,10 @@ export class Credential {
   @Column({ type: 'timestamptz', name: 'expires_at', nullable: true }) expiresAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'revoked_at', nullable: true }) revokedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'last_used_at', nullable: true }) lastUsedAt!: Date | null;
+  /** Null for a row made before the column, whose minter is not known. */
+  @Column({ type: 'text', name: 'minted_by_kind', nullable: true }) mintedByKind!: MintedByKind | null;
+  /** The minting JWT's jti, key's or token's id, or grant's id; null for provisioning. */
+  @Column({ type: 'text', name: 'minted_by_id', nullable: true }) mintedById!: string | null;
 }
 
 @Entity('api_key_daily_usage')

@@ -16,11 +16,21 @@ export const toApiKeyRow = (row: Credential): ApiKeyRow => ({
   expires_at: row.expiresAt?.toISOString() ?? null,
   revoked_at: row.revokedAt?.toISOString() ?? null,
   last_used_at: row.lastUsedAt?.toISOString() ?? null,
+  minted_by: row.mintedByKind ? { kind: row.mintedByKind, id: row.mintedById } : null,
 });
 
 export type NewCredential = Pick<
   Credential,
-  'workspaceId' | 'userId' | 'kind' | 'name' | 'scopes' | 'prefix' | 'keyHash' | 'expiresAt'
+  | 'workspaceId'
+  | 'userId'
+  | 'kind'
+  | 'name'
+  | 'scopes'
+  | 'prefix'
+  | 'keyHash'
+  | 'expiresAt'
+  | 'mintedByKind'
+  | 'mintedById'
 > & { id?: string };
 
 /** RLS limits credential rows to the scope's user; the filters below restate it. */

@@ -17,6 +17,20 @@ export const ApiKeyRow = z
     expires_at: timestamp.nullable(),
     revoked_at: timestamp.nullable(),
     last_used_at: timestamp.nullable(),
+    minted_by: z
+      .object({
+        kind: z.enum(['user_jwt', 'api_key', 'mcp_token', 'oauth_grant', 'provisioning']),
+        id: z
+          .string()
+          .nullable()
+          .describe('The JWT’s jti, the key’s or token’s id, the grant’s id; null for provisioning.'),
+      })
+      .nullable()
+      .describe(
+        'The credential that minted this one (its user is this key’s own). A key or token minted from the ' +
+          'key that dispatched a run counts as that run’s dispatcher (docs/approvals.md). Null when not known ' +
+          '(made before it was recorded).',
+      ),
   })
   .meta({ id: 'ApiKeyRow' });
 export type ApiKeyRow = z.infer<typeof ApiKeyRow>;

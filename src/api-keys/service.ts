@@ -6,6 +6,7 @@ import { issueApiKeySecret } from '../platform/auth/tokens';
 import { assertWorkspaceVisible } from '../platform/auth/workspace-visibility';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import { mintedBy } from './lineage';
 import {
   dailyRequestCounts,
   findCredential,
@@ -66,6 +67,7 @@ export function createApiKeyService(deps: { uow: UnitOfWork; usage: UsageRecorde
             principal,
             input.expires_in_days ? new Date(Date.now() + input.expires_in_days * DAY_MS) : null,
           ),
+          ...mintedBy(principal.credential),
         });
       });
       return { ...toApiKeyRow(row), token: secret.token };

@@ -5,7 +5,8 @@ import { scopeOf } from '../platform/auth/principal';
 import { iso } from '../platform/dates';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
-import { approvalRefusal, memberCount, readApprovalPolicy } from '../runs/approval-policy';
+import type { DispatcherResolved } from '../runs/dispatcher-identity';
+import { separationWithin } from '../runs/dispatcher-identity';
 import { applyChangeSet, previewChangeSet, stagerRevoked } from './apply';
 import type { ChangeSetRecord } from './repository';
 import { findChangeSet, listChangeSets, lockChangeSetByApproval, resolveChangeSet } from './repository';
@@ -61,17 +62,16 @@ export async function resolveChangeSetApproval(
   principal: Principal,
   approvalId: string,
   body: ChangeSetDecision,
-): Promise<(ChangeSetOutcome & { created: number }) | undefined> {
+): Promise<(ChangeSetOutcome & { created: number; dispatcherResolved: DispatcherResolved | null }) | undefined> {
   const found = await lockChangeSetByApproval(m, approvalId);
   if (!found) return undefined;
-  const refusal = await approvalRefusal({
+  const separation = await separationWithin(m, {
     dispatcher: { userId: found.staged_by, credential: found.staged_by_credential },
     resolver: principal,
-    policy: await readApprovalPolicy(m),
-    members: () => memberCount(m),
     subject: 'change_set',
   });
-  if (refusal) throw new ForbiddenError(refusal);
+  if (separation.refusal) throw new ForbiddenError(separation.refusal);
+  const { dispatcherResolved } = separation;
   if (body.decision === 'RESPOND' || body.input !== undefined) {
     throw new ValidationFailedError([
       {
@@ -92,7 +92,14 @@ export async function resolveChangeSetApproval(
   const base = { id: found.id, userId: principal.userId, credential: resolver, notes: body.notes ?? null };
   if (body.decision === 'REJECTED') {
     await resolveChangeSet(m, { ...base, status: 'rejected', conflicts: null, applied: null });
-    return { change_set_id: found.id, status: 'rejected', conflicts: [], applied: null, created: 0 };
+    return {
+      change_set_id: found.id,
+      status: 'rejected',
+      conflicts: [],
+      applied: null,
+      created: 0,
+      dispatcherResolved,
+    };
   }
   // Deferred work acts only while the identity that started it still may: a revoked or expired
   // credential, or a stager who left the workspace, applies nothing.
@@ -103,7 +110,14 @@ export async function resolveChangeSetApproval(
   const outcome = live ? await applyChangeSet(m, found) : stagerRevoked();
   if (outcome.status === 'conflicted') {
     await resolveChangeSet(m, { ...base, status: 'conflicted', conflicts: outcome.conflicts, applied: null });
-    return { change_set_id: found.id, status: 'conflicted', conflicts: outcome.conflicts, applied: null, created: 0 };
+    return {
+      change_set_id: found.id,
+      status: 'conflicted',
+      conflicts: outcome.conflicts,
+      applied: null,
+      created: 0,
+      dispatcherResolved,
+    };
   }
   await resolveChangeSet(m, { ...base, status: 'applied', conflicts: null, applied: outcome.applied });
   return {
@@ -112,6 +126,7 @@ export async function resolveChangeSetApproval(
     conflicts: [],
     applied: outcome.applied,
     created: outcome.created,
+    dispatcherResolved,
   };
 }
 

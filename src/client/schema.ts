@@ -1152,6 +1152,13 @@ export interface components {
       revoked_at: string | null;
       /** Format: date-time */
       last_used_at: string | null;
+      /** @description The credential that minted this one (its user is this key’s own). A key or token minted from the key that dispatched a run counts as that run’s dispatcher (docs/approvals.md). Null when not known (made before it was recorded). */
+      minted_by: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token" | "oauth_grant" | "provisioning";
+        /** @description The JWT’s jti, the key’s or token’s id, the grant’s id; null for provisioning. */
+        id: string | null;
+      }) | null;
     };
     ApiKeyCreateResponse: {
       /** Format: uuid */
@@ -1172,6 +1179,13 @@ export interface components {
       revoked_at: string | null;
       /** Format: date-time */
       last_used_at: string | null;
+      /** @description The credential that minted this one (its user is this key’s own). A key or token minted from the key that dispatched a run counts as that run’s dispatcher (docs/approvals.md). Null when not known (made before it was recorded). */
+      minted_by: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token" | "oauth_grant" | "provisioning";
+        /** @description The JWT’s jti, the key’s or token’s id, the grant’s id; null for provisioning. */
+        id: string | null;
+      }) | null;
       /** @description The plaintext key. Shown only in this response. */
       token: string;
     };
@@ -1237,6 +1251,13 @@ export interface components {
       revoked_at: string | null;
       /** Format: date-time */
       last_used_at: string | null;
+      /** @description The credential that minted this one (its user is this key’s own). A key or token minted from the key that dispatched a run counts as that run’s dispatcher (docs/approvals.md). Null when not known (made before it was recorded). */
+      minted_by: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token" | "oauth_grant" | "provisioning";
+        /** @description The JWT’s jti, the key’s or token’s id, the grant’s id; null for provisioning. */
+        id: string | null;
+      }) | null;
       /** @description The plaintext MCP token (a JWT). Shown only in this response. */
       token: string;
     };
@@ -3300,6 +3321,12 @@ export interface components {
       status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
       /** @description How many more approving votes the quorum needs (0 once decided). */
       approvals_remaining: number;
+      /** @description Set when the person who dispatched the run (or staged the change-set) decided, through a credential of theirs that does not stand for the dispatching one: the approval policy that let them, and why (`when_alone`: they are the workspace’s only member). Null when another member decided. */
+      dispatcher_resolved: ({
+        /** @enum {string} */
+        policy: "when_alone" | "always";
+        message: string;
+      }) | null;
     };
     ResolveApprovalRequest: {
       /**

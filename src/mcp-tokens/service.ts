@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Credential } from '../api-keys/entities';
+import { mintedBy } from '../api-keys/lineage';
 import {
   findCredential,
   insertCredential,
@@ -59,6 +60,7 @@ export function createMcpTokenService(deps: {
       prefix: `mcp_${tokenId.slice(0, 8)}`,
       keyHash: sha256Hex(token),
       expiresAt,
+      ...mintedBy(principal.credential),
     });
     return { token, row, expiresAt };
   }

@@ -143,6 +143,9 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       prefix: `mcp_${tokenId.slice(0, 8)}`,
       keyHash: sha256Hex(accessToken),
       expiresAt,
+      // A grant a person consented to (with their session) mints its access tokens.
+      mintedByKind: 'oauth_grant',
+      mintedById: grant.id,
     });
     await repo.linkTokenToGrant(m, tokenId, grant.id);
     const refreshToken = newSecret(REFRESH_MARKER);

@@ -330,6 +330,17 @@ export const ResolveApprovalResponse = z
     ),
     status: ApprovalStatus.describe('The approval’s status after this decision: `pending` while a quorum is short.'),
     approvals_remaining: z.number().int().describe('How many more approving votes the quorum needs (0 once decided).'),
+    dispatcher_resolved: z
+      .object({
+        policy: z.enum(['when_alone', 'always']),
+        message: z.string(),
+      })
+      .nullable()
+      .describe(
+        'Set when the person who dispatched the run (or staged the change-set) decided, through a credential ' +
+          'of theirs that does not stand for the dispatching one: the approval policy that let them, and why ' +
+          '(`when_alone`: they are the workspace’s only member). Null when another member decided.',
+      ),
   })
   .meta({ id: 'ResolveApprovalResponse' });
 export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;

@@ -30,12 +30,13 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { approvingVotes, auditApproval, auditVote } from './approval-deadlines';
-import { approvalRefusal, memberCount, readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
+import { readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
 import { checkApprovalRules, namedApprovers, readApprovalRules, saveApprovalRules } from './approval-rules';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
+import { separationWithin } from './dispatcher-identity';
 import type { RunApproval, RunExecution } from './entities';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
@@ -557,13 +558,12 @@ export function createRunService(deps: {
           return { changeSet: staged };
         }
         const run = await repo.mustFindExecution(m, found.executionId);
-        const refusal = await approvalRefusal({
+        const separation = await separationWithin(m, {
           dispatcher: { userId: run.userId, credential: run.principal.credential },
           resolver: principal,
-          policy: await readApprovalPolicy(m),
-          members: () => memberCount(m),
         });
-        if (refusal) throw new ForbiddenError(refusal);
+        if (separation.refusal) throw new ForbiddenError(separation.refusal);
+        const { dispatcherResolved } = separation;
         // Issue 32 part 2: an edit is checked against the tool's schema, a RESPOND is for an llm run.
         if (body.input !== undefined) {
           const issues = stepIssues(tools, { tool: found.tool, input: body.input, requires_approval: false }, 0, [
@@ -630,7 +630,9 @@ export function createRunService(deps: {
           await auditVote(m, approval, vote);
           if (body.decision === 'APPROVED') {
             remaining = Math.max(0, approvers.min - approvingVotes(approval, await repo.votesOf(m, [approval.id])));
-            if (remaining > 0) return { executionId: approval.executionId, status: 'pending' as const, remaining };
+            if (remaining > 0) {
+              return { executionId: approval.executionId, status: 'pending' as const, remaining, dispatcherResolved };
+            }
           }
         }
         const status: 'approved' | 'responded' | 'rejected' =
@@ -650,10 +652,10 @@ export function createRunService(deps: {
         }
         await auditApproval(m, approvalId);
         if (body.decision === 'RESPOND') await respondInsteadOfStep(m, approval, body.message!);
-        return { executionId: resolved.execution_id, status, remaining };
+        return { executionId: resolved.execution_id, status, remaining, dispatcherResolved };
       });
       if (outcome.changeSet) {
-        const { created, ...changeSet } = outcome.changeSet;
+        const { created, dispatcherResolved, ...changeSet } = outcome.changeSet;
         // The applied nodes' node.created (embedding, resolver) leave now that they are committed.
         if (created > 0) outbox.kick(principal.workspaceId);
         return {
@@ -663,6 +665,7 @@ export function createRunService(deps: {
           change_set: changeSet,
           status: APPROVAL_STATUS_OF[changeSet.status],
           approvals_remaining: 0,
+          dispatcher_resolved: dispatcherResolved,
         };
       }
       if (outcome.status !== 'pending') await wake(outcome.executionId, 'approval_resolved');
@@ -672,6 +675,7 @@ export function createRunService(deps: {
         execution_id: outcome.executionId,
         status: outcome.status,
         approvals_remaining: outcome.remaining,
+        dispatcher_resolved: outcome.dispatcherResolved,
       };
     },
   };

@@ -59,6 +59,8 @@ export function createProvisioning(deps: { ownerDataSource: DataSource; jwt: Jwt
           prefix: secret.prefix,
           keyHash: secret.hash,
           expiresAt: null,
+          mintedByKind: 'provisioning',
+          mintedById: null,
         });
         return { tenantId: workspace.tenantId, workspaceId: workspace.id, userId: user.id, apiKey: secret.token };
       });

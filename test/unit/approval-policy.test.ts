@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ApprovalPolicy } from '../../src/runs/approval-policy';
-import { approvalRefusal } from '../../src/runs/approval-policy';
+import { separationOfDuties } from '../../src/runs/dispatcher-identity';
 
 const KEY = '11111111-1111-4111-8111-111111111111';
 const OTHER_KEY = '22222222-2222-4222-8222-222222222222';
@@ -9,15 +9,18 @@ const ALICE = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 const BOB = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
 
 const dispatcher = { userId: ALICE, credential: { kind: 'api_key' as const, id: KEY } };
+type Resolver = { userId: string; credential: { kind: 'api_key' | 'user_jwt' | 'mcp_token'; id: string } };
 
-/** The refusal's code (or null) for a resolver, a policy and a member count. */
-async function refusalOf(
-  resolver: { userId: string; credential: { kind: 'api_key' | 'user_jwt' | 'mcp_token'; id: string } },
+/** The verdict for a resolver, a policy, a member count and whether its credential stands for the dispatcher's. */
+async function verdictOf(
+  resolver: Resolver,
   policy: ApprovalPolicy['dispatcher_may_approve'],
   members = 1,
-): Promise<string | null> {
+  standsFor = false,
+) {
   let counted = false;
-  const refusal = await approvalRefusal({
+  let traced = false;
+  const verdict = await separationOfDuties({
     dispatcher,
     resolver,
     policy: { dispatcher_may_approve: policy },
@@ -25,10 +28,17 @@ async function refusalOf(
       counted = true;
       return members;
     },
+    standsForDispatcher: async () => {
+      traced = true;
+      return standsFor;
+    },
   });
   if (counted) expect(policy, 'members counted only under when_alone').to.equal('when_alone');
-  return refusal?.error ?? null;
+  if (traced) expect(resolver.userId, 'the line traced only for the dispatching user').to.equal(ALICE);
+  return verdict;
 }
+
+const refusalOf = async (...args: Parameters<typeof verdictOf>) => (await verdictOf(...args)).refusal?.error ?? null;
 
 describe('approvals: separation of duties, the rule', () => {
   it('never lets the dispatching credential resolve, whatever the policy', async () => {
@@ -39,20 +49,35 @@ describe('approvals: separation of duties, the rule', () => {
     }
   });
 
-  it('lets the dispatching user’s other credentials resolve as the policy says', async () => {
+  it('NM-5: nor a credential minted from it (or grown from the same key), whatever the policy', async () => {
+    const sibling = { userId: ALICE, credential: { kind: 'api_key' as const, id: OTHER_KEY } };
+    for (const policy of ['when_alone', 'always', 'never'] as const) {
+      const verdict = await verdictOf(sibling, policy, 1, true);
+      expect(verdict.refusal?.error).to.equal('approval_by_dispatcher');
+      expect(verdict.refusal?.message).to.match(/minted from the credential that dispatched this run/);
+    }
+  });
+
+  it('lets the dispatching user’s other credentials resolve as the policy says, and says why', async () => {
     const viaJwt = { userId: ALICE, credential: { kind: 'user_jwt' as const, id: JTI } };
     const viaKey = { userId: ALICE, credential: { kind: 'api_key' as const, id: OTHER_KEY } };
-    expect(await refusalOf(viaJwt, 'when_alone', 1)).to.equal(null);
+    const alone = await verdictOf(viaJwt, 'when_alone', 1);
+    expect(alone.refusal).to.equal(null);
+    expect(alone).to.have.nested.property('dispatcherResolved.policy', 'when_alone');
+    expect(alone)
+      .to.have.nested.property('dispatcherResolved.message')
+      .that.matches(/only member/);
     expect(await refusalOf(viaKey, 'when_alone', 1)).to.equal(null);
     expect(await refusalOf(viaJwt, 'when_alone', 2)).to.equal('approval_by_dispatching_user');
-    expect(await refusalOf(viaJwt, 'always', 5)).to.equal(null);
+    const always = await verdictOf(viaJwt, 'always', 5);
+    expect(always).to.have.nested.property('dispatcherResolved.policy', 'always');
     expect(await refusalOf(viaJwt, 'never', 1)).to.equal('approval_by_dispatching_user');
   });
 
-  it('lets another member resolve under every policy', async () => {
+  it('lets another member resolve under every policy, with nothing to explain', async () => {
     const bob = { userId: BOB, credential: { kind: 'user_jwt' as const, id: JTI } };
     for (const policy of ['when_alone', 'always', 'never'] as const) {
-      expect(await refusalOf(bob, policy, 2)).to.equal(null);
+      expect(await verdictOf(bob, policy, 2)).to.deep.equal({ refusal: null, dispatcherResolved: null });
     }
   });
 });
