@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { as } from './helpers/http';
 import { finished, pendingApproval, runUntil } from './helpers/runs';
-import { newTenant } from './helpers/tenants';
+import { newMember, newTenant } from './helpers/tenants';
 
 type Client = ReturnType<typeof as>;
 
@@ -180,6 +180,64 @@ describe('approve with edits, and respond to an llm run (issue 32 part 2)', func
     expect(approvalLink.entry).to.deep.include({ input: { query: 'ada', top_k: 3 }, edited_input: edited });
     const toolLink = audit.steps.find((link: any) => link.kind === 'TOOL');
     expect(toolLink.entry.input).to.deep.equal(edited);
+  });
+
+  it('NM-4: rules judge edits: a blocked one is 422 naming the rule; one for other approvers needs them', async () => {
+    const owner = await newTenant(1000);
+    const reviewer = await newMember(owner.workspace_id);
+    const named = await newMember(owner.workspace_id);
+    const session = (name: string) =>
+      as(owner.api_key).post('/v1/runs', {
+        agent: 'playbook',
+        input: { steps: [{ tool: 'agent.start_session', input: { name } }] },
+      });
+    // The review's rules: a block for one input, approval for the tool; and an input only `named` may pass.
+    const stored = await putRules(as(owner.user_jwt), {
+      rules: [
+        { match: { tool: 'agent.start_session', input_filter: 'contains(name, `forbidden`)' }, action: 'block' },
+        {
+          match: { tool: 'agent.start_session', input_filter: 'contains(name, `sensitive`)' },
+          action: 'require_approval',
+          approvers: { min: 1, from: [named.user_id] },
+        },
+        { match: { tool: 'agent.start_session' }, action: 'require_approval' },
+      ],
+      default_action: 'allow',
+    });
+    expect(stored.status, stored.text).to.equal(200);
+    // Control: the blocked input, dispatched as is, fails.
+    const direct = await finished(as(owner.api_key), (await session('forbidden-direct')).body.execution_id);
+    expect(direct.error).to.include({ code: 'blocked_by_policy' });
+
+    const id = (await session('harmless')).body.execution_id;
+    const approval = await pendingApproval(as(owner.api_key), id);
+    const resolve = (client: Client, name: string) =>
+      client.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED', input: { name } });
+    // The attack: a reviewer edits the gated call into the input the rules block.
+    const blocked = await resolve(as(reviewer.user_jwt), 'forbidden-via-edit');
+    expect(blocked.status, blocked.text).to.equal(422);
+    expect(blocked.body.detail).to.deep.equal([
+      {
+        loc: ['body', 'input'],
+        msg:
+          "The workspace's approval rules (version 1, rule 0) block agent.start_session with this input; " +
+          'it did not run',
+        type: 'blocked_by_policy',
+      },
+    ]);
+    // An input the rules send to another approver: this reviewer cannot pass it; the one it names can.
+    const others = await resolve(as(reviewer.user_jwt), 'sensitive-edit');
+    expect(others.status, others.text).to.equal(422);
+    expect(others.body.detail[0]).to.include({ type: 'approval_required' });
+    expect(others.body.detail[0].msg).to.include('rule 1').and.to.include(named.user_id);
+    expect((await as(owner.api_key).get(`/v1/runs/${id}`)).body.status).to.equal('AWAITING_APPROVAL');
+
+    const approved = await resolve(as(named.user_jwt), 'sensitive-edit');
+    expect(approved.status, approved.text).to.equal(200);
+    const run = await finished(as(owner.api_key), id);
+    expect(run.status).to.equal('SUCCEEDED');
+    expect(run.steps[0].input).to.deep.equal({ name: 'sensitive-edit' });
+    expect(run.approvals[0]).to.deep.include({ status: 'approved', resolved_by: named.user_id });
   });
 
   it('RESPOND: the step does not run and the model receives the reviewer’s message, then answers', async () => {

@@ -45,17 +45,23 @@ export const runsFeature = {
       temporal: TemporalHandle;
       logger: Logger;
       config: RecheckConfig;
+      onClose: (hook: () => Promise<void>) => void;
       services: { capabilities: CapabilityService; runCallbacks: RunCallbackService };
-    }) =>
-      createRunService({
+    }) => {
+      // Judging an approval's edit may run a rule's input filter (NM-4); workers start only when one does.
+      const filters = createFilterPool();
+      ctx.onClose(() => filters.close());
+      return createRunService({
         uow: ctx.uow,
         outbox: ctx.outbox,
         temporal: ctx.temporal,
         capabilities: ctx.services.capabilities,
         callbacks: ctx.services.runCallbacks,
         logger: ctx.logger,
+        filters,
         ...rechecks(ctx.config),
-      }),
+      });
+    },
     /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
     runSteps: (ctx: {
       uow: UnitOfWork;

@@ -256,12 +256,17 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'Commits PENDING → APPROVED or REJECTED exactly once, records the caller as `resolved_by` and its ' +
       'credential as `resolved_by_credential`, then signals the run. APPROVED: the step runs and the run ' +
       'continues; with `input`, the step runs with that edit instead (checked against the tool’s schema, 422 ' +
-      'otherwise; the original stays in `step.input`, the edit in `edited_input`). REJECTED: the run fails ' +
+      'otherwise; the original stays in `step.input`, the edit in `edited_input`). The approval rules judge ' +
+      'the edit as the step’s own input: one they block is 422 `blocked_by_policy` naming the rule, one they ' +
+      'send to approvers this caller alone does not satisfy is 422 `approval_required` naming them; the ' +
+      'approval still waits. REJECTED: the run fails ' +
       'with error code `approval_rejected` and later steps never run. RESPOND (llm runs only, with `message`): ' +
       'the step does not run (SKIPPED, `reviewer_responded`) and the model gets the message as its result. ' +
       `\`notes\` at most ${LIMITS.runs.notesChars} characters. Separation of duties: the credential that ` +
-      'dispatched the run never resolves it (403 `approval_by_dispatcher`), and its user does so through another ' +
-      'credential only as `GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`). MCP tokens ' +
+      'dispatched the run, or one minted from it or from the same key, never resolves it (403 ' +
+      '`approval_by_dispatcher`), and its user does so through another credential only as ' +
+      '`GET /v1/approval-policy` allows (403 `approval_by_dispatching_user`; `dispatcher_resolved` in the ' +
+      'answer says what allowed it). MCP tokens ' +
       'never hold `approvals:write`. Past the approval’s `expires_at` a resolve is 409 `approval_expired`: the ' +
       'deadline’s `on_expiry` applies instead (of a resolve and the expiry exactly one wins). With `approvers` ' +
       '(a rule’s quorum): each call is one person’s vote (403 `not_an_approver` for a user not in `from`, 409 ' +
@@ -276,7 +281,8 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     response: ResolveApprovalResponse,
     errors: {
       403:
-        'approval_by_dispatcher (the credential that dispatched the run) or approval_by_dispatching_user (its ' +
+        'approval_by_dispatcher (the credential that dispatched the run, or one that stands for it) or ' +
+        'approval_by_dispatching_user (its ' +
         'user, where the approval policy wants another member), or not_an_approver (not in the rule’s ' +
         '`approvers.from`); the detail says why',
       404: approvalNotFound,

@@ -29,6 +29,7 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
+import type { FilterPool } from '../triggers/filter-pool';
 import { approvingVotes, auditApproval, auditVote } from './approval-deadlines';
 import { readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
 import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
@@ -37,6 +38,7 @@ import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from '
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
 import { separationWithin } from './dispatcher-identity';
+import { judgeEdit } from './edit-judgement';
 import type { RunApproval, RunExecution } from './entities';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
@@ -104,8 +106,10 @@ export function createRunService(deps: {
   approvalRechecksPerRun: number;
   /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
   callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
+  /** The approval rules' input filters, for judging an approval's edited input (NM-4). */
+  filters?: Pick<FilterPool, 'evaluate'>;
 }) {
-  const { uow, outbox, temporal, capabilities, logger } = deps;
+  const { uow, outbox, temporal, capabilities, logger, filters } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
 
   /** Wakes the workflow; a lost signal is covered by its re-check timer, so failures are only logged. */
@@ -570,6 +574,10 @@ export function createRunService(deps: {
             'body',
           ]);
           if (issues.length > 0) throw new ValidationFailedError(issues);
+        }
+        // NM-4: the edit runs as the dispatcher, so the rules judge it as they would the step's own input.
+        if (body.input !== undefined && body.decision === 'APPROVED') {
+          await judgeEdit(m, { run, approval: found, edit: body.input, resolverUserId: principal.userId, filters });
         }
         if (body.decision === 'RESPOND' && run.agent !== 'llm') {
           throw new ValidationFailedError([
