@@ -178,6 +178,35 @@ describe('webhook senders: GitHub, Stripe, Slack and Standard Webhooks on the in
     ).to.equal(202);
   });
 
+  it('standard: the signed webhook-id names the message: two ids of one body and second are two runs', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { signature: { scheme: 'standard' } });
+    // Two messages that happen to carry the same payload in the same second (say, two identical events).
+    const body = JSON.stringify({ type: 'invoice.paid', data: { amount: 100 } });
+    const t = nowSeconds();
+    const [a, b] = [`msg_${randomUUID()}`, `msg_${randomUUID()}`];
+    const first = await post(trigger.slug, body, standardHeaders(trigger.secret, body, a, t));
+    const second = await post(trigger.slug, body, standardHeaders(trigger.secret, body, b, t));
+    expect(first.status, JSON.stringify(first.body)).to.equal(202);
+    expect(second.status, JSON.stringify(second.body)).to.equal(202);
+    expect(second.body.delivery_id).to.not.equal(first.body.delivery_id);
+    expect(second.body.execution_id).to.be.a('string').and.not.equal(first.body.execution_id);
+    // The same webhook-id again (a retry, or a captured request replayed) is still the first message.
+    const repeat = await post(trigger.slug, body, standardHeaders(trigger.secret, body, a, t));
+    expect(repeat.status).to.equal(202);
+    expect(repeat.body).to.deep.equal(first.body);
+    // A replay cannot rename the message: the id is signed, so another id under the old signature is 401.
+    const renamed = { ...standardHeaders(trigger.secret, body, a, t), 'webhook-id': `msg_${randomUUID()}` };
+    expect((await post(trigger.slug, body, renamed)).status).to.equal(401);
+    const list = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries`);
+    expect(list.body.map((d: { duplicate_of: string | null }) => d.duplicate_of)).to.deep.equal([
+      null,
+      first.body.delivery_id,
+      null,
+      null,
+    ]);
+  });
+
   it('slack: answers a verified url_verification with its challenge, records it, dispatches nothing', async () => {
     const { api_key } = await newTenant();
     const trigger = await newTrigger(api_key, { signature: { scheme: 'slack' } });

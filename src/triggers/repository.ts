@@ -262,7 +262,7 @@ export async function intakeTrigger(
 export const findOriginal = (
   m: EntityManager,
   triggerId: string,
-  match: { idempotencyKey: string | null; signedT: number; bodySha256: string },
+  match: { idempotencyKey: string | null; signedT: number | null; bodySha256: string },
 ) =>
   queryFirst<{ id: string; execution_id: string | null }>(
     m,
