@@ -50,6 +50,7 @@ import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 import { ChangeSets1763780014000 } from './1763780014000-change-sets';
 import { CredentialLive1763780015000 } from './1763780015000-credential-live';
 import { StoredPrincipal1763780015500 } from './1763780015500-stored-principal';
+import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community-forced-refreshes';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -105,4 +106,5 @@ export const migrations = [
   ChangeSets1763780014000,
   CredentialLive1763780015000,
   StoredPrincipal1763780015500,
+  CommunityForcedRefreshes1763780016100,
 ];
