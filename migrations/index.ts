@@ -51,6 +51,7 @@ import { ChangeSets1763780014000 } from './1763780014000-change-sets';
 import { CredentialLive1763780015000 } from './1763780015000-credential-live';
 import { StoredPrincipal1763780015500 } from './1763780015500-stored-principal';
 import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community-forced-refreshes';
+import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-guard';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -107,4 +108,5 @@ export const migrations = [
   CredentialLive1763780015000,
   StoredPrincipal1763780015500,
   CommunityForcedRefreshes1763780016100,
+  GithubReplayGuard1763780016200,
 ];
