@@ -10,13 +10,15 @@ describe('trace redaction (unit)', () => {
 
   it('shows a unit of work’s BEGIN message with its literals as ?, setting names kept', () => {
     const begin =
-      `BEGIN; SELECT * FROM weft_authenticate_key('${hash}'); SELECT set_config('app.workspace_id', '${workspace}', true), ` +
+      `BEGIN; SELECT * FROM weft_authenticate_key('${hash}'); ` +
+      `SELECT set_config('app.workspace_id', '${workspace}', true), ` +
       `set_config('app.user_id', '${user}', true), set_config('app.key_hash', '${hash}', true), ` +
       `set_config('app.actor_kind', 'api_key', true)`;
     const traced = tracedStatement(begin);
     expect(traced).to.equal(
       "BEGIN; SELECT * FROM weft_authenticate_key(?); SELECT set_config('app.workspace_id', ?, true), " +
-        "set_config('app.user_id', ?, true), set_config('app.key_hash', ?, true), set_config('app.actor_kind', ?, true)",
+        "set_config('app.user_id', ?, true), set_config('app.key_hash', ?, true), " +
+        "set_config('app.actor_kind', ?, true)",
     );
     for (const secret of [hash, workspace, user]) expect(traced).to.not.contain(secret);
     expect(
