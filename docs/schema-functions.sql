@@ -669,13 +669,25 @@ CREATE OR REPLACE FUNCTION public.weft_purge_webhook_deliveries(older_than inter
  SECURITY DEFINER
  SET search_path TO 'public'
 AS $function$
-    WITH doomed AS (
-      SELECT id FROM webhook_deliveries WHERE received_at < now() - older_than
-      ORDER BY received_at LIMIT batch_size
+    WITH old AS (
+      SELECT d.id,
+        -- A GitHub original whose signing secret may still verify: its replay guard must stay.
+        coalesce(d.signed_t = 0 AND d.status_code = 202 AND d.duplicate_of IS NULL AND d.redelivery_of IS NULL
+          AND t.signature_scheme = 'github'
+          AND NOT coalesce(t.secret_rotated_at > d.received_at AND t.previous_secret_expires_at <= now(), false),
+          false) AS guard,
+        d.body IS NULL AND d.headers = '[]'::jsonb AS stripped
+      FROM webhook_deliveries d JOIN webhook_triggers t ON t.id = d.trigger_id
+      WHERE d.received_at < now() - older_than
+    ), doomed AS (
+      SELECT id, guard FROM old WHERE NOT (guard AND stripped) LIMIT batch_size
+    ), kept AS (
+      UPDATE webhook_deliveries d SET body = NULL, headers = '[]'::jsonb
+      FROM doomed WHERE d.id = doomed.id AND doomed.guard RETURNING 1
     ), deleted AS (
-      DELETE FROM webhook_deliveries d USING doomed WHERE d.id = doomed.id RETURNING 1
+      DELETE FROM webhook_deliveries d USING doomed WHERE d.id = doomed.id AND NOT doomed.guard RETURNING 1
     )
-    SELECT count(*)::int FROM deleted
+    SELECT ((SELECT count(*) FROM kept) + (SELECT count(*) FROM deleted))::int
   $function$;
 
 -- weft_record_webhook_delivery(uuid,uuid,jsonb,bytea,integer,text,text,text,text,integer,text,bigint): SECURITY INVOKER; the app role may execute: yes

@@ -50,6 +50,8 @@ import { MergeUndo1763780013200 } from './1763780013200-merge-undo';
 import { ChangeSets1763780014000 } from './1763780014000-change-sets';
 import { CredentialLive1763780015000 } from './1763780015000-credential-live';
 import { StoredPrincipal1763780015500 } from './1763780015500-stored-principal';
+import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community-forced-refreshes';
+import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-guard';
 import { CredentialLineage1763780016500 } from './1763780016500-credential-lineage';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -106,5 +108,7 @@ export const migrations = [
   ChangeSets1763780014000,
   CredentialLive1763780015000,
   StoredPrincipal1763780015500,
+  CommunityForcedRefreshes1763780016100,
+  GithubReplayGuard1763780016200,
   CredentialLineage1763780016500,
 ];

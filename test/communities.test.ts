@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { scheduleId } from '../src/app/schedules';
+import { CREDIT_COSTS } from '../src/rules/costs';
+import { LIMITS } from '../src/rules/limits';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
 import { useOpenAIStack } from './helpers/openai-stack';
 import { getStack } from './helpers/stack';
-import { newTenant } from './helpers/tenants';
+import { creditBalance, newTenant } from './helpers/tenants';
 
 const owner = () => getStack().ownerDataSource;
 
@@ -41,6 +43,13 @@ const memberOf = async (communityId: string) =>
   )
     .map((row: { id: string }) => row.id)
     .sort();
+
+/** Ends the workspace's forced-refresh cooldown, as its time passing would. */
+const cooledDown = (workspaceId: string) =>
+  owner().query(
+    `UPDATE community_forced_refreshes SET requested_at = now() - make_interval(secs => $2) WHERE workspace_id = $1`,
+    [workspaceId, LIMITS.communities.forcedCooldownSeconds],
+  );
 
 describe('communities', function () {
   this.timeout(120_000);
@@ -176,11 +185,58 @@ describe('communities', function () {
     expect(first.body.pass.communities).to.equal(1);
     const communityId = first.body.communities[0].id;
     await owner().query(`UPDATE edges SET is_deleted = true, deleted_at = now() WHERE source_node_id = ANY($1)`, [ids]);
+    await cooledDown(t.workspace_id);
     const second = await as(t.api_key).post('/v1/ontology/communities/refresh', { force: true });
     expect(second.body.pass).to.deep.include({ refreshed: true, reason: 'forced', communities: 0 });
     expect(second.body.communities).to.deep.equal([]);
     expect((await as(t.api_key).get(`/v1/ontology/nodes/${communityId}`)).status).to.equal(404);
     expect(await memberOf(communityId)).to.deep.equal([]);
+  });
+
+  it('charges a forced pass, one per workspace per cooldown, else 429 with Retry-After (review NL-6)', async () => {
+    const price = CREDIT_COSTS['ontology.communities.refresh_forced'];
+    const cooldown = LIMITS.communities.forcedCooldownSeconds;
+    const t = await newTenant(100);
+    await clique(t.workspace_id, 'Forced', 4);
+    const refresh = (token: string, force: boolean) => as(token).post('/v1/ontology/communities/refresh', { force });
+    const first = await refresh(t.api_key, true);
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body.pass).to.deep.include({ refreshed: true, reason: 'first_pass' });
+    expect(await creditBalance(t.tenant_id)).to.equal(100 - price);
+    const ledger = await as(t.api_key).get('/v1/billing/ledger');
+    expect(ledger.body.entries[0]).to.include({ kind: 'ontology.communities.refresh_forced', amount: -price });
+
+    // The review's back-to-back forced passes: the second is refused before any work, and costs nothing.
+    const again = await refresh(t.api_key, true);
+    expect(again.status, again.text).to.equal(429);
+    expect(again.body.detail).to.match(/once every 300 s/);
+    const retryAfter = Number(again.headers.get('retry-after'));
+    expect(retryAfter).to.be.within(1, cooldown);
+    expect(await creditBalance(t.tenant_id)).to.equal(100 - price);
+    // The user's JWT is the same workspace: the cooldown is the workspace's, not the credential's.
+    expect((await refresh(t.user_jwt, true)).status).to.equal(429);
+    // Without force the schedule's rule applies, free, whatever the cooldown.
+    const unforced = await refresh(t.api_key, false);
+    expect(unforced.status).to.equal(200);
+    expect(unforced.body.pass).to.deep.include({ refreshed: false, reason: 'unchanged' });
+    expect(await creditBalance(t.tenant_id)).to.equal(100 - price);
+    // Another workspace has its own cooldown.
+    const other = await newTenant(100);
+    expect((await refresh(other.api_key, true)).status).to.equal(200);
+
+    await cooledDown(t.workspace_id);
+    const later = await refresh(t.api_key, true);
+    expect(later.status, later.text).to.equal(200);
+    expect(later.body.pass).to.deep.include({ refreshed: true, reason: 'forced' });
+    expect(await creditBalance(t.tenant_id)).to.equal(100 - 2 * price);
+
+    // Short of credits: 402 before any work, and the cooldown is not spent.
+    const poor = await newTenant(price - 1);
+    expect((await refresh(poor.api_key, true)).status).to.equal(402);
+    const claimed = await owner().query(`SELECT 1 FROM community_forced_refreshes WHERE workspace_id = $1`, [
+      poor.workspace_id,
+    ]);
+    expect(claimed).to.deep.equal([]);
   });
 
   it('answers 422 for a malformed body or query', async () => {
@@ -248,6 +304,8 @@ describe('communities summarised by a hosted model (fake OpenAI-compatible serve
 
     // Forced again with the same membership: no model call, the summaries stay.
     asked = [];
+    // `force` defaults to true: each of these is a forced pass, one per cooldown.
+    await cooledDown(t.workspace_id);
     const same = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
     expect(same.body.pass.summaries_pending).to.equal(0);
     expect(asked).to.deep.equal([]);
@@ -264,6 +322,7 @@ describe('communities summarised by a hosted model (fake OpenAI-compatible serve
     );
     for (const chef of chefs) await link(t.workspace_id, newChef, chef);
     scriptSummaries(500);
+    await cooledDown(t.workspace_id);
     const failed = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
     expect(failed.status).to.equal(200);
     expect(failed.body.pass).to.deep.include({ refreshed: true, summaries_pending: 1 });
@@ -284,6 +343,7 @@ describe('communities summarised by a hosted model (fake OpenAI-compatible serve
     // The next pass asks again for the one that failed (its membership unchanged since).
     asked = [];
     scriptSummaries();
+    await cooledDown(t.workspace_id);
     const retried = await client(t.api_key).post('/v1/ontology/communities/refresh', {});
     expect(retried.body.pass.summaries).to.deep.equal({ summarised: 1, failed: 0, left: 0 });
     expect(asked.map((input) => input.size)).to.deep.equal([5]);

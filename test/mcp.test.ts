@@ -259,6 +259,40 @@ describe('MCP server (/mcp)', () => {
     ]);
   });
 
+  it('refuses a page of another Origin (403, before the credential); none or an allowed one passes', async () => {
+    const tenant = await newTenant();
+    const accept = 'application/json, text/event-stream';
+    const message = { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} };
+    const send = (headers: Record<string, string>, token?: string) =>
+      request('POST', '/mcp', { token, body: message, headers: { accept, ...headers } });
+    // The transport's rule (DNS rebinding): a page of another origin never reaches the server.
+    for (const origin of ['https://evil.example', 'null', 'http://mcp-client.test:8080']) {
+      const refused = await send({ origin }, tenant.api_key);
+      expect(refused.status, origin).to.equal(403);
+      expect(refused.body.detail).to.match(/Origin/);
+      expect((await send({ origin })).status, `${origin} without a credential`).to.equal(403);
+    }
+    const allowed = await send({ origin: 'http://mcp-client.test' }, tenant.api_key);
+    expect(allowed.status, allowed.text).to.equal(200);
+    expect(allowed.body.result.tools).to.be.an('array');
+    expect((await send({}, tenant.api_key)).status).to.equal(200);
+  });
+
+  it('answers a message with a member JSON-RPC does not define with a 422 in the contract’s shape', async () => {
+    const tenant = await newTenant();
+    const accept = 'application/json, text/event-stream';
+    for (const body of [
+      { jsonrpc: '2.0', id: 4, method: 'tools/list', params: {}, extra: true },
+      [{ jsonrpc: '2.0', id: 5, method: 'tools/list', sessionId: 'x' }],
+    ]) {
+      const refused = await request('POST', '/mcp', { token: tenant.api_key, body, headers: { accept } });
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(422);
+      expect(refused.body.detail).to.be.an('array').that.is.not.empty;
+      expect(refused.body.detail[0].loc[0]).to.equal('body');
+      expect(refused.body).to.not.have.property('jsonrpc');
+    }
+  });
+
   it('is stateless: a bare tools/call POST needs no initialize first, and GET answers 405', async () => {
     const tenant = await newTenant();
     const accept = 'application/json, text/event-stream';

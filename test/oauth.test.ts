@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,7 +14,9 @@ import type {
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
+import Koa from 'koa';
 import { OAuthError } from '../src/oauth/clients';
+import { oauthMiddleware } from '../src/oauth/protocol';
 import { MCP_TOKEN_SCOPES } from '../src/platform/auth/scopes';
 import { LIMITS } from '../src/rules/limits';
 import { as, request } from './helpers/http';
@@ -180,7 +185,9 @@ describe('OAuth for /mcp (issue 33)', () => {
     const tokens = provider.saved!;
     expect(tokens.refresh_token).to.match(/^weft_rt_/);
     const claims = decodeJwt(tokens.access_token);
-    expect(claims).to.include({ aud: getStack().config.MCP_JWT_AUDIENCE, wid: tenant.workspace_id });
+    // RFC 8707: the token's audience names the resource it was issued for, beside the MCP audience.
+    expect(claims.aud).to.deep.equal([getStack().config.MCP_JWT_AUDIENCE, mcpUrl()]);
+    expect(claims).to.include({ wid: tenant.workspace_id });
     expect(claims.client_id).to.equal(provider.information?.client_id);
     // Never more than an MCP token may hold: no approvals, no *:manage.
     expect(tokens.scope?.split(' ')).to.have.members(MCP_TOKEN_SCOPES);
@@ -188,6 +195,25 @@ describe('OAuth for /mcp (issue 33)', () => {
     const result = await callTool(provider, 'billing_credits_balance');
     expect(result.isError).to.not.equal(true);
     expect(result.structuredContent).to.include({ balance: 5 });
+    // Review NL-2: the token is for /mcp, and the REST API is not /mcp. The review dispatched a run with a
+    // callback to an outside URL through it; now every REST route answers 401 as to any unusable credential.
+    const rest = as(tokens.access_token);
+    const dispatched = await rest.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance', input: {} }] },
+      callback: { url: 'https://collector.example/weft' },
+    });
+    expect(dispatched.status, dispatched.text).to.equal(401);
+    expect(dispatched.body.detail).to.match(/issued for .*\/mcp only/);
+    for (const path of ['/v1/runs', '/v1/billing/ledger', '/v1/cap', '/v1/runs/events']) {
+      expect((await rest.get(path)).status, path).to.equal(401);
+    }
+    expect((await rest.post('/v1/cap/billing.credits_balance', {})).status).to.equal(401);
+    expect((await as(tenant.api_key).get('/v1/runs')).body.runs).to.deep.equal([]);
+    // …while /mcp takes it, and a token minted by `POST /v1/mcp/token` (no resource) still works on REST.
+    expect((await listTools(tokens.access_token)).status).to.equal(200);
+    const minted = await as(tenant.user_jwt).post('/v1/mcp/token', { workspace_id: tenant.workspace_id });
+    expect((await as(minted.body.token).get('/v1/billing/ledger')).status).to.equal(200);
 
     // The grant is listed beside the MCP tokens, and its access token among them.
     const grants = await as(tenant.user_jwt).get(`/v1/workspaces/${tenant.workspace_id}/oauth-grants`);
@@ -235,6 +261,42 @@ describe('OAuth for /mcp (issue 33)', () => {
     expect(preflight.status).to.equal(204);
     expect(preflight.headers.get('access-control-allow-origin')).to.equal('*');
     expect(preflight.headers.get('access-control-allow-headers')).to.contain('content-type');
+  });
+
+  it('names PUBLIC_URL in its metadata whatever Host a request sends (review NL-3)', async () => {
+    // The review's reproduction was `Host: attacker.example` against a service without PUBLIC_URL, which
+    // production now refuses to start (test/unit/config.test.ts). With it set, the Host is never read.
+    const app = new Koa();
+    app.use(oauthMiddleware(getStack().runtime.services.oauth, { PUBLIC_URL: 'https://weft.example.com/' }));
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const get = (path: string) =>
+        new Promise<any>((resolve, reject) => {
+          const req = httpRequest({ port, host: '127.0.0.1', path, headers: { host: 'attacker.example' } }, (res) => {
+            let text = '';
+            res.on('data', (chunk) => {
+              text += chunk;
+            });
+            res.on('end', () => resolve(JSON.parse(text)));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      const metadata = await get('/.well-known/oauth-authorization-server');
+      expect(metadata).to.include({
+        issuer: 'https://weft.example.com',
+        authorization_endpoint: 'https://weft.example.com/oauth/authorize',
+        token_endpoint: 'https://weft.example.com/oauth/token',
+      });
+      const resource = await get('/.well-known/oauth-protected-resource/mcp');
+      expect(resource).to.include({ resource: 'https://weft.example.com/mcp' });
+      expect(resource.authorization_servers).to.deep.equal(['https://weft.example.com']);
+      expect(JSON.stringify([metadata, resource])).to.not.contain('attacker');
+    } finally {
+      server.close();
+    }
   });
 
   it('refuses a redirect URI the client did not register, but takes its loopback URI on any port', async () => {

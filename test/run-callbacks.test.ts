@@ -287,6 +287,45 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect(receiver.at('/revoked')).to.have.length(0);
   });
 
+  it('shows deliveries, which carry run outputs, only to a credential that also reads runs (review NL-1)', async () => {
+    const tenant = await newTenant(100);
+    const owner = as(tenant.user_jwt, variant.stack.baseUrl);
+    const created = await owner.post('/v1/run-callbacks', { url: receiver.url('/nl-1') });
+    expect(created.status, created.text).to.equal(201);
+    const run = await owner.post('/v1/runs', { agent: 'playbook', input: { steps: quick } });
+    await succeeded(owner, run.body.execution_id);
+    const [delivery] = await eventually(
+      async () => {
+        const listed = await owner.get(`/v1/run-callbacks/${created.body.id}/deliveries`);
+        return listed.body.deliveries.length ? listed.body.deliveries : undefined;
+      },
+      { what: 'the subscription’s delivery' },
+    );
+    expect(JSON.parse(delivery.body).data.output).to.include({ balance: 100 });
+
+    const keyWith = async (scopes: string[]) => {
+      const key = await owner.post('/v1/auth/me/api-keys', { name: scopes.join(' '), scopes });
+      expect(key.status, key.text).to.equal(201);
+      return as(key.body.token, variant.stack.baseUrl);
+    };
+    // The review's reproduction: the manage scope alone read the run's output through the deliveries.
+    const manageOnly = await keyWith(['run_callbacks:manage']);
+    expect((await manageOnly.get(`/v1/runs/${run.body.execution_id}`)).status).to.equal(403);
+    const refused = await manageOnly.get(`/v1/run-callbacks/${created.body.id}/deliveries`);
+    expect(refused.status, refused.text).to.equal(403);
+    expect(refused.body.detail).to.match(/runs:read/);
+    expect(refused.text).to.not.contain('balance');
+    // What carries no output stays the manage scope's: the subscriptions themselves.
+    expect((await manageOnly.get(`/v1/run-callbacks/${created.body.id}`)).status).to.equal(200);
+    expect((await manageOnly.get('/v1/run-callbacks')).body.callbacks).to.have.length(1);
+
+    const reader = await keyWith(['run_callbacks:manage', 'runs:read']);
+    const shown = await reader.get(`/v1/run-callbacks/${created.body.id}/deliveries`);
+    expect(shown.status, shown.text).to.equal(200);
+    expect(JSON.parse(shown.body.deliveries[0].body).data.output).to.include({ balance: 100 });
+    expect((await owner.delete(`/v1/run-callbacks/${created.body.id}`)).status).to.equal(200);
+  });
+
   it('keeps workspaces apart: another cannot read, list or redeliver a subscription or a run’s callbacks', async () => {
     const created = await client.post('/v1/run-callbacks', { url: receiver.url('/mine') });
     const run = await dispatch(quick, { url: receiver.url('/mine-own') });

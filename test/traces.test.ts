@@ -3,13 +3,15 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { decodeJwt } from 'jose';
 import { deleteMaintenanceSchedules } from '../src/app/schedules';
+import { sha256Hex } from '../src/platform/auth/tokens';
 import { CORRELATION_ID_ATTRIBUTE } from '../src/platform/telemetry/tracing';
 import { loadWorkflowBundle } from '../workers/bundle';
 import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
 import { startFakeOpenAI } from './helpers/fake-openai';
-import { as } from './helpers/http';
+import { as, request } from './helpers/http';
 import { terminateTaskQueue } from './helpers/leftovers';
 import { succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
@@ -24,7 +26,7 @@ interface ReceivedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
-  attributes?: { key: string; value: { stringValue?: string } }[];
+  attributes?: { key: string; value: { stringValue?: string; [other: string]: unknown } }[];
 }
 
 const SERVER_KIND = 2;
@@ -175,5 +177,81 @@ describe('traces: OTLP/HTTP from the API through Temporal to SQL (real processes
 
     const chain = await waitForChain(receiver.spans, correlationId, 'runWorkflow');
     expect(chain).to.include('RunWorkflow:runWorkflow');
+  });
+
+  it('carries no credential, hash or query string, and ids only where the docs list them (review NL-4)', async () => {
+    const tenant = await newTenant(20);
+    const tag = `private-${randomUUID().slice(0, 8)}`;
+    const traced = async (token: string, method: 'get' | 'post', path: string, body?: unknown) => {
+      const correlationId = randomUUID();
+      const headers = { 'x-correlation-id': correlationId };
+      const response = await request(method === 'get' ? 'GET' : 'POST', path, {
+        token,
+        body,
+        baseUrl: api!.baseUrl,
+        headers,
+      });
+      expect(response.status, JSON.stringify(response.body)).to.be.oneOf([200, 202]);
+      return { correlationId, response };
+    };
+    // A dispatch (its unit of work's BEGIN carries the key's lookup), reads with a query string, by key and by JWT.
+    const run = await traced(tenant.api_key, 'post', '/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance' }] },
+      tags: [tag],
+    });
+    await succeeded(as(tenant.api_key, api!.baseUrl), run.response.body.execution_id);
+    const reads = [
+      await traced(tenant.api_key, 'get', `/v1/runs?tag=${tag}`),
+      await traced(tenant.user_jwt, 'get', `/v1/runs?tag=${tag}&limit=5`),
+    ];
+    await waitForChain(receiver.spans, run.correlationId, 'runWorkflow');
+    const servers = await eventually(
+      () => {
+        const found = reads.map((read) =>
+          receiver.spans.find((span) => attribute(span, CORRELATION_ID_ATTRIBUTE) === read.correlationId),
+        );
+        return found.every(Boolean) ? (found as ReceivedSpan[]) : undefined;
+      },
+      { what: 'the reads’ server spans', timeoutMs: 30_000, intervalMs: 250 },
+    );
+    for (const span of servers) {
+      expect(attribute(span, 'http.target')).to.equal('/v1/runs');
+      expect(attribute(span, 'http.url')).to.not.contain('?');
+    }
+
+    const jti = String(decodeJwt(tenant.user_jwt).jti);
+    const secrets = {
+      'the API key': tenant.api_key,
+      'its hash': sha256Hex(tenant.api_key),
+      'the user JWT': tenant.user_jwt,
+      'its jti': jti,
+      'the user id': tenant.user_id,
+      'the query text': tag,
+    };
+    const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+    // The ids a span may carry (docs/operations.md, "Tracing"): the correlation id, and Temporal's workflow,
+    // run and activity ids, which name what runs (a workflow id may hold its run's or workspace's id).
+    // …and a request's path, which names the ids its URL names (`/v1/runs/<execution id>`), never a query.
+    const workflowIds = ['temporalWorkflowId', 'workflowId'];
+    const paths = ['http.target', 'http.url'];
+    const listed = ['weft.correlation_id', 'run_id', 'runId', 'temporalActivityId', ...workflowIds, ...paths];
+    const statements = [];
+    for (const span of receiver.spans) {
+      for (const { key, value } of span.attributes ?? []) {
+        // Whatever the value's type: the workflow sink once exported WorkflowInfo's objects (search attributes).
+        const text = value.stringValue ?? JSON.stringify(value);
+        for (const [what, secret] of Object.entries(secrets)) {
+          expect(text, `${what} in ${span.name}'s ${key}`).to.not.contain(secret);
+        }
+        if (!workflowIds.includes(key))
+          expect(text, `the workspace in ${span.name}'s ${key}`).to.not.contain(tenant.workspace_id);
+        if (uuid.test(text)) expect(listed, `an id in ${span.name}'s ${key}: ${text}`).to.include(key);
+        if (paths.includes(key)) expect(text, `${span.name}'s ${key}`).to.not.contain('?');
+        if (key === 'db.statement' && /^BEGIN/.test(text)) statements.push(text);
+      }
+    }
+    // The BEGIN messages were traced, with their literals as `?`.
+    expect(statements.some((text) => text.includes("set_config('app.workspace_id', ?"))).to.equal(true);
   });
 });

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
+import { LIMITS } from '../src/rules/limits';
+import { webhookDeliveryRetentionWorkflow } from '../src/triggers/workflow';
 import { as, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -176,6 +178,79 @@ describe('webhook senders: GitHub, Stripe, Slack and Standard Webhooks on the in
     expect(
       (await post(trigger.slug, event, { 'stripe-signature': stripeHeader(stripeSecret, event) })).status,
     ).to.equal(202);
+  });
+
+  it('github: a captured delivery stays a duplicate past retention while its secret verifies (NL-5)', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { signature: { scheme: 'github' } });
+    const body = JSON.stringify({ action: 'opened', pull_request: { number: randomUUID() } });
+    const captured = { 'x-hub-signature-256': await githubSign(trigger.secret, body) };
+    const first = await post(trigger.slug, body, { ...captured, 'x-github-delivery': randomUUID() });
+    expect(first.body.execution_id).to.be.a('string');
+    const { ownerDataSource: owner, runtime } = getStack();
+    const sweep = async () =>
+      (await runtime.temporal.workflows.start(webhookDeliveryRetentionWorkflow, { batchSize: 10 })).result();
+    const rowOf = async (id: string) =>
+      (await owner.query(`SELECT body, headers, body_sha256 FROM webhook_deliveries WHERE id = $1`, [id]))[0];
+
+    // The review's reproduction: past retention the original was purged, and the same request dispatched again.
+    await owner.query(
+      `UPDATE webhook_deliveries SET received_at = now() - make_interval(days => $2 + 1) WHERE trigger_id = $1`,
+      [trigger.id, LIMITS.webhook.retentionDays],
+    );
+    await sweep();
+    // Its body and headers are gone with the retention; its hash stays, and answers the replay.
+    expect(await rowOf(first.body.delivery_id)).to.deep.include({ body: null, headers: [] });
+    const replayed = await post(trigger.slug, body, { ...captured, 'x-github-delivery': randomUUID() });
+    expect(replayed.status).to.equal(202);
+    expect(replayed.body).to.deep.equal(first.body);
+    const redeliver = `/v1/triggers/${trigger.id}/deliveries/${first.body.delivery_id}/redeliver`;
+    const refused = await as(api_key).post(redeliver);
+    expect(refused.status).to.equal(409);
+    expect(JSON.stringify(refused.body)).to.match(/body is gone/);
+
+    // Once a rotation's grace is over the old secret verifies nothing, and the record may go.
+    const rotated = await as(api_key).patch(`/v1/triggers/${trigger.id}`, { rotate_secret: true });
+    expect(rotated.status).to.equal(200);
+    await sweep();
+    expect(await rowOf(first.body.delivery_id), 'kept during the grace').to.not.equal(undefined);
+    await owner.query(
+      `UPDATE webhook_triggers SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [trigger.id],
+    );
+    await sweep();
+    expect(await rowOf(first.body.delivery_id)).to.equal(undefined);
+    const stale = await post(trigger.slug, body, { ...captured, 'x-github-delivery': randomUUID() });
+    expect(stale.status).to.equal(401);
+  });
+
+  it('standard: the signed webhook-id names the message: two ids of one body and second are two runs', async () => {
+    const { api_key } = await newTenant();
+    const trigger = await newTrigger(api_key, { signature: { scheme: 'standard' } });
+    // Two messages that happen to carry the same payload in the same second (say, two identical events).
+    const body = JSON.stringify({ type: 'invoice.paid', data: { amount: 100 } });
+    const t = nowSeconds();
+    const [a, b] = [`msg_${randomUUID()}`, `msg_${randomUUID()}`];
+    const first = await post(trigger.slug, body, standardHeaders(trigger.secret, body, a, t));
+    const second = await post(trigger.slug, body, standardHeaders(trigger.secret, body, b, t));
+    expect(first.status, JSON.stringify(first.body)).to.equal(202);
+    expect(second.status, JSON.stringify(second.body)).to.equal(202);
+    expect(second.body.delivery_id).to.not.equal(first.body.delivery_id);
+    expect(second.body.execution_id).to.be.a('string').and.not.equal(first.body.execution_id);
+    // The same webhook-id again (a retry, or a captured request replayed) is still the first message.
+    const repeat = await post(trigger.slug, body, standardHeaders(trigger.secret, body, a, t));
+    expect(repeat.status).to.equal(202);
+    expect(repeat.body).to.deep.equal(first.body);
+    // A replay cannot rename the message: the id is signed, so another id under the old signature is 401.
+    const renamed = { ...standardHeaders(trigger.secret, body, a, t), 'webhook-id': `msg_${randomUUID()}` };
+    expect((await post(trigger.slug, body, renamed)).status).to.equal(401);
+    const list = await as(api_key).get(`/v1/triggers/${trigger.id}/deliveries`);
+    expect(list.body.map((d: { duplicate_of: string | null }) => d.duplicate_of)).to.deep.equal([
+      null,
+      first.body.delivery_id,
+      null,
+      null,
+    ]);
   });
 
   it('slack: answers a verified url_verification with its challenge, records it, dispatches nothing', async () => {

@@ -427,7 +427,9 @@ export interface paths {
   "/v1/ontology/communities/refresh": {
     /**
      * Detect the workspace’s communities now
-     * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+     * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough, and is free. `force: true` recomputes whatever changed, is charged (refunded when the pass fails; a 504’s pass goes on and stays charged) and may be asked for once every 300 s per workspace: 429 with `Retry-After` within that, nothing charged.
+     *
+     * Costs 10 credits (`ontology.communities.refresh_forced`), charged before any work; 402 when short.
      *
      * Requires the `ontology:write` scope.
      */
@@ -864,7 +866,7 @@ export interface paths {
   "/v1/run-callbacks/{id}/deliveries": {
     /**
      * A subscription’s deliveries with every attempt, newest first
-     * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+     * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page). Needs `runs:read` as well (403 without): a delivery’s body carries its run’s output.
      *
      * Requires the `run_callbacks:manage` scope.
      */
@@ -966,7 +968,7 @@ export interface paths {
   "/mcp": {
     /**
      * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
-     * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.
+     * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. A message with a member JSON-RPC does not define is 422. A browser page may call it only from PUBLIC_URL’s origin or one of MCP_ALLOWED_ORIGINS (`Origin` otherwise is 403; no `Origin` passes). An OAuth access token (issued for this resource, RFC 8707) works here and nowhere else. Connect an MCP client with an MCP token (`POST /v1/mcp/token`), an API key or OAuth.
      */
     post: operations["mcpMessage"];
   };
@@ -1778,7 +1780,7 @@ export interface components {
         /** @description The tenant’s balance; 0 when the account is locked. */
         available: number;
         /** @enum {string} */
-        kind: "ontology.prompt.update" | "ontology.prompt.query" | "ontology.prompt.both" | "ontology.search.hybrid" | "ontology.search.vector" | "ontology.symbol_context" | "worker.embed_node" | "worker.recompute_type" | "worker.person_resolve";
+        kind: "ontology.prompt.update" | "ontology.prompt.query" | "ontology.prompt.both" | "ontology.search.hybrid" | "ontology.search.vector" | "ontology.symbol_context" | "worker.embed_node" | "worker.recompute_type" | "worker.person_resolve" | "ontology.communities.refresh_forced";
         /**
          * @description Present when the account is locked.
          * @enum {boolean}
@@ -3761,7 +3763,14 @@ export interface components {
       params?: {
         [key: string]: unknown;
       };
-      [key: string]: unknown;
+      result?: {
+        [key: string]: unknown;
+      };
+      error?: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
     }) | (({
         /** @enum {string} */
         jsonrpc: "2.0";
@@ -3770,7 +3779,14 @@ export interface components {
         params?: {
           [key: string]: unknown;
         };
-        [key: string]: unknown;
+        result?: {
+          [key: string]: unknown;
+        };
+        error?: {
+          code: number;
+          message: string;
+          data?: unknown;
+        };
       })[]);
     LedgerPage: {
       /** @description The tenant’s balance now. */
@@ -10163,7 +10179,9 @@ export interface operations {
   };
   /**
    * Detect the workspace’s communities now
-   * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.
+   * @description Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top members by importance and a summary. 504 after 60 s (the pass goes on). `force: false` applies the schedule’s rule: skip unless the graph changed enough, and is free. `force: true` recomputes whatever changed, is charged (refunded when the pass fails; a 504’s pass goes on and stays charged) and may be asked for once every 300 s per workspace: 429 with `Retry-After` within that, nothing charged.
+   *
+   * Costs 10 credits (`ontology.communities.refresh_forced`), charged before any work; 402 when short.
    *
    * Requires the `ontology:write` scope.
    */
@@ -10216,6 +10234,16 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
+      /** @description Insufficient credits, or the account is locked; nothing ran */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["InsufficientCredits"];
+        };
+      };
       /** @description The credential lacks the `ontology:write` scope */
       403: {
         headers: {
@@ -10266,7 +10294,7 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
+      /** @description A forced refresh within the workspace’s cooldown (`Retry-After` says when); or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -18138,7 +18166,7 @@ export interface operations {
   };
   /**
    * A subscription’s deliveries with every attempt, newest first
-   * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page).
+   * @description Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and `cursor` (the last `delivery_id` of the previous page). Needs `runs:read` as well (403 without): a delivery’s body carries its run’s output.
    *
    * Requires the `run_callbacks:manage` scope.
    */
@@ -19628,7 +19656,7 @@ export interface operations {
   };
   /**
    * The MCP server (Streamable HTTP, stateless): the capability registry as MCP tools
-   * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.
+   * @description A JSON-RPC message of the Model Context Protocol, answered as `application/json` (the client must accept `application/json` and `text/event-stream`). `tools/list` lists the `/v1/cap` tools the credential may call, named with `_` for the dot (`agent.claim_work` → `agent_claim_work`); `tools/call` runs the same handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a body. A message with a member JSON-RPC does not define is 422. A browser page may call it only from PUBLIC_URL’s origin or one of MCP_ALLOWED_ORIGINS (`Origin` otherwise is 403; no `Origin` passes). An OAuth access token (issued for this resource, RFC 8707) works here and nowhere else. Connect an MCP client with an MCP token (`POST /v1/mcp/token`), an API key or OAuth.
    */
   mcpMessage: {
     parameters: {
@@ -19677,6 +19705,16 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The request’s `Origin` is not one allowed to call the MCP server */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];

@@ -1,3 +1,4 @@
+import type { CreditService } from '../credits/service';
 import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -12,10 +13,16 @@ import { communityRefreshWorkflow } from './workflow';
 export const communitiesFeature = {
   name: 'communities',
   services: {
-    communities: (ctx: { uow: UnitOfWork; temporal: TemporalHandle; config: Config }) =>
+    communities: (ctx: {
+      uow: UnitOfWork;
+      temporal: TemporalHandle;
+      config: Config;
+      services: { credits: CreditService };
+    }) =>
       createCommunityService({
         uow: ctx.uow,
         temporal: ctx.temporal,
+        credits: ctx.services.credits,
         summariser: createCommunitySummariser(ctx.config),
       }),
   },

@@ -25,6 +25,34 @@ export async function lockPass(m: EntityManager, workspaceId: string): Promise<P
   return row ?? null;
 }
 
+/**
+ * Claims the workspace's forced refresh (review NL-6): moves its time to now unless the last one is
+ * less than `cooldownSeconds` old. The upsert's row lock makes a concurrent claim wait and then see
+ * the new time. Answers null when claimed, else how many seconds are left of the cooldown.
+ */
+export async function claimForcedRefresh(
+  m: EntityManager,
+  workspaceId: string,
+  cooldownSeconds: number,
+): Promise<{ retryAfterSeconds: number } | null> {
+  const claimed = await queryRows(
+    m,
+    `INSERT INTO community_forced_refreshes (workspace_id, requested_at) VALUES ($1, now())
+     ON CONFLICT (workspace_id) DO UPDATE SET requested_at = now()
+       WHERE community_forced_refreshes.requested_at <= now() - make_interval(secs => $2)
+     RETURNING requested_at`,
+    [workspaceId, cooldownSeconds],
+  );
+  if (claimed.length > 0) return null;
+  const [left] = await queryRows<{ seconds: number }>(
+    m,
+    `SELECT ceil(extract(epoch FROM requested_at + make_interval(secs => $2) - now()))::int AS seconds
+     FROM community_forced_refreshes WHERE workspace_id = $1`,
+    [workspaceId, cooldownSeconds],
+  );
+  return { retryAfterSeconds: Math.max(1, left?.seconds ?? cooldownSeconds) };
+}
+
 /** Nodes and edges (communities and MEMBER_OF aside) added or deleted since `since`. */
 export async function changesSince(m: EntityManager, workspaceId: string, since: Date): Promise<number> {
   const [row] = await queryRows<{ changes: string }>(

@@ -22,11 +22,18 @@ export const communityRoutes = (communities: CommunityService) => [
       'Runs community detection (Louvain) over the workspace’s live graph as a Temporal workflow and waits for it: ' +
       'communities become `community` nodes with MEMBER_OF edges from their members, each with its size, top ' +
       `members by importance and a summary. 504 after ${LIMITS.communities.refreshWaitMs / 1000} s (the pass goes ` +
-      'on). `force: false` applies the schedule’s rule: skip unless the graph changed enough.',
+      'on). `force: false` applies the schedule’s rule: skip unless the graph changed enough, and is free. ' +
+      '`force: true` recomputes whatever changed, is charged (refunded when the pass fails; a 504’s pass goes ' +
+      `on and stays charged) and may be asked for once every ${LIMITS.communities.forcedCooldownSeconds} s per ` +
+      'workspace: 429 with `Retry-After` within that, nothing charged.',
+    credits: ['ontology.communities.refresh_forced'],
     body: CommunityRefreshRequest,
     example: { force: true },
     response: CommunityRefreshResponse,
-    errors: { 504: 'The pass is still running; it goes on' },
+    errors: {
+      429: 'A forced refresh within the workspace’s cooldown (`Retry-After` says when)',
+      504: 'The pass is still running; it goes on',
+    },
     handler: ({ auth, body }) => communities.refresh(auth, body),
   }),
   defineRoute({

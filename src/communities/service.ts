@@ -1,13 +1,15 @@
+import type { CreditService } from '../credits/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { DeadlineExceededError } from '../platform/errors';
+import { DeadlineExceededError, RateLimitedError } from '../platform/errors';
 import { UpstreamError } from '../platform/llm/errors';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import { detectCommunities, matchPrevious } from './detect';
 import {
   changesSince,
+  claimForcedRefresh,
   listCommunities,
   lockPass,
   pendingSummaries,
@@ -40,10 +42,12 @@ export const changeThreshold = (last: { node_count: number; edge_count: number }
 export function createCommunityService(deps: {
   uow: UnitOfWork;
   temporal: TemporalHandle;
+  /** Charges forced passes (review NL-6). */
+  credits: Pick<CreditService, 'chargeFor'>;
   /** The hosted model that writes summaries; null for the local model (the extract stands). */
   summariser: CommunitySummariser | null;
 }) {
-  const { uow, temporal, summariser } = deps;
+  const { uow, temporal, summariser, credits } = deps;
 
   async function refreshWorkspace(workspaceId: string, options: { force: boolean }): Promise<CommunityPassResult> {
     const started = Date.now();
@@ -187,12 +191,42 @@ export function createCommunityService(deps: {
      * A pass already running is waited on rather than doubled.
      */
     async refresh(principal: Principal, body: { force: boolean }): Promise<CommunityRefreshResponse> {
-      const input = { workspaceId: principal.workspaceId, force: body.force };
-      const handle = await temporal.workflows.start(communityWorkspaceRefreshWorkflow, input);
-      const pass = await temporal.workflows.resultWithin(
-        handle,
-        L.refreshWaitMs,
-        () => new DeadlineExceededError(`Community detection is still running (${handle.workflowId})`),
+      const run = async () => {
+        const input = { workspaceId: principal.workspaceId, force: body.force };
+        const handle = await temporal.workflows.start(communityWorkspaceRefreshWorkflow, input);
+        return temporal.workflows.resultWithin(
+          handle,
+          L.refreshWaitMs,
+          () => new DeadlineExceededError(`Community detection is still running (${handle.workflowId})`),
+        );
+      };
+      if (!body.force) return { pass: await run(), communities: await list(principal, L.listDefault) };
+      // Review NL-6: a forced pass is charged (refunded when it fails) and claims the workspace's
+      // cooldown in the charge's own transaction; within the cooldown it is 429 and nothing is charged.
+      const pass = await credits.chargeFor(
+        principal,
+        'ontology.communities.refresh_forced',
+        async (charge) => {
+          try {
+            return await run();
+          } catch (error) {
+            // A 504: the pass goes on and will most likely finish, so its charge stands.
+            if (error instanceof DeadlineExceededError) await uow(scopeOf(principal), (m) => charge.confirm(m));
+            throw error;
+          }
+        },
+        {
+          prepare: async (m) => {
+            const refused = await claimForcedRefresh(m, principal.workspaceId, L.forcedCooldownSeconds);
+            if (refused) {
+              throw new RateLimitedError(
+                refused.retryAfterSeconds,
+                `A forced refresh runs at most once every ${L.forcedCooldownSeconds} s per workspace; ` +
+                  `retry in ${refused.retryAfterSeconds} s, or refresh without force`,
+              );
+            }
+          },
+        },
       );
       return { pass, communities: await list(principal, L.listDefault) };
     },

@@ -1,7 +1,8 @@
 import type { CapabilityService } from '../capabilities/service';
 import type { NodeService } from '../graph/node-service';
+import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
-import { mcpOtherMethods, mcpRoutes } from './routes';
+import { mcpOrigin, mcpOtherMethods, mcpRoutes } from './routes';
 import type { McpService } from './service';
 import { createMcpService } from './service';
 
@@ -17,6 +18,10 @@ export const mcpFeature = {
     mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',
   },
   routes: (runtime: { services: { mcp: McpService } }) => mcpRoutes(runtime.services.mcp),
-  // `/mcp` answers 405 to anything but POST before the router sees it.
-  middleware: () => [mcpOtherMethods()],
+  // `/mcp` refuses a browser page of another origin (403), then answers 405 to anything but POST,
+  // before the router sees it.
+  middleware: (runtime: { config: Pick<Config, 'PUBLIC_URL' | 'MCP_ALLOWED_ORIGINS'> }) => [
+    mcpOrigin(runtime.config),
+    mcpOtherMethods(),
+  ],
 };

@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import { HttpError } from '../platform/api/errors';
 import { defineRoute } from '../platform/api/route';
+import type { Config } from '../platform/config';
 import { JsonRpcErrorBody, McpRequestBody, McpResponseBody } from './schemas';
 import type { McpService } from './service';
 
@@ -17,6 +18,22 @@ function webRequestOf(ctx: Context): Request {
 }
 
 export const MCP_PATH = '/mcp';
+
+/**
+ * MCP's Streamable HTTP transport (2025-11-25) asks servers to validate `Origin`, against DNS
+ * rebinding: a browser page of another origin must not reach a local server. Present and not
+ * allowed is 403; absent is not a browser's request and passes. Allowed: PUBLIC_URL's origin and
+ * MCP_ALLOWED_ORIGINS. Ahead of authentication, so a refused page learns nothing of the credential.
+ */
+export function mcpOrigin(config: Pick<Config, 'PUBLIC_URL' | 'MCP_ALLOWED_ORIGINS'>): Middleware {
+  const allowed = new Set(config.MCP_ALLOWED_ORIGINS);
+  if (config.PUBLIC_URL) allowed.add(new URL(config.PUBLIC_URL).origin);
+  return async (ctx, next) => {
+    const origin = ctx.get('origin');
+    if (ctx.path !== MCP_PATH || !origin || allowed.has(origin)) return next();
+    throw new HttpError(403, `Origin ${origin.slice(0, 200)} may not call the MCP server (MCP_ALLOWED_ORIGINS)`);
+  };
+}
 
 /**
  * Streamable HTTP says a server without a server-sent stream answers GET with 405, and a stateless
@@ -48,7 +65,10 @@ export const mcpRoutes = (mcp: McpService) => [
       'handler as `POST /v1/cap/<tool>`, with the same credits, and answers a refusal (402, 403, 404, 409, 422 …) ' +
       'as a tool result with `isError` rather than an HTTP error. A write tool replays its first answer for a ' +
       'repeated `_meta["weft/idempotencyKey"]`. Notifications and responses alone are answered 202 without a ' +
-      'body. Connect an MCP client with an MCP token (`POST /v1/mcp/token`) or an API key.',
+      'body. A message with a member JSON-RPC does not define is 422. A browser page may call it only from ' +
+      'PUBLIC_URL’s origin or one of MCP_ALLOWED_ORIGINS (`Origin` otherwise is 403; no `Origin` passes). An ' +
+      'OAuth access token (issued for this resource, RFC 8707) works here and nowhere else. Connect an MCP ' +
+      'client with an MCP token (`POST /v1/mcp/token`), an API key or OAuth.',
     tags: ['mcp'],
     body: McpRequestBody,
     // Each message of a JSON-RPC batch counts against the rate limit, as one request would (review L-5).
@@ -56,6 +76,7 @@ export const mcpRoutes = (mcp: McpService) => [
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
     produces: { 'application/json': McpResponseBody },
     errors: {
+      403: 'The request’s `Origin` is not one allowed to call the MCP server',
       406: {
         description: 'The client does not accept both `application/json` and `text/event-stream`',
         body: JsonRpcErrorBody,

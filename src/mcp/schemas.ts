@@ -1,14 +1,20 @@
 import { z } from 'zod';
 
+const JsonRpcErrorObject = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+
 /**
  * One JSON-RPC 2.0 message as the Streamable HTTP transport takes it: a request (`method` and
- * `id`), a notification (`method` only) or a response. The SDK checks each method's params.
+ * `id`), a notification (`method` only) or a response (`result` or `error`). The SDK checks each
+ * method's params. JSON-RPC defines no other member: one is a 422 in the contract's shape, like any
+ * body the API does not know.
  */
-const JsonRpcMessage = z.looseObject({
+const JsonRpcMessage = z.strictObject({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string().max(200), z.number().int()]).optional(),
   method: z.string().min(1).max(200).optional(),
   params: z.record(z.string(), z.unknown()).optional(),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: JsonRpcErrorObject.optional(),
 });
 
 export const McpRequestBody = z

@@ -19,7 +19,11 @@ export const OAUTH_PATHS = {
   consentPage: '/console/oauth',
 } as const;
 
-/** The origin OAuth metadata names: PUBLIC_URL, else the request's own. */
+/**
+ * The origin OAuth metadata, challenges and tokens name: PUBLIC_URL, which production requires
+ * (config.ts), so a forged `Host` never names the issuer (review NL-3). Outside production, unset,
+ * the request's own origin.
+ */
 export const originOf = (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) =>
   (config.PUBLIC_URL || `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
 

@@ -132,6 +132,8 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       tokenId,
       expiresAt,
       clientId: grant.client_id,
+      // RFC 8707: the token's audience is the resource the grant was for, where alone it is accepted.
+      resource: grant.resource,
     });
     await insertCredential(m, {
       id: tokenId,

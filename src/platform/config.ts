@@ -126,9 +126,30 @@ export const EnvSchema = z.object({
   TEMPORAL_API_KEY: z.string().optional(),
   /**
    * The origin clients reach this API at (`https://weft.example.com`), as OAuth's metadata names it
-   * (src/oauth/): behind a TLS proxy the request's own origin says http. Unset: the request's origin.
+   * (src/oauth/): behind a TLS proxy the request's own origin says http. Required in production;
+   * elsewhere, unset, the request's origin.
    */
   PUBLIC_URL: z.string().url().optional(),
+  /**
+   * Origins besides PUBLIC_URL's whose browser pages may call `/mcp` (comma-separated, e.g. the MCP
+   * Inspector's `http://localhost:6274`): a request whose `Origin` is another is 403 (MCP's
+   * Streamable HTTP rules, against DNS rebinding). A request without `Origin` is not a browser's.
+   */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      const origins = text
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean);
+      for (const origin of origins) {
+        if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+          ctx.addIssue({ code: 'custom', message: `${origin} is not an origin (scheme://host[:port])` });
+        }
+      }
+      return origins;
+    }),
   /**
    * How many reverse proxies in front of the API append to `X-Forwarded-For` (docker compose's nginx: 1).
    * 0 (the default): the socket's peer is the client and the header is ignored (src/platform/api/client-address.ts).
@@ -303,6 +324,12 @@ function productionProblems(env: z.infer<typeof EnvSchema>): string[] {
   } else if (!env.METRICS_PUBLIC) {
     problems.push(
       `METRICS_TOKEN must be set in production (${generate}), or METRICS_PUBLIC=true when the network fences /metrics`,
+    );
+  }
+  // Unset, OAuth's metadata would name whatever Host a request sent (review NL-3).
+  if (!env.PUBLIC_URL) {
+    problems.push(
+      'PUBLIC_URL must be set in production: the origin clients reach the API at (https://weft.example.com)',
     );
   }
   if (!env.WEFT_ENCRYPTION_KEY) problems.push(`WEFT_ENCRYPTION_KEY must be set in production (${generate})`);

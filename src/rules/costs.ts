@@ -13,6 +13,10 @@ export const CREDIT_COSTS = {
   'worker.embed_node': 1,
   'worker.recompute_type': 0,
   'worker.person_resolve': 0,
+  // Not in the contract (review NL-6): a forced community pass runs Louvain over up to
+  // LIMITS.communities.maxNodes nodes and, with a hosted model, re-summarises communities. A pass the
+  // schedule decides on, or a refresh without `force`, is free.
+  'ontology.communities.refresh_forced': 10,
 } as const satisfies Record<string, number>;
 
 export type CreditKind = keyof typeof CREDIT_COSTS;

@@ -112,7 +112,8 @@ export const LIMITS = {
   // GET /v1/ontology/communities lists at most listMax. With a hosted model, a pass re-summarises
   // at most summariesPerPass communities whose membership changed (the rest wait for the next
   // pass), each from its summaryMembers most important members (names cut to summaryNameChars);
-  // a summary is at most summaryChars.
+  // a summary is at most summaryChars. A forced refresh may be asked for once per workspace every
+  // forcedCooldownSeconds (review NL-6; 429 with Retry-After within it); its price is in costs.ts.
   communities: {
     minChanges: 20,
     changeShare: 0.05,
@@ -126,6 +127,7 @@ export const LIMITS = {
     summaryMembers: 25,
     summaryNameChars: 200,
     summaryChars: 2000,
+    forcedCooldownSeconds: 300,
   },
   // Not in the contract: the merge queue's page size, reviewer notes, how many existing people
   // one resolver pass may propose (a very common name must not flood the queue), and how long a

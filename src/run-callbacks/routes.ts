@@ -89,7 +89,8 @@ export const runCallbackRoutes = (callbacks: RunCallbackService) => [
     summary: 'A subscription’s deliveries with every attempt, newest first',
     description:
       'Each attempt’s outcome, latency, response code and the first bytes of the answer. Page with `limit` and ' +
-      '`cursor` (the last `delivery_id` of the previous page).',
+      '`cursor` (the last `delivery_id` of the previous page). Needs `runs:read` as well (403 without): a ' +
+      'delivery’s body carries its run’s output.',
     tags,
     scope,
     params: SubscriptionIdParams,

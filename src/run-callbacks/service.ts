@@ -29,6 +29,15 @@ const freeze = (principal: Principal): repo.CallbackPrincipal => ({
 });
 
 /**
+ * A standing subscription receives every run's output, and its deliveries' bodies carry it: creating
+ * one and reading those bodies need the scope that reads runs (review NL-1), on top of the route's
+ * `run_callbacks:manage`. A redelivery reveals nothing to its caller (it goes to the stored URL).
+ */
+function mayReadOutputs(principal: Principal, why: string) {
+  if (!principal.scopes.has('runs:read')) throw new ForbiddenError(`Missing scope runs:read: ${why}`);
+}
+
+/**
  * Signed completion callbacks (issue 26 part 2): standing subscriptions under
  * `run_callbacks:manage`, a dispatch's own callback, their deliveries and redeliveries, and the one
  * attempt the delivery workflow repeats. What queues deliveries is `notify.ts`, in the run's own
@@ -133,10 +142,7 @@ export function createRunCallbackService(deps: {
     checkDispatchCallback: (callback: DispatchCallback) => checkUrl(callback.url, ['body', 'callback', 'url']),
 
     async create(principal: Principal, body: CreateSubscriptionRequest) {
-      // A subscription receives every run's output: it needs the scope that reads them.
-      if (!principal.scopes.has('runs:read')) {
-        throw new ForbiddenError('Missing scope runs:read: a callback subscription receives every run’s output');
-      }
+      mayReadOutputs(principal, 'a callback subscription receives every run’s output');
       checkUrl(body.url, ['body', 'url']);
       return uow(scopeOf(principal), async (m) => {
         const { row, secret } = await subscribe(m, principal, {
@@ -163,12 +169,14 @@ export function createRunCallbackService(deps: {
         return row;
       }),
 
-    deliveries: (principal: Principal, id: string, query: DeliveryListQuery) =>
-      uow(scopeOf(principal), async (m) => {
+    async deliveries(principal: Principal, id: string, query: DeliveryListQuery) {
+      mayReadOutputs(principal, 'a delivery’s body carries its run’s output');
+      return uow(scopeOf(principal), async (m) => {
         await mustFindStanding(m, id);
         const rows = await repo.listDeliveries(m, { subscriptionId: id }, query.limit, query.cursor);
         return { deliveries: await withAttempts(m, rows) };
-      }),
+      });
+    },
 
     /** The deliveries of a run's own callback (from its dispatch), newest first. */
     runDeliveries: (principal: Principal, executionId: string, query: DeliveryListQuery) =>

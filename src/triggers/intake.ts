@@ -154,6 +154,9 @@ export function createTriggerIntake(deps: {
       return { kind: 'signature_invalid', body: { delivery_id: id, reason: 'signature_invalid' } };
     }
     const { signedT } = verified;
+    // The (t, body) replay guard, for schemes whose signature leaves the delivery's id out; where the
+    // id is signed, the id names the message and the idempotency key alone answers a repeat.
+    const guardT = verified.idSigned ? null : signedT;
     const challenge = slackChallenge(scheme, body);
     if (challenge !== undefined) {
       // Slack's URL verification: answered with its challenge, recorded, dispatching nothing.
@@ -191,7 +194,12 @@ export function createTriggerIntake(deps: {
     const matched = filter.result === null || filter.result === 'matched';
     const accepted = { body, ...digest, statusCode: INTAKE_STATUS.accepted, reason: null };
     if (!key && !matched) {
-      const recorded = await record({ ...accepted, signedT, filterResult: filter.result, filterError: filter.error });
+      const recorded = await record({
+        ...accepted,
+        signedT: guardT,
+        filterResult: filter.result,
+        filterError: filter.error,
+      });
       // The same signed request again (review L-4): its original answers.
       if (!recorded.duplicate_of) return { kind: 'accepted', body: { delivery_id: recorded.id } };
       const answer: IntakeAccepted = { delivery_id: recorded.duplicate_of };
@@ -209,12 +217,12 @@ export function createTriggerIntake(deps: {
         headers: pairs,
         idempotencyKey: key ?? null,
       };
-      const withFilter = { ...base, signedT, filterResult: filter.result, filterError: filter.error };
+      const withFilter = { ...base, signedT: guardT, filterResult: filter.result, filterError: filter.error };
       const deliveryId = await repo.insertOriginal(m, withFilter);
       if (!deliveryId) {
         // A duplicate key, or the same signed request (`t` and body) under any key or none (review
         // L-4): the earlier delivery answers, nothing is dispatched, this request is still recorded.
-        const match = { idempotencyKey: key ?? null, signedT, bodySha256: digest.bodySha256 };
+        const match = { idempotencyKey: key ?? null, signedT: guardT, bodySha256: digest.bodySha256 };
         const original = (await repo.findOriginal(m, trigger.id, match))!;
         await repo.insertDelivery(m, { ...base, reason: 'duplicate', duplicateOf: original.id });
         const answer: IntakeAccepted = { delivery_id: original.id };

@@ -72,6 +72,7 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
        previous_secret_sealed = CASE WHEN $6::text IS NULL THEN previous_secret_sealed ELSE secret_sealed END,
        previous_secret_expires_at = CASE WHEN $6::text IS NULL THEN previous_secret_expires_at
          ELSE now() + make_interval(hours => $7) END,
+       secret_rotated_at = CASE WHEN $6::text IS NULL THEN secret_rotated_at ELSE now() END,
        secret_sealed = coalesce($6, secret_sealed),
        principal = coalesce($8::jsonb, principal),
        signature_scheme = coalesce($9, signature_scheme),
@@ -262,7 +263,7 @@ export async function intakeTrigger(
 export const findOriginal = (
   m: EntityManager,
   triggerId: string,
-  match: { idempotencyKey: string | null; signedT: number; bodySha256: string },
+  match: { idempotencyKey: string | null; signedT: number | null; bodySha256: string },
 ) =>
   queryFirst<{ id: string; execution_id: string | null }>(
     m,

@@ -16,12 +16,19 @@ export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
 
 /**
  * A verified request: `signedT` is the timestamp it was signed at, which with the body names the
- * signed request (one original per pair). GitHub signs no timestamp and not its delivery header,
- * so its signed request is the body alone: `signedT` 0, and a captured body replayed under a fresh
- * `X-GitHub-Delivery` still answers as the first delivery.
+ * signed request (one original per pair) unless the signature covers the delivery's id. GitHub
+ * signs no timestamp and not its delivery header, so its signed request is the body alone:
+ * `signedT` 0, and a captured body replayed under a fresh `X-GitHub-Delivery` still answers as the
+ * first delivery.
  */
 export interface Verified {
   signedT: number;
+  /**
+   * True when the signature covers the delivery's own id (Standard Webhooks signs `webhook-id`): the
+   * id then names the message, so two deliveries of one body at one second under two ids are two
+   * messages, and a replay can only repeat its id (the idempotency key answers it).
+   */
+  idSigned?: boolean;
 }
 
 const HEX_DIGEST = /^[0-9a-f]{64}$/;
@@ -96,7 +103,7 @@ function verifyStandard(
     const key = standardKey(secret);
     if (key && anyEquals(hmac(key).update(`${id}.${ts}.`).update(body).digest(), signatures)) matched = true;
   }
-  return matched ? { signedT: Number(ts) } : null;
+  return matched ? { signedT: Number(ts), idSigned: true } : null;
 }
 
 /** The verified request, or null when `scheme`'s signature is missing, malformed, wrong or stale. */

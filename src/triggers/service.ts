@@ -231,7 +231,10 @@ export function createTriggerService(deps: {
         if (original.statusCode !== INTAKE_STATUS.accepted || !original.body) {
           throw new ConflictError({
             error: 'delivery_not_verified',
-            message: `Only an accepted delivery can be redelivered; this one was answered ${original.statusCode}`,
+            message:
+              original.statusCode === INTAKE_STATUS.accepted
+                ? 'Past retention only this delivery’s hash is kept (its replay guard): its body is gone'
+                : `Only an accepted delivery can be redelivered; this one was answered ${original.statusCode}`,
           });
         }
         const newId = randomUUID();

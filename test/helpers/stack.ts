@@ -51,6 +51,8 @@ export async function bootStack(
   env.STREAM_CREDENTIAL_RECHECK_MS ??= '200';
   // The origin a Temporal UI would call the codec endpoint from (test/temporal-codec.test.ts).
   env.TEMPORAL_UI_ORIGIN ??= 'http://temporal-ui.test:8233';
+  // The one browser origin allowed to call /mcp besides PUBLIC_URL's (test/mcp.test.ts).
+  env.MCP_ALLOWED_ORIGINS ??= 'http://mcp-client.test';
   env.TEMPORAL_ADDRESS = temporal.address;
   env.TEMPORAL_TASK_QUEUE = `weft-test-${randomUUID().slice(0, 8)}`;
   Object.assign(env, overrides);

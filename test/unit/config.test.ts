@@ -35,6 +35,7 @@ describe('configuration', () => {
         JWT_SECRET: jwtSecret,
         WEFT_ENCRYPTION_KEY: encryptionKey,
         METRICS_TOKEN: metricsToken,
+        PUBLIC_URL: 'https://weft.example.com',
         ...env,
       });
 
@@ -118,6 +119,15 @@ describe('configuration', () => {
       expect(loadConfig({}).METRICS_PUBLIC).to.equal(false);
     });
 
+    it('refuses to start without PUBLIC_URL, which OAuth’s metadata names instead of any Host (review NL-3)', () => {
+      expect(() => production({ PUBLIC_URL: undefined })).to.throw(ConfigError, /PUBLIC_URL must be set in production/);
+      expect(() => production({ PUBLIC_URL: '' })).to.throw(ConfigError, /PUBLIC_URL must be set in production/);
+      expect(() => production({ PUBLIC_URL: 'weft.example.com' })).to.throw(ConfigError, /PUBLIC_URL/);
+      expect(production({}).PUBLIC_URL).to.equal('https://weft.example.com');
+      // Development and the test suite keep working without it.
+      expect(loadConfig({}).PUBLIC_URL).to.equal(undefined);
+    });
+
     it('reports every problem at once', () => {
       expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(
         ConfigError,
@@ -155,6 +165,16 @@ describe('configuration', () => {
     // "At least every 30 s" is the rule: a longer interval is refused, not honoured.
     expect(() => loadConfig({ STREAM_CREDENTIAL_RECHECK_MS: '60000' })).to.throw(ConfigError, /STREAM_CREDENTIAL/);
     expect(() => loadConfig({ STREAM_MAX_LIFETIME_MS: '0' })).to.throw(ConfigError, /STREAM_MAX_LIFETIME_MS/);
+  });
+
+  it('takes MCP_ALLOWED_ORIGINS as a comma-separated list of origins, empty by default', () => {
+    expect(loadConfig({}).MCP_ALLOWED_ORIGINS).to.deep.equal([]);
+    expect(
+      loadConfig({ MCP_ALLOWED_ORIGINS: 'http://localhost:6274, https://app.example.com' }).MCP_ALLOWED_ORIGINS,
+    ).to.deep.equal(['http://localhost:6274', 'https://app.example.com']);
+    for (const bad of ['localhost:6274', 'https://app.example.com/path', 'https://app.example.com/']) {
+      expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: bad }), bad).to.throw(ConfigError, /MCP_ALLOWED_ORIGINS/);
+    }
   });
 
   it('points the test suite at its own database', () => {

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { compile } from 'jmespath';
 import { fanOut, filterSyntaxError, parseBodyForFilter } from '../../src/triggers/filter';
 import { createFilterPool } from '../../src/triggers/filter-pool';
+import { SIGNATURE_SCHEMES, signedHeaders, verifyDelivery } from '../../src/triggers/schemes';
 import { parseSignatureHeader, verifySignature } from '../../src/triggers/signature';
 
 const SECRET = 'whsec_test';
@@ -37,6 +38,20 @@ describe('webhook signatures (unit)', () => {
     for (const bad of [undefined, '', 't=1', 'v1=a', 't=1,t=2,v1=a', 't=-1,v1=a', 't=1.5,v1=a', 't=,v1=a']) {
       expect(parseSignatureHeader(bad), String(bad)).to.equal(null);
     }
+  });
+
+  it('name a message by its signed id under Standard Webhooks only; elsewhere (t, body) does', () => {
+    const secret = 'whsec_dGhpcyBpcyBhIHRlc3Qga2V5IG9mIDMyIGJ5dGVzIQ==';
+    for (const scheme of SIGNATURE_SCHEMES) {
+      const headers = signedHeaders(scheme, secret, BODY, NOW, 'msg_1');
+      const verified = verifyDelivery(scheme, headers, BODY, [secret], NOW);
+      expect(verified, scheme).to.deep.equal(
+        scheme === 'standard' ? { signedT: NOW, idSigned: true } : { signedT: scheme === 'github' ? 0 : NOW },
+      );
+    }
+    // Another webhook-id under the same signature is another message the sender never signed.
+    const headers = { ...signedHeaders('standard', secret, BODY, NOW, 'msg_1'), 'webhook-id': 'msg_2' };
+    expect(verifyDelivery('standard', headers, BODY, [secret], NOW)).to.equal(null);
   });
 });
 

@@ -130,6 +130,12 @@ export function createAuthenticator(deps: {
     const claims = await jwt.verify(token);
     if (!claims) throw new UnauthenticatedError('Invalid token');
 
+    // RFC 8707: an OAuth access token names the resource it was issued for (`/mcp`), and is a
+    // credential there only; a REST route is not that resource (review NL-2).
+    if (claims.resource !== undefined && new URL(claims.resource).pathname !== ctx.path) {
+      throw new UnauthenticatedError(`This token was issued for ${claims.resource} only`);
+    }
+
     if (claims.audience === 'mcp') {
       return {
         key,

@@ -36,17 +36,26 @@ export interface VerifiedJwt {
   /** The `jti`: an MCP token's row, or the id a user JWT is revoked by. */
   tokenId: string;
   expiresAt: Date;
+  /**
+   * An OAuth access token's resource (RFC 8707: its audience besides the MCP one, the URL of `/mcp`
+   * it was issued for); undefined for every other token. Such a token is accepted at that path only.
+   */
+  resource?: string;
 }
 
 export interface JwtService {
   signUser(userId: string, workspaceId: string): Promise<string>;
-  /** `clientId`: the OAuth client an access token was issued to (RFC 9068's `client_id` claim). */
+  /**
+   * `clientId`: the OAuth client an access token was issued to (RFC 9068's `client_id` claim);
+   * `resource`: the resource it was issued for (RFC 8707), which joins its audience.
+   */
   signMcp(input: {
     userId: string;
     workspaceId: string;
     tokenId: string;
     expiresAt: Date;
     clientId?: string;
+    resource?: string;
   }): Promise<string>;
   /** Returns undefined for any token that is not a valid, unexpired Weft JWT. */
   verify(token: string): Promise<VerifiedJwt | undefined>;
@@ -56,7 +65,7 @@ export function createJwtService(
   config: Pick<Config, 'JWT_SECRET' | 'JWT_ISSUER' | 'JWT_AUDIENCE' | 'MCP_JWT_AUDIENCE' | 'USER_JWT_TTL_SECONDS'>,
 ): JwtService {
   const key = new TextEncoder().encode(config.JWT_SECRET);
-  const base = (claims: Record<string, unknown>, subject: string, audience: string) =>
+  const base = (claims: Record<string, unknown>, subject: string, audience: string | string[]) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(subject)
@@ -71,8 +80,12 @@ export function createJwtService(
         .setJti(randomUUID())
         .setExpirationTime(`${config.USER_JWT_TTL_SECONDS}s`)
         .sign(key),
-    signMcp: ({ userId, workspaceId, tokenId, expiresAt, clientId }) =>
-      base({ wid: workspaceId, ...(clientId ? { client_id: clientId } : {}) }, userId, config.MCP_JWT_AUDIENCE)
+    signMcp: ({ userId, workspaceId, tokenId, expiresAt, clientId, resource }) =>
+      base(
+        { wid: workspaceId, ...(clientId ? { client_id: clientId } : {}) },
+        userId,
+        resource ? [config.MCP_JWT_AUDIENCE, resource] : config.MCP_JWT_AUDIENCE,
+      )
         .setJti(tokenId)
         .setExpirationTime(expiresAt)
         .sign(key),
@@ -86,12 +99,22 @@ export function createJwtService(
         });
         const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
         const audience: JwtAudience = audiences.includes(config.MCP_JWT_AUDIENCE) ? 'mcp' : 'user';
+        const resource = audiences.find((aud) => aud !== config.MCP_JWT_AUDIENCE && aud !== config.JWT_AUDIENCE);
+        // An audience that is no URL is no resource this server issued for: refused.
+        if (resource !== undefined && (audience !== 'mcp' || !URL.canParse(resource))) return undefined;
         const workspaceId = typeof payload.wid === 'string' ? payload.wid : undefined;
         const { sub, jti, exp } = payload;
         // A token without a uuid jti (one issued before revocation existed) cannot be revoked: refused.
         if (!isUuid(sub) || !isUuid(jti) || typeof exp !== 'number') return undefined;
         if (workspaceId !== undefined && !isUuid(workspaceId)) return undefined;
-        return { audience, userId: sub, workspaceId, tokenId: jti, expiresAt: new Date(exp * 1000) };
+        return {
+          audience,
+          userId: sub,
+          workspaceId,
+          tokenId: jti,
+          expiresAt: new Date(exp * 1000),
+          ...(resource !== undefined ? { resource } : {}),
+        };
       } catch (error) {
         if (error instanceof joseErrors.JOSEError) return undefined;
         throw error;

@@ -2,6 +2,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { WorkerInterceptors, WorkerOptions } from '@temporalio/worker';
+import { redactingSpanProcessor, workflowSpanProcessor } from './redaction';
 
 /**
  * OpenTelemetry tracing, configured by the standard `OTEL_*` variables and off unless they ask for it.
@@ -65,7 +66,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   const resource = new Resource({ 'service.name': 'weft' }).merge(envDetectorSync.detect());
   // The exporter reads OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS and _TIMEOUT; the batch
   // processor OTEL_BSP_*; the provider OTEL_TRACES_SAMPLER[_ARG].
-  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter());
+  // Every span is redacted on its way out (no credential, hash or query string: redaction.ts).
+  const spanProcessor = redactingSpanProcessor(new BatchSpanProcessor(new OTLPTraceExporter()));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
   registerInstrumentations({
@@ -79,7 +81,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
       // use) stop at Koa 2. The request-context middleware names the server span by its route
       // template and gives it the correlation id instead.
       // Statements inside a request or an activity only: the pollers' own queries would be a root
-      // trace each, every second. Values are not recorded, only the parameterised text.
+      // trace each, every second. Values are not recorded, only the parameterised text, and a unit
+      // of work's BEGIN message, which writes its values in, shows them as `?` (redaction.ts).
       new PgInstrumentation({ requireParentSpan: true }),
     ],
   });
@@ -116,7 +119,8 @@ export function temporalWorkerTracing():
         }),
       ],
     },
-    sinks: { exporter: otel.makeWorkflowExporter(current.spanProcessor, current.resource) },
+    // Through a filter: the sink would export the whole WorkflowInfo with each span (redaction.ts).
+    sinks: { exporter: otel.makeWorkflowExporter(workflowSpanProcessor(current.spanProcessor), current.resource) },
     workflowModule: require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
   };
 }
