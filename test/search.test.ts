@@ -140,6 +140,30 @@ describe('POST /v1/ontology/search', () => {
     });
   });
 
+  it('structural mode finds the best nodes exactly when neither index list holds them at first', async () => {
+    const wide = await newTenant(10);
+    // The 500 most recent are unimportant and the 500 most important are old (both score about 0.5),
+    // so the best ten (a day old, importance 0.9: about 0.9) are in neither list until it widens.
+    await insertNodes(wide.workspace_id, [
+      ...Array.from({ length: 600 }, (_, i) => ({ name: `recent ${i}`, importance: 0, embedding: false as const })),
+      ...Array.from({ length: 600 }, (_, i) => ({
+        name: `important ${i}`,
+        importance: 0.95,
+        touchedDaysAgo: 60 + i / 100,
+        embedding: false as const,
+      })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        name: `best ${i}`,
+        importance: 0.9,
+        touchedDaysAgo: 1 + i / 100,
+        embedding: false as const,
+      })),
+    ]);
+    const response = await as(wide.api_key).post('/v1/ontology/search', { q: 'x', mode: 'structural', top_k: 10 });
+    expect(response.status).to.equal(200);
+    expect(names(response.body)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `best ${i}`));
+  });
+
   it('filters by type in every mode', async () => {
     for (const mode of ['vector', 'structural', 'hybrid']) {
       const response = await as(t.api_key).post('/v1/ontology/search', {
