@@ -12,7 +12,7 @@ import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { UpstreamError } from '../platform/llm/errors';
 import { listsFor, rankResults, weightsFor } from './ranking';
 import type { VectorCandidate } from './repository';
-import { enableIterativeIndexScan, keywordCandidates, structuralCandidates, vectorCandidates } from './repository';
+import { keywordCandidates, structuralCandidates, vectorCandidates, vectorScanSettings } from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest } from './schemas';
 import { reciprocalRankFusion } from './scoring';
 
@@ -51,10 +51,11 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     const weights = weightsFor(mode, settings);
     const reads = listsFor(mode, weights);
     const embedding = reads.vector ? await embedQuery(request.q) : undefined;
-    const lists = await uow(scopeOf(principal), async (m) => {
+    // The vector search's index settings ride in the BEGIN message: no round trip of their own.
+    const scan = embedding ? vectorScanSettings(topK, types) : undefined;
+    const lists = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
       let vector: VectorCandidate[] = [];
       if (embedding) {
-        await enableIterativeIndexScan(m, topK);
         vector = await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
       }
       const structural = reads.structural ? await structuralCandidates(m, scope) : [];
@@ -115,10 +116,10 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         // Fusion needs some depth on both sides to reorder anything.
         const depth = request.mode === 'hybrid' ? topK * 2 : topK;
         const embedding = request.mode === 'keyword' ? undefined : await embedQuery(request.q);
-        const { semantic, keyword } = await uow(scopeOf(principal), async (m) => {
+        const scan = embedding ? vectorScanSettings(depth, types) : undefined;
+        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
           let semantic: VectorCandidate[] = [];
           if (embedding) {
-            await enableIterativeIndexScan(m, depth);
             semantic = await vectorCandidates(m, {
               workspaceId: principal.workspaceId,
               embedding,
