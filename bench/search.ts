@@ -1,58 +1,38 @@
 /**
  * `npm run bench -- search [--nodes 100000] [--seconds 2] [--only <label text>]`: search at 100k
  * clustered 512-dim vectors plus a small workspace with 1% as many, through HTTP next to the same SQL
- * through `pg` in the same run (vector, keyword and hybrid rows; `--only identifier,vector k10` runs only the rows
- * whose label holds one of those texts, prints them and skips the storage and pipeline sections and the
- * results file), recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
+ * through `pg` in the same run (vector, keyword and hybrid rows, hybrid as the contract's defaults
+ * leave it and with a `keyword_weight`; `--only identifier,vector k10` runs only the rows whose label
+ * holds one of those texts, prints them and skips the storage and pipeline sections and the results
+ * file), recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
  * pipeline's throughput through the worker with the local provider. Data is loaded once into
- * weft_bench (SQL on the owner connection) and reused by later runs.
+ * weft_bench (bench/lib/search-data.ts) and reused by later runs.
  */
 
-import { randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
 import { Pool } from 'pg';
-import type { EntityManager } from 'typeorm';
 import { createActivities } from '../activities';
 import { createApp } from '../src/app/http';
-import { confirmReservations, reserveCredits } from '../src/credits/repository';
 import { createNodeInTransaction } from '../src/graph/writes';
 import { readOntologyConfig } from '../src/ontology-config/service';
 import { localEmbedding } from '../src/platform/llm/embedding/local';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import {
-  enableIterativeIndexScan,
-  keywordCandidates,
-  structuralCandidates,
-  vectorCandidates,
-} from '../src/search/repository';
+import { enableIterativeIndexScan, structuralCandidates, vectorCandidates } from '../src/search/repository';
+import type { SearchMode } from '../src/search/schemas';
 import { createWorker } from '../workers/worker';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption } from './lib/measure';
+import type { BenchWorkspace } from './lib/search-data';
+import {
+  asManager,
+  CLUSTERS,
+  ensureToastedCopy,
+  loadSearchWorkspaces,
+  searchSql,
+  setSearchSettings,
+  TYPES,
+  topicOf,
+} from './lib/search-data';
 import { bootBenchService, serveLocally } from './lib/servers';
-
-const BIG = 'weft-bench-search-big';
-const SMALL = 'weft-bench-search-small';
-const TYPES = 10;
-const CLUSTERS = 200;
-// Uniform noise of ±0.04 per dimension around a unit centre: members sit at cosine ≈ 0.89 of it.
-const NOISE = 0.08;
-
-const topicOf = (c: number) => `topic${c} area${c % 17} field${c % 23}`;
-
-/**
- * Plain pg behind the calls the repositories make (`queryRows` → `queryRunner.query(sql, params,
- * true)`, and `query`), so "the same SQL" runs without TypeORM.
- */
-const asManager = (client: PoolClient) =>
-  ({
-    query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
-    queryRunner: {
-      query: async (sql: string, params?: unknown[]) => {
-        const result = await client.query(sql, params);
-        return { records: result.rows, affected: result.rowCount ?? undefined };
-      },
-    },
-  }) as unknown as EntityManager;
 
 async function main(args: string[]) {
   const totalNodes = numberOption(args, 'nodes', 100_000);
@@ -67,104 +47,9 @@ async function main(args: string[]) {
     out.push(line);
   };
 
-  // ---- data ----
-  const findWorkspace = async (name: string) =>
-    (await owner.query(`SELECT w.id, w.tenant_id FROM workspaces w WHERE w.name = $1 LIMIT 1`, [name]))[0] as
-      | { id: string; tenant_id: string }
-      | undefined;
-  const ensureTenant = async (name: string) => {
-    const found = await findWorkspace(name);
-    const boot = await provisioning.bootstrap(found ? { workspaceId: found.id, name } : { credits: 0, name });
-    await owner.query(`UPDATE tenants SET credit_balance = 1000000000, locked = false WHERE id = $1`, [boot.tenant_id]);
-    return { ...boot, fresh: !found };
-  };
-  const big = await ensureTenant(BIG);
-  const small = await ensureTenant(SMALL);
-  const centres = Array.from({ length: CLUSTERS }, (_, c) => `[${localEmbedding(topicOf(c)).join(',')}]`);
-  const load = async (workspaceId: string, count: number) => {
-    const have = Number(
-      (await owner.query(`SELECT count(*) FROM nodes WHERE workspace_id = $1`, [workspaceId]))[0].count,
-    );
-    if (have >= count) return false;
-    const t0 = Date.now();
-    for (let start = have; start < count; start += 10_000) {
-      await owner.query(
-        `INSERT INTO nodes (workspace_id, type, name, importance_score, last_touch_at, embedding)
-         SELECT $1, 'type_' || (g % ${TYPES}), 'node ' || g || ' ' || (g % ${CLUSTERS}), random(),
-                now() - random() * interval '60 days',
-                l2_normalize((SELECT array_agg(x + (random() - 0.5) * ${NOISE} ORDER BY o) FROM unnest(c.v::real[])
-                  WITH ORDINALITY u(x, o))::vector)
-         FROM generate_series($2::int, $3::int) g
-         JOIN (SELECT ordinality - 1 AS i, v FROM unnest($4::text[]) WITH ORDINALITY AS t(v, ordinality)) c
-           ON c.i = g % ${CLUSTERS}`,
-        [workspaceId, start, Math.min(count, start + 10_000) - 1, centres.map((text) => `{${text.slice(1, -1)}}`)],
-      );
-    }
-    console.error(`[bench] loaded ${count - have} nodes in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    return true;
-  };
-  const loadedBig = await load(big.workspace_id, totalNodes);
-  const loadedSmall = await load(small.workspace_id, Math.round(totalNodes / 100));
-  if (loadedBig || loadedSmall) {
-    // A fresh index build is much faster than 100k incremental HNSW inserts would have been.
-    const t0 = Date.now();
-    await owner.query(`SET maintenance_work_mem = '1GB'`);
-    await owner.query(`REINDEX INDEX nodes_embedding_hnsw_idx`);
-    await owner.query(`ANALYZE nodes`);
-    console.error(`[bench] HNSW rebuilt in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  }
-  // Index-only scans (structural candidates) need an up-to-date visibility map.
-  await owner.query(`VACUUM (ANALYZE) nodes`);
-  for (const t of [big, small]) {
-    await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
-      m.query(
-        `INSERT INTO workspace_settings (workspace_id, search) VALUES ($1, '{}')
-         ON CONFLICT (workspace_id) DO UPDATE SET search = '{}'`,
-        [t.workspace_id],
-      ),
-    );
-  }
-
-  // ---- the toasted copy, for the storage comparison ----
-  let toastExists = (await owner.query(`SELECT to_regclass('bench_toast.nodes') AS t`))[0].t;
-  if (toastExists) {
-    const [{ copy, source }] = await owner.query(
-      `SELECT (SELECT count(*) FROM bench_toast.nodes) AS copy,
-              (SELECT count(*) FROM public.nodes WHERE workspace_id = $1) AS source`,
-      [big.workspace_id],
-    );
-    if (copy !== source) {
-      await owner.query(`DROP SCHEMA bench_toast CASCADE`);
-      toastExists = null;
-    }
-  }
-  if (!toastExists) {
-    const t0 = Date.now();
-    await owner.query(`CREATE SCHEMA IF NOT EXISTS bench_toast`);
-    await owner.query(`CREATE TABLE bench_toast.nodes (LIKE public.nodes INCLUDING DEFAULTS)`);
-    await owner.query(`ALTER TABLE bench_toast.nodes ALTER COLUMN embedding SET STORAGE EXTERNAL`);
-    await owner.query(
-      `INSERT INTO bench_toast.nodes (id, workspace_id, type, name, properties, importance_score, base_salience,
-       reference_count, connection_id, embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted,
-       deleted_at)
-      SELECT id, workspace_id, type, name, properties, importance_score, base_salience, reference_count, connection_id,
-        embedding, embedding_error, last_touch_at, created_at, updated_at, is_deleted, deleted_at FROM public.nodes
-        WHERE workspace_id = $1`,
-      [big.workspace_id],
-    );
-    await owner.query(`SET maintenance_work_mem = '1GB'`);
-    await owner.query(`CREATE INDEX ON bench_toast.nodes USING hnsw (embedding vector_cosine_ops)`);
-    await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, last_touch_at DESC) WHERE NOT is_deleted`);
-    await owner.query(`CREATE INDEX ON bench_toast.nodes (workspace_id, importance_score DESC) WHERE NOT is_deleted`);
-    await owner.query(
-      `CREATE INDEX ON bench_toast.nodes (workspace_id, type, last_touch_at DESC) WHERE NOT is_deleted`,
-    );
-    await owner.query(
-      `CREATE INDEX ON bench_toast.nodes (workspace_id, type, importance_score DESC) WHERE NOT is_deleted`,
-    );
-    await owner.query(`ANALYZE bench_toast.nodes`);
-    console.error(`[bench] toasted copy built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  }
+  const { big, small, ageDays } = await loadSearchWorkspaces(service, totalNodes);
+  console.error(`[bench] the newest node was touched ${ageDays.toFixed(1)} days ago`);
+  await ensureToastedCopy(owner, big);
 
   // ---- the API in this process ----
   const { server, url: baseUrl } = await serveLocally(createApp(runtime));
@@ -188,67 +73,29 @@ async function main(args: string[]) {
     await response.arrayBuffer();
   };
 
-  // The same statements a search request runs (charge + settings, then the search and the
-  // charge's confirmation), through pg.
+  // The same statements a search request runs, through pg (bench/lib/search-data.ts).
   const appPool = new Pool({ connectionString: config.DATABASE_URL, max: 10 });
   const ownerPool = new Pool({ connectionString: config.DATABASE_OWNER_URL, max: 10 });
-  type Mode = 'vector' | 'keyword' | 'hybrid';
-  const sql =
-    (t: { workspace_id: string; tenant_id: string }, mode: Mode, topK: number, types: string[], set: QuerySet) =>
-    async (i: number) => {
-      const client = await appPool.connect();
-      try {
-        const m = asManager(client);
-        await client.query('BEGIN');
-        await client.query(
-          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true),
-           set_config('app.key_hash', '', true)`,
-          [t.workspace_id],
-        );
-        const receipt = await reserveCredits(m, {
-          tenantId: t.tenant_id,
-          workspaceId: t.workspace_id,
-          kind: 'ontology.search.hybrid',
-          idempotencyKey: `ontology.search.hybrid:${randomUUID()}`,
-          freshKey: true,
-          pendingSettlement: true,
-        });
-        const settings = (await readOntologyConfig(m)).search;
-        await client.query('COMMIT');
-        const q = textOf(set, i);
-        const embedding = mode === 'keyword' ? undefined : localEmbedding(q);
-        await client.query('BEGIN');
-        await client.query(
-          `SELECT set_config('app.workspace_id', $1, true), set_config('app.user_id', '', true),
-           set_config('app.key_hash', '', true)`,
-          [t.workspace_id],
-        );
-        if (embedding) {
-          await enableIterativeIndexScan(m, topK);
-          await vectorCandidates(m, {
-            workspaceId: t.workspace_id,
-            embedding,
-            topK,
-            types,
-            minSimilarity: settings.min_similarity_threshold,
-          });
-        }
-        if (mode === 'hybrid') await structuralCandidates(m, { workspaceId: t.workspace_id, topK, types });
-        if (mode !== 'vector') await keywordCandidates(m, { workspaceId: t.workspace_id, q, topK, types });
-        await confirmReservations(m, [receipt.ledger_id]);
-        await client.query('COMMIT');
-      } finally {
-        client.release();
-      }
-    };
+  const sql = (t: BenchWorkspace, mode: SearchMode, topK: number, types: string[], set: QuerySet) => (i: number) =>
+    searchSql(appPool, t, { mode, topK, types, q: textOf(set, i) })();
 
   const opts = (concurrency: number) => ({ concurrency, durationMs: seconds * 1000, warmupMs: 300 });
   const rows: { subject: Measurement; anchor?: Measurement }[] = [];
   const goals: string[] = [];
-  let cases: { label: string; t: typeof big; mode: Mode; topK: number; types: string[]; set: QuerySet }[] = [];
+  interface Case {
+    label: string;
+    t: BenchWorkspace;
+    mode: SearchMode;
+    topK: number;
+    types: string[];
+    set: QuerySet;
+    /** The workspace's search settings for this row; the contract's defaults (keyword_weight 0) otherwise. */
+    settings?: { keyword_weight: number };
+  }
+  let cases: Case[] = [];
   for (const mode of ['hybrid', 'vector'] as const) {
     for (const topK of [10, 20]) {
-      for (const types of [[], ['type_3']])
+      for (const types of [[], ['type_3']]) {
         cases.push({
           label: `${mode} k${topK}${types.length ? ' type' : ''}`,
           t: big,
@@ -257,25 +104,24 @@ async function main(args: string[]) {
           types,
           set: 'topic',
         });
+      }
     }
   }
   cases.push({ label: 'hybrid k10 small-ws', t: small, mode: 'hybrid', topK: 10, types: [], set: 'topic' });
   cases.push({ label: 'vector k10 small-ws', t: small, mode: 'vector', topK: 10, types: [], set: 'topic' });
-  // Keyword search (GIN over the generated tsvector): alone, and as hybrid's third signal when it hits.
+  // Keyword search (GIN over the generated tsvector): alone, in hybrid as the workspace leaves it
+  // (keyword_weight 0: no keyword search), and as hybrid's third term when a workspace weights it.
   for (const types of [[], ['type_3']]) {
+    const at = { t: big, topK: 10, types, set: 'identifier' as const };
     const suffix = types.length ? ' type' : '';
-    cases.push({
-      label: `keyword k10 identifier${suffix}`,
-      t: big,
-      mode: 'keyword',
-      topK: 10,
-      types,
-      set: 'identifier',
-    });
-    cases.push({ label: `hybrid k10 identifier${suffix}`, t: big, mode: 'hybrid', topK: 10, types, set: 'identifier' });
+    cases.push({ ...at, label: `keyword k10 identifier${suffix}`, mode: 'keyword' });
+    cases.push({ ...at, label: `hybrid k10 identifier${suffix}`, mode: 'hybrid' });
+    const settings = { keyword_weight: 0.3 };
+    cases.push({ ...at, label: `hybrid k10 identifier${suffix}, keyword_weight 0.3`, mode: 'hybrid', settings });
   }
   if (only) cases = cases.filter((c) => only.split(',').some((part) => c.label.includes(part)));
   for (const c of cases) {
+    await setSearchSettings(runtime.uow, [c.t], c.settings ?? {});
     for (const concurrency of [1, 4]) {
       const anchor = await measure(`SQL ${c.label}`, sql(c.t, c.mode, c.topK, c.types, c.set), opts(concurrency));
       const subject = await measure(
@@ -308,7 +154,7 @@ async function main(args: string[]) {
         const m = asManager(client);
         await client.query('BEGIN');
         await client.query(`SELECT set_config('app.workspace_id', $1, true)`, [c.t.workspace_id]);
-        await enableIterativeIndexScan(m, c.topK);
+        await enableIterativeIndexScan(m, c.topK, c.types);
         const found = await vectorCandidates(m, {
           workspaceId: c.t.workspace_id,
           embedding,
@@ -447,7 +293,8 @@ async function main(args: string[]) {
   log(
     `${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ` +
       `${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ` +
-      `${TYPES} types (\`filters.type\` = one type, 10%); pgvector ${version}; ${seconds} s per row; ` +
+      `${TYPES} types (\`filters.type\` = one type, 10%), touched over 60 days up to ${ageDays.toFixed(1)} days ago; ` +
+      `pgvector ${version}; ${seconds} s per row; ` +
       'HTTP client and server in one Node process on 2 cores.',
   );
   log(

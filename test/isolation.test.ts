@@ -208,6 +208,31 @@ describe('workspace isolation in the database (RLS)', () => {
     });
   });
 
+  it('a unit of work’s settings last its transaction, are bound when not plain, never the scope’s own', async () => {
+    await onOneConnection(async (single) => {
+      const uow = createUnitOfWork(single);
+      // pgvector defines its settings once the session loads it (here by the first vector value).
+      await single.query(`SELECT '[1]'::vector`);
+      const read = `SELECT current_setting('hnsw.ef_search') AS ef, current_setting('app.workspace_id') AS ws`;
+      const settings = { 'hnsw.ef_search': '123' };
+      expect(await uow({ workspaceId: a.workspace_id, settings }, (m) => m.query(read))).to.deep.equal([
+        { ef: '123', ws: a.workspace_id },
+      ]);
+      // A value that cannot be written in as a literal goes the bound way (and Postgres refuses it as a number).
+      const refused = await uow({ settings: { 'hnsw.ef_search': `1'; DROP TABLE nodes; --` } }, (m) => m.query(read))
+        .then(() => undefined)
+        .catch((error: Error) => error.message);
+      expect(refused).to.match(/invalid value for parameter "hnsw.ef_search"/);
+      const overriding = await uow(
+        { workspaceId: a.workspace_id, settings: { 'app.workspace_id': b.workspace_id } },
+        (m) => m.query(read),
+      ).catch((error: Error) => error.message);
+      expect(overriding).to.match(/not a setting a unit of work may set: app.workspace_id/);
+      const [after] = await single.query(`SELECT current_setting('hnsw.ef_search') AS ef`);
+      expect(after.ef).to.equal('40');
+    });
+  });
+
   it('a snapshot unit of work reads every statement as of its first: a commit in between is not seen', async () => {
     const node = await as(a.api_key).post('/v1/ontology/nodes', { type: 'thing', name: 'before' });
     const scope = { workspaceId: a.workspace_id, userId: a.user_id };

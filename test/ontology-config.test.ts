@@ -12,6 +12,7 @@ describe('GET/PATCH /v1/ontology/config', () => {
         retrieval_mode: 'hybrid',
         vector_weight: 0.6,
         structural_weight: 0.4,
+        keyword_weight: 0,
         min_similarity_threshold: 0.7,
         default_top_k: 20,
         importance_ranking: true,
@@ -38,21 +39,28 @@ describe('GET/PATCH /v1/ontology/config', () => {
     const a = await newTenant();
     const b = await newTenant();
     const patched = await as(a.api_key).patch('/v1/ontology/config', {
-      search: { default_top_k: 7 },
+      search: { default_top_k: 7, keyword_weight: 0.3 },
       resolver: { auto_merge_enabled: true },
     });
     expect(patched.status).to.equal(200);
     expect(patched.body.search.default_top_k).to.equal(7);
     expect(patched.body.search.vector_weight).to.equal(0.6);
+    expect(patched.body.search.keyword_weight).to.equal(0.3);
     expect(patched.body.resolver.auto_merge_enabled).to.equal(true);
     expect((await as(a.api_key).get('/v1/ontology/config')).body.search.default_top_k).to.equal(7);
-    expect((await as(b.api_key).get('/v1/ontology/config')).body.search.default_top_k).to.equal(20);
+    expect((await as(b.api_key).get('/v1/ontology/config')).body.search).to.deep.include({
+      default_top_k: 20,
+      keyword_weight: 0,
+    });
   });
 
   it('rejects out-of-range values, unknown fields and an inverted importance range with 422', async () => {
     const { api_key } = await newTenant();
     for (const body of [
       { search: { vector_weight: 1.5 } },
+      { search: { keyword_weight: 1.5 } },
+      { search: { keyword_weight: -0.1 } },
+      { search: { keyword_weight: 'high' } },
       { search: { retrieval_mode: 'fuzzy' } },
       { importance: { recency_lambda: -1 } },
       { resolver: { merge_confidence_threshold: 2 } },

@@ -140,6 +140,30 @@ describe('POST /v1/ontology/search', () => {
     });
   });
 
+  it('structural mode finds the best nodes exactly when neither index list holds them at first', async () => {
+    const wide = await newTenant(10);
+    // The 500 most recent are unimportant and the 500 most important are old (both score about 0.5),
+    // so the best ten (a day old, importance 0.9: about 0.9) are in neither list until it widens.
+    await insertNodes(wide.workspace_id, [
+      ...Array.from({ length: 600 }, (_, i) => ({ name: `recent ${i}`, importance: 0, embedding: false as const })),
+      ...Array.from({ length: 600 }, (_, i) => ({
+        name: `important ${i}`,
+        importance: 0.95,
+        touchedDaysAgo: 60 + i / 100,
+        embedding: false as const,
+      })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        name: `best ${i}`,
+        importance: 0.9,
+        touchedDaysAgo: 1 + i / 100,
+        embedding: false as const,
+      })),
+    ]);
+    const response = await as(wide.api_key).post('/v1/ontology/search', { q: 'x', mode: 'structural', top_k: 10 });
+    expect(response.status).to.equal(200);
+    expect(names(response.body)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `best ${i}`));
+  });
+
   it('filters by type in every mode', async () => {
     for (const mode of ['vector', 'structural', 'hybrid']) {
       const response = await as(t.api_key).post('/v1/ontology/search', {
@@ -154,7 +178,7 @@ describe('POST /v1/ontology/search', () => {
     }
   });
 
-  it('hybrid: (0.6 × vector + 0.4 × structural) × importance, fused with keyword by reciprocal rank', async () => {
+  it('hybrid: score = (0.6 × vector + 0.4 × structural) × importance, with each term in components', async () => {
     const response = await as(t.api_key).post('/v1/ontology/search', { q: 'Alice Smith', top_k: 10 });
     expect(response.status).to.equal(200);
     expect(response.body.mode).to.equal('hybrid');
@@ -163,27 +187,16 @@ describe('POST /v1/ontology/search', () => {
       mode: 'hybrid',
       vector_weight: 0.6,
       structural_weight: 0.4,
+      keyword_weight: 0,
       importance_ranking: true,
       top_k: 10,
     });
     for (const r of results) {
       const c = r.components;
       expect(c.importance_multiplier).to.equal(r.node.importance_score);
-      const weighted = (0.6 * c.vector_score + 0.4 * c.structural_score) * r.node.importance_score;
-      expect(c.weighted_score).to.be.closeTo(weighted, 1e-9);
+      expect(c.keyword_score).to.equal(0);
+      expect(r.score).to.be.closeTo((0.6 * c.vector_score + 0.4 * c.structural_score) * r.node.importance_score, 1e-9);
     }
-    expect(query_plan.rrf_k).to.equal(60);
-    // The weighted ranking and the keyword ranking, fused: score = Σ 1 / (60 + rank).
-    const weightedOrder = [...results]
-      .filter((r: any) => r.components.vector_score > 0 || r.components.structural_score > 0)
-      .sort((a: any, b: any) => b.components.weighted_score - a.components.weighted_score);
-    const keywordOrder = [...results]
-      .filter((r: any) => r.components.keyword_score > 0)
-      .sort((a: any, b: any) => b.components.keyword_score - a.components.keyword_score);
-    expect(results[0].score).to.be.closeTo(
-      1 / (60 + 1 + weightedOrder.indexOf(results[0])) + 1 / (60 + 1 + keywordOrder.indexOf(results[0])),
-      1e-9,
-    );
     const ids = results.map((r: any) => r.node.id);
     expect(new Set(ids).size).to.equal(ids.length);
     const aliceSmith = results.find((r: any) => r.node.name === 'Alice Smith');
@@ -192,6 +205,19 @@ describe('POST /v1/ontology/search', () => {
     expect(results[0].node.name).to.equal('Alice Smith');
     const scores = results.map((r: any) => r.score);
     expect(scores).to.deep.equal([...scores].sort((a: number, b: number) => b - a));
+  });
+
+  it('the contract’s example: vector 1, structural 0.75, importance 0.5 score 0.45 by default', async () => {
+    const one = await newTenant(10);
+    // Touched now with importance 0.5: structural 0.5 × 1 + 0.5 × 0.5; the only vector candidate: vector 1.
+    await insertNodes(one.workspace_id, [{ name: 'Ada Lovelace', importance: 0.5, touchedDaysAgo: 0 }]);
+    const response = await as(one.api_key).post('/v1/ontology/search', { q: 'Ada Lovelace', mode: 'hybrid' });
+    expect(response.status).to.equal(200);
+    const [result] = response.body.results;
+    expect(result.node.name).to.equal('Ada Lovelace');
+    expect(result.components).to.deep.include({ vector_score: 1, importance_multiplier: 0.5, keyword_score: 0 });
+    expect(result.components.structural_score).to.be.closeTo(0.75, 1e-5);
+    expect(result.score).to.be.closeTo(0.45, 1e-5);
   });
 
   it('follows the workspace settings: mode, weights, importance ranking, threshold, default_top_k', async () => {
@@ -229,8 +255,7 @@ describe('POST /v1/ontology/search', () => {
     });
     for (const r of response.body.results) {
       expect(r.components.importance_multiplier).to.equal(1);
-      const weighted = 0.2 * r.components.vector_score + 0.8 * r.components.structural_score;
-      expect(r.components.weighted_score).to.be.closeTo(weighted, 1e-9);
+      expect(r.score).to.be.closeTo(0.2 * r.components.vector_score + 0.8 * r.components.structural_score, 1e-9);
     }
   });
 
@@ -414,7 +439,7 @@ describe('keyword search: exact identifiers and codes the embedding misses', () 
 
   const search = (body: object) => as(t.api_key).post('/v1/ontology/search', { top_k: 5, ...body });
 
-  it('an error code: not among the vector results, first in keyword mode, within top_k in hybrid', async () => {
+  it('an error code: missed by vector, first in keyword mode, in hybrid only with a keyword weight', async () => {
     const vector = await search({ q: 'ERR_QUOTA_7731', mode: 'vector' });
     expect(vector.status).to.equal(200);
     expect(names(vector.body)).to.not.include('ERR_QUOTA_7731');
@@ -424,12 +449,41 @@ describe('keyword search: exact identifiers and codes the embedding misses', () 
     expect(keyword.body.mode).to.equal('keyword');
     expect(names(keyword.body)).to.deep.equal(['ERR_QUOTA_7731']);
     expect(keyword.body.results[0].components).to.deep.include({ keyword_score: 1, vector_score: 0 });
+    expect(keyword.body.results[0].score).to.equal(1);
     expect(keyword.body.results[0].node.id).to.equal(ids.ERR_QUOTA_7731);
+    expect(keyword.body.query_plan).to.deep.include({ vector_weight: 0, structural_weight: 0, keyword_weight: 1 });
+    expect(keyword.body.query_plan.candidates).to.deep.equal({ vector: null, structural: null, keyword: 1 });
 
-    const hybrid = await search({ q: 'ERR_QUOTA_7731', mode: 'hybrid' });
+    // keyword_weight 0 (the default): the contract's two signals, and no keyword search at all,
+    // although it would have found the code.
+    let hybrid = await search({ q: 'ERR_QUOTA_7731', mode: 'hybrid' });
     expect(hybrid.status).to.equal(200);
-    expect(names(hybrid.body)).to.include('ERR_QUOTA_7731');
-    expect(hybrid.body.query_plan.candidates.keyword).to.equal(1);
+    expect(names(hybrid.body)).to.not.include('ERR_QUOTA_7731');
+    expect(hybrid.body.query_plan.keyword_weight).to.equal(0);
+    expect(hybrid.body.query_plan.candidates.keyword).to.equal(null);
+    expect(hybrid.body.results.every((r: any) => r.components.keyword_score === 0)).to.equal(true);
+
+    // A weight of its own: a third term, score = (0.6 v + 0.4 s + 0.5 k) × importance.
+    const patched = await as(t.api_key).patch('/v1/ontology/config', { search: { keyword_weight: 0.5 } });
+    expect(patched.status).to.equal(200);
+    try {
+      hybrid = await search({ q: 'ERR_QUOTA_7731', mode: 'hybrid', top_k: 25 });
+      expect(hybrid.body.query_plan).to.deep.include({
+        vector_weight: 0.6,
+        structural_weight: 0.4,
+        keyword_weight: 0.5,
+      });
+      expect(hybrid.body.query_plan.candidates.keyword).to.equal(1);
+      const code = hybrid.body.results.find((r: any) => r.node.name === 'ERR_QUOTA_7731');
+      expect(code.components).to.deep.include({ keyword_score: 1, importance_multiplier: 0.01 });
+      for (const r of hybrid.body.results) {
+        const c = r.components;
+        const weighted = 0.6 * c.vector_score + 0.4 * c.structural_score + 0.5 * c.keyword_score;
+        expect(r.score).to.be.closeTo(weighted * c.importance_multiplier, 1e-9);
+      }
+    } finally {
+      await as(t.api_key).patch('/v1/ontology/config', { search: { keyword_weight: 0 } });
+    }
   });
 
   it('splits identifiers on case and punctuation, folds accents, and reads text properties', async () => {
@@ -440,8 +494,6 @@ describe('keyword search: exact identifiers and codes the embedding misses', () 
     expect(await first('creme brulee')).to.equal('Crème Brûlée Café');
     expect(await first('CAFÉ')).to.equal('Crème Brûlée Café');
     expect(await first('http 429 retry')).to.equal('Nightly import');
-    const hybrid = await search({ q: 'HTTP_429_RETRY_AFTER', mode: 'hybrid' });
-    expect(names(hybrid.body)).to.include('Nightly import');
     // A word that occurs nowhere finds nothing; the structural list is not consulted in keyword mode.
     expect((await search({ q: 'nonexistentword', mode: 'keyword' })).body.results).to.deep.equal([]);
   });

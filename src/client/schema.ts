@@ -404,8 +404,8 @@ export interface paths {
   };
   "/v1/ontology/search": {
     /**
-     * Vector, structural or hybrid search over the workspace’s nodes
-     * @description Vector (cosine similarity), structural (type filter, recency and importance) or hybrid (both, weighted by the workspace settings) search. Omitted `mode` and `top_k` come from the workspace settings; `top_k` at most 100, `q` at most 1000 characters, at most 50 type filters. Answers with scores, the query plan and a credit receipt.
+     * Vector, structural, keyword or hybrid search over the workspace’s nodes
+     * @description Vector (cosine similarity), structural (type filter, recency and importance), keyword (full text) or hybrid search. Hybrid scores vector_weight × vector_score + structural_weight × structural_score (+ keyword_weight × keyword_score, only when the workspace set a keyword_weight above 0), times importance_score with importance_ranking. Omitted `mode` and `top_k` come from the workspace settings; `top_k` at most 100, `q` at most 1000 characters, at most 50 type filters. Answers with scores, the query plan and a credit receipt.
      *
      * Costs 1 credit (`ontology.search.hybrid`), charged before any work; 402 when short.
      *
@@ -1339,6 +1339,11 @@ export interface components {
       vector_weight?: number;
       /** @default 0.4 */
       structural_weight?: number;
+      /**
+       * @description Weight on the keyword score in hybrid search; 0 (the default) runs no keyword search there.
+       * @default 0
+       */
+      keyword_weight?: number;
       /** @default 0.7 */
       min_similarity_threshold?: number;
       /** @default 20 */
@@ -1391,6 +1396,7 @@ export interface components {
         retrieval_mode?: "vector" | "structural" | "hybrid";
         vector_weight?: number;
         structural_weight?: number;
+        keyword_weight?: number;
         min_similarity_threshold?: number;
         default_top_k?: number;
         importance_ranking?: boolean;
@@ -2156,6 +2162,7 @@ export interface components {
       query_plan: components["schemas"]["QueryPlan"];
       credit_receipt: components["schemas"]["CreditReceipt"];
     };
+    /** @description score = (vector_weight × vector_score + structural_weight × structural_score + keyword_weight × keyword_score) × importance_multiplier, with the weights of the query plan. */
     ScoreComponents: {
       /** @description Rank-derived score in [0, 1]; 0 when the node was not a vector candidate. */
       vector_score: number;
@@ -2165,10 +2172,8 @@ export interface components {
       importance_multiplier: number;
       /** @description Cosine similarity to the query, when the node was a vector candidate. */
       similarity: number | null;
-      /** @description Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate. */
+      /** @description Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate, and always 0 in hybrid mode when the workspace’s keyword_weight is 0 (no keyword search runs). */
       keyword_score: number;
-      /** @description Hybrid: (vector_weight × vector_score + structural_weight × structural_score) × importance_multiplier, the ranking that is fused with the keyword ranking. Other modes: the score itself. */
-      weighted_score: number;
     };
     QueryPlan: {
       /** @enum {string} */
@@ -2179,16 +2184,17 @@ export interface components {
       };
       vector_weight: number;
       structural_weight: number;
+      /** @description Hybrid: the workspace’s keyword_weight (default 0). Keyword mode: 1. */
+      keyword_weight: number;
       importance_ranking: boolean;
       result_count: number;
       min_similarity_threshold: number;
+      /** @description How many candidates each search found; null for a search that did not run. */
       candidates: {
-        vector: number;
-        structural: number;
-        keyword: number;
+        vector: number | null;
+        structural: number | null;
+        keyword: number | null;
       };
-      /** @description Hybrid: the reciprocal-rank-fusion constant k of score = Σ 1 / (k + rank). */
-      rrf_k: number;
     };
     CreditReceipt: {
       /** Format: uuid */
@@ -9827,8 +9833,8 @@ export interface operations {
     };
   };
   /**
-   * Vector, structural or hybrid search over the workspace’s nodes
-   * @description Vector (cosine similarity), structural (type filter, recency and importance) or hybrid (both, weighted by the workspace settings) search. Omitted `mode` and `top_k` come from the workspace settings; `top_k` at most 100, `q` at most 1000 characters, at most 50 type filters. Answers with scores, the query plan and a credit receipt.
+   * Vector, structural, keyword or hybrid search over the workspace’s nodes
+   * @description Vector (cosine similarity), structural (type filter, recency and importance), keyword (full text) or hybrid search. Hybrid scores vector_weight × vector_score + structural_weight × structural_score (+ keyword_weight × keyword_score, only when the workspace set a keyword_weight above 0), times importance_score with importance_ranking. Omitted `mode` and `top_k` come from the workspace settings; `top_k` at most 100, `q` at most 1000 characters, at most 50 type filters. Answers with scores, the query plan and a credit receipt.
    *
    * Costs 1 credit (`ontology.search.hybrid`), charged before any work; 402 when short.
    *
@@ -9859,7 +9865,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Vector, structural or hybrid search over the workspace’s nodes */
+      /** @description Vector, structural, keyword or hybrid search over the workspace’s nodes */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

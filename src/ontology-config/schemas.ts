@@ -10,6 +10,10 @@ export const SearchSettings = z
     retrieval_mode: z.enum(['vector', 'structural', 'hybrid']).default('hybrid'),
     vector_weight: unit.default(0.6),
     structural_weight: unit.default(0.4),
+    // Not in the contract: keyword search enters hybrid scores only through this weight (issue 39).
+    keyword_weight: unit
+      .default(0)
+      .describe('Weight on the keyword score in hybrid search; 0 (the default) runs no keyword search there.'),
     min_similarity_threshold: unit.default(0.7),
     default_top_k: z.number().int().min(1).max(LIMITS.search.maxTopK).default(LIMITS.search.defaultTopK),
     importance_ranking: z.boolean().default(true),

@@ -7,118 +7,97 @@ import type { SearchSettings } from '../ontology-config/schemas';
 import type { KeywordCandidate, StructuralCandidate, VectorCandidate } from './repository';
 import type { SearchMode } from './schemas';
 import type { Weights } from './scoring';
-import { combinedScore, rankScore, reciprocalRankFusion } from './scoring';
+import { combinedScore, rankScore } from './scoring';
 
 interface Merged {
   row: NodeRow;
   vector_score: number;
   structural_score: number;
+  keyword_score: number;
   similarity: number | null;
 }
 
 export interface Ranked extends Merged {
   score: number;
   importance_multiplier: number;
-  keyword_score: number;
-  weighted_score: number;
 }
 
-/** Rules 1–3: which weights apply in each mode. Single-component modes rank by that component only. */
+export interface CandidateLists {
+  vector: readonly VectorCandidate[];
+  structural: readonly StructuralCandidate[];
+  keyword: readonly KeywordCandidate[];
+}
+
+/**
+ * Rules 1–3: which weights apply in each mode. Single-component modes rank by that component only;
+ * hybrid takes the workspace's weights, keyword's 0 unless the workspace set `keyword_weight`.
+ */
 export function weightsFor(mode: SearchMode, settings: SearchSettings): Weights {
-  if (mode === 'vector') return { vectorWeight: 1, structuralWeight: 0, importanceRanking: false };
-  if (mode === 'structural') return { vectorWeight: 0, structuralWeight: 1, importanceRanking: false };
-  if (mode === 'keyword') return { vectorWeight: 0, structuralWeight: 0, importanceRanking: false };
+  const only = { vectorWeight: 0, structuralWeight: 0, keywordWeight: 0, importanceRanking: false };
+  if (mode === 'vector') return { ...only, vectorWeight: 1 };
+  if (mode === 'structural') return { ...only, structuralWeight: 1 };
+  if (mode === 'keyword') return { ...only, keywordWeight: 1 };
   return {
     vectorWeight: settings.vector_weight,
     structuralWeight: settings.structural_weight,
+    keywordWeight: settings.keyword_weight,
     importanceRanking: settings.importance_ranking,
   };
 }
 
-/** Rule 3: merge both candidate lists by node id; a component a node was not found by is 0. */
-export function mergeCandidates(
-  vector: readonly VectorCandidate[],
-  structural: readonly StructuralCandidate[],
-): Map<string, Merged> {
+/**
+ * Which candidate lists a search reads. Hybrid reads both of the contract's (rule 3) and the
+ * keyword list only when its weight can move a score: a workspace that never set `keyword_weight`
+ * pays for no keyword search.
+ */
+export function listsFor(mode: SearchMode, weights: Weights): Record<keyof CandidateLists, boolean> {
+  const hybrid = mode === 'hybrid';
+  return {
+    vector: hybrid || mode === 'vector',
+    structural: hybrid || mode === 'structural',
+    keyword: mode === 'keyword' || (hybrid && weights.keywordWeight > 0),
+  };
+}
+
+/** Rule 3: merge the candidate lists by node id; a component a node was not found by is 0. */
+export function mergeCandidates(lists: CandidateLists): Map<string, Merged> {
   const merged = new Map<string, Merged>();
-  vector.forEach((row, rank) => {
-    merged.set(row.id, {
-      row,
-      vector_score: rankScore(rank, vector.length),
-      structural_score: 0,
-      similarity: row.similarity,
-    });
+  const entry = (row: NodeRow) => {
+    let found = merged.get(row.id);
+    if (!found) {
+      found = { row, vector_score: 0, structural_score: 0, keyword_score: 0, similarity: null };
+      merged.set(row.id, found);
+    }
+    return found;
+  };
+  lists.vector.forEach((row, rank) => {
+    const found = entry(row);
+    found.vector_score = rankScore(rank, lists.vector.length);
+    found.similarity = row.similarity;
   });
-  for (const row of structural) {
-    const found = merged.get(row.id);
-    if (found) found.structural_score = row.structural;
-    else merged.set(row.id, { row, vector_score: 0, structural_score: row.structural, similarity: null });
-  }
+  for (const row of lists.structural) entry(row).structural_score = row.structural;
+  lists.keyword.forEach((row, rank) => {
+    entry(row).keyword_score = rankScore(rank, lists.keyword.length);
+  });
   return merged;
 }
 
 const byId = (a: { row: NodeRow }, b: { row: NodeRow }) => (a.row.id < b.row.id ? -1 : 1);
 
 /**
- * The whole ranking, best first (the caller keeps top_k):
- * - vector, structural: rules 3–4 (`weighted_score`), keyword_score 0.
- * - keyword: the keyword list's own order, scored by rank like vector candidates (1, 1 − 1/n, …).
- * - hybrid: the rules 3–4 ranking of vector ∪ structural and the keyword ranking fused by reciprocal
- *   rank: score = 1 / (RRF_K + rank in the weighted list) + 1 / (RRF_K + rank in the keyword list),
- *   a missing list adding 0. Rank, not raw scores, so the three signals' different scales need no
- *   calibration; a node that both the weighted list and the keyword list rank high comes first.
+ * The whole ranking, best first (the caller keeps top_k): every candidate scored by rules 3–4 with
+ * the mode's weights (keyword mode: its own list's order, scored by rank like vector candidates),
+ * ties broken by cosine similarity, then id.
  */
-export function rankResults(
-  mode: SearchMode,
-  weights: Weights,
-  lists: {
-    vector: readonly VectorCandidate[];
-    structural: readonly StructuralCandidate[];
-    keyword: readonly KeywordCandidate[];
-  },
-): Ranked[] {
-  const weighted: Ranked[] = [...mergeCandidates(lists.vector, lists.structural).values()]
+export function rankResults(weights: Weights, lists: CandidateLists): Ranked[] {
+  return [...mergeCandidates(lists).values()]
     .map((candidate) => {
-      const { score, importance_multiplier } = combinedScore(
-        candidate.vector_score,
-        candidate.structural_score,
-        candidate.row.importance_score,
-        weights,
-      );
-      return { ...candidate, score, importance_multiplier, keyword_score: 0, weighted_score: score };
+      const components = {
+        vector: candidate.vector_score,
+        structural: candidate.structural_score,
+        keyword: candidate.keyword_score,
+      };
+      return { ...candidate, ...combinedScore(components, candidate.row.importance_score, weights) };
     })
     .sort((a, b) => b.score - a.score || (b.similarity ?? -1) - (a.similarity ?? -1) || byId(a, b));
-  const keywordScores = new Map(lists.keyword.map((row, rank) => [row.id, rankScore(rank, lists.keyword.length)]));
-  if (mode === 'keyword') {
-    return lists.keyword.map((row) => {
-      const score = keywordScores.get(row.id) ?? 0;
-      const base = { row, vector_score: 0, structural_score: 0, similarity: null, importance_multiplier: 1 };
-      return { ...base, score, keyword_score: score, weighted_score: score };
-    });
-  }
-  if (mode !== 'hybrid') return weighted;
-
-  const entries = new Map<string, Ranked>(weighted.map((entry) => [entry.row.id, entry]));
-  for (const row of lists.keyword) {
-    const found = entries.get(row.id);
-    const keyword_score = keywordScores.get(row.id) ?? 0;
-    if (found) found.keyword_score = keyword_score;
-    else {
-      const multiplier = weights.importanceRanking ? row.importance_score : 1;
-      entries.set(row.id, {
-        row,
-        vector_score: 0,
-        structural_score: 0,
-        similarity: null,
-        importance_multiplier: multiplier,
-        keyword_score,
-        weighted_score: 0,
-        score: 0,
-      });
-    }
-  }
-  const fused = reciprocalRankFusion([weighted.map((entry) => entry.row.id), lists.keyword.map((row) => row.id)]);
-  return [...entries.values()]
-    .map((entry) => ({ ...entry, score: fused.get(entry.row.id) ?? 0 }))
-    .sort((a, b) => b.score - a.score || b.weighted_score - a.weighted_score || byId(a, b));
 }

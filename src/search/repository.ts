@@ -13,25 +13,42 @@ export interface StructuralCandidate extends NodeRow {
   structural: number;
 }
 
-/**
- * HNSW with a filter (the workspace, a type list) can return fewer than k rows, because the
- * index's candidate list is filled before the filter runs; iterative scans keep walking the graph
- * until k rows pass. relaxed_order may return them slightly out of order, so callers re-sort.
- * Transaction-local, set in the search's own unit of work.
- */
-export async function enableIterativeIndexScan(m: EntityManager, topK: number): Promise<void> {
-  await queryRows(
-    m,
-    `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
-    [String(efSearchFor(topK))],
-  );
-}
-
 /** The HNSW candidate list: a few times k keeps recall@k ≥ 0.95 (see bench/RESULTS-search.md). */
 export const efSearchFor = (topK: number) => Math.max(100, topK * 4);
 const FILTERED_OVERFETCH = 10;
 /** pgvector's upper bound for hnsw.ef_search. */
 const MAX_EF_SEARCH = 1000;
+
+// With a type filter the index walk meets matching rows late and relaxed_order hands back the
+// first k it meets; reading more and keeping the k closest restores recall.
+const vectorDepth = (topK: number, types: readonly string[]) =>
+  types.length > 0 ? Math.max(topK * FILTERED_OVERFETCH, efSearchFor(topK)) : topK;
+
+/**
+ * The settings `vectorCandidates` needs in its transaction. HNSW with a filter (the workspace, a
+ * type list) can return fewer than k rows, because the index's candidate list is filled before the
+ * filter runs; iterative scans keep walking the graph until k rows pass. relaxed_order may return
+ * them slightly out of order, so callers re-sort. With a type filter the candidate list is wider
+ * too: each step of the walk then looks further for rows of the type. A unit of work takes them
+ * in its scope (`settings`, no round trip of their own); `enableIterativeIndexScan` sets them.
+ */
+export function vectorScanSettings(topK: number, types: readonly string[] = []): Record<string, string> {
+  const efSearch = types.length > 0 ? Math.min(MAX_EF_SEARCH, vectorDepth(topK, types) * 4) : efSearchFor(topK);
+  return { 'hnsw.iterative_scan': 'relaxed_order', 'hnsw.ef_search': String(efSearch) };
+}
+
+/** Sets `vectorScanSettings` in the caller's transaction (transaction-local). */
+export async function enableIterativeIndexScan(
+  m: EntityManager,
+  topK: number,
+  types: readonly string[] = [],
+): Promise<void> {
+  const settings = vectorScanSettings(topK, types);
+  await queryRows(m, `SELECT set_config('hnsw.iterative_scan', $1, true), set_config('hnsw.ef_search', $2, true)`, [
+    settings['hnsw.iterative_scan'],
+    settings['hnsw.ef_search'],
+  ]);
+}
 
 const typeFilter = (types: readonly string[], param: number) =>
   types.length > 0 ? `AND n.type = ANY($${param}::text[])` : '';
@@ -51,21 +68,15 @@ const vectorSql = (types: readonly string[], order: string) => `
  * or above the similarity threshold. Runs under the workspace's RLS scope; the explicit workspace
  * predicate is there for the planner. When the index walk ends with fewer than k rows (a filter
  * so selective that the scan gave up), the same query runs exactly, so k rows come back whenever
- * k exist; that only happens when few rows match, which is when an exact scan is cheap.
+ * k exist; that only happens when few rows match, which is when an exact scan is cheap. Its
+ * transaction must have `vectorScanSettings(topK, types)`.
  */
 export async function vectorCandidates(
   m: EntityManager,
   input: { workspaceId: string; embedding: number[]; topK: number; types: readonly string[]; minSimilarity: number },
 ): Promise<VectorCandidate[]> {
   const params = [toSql(input.embedding), input.workspaceId, input.topK, ...(input.types.length ? [input.types] : [])];
-  // With a type filter the index walk meets matching rows late and relaxed_order hands back the
-  // first k it meets; reading more and keeping the k closest restores recall.
-  const depth =
-    input.types.length > 0 ? Math.max(input.topK * FILTERED_OVERFETCH, efSearchFor(input.topK)) : input.topK;
-  if (input.types.length > 0) {
-    // A wider candidate list too: each step of the walk then looks further for rows of the type.
-    await queryRows(m, `SELECT set_config('hnsw.ef_search', $1, true)`, [String(Math.min(MAX_EF_SEARCH, depth * 4))]);
-  }
+  const depth = vectorDepth(input.topK, input.types);
   let rows = await queryRows<NodeRow & { distance: number }>(m, vectorSql(input.types, 'n.embedding <=> $1::vector'), [
     params[0],
     params[1],
@@ -143,7 +154,9 @@ async function structuralPass(
 /**
  * Rule 2: the top-k live nodes by 0.5 × recency + 0.5 × importance_score, exactly, without scoring
  * the whole workspace: widen the two index-ordered lists until the k-th score beats the bound.
- * The lists are index-only, so starting a few hundred deep is cheaper than a second pass.
+ * The lists are index-only, so starting a few hundred deep is cheaper than a second pass. The depth
+ * a workspace needs grows about as √(k · nodes) (100k nodes, k = 10: 500 to 1,000 as the data
+ * ages), so each next pass is twice as deep: ×8 read 4,500 rows where 1,500 do.
  */
 export async function structuralCandidates(
   m: EntityManager,
@@ -154,7 +167,7 @@ export async function structuralCandidates(
     const pass = await structuralPass(m, input, depth);
     const kth = pass.rows[input.topK - 1];
     if (pass.exhausted || (kth && kth.structural >= pass.bound)) return pass.rows;
-    depth *= 8;
+    depth *= 2;
   }
 }
 

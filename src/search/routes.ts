@@ -13,10 +13,12 @@ export const searchRoutes = (search: SearchService) => [
     tags,
     scope: 'search:read',
     operationId: 'hybridSearch',
-    summary: 'Vector, structural or hybrid search over the workspace’s nodes',
+    summary: 'Vector, structural, keyword or hybrid search over the workspace’s nodes',
     description:
-      'Vector (cosine similarity), structural (type filter, recency and importance) or hybrid (both, weighted by ' +
-      'the workspace settings) search. Omitted `mode` and `top_k` come from the workspace settings; ' +
+      'Vector (cosine similarity), structural (type filter, recency and importance), keyword (full text) or hybrid ' +
+      'search. Hybrid scores vector_weight × vector_score + structural_weight × structural_score (+ keyword_weight ' +
+      '× keyword_score, only when the workspace set a keyword_weight above 0), times importance_score with ' +
+      'importance_ranking. Omitted `mode` and `top_k` come from the workspace settings; ' +
       `\`top_k\` at most ${LIMITS.search.maxTopK}, \`q\` at most ${LIMITS.search.queryLength} characters, at most ` +
       `${LIMITS.search.maxTypeFilters} type filters. Answers with scores, the query plan and a credit receipt.`,
     credits: ['ontology.search.hybrid'],

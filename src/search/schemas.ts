@@ -46,15 +46,18 @@ export const ScoreComponents = z
     similarity: z.number().nullable().describe('Cosine similarity to the query, when the node was a vector candidate.'),
     keyword_score: z
       .number()
-      .describe('Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate.'),
-    weighted_score: z
-      .number()
       .describe(
-        'Hybrid: (vector_weight × vector_score + structural_weight × structural_score) × importance_multiplier, ' +
-          'the ranking that is fused with the keyword ranking. Other modes: the score itself.',
+        'Rank-derived score in [0, 1] of the keyword (full-text) match; 0 when not a keyword candidate, and ' +
+          'always 0 in hybrid mode when the workspace’s keyword_weight is 0 (no keyword search runs).',
       ),
   })
+  .describe(
+    'score = (vector_weight × vector_score + structural_weight × structural_score + keyword_weight × keyword_score) ' +
+      '× importance_multiplier, with the weights of the query plan.',
+  )
   .meta({ id: 'ScoreComponents' });
+
+const candidateCount = z.number().int().nullable();
 
 export const QueryPlan = z
   .object({
@@ -63,11 +66,13 @@ export const QueryPlan = z
     filters: z.object({ type: z.array(z.string()) }),
     vector_weight: z.number(),
     structural_weight: z.number(),
+    keyword_weight: z.number().describe('Hybrid: the workspace’s keyword_weight (default 0). Keyword mode: 1.'),
     importance_ranking: z.boolean(),
     result_count: z.number().int(),
     min_similarity_threshold: z.number(),
-    candidates: z.object({ vector: z.number().int(), structural: z.number().int(), keyword: z.number().int() }),
-    rrf_k: z.number().int().describe('Hybrid: the reciprocal-rank-fusion constant k of score = Σ 1 / (k + rank).'),
+    candidates: z
+      .object({ vector: candidateCount, structural: candidateCount, keyword: candidateCount })
+      .describe('How many candidates each search found; null for a search that did not run.'),
   })
   .meta({ id: 'QueryPlan' });
 

@@ -19,23 +19,39 @@ export const structuralScore = (recency: number, importance: number) => 0.5 * re
 
 /**
  * Rule 5: vector candidates are scored by rank, not raw cosine: of n candidates the first gets 1
- * and each next one 1/n less (1, 0.9, …, 0.1 for ten).
+ * and each next one 1/n less (1, 0.9, …, 0.1 for ten). Keyword candidates are scored the same way.
  */
 export const rankScore = (rank: number, count: number) => (count <= 0 ? 0 : 1 - rank / count);
 
+/**
+ * Rule 3's weights, plus keyword search's: the contract has two signals, and keyword enters a
+ * score only through an explicit third weight (0 unless the workspace sets `keyword_weight`).
+ */
 export interface Weights {
   vectorWeight: number;
   structuralWeight: number;
+  keywordWeight: number;
   importanceRanking: boolean;
 }
 
-/** Rules 3 and 4: weighted sum of the components, times importance_score when ranking by importance. */
-export function combinedScore(vector: number, structural: number, importance: number, weights: Weights) {
+/** A node's component scores; one a node was not found by is 0. */
+export interface Components {
+  vector: number;
+  structural: number;
+  keyword: number;
+}
+
+/**
+ * Rules 3 and 4: score = vector_weight · v + structural_weight · s (+ keyword_weight · k), times
+ * importance_score when ranking by importance.
+ */
+export function combinedScore(components: Components, importance: number, weights: Weights) {
   const multiplier = weights.importanceRanking ? importance : 1;
-  return {
-    score: (weights.vectorWeight * vector + weights.structuralWeight * structural) * multiplier,
-    importance_multiplier: multiplier,
-  };
+  const weighted =
+    weights.vectorWeight * components.vector +
+    weights.structuralWeight * components.structural +
+    weights.keywordWeight * components.keyword;
+  return { score: weighted * multiplier, importance_multiplier: multiplier };
 }
 
 /** Reciprocal rank fusion of ranked id lists (best first). */

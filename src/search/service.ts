@@ -10,11 +10,11 @@ import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { UpstreamError } from '../platform/llm/errors';
-import { rankResults, weightsFor } from './ranking';
+import { listsFor, rankResults, weightsFor } from './ranking';
 import type { VectorCandidate } from './repository';
-import { enableIterativeIndexScan, keywordCandidates, structuralCandidates, vectorCandidates } from './repository';
+import { keywordCandidates, structuralCandidates, vectorCandidates, vectorScanSettings } from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest } from './schemas';
-import { RRF_K, reciprocalRankFusion } from './scoring';
+import { reciprocalRankFusion } from './scoring';
 
 /** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
@@ -48,23 +48,24 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     const topK = request.top_k ?? settings.default_top_k;
     const types = request.filters?.type ?? [];
     const scope = { workspaceId: principal.workspaceId, topK, types };
-    const embedding = mode === 'vector' || mode === 'hybrid' ? await embedQuery(request.q) : undefined;
-    const { vector, structural, keyword } = await uow(scopeOf(principal), async (m) => {
+    const weights = weightsFor(mode, settings);
+    const reads = listsFor(mode, weights);
+    const embedding = reads.vector ? await embedQuery(request.q) : undefined;
+    // The vector search's index settings ride in the BEGIN message: no round trip of their own.
+    const scan = embedding ? vectorScanSettings(topK, types) : undefined;
+    const lists = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
       let vector: VectorCandidate[] = [];
       if (embedding) {
-        await enableIterativeIndexScan(m, topK);
         vector = await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
       }
-      const structural = mode === 'structural' || mode === 'hybrid' ? await structuralCandidates(m, scope) : [];
-      const keyword =
-        mode === 'keyword' || mode === 'hybrid' ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
+      const structural = reads.structural ? await structuralCandidates(m, scope) : [];
+      const keyword = reads.keyword ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
       // What follows is scoring in memory: the charge stands once these reads commit.
       await confirm(m);
       return { vector, structural, keyword };
     });
 
-    const weights = weightsFor(mode, settings);
-    const results = rankResults(mode, weights, { vector, structural, keyword })
+    const results = rankResults(weights, lists)
       .slice(0, topK)
       .map(({ row, score, ...components }) => ({ node: toNodeResponse(row), score, components }));
 
@@ -77,11 +78,15 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         filters: { type: types },
         vector_weight: weights.vectorWeight,
         structural_weight: weights.structuralWeight,
+        keyword_weight: weights.keywordWeight,
         importance_ranking: weights.importanceRanking,
         result_count: results.length,
         min_similarity_threshold: settings.min_similarity_threshold,
-        candidates: { vector: vector.length, structural: structural.length, keyword: keyword.length },
-        rrf_k: RRF_K,
+        candidates: {
+          vector: reads.vector ? lists.vector.length : null,
+          structural: reads.structural ? lists.structural.length : null,
+          keyword: reads.keyword ? lists.keyword.length : null,
+        },
       },
       credit_receipt: receipt,
     };
@@ -111,10 +116,10 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         // Fusion needs some depth on both sides to reorder anything.
         const depth = request.mode === 'hybrid' ? topK * 2 : topK;
         const embedding = request.mode === 'keyword' ? undefined : await embedQuery(request.q);
-        const { semantic, keyword } = await uow(scopeOf(principal), async (m) => {
+        const scan = embedding ? vectorScanSettings(depth, types) : undefined;
+        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
           let semantic: VectorCandidate[] = [];
           if (embedding) {
-            await enableIterativeIndexScan(m, depth);
             semantic = await vectorCandidates(m, {
               workspaceId: principal.workspaceId,
               embedding,

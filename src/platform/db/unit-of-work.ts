@@ -25,6 +25,11 @@ export interface Scope {
    */
   proof?: CredentialProof;
   /**
+   * Transaction-local settings the unit of work's statements need (an index's knobs, such as
+   * `hnsw.ef_search`), set in the BEGIN message beside the scope instead of a round trip of their own.
+   */
+  settings?: Readonly<Record<string, string>>;
+  /**
    * Reads only (an open event stream's): the credential the reads answer to. Each read checks it in its
    * own statement (`weft_credential_live`, as the scope's user and workspace) and answers only while it
    * stands; otherwise it throws `CredentialLapsed` and reads nothing.
@@ -126,6 +131,8 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
 const LITERAL_SAFE = /^[0-9a-fA-F-]{0,128}$/;
 // The change context's values written in as literals: names, kinds and keys without quotes or backslashes.
 const CONTEXT_LITERAL_SAFE = /^[0-9A-Za-z_.:@ -]{0,200}$/;
+// A setting's name as Postgres spells a (custom) parameter, `hnsw.ef_search`; never one of the scope's own (`app.`).
+const SETTING_NAME = /^(?!app\.)[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$/;
 
 interface PgClient {
   query(sql: string, params?: unknown[]): Promise<unknown>;
@@ -149,18 +156,24 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
   const proof = takeCredentialProof(scope.proof);
   try {
     const literal = proof && lookupWithLiterals(proof);
+    const settings = Object.entries(scope.settings ?? {});
+    const unnamed = settings.find(([name]) => !SETTING_NAME.test(name));
+    if (unnamed) throw new Error(`not a setting a unit of work may set: ${unnamed[0]}`);
     if (
       values.every((value) => LITERAL_SAFE.test(value)) &&
       context.every(([, value]) => CONTEXT_LITERAL_SAFE.test(value)) &&
+      settings.every(([, value]) => CONTEXT_LITERAL_SAFE.test(value)) &&
       (!proof || literal)
     ) {
       const [workspaceId, userId, keyHash] = values.map((value) => `'${value}'`);
-      const actor = context.map(([key, value]) => `, set_config('${CHANGE_SETTINGS[key]}', '${value}', true)`).join('');
+      const more = [...context.map(([key, value]) => [CHANGE_SETTINGS[key], value] as const), ...settings]
+        .map(([name, value]) => `, set_config('${name}', '${value}', true)`)
+        .join('');
       // The credential's lookup rides in the same message, before the scope: the lookup sets settings of its
       // own (the credential's user and hash), which the scope then sets as this unit of work needs them.
       const results = await client.query(
         `${begin}; ${literal ? `${literal}; ` : ''}SELECT set_config('app.workspace_id', ${workspaceId}, true), ` +
-          `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${actor}`,
+          `set_config('app.user_id', ${userId}, true), set_config('app.key_hash', ${keyHash}, true)${more}`,
       );
       if (proof) proof.settle((results as { rows: unknown[] }[])[1]!.rows[0]);
       return;
@@ -173,6 +186,7 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
       values,
     );
     await setChangeContext(runner.manager, scope.actor ?? {});
+    for (const [name, value] of settings) await client.query(`SELECT set_config($1, $2, true)`, [name, value]);
   } catch (error) {
     // The transaction failed to open, not the credential: the proof is still owed.
     if (proof) proof.sent = false;
