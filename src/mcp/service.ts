@@ -11,6 +11,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallerIdempotencyKey, parseIdempotencyKey } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { wireNames } from '../capabilities/wire-names';
@@ -54,6 +55,9 @@ export function createMcpService(deps: {
   const tools = mcpTools(capabilities.tools, capabilities.describe());
   wireNames(tools.map((tool) => tool.capability)); // throws at start-up when two names would collide
   const byWireName = new Map(tools.map((tool) => [tool.definition.name, tool]));
+  // The SDK's Server makes an Ajv instance of its own unless given one (≈ 1 ms a request, the most
+  // expensive part of a fresh server); it validates only elicitation answers, which Weft never asks.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   /** The status and detail `/v1/cap` would answer; an unexpected error is logged and told as a bare 500. */
   function refusal(error: unknown, tool: string): CallToolResult {
@@ -75,7 +79,11 @@ export function createMcpService(deps: {
     const { principal } = call;
     const server = new Server(
       { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION },
-      { capabilities: { tools: { listChanged: false }, resources: {} }, instructions: INSTRUCTIONS },
+      {
+        capabilities: { tools: { listChanged: false }, resources: {} },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator,
+      },
     );
 
     // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
