@@ -13717,7 +13717,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The Idempotency-Key names a prompt run with another text still running; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      /** @description idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
