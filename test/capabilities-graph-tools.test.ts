@@ -346,11 +346,42 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     const stagedRemember = await call(client, 'ontology_remember', { text: 'Grace Hopper works at Remington Rand.' });
     expect(stagedRemember.structuredContent).to.include({ status: 'staged' });
     expect((stagedRemember.structuredContent as any).change_set_id).to.be.a('string');
-    const refused = await call(client, 'ontology_forget', { node_id: ada.id });
-    expect((refused._meta!['weft/error'] as any).status).to.equal(409);
+    // A forget stages a deletion: nothing deleted until a person approves it, then the node and its edges go.
+    const edgeId = (read.structuredContent as any).edges.outgoing[0].id;
+    const forgotEdge = await call(client, 'ontology_forget', { edge_id: edgeId });
+    const forgotNode = await call(client, 'ontology_forget', { node_id: ada.id });
+    expect(forgotNode.structuredContent).to.include({ status: 'staged', node: null, edge: null });
     expect((await as(t.api_key).get(`${NODES}?type=person`)).body.map((n: any) => n.name)).to.deep.equal([
       'Ada Lovelace',
     ]);
+    const deletion = (
+      await as(t.api_key).get(`/v1/ontology/change-sets/${(forgotNode.structuredContent as any).change_set_id}`)
+    ).body;
+    expect(deletion.source).to.include({ kind: 'capability', capability: 'ontology.forget' });
+    expect(deletion.preview.deletions).to.deep.equal([
+      { kind: 'node', id: ada.id, label: 'The node Ada Lovelace (person)', live: true },
+    ]);
+    const approved = await as(t.user_jwt).post(`/v1/approvals/${deletion.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(approved.status, approved.text).to.equal(200);
+    expect(approved.body.change_set.status).to.equal('applied');
+    expect((await as(t.api_key).get(`${NODES}/${ada.id}`)).status).to.equal(404);
+    expect((await as(t.api_key).get(`${NODES}?type=person`)).body).to.deep.equal([]);
+    // The edge went with its node: the staged edge deletion now finds nothing to delete, and writes nothing.
+    const edgeDeletion = (
+      await as(t.api_key).get(`/v1/ontology/change-sets/${(forgotEdge.structuredContent as any).change_set_id}`)
+    ).body;
+    expect(edgeDeletion.preview.deletions[0]).to.include({
+      kind: 'edge',
+      label: 'The edge Ada Lovelace WORKS_AT Analytical Engines Ltd',
+      live: false,
+    });
+    const late = await as(t.user_jwt).post(`/v1/approvals/${edgeDeletion.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(late.body.change_set.status).to.equal('conflicted');
+    expect(late.body.change_set.conflicts.map((c: any) => c.kind)).to.deep.equal(['edge_deleted']);
     // A key is not an agent: it writes.
     const direct = await capClient(t.api_key)('ontology.write_node', { type: 'person', name: 'Grace Hopper' });
     expect(direct.body.result.status).to.equal('applied');

@@ -3,10 +3,10 @@ import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import { readLiveNodeWithEdges } from './node-edges-repository';
 import {
   readFirstNodes,
   readLiveNode,
-  readLiveNodeWithEdges,
   readNodePage,
   readNodesByName,
   softDeleteIncidentEdges,

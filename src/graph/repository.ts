@@ -105,55 +105,6 @@ export async function readLiveNode(
   return row;
 }
 
-/** An edge beside a node, with the live node at its other end (`ontology.get_node`). */
-export interface NodeEdgeRow {
-  id: string;
-  type: string;
-  source_node_id: string;
-  target_node_id: string;
-  other: { id: string; type: string; name: string };
-}
-
-/** Up to $2 + 1 live edges one way from `n`, each with its live other end, oldest first. */
-const nodeEdgesSql = (from: 'source_node_id' | 'target_node_id', to: 'source_node_id' | 'target_node_id') => `
-  (SELECT coalesce(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM (
-     SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
-            json_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
-     FROM edges e JOIN nodes o ON o.id = e.${to} AND NOT o.is_deleted
-     WHERE e.workspace_id = n.workspace_id AND e.${from} = n.id AND NOT e.is_deleted
-       ${from === 'target_node_id' ? 'AND e.source_node_id <> n.id' : ''}
-     ORDER BY e.created_at, e.id LIMIT $2::int + 1) x)`;
-
-/**
- * A live node with up to `edgeLimit + 1` live edges each way (the extra one only tells that the list
- * was cut), in one statement: `ontology.get_node`'s read of today. A loop is outgoing only.
- */
-export async function readLiveNodeWithEdges(
-  read: ScopedRead,
-  scope: Scope,
-  nodeId: string,
-  edgeLimit: number,
-): Promise<(NodeRow & { outgoing: NodeEdgeRow[]; incoming: NodeEdgeRow[] }) | undefined> {
-  const [row] = await read<NodeRow & { outgoing: NodeEdgeRow[]; incoming: NodeEdgeRow[] }>(
-    scope,
-    `SELECT ${NODE_COLUMNS},
-       ${nodeEdgesSql('source_node_id', 'target_node_id')} AS outgoing,
-       ${nodeEdgesSql('target_node_id', 'source_node_id')} AS incoming
-     FROM nodes n WHERE n.id = $1::uuid AND NOT n.is_deleted`,
-    [nodeId, edgeLimit],
-  );
-  if (!row) return undefined;
-  // Each edge row also carries its created_at (the order); the answer does not.
-  const edge = ({ id, type, source_node_id, target_node_id, other }: NodeEdgeRow) => ({
-    id,
-    type,
-    source_node_id,
-    target_node_id,
-    other,
-  });
-  return { ...row, outgoing: row.outgoing.map(edge), incoming: row.incoming.map(edge) };
-}
-
 export interface Page {
   limit: number;
   offset: number;
@@ -437,6 +388,27 @@ export const findLiveNodeByName = (m: EntityManager, type: string, normalized: s
   );
 
 /** A live edge of this type between these two nodes, if the graph holds that fact already. */
+/** A live edge's type and its ends' names, locked until the transaction ends (what a staged deletion shows). */
+export const lockLiveEdgeLabel = (m: EntityManager, edgeId: string) =>
+  queryFirst<{ type: string; source: string; target: string }>(
+    m,
+    `SELECT e.type, s.name AS source, t.name AS target
+     FROM edges e JOIN nodes s ON s.id = e.source_node_id JOIN nodes t ON t.id = e.target_node_id
+     WHERE e.id = $1 AND NOT e.is_deleted FOR UPDATE OF e`,
+    [edgeId],
+  );
+
+/** Which of `edgeIds` are live edges, locked until the transaction ends with `lock`. */
+export async function liveEdgeIds(m: EntityManager, edgeIds: readonly string[], lock: boolean): Promise<string[]> {
+  if (edgeIds.length === 0) return [];
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `SELECT id FROM edges WHERE id = ANY ($1::uuid[]) AND NOT is_deleted${lock ? ' FOR UPDATE' : ''}`,
+    [edgeIds],
+  );
+  return rows.map((row) => row.id);
+}
+
 export const findLiveEdge = (m: EntityManager, type: string, sourceId: string, targetId: string) =>
   queryFirst<{ id: string }>(
     m,

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { liveNodesWithProperties } from '../../change-sets/repository';
 import type { ChangeSetOperations } from '../../change-sets/schemas';
 import { sameValue, stageChangeSet, stagesAgentWrites } from '../../change-sets/staging';
-import { lockLiveNode, softDeleteEdge, toEdgeResponse, toNodeResponse } from '../../graph/repository';
+import {
+  lockLiveEdgeLabel,
+  lockLiveNode,
+  softDeleteEdge,
+  toEdgeResponse,
+  toNodeResponse,
+} from '../../graph/repository';
 import { EdgeCreateRequest, EdgeResponse, NodeCreateRequest, NodeResponse } from '../../graph/schemas';
 import {
   createEdgeInTransaction,
@@ -14,7 +20,7 @@ import {
 import { readOntologyConfig } from '../../ontology-config/service';
 import { scopeOf } from '../../platform/auth/principal';
 import type { UnitOfWork } from '../../platform/db/unit-of-work';
-import { ConflictError, isRetryableCode, NotFoundError, ValidationFailedError } from '../../platform/errors';
+import { isRetryableCode, NotFoundError, ValidationFailedError } from '../../platform/errors';
 import type { OutboxRelay } from '../../platform/outbox/relay';
 import { uuidV5 } from '../../platform/uuid-v5';
 import type { PromptApi } from '../../prompt/dispatcher';
@@ -319,24 +325,36 @@ export const graphWriteCapabilities = (deps: {
         path: ['node_id'],
       }),
     output: z.object({
-      status: z.enum(['applied']).describe('A deletion is never staged.'),
-      node: NodeResponse.nullable().describe('The deleted node (`is_deleted: true`), for node_id.'),
-      edge: EdgeResponse.nullable().describe('The deleted edge, for edge_id.'),
-      change_set_id: z.null(),
+      status,
+      node: NodeResponse.nullable().describe('The deleted node (`is_deleted: true`), for node_id; null when staged.'),
+      edge: EdgeResponse.nullable().describe('The deleted edge, for edge_id; null when staged.'),
+      change_set_id: changeSetId,
     }),
     example: { node_id: '8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64' },
-    errors: {
-      404: 'No live node or edge with this id in the workspace',
-      409: 'forget_not_stageable: the workspace stages agents’ writes, and a change-set cannot hold a deletion',
-    },
+    errors: { 404: 'No live node or edge with this id in the workspace' },
     handler: async (call, input) => {
       if (await stages(call)) {
-        throw new ConflictError({
-          error: 'forget_not_stageable',
-          message:
-            'This workspace stages agents’ writes (staging.agent_writes) and a change-set cannot hold a deletion: ' +
-            'a person deletes it through DELETE /v1/ontology/nodes/{id} or /edges/{id}',
+        const deletion = input.node_id
+          ? await liveNode(call.m, input.node_id, 'node_id').then((node) => ({
+              kind: 'node' as const,
+              id: node.id,
+              label: `The node ${node.name} (${node.type})`,
+            }))
+          : await lockLiveEdgeLabel(call.m, input.edge_id!).then((edge) => {
+              if (!edge) throw new NotFoundError('Edge not found');
+              return {
+                kind: 'edge' as const,
+                id: input.edge_id!,
+                label: `The edge ${edge.source} ${edge.type} ${edge.target}`,
+              };
+            });
+        const staged = await stage(call, 'ontology.forget', {
+          nodes: [],
+          edges: [],
+          property_changes: [],
+          deletions: [deletion],
         });
+        return { status: 'staged' as const, node: null, edge: null, change_set_id: staged.change_set_id };
       }
       if (input.node_id) {
         const node = await removeNodeInTransaction(call.m, input.node_id);
