@@ -1,26 +1,31 @@
 /**
- * `npm run bench -- profile [--op node|list|me|replay] [--seconds 5] [--clients 4] [--out file.cpuprofile]`
+ * `npm run bench -- profile [--op node|list|me|replay|cap-node|mcp-node] [--seconds 5] [--clients 4]
+ *   [--out file.cpuprofile]`
  * `npm run bench -- profile --summarise <file.cpuprofile>`
  *
  * A CPU profile of the API under one request kind, taken with the inspector over the measured
  * window only (boot, fixtures and warm-up are left out): 4 clients in this process send
  * `GET /v1/ontology/nodes/{id}` (node), `GET /v1/ontology/nodes?type=…&limit=50` (list),
- * `GET /v1/auth/me/api-keys/scopes` (me: authentication and nothing else) or an idempotent replay of
- * `agent.start_session` (replay). Prints where the self time went, by package and by function, and
- * writes the profile for a flame-graph viewer (Chrome DevTools, speedscope). The client's fetch runs
- * in the same process, so undici's share is the client's. `--summarise` prints the same tables for any
+ * `GET /v1/auth/me/api-keys/scopes` (me: authentication and nothing else), an idempotent replay of
+ * `agent.start_session` (replay), or `ontology.get_node` through `POST /v1/cap` (cap-node) or as an MCP
+ * `tools/call` of the SDK's client (mcp-node, so the client's own share is in the profile too). Prints
+ * where the self time went, by package and by function, and writes the profile for a flame-graph
+ * viewer (Chrome DevTools, speedscope). The client's fetch runs in the same process, so undici's share
+ * is the client's. `--summarise` prints the same tables for any
  * `.cpuprofile` (`node --cpu-prof` of the runs bench's worker, say).
  */
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
 import { measure, numberOption, stringOption } from './lib/measure';
 import type { CpuProfile } from './lib/profile-summary';
 import { profileTables, summariseProfile } from './lib/profile-summary';
 import { bootBenchService, serveLocally } from './lib/servers';
 
-const OPS = ['node', 'list', 'me', 'replay'] as const;
+const OPS = ['node', 'list', 'me', 'replay', 'cap-node', 'mcp-node'] as const;
 
 export async function run(args: string[]): Promise<void> {
   const summarise = stringOption(args, 'summarise');
@@ -60,11 +65,26 @@ export async function run(args: string[]): Promise<void> {
     send('POST', '/v1/cap/agent.start_session', { name: 'replayed' }, { 'Idempotency-Key': replayKey });
   await replay();
   const types = ['person', 'project', 'document', 'concept'];
+  const mcp = new Client({ name: 'weft-profile', version: '1.0.0' });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${tenant.api_key}` } },
+    }),
+  );
+  await mcp.listTools();
   const operation = {
     node: (i: number) => send('GET', `/v1/ontology/nodes/${nodes[i % nodes.length]!.id}`),
     list: (i: number) => send('GET', `/v1/ontology/nodes?type=${types[i % types.length]}&limit=50`),
     me: () => send('GET', '/v1/auth/me/api-keys/scopes'),
     replay,
+    'cap-node': (i: number) => send('POST', '/v1/cap/ontology.get_node', { node_id: nodes[i % nodes.length]!.id }),
+    'mcp-node': async (i: number) => {
+      const result = await mcp.callTool({
+        name: 'ontology_get_node',
+        arguments: { node_id: nodes[i % nodes.length]!.id },
+      });
+      if (result.isError) throw new Error(JSON.stringify(result.content));
+    },
   }[op];
 
   // Warm the JIT and the pools before the profiler starts.
@@ -87,6 +107,7 @@ export async function run(args: string[]): Promise<void> {
   );
   console.log(profileTables(summary));
 
+  await mcp.close();
   await new Promise<void>((resolve) => api.server.close(() => resolve()));
   await service.stop();
 }

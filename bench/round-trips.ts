@@ -81,6 +81,25 @@ export async function run(args: string[] = []): Promise<void> {
       request: () => send('GET', '/v1/ontology/nodes?type=code.module&limit=50'),
     },
     {
+      name: 'ontology.get_node via POST /v1/cap',
+      request: () => send('POST', '/v1/cap/ontology.get_node', { node_id: child!.id }),
+    },
+    {
+      name: 'ontology_get_node via MCP tools/call (JSON-RPC POST /mcp)',
+      request: () =>
+        send(
+          'POST',
+          '/mcp',
+          {
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'ontology_get_node', arguments: { node_id: child!.id } },
+          },
+          { accept: 'application/json, text/event-stream' },
+        ),
+    },
+    {
       name: 'agent.start_session replayed (Idempotency-Key)',
       request: () =>
         send('POST', '/v1/cap/agent.start_session', { name: 'replayed' }, { 'Idempotency-Key': replayKey }),

@@ -229,3 +229,53 @@ describe('authentication: a warm run dispatch proves its credential before it wr
     expect(await runsOf(workspace_id)).to.equal(1);
   });
 });
+
+describe('authentication: a warm MCP call proves its credential as POST /v1/cap does', () => {
+  const warm = async (key: string) => expect((await as(key).get('/v1/cap')).status).to.equal(200);
+  /** One JSON-RPC tools/call, as an MCP client sends it. */
+  const toolCall = (key: string, name: string, args: Record<string, unknown>) =>
+    as(key).post(
+      '/mcp',
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      { accept: 'application/json, text/event-stream' },
+    );
+
+  it('a warm read tool is one message to Postgres, and answers as before', async () => {
+    const { api_key } = await newTenant();
+    const node = (await as(api_key).post(NODES, { type: 'person', name: 'Warm Reader' })).body;
+    await warm(api_key);
+    let answer: any;
+    const messages = await messagesOf(async () => {
+      answer = await toolCall(api_key, 'ontology_get_node', { node_id: node.id });
+    });
+    expect(messages).to.equal(1);
+    expect(answer.status).to.equal(200);
+    expect(answer.body.result.structuredContent.node).to.deep.equal(node);
+  });
+
+  it('a warm key revoked by another connection is 401 and writes nothing', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    await warm(api_key);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    expect((await toolCall(api_key, 'agent_start_session', { name: 'revoked' })).status).to.equal(401);
+    expect(await sessionsOf(workspace_id)).to.equal(0);
+  });
+
+  it('a warm key that lost the scope meanwhile is refused the tool (403) and writes nothing', async () => {
+    const { api_key, workspace_id } = await newTenant();
+    await warm(api_key);
+    await getStack().ownerDataSource.query(
+      `UPDATE api_keys SET scopes = array_remove(scopes, 'capabilities:write')
+       WHERE workspace_id = $1 AND kind = 'api_key'`,
+      [workspace_id],
+    );
+    const refused = await toolCall(api_key, 'agent_start_session', { name: 'narrowed' });
+    expect(refused.status).to.equal(200);
+    expect(refused.body.result.isError).to.equal(true);
+    expect(refused.body.result._meta['weft/error'].status).to.equal(403);
+    expect(await sessionsOf(workspace_id)).to.equal(0);
+  });
+});

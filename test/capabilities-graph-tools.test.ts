@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
+import { rememberCorrelationId } from '../src/capabilities/tools/graph-writes';
 import { capClient } from './helpers/cap';
 import { createNode } from './helpers/graph';
 import { as } from './helpers/http';
@@ -90,6 +91,58 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     expect(empty.body.detail[0].loc).to.deep.equal(['body', 'text']);
   });
 
+  it('ontology.remember: another text under a key is idempotency_key_reused, even while the key runs', async () => {
+    const t = await newTenant(20);
+    const cap = capClient(t.api_key);
+    const texts = [ADA, 'Grace Hopper works at Remington Rand.'];
+    // Sent together: whichever comes second meets the key running or finished, and both are the key's misuse.
+    const answers = await Promise.all(texts.map((text) => cap('ontology.remember', { text }, 'remember-twice')));
+    expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, 409]);
+    expect(answers.find((answer) => answer.status === 409)!.body.detail).to.deep.equal({
+      error: 'idempotency_key_reused',
+      message: 'This Idempotency-Key was used with another tool or request body',
+    });
+    expect(await ledgerOf(t.workspace_id, 'ontology.prompt.update')).to.deep.equal([{ amount: -5 }]);
+  });
+
+  it('ontology.remember: a retry after a "not now" failure runs again; others are the key’s answer', async () => {
+    const t = await newTenant(20);
+    const cap = capClient(t.api_key);
+    // An earlier attempt under the key failed after reserving (its charge refunded), as a step's
+    // first activity attempt may have: the provider's or the platform's failure stored on its run.
+    const failedAttempt = (key: string, failure: Record<string, unknown>) =>
+      getStack().ownerDataSource.query(
+        `INSERT INTO prompt_runs (workspace_id, correlation_id, prompt_kind, source_hash, intent, status,
+           linked_credit_ledger_id, error_code, failure)
+         VALUES ($1, $2, 'markdown_text', repeat('0', 64), 'update', 'error',
+           (SELECT id FROM credit_ledger WHERE workspace_id = $1 OR tenant_id = $3 LIMIT 1), $4, $5)`,
+        [t.workspace_id, rememberCorrelationId(t.workspace_id, key), t.tenant_id, failure.errorClass, failure],
+      );
+    for (const code of ['unavailable', 'rate_limited']) {
+      await failedAttempt(`transient-${code}`, { code, errorClass: 'UnavailableError', detail: 'Try again later' });
+      const retried = await cap('ontology.remember', { text: ADA }, `transient-${code}`);
+      expect(retried.status, retried.text).to.equal(200);
+      expect(retried.body.result.correlation_id).to.equal(
+        rememberCorrelationId(t.workspace_id, `transient-${code}`, 1),
+      );
+      // Once it has succeeded, the key replays its answer.
+      expect((await cap('ontology.remember', { text: ADA }, `transient-${code}`)).body).to.deep.equal(retried.body);
+    }
+    await failedAttempt('final', {
+      code: 'upstream_unavailable',
+      errorClass: 'UpstreamError',
+      detail: { error: 'upstream_unavailable', provider: 'openai', reason: 'invalid_response' },
+    });
+    const replayed = await cap('ontology.remember', { text: ADA }, 'final');
+    expect(replayed.status).to.equal(502);
+    expect(replayed.body.detail).to.deep.equal({
+      error: 'upstream_unavailable',
+      provider: 'openai',
+      reason: 'invalid_response',
+    });
+    expect(await ledgerOf(t.workspace_id, 'ontology.prompt.update')).to.deep.equal([{ amount: -5 }, { amount: -5 }]);
+  });
+
   it('reads a node, finds nodes, walks the neighbourhood and the history as the REST routes answer them', async () => {
     const t = await newTenant(20);
     const cap = capClient(t.api_key);
@@ -97,6 +150,7 @@ describe('capabilities: the graph as tools (issue 40)', function () {
       .body.result.node;
     const org = (await cap('ontology.write_node', { type: 'organization', name: 'Analytical Engines Ltd' })).body.result
       .node;
+    const [{ at: beforeLink }] = await getStack().ownerDataSource.query(`SELECT clock_timestamp() AS at`);
     const linked = await cap('ontology.link', { source_node_id: ada.id, target_node_id: org.id, type: 'WORKS_AT' });
     expect(linked.body.result).to.include({ status: 'applied', change_set_id: null });
     expect(linked.body.result.edge).to.include({ type: 'WORKS_AT', source_node_id: ada.id, target_node_id: org.id });
@@ -116,7 +170,40 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     ]);
     expect(got.body.result.edges.incoming).to.deep.equal([]);
     expect(got.body.result.truncated).to.equal(false);
+    const then = (await cap('ontology.get_node', { node_id: ada.id, as_of: beforeLink.toISOString() })).body.result;
+    expect(then.node.id).to.equal(ada.id);
+    expect(then.edges).to.deep.equal({ outgoing: [], incoming: [] });
     expect((await cap('ontology.get_node', { node_id: org.id })).body.result.edges.incoming).to.have.length(1);
+
+    // At most 50 edges each way, oldest first (the loop and 50 spokes: truncated); a loop is outgoing only;
+    // an edge to a deleted node is gone.
+    const hub = await createNode(t.api_key, 'concept', 'hub');
+    const loop = await cap('ontology.link', { source_node_id: hub, target_node_id: hub, type: 'SELF' });
+    const spokes: { id: string }[] = await getStack().ownerDataSource.query(
+      `INSERT INTO nodes (workspace_id, type, name) SELECT $1, 'concept', 'spoke ' || g FROM generate_series(1, 50) g
+       RETURNING id`,
+      [t.workspace_id],
+    );
+    await getStack().ownerDataSource.query(
+      `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id, created_at)
+       SELECT $1, 'SPOKE', $2, s.id, now() + make_interval(secs => s.n)
+       FROM unnest($3::uuid[]) WITH ORDINALITY s(id, n)`,
+      [t.workspace_id, hub, spokes.map((spoke) => spoke.id)],
+    );
+    await cap('ontology.link', { source_node_id: spokes[0]!.id, target_node_id: hub, type: 'BACK' });
+    const hubRead = (await cap('ontology.get_node', { node_id: hub })).body.result;
+    expect(hubRead.edges.outgoing).to.have.length(50);
+    expect(hubRead.edges.outgoing[0]).to.include({ id: loop.body.result.edge.id, target_node_id: hub });
+    expect(hubRead.edges.outgoing.slice(1).map((e: any) => e.other.name)).to.deep.equal(
+      Array.from({ length: 49 }, (_, i) => `spoke ${i + 1}`),
+    );
+    expect(hubRead.edges.incoming.map((e: any) => [e.type, e.other.name])).to.deep.equal([['BACK', 'spoke 1']]);
+    expect(hubRead.truncated).to.equal(true);
+    expect((await as(t.api_key).delete(`${NODES}/${spokes[0]!.id}`)).status).to.equal(200);
+    const afterDelete = (await cap('ontology.get_node', { node_id: hub })).body.result;
+    expect(afterDelete.edges.outgoing.map((e: any) => e.other.name)).to.not.include('spoke 1');
+    expect(afterDelete.edges.incoming).to.deep.equal([]);
+    expect(afterDelete.truncated).to.equal(false);
 
     const found = await cap('ontology.find_nodes', { q: 'lovelace' });
     expect(found.body.result.nodes.map((n: any) => n.id)).to.deep.equal([ada.id]);
@@ -259,11 +346,42 @@ describe('capabilities: the graph as tools (issue 40)', function () {
     const stagedRemember = await call(client, 'ontology_remember', { text: 'Grace Hopper works at Remington Rand.' });
     expect(stagedRemember.structuredContent).to.include({ status: 'staged' });
     expect((stagedRemember.structuredContent as any).change_set_id).to.be.a('string');
-    const refused = await call(client, 'ontology_forget', { node_id: ada.id });
-    expect((refused._meta!['weft/error'] as any).status).to.equal(409);
+    // A forget stages a deletion: nothing deleted until a person approves it, then the node and its edges go.
+    const edgeId = (read.structuredContent as any).edges.outgoing[0].id;
+    const forgotEdge = await call(client, 'ontology_forget', { edge_id: edgeId });
+    const forgotNode = await call(client, 'ontology_forget', { node_id: ada.id });
+    expect(forgotNode.structuredContent).to.include({ status: 'staged', node: null, edge: null });
     expect((await as(t.api_key).get(`${NODES}?type=person`)).body.map((n: any) => n.name)).to.deep.equal([
       'Ada Lovelace',
     ]);
+    const deletion = (
+      await as(t.api_key).get(`/v1/ontology/change-sets/${(forgotNode.structuredContent as any).change_set_id}`)
+    ).body;
+    expect(deletion.source).to.include({ kind: 'capability', capability: 'ontology.forget' });
+    expect(deletion.preview.deletions).to.deep.equal([
+      { kind: 'node', id: ada.id, label: 'The node Ada Lovelace (person)', live: true },
+    ]);
+    const approved = await as(t.user_jwt).post(`/v1/approvals/${deletion.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(approved.status, approved.text).to.equal(200);
+    expect(approved.body.change_set.status).to.equal('applied');
+    expect((await as(t.api_key).get(`${NODES}/${ada.id}`)).status).to.equal(404);
+    expect((await as(t.api_key).get(`${NODES}?type=person`)).body).to.deep.equal([]);
+    // The edge went with its node: the staged edge deletion now finds nothing to delete, and writes nothing.
+    const edgeDeletion = (
+      await as(t.api_key).get(`/v1/ontology/change-sets/${(forgotEdge.structuredContent as any).change_set_id}`)
+    ).body;
+    expect(edgeDeletion.preview.deletions[0]).to.include({
+      kind: 'edge',
+      label: 'The edge Ada Lovelace WORKS_AT Analytical Engines Ltd',
+      live: false,
+    });
+    const late = await as(t.user_jwt).post(`/v1/approvals/${edgeDeletion.approval_id}/resolve`, {
+      decision: 'APPROVED',
+    });
+    expect(late.body.change_set.status).to.equal('conflicted');
+    expect(late.body.change_set.conflicts.map((c: any) => c.kind)).to.deep.equal(['edge_deleted']);
     // A key is not an agent: it writes.
     const direct = await capClient(t.api_key)('ontology.write_node', { type: 'person', name: 'Grace Hopper' });
     expect(direct.body.result.status).to.equal('applied');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ValidationFailedError } from '../platform/errors';
+import { ConflictError, ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 
 /** Stripe's rule: at most 255 printable ASCII characters (space to tilde). */
@@ -43,3 +43,10 @@ export function parseIdempotencyKey(schema: z.ZodType<string>, value: unknown, l
   if (parsed.success) return parsed.data;
   throw new ValidationFailedError([{ loc, msg: parsed.error.issues[0]!.message, type: 'idempotency_key_invalid' }]);
 }
+
+/** 409 `idempotency_key_reused`: the key answered, or is answering, another tool or request body. */
+export const keyReusedError = () =>
+  new ConflictError({
+    error: 'idempotency_key_reused',
+    message: 'This Idempotency-Key was used with another tool or request body',
+  });

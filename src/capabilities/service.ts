@@ -20,7 +20,7 @@ import type {
   ReadCapability,
   WriteCapability,
 } from './define';
-import { IdempotencyKey, parseIdempotencyKey, requestHash } from './idempotency';
+import { IdempotencyKey, keyReusedError, parseIdempotencyKey, requestHash } from './idempotency';
 import type { StoredKey } from './repository';
 import { deleteKey, findKey, findKeyOutsideTransaction, storeKey, tryLockKey } from './repository';
 import type { CapabilityDescription, Envelope } from './schemas';
@@ -73,12 +73,7 @@ function parseKey(supplied: string | undefined): string {
 
 /** A stored envelope answers a repeat of its own tool and body; another is 409 `idempotency_key_reused`. */
 function replayStored(capability: AnyCapability, stored: StoredKey, hash: string): InvokeOutcome {
-  if (stored.tool !== capability.name || stored.request_hash !== hash) {
-    throw new ConflictError({
-      error: 'idempotency_key_reused',
-      message: 'This Idempotency-Key was used with another tool or request body',
-    });
-  }
+  if (stored.tool !== capability.name || stored.request_hash !== hash) throw keyReusedError();
   return { envelope: stored.envelope as Envelope, replayed: true };
 }
 

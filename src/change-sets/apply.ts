@@ -1,11 +1,17 @@
 import type { EntityManager } from 'typeorm';
 import { nodeUpdated } from '../graph/events';
-import { findLiveEdge, findLiveNodeByName, updateNode } from '../graph/repository';
-import { createNodeInTransaction, normalizedName, touchNodes, writeExtractedEdge } from '../graph/writes';
+import { findLiveEdge, findLiveNodeByName, liveEdgeIds, softDeleteEdge, updateNode } from '../graph/repository';
+import {
+  createNodeInTransaction,
+  normalizedName,
+  removeNodeInTransaction,
+  touchNodes,
+  writeExtractedEdge,
+} from '../graph/writes';
 import { readOntologyConfig } from '../ontology-config/service';
 import type { ChangeContext } from '../platform/db/unit-of-work';
 import { setChangeContext } from '../platform/db/unit-of-work';
-import { DomainError } from '../platform/errors';
+import { DomainError, NotFoundError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { ChangeSetRecord } from './repository';
 import { liveNodesWithProperties } from './repository';
@@ -27,6 +33,8 @@ type Resolved = { action: 'reference'; id: string; name: string } | { action: 'c
 interface Plan {
   refs: Map<string, Resolved>;
   current: Map<string, { name: string; properties: Record<string, unknown> }>;
+  /** The deletions' targets still live. */
+  deletable: Set<string>;
   conflicts: ChangeSetConflict[];
 }
 
@@ -40,7 +48,9 @@ interface Plan {
 async function plan(m: EntityManager, ops: ChangeSetOperations, lock: boolean): Promise<Plan> {
   const staged = ops.nodes.flatMap((node) => (node.node_id ? [node.node_id] : []));
   const changed = ops.property_changes.map((change) => change.node_id);
-  const rows = await liveNodesWithProperties(m, [...new Set([...staged, ...changed])], lock);
+  const deletions = ops.deletions ?? [];
+  const doomed = deletions.flatMap((deletion) => (deletion.kind === 'node' ? [deletion.id] : []));
+  const rows = await liveNodesWithProperties(m, [...new Set([...staged, ...changed, ...doomed])], lock);
   const current = new Map(rows.map((row) => [row.id, { name: row.name, properties: row.properties }]));
   const refs = new Map<string, Resolved>();
   const conflicts: ChangeSetConflict[] = [];
@@ -94,12 +104,24 @@ async function plan(m: EntityManager, ops: ChangeSetOperations, lock: boolean): 
       );
     }
   }
-  return { refs, current, conflicts };
+  const edges = deletions.flatMap((deletion) => (deletion.kind === 'edge' ? [deletion.id] : []));
+  const deletable = new Set([...doomed.filter((id) => current.has(id)), ...(await liveEdgeIds(m, edges, lock))]);
+  for (const deletion of deletions) {
+    if (deletable.has(deletion.id)) continue;
+    conflicts.push(
+      conflict({
+        kind: deletion.kind === 'node' ? 'node_deleted' : 'edge_deleted',
+        node_id: deletion.kind === 'node' ? deletion.id : null,
+        message: `${deletion.label} was deleted since the change-set was staged`,
+      }),
+    );
+  }
+  return { refs, current, deletable, conflicts };
 }
 
 /** The diff a reviewer reads: what applying now would create, reference and change, and its conflicts. */
 export async function previewChangeSet(m: EntityManager, ops: ChangeSetOperations): Promise<ChangeSetPreview> {
-  const { refs, current, conflicts } = await plan(m, ops, false);
+  const { refs, current, deletable, conflicts } = await plan(m, ops, false);
   const nameOf = (ref: string) => ops.nodes.find((node) => node.ref === ref)?.name ?? ref;
   const edges = [];
   for (const edge of ops.edges) {
@@ -144,6 +166,7 @@ export async function previewChangeSet(m: EntityManager, ops: ChangeSetOperation
         stale: !live || !sameValue(now, change.before),
       };
     }),
+    deletions: (ops.deletions ?? []).map((deletion) => ({ ...deletion, live: deletable.has(deletion.id) })),
     conflicts,
   };
 }
@@ -265,6 +288,11 @@ async function write(
     edgeIds.push(row.id);
     // A new employer closes the old one's validity, as a direct write does; the closing clears the label.
     await setChangeContext(m, label);
+  }
+  // Last, so a change-set's own new edges to a node it deletes go with it, as DELETE would take them.
+  for (const deletion of ops.deletions ?? []) {
+    if (deletion.kind === 'node') await removeNodeInTransaction(m, deletion.id);
+    else if (!(await softDeleteEdge(m, deletion.id))) throw new NotFoundError('Edge not found');
   }
   return { applied: { node_ids: [...new Set(idOf.values())], edge_ids: edgeIds }, created };
 }

@@ -45,11 +45,23 @@ export const PropertyChange = z.object({
 });
 export type PropertyChange = z.infer<typeof PropertyChange>;
 
+/** A soft delete (`ontology.forget`): a node with every edge touching it, or an edge; `label` as seen at staging. */
+export const ProposedDeletion = z.object({
+  kind: z.enum(['node', 'edge']),
+  id: z.uuid(),
+  label: z.string().describe('What it was at staging: a node’s name and type, an edge’s type and ends.'),
+});
+export type ProposedDeletion = z.infer<typeof ProposedDeletion>;
+
 export const ChangeSetOperations = z
   .object({
     nodes: z.array(ProposedNode),
     edges: z.array(ProposedEdge),
     property_changes: z.array(PropertyChange),
+    deletions: z
+      .array(ProposedDeletion)
+      .optional()
+      .describe('Soft deletes, applied after the writes; absent in change-sets staged before deletions.'),
   })
   .meta({ id: 'ChangeSetOperations' });
 export type ChangeSetOperations = z.infer<typeof ChangeSetOperations>;
@@ -57,9 +69,10 @@ export type ChangeSetOperations = z.infer<typeof ChangeSetOperations>;
 export const ChangeSetConflict = z
   .object({
     kind: z
-      .enum(['node_deleted', 'property_changed', 'refused', 'credential_revoked'])
+      .enum(['node_deleted', 'edge_deleted', 'property_changed', 'refused', 'credential_revoked'])
       .describe(
-        '`node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; ' +
+        '`node_deleted`: a node it references (or deletes) is gone; `edge_deleted`: an edge it deletes is gone; ' +
+          '`property_changed`: a property differs from its `before`; ' +
           '`refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the ' +
           'credential that staged it was revoked or expired, or its user left the workspace.',
       ),
@@ -117,6 +130,9 @@ export const ChangeSetPreview = z
         stale: z.boolean().describe('`now` differs from `before`: applying would report a conflict.'),
       }),
     ),
+    deletions: z
+      .array(ProposedDeletion.extend({ live: z.boolean().describe('false: already gone (a conflict).') }))
+      .describe('What it would delete.'),
     conflicts: z.array(ChangeSetConflict).describe('What an apply now would report (and write nothing).'),
   })
   .meta({ id: 'ChangeSetPreview' });

@@ -2037,13 +2037,22 @@ export interface components {
           before?: unknown;
           after?: unknown;
         }[];
+      /** @description Soft deletes, applied after the writes; absent in change-sets staged before deletions. */
+      deletions?: ({
+          /** @enum {string} */
+          kind: "node" | "edge";
+          /** Format: uuid */
+          id: string;
+          /** @description What it was at staging: a node’s name and type, an edge’s type and ends. */
+          label: string;
+        })[];
     };
     ChangeSetConflict: {
       /**
-       * @description `node_deleted`: a node it references is gone; `property_changed`: a property differs from its `before`; `refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the credential that staged it was revoked or expired, or its user left the workspace.
+       * @description `node_deleted`: a node it references (or deletes) is gone; `edge_deleted`: an edge it deletes is gone; `property_changed`: a property differs from its `before`; `refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the credential that staged it was revoked or expired, or its user left the workspace.
        * @enum {string}
        */
-      kind: "node_deleted" | "property_changed" | "refused" | "credential_revoked";
+      kind: "node_deleted" | "edge_deleted" | "property_changed" | "refused" | "credential_revoked";
       ref: string | null;
       /** Format: uuid */
       node_id: string | null;
@@ -2147,6 +2156,17 @@ export interface components {
             /** @description `now` differs from `before`: applying would report a conflict. */
             stale: boolean;
           }[];
+        /** @description What it would delete. */
+        deletions: ({
+            /** @enum {string} */
+            kind: "node" | "edge";
+            /** Format: uuid */
+            id: string;
+            /** @description What it was at staging: a node’s name and type, an edge’s type and ends. */
+            label: string;
+            /** @description false: already gone (a conflict). */
+            live: boolean;
+          })[];
         /** @description What an apply now would report (and write nothing). */
         conflicts: components["schemas"]["ChangeSetConflict"][];
       }) | null;
@@ -13751,7 +13771,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The Idempotency-Key names a prompt run with another text still running; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      /** @description idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14352,11 +14372,11 @@ export interface operations {
           "application/json": {
             result: {
               /**
-               * @description A deletion is never staged.
+               * @description `staged`: the workspace stages agents’ writes and nothing was written; a reviewer applies the change-set.
                * @enum {string}
                */
-              status: "applied";
-              /** @description The deleted node (`is_deleted: true`), for node_id. */
+              status: "applied" | "staged";
+              /** @description The deleted node (`is_deleted: true`), for node_id; null when staged. */
               node: ({
                 /** Format: uuid */
                 id: string;
@@ -14383,7 +14403,7 @@ export interface operations {
                 updated_at: string;
                 is_deleted: boolean;
               }) | null;
-              /** @description The deleted edge, for edge_id. */
+              /** @description The deleted edge, for edge_id; null when staged. */
               edge: ({
                 /** Format: uuid */
                 id: string;
@@ -14416,7 +14436,11 @@ export interface operations {
                  */
                 valid_to: string | null;
               }) | null;
-              change_set_id: null;
+              /**
+               * Format: uuid
+               * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null when applied.
+               */
+              change_set_id: string | null;
             };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
             credits_charged: number;
@@ -14466,7 +14490,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description forget_not_stageable: the workspace stages agents’ writes, and a change-set cannot hold a deletion; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      /** @description idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

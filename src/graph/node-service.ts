@@ -3,6 +3,7 @@ import { scopeOf } from '../platform/auth/principal';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { BadRequestError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import { readLiveNodeWithEdges } from './node-edges-repository';
 import {
   readFirstNodes,
   readLiveNode,
@@ -37,6 +38,21 @@ export function createNodeService(deps: GraphServiceDeps) {
       const row = await readLiveNode(read, scopeOf(principal), nodeId, includeEmbedding);
       if (!row) throw new NotFoundError('Node not found');
       return toNodeResponse(row);
+    },
+
+    /**
+     * The node and up to `edgeLimit` live edges each way with the node at the other end, in one
+     * statement; `truncated` when there were more one way.
+     */
+    async getWithEdges(principal: Principal, nodeId: string, edgeLimit: number) {
+      const row = await readLiveNodeWithEdges(read, scopeOf(principal), nodeId, edgeLimit);
+      if (!row) throw new NotFoundError('Node not found');
+      const { outgoing, incoming, ...node } = row;
+      return {
+        node: toNodeResponse(node),
+        edges: { outgoing: outgoing.slice(0, edgeLimit), incoming: incoming.slice(0, edgeLimit) },
+        truncated: outgoing.length > edgeLimit || incoming.length > edgeLimit,
+      };
     },
 
     async list(principal: Principal, query: NodeListQuery): Promise<NodeResponse[]> {

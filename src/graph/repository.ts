@@ -388,6 +388,27 @@ export const findLiveNodeByName = (m: EntityManager, type: string, normalized: s
   );
 
 /** A live edge of this type between these two nodes, if the graph holds that fact already. */
+/** A live edge's type and its ends' names, locked until the transaction ends (what a staged deletion shows). */
+export const lockLiveEdgeLabel = (m: EntityManager, edgeId: string) =>
+  queryFirst<{ type: string; source: string; target: string }>(
+    m,
+    `SELECT e.type, s.name AS source, t.name AS target
+     FROM edges e JOIN nodes s ON s.id = e.source_node_id JOIN nodes t ON t.id = e.target_node_id
+     WHERE e.id = $1 AND NOT e.is_deleted FOR UPDATE OF e`,
+    [edgeId],
+  );
+
+/** Which of `edgeIds` are live edges, locked until the transaction ends with `lock`. */
+export async function liveEdgeIds(m: EntityManager, edgeIds: readonly string[], lock: boolean): Promise<string[]> {
+  if (edgeIds.length === 0) return [];
+  const rows = await queryRows<{ id: string }>(
+    m,
+    `SELECT id FROM edges WHERE id = ANY ($1::uuid[]) AND NOT is_deleted${lock ? ' FOR UPDATE' : ''}`,
+    [edgeIds],
+  );
+  return rows.map((row) => row.id);
+}
+
 export const findLiveEdge = (m: EntityManager, type: string, sourceId: string, targetId: string) =>
   queryFirst<{ id: string }>(
     m,

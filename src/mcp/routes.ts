@@ -73,6 +73,9 @@ export const mcpRoutes = (mcp: McpService) => [
     body: McpRequestBody,
     // Each message of a JSON-RPC batch counts against the rate limit, as one request would (review L-5).
     calls: (body) => (Array.isArray(body) ? body.length : 1),
+    // As POST /v1/cap: every effect of a tool goes through a unit of work or a scoped read, which carry
+    // and await the credential's proof, so a call may start from the principal recalled (issue 27).
+    recallable: true,
     example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
     produces: { 'application/json': McpResponseBody },
     errors: {

@@ -11,6 +11,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallerIdempotencyKey, parseIdempotencyKey } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { wireNames } from '../capabilities/wire-names';
@@ -18,6 +19,7 @@ import type { NodeService } from '../graph/node-service';
 import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import { isUuid } from '../platform/auth/tokens';
+import { PrincipalChanged } from '../platform/db/credential-proof';
 import { ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { API_VERSION } from '../platform/openapi/document';
@@ -54,6 +56,9 @@ export function createMcpService(deps: {
   const tools = mcpTools(capabilities.tools, capabilities.describe());
   wireNames(tools.map((tool) => tool.capability)); // throws at start-up when two names would collide
   const byWireName = new Map(tools.map((tool) => [tool.definition.name, tool]));
+  // The SDK's Server makes an Ajv instance of its own unless given one (≈ 1 ms a request, the most
+  // expensive part of a fresh server); it validates only elicitation answers, which Weft never asks.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
   /** The status and detail `/v1/cap` would answer; an unexpected error is logged and told as a bare 500. */
   function refusal(error: unknown, tool: string): CallToolResult {
@@ -71,11 +76,16 @@ export function createMcpService(deps: {
     return parseIdempotencyKey(CallerIdempotencyKey, value, ['_meta', META.idempotencyKey]);
   }
 
-  function serverFor(call: McpCall): Server {
+  /** `changed`: where a tool call that met PrincipalChanged leaves it, for `handle` to rethrow. */
+  function serverFor(call: McpCall, changed: (error: PrincipalChanged) => void): Server {
     const { principal } = call;
     const server = new Server(
       { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION },
-      { capabilities: { tools: { listChanged: false }, resources: {} }, instructions: INSTRUCTIONS },
+      {
+        capabilities: { tools: { listChanged: false }, resources: {} },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator,
+      },
     );
 
     // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
@@ -94,6 +104,12 @@ export function createMcpService(deps: {
         });
         return successResult(outcome);
       } catch (error) {
+        // A recalled credential is now another principal: nothing was written, and the router serves
+        // the request again as what it is; the SDK would make the error a result, so it is carried out.
+        if (error instanceof PrincipalChanged) {
+          changed(error);
+          return errorResult(500, 'Internal server error');
+        }
         return refusal(error, tool.capability);
       }
     });
@@ -142,14 +158,19 @@ export function createMcpService(deps: {
      * no tool reports progress, so a plain response is simpler for every client.
      */
     async handle(request: Request, body: unknown, call: McpCall): Promise<Response> {
-      const server = serverFor(call);
+      let principalChanged: PrincipalChanged | undefined;
+      const server = serverFor(call, (error) => {
+        principalChanged = error;
+      });
       const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
       try {
         await server.connect(transport);
-        return await transport.handleRequest(request, { parsedBody: body });
+        const response = await transport.handleRequest(request, { parsedBody: body });
+        if (principalChanged) throw principalChanged;
+        return response;
       } finally {
         // The JSON answer is complete once handleRequest resolves; nothing outlives the request.
         await server.close();

@@ -56,9 +56,12 @@ export class DomainError extends Error {
 // Domain refusals that say "not now" rather than "never": worth retrying the work that met them.
 const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set(['unavailable', 'rate_limited', 'timeout']);
 
+/** A domain error code that says "not now" (a stored failure's too: a retry should run again, not replay it). */
+export const isRetryableCode = (code: string): boolean => RETRYABLE_CODES.has(code as ErrorCode);
+
 /** A domain error that says "not now": a run's step or an outbox delivery retries, never fails on it. */
 export const isRetryableRefusal = (error: unknown): boolean =>
-  error instanceof DomainError && RETRYABLE_CODES.has(error.code);
+  error instanceof DomainError && isRetryableCode(error.code);
 
 export class BadRequestError extends DomainError {
   constructor(detail: unknown) {

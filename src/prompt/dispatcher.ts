@@ -31,6 +31,13 @@ function minimumCost(forceIntent?: Intent) {
   return { kind, cost: CREDIT_COSTS[kind] };
 }
 
+/** 409: the correlation id is another request's (a tool keying its prompt by its own key says so its way). */
+export class CorrelationIdReusedError extends ConflictError {
+  constructor() {
+    super('This correlation id was already used for another request');
+  }
+}
+
 /**
  * Another request under a used correlation id is a 409, whatever became of the first; and a run
  * that failed answers its failure again. Read from the run row, so both hold after Temporal's
@@ -39,7 +46,7 @@ function minimumCost(forceIntent?: Intent) {
 function refuseReuse(run: PromptRun, hash: string): void {
   // Rows from before request hashes were kept match any request.
   if (run.requestHash !== null && run.requestHash !== hash) {
-    throw new ConflictError('This correlation id was already used for another request');
+    throw new CorrelationIdReusedError();
   }
   if (run.status === 'error' && run.failure !== null) {
     const stored = StoredFailure.safeParse(run.failure);

@@ -144,6 +144,15 @@ export const nodesNamedLike = (m: EntityManager, workspaceId: string, words: rea
 export const findPromptRun = (m: EntityManager, workspaceId: string, correlationId: string) =>
   m.getRepository(PromptRun).findOneBy({ workspaceId, correlationId });
 
+/** The status and stored failure code of the workspace's runs under any of `correlationIds`. */
+export const findPromptRunOutcomes = (m: EntityManager, correlationIds: readonly string[]) =>
+  queryRows<{ correlation_id: string; status: PromptRunStatus; failure_code: string | null }>(
+    m,
+    `SELECT correlation_id, status, failure->>'code' AS failure_code FROM prompt_runs
+     WHERE workspace_id = weft_current_workspace() AND correlation_id = ANY ($1::uuid[])`,
+    [correlationIds],
+  );
+
 export interface PromptRunClaim {
   workspaceId: string;
   correlationId: string;

@@ -35,6 +35,9 @@ export const LIMITS = {
   },
   unscopedCapabilityRows: 200,
   idempotencyReplayHours: 24,
+  // ontology.remember: how many prompt runs one Idempotency-Key may start, each after the last failed
+  // with a "not now" refusal (unavailable, rate_limited, timeout); the last such failure then answers.
+  rememberAttemptsPerKey: 8,
   // Not in the contract: refused credentials (401) per source address and minute before 429
   // (RATE_LIMIT_AUTH_FAILURES), so probing keys costs the prober, not a lookup each.
   authFailuresPerMinute: 60,

@@ -44,7 +44,7 @@ const refuseOldAsOf = (versions: Pick<VersionService, 'retentionDays'>, at: stri
  * services, and is free like it, but `ontology.symbol_context` (priced as its route, in src/rules/costs.ts).
  */
 export const graphReadCapabilities = (deps: {
-  nodes: Pick<NodeService, 'get' | 'typeahead'>;
+  nodes: Pick<NodeService, 'getWithEdges' | 'typeahead'>;
   traversals: Pick<TraversalService, 'neighborhood'>;
   versions: Pick<VersionService, 'nodeAsOf' | 'history' | 'retentionDays'>;
   code: Pick<CodeService, 'symbolContextPrepaid'>;
@@ -68,14 +68,14 @@ export const graphReadCapabilities = (deps: {
     }),
     example: { node_id: '8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64' },
     errors: { 404: 'No live node with this id in the workspace (at `as_of`)' },
-    // The node as GET /v1/ontology/nodes/{id} answers it, and its edges as the one-hop neighbourhood
-    // (graph_neighborhood) holds them, so `as_of` reads both as they stood.
+    // Today: the node as GET /v1/ontology/nodes/{id} answers it and its edges, in one statement (as
+    // the route's one). With `as_of`: the node's version and its edges as the one-hop neighbourhood
+    // (graph_neighborhood) held them then.
     handler: async ({ principal }, input) => {
+      if (input.as_of === undefined) return deps.nodes.getWithEdges(principal, input.node_id, GET_NODE_EDGES);
       refuseOldAsOf(deps.versions, input.as_of);
       const [node, around] = await Promise.all([
-        input.as_of === undefined
-          ? deps.nodes.get(principal, input.node_id)
-          : deps.versions.nodeAsOf(principal, input.node_id, input.as_of),
+        deps.versions.nodeAsOf(principal, input.node_id, input.as_of),
         deps.traversals.neighborhood(principal, {
           node_id: input.node_id,
           hops: 1,

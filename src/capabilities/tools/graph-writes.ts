@@ -1,10 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { liveNodesWithProperties } from '../../change-sets/repository';
 import type { ChangeSetOperations } from '../../change-sets/schemas';
 import { sameValue, stageChangeSet, stagesAgentWrites } from '../../change-sets/staging';
-import { lockLiveNode, softDeleteEdge, toEdgeResponse, toNodeResponse } from '../../graph/repository';
+import {
+  lockLiveEdgeLabel,
+  lockLiveNode,
+  softDeleteEdge,
+  toEdgeResponse,
+  toNodeResponse,
+} from '../../graph/repository';
 import { EdgeCreateRequest, EdgeResponse, NodeCreateRequest, NodeResponse } from '../../graph/schemas';
 import {
   createEdgeInTransaction,
@@ -15,12 +20,17 @@ import {
 import { readOntologyConfig } from '../../ontology-config/service';
 import { scopeOf } from '../../platform/auth/principal';
 import type { UnitOfWork } from '../../platform/db/unit-of-work';
-import { ConflictError, NotFoundError, ValidationFailedError } from '../../platform/errors';
+import { isRetryableCode, NotFoundError, ValidationFailedError } from '../../platform/errors';
 import type { OutboxRelay } from '../../platform/outbox/relay';
+import { uuidV5 } from '../../platform/uuid-v5';
 import type { PromptApi } from '../../prompt/dispatcher';
+import { CorrelationIdReusedError } from '../../prompt/dispatcher';
+import { findPromptRunOutcomes } from '../../prompt/repository';
 import { PROMPT_MAX_CHARS } from '../../prompt/schemas';
+import { LIMITS } from '../../rules/limits';
 import type { CapabilityCall, WriteCall } from '../define';
 import { defineCapability, defineDurableCapability } from '../define';
+import { keyReusedError } from '../idempotency';
 
 const properties = z.record(z.string(), z.unknown());
 const status = z
@@ -37,17 +47,30 @@ const changeSetId = z
 const REMEMBER_NAMESPACE = '6b0e2f4c-9a13-4d57-8e2b-1c7f5a9d3e60';
 
 /**
- * The prompt a remember call runs is named by a UUIDv5 of its workspace and Idempotency-Key
- * (RFC 9562 §5.5): a retried or concurrent call with the key attaches to the same prompt, which
- * charges and writes once.
+ * The prompt a remember call runs is named by a UUIDv5 of its workspace and Idempotency-Key: a
+ * retried or concurrent call with the key attaches to the same prompt, which charges and writes
+ * once. `attempt` n > 0 names the prompt run after n earlier ones failed retryably.
  */
-export function rememberCorrelationId(workspaceId: string, idempotencyKey: string): string {
-  const namespace = Buffer.from(REMEMBER_NAMESPACE.replaceAll('-', ''), 'hex');
-  const hash = createHash('sha1').update(namespace).update(`${workspaceId}:${idempotencyKey}`, 'utf8').digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+export function rememberCorrelationId(workspaceId: string, idempotencyKey: string, attempt = 0): string {
+  return uuidV5(REMEMBER_NAMESPACE, `${workspaceId}:${idempotencyKey}${attempt === 0 ? '' : `:${attempt}`}`);
+}
+
+/**
+ * The prompt run this call attaches to: the key's first whose earlier attempt did not fail with a
+ * "not now" refusal (`unavailable`, `rate_limited`, `timeout`), so a retry runs again rather than
+ * replaying a transient failure, while any other failure stays the key's answer. After
+ * LIMITS.rememberAttemptsPerKey transient failures the last one is the answer.
+ */
+async function rememberAttempt(m: EntityManager, workspaceId: string, key: string): Promise<string> {
+  const ids = Array.from({ length: LIMITS.rememberAttemptsPerKey }, (_, attempt) =>
+    rememberCorrelationId(workspaceId, key, attempt),
+  );
+  const outcomes = new Map((await findPromptRunOutcomes(m, ids)).map((run) => [run.correlation_id, run]));
+  const transient = (id: string) => {
+    const run = outcomes.get(id);
+    return run?.status === 'error' && run.failure_code !== null && isRetryableCode(run.failure_code);
+  };
+  return ids.find((id) => !transient(id)) ?? ids.at(-1)!;
 }
 
 /** Whether this call stages instead of writing (the workspace's `staging.agent_writes`, for an agent). */
@@ -140,23 +163,30 @@ export const graphWriteCapabilities = (deps: {
     }),
     example: { text: 'Ada Lovelace works at Analytical Engines Ltd.' },
     errors: {
-      409: 'The Idempotency-Key names a prompt run with another text still running',
       502: 'The model provider failed; nothing written, the charge refunded',
       504: 'The prompt did not finish in time; it goes on, and a retry with the key returns its result',
     },
     handler: async (call: CapabilityCall, input) => {
       const { principal } = call;
-      const { staging } = await deps.uow(scopeOf(principal), readOntologyConfig);
-      const result = await deps.promptApi.run(
-        principal,
-        {
-          prompt: input.text,
-          force_intent: 'update',
-          prompt_kind: 'markdown_text',
-          ...(input.stage || stagesAgentWrites(call, staging) ? { stage: true } : {}),
-        },
-        rememberCorrelationId(principal.workspaceId, call.idempotencyKey),
-      );
+      const { staging, correlationId } = await deps.uow(scopeOf(principal), async (m) => ({
+        staging: (await readOntologyConfig(m)).staging,
+        correlationId: await rememberAttempt(m, principal.workspaceId, call.idempotencyKey),
+      }));
+      const result = await deps.promptApi
+        .run(
+          principal,
+          {
+            prompt: input.text,
+            force_intent: 'update',
+            prompt_kind: 'markdown_text',
+            ...(input.stage || stagesAgentWrites(call, staging) ? { stage: true } : {}),
+          },
+          correlationId,
+        )
+        .catch((error: unknown) => {
+          // The key's prompt holds another text (still running, or failed): the key's misuse, as /v1/cap says it.
+          throw error instanceof CorrelationIdReusedError ? keyReusedError() : error;
+        });
       const staged = result.change_set_id !== undefined && result.change_set_id !== null;
       return {
         result: {
@@ -295,24 +325,36 @@ export const graphWriteCapabilities = (deps: {
         path: ['node_id'],
       }),
     output: z.object({
-      status: z.enum(['applied']).describe('A deletion is never staged.'),
-      node: NodeResponse.nullable().describe('The deleted node (`is_deleted: true`), for node_id.'),
-      edge: EdgeResponse.nullable().describe('The deleted edge, for edge_id.'),
-      change_set_id: z.null(),
+      status,
+      node: NodeResponse.nullable().describe('The deleted node (`is_deleted: true`), for node_id; null when staged.'),
+      edge: EdgeResponse.nullable().describe('The deleted edge, for edge_id; null when staged.'),
+      change_set_id: changeSetId,
     }),
     example: { node_id: '8d1e4f2a-0b6c-4e3d-a5f7-2c9b1e0d7a64' },
-    errors: {
-      404: 'No live node or edge with this id in the workspace',
-      409: 'forget_not_stageable: the workspace stages agents’ writes, and a change-set cannot hold a deletion',
-    },
+    errors: { 404: 'No live node or edge with this id in the workspace' },
     handler: async (call, input) => {
       if (await stages(call)) {
-        throw new ConflictError({
-          error: 'forget_not_stageable',
-          message:
-            'This workspace stages agents’ writes (staging.agent_writes) and a change-set cannot hold a deletion: ' +
-            'a person deletes it through DELETE /v1/ontology/nodes/{id} or /edges/{id}',
+        const deletion = input.node_id
+          ? await liveNode(call.m, input.node_id, 'node_id').then((node) => ({
+              kind: 'node' as const,
+              id: node.id,
+              label: `The node ${node.name} (${node.type})`,
+            }))
+          : await lockLiveEdgeLabel(call.m, input.edge_id!).then((edge) => {
+              if (!edge) throw new NotFoundError('Edge not found');
+              return {
+                kind: 'edge' as const,
+                id: input.edge_id!,
+                label: `The edge ${edge.source} ${edge.type} ${edge.target}`,
+              };
+            });
+        const staged = await stage(call, 'ontology.forget', {
+          nodes: [],
+          edges: [],
+          property_changes: [],
+          deletions: [deletion],
         });
+        return { status: 'staged' as const, node: null, edge: null, change_set_id: staged.change_set_id };
       }
       if (input.node_id) {
         const node = await removeNodeInTransaction(call.m, input.node_id);

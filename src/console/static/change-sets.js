@@ -4,7 +4,7 @@ import { fill, h, messageArea, readable, settleCard, when } from './dom.js';
 /*
  * A staged change-set's approval (issue 31 part 4) in the approvals inbox: the change-set as a diff
  * against the graph now (nodes to create or reference, edges, property changes with their value at
- * staging, now and after, and the conflicts an apply would report), with Apply and Reject. Both go
+ * staging, now and after, deletions, and the conflicts an apply would report), with Apply and Reject. Both go
  * through the approval's resolve, under the same separation rules as a run's.
  */
 
@@ -53,6 +53,20 @@ function diffOf(changeSet) {
               { class: change.stale ? 'diff-missing' : 'diff-create' },
               `~ ${change.name}.${change.key}: ${value(change.before)} → ${value(change.after)}`,
               change.stale ? ` (now ${value(change.now)}: changed since staging)` : '',
+            ),
+          ),
+        ),
+    (preview.deletions ?? []).length === 0
+      ? ''
+      : h(
+          'ul',
+          { class: 'diff deletions' },
+          preview.deletions.map((deletion) =>
+            h(
+              'li',
+              { class: 'diff-missing' },
+              `− delete ${deletion.label.replace(/^The /, 'the ')}`,
+              deletion.live ? '' : ' (already gone)',
             ),
           ),
         ),

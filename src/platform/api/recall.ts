@@ -15,10 +15,27 @@ import type { RateLimiter } from './rate-limit';
 /**
  * A read answered with a JSON body may start from the principal its credential was found to be a
  * moment ago (never a stream: nothing may leave before the credential is proven live), and so may a
- * write whose units of work wait for that proof (`recallable`). Never a public route: it has no caller.
+ * write whose units of work wait for that proof (`recallable`), its body a response schema's or JSON
+ * the handler sets at once. Never a public route: it has no caller.
  */
-export const mayRecall = (route: { method: string; recallable?: boolean; public?: boolean; response?: unknown }) =>
-  (route.method === 'get' || route.recallable === true) && !route.public && route.response !== undefined;
+export const mayRecall = (route: {
+  method: string;
+  recallable?: boolean;
+  public?: boolean;
+  response?: unknown;
+  produces?: unknown;
+}) =>
+  (route.method === 'get' || route.recallable === true) &&
+  !route.public &&
+  (route.response !== undefined || (route.recallable === true && answersJsonAtOnce(route.produces)));
+
+/** A handler that writes its own body as JSON and nothing else (`POST /mcp`): set at once, never streamed. */
+const answersJsonAtOnce = (produces: unknown) =>
+  typeof produces === 'object' &&
+  produces !== null &&
+  !Array.isArray(produces) &&
+  Object.keys(produces).length > 0 &&
+  Object.keys(produces).every((type) => type === 'application/json');
 
 /** The router's guards, as the recall path uses them. */
 export interface RecallGuards {

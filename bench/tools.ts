@@ -1,0 +1,170 @@
+/**
+ * `npm run bench -- tools [--seconds 3] [--nodes 1000]`
+ *
+ * The agent tools of issue 40, each figure beside its anchor measured in the same run:
+ * - `ontology.get_node` as an MCP `tools/call` (the SDK's own Client over Streamable HTTP against the
+ *   real `/mcp`, connected once) against `GET /v1/ontology/nodes/{id}`, at 1 and 4 clients (goal
+ *   ≥ 0.8× its throughput). The tool answers more than the route (the node's edges each way with the
+ *   node at the other end), so the ratio holds the tool's extra read as well as the MCP layer.
+ * - Where the difference goes, one client alternating request by request: the same tool through
+ *   `POST /v1/cap/ontology.get_node` (the capability layer without MCP) against the route, and as a
+ *   hand-written JSON-RPC POST (the MCP server without the SDK's client) against `/v1/cap`.
+ * - A run whose step is `runs.dispatch` + `runs.wait` of a 1-step child against two sequential
+ *   1-step runs (goal ≤ 1.3× their p50): see RUNS_AS_TOOLS below; not measured until those tools exist.
+ * Every node has three outgoing and three incoming edges. Data goes into weft_bench through the owner
+ * connection. `npm run bench -- profile --op mcp-node` profiles the MCP path.
+ */
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createApp } from '../src/app/http';
+import type { Measurement } from './lib/measure';
+import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
+import { bootBenchService, serveLocally } from './lib/servers';
+
+/** The issue's goal for the MCP read: at least this share of the REST route's throughput. */
+const GET_NODE_GOAL = 0.8;
+
+export async function run(args: string[]): Promise<void> {
+  const seconds = numberOption(args, 'seconds', 3);
+  const nodeCount = numberOption(args, 'nodes', 1000);
+  const service = await bootBenchService();
+  const { runtime, owner, provisioning } = service;
+  const tenant = await provisioning.bootstrap({ name: 'weft-bench-tools' });
+  const nodes: { id: string }[] = await owner.query(
+    `INSERT INTO nodes (workspace_id, type, name)
+     SELECT $1, (ARRAY['person', 'project', 'document', 'concept'])[1 + g % 4], 'tool node ' || g
+     FROM generate_series(0, $2 - 1) g RETURNING id`,
+    [tenant.workspace_id, nodeCount],
+  );
+  const ids = nodes.map((node) => node.id);
+  // Node i links to i+1, i+7 and i+31 (mod n): three edges out and three in for each.
+  await owner.query(
+    `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id)
+     SELECT $1, 'RELATES_TO', ids[1 + i], ids[1 + (i + step) % cardinality(ids)]
+     FROM (SELECT $2::uuid[] AS ids) a, generate_series(0, cardinality($2::uuid[]) - 1) i,
+       unnest(ARRAY[1, 7, 31]) step`,
+    [tenant.workspace_id, ids],
+  );
+  await owner.query(`ANALYZE nodes; ANALYZE edges`);
+
+  const { server, url } = await serveLocally(createApp(runtime));
+  const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
+  const http = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
+    return JSON.parse(text);
+  };
+  const client = new Client({ name: 'weft-bench', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${tenant.api_key}` } },
+    }),
+  );
+  await client.listTools(); // the client validates structured content against the listed output schemas
+  const pick = (i: number) => ids[(i * 7919) % ids.length]!;
+
+  const viaMcp = async (i: number) => {
+    const result = await client.callTool({ name: 'ontology_get_node', arguments: { node_id: pick(i) } });
+    if (result.isError) throw new Error(`ontology_get_node: ${JSON.stringify(result.content)}`);
+    return result;
+  };
+  const viaRoute = (i: number) => http('GET', `/v1/ontology/nodes/${pick(i)}`);
+  const viaCap = (i: number) => http('POST', '/v1/cap/ontology.get_node', { node_id: pick(i) });
+  const viaRawRpc = async (i: number) => {
+    const response = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'ontology_get_node', arguments: { node_id: pick(i) } },
+      }),
+    });
+    const answer = (await response.json()) as { result?: { isError?: boolean } };
+    if (response.status !== 200 || !answer.result || answer.result.isError) throw new Error(JSON.stringify(answer));
+    return answer;
+  };
+  const sample = (await viaMcp(0)).structuredContent as { edges: { outgoing: unknown[]; incoming: unknown[] } };
+  if (sample.edges.outgoing.length !== 3 || sample.edges.incoming.length !== 3) {
+    throw new Error(`expected 3 edges each way, got ${JSON.stringify(sample.edges)}`);
+  }
+
+  const rows: { subject: Measurement; anchor: Measurement }[] = [];
+  for (const concurrency of [1, 4]) {
+    const subject = await measure('ontology_get_node via MCP tools/call', viaMcp, {
+      concurrency,
+      durationMs: seconds * 1000,
+    });
+    const anchor = await measure('GET /v1/ontology/nodes/{id}', viaRoute, {
+      concurrency,
+      durationMs: seconds * 1000,
+    });
+    rows.push({ subject, anchor });
+    console.error(
+      `[bench] get_node c=${concurrency}: ${subject.rps.toFixed(0)} req/s (p50 ${subject.p50.toFixed(2)} ms) | ` +
+        `anchor ${anchor.rps.toFixed(0)} req/s (p50 ${anchor.p50.toFixed(2)} ms)`,
+    );
+  }
+  const pairs = [
+    {
+      name: 'MCP tools/call (SDK client)',
+      anchorName: 'GET /v1/ontology/nodes/{id}',
+      subject: viaMcp,
+      anchor: viaRoute,
+    },
+    {
+      name: 'POST /v1/cap/ontology.get_node',
+      anchorName: 'GET /v1/ontology/nodes/{id}',
+      subject: viaCap,
+      anchor: viaRoute,
+    },
+    {
+      name: 'raw JSON-RPC POST /mcp',
+      anchorName: 'POST /v1/cap/ontology.get_node',
+      subject: viaRawRpc,
+      anchor: viaCap,
+    },
+  ];
+  const paired = [];
+  for (const pair of pairs) paired.push({ pair, ...(await pairedOverhead(pair.subject, pair.anchor, seconds * 2000)) });
+
+  // RUNS_AS_TOOLS — the issue's second measure, to be built with runs.dispatch and runs.wait (issue 40
+  // part 2): a run whose one step is `runs.dispatch` of a 1-step child followed by `runs.wait` on it,
+  // against two sequential 1-step runs (POST /v1/runs, wait for each to finish), p50 of each from
+  // `measure` at 1 client; goal: the run's p50 ≤ 1.3× the pair's. bench/runs.ts shows how to start a
+  // worker and wait for a run's end.
+
+  console.log(`\nData: ${nodeCount} nodes, 3 edges out and 3 in each; ${seconds} s per point.\n`);
+  console.log(markdownTable(rows));
+  console.log('\n| pair (1 client, alternating) | pairs | p50 ms | anchor p50 ms | median difference ms | p50 ratio |');
+  console.log('|---|---|---|---|---|---|');
+  for (const { pair, subjectP50, anchorP50, medianDifference, pairs: count } of paired) {
+    console.log(
+      `| ${pair.name} vs ${pair.anchorName} | ${count} | ${subjectP50.toFixed(2)} | ${anchorP50.toFixed(2)} | ` +
+        `${medianDifference.toFixed(2)} | ×${(subjectP50 / anchorP50).toFixed(2)} |`,
+    );
+  }
+  console.log('\n| goal | result |\n|---|---|');
+  for (const { subject, anchor } of rows) {
+    const ratio = subject.rps / anchor.rps;
+    console.log(
+      `| ontology.get_node over MCP ≥ ${GET_NODE_GOAL}× GET /v1/ontology/nodes/{id} req/s, ${subject.concurrency} ` +
+        `client${subject.concurrency > 1 ? 's' : ''} | ${ratio >= GET_NODE_GOAL ? 'met' : '**missed**'}: ` +
+        `×${ratio.toFixed(2)} |`,
+    );
+  }
+  console.log(
+    '| runs.dispatch + runs.wait ≤ 1.3× two sequential 1-step runs (p50) | not measured: the tools are not built |',
+  );
+
+  await client.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await service.stop();
+}
