@@ -1,10 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import { z } from 'zod';
+import { filterSyntaxError } from '../filters/filter';
+import type { FilterPool } from '../filters/pool';
 import { queryFirst } from '../platform/db/query';
 import { ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
-import { filterSyntaxError } from '../triggers/filter';
-import type { FilterPool } from '../triggers/filter-pool';
 
 /**
  * Approval rules per workspace (issue 32 part 1): which tool calls may run, need a person, or are

@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { CapabilityService } from '../capabilities/service';
+import { createFilterPool } from '../filters/pool';
 import type { EventStreams } from '../platform/api/sse';
 import type { Config } from '../platform/config';
 import type { NotifyListener } from '../platform/db/notify-listener';
@@ -10,7 +11,6 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunCallbackService } from '../run-callbacks/service';
-import { createFilterPool } from '../triggers/filter-pool';
 import { createAgentModel } from './agent-model';
 import { runCapabilities } from './capabilities';
 import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { FilterResult } from '../filters/filter';
 import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { RunTemplate } from '../runs/schemas';
 import type { SignatureScheme } from './schemes';
@@ -8,9 +9,6 @@ import type { SignatureScheme } from './schemes';
  * frozen at creation (platform/auth/stored-principal.ts).
  */
 export type TriggerPrincipal = StoredPrincipal;
-
-export const FILTER_RESULTS = ['matched', 'not_matched', 'error'] as const;
-export type FilterResult = (typeof FILTER_RESULTS)[number];
 
 /** A webhook trigger: a slug (unique across workspaces), a sealed HMAC secret, a filter and a run template. */
 @Entity('webhook_triggers')

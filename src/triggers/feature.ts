@@ -1,3 +1,4 @@
+import { createFilterPool } from '../filters/pool';
 import type { Config } from '../platform/config';
 import type { Sealer } from '../platform/crypto/sealer';
 import { createSealer } from '../platform/crypto/sealer';
@@ -6,7 +7,6 @@ import type { Logger } from '../platform/logger';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunService } from '../runs/service';
 import { WebhookDelivery, WebhookTrigger } from './entities';
-import { createFilterPool } from './filter-pool';
 import type { TriggerIntake } from './intake';
 import { createTriggerIntake } from './intake';
 import type { IntakeLimiter } from './intake-limiter';

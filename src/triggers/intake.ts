@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { parseBodyForFilter } from '../filters/filter';
+import type { FilterPool } from '../filters/pool';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
@@ -7,8 +9,6 @@ import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
 import type { RunService } from '../runs/service';
 import { createTriggerDispatch } from './dispatch';
-import { parseBodyForFilter } from './filter';
-import type { FilterPool } from './filter-pool';
 import { headerRecord, pairsOf } from './headers';
 import { createLru } from './intake-cache';
 import type { IntakeLimiter } from './intake-limiter';

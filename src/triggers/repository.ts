@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
+import type { FilterResult } from '../filters/filter';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { ScopedRead, Statement } from '../platform/db/unit-of-work';
 import type { RunTemplate } from '../runs/schemas';
-import type { FilterResult, TriggerPrincipal } from './entities';
+import type { TriggerPrincipal } from './entities';
 import { WebhookDelivery, WebhookTrigger } from './entities';
 import type { SignatureScheme } from './schemes';
 

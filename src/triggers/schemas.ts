@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { FILTER_RESULTS } from '../filters/filter';
 import { LIMITS } from '../rules/limits';
 import { RunTemplate } from '../runs/schemas';
-import { FILTER_RESULTS } from './entities';
 import { SIGNATURE_SCHEMES } from './schemes';
 
 const timestamp = z.iso.datetime({ offset: true });

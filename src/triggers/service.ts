@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { filterSyntaxError, parseBodyForFilter } from '../filters/filter';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
@@ -13,7 +14,6 @@ import type { RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { createTriggerDispatch } from './dispatch';
 import type { WebhookTrigger } from './entities';
-import { filterSyntaxError, parseBodyForFilter } from './filter';
 import { headerRecord } from './headers';
 import { INTAKE_STATUS } from './intake';
 import type { IntakeLimiter } from './intake-limiter';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { parseBodyForFilter } from '../../src/triggers/filter';
-import { createFilterPool } from '../../src/triggers/filter-pool';
+import { parseBodyForFilter } from '../../src/filters/filter';
+import { createFilterPool } from '../../src/filters/pool';
 import { headerRecord, pairsOf } from '../../src/triggers/headers';
 
 const trigger = { id: 't', slug: 'hook' };

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { compile } from 'jmespath';
-import { fanOut, filterSyntaxError, parseBodyForFilter } from '../../src/triggers/filter';
-import { createFilterPool } from '../../src/triggers/filter-pool';
+import { fanOut, filterSyntaxError, parseBodyForFilter } from '../../src/filters/filter';
+import { createFilterPool } from '../../src/filters/pool';
 import { SIGNATURE_SCHEMES, signedHeaders, verifyDelivery } from '../../src/triggers/schemes';
 import { parseSignatureHeader, verifySignature } from '../../src/triggers/signature';
 

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { LIMITS } from '../rules/limits';
-import type { FilterResult } from './entities';
+import type { FilterResult } from './filter';
 
 /** What the worker gets: the raw body (it parses it, off the event loop) and the rest of the filter's input. */
 export interface FilterRequest {

@@ -6,6 +6,16 @@ declare module 'jmespath' {
   export function compile(expression: string): unknown;
 }
 
+/**
+ * JMESPath filters (issue 16 part 3, review H-2), a leaf under their users: webhook triggers
+ * filter deliveries, approval rules filter a step's input. This file checks an expression when
+ * it is saved; `pool.ts` evaluates it off the event loop under a time and memory budget.
+ */
+
+/** What evaluating a filter came to: it matched, it did not, or it failed (`error` says why). */
+export const FILTER_RESULTS = ['matched', 'not_matched', 'error'] as const;
+export type FilterResult = (typeof FILTER_RESULTS)[number];
+
 interface AstNode {
   type: string;
   children?: unknown[];
