@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { ApprovalSubject } from '../approvals/subject';
 import type { AnyCapability } from '../capabilities/define';
 import type { EdgeGuard } from '../graph/edge-guards';
 import type { RateLimiter } from '../platform/api/rate-limit';
@@ -11,7 +12,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { CapabilityDeps } from './capabilities';
 import type { Runtime } from './runtime';
-import type { ServiceFactories } from './services';
+import type { ServiceContext, ServiceFactories } from './services';
 
 /**
  * What a feature declares about itself, once, in `src/<feature>/feature.ts`: plain data and
@@ -48,6 +49,11 @@ export interface Feature {
   schedules?: readonly MaintenanceSchedule[];
   /** Rules it holds over every edge the graph writes, whoever writes it (src/graph/edge-guards.ts). */
   edgeGuards?: readonly EdgeGuard[];
+  /**
+   * What its approvals decide on (a run's step, a staged change-set): each subject the approvals
+   * inbox lists, shows and resolves by the kind stored with the approval. Gets the service context.
+   */
+  approvalSubjects?: (ctx: ServiceContext) => readonly ApprovalSubject[];
   /** Its agent tools (`/v1/cap`, runs' steps, MCP). */
   capabilities?: (deps: CapabilityDeps) => readonly AnyCapability[];
 }

@@ -1,5 +1,6 @@
 import { agentsFeature } from '../agents/feature';
 import { apiKeysFeature } from '../api-keys/feature';
+import { approvalsFeature } from '../approvals/feature';
 import { capabilitiesFeature } from '../capabilities/feature';
 import { changeSetsFeature } from '../change-sets/feature';
 import { codeFeature } from '../code/feature';
@@ -65,6 +66,8 @@ const MANIFESTS = [
   agentsFeature,
   capabilitiesFeature,
   runsFeature,
+  // After runs: its routes (/v1/approvals*) followed the runs' when runs held them.
+  approvalsFeature,
   runCallbacksFeature,
   runSchedulesFeature,
   mcpFeature,

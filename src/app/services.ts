@@ -1,3 +1,4 @@
+import type { ApprovalSubject } from '../approvals/subject';
 import type { AnyCapability } from '../capabilities/define';
 import type { Feature } from './feature';
 import type { FeatureServices } from './features';
@@ -14,6 +15,8 @@ export interface ServiceContext extends Kernel {
   tools(): readonly AnyCapability[];
   /** Runs when the runtime closes (before Temporal and the database go), latest first. */
   onClose(hook: () => Promise<void>): void;
+  /** Every feature's approval subjects, from the manifests, built on first call; the approvals service's input. */
+  approvalSubjects(): readonly ApprovalSubject[];
 }
 
 /** A manifest's `services`: one factory per service name. */
@@ -49,8 +52,8 @@ export interface ServiceRegistry {
  * throws with the path (`runs → capabilities → runs`).
  */
 export function createServiceRegistry(
-  features: readonly Pick<Feature, 'name' | 'services'>[],
-  context: Omit<ServiceContext, 'services' | 'onClose'>,
+  features: readonly Pick<Feature, 'name' | 'services' | 'approvalSubjects'>[],
+  context: Omit<ServiceContext, 'services' | 'onClose' | 'approvalSubjects'>,
 ): ServiceRegistry {
   const factories = new Map<string, { feature: string; build: (ctx: ServiceContext) => unknown }>();
   for (const feature of features) {
@@ -67,10 +70,15 @@ export function createServiceRegistry(
   const building: string[] = [];
   const hooks: (() => Promise<void>)[] = [];
   const services: Record<string, unknown> = {};
+  let subjects: readonly ApprovalSubject[] | undefined;
   const ctx: ServiceContext = {
     ...context,
     services: services as FeatureServices,
     onClose: (hook) => hooks.push(hook),
+    approvalSubjects: () => {
+      subjects ??= features.flatMap((feature) => feature.approvalSubjects?.(ctx) ?? []);
+      return subjects;
+    },
   };
 
   function resolve(name: string): unknown {

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { ChangeSetConflict } from '../approvals/schemas';
 import { nodeUpdated } from '../graph/events';
 import { findLiveEdge, findLiveNodeByName, liveEdgeIds, softDeleteEdge, updateNode } from '../graph/repository';
 import {
@@ -15,7 +16,7 @@ import { DomainError, NotFoundError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { ChangeSetRecord } from './repository';
 import { liveNodesWithProperties } from './repository';
-import type { ChangeSetConflict, ChangeSetOperations, ChangeSetPreview } from './schemas';
+import type { ChangeSetOperations, ChangeSetPreview } from './schemas';
 import { sameValue } from './staging';
 
 const conflict = (fields: Partial<ChangeSetConflict> & Pick<ChangeSetConflict, 'kind' | 'message'>) => ({

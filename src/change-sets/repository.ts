@@ -1,7 +1,8 @@
 import type { EntityManager } from 'typeorm';
+import type { ChangeSetConflict, ChangeSetStatus } from '../approvals/schemas';
 import type { StoredCredential } from '../platform/auth/stored-principal';
 import { queryFirst, queryRows } from '../platform/db/query';
-import type { ChangeSetConflict, ChangeSetOperations, ChangeSetStatus } from './schemas';
+import type { ChangeSetOperations } from './schemas';
 
 /** The resolver's credential, as the change-set records who resolved it. */
 export type ResolverCredential = Pick<StoredCredential, 'kind' | 'id'>;

@@ -1,11 +1,10 @@
 import { z } from 'zod';
+import type { ChangeSetStatus } from '../approvals/schemas';
+import { CHANGE_SET_STATUSES, ChangeSetApplied, ChangeSetConflict } from '../approvals/schemas';
 import { LIMITS } from '../rules/limits';
 
 const timestamp = z.iso.datetime({ offset: true });
 const properties = z.record(z.string(), z.unknown());
-
-export const CHANGE_SET_STATUSES = ['pending', 'applied', 'rejected', 'conflicted', 'withdrawn'] as const;
-export type ChangeSetStatus = (typeof CHANGE_SET_STATUSES)[number];
 
 /** A change-set's status as its approval shows it. */
 export const APPROVAL_STATUS_OF: Record<ChangeSetStatus, 'pending' | 'approved' | 'rejected' | 'cancelled'> = {
@@ -65,26 +64,6 @@ export const ChangeSetOperations = z
   })
   .meta({ id: 'ChangeSetOperations' });
 export type ChangeSetOperations = z.infer<typeof ChangeSetOperations>;
-
-export const ChangeSetConflict = z
-  .object({
-    kind: z
-      .enum(['node_deleted', 'edge_deleted', 'property_changed', 'refused', 'credential_revoked'])
-      .describe(
-        '`node_deleted`: a node it references (or deletes) is gone; `edge_deleted`: an edge it deletes is gone; ' +
-          '`property_changed`: a property differs from its `before`; ' +
-          '`refused`: the graph refused a write (an edge end missing, a claim conflict); `credential_revoked`: the ' +
-          'credential that staged it was revoked or expired, or its user left the workspace.',
-      ),
-    ref: z.string().nullable(),
-    node_id: z.uuid().nullable(),
-    key: z.string().nullable(),
-    before: z.unknown().describe('The value at staging (property_changed).'),
-    now: z.unknown().describe('The value found at apply (property_changed).'),
-    message: z.string(),
-  })
-  .meta({ id: 'ChangeSetConflict' });
-export type ChangeSetConflict = z.infer<typeof ChangeSetConflict>;
 
 const credential = z.object({
   kind: z.enum(['user_jwt', 'api_key', 'mcp_token']),
@@ -156,10 +135,7 @@ export const ChangeSetRow = z
     resolved_by_credential: credential.nullable(),
     notes: z.string().nullable(),
     conflicts: z.array(ChangeSetConflict).nullable().describe('What the apply found changed (status conflicted).'),
-    applied: z
-      .object({ node_ids: z.array(z.uuid()), edge_ids: z.array(z.uuid()) })
-      .nullable()
-      .describe('The nodes the apply created or referenced and the edges it created.'),
+    applied: ChangeSetApplied,
     created_at: timestamp,
     resolved_at: timestamp.nullable(),
   })
@@ -179,14 +155,3 @@ export const ChangeSetListQuery = z.object({
 export type ChangeSetListQuery = z.output<typeof ChangeSetListQuery>;
 
 export const ChangeSetIdParams = z.object({ change_set_id: z.uuid() });
-
-/** What a resolve of a change-set's approval answers beside the approval's own fields. */
-export const ChangeSetOutcome = z
-  .object({
-    change_set_id: z.uuid(),
-    status: z.enum(CHANGE_SET_STATUSES),
-    conflicts: z.array(ChangeSetConflict),
-    applied: ChangeSetRow.shape.applied,
-  })
-  .meta({ id: 'ChangeSetOutcome' });
-export type ChangeSetOutcome = z.input<typeof ChangeSetOutcome>;

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { recordApprovalSubject } from '../approvals/repository';
 import type { Principal } from '../platform/auth/principal';
 import { freezeCredential } from '../platform/auth/stored-principal';
 import type { NewChangeSet } from './repository';
@@ -25,6 +26,11 @@ export async function stageChangeSet(
     operations,
     stagedBy: stager.userId,
     credential: freezeCredential(stager.credential),
+  });
+  await recordApprovalSubject(m, {
+    approvalId: row.approval_id,
+    workspaceId: stager.workspaceId,
+    subject: 'change_set',
   });
   return { change_set_id: row.id, approval_id: row.approval_id };
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { ApprovalVote, RunApproval } from '../approvals/entities';
+import { resolvedCredential } from '../approvals/views';
 import { canonicalJson } from '../capabilities/idempotency';
-import type { ApprovalVote, AuditKind, RunApproval, RunStep } from './entities';
+import type { AuditKind, RunStep } from './entities';
 
 /** The previous hash of a chain's first link. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -47,12 +49,6 @@ export function stepEntry(step: StepEntryFields): Record<string, unknown> {
     ...(step.policyDecision ? { policy_decision: step.policyDecision } : {}),
   };
 }
-
-/** The credential an approval was resolved with; null before, for a cancelled one, and for rows older than it. */
-export const resolvedCredential = (approval: RunApproval) =>
-  approval.resolvedByCredentialKind
-    ? { kind: approval.resolvedByCredentialKind, id: approval.resolvedByCredentialId }
-    : null;
 
 export const approvalEntry = (approval: RunApproval): Record<string, unknown> => {
   const credential = resolvedCredential(approval);

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
+import type { RunApproval } from '../approvals/entities';
 import { notifyRunCallbacks } from '../run-callbacks/notify';
-import type { RunApproval, RunError } from './entities';
+import type { RunError } from './entities';
 
 // Issue 26 part 2: what a run tells its callbacks, from the two places its state changes in a way a
 // callback reports (it finished; it waits for a person). Called in the transaction of the change.

@@ -1,9 +1,10 @@
 import type { EntityManager } from 'typeorm';
+import type { RunApproval } from '../approvals/entities';
+import type { PolicyDecision } from '../approvals/rules';
+import { decideStep, readApprovalRules } from '../approvals/rules';
+import type { FilterPool } from '../filters/pool';
 import { ValidationFailedError } from '../platform/errors';
-import type { FilterPool } from '../triggers/filter-pool';
-import type { PolicyDecision } from './approval-rules';
-import { decideStep, readApprovalRules } from './approval-rules';
-import type { RunApproval, RunExecution } from './entities';
+import type { RunExecution } from './entities';
 import { findStep } from './repository';
 
 // A filter that cannot run counts as matched with at least require_approval (decideStep): fail closed.

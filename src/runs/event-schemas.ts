@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { Approvers } from './approval-rules';
+import { Approvers } from '../approvals/rules';
+import { ApprovalStatus } from '../approvals/schemas';
 import { Tag } from './control-schemas';
-import { ApprovalStatus, RunStatus } from './schemas';
+import { RunStatus } from './schemas';
 
 /** The wire shapes of the run event streams (issue 26): documentation of the SSE `data:` lines. */
 

@@ -12,8 +12,9 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { createAgentModel } from './agent-model';
+import { runStepApprovals } from './approval-subject';
 import { runCapabilities } from './capabilities';
-import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+import { RunAuditLink, RunExecution, RunStep } from './entities';
 import type { RunEventStreams } from './event-stream';
 import { createRunEventStreams } from './event-stream';
 import { decisionRecorded, runDispatched } from './events';
@@ -24,6 +25,7 @@ import { RUN_EVENTS_CHANNEL } from './run-events';
 import type { RunService } from './service';
 import { createRunService } from './service';
 import { createRunSteps } from './steps';
+import { createRunWaker } from './wake';
 import { runReconcileWorkflow } from './workflow';
 
 type RecheckConfig = Pick<Config, 'RUN_APPROVAL_RECHECK_SECONDS' | 'RUN_APPROVAL_RECHECKS_PER_RUN'>;
@@ -34,34 +36,28 @@ const rechecks = (config: RecheckConfig) => ({
   approvalRechecksPerRun: config.RUN_APPROVAL_RECHECKS_PER_RUN,
 });
 
-/** Agent runs, their approvals and audit links, and the reconcile safety net. */
+/** Agent runs, their audit links, their steps' approval subject and the reconcile safety net. */
 export const runsFeature = {
   name: 'runs',
   services: {
-    /** Agent runs and their approvals as the API calls them (dispatch, read, cancel, resolve). */
+    /** Agent runs as the API calls them (dispatch, read, cancel, rerun, audit). */
     runs: (ctx: {
       uow: UnitOfWork;
       outbox: OutboxRelay;
       temporal: TemporalHandle;
       logger: Logger;
       config: RecheckConfig;
-      onClose: (hook: () => Promise<void>) => void;
       services: { capabilities: CapabilityService; runCallbacks: RunCallbackService };
-    }) => {
-      // Judging an approval's edit may run a rule's input filter (NM-4); workers start only when one does.
-      const filters = createFilterPool();
-      ctx.onClose(() => filters.close());
-      return createRunService({
+    }) =>
+      createRunService({
         uow: ctx.uow,
         outbox: ctx.outbox,
         temporal: ctx.temporal,
         capabilities: ctx.services.capabilities,
         callbacks: ctx.services.runCallbacks,
         logger: ctx.logger,
-        filters,
         ...rechecks(ctx.config),
-      });
-    },
+      }),
     /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
     runSteps: (ctx: {
       uow: UnitOfWork;
@@ -130,11 +126,22 @@ export const runsFeature = {
   },
   tags: {
     runs: 'Agent runs: dispatch and follow executions.',
-    approvals: 'Human approvals that suspended runs wait on.',
   },
-  entities: [RunExecution, RunStep, RunApproval, RunAuditLink],
+  entities: [RunExecution, RunStep, RunAuditLink],
   routes: (runtime: { services: { runs: RunService; runEvents: RunEventStreams } }) =>
     runRoutes(runtime.services.runs, runtime.services.runEvents),
+  // A step that needs a person waits on an approval of the inbox (`/v1/approvals`, src/approvals).
+  approvalSubjects: (ctx: {
+    temporal: TemporalHandle;
+    logger: Logger;
+    onClose: (hook: () => Promise<void>) => void;
+    services: { capabilities: Pick<CapabilityService, 'tools'> };
+  }) => {
+    // Judging an approval's edit may run a rule's input filter (NM-4); workers start only when one does.
+    const filters = createFilterPool();
+    ctx.onClose(() => filters.close());
+    return [runStepApprovals({ capabilities: ctx.services.capabilities, wake: createRunWaker(ctx), filters })];
+  },
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
   events: [runDispatched, decisionRecorded],
   // A committed dispatch: start its run workflow.

@@ -2,27 +2,30 @@
 // the audit chain serialize on one lock (the run row, `lockExecution`) and share the guard that no
 // write leaves a finished run (`UNFINISHED`); cut by table, each part would need both again.
 import type { EntityManager } from 'typeorm';
+import type { RunApproval } from '../approvals/entities';
+import * as approvalsRepo from '../approvals/repository';
+import { RUN_UNFINISHED } from '../approvals/repository';
+import type { PolicyDecision } from '../approvals/rules';
 import { canonicalJson } from '../capabilities/idempotency';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
-import type { Approvers, PolicyDecision } from './approval-rules';
 import type { StepEntryFields } from './audit';
 import { GENESIS_HASH } from './audit';
 import type { FinishedRunRow } from './callbacks';
 import { callbackRunFinished } from './callbacks';
 import { finishingWithKey } from './concurrency';
-import type { ApprovalStatus, ApprovalVote, AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
-import { RunApproval, RunAuditLink, RunExecution, RunStep } from './entities';
+import type { AuditKind, RunError, RunPrincipal, RunStatus } from './entities';
+import { RunAuditLink, RunExecution, RunStep } from './entities';
 import type { AuditRef } from './run-events';
 import { appendEventsSql, recordRunEvent } from './run-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
-const approvals = (m: EntityManager) => m.getRepository(RunApproval);
 const audit = (m: EntityManager) => m.getRepository(RunAuditLink);
 
-// A transition never leaves a finished run: every status write below carries this condition.
-const UNFINISHED = `status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')`;
+// A transition never leaves a finished run: every status write below carries this condition (an
+// approval's decision too, which is why it is declared in src/approvals, below runs).
+const UNFINISHED = RUN_UNFINISHED;
 
 export interface NewExecution {
   workspaceId: string;
@@ -144,9 +147,6 @@ export const stepsOf = (m: EntityManager, executionId: string) =>
 export const findStep = (m: EntityManager, executionId: string, stepNo: number) =>
   steps(m).findOneBy({ executionId, stepNo });
 
-export const approvalsOf = (m: EntityManager, executionId: string) =>
-  approvals(m).find({ where: { executionId }, order: { stepNo: 'ASC' } });
-
 /**
  * Moves an unfinished run to `status` and records its `run.status` event; false when it had
  * finished (a cancel won the race) or was in `status` already (no event then).
@@ -249,7 +249,7 @@ export async function cancelExecution(m: EntityManager, id: string, releaseSlot 
     releaseSlot,
   );
   if (!cancelled) return false;
-  await approvals(m).update({ executionId: id, status: 'pending' }, { status: 'cancelled', resolvedAt: new Date() });
+  await approvalsRepo.cancelPendingApprovals(m, id);
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
   await recordRunEvent(m, id, { type: 'run.status', data: { status: 'CANCELLED' } });
   await callbackRunFinished(m, cancelled);
@@ -385,29 +385,8 @@ export async function recordPolicyDecision(
  * its `approval.requested` event when this call created it.
  */
 export async function requestApproval(m: EntityManager, step: RunStep): Promise<RunApproval> {
-  // Raw SQL for ON CONFLICT DO NOTHING: a retried activity must not fail on the unique step. The rule
-  // that asked for it (issue 32) gives its approvers and deadline, counted from now on the database's clock.
-  const decision = step.policyDecision;
-  const created = await affectedRows(
-    m,
-    `INSERT INTO run_approvals
-       (workspace_id, execution_id, step_no, tool, input, policy_decision, approvers, deadline, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-       clock_timestamp() + make_interval(secs => ($8::jsonb->>'after_seconds')::float8))
-     ON CONFLICT (execution_id, step_no) DO NOTHING`,
-    [
-      step.workspaceId,
-      step.executionId,
-      step.stepNo,
-      step.tool,
-      JSON.stringify(step.input),
-      decision ? JSON.stringify(decision) : null,
-      decision?.approvers ? JSON.stringify(decision.approvers) : null,
-      decision?.deadline ? JSON.stringify(decision.deadline) : null,
-    ],
-  );
-  const approval = await approvals(m).findOneByOrFail({ executionId: step.executionId, stepNo: step.stepNo });
-  if (created > 0) {
+  const { approval, created } = await approvalsRepo.requestApproval(m, step);
+  if (created) {
     await recordRunEvent(m, step.executionId, {
       type: 'approval.requested',
       data: {
@@ -469,133 +448,6 @@ export const unfinishedRuns = (m: EntityManager, minAgeSeconds: number, limit: n
     [minAgeSeconds, limit],
   );
 
-export const findApproval = (m: EntityManager, executionId: string, stepNo: number) =>
-  approvals(m).findOneBy({ executionId, stepNo });
-
-export const findApprovalById = (m: EntityManager, id: string) => approvals(m).findOneBy({ id });
-
-/**
- * PENDING → APPROVED/REJECTED exactly once, and only while the run is unfinished: raw SQL for the
- * conditional update joined to the run. Concurrent resolves queue on the row lock; the losers find
- * it no longer pending. Null when nothing changed.
- */
-export const resolveApproval = (
-  m: EntityManager,
-  input: {
-    approvalId: string;
-    status: Extract<ApprovalStatus, 'approved' | 'rejected' | 'responded'>;
-    userId: string;
-    credential: { kind: RunPrincipal['credential']['kind']; id?: string };
-    notes: string | null;
-    editedInput?: Record<string, unknown> | null;
-    response?: string | null;
-  },
-) =>
-  queryFirst<{ execution_id: string }>(
-    m,
-    `UPDATE run_approvals a SET status = $2, resolved_by = $3, notes = $4, resolved_at = now(),
-       resolved_by_credential_kind = $5, resolved_by_credential_id = $6, edited_input = $7, response = $8
-     FROM run_executions e
-     WHERE a.id = $1 AND a.status = 'pending' AND e.id = a.execution_id AND e.${UNFINISHED}
-       AND (a.expires_at IS NULL OR a.expires_at > clock_timestamp())
-     RETURNING a.execution_id`,
-    [
-      input.approvalId,
-      input.status,
-      input.userId,
-      input.notes,
-      input.credential.kind,
-      input.credential.id ?? null,
-      input.editedInput ? JSON.stringify(input.editedInput) : null,
-      input.response ?? null,
-    ],
-  );
-
-/**
- * The approval, locked (the caller holds the run's lock, taken first as every writer of the run does),
- * and whether its deadline has passed on the database's clock.
- */
-export async function lockApproval(m: EntityManager, approvalId: string) {
-  const row = await queryFirst<{ due: boolean }>(
-    m,
-    `SELECT expires_at IS NOT NULL AND expires_at <= clock_timestamp() AS due FROM run_approvals
-     WHERE id = $1 FOR UPDATE`,
-    [approvalId],
-  );
-  if (!row) return null;
-  return { approval: (await findApprovalById(m, approvalId))!, due: row.due };
-}
-
-/** A person's vote (issue 32 part 4); null when they voted on it already (the unique person and approval). */
-export const insertVote = (
-  m: EntityManager,
-  vote: Pick<ApprovalVote, 'approval_id' | 'execution_id' | 'user_id' | 'decision' | 'notes'> & {
-    workspaceId: string;
-    credential: { kind: RunPrincipal['credential']['kind']; id?: string };
-  },
-) =>
-  queryFirst<ApprovalVote>(
-    m,
-    `INSERT INTO run_approval_votes
-       (workspace_id, approval_id, execution_id, user_id, decision, credential_kind, credential_id, notes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (approval_id, user_id) DO NOTHING
-     RETURNING *`,
-    [
-      vote.workspaceId,
-      vote.approval_id,
-      vote.execution_id,
-      vote.user_id,
-      vote.decision,
-      vote.credential.kind,
-      vote.credential.id ?? null,
-      vote.notes,
-    ],
-  );
-
-/** The votes on these approvals, oldest first. */
-export const votesOf = (m: EntityManager, approvalIds: string[]) =>
-  approvalIds.length === 0
-    ? Promise.resolve([])
-    : queryRows<ApprovalVote>(
-        m,
-        `SELECT * FROM run_approval_votes WHERE approval_id = ANY($1::uuid[]) ORDER BY created_at, id`,
-        [approvalIds],
-      );
-
-export const votesByIds = (m: EntityManager, ids: string[]) =>
-  ids.length === 0
-    ? Promise.resolve([])
-    : queryRows<ApprovalVote>(m, `SELECT * FROM run_approval_votes WHERE id = ANY($1::uuid[])`, [ids]);
-
-/**
- * A deadline's outcome (issue 32 part 3), exactly once: only a pending approval past its deadline on
- * the database's clock, of an unfinished run, moves; a person's resolve (guarded by the same clock)
- * and this update cannot both win. `escalate`: the next approvers and a new deadline, still pending.
- */
-export const expireApproval = (
-  m: EntityManager,
-  approvalId: string,
-  outcome: { status: 'approved' | 'rejected' } | { escalateTo: Approvers; afterSeconds: number },
-) =>
-  queryFirst<{ execution_id: string }>(
-    m,
-    'status' in outcome
-      ? `UPDATE run_approvals a SET status = $2, expired = true, resolved_at = now()
-         FROM run_executions e
-         WHERE a.id = $1 AND a.status = 'pending' AND a.expires_at <= clock_timestamp()
-           AND e.id = a.execution_id AND e.${UNFINISHED}
-         RETURNING a.execution_id`
-      : `UPDATE run_approvals a SET approvers = $2, escalations = a.escalations + 1,
-           expires_at = clock_timestamp() + make_interval(secs => $3::float8)
-         FROM run_executions e
-         WHERE a.id = $1 AND a.status = 'pending' AND a.expires_at <= clock_timestamp()
-           AND e.id = a.execution_id AND e.${UNFINISHED}
-         RETURNING a.execution_id`,
-    'status' in outcome
-      ? [approvalId, outcome.status]
-      : [approvalId, JSON.stringify(outcome.escalateTo), outcome.afterSeconds],
-  );
-
 /** The step runs with the reviewer's edit of its input (issue 32 part 2); only a step not yet started. */
 export const editStepInput = (m: EntityManager, executionId: string, stepNo: number, input: Record<string, unknown>) =>
   affectedRows(m, `UPDATE run_steps SET input = $3 WHERE execution_id = $1 AND step_no = $2 AND status = 'PENDING'`, [
@@ -603,13 +455,6 @@ export const editStepInput = (m: EntityManager, executionId: string, stepNo: num
     stepNo,
     JSON.stringify(input),
   ]);
-
-export const listApprovals = (m: EntityManager, query: { status?: ApprovalStatus; limit: number }) =>
-  approvals(m).find({
-    where: query.status ? { status: query.status } : {},
-    order: { requestedAt: 'DESC', id: 'DESC' },
-    take: query.limit,
-  });
 
 /**
  * Newest first, keyset-paged on (created_at, id): raw SQL for the row comparison, which the query
@@ -693,9 +538,6 @@ export const auditOf = (m: EntityManager, executionId: string) =>
 export const stepsByIds = (m: EntityManager, ids: string[]) =>
   ids.length === 0 ? Promise.resolve([]) : steps(m).find({ where: ids.map((id) => ({ id })) });
 
-export const approvalsByIds = (m: EntityManager, ids: string[]) =>
-  ids.length === 0 ? Promise.resolve([]) : approvals(m).find({ where: ids.map((id) => ({ id })) });
-
 export const findStepById = (m: EntityManager, id: string) => steps(m).findOneBy({ id });
 
 /** The next step number of a run (decisions come after the planned steps). */
@@ -769,15 +611,3 @@ export const decisionsOf = (m: EntityManager, executionId: string, headOnly: boo
     where: { executionId, kind: 'DECISION', ...(headOnly ? { superseded: false } : {}) },
     order: { stepNo: 'ASC' },
   });
-
-/** Which of these user ids are members of the transaction's workspace. */
-export const membersAmong = async (m: EntityManager, userIds: string[]): Promise<string[]> =>
-  userIds.length === 0
-    ? []
-    : (
-        await queryRows<{ user_id: string }>(
-          m,
-          `SELECT user_id FROM memberships WHERE workspace_id = weft_current_workspace() AND user_id = ANY($1::uuid[])`,
-          [userIds],
-        )
-      ).map((row) => row.user_id);

@@ -1,16 +1,15 @@
 import { z } from 'zod';
+import { PolicyDecisionBody } from '../approvals/rules';
+import { ApprovalRow } from '../approvals/schemas';
 import { IdempotencyKey } from '../capabilities/idempotency';
-import { ChangeSetOutcome } from '../change-sets/schemas';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
-import { Approvers, Deadline, PolicyDecisionBody } from './approval-rules';
 import { runControlFields, runControlView, Tag } from './control-schemas';
-import { APPROVAL_STATUSES, DISPATCHER_MAY_APPROVE, RUN_STATUSES } from './entities';
+import { RUN_STATUSES } from './entities';
 
 const timestamp = z.iso.datetime({ offset: true });
 
 export const RunStatus = z.enum(RUN_STATUSES);
-export const ApprovalStatus = z.enum(APPROVAL_STATUSES);
 
 export const PlaybookStep = z
   .object({
@@ -146,78 +145,6 @@ export const RunStepRow = z
   })
   .meta({ id: 'RunStep' });
 
-export const ApprovalRow = z
-  .object({
-    approval_id: z.uuid(),
-    subject: z
-      .enum(['run_step', 'change_set'])
-      .describe('What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).'),
-    execution_id: z.uuid().nullable().describe('The run whose step waits; null for a change-set’s approval.'),
-    change_set_id: z
-      .uuid()
-      .nullable()
-      .describe('The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.'),
-    status: ApprovalStatus,
-    step: z
-      .object({ step_no: z.number().int(), tool: z.string(), input: z.record(z.string(), z.unknown()) })
-      .nullable()
-      .describe('The run step that waits; null for a change-set’s approval.'),
-    notes: z.string().nullable(),
-    edited_input: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe('The input the reviewer approved the step with instead of `step.input` (the original); null if none.'),
-    response: z
-      .string()
-      .nullable()
-      .describe('A RESPOND’s message, which the llm agent got instead of the tool’s result.'),
-    resolved_by: z.uuid().nullable().describe('The user who resolved it.'),
-    resolved_by_credential: z
-      .object({
-        kind: z.enum(['user_jwt', 'api_key', 'mcp_token']),
-        id: z.uuid().nullable().describe('The API key’s id, or the user JWT’s `jti`.'),
-      })
-      .nullable()
-      .describe('The credential it was resolved with; null while pending, and when cancelled.'),
-    requested_at: timestamp,
-    resolved_at: timestamp.nullable(),
-    policy_decision: z
-      .object({
-        version: z.number().int(),
-        rule: z.number().int().nullable().describe('The index of the rule; null: the default action.'),
-      })
-      .nullable()
-      .describe(
-        'The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when ' +
-          'it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed.',
-      ),
-    approvers: Approvers.nullable().describe(
-      'Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one ' +
-        'decision by anyone allowed to resolve.',
-    ),
-    deadline: Deadline.nullable().describe('The rule’s deadline, if it set one.'),
-    expires_at: timestamp
-      .nullable()
-      .describe('When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.'),
-    escalations: z.number().int().describe('How many times the deadline escalated it.'),
-    expired: z
-      .boolean()
-      .describe('The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null.'),
-    votes: z
-      .array(
-        z.object({
-          user_id: z.uuid(),
-          decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
-          credential: z.object({ kind: z.enum(['user_jwt', 'api_key', 'mcp_token']), id: z.uuid().nullable() }),
-          notes: z.string().nullable(),
-          voted_at: timestamp,
-        }),
-      )
-      .describe('With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain).'),
-  })
-  .meta({ id: 'Approval' });
-export type ApprovalRow = z.input<typeof ApprovalRow>;
-
 export const RunSummary = z
   .object({
     execution_id: z.uuid(),
@@ -263,87 +190,6 @@ export const RunListQuery = z.object({
 export type RunListQuery = z.output<typeof RunListQuery>;
 
 export const ExecutionIdParams = z.object({ execution_id: z.uuid() });
-export const ApprovalIdParams = z.object({ approval_id: z.uuid() });
-
-export const ApprovalListQuery = z.object({
-  status: ApprovalStatus.optional(),
-  limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
-});
-
-export const ApprovalPolicy = z
-  .object({
-    dispatcher_may_approve: z
-      .enum(DISPATCHER_MAY_APPROVE)
-      .describe(
-        'Whether the user who dispatched a run may resolve its approvals through another credential of theirs ' +
-          '(the dispatching credential never may): `when_alone` (the default) while they are the workspace’s only ' +
-          'member, `always`, or `never`.',
-      ),
-  })
-  .meta({ id: 'ApprovalPolicy' });
-export type ApprovalPolicy = z.output<typeof ApprovalPolicy>;
-
-export const ApprovalPolicyPatch = z
-  .strictObject({ dispatcher_may_approve: ApprovalPolicy.shape.dispatcher_may_approve })
-  .meta({ id: 'ApprovalPolicyPatch' });
-
-export const ApprovalList = z.object({ approvals: z.array(ApprovalRow) }).meta({ id: 'ApprovalList' });
-
-export const ResolveApprovalRequest = z
-  .object({
-    decision: z
-      .enum(['APPROVED', 'REJECTED', 'RESPOND'])
-      .describe('RESPOND (llm runs only): the step does not run; the model gets `message` as its result.'),
-    notes: z.string().max(LIMITS.runs.notesChars).optional(),
-    input: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe('APPROVED only: the step runs with this input instead, checked against the tool’s schema (422).'),
-    message: z
-      .string()
-      .trim()
-      .min(1)
-      .max(LIMITS.runs.notesChars)
-      .optional()
-      .describe('RESPOND only, and required there: what the llm agent receives as the tool’s result.'),
-  })
-  .strict()
-  .superRefine((body, ctx) => {
-    if (body.input !== undefined && body.decision !== 'APPROVED') {
-      ctx.addIssue({ code: 'custom', path: ['input'], message: 'An edited input goes with APPROVED only' });
-    }
-    if ((body.message !== undefined) !== (body.decision === 'RESPOND')) {
-      ctx.addIssue({ code: 'custom', path: ['message'], message: 'RESPOND needs a message, and only RESPOND has one' });
-    }
-  })
-  .meta({ id: 'ResolveApprovalRequest' });
-export type ResolveApprovalRequest = z.output<typeof ResolveApprovalRequest>;
-
-export const ResolveApprovalResponse = z
-  .object({
-    approval_id: z.uuid(),
-    decision: z.enum(['APPROVED', 'REJECTED', 'RESPOND']),
-    execution_id: z.uuid().nullable().describe('The run; null for a change-set’s approval.'),
-    change_set: ChangeSetOutcome.optional().describe(
-      'Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or ' +
-        '`rejected`. Absent for a run’s, whose answer is as it always was.',
-    ),
-    status: ApprovalStatus.describe('The approval’s status after this decision: `pending` while a quorum is short.'),
-    approvals_remaining: z.number().int().describe('How many more approving votes the quorum needs (0 once decided).'),
-    dispatcher_resolved: z
-      .object({
-        policy: z.enum(['when_alone', 'always']),
-        message: z.string(),
-      })
-      .nullable()
-      .describe(
-        'Set when the person who dispatched the run (or staged the change-set) decided, through a credential ' +
-          'of theirs that does not stand for the dispatching one: the approval policy that let them, and why ' +
-          '(`when_alone`: they are the workspace’s only member). Null when another member decided.',
-      ),
-  })
-  .meta({ id: 'ResolveApprovalResponse' });
-export type ResolveApprovalResponse = z.input<typeof ResolveApprovalResponse>;
 
 export const AuditLink = z
   .object({

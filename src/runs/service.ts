@@ -1,45 +1,26 @@
 import type { EntityManager } from 'typeorm';
-import type { z } from 'zod';
-import type { AnyCapability } from '../capabilities/define';
+import * as approvals from '../approvals/repository';
+import { approvalRows } from '../approvals/views';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
-import { findChangeSetByApproval } from '../change-sets/repository';
-import { APPROVAL_STATUS_OF } from '../change-sets/schemas';
-import { changeSetsWithApprovalStatus, resolveChangeSetApproval } from '../change-sets/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import type { ValidationIssue } from '../platform/errors';
-
-type ValidationLoc = ValidationIssue['loc'];
-
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  ValidationFailedError,
-} from '../platform/errors';
+import { BadRequestError, ConflictError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
-import type { FilterPool } from '../triggers/filter-pool';
-import { approvingVotes, auditApproval, auditVote } from './approval-deadlines';
-import { readApprovalPolicy, saveApprovalPolicy } from './approval-policy';
-import type { ApprovalRules, ApprovalRulesPut } from './approval-rules';
-import { checkApprovalRules, namedApprovers, readApprovalRules, saveApprovalRules } from './approval-rules';
+import { auditApproval } from './approval-audit';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import { admit, lockConcurrencyKey, recordControl } from './concurrency';
 import type { RerunRequest } from './control-schemas';
-import { separationWithin } from './dispatcher-identity';
-import { judgeEdit } from './edit-judgement';
-import type { RunApproval, RunExecution } from './entities';
+import type { RunExecution } from './entities';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import * as repo from './repository';
@@ -47,21 +28,19 @@ import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun, rerunEntry } from './rerun';
 import { recordRunEvent } from './run-events';
 import type {
-  ApprovalPolicy,
-  ApprovalRow,
   DispatchRunRequest,
   DispatchRunResponse,
   PlaybookStep,
-  ResolveApprovalRequest,
-  ResolveApprovalResponse,
   RunAudit,
   RunDetail,
   RunListQuery,
   RunSummary,
   RunTemplate,
 } from './schemas';
-import { approvalRow, changeSetApprovalRow, stepRow, summaryOf } from './views';
-import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
+import { stepIssues } from './step-issues';
+import { stepRow, summaryOf } from './views';
+import { createRunWaker } from './wake';
+import { runWorkflow } from './workflow';
 
 /** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
 export interface DispatchOrigin {
@@ -70,29 +49,14 @@ export interface DispatchOrigin {
   rerun?: RerunPlan & { earlierId: string };
 }
 
-/** The 422 issues of one step (at `loc`): an unknown tool, or an input its tool's schema refuses. */
-function stepIssues(tools: ReadonlyMap<string, AnyCapability>, step: PlaybookStep, at: number, where?: ValidationLoc) {
-  const loc = where ?? ['body', 'input', 'steps', at];
-  const tool = tools.get(step.tool);
-  if (!tool) return [{ loc: [...loc, 'tool'], msg: `Unknown tool ${step.tool}`, type: 'unknown_tool' }];
-  const parsed = (tool.input as z.ZodType).safeParse(step.input);
-  if (parsed.success) return [];
-  return parsed.error.issues.map(
-    (issue): ValidationIssue => ({
-      loc: [...loc, 'input', ...issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment))],
-      msg: issue.message,
-      type: issue.code,
-    }),
-  );
-}
-
 /**
  * Agent runs (issue 12), the API's half: what routes, capabilities and webhook triggers call.
  * Dispatch writes the execution, its planned steps and a `run.dispatched` outbox event in one
  * transaction, so a committed run always gets its workflow `run-<id>`: the API starts it under that
  * derived id right after the commit, the outbox handler if the API did not get to it, and a second
- * start is refused. Reads, cancels and approval decisions are conditional updates, then a signal to
- * the workflow. The workflow drives the run through the step executor, `steps.ts`.
+ * start is refused. Reads and cancels are conditional updates, then a signal to the workflow (approval
+ * decisions are src/approvals', with the step as their subject, `approval-subject.ts`). The workflow
+ * drives the run through the step executor, `steps.ts`.
  */
 export function createRunService(deps: {
   uow: UnitOfWork;
@@ -106,72 +70,18 @@ export function createRunService(deps: {
   approvalRechecksPerRun: number;
   /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
   callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
-  /** The approval rules' input filters, for judging an approval's edited input (NM-4). */
-  filters?: Pick<FilterPool, 'evaluate'>;
 }) {
-  const { uow, outbox, temporal, capabilities, logger, filters } = deps;
+  const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
 
-  /** Wakes the workflow; a lost signal is covered by its re-check timer, so failures are only logged. */
-  async function wake(executionId: string, reason: 'approval_resolved' | 'cancelled') {
-    try {
-      await temporal.workflows.handle(runWorkflow, runWorkflowId(executionId)).signal(runChangedSignal, { reason });
-    } catch (error) {
-      logger.warn({ err: error, execution_id: executionId }, 'run signal failed; the re-check timer will notice');
-    }
-  }
-
-  /**
-   * A RESPOND (issue 32 part 2): the step never runs; it is recorded SKIPPED with the reviewer's
-   * message as its error, which is what the llm agent reads as the tool's result, and chained.
-   */
-  async function respondInsteadOfStep(m: EntityManager, approval: RunApproval, message: string) {
-    const error = {
-      code: 'reviewer_responded',
-      message: `The reviewer responded instead: ${message}`,
-      step: approval.stepNo,
-    };
-    const step = await repo.completeStepLocked(m, approval.executionId, approval.stepNo, {
-      status: 'SKIPPED',
-      output: null,
-      error,
-      creditsCharged: 0,
-    });
-    if (!step) return;
-    const audit = await repo.appendAuditLocked(m, {
-      workspaceId: approval.workspaceId,
-      executionId: approval.executionId,
-      kind: 'TOOL',
-      refId: step.id,
-      entry: stepEntry(step),
-    });
-    await recordRunEvent(m, approval.executionId, {
-      type: 'step.failed',
-      data: { step_no: step.stepNo, step_id: step.id, tool: step.tool, error },
-      audit,
-    });
-  }
-
-  /** Approvals as the API shows them, each with its votes (issue 32 part 4). */
-  const withVotes = async (m: EntityManager, rows: readonly RunApproval[]): Promise<ApprovalRow[]> => {
-    const votes = await repo.votesOf(
-      m,
-      rows.map((row) => row.id),
-    );
-    return rows.map((row) =>
-      approvalRow(
-        row,
-        votes.filter((vote) => vote.approval_id === row.id),
-      ),
-    );
-  };
+  const wake = createRunWaker({ temporal, logger });
 
   const detail = async (m: EntityManager, run: RunExecution): Promise<RunDetail> => ({
     ...summaryOf(run),
     input: run.input,
     output: run.output ?? null,
     steps: (await repo.stepsOf(m, run.id)).map(stepRow),
-    approvals: await withVotes(m, await repo.approvalsOf(m, run.id)),
+    approvals: await approvalRows(m, await approvals.approvalsOf(m, run.id)),
   });
 
   /**
@@ -351,7 +261,7 @@ export function createRunService(deps: {
   async function cancelWithin(m: EntityManager, executionId: string, releaseSlot = true) {
     const found = await repo.mustFindExecution(m, executionId);
     if (found.status === 'CANCELLED') return { run: found, started: false };
-    const pending = (await repo.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
+    const pending = (await approvals.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
     if (!(await repo.cancelExecution(m, executionId, releaseSlot))) {
       throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
     }
@@ -380,8 +290,8 @@ export function createRunService(deps: {
         .map((link) => link.refId);
     const entries = new Map<string, Record<string, unknown>>([
       ...(await repo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
-      ...(await repo.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
-      ...(await repo.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
+      ...(await approvals.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
+      ...(await approvals.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
     ]);
     // A RERUN link covers the run's own lineage columns.
     const entryOf = (link: (typeof links)[number]) =>
@@ -497,195 +407,6 @@ export function createRunService(deps: {
         const run = await repo.mustFindExecution(m, executionId);
         return { ...(await chainOf(m, run)), lineage: await lineageOf(m, run) };
       }),
-
-    approvalPolicy: (principal: Principal): Promise<ApprovalPolicy> => uow(scopeOf(principal), readApprovalPolicy),
-
-    setApprovalPolicy: (principal: Principal, policy: ApprovalPolicy): Promise<ApprovalPolicy> =>
-      uow(scopeOf(principal), async (m) => {
-        await saveApprovalPolicy(m, principal.workspaceId, principal.userId, policy);
-        return readApprovalPolicy(m);
-      }),
-
-    /** The approval rules in force (issue 32), or the default: no rules, `allow`. */
-    approvalRules: (principal: Principal): Promise<ApprovalRules> => uow(scopeOf(principal), readApprovalRules),
-
-    /** Adds the next version of the rules; steps decided by earlier versions keep their decision. */
-    setApprovalRules: (principal: Principal, body: ApprovalRulesPut): Promise<ApprovalRules> => {
-      checkApprovalRules(body);
-      return uow(scopeOf(principal), async (m) => {
-        // The approvers a rule names must be members now (a member who leaves later simply cannot vote).
-        checkApprovalRules(body, new Set(await repo.membersAmong(m, namedApprovers(body))));
-        await saveApprovalRules(m, principal.workspaceId, principal.userId, body);
-        return readApprovalRules(m);
-      });
-    },
-
-    /** Runs' approvals and staged change-sets' (issue 31 part 4), newest first. */
-    listApprovals: (principal: Principal, query: { status?: RunApproval['status']; limit: number }) =>
-      uow(scopeOf(principal), async (m) => {
-        const runs = await withVotes(m, await repo.listApprovals(m, query));
-        const staged = (await changeSetsWithApprovalStatus(m, query)).map(changeSetApprovalRow);
-        const newestFirst = [...runs, ...staged].sort((a, b) =>
-          a.requested_at === b.requested_at ? 0 : Date.parse(b.requested_at) - Date.parse(a.requested_at),
-        );
-        return { approvals: newestFirst.slice(0, query.limit) };
-      }),
-
-    getApproval: (principal: Principal, approvalId: string): Promise<ApprovalRow> =>
-      uow(scopeOf(principal), async (m) => {
-        const approval = await repo.findApprovalById(m, approvalId);
-        if (approval) return (await withVotes(m, [approval]))[0]!;
-        const staged = await findChangeSetByApproval(m, approvalId);
-        if (staged) return changeSetApprovalRow(staged);
-        throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
-      }),
-
-    /**
-     * PENDING → decision exactly once (409 afterwards, when the run has finished, or past the approval's
-     * deadline), then wakes the run. Never by the credential that dispatched the run, nor by its user
-     * where the workspace's approval policy says so (403); the resolving credential is recorded with
-     * the decision. An approval with approvers (issue 32 part 4) takes one vote per named person
-     * (403 for anyone else, 409 for a second vote) and resolves when `min` of them approved, or at the
-     * first rejection; each vote is a link of the run's chain.
-     */
-    async resolve(
-      principal: Principal,
-      approvalId: string,
-      body: ResolveApprovalRequest,
-    ): Promise<ResolveApprovalResponse> {
-      const outcome = await uow(scopeOf(principal), async (m) => {
-        const found = await repo.findApprovalById(m, approvalId);
-        if (!found) {
-          // A staged change-set's approval: applied (or rejected) here, in this one transaction.
-          const staged = await resolveChangeSetApproval(m, principal, approvalId, body);
-          if (!staged) throw new NotFoundError({ error: 'approval_not_found', approval_id: approvalId });
-          return { changeSet: staged };
-        }
-        const run = await repo.mustFindExecution(m, found.executionId);
-        const separation = await separationWithin(m, {
-          dispatcher: { userId: run.userId, credential: run.principal.credential },
-          resolver: principal,
-        });
-        if (separation.refusal) throw new ForbiddenError(separation.refusal);
-        const { dispatcherResolved } = separation;
-        // Issue 32 part 2: an edit is checked against the tool's schema, a RESPOND is for an llm run.
-        if (body.input !== undefined) {
-          const issues = stepIssues(tools, { tool: found.tool, input: body.input, requires_approval: false }, 0, [
-            'body',
-          ]);
-          if (issues.length > 0) throw new ValidationFailedError(issues);
-        }
-        // NM-4: the edit runs as the dispatcher, so the rules judge it as they would the step's own input.
-        if (body.input !== undefined && body.decision === 'APPROVED') {
-          await judgeEdit(m, { run, approval: found, edit: body.input, resolverUserId: principal.userId, filters });
-        }
-        if (body.decision === 'RESPOND' && run.agent !== 'llm') {
-          throw new ValidationFailedError([
-            {
-              loc: ['body', 'decision'],
-              msg: 'RESPOND answers an llm run’s tool call; this is a playbook run',
-              type: 'value_error',
-            },
-          ]);
-        }
-        // The run's lock, then the approval's, as the deadline's outcome takes them: of a resolve and an
-        // expiry (or two votes) one goes first, and the other sees what it did.
-        await repo.lockExecution(m, found.executionId);
-        const { approval, due } = (await repo.lockApproval(m, approvalId))!;
-        const conflict = () => {
-          const pending = approval.status === 'pending';
-          return new ConflictError({
-            error: pending ? (due ? 'approval_expired' : 'run_finished') : 'approval_resolved',
-            status: approval.status,
-            message: pending
-              ? due
-                ? 'The approval’s deadline has passed; its on_expiry outcome applies'
-                : 'The run has finished'
-              : 'The approval was already resolved',
-          });
-        };
-        if (approval.status !== 'pending' || due) throw conflict();
-        const approvers = approval.approvers;
-        let remaining = 0;
-        if (approvers) {
-          if (Array.isArray(approvers.from) && !approvers.from.includes(principal.userId)) {
-            throw new ForbiddenError({
-              error: 'not_an_approver',
-              message: 'The approval rule that asked for this approval does not name you among its approvers',
-            });
-          }
-          if (body.input !== undefined && approvers.min > 1) {
-            throw new ValidationFailedError([
-              {
-                loc: ['body', 'input'],
-                msg: `This approval needs ${approvers.min} approvers, who vote on the input as asked: no edits`,
-                type: 'value_error',
-              },
-            ]);
-          }
-          const vote = await repo.insertVote(m, {
-            workspaceId: approval.workspaceId,
-            approval_id: approval.id,
-            execution_id: approval.executionId,
-            user_id: principal.userId,
-            decision: body.decision,
-            notes: body.notes ?? body.message ?? null,
-            credential: principal.credential,
-          });
-          if (!vote) {
-            throw new ConflictError({ error: 'already_voted', message: 'You have voted on this approval already' });
-          }
-          await auditVote(m, approval, vote);
-          if (body.decision === 'APPROVED') {
-            remaining = Math.max(0, approvers.min - approvingVotes(approval, await repo.votesOf(m, [approval.id])));
-            if (remaining > 0) {
-              return { executionId: approval.executionId, status: 'pending' as const, remaining, dispatcherResolved };
-            }
-          }
-        }
-        const status: 'approved' | 'responded' | 'rejected' =
-          body.decision === 'APPROVED' ? 'approved' : body.decision === 'RESPOND' ? 'responded' : 'rejected';
-        const resolved = await repo.resolveApproval(m, {
-          approvalId,
-          status,
-          userId: principal.userId,
-          credential: principal.credential,
-          notes: body.notes ?? null,
-          editedInput: body.input ?? null,
-          response: body.decision === 'RESPOND' ? (body.message ?? null) : null,
-        });
-        if (!resolved) throw conflict();
-        if (body.input !== undefined) {
-          await repo.editStepInput(m, approval.executionId, approval.stepNo, body.input);
-        }
-        await auditApproval(m, approvalId);
-        if (body.decision === 'RESPOND') await respondInsteadOfStep(m, approval, body.message!);
-        return { executionId: resolved.execution_id, status, remaining, dispatcherResolved };
-      });
-      if (outcome.changeSet) {
-        const { created, dispatcherResolved, ...changeSet } = outcome.changeSet;
-        // The applied nodes' node.created (embedding, resolver) leave now that they are committed.
-        if (created > 0) outbox.kick(principal.workspaceId);
-        return {
-          approval_id: approvalId,
-          decision: body.decision,
-          execution_id: null,
-          change_set: changeSet,
-          status: APPROVAL_STATUS_OF[changeSet.status],
-          approvals_remaining: 0,
-          dispatcher_resolved: dispatcherResolved,
-        };
-      }
-      if (outcome.status !== 'pending') await wake(outcome.executionId, 'approval_resolved');
-      return {
-        approval_id: approvalId,
-        decision: body.decision,
-        execution_id: outcome.executionId,
-        status: outcome.status,
-        approvals_remaining: outcome.remaining,
-        dispatcher_resolved: outcome.dispatcherResolved,
-      };
-    },
   };
 }
 

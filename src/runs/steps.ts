@@ -1,6 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
+import type { RunApproval } from '../approvals/entities';
+import * as approvals from '../approvals/repository';
+import type { PolicyDecision, RuleAction } from '../approvals/rules';
+import {
+  blockedByPolicy,
+  CURRENT_RULES_SQL,
+  decideStep,
+  decideStepWithoutFilters,
+  readApprovalRules,
+  rulesFromRow,
+} from '../approvals/rules';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
 import type { FilterPool } from '../filters/pool';
@@ -10,20 +21,11 @@ import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/erro
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
-import { expireApproval } from './approval-deadlines';
-import type { PolicyDecision, RuleAction } from './approval-rules';
-import {
-  blockedByPolicy,
-  CURRENT_RULES_SQL,
-  decideStep,
-  decideStepWithoutFilters,
-  readApprovalRules,
-  rulesFromRow,
-} from './approval-rules';
+import { expireStepApproval } from './approval-audit';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import { callbackApprovalRequested } from './callbacks';
-import type { RunApproval, RunError, RunStatus, RunStep } from './entities';
+import type { RunError, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL, runIdentityLive } from './identity';
 import * as repo from './repository';
@@ -391,14 +393,14 @@ export function createRunSteps(deps: {
     },
 
     /**
-     * The deadline's outcome when it has passed (issue 32 part 3; `approval-deadlines.ts`), then the
+     * The deadline's outcome when it has passed (issue 32 part 3; `approvals/deadlines.ts`), then the
      * state as `approvalState` answers it: a deadline not yet due on the database's clock changes nothing.
      */
     async expireApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
       return afterCommit(workspaceId, async (m) => {
-        await expireApproval(m, executionId, stepNo);
+        await expireStepApproval(m, executionId, stepNo);
         const run = await repo.mustFindExecution(m, executionId);
-        const approval = await repo.findApproval(m, executionId, stepNo);
+        const approval = await approvals.findApproval(m, executionId, stepNo);
         return {
           run: run.status,
           approval: approval?.status ?? 'pending',
@@ -412,7 +414,7 @@ export function createRunSteps(deps: {
     async approvalState(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
       return uow({ workspaceId }, async (m) => {
         const run = await repo.mustFindExecution(m, executionId);
-        const approval = await repo.findApproval(m, executionId, stepNo);
+        const approval = await approvals.findApproval(m, executionId, stepNo);
         return {
           run: run.status,
           approval: approval?.status ?? 'pending',

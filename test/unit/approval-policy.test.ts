@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ApprovalPolicy } from '../../src/runs/approval-policy';
-import { separationOfDuties } from '../../src/runs/dispatcher-identity';
+import { separationOfDuties } from '../../src/approvals/dispatcher-identity';
+import type { ApprovalPolicy } from '../../src/approvals/policy';
 
 const KEY = '11111111-1111-4111-8111-111111111111';
 const OTHER_KEY = '22222222-2222-4222-8222-222222222222';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
+import type { ApprovalVote, RunApproval } from '../../src/approvals/entities';
+import { approvingVotes } from '../../src/approvals/quorum';
+import type { ApprovalRules, ApprovalRulesPut } from '../../src/approvals/rules';
+import { checkApprovalRules, decideStep } from '../../src/approvals/rules';
 import { ValidationFailedError } from '../../src/platform/errors';
-import { approvingVotes } from '../../src/runs/approval-deadlines';
-import type { ApprovalRules, ApprovalRulesPut } from '../../src/runs/approval-rules';
-import { checkApprovalRules, decideStep } from '../../src/runs/approval-rules';
-import type { ApprovalVote, RunApproval } from '../../src/runs/entities';
 
 const ALICE = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 const BOB = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';

@@ -9,7 +9,7 @@ import { LIMITS } from '../rules/limits';
 /**
  * Approval rules per workspace (issue 32 part 1): which tool calls may run, need a person, or are
  * blocked, decided for every step of every run when it is about to run, whoever planned it. Not to
- * be confused with the approval *policy* (`approval-policy.ts`, `/v1/approval-policy`), which says
+ * be confused with the approval *policy* (`policy.ts`, `/v1/approval-policy`), which says
  * who may resolve an approval once one exists.
  */
 

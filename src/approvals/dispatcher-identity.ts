@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
 import { standsFor } from '../api-keys/lineage';
 import type { CredentialRef } from '../platform/auth/principal';
-import type { ApprovalPolicy } from './approval-policy';
-import { memberCount, readApprovalPolicy } from './approval-policy';
+import type { ApprovalSubjectKind } from './entities';
+import type { ApprovalPolicy } from './policy';
+import { memberCount, readApprovalPolicy } from './policy';
 
 export interface ApprovalRefusal {
   error: 'approval_by_dispatcher' | 'approval_by_dispatching_user';
@@ -38,7 +39,7 @@ export async function separationOfDuties(input: {
   /** Whether the resolver's credential stands for the dispatching one; asked of the dispatching user only. */
   standsForDispatcher: () => Promise<boolean>;
   /** A staged change-set's approval (issue 31 part 4): its stager stands where a run's dispatcher does. */
-  subject?: 'change_set';
+  subject?: ApprovalSubjectKind;
 }): Promise<Separation> {
   const { dispatcher, resolver, policy } = input;
   const staged = input.subject === 'change_set';
