@@ -1,6 +1,7 @@
 import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
-import type { RunSteps, StepOptions } from '../src/runs/steps';
+import type { StepOptions } from '../src/runs/step-runner';
+import type { RunSteps } from '../src/runs/steps';
 import type { RunWorkflowInput } from '../src/runs/workflow';
 import { heartbeating } from './failures';
 

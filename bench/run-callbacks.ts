@@ -18,7 +18,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
-import { finishExecution } from '../src/runs/repository';
+import { finishExecution } from '../src/runs/execution-repository';
 import type { Measurement } from './lib/measure';
 import { markdownTable, numberOption, percentile } from './lib/measure';
 import { bootBenchService } from './lib/servers';

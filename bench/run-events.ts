@@ -13,8 +13,8 @@
  */
 import { Client } from 'pg';
 import { createApp } from '../src/app/http';
-import { insertExecution } from '../src/runs/repository';
-import { recordRunEvent } from '../src/runs/run-events';
+import { recordRunEvent } from '../src/runs/event-repository';
+import { insertExecution } from '../src/runs/execution-repository';
 import { numberOption, percentile } from './lib/measure';
 import { bootBenchService, serveLocally } from './lib/servers';
 

@@ -19,7 +19,7 @@ import { sourceHash } from '../src/prompt/summary';
 import { runDispatched } from '../src/runs/events';
 import { startRun } from '../src/runs/outbox-handler';
 import { createRunService } from '../src/runs/service';
-import { stepCorrelationId } from '../src/runs/steps';
+import { stepCorrelationId } from '../src/runs/step-runner';
 import { runWorkflow, runWorkflowId } from '../src/runs/workflow';
 import { createWorker } from '../workers/worker';
 import { eventually, sleep } from './helpers/eventually';

@@ -11,7 +11,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunExecution } from '../runs/entities';
 import { FINISHED_STATUSES } from '../runs/entities';
-import { findExecution } from '../runs/repository';
+import { findExecution } from '../runs/execution-repository';
 import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
 import { runWorkflow, runWorkflowId } from '../runs/workflow';

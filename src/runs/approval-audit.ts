@@ -4,8 +4,10 @@ import { applyDeadline } from '../approvals/deadlines';
 import type { ApprovalVote, RunApproval } from '../approvals/entities';
 import * as approvals from '../approvals/repository';
 import { approvalEntry, voteEntry } from './audit';
-import * as repo from './repository';
-import { recordRunEvent } from './run-events';
+import * as auditRepo from './audit-repository';
+import type { RunStep } from './entities';
+import { recordRunEvent } from './event-repository';
+import * as executionRepo from './execution-repository';
 
 /**
  * A step's approval in its run's history (issue 32 parts 3 and 4), shared by the API (votes,
@@ -14,10 +16,32 @@ import { recordRunEvent } from './run-events';
  * src/approvals'.
  */
 
+/**
+ * The step's approval row, created PENDING on first request (the retried activity finds it), with
+ * its `approval.requested` event when this call created it.
+ */
+export async function requestStepApproval(m: EntityManager, step: RunStep): Promise<RunApproval> {
+  const { approval, created } = await approvals.requestApproval(m, step);
+  if (created) {
+    await recordRunEvent(m, step.executionId, {
+      type: 'approval.requested',
+      data: {
+        approval_id: approval.id,
+        step_no: approval.stepNo,
+        tool: approval.tool,
+        input: approval.input,
+        ...(approval.approvers ? { approvers: approval.approvers } : {}),
+        ...(approval.expiresAt ? { expires_at: approval.expiresAt.toISOString() } : {}),
+      },
+    });
+  }
+  return approval;
+}
+
 /** Appends a resolved (or cancelled, or expired) approval to its run's chain, as the row now reads. */
 export async function auditApproval(m: EntityManager, approvalId: string): Promise<void> {
   const approval = (await approvals.findApprovalById(m, approvalId))!;
-  const audit = await repo.appendAudit(m, {
+  const audit = await auditRepo.appendAudit(m, {
     workspaceId: approval.workspaceId,
     executionId: approval.executionId,
     kind: 'APPROVAL',
@@ -40,7 +64,7 @@ export async function auditApproval(m: EntityManager, approvalId: string): Promi
 
 /** A vote's VOTE link and `approval.voted` event. */
 export async function auditVote(m: EntityManager, approval: RunApproval, vote: ApprovalVote): Promise<void> {
-  const audit = await repo.appendAudit(m, {
+  const audit = await auditRepo.appendAudit(m, {
     workspaceId: approval.workspaceId,
     executionId: approval.executionId,
     kind: 'VOTE',
@@ -64,7 +88,7 @@ export async function expireStepApproval(
   executionId: string,
   stepNo: number,
 ): Promise<ExpiryOutcome> {
-  await repo.lockExecution(m, executionId);
+  await executionRepo.lockExecution(m, executionId);
   const found = await approvals.findApproval(m, executionId, stepNo);
   if (!found) return 'settled';
   const { outcome, escalated } = await applyDeadline(m, found.id);

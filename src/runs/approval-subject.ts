@@ -10,11 +10,13 @@ import type { FilterPool } from '../filters/pool';
 import { ValidationFailedError } from '../platform/errors';
 import { auditApproval, auditVote } from './approval-audit';
 import { stepEntry } from './audit';
+import * as auditRepo from './audit-repository';
 import { judgeEdit } from './edit-judgement';
 import type { RunExecution } from './entities';
-import * as repo from './repository';
-import { recordRunEvent } from './run-events';
+import { recordRunEvent } from './event-repository';
+import * as executionRepo from './execution-repository';
 import { stepIssues } from './step-issues';
+import * as stepRepo from './step-repository';
 import type { WakeReason } from './wake';
 
 /**
@@ -27,14 +29,14 @@ async function respondInsteadOfStep(m: EntityManager, approval: RunApproval, mes
     message: `The reviewer responded instead: ${message}`,
     step: approval.stepNo,
   };
-  const step = await repo.completeStepLocked(m, approval.executionId, approval.stepNo, {
+  const step = await stepRepo.completeStepLocked(m, approval.executionId, approval.stepNo, {
     status: 'SKIPPED',
     output: null,
     error,
     creditsCharged: 0,
   });
   if (!step) return;
-  const audit = await repo.appendAuditLocked(m, {
+  const audit = await auditRepo.appendAuditLocked(m, {
     workspaceId: approval.workspaceId,
     executionId: approval.executionId,
     kind: 'TOOL',
@@ -79,7 +81,7 @@ export function runStepApprovals(deps: {
     async requester(m, approvalId) {
       const approval = await approvals.findApprovalById(m, approvalId);
       if (!approval) return null;
-      const run = await repo.mustFindExecution(m, approval.executionId);
+      const run = await executionRepo.mustFindExecution(m, approval.executionId);
       return { requester: { userId: run.userId, credential: run.principal.credential }, asked: { approval, run } };
     },
 
@@ -105,7 +107,7 @@ export function runStepApprovals(deps: {
         ]);
       }
       // The run's lock, then the approval's (in decideByPerson), as the deadline's outcome takes them.
-      await repo.lockExecution(m, found.executionId);
+      await executionRepo.lockExecution(m, found.executionId);
       const decided = await decideByPerson(m, principal, found.id, body, (approval, vote) =>
         auditVote(m, approval, vote),
       );
@@ -118,7 +120,7 @@ export function runStepApprovals(deps: {
         approvals_remaining: remaining,
       };
       if (status === 'pending') return { response };
-      if (body.input !== undefined) await repo.editStepInput(m, approval.executionId, approval.stepNo, body.input);
+      if (body.input !== undefined) await stepRepo.editStepInput(m, approval.executionId, approval.stepNo, body.input);
       await auditApproval(m, found.id);
       if (body.decision === 'RESPOND') await respondInsteadOfStep(m, approval, body.message!);
       return { response, afterCommit: () => deps.wake(approval.executionId, 'approval_resolved') };

@@ -5,11 +5,13 @@ import { ConflictError, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { stepEntry } from './audit';
+import * as auditRepo from './audit-repository';
 import { FINISHED_STATUSES } from './entities';
+import { recordRunEvent } from './event-repository';
 import { decisionRecorded } from './events';
-import * as repo from './repository';
-import { recordRunEvent } from './run-events';
+import * as executionRepo from './execution-repository';
 import { ReadDecisionsInput, ReadDecisionsOutput, RecordDecisionInput, RecordDecisionOutput } from './schemas';
+import * as stepRepo from './step-repository';
 
 /**
  * `agent.record_decision` and `agent.read_decisions` (contract 4.2): DECISION steps of a run, each
@@ -34,29 +36,29 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
     handler: async ({ m, principal, afterCommit }, input) => {
       // The chain's lock (the run row) first: the run's status, the head to supersede and the next
       // step number are then read by one decision at a time, so two cannot supersede one head.
-      await repo.lockExecution(m, input.execution_id);
-      const run = await repo.mustFindExecution(m, input.execution_id);
+      await executionRepo.lockExecution(m, input.execution_id);
+      const run = await executionRepo.mustFindExecution(m, input.execution_id);
       if (FINISHED_STATUSES.includes(run.status)) {
         throw new ConflictError({ error: 'run_finished', status: run.status, message: 'The run has finished' });
       }
       const supersedes = input.supersedes_step_id ?? null;
       if (supersedes) {
-        const earlier = await repo.findStepById(m, supersedes);
+        const earlier = await stepRepo.findStepById(m, supersedes);
         if (!earlier || earlier.executionId !== run.id || earlier.kind !== 'DECISION') {
           throw new NotFoundError({ error: 'step_not_found', step_id: supersedes });
         }
         if (earlier.superseded) {
           throw new ConflictError({ error: 'step_superseded', step_id: supersedes, message: 'Not a head decision' });
         }
-        await repo.markSuperseded(m, supersedes);
+        await stepRepo.markSuperseded(m, supersedes);
       }
-      const step = await repo.insertDecisionLocked(m, {
+      const step = await stepRepo.insertDecisionLocked(m, {
         workspaceId: principal.workspaceId,
         executionId: run.id,
         input: { decision: input.decision, rationale: input.rationale ?? null, supersedes_step_id: supersedes },
         supersedes,
       });
-      const audit = await repo.appendAudit(m, {
+      const audit = await auditRepo.appendAudit(m, {
         workspaceId: principal.workspaceId,
         executionId: run.id,
         kind: 'DECISION',
@@ -93,8 +95,8 @@ export const runCapabilities = (deps: { uow: UnitOfWork; outbox: Pick<OutboxRela
     errors: { 404: 'run_not_found: no such run in the workspace' },
     handler: ({ principal }, input) =>
       deps.uow(scopeOf(principal), async (m) => {
-        await repo.mustFindExecution(m, input.execution_id);
-        const decisions = await repo.decisionsOf(m, input.execution_id, input.head_only);
+        await executionRepo.mustFindExecution(m, input.execution_id);
+        const decisions = await stepRepo.decisionsOf(m, input.execution_id, input.head_only);
         return {
           decisions: decisions.map((step) => ({
             step_id: step.id,

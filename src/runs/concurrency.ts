@@ -1,11 +1,16 @@
 import type { EntityManager } from 'typeorm';
-import { queryFirst, queryRows } from '../platform/db/query';
 import { ConflictError } from '../platform/errors';
 import { enqueueEvent } from '../platform/outbox/relay';
+import {
+  activeRuns,
+  concurrencyKeyOf,
+  lockConcurrencyKey,
+  oldestWaiting,
+  releaseHeldStart,
+} from './concurrency-repository';
 import type { RunConcurrency } from './control-schemas';
-import type { RunDispatched } from './events';
+import { recordRunEvent } from './event-repository';
 import { runDispatched } from './events';
-import { recordRunEvent } from './run-events';
 
 /**
  * Concurrency keys (issue 26 part 4). A run dispatched with `concurrency: {key, limit, policy}` is
@@ -18,33 +23,6 @@ import { recordRunEvent } from './run-events';
  * enqueuing their held events in the same transaction. Counting, never remembering who holds what,
  * is what keeps a cancelled waiting run from freeing a slot it did not hold.
  */
-
-/** Serialises every decision about one (workspace, key) until the transaction ends. */
-export const lockConcurrencyKey = (m: EntityManager, workspaceId: string, key: string) =>
-  queryFirst(m, `SELECT pg_advisory_xact_lock(hashtextextended('run-concurrency:' || $1 || ':' || $2, 0))`, [
-    workspaceId,
-    key,
-  ]);
-
-const ACTIVE = `status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL')`;
-
-/** The key's active runs (those holding a slot), oldest dispatch first. */
-const activeRuns = (m: EntityManager, workspaceId: string, key: string) =>
-  queryRows<{ id: string }>(
-    m,
-    `SELECT id FROM run_executions WHERE workspace_id = $1 AND concurrency_key = $2 AND ${ACTIVE}
-       AND held_start IS NULL ORDER BY dispatch_seq`,
-    [workspaceId, key],
-  );
-
-const oldestWaiting = (m: EntityManager, workspaceId: string, key: string) =>
-  queryFirst<{ id: string; concurrency_limit: number; held_start: RunDispatched }>(
-    m,
-    `SELECT id, concurrency_limit, held_start FROM run_executions
-     WHERE workspace_id = $1 AND concurrency_key = $2 AND status = 'QUEUED' AND held_start IS NOT NULL
-     ORDER BY dispatch_seq LIMIT 1`,
-    [workspaceId, key],
-  );
 
 /** What a dispatch with a concurrency key does: start now, wait for a slot, or start after cancelling older runs. */
 export type Admission = { kind: 'start'; cancel?: string[] } | { kind: 'hold' };
@@ -76,27 +54,6 @@ export async function admit(m: EntityManager, workspaceId: string, control: RunC
   return { kind: 'start', cancel: active.slice(0, active.length - control.limit + 1).map((run) => run.id) };
 }
 
-/** Stores a dispatch's control columns; a held run keeps the event its start will enqueue. */
-export async function recordControl(
-  m: EntityManager,
-  executionId: string,
-  control: { tags: string[]; concurrency?: RunConcurrency; held?: RunDispatched },
-): Promise<void> {
-  await queryRows(
-    m,
-    `UPDATE run_executions SET tags = $2, concurrency_key = $3, concurrency_limit = $4, concurrency_policy = $5,
-       held_start = $6 WHERE id = $1`,
-    [
-      executionId,
-      control.tags,
-      control.concurrency?.key ?? null,
-      control.concurrency?.limit ?? null,
-      control.concurrency?.policy ?? null,
-      control.held ? JSON.stringify(control.held) : null,
-    ],
-  );
-}
-
 /**
  * Runs `finish` (a conditional update that ends the run) under its key's lock, taken first, then
  * hands the slots now free to the oldest waiting runs. Answers what `finish` did, and the ids of
@@ -108,11 +65,7 @@ export async function finishingWithKey(
   finish: () => Promise<boolean>,
   release = true,
 ): Promise<{ finished: boolean; released: string[] }> {
-  const run = await queryFirst<{ workspace_id: string; concurrency_key: string | null }>(
-    m,
-    `SELECT workspace_id, concurrency_key FROM run_executions WHERE id = $1`,
-    [executionId],
-  );
+  const run = await concurrencyKeyOf(m, executionId);
   if (!run?.concurrency_key) return { finished: await finish(), released: [] };
   await lockConcurrencyKey(m, run.workspace_id, run.concurrency_key);
   const finished = await finish();
@@ -128,7 +81,7 @@ async function releaseSlots(m: EntityManager, workspaceId: string, key: string):
     if (!next) return released;
     const active = await activeRuns(m, workspaceId, key);
     if (active.length >= next.concurrency_limit) return released;
-    await queryRows(m, `UPDATE run_executions SET held_start = NULL, updated_at = now() WHERE id = $1`, [next.id]);
+    await releaseHeldStart(m, next.id);
     await recordRunEvent(m, next.id, { type: 'run.status', data: { status: 'QUEUED', queued_reason: null } });
     await enqueueEvent(m, runDispatched, { workspaceId, aggregateId: next.id, payload: next.held_start });
     released.push(next.id);

@@ -5,7 +5,7 @@ import { decideStep, readApprovalRules } from '../approvals/rules';
 import type { FilterPool } from '../filters/pool';
 import { ValidationFailedError } from '../platform/errors';
 import type { RunExecution } from './entities';
-import { findStep } from './repository';
+import { findStep } from './step-repository';
 
 // A filter that cannot run counts as matched with at least require_approval (decideStep): fail closed.
 const NO_FILTERS: Pick<FilterPool, 'evaluate'> = {

@@ -8,8 +8,8 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { forEachWorkspace } from '../platform/workspace-sweep';
 import { workspaceIdsAfter } from '../tenancy/repository';
 import { runStartInput } from './events';
-import type { UnfinishedRun } from './repository';
-import { cancelExecution, finishExecution, recordFinished, unfinishedRuns } from './repository';
+import type { UnfinishedRun } from './execution-repository';
+import { cancelExecution, finishExecution, recordFinished, unfinishedRuns } from './execution-repository';
 import type { RunReconcileResult, RunWorkflowInput } from './workflow';
 import { runWorkflow, runWorkflowId } from './workflow';
 

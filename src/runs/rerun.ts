@@ -4,11 +4,13 @@ import type { ValidationIssue } from '../platform/errors';
 import { ConflictError, ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import { GENESIS_HASH, stepEntry } from './audit';
+import * as auditRepo from './audit-repository';
 import type { RerunRequest } from './control-schemas';
 import type { RunExecution, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
-import * as repo from './repository';
+import * as executionRepo from './execution-repository';
 import type { PlaybookStep, RunTemplate } from './schemas';
+import * as stepRepo from './step-repository';
 
 /**
  * Re-runs from a step (issue 26 part 5): `POST /v1/runs/{id}/rerun` makes a new run with `rerun_of`,
@@ -55,7 +57,7 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
     });
   }
   const llm = earlier.agent === 'llm';
-  const steps = (await repo.stepsOf(m, earlier.id)).filter((step) => step.kind === 'TOOL');
+  const steps = (await stepRepo.stepsOf(m, earlier.id)).filter((step) => step.kind === 'TOOL');
   // A playbook's tool steps are numbered 0..n-1 at dispatch; an llm run's may leave gaps where the
   // agent recorded decisions, so its range ends one past its last tool step.
   const end = llm ? (steps.at(-1)?.stepNo ?? -1) + 1 : steps.length;
@@ -82,8 +84,8 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
   }
   if (issues.length > 0) throw new ValidationFailedError(issues);
 
-  await repo.lockExecution(m, earlier.id);
-  const head = (await repo.auditOf(m, earlier.id)).at(-1);
+  await executionRepo.lockExecution(m, earlier.id);
+  const head = (await auditRepo.auditOf(m, earlier.id)).at(-1);
   const concurrency =
     earlier.concurrencyKey && earlier.concurrencyLimit && earlier.concurrencyPolicy
       ? { key: earlier.concurrencyKey, limit: earlier.concurrencyLimit, policy: earlier.concurrencyPolicy }
@@ -148,9 +150,21 @@ export async function recordRerun(
          FROM run_steps WHERE execution_id = $2 AND kind = 'TOOL' AND step_no < $3`,
     [executionId, plan.earlierId, plan.fromStep],
   );
-  const row = await repo.mustFindExecution(m, executionId);
-  await repo.appendAudit(m, { workspaceId, executionId, kind: 'RERUN', refId: executionId, entry: rerunEntry(row) });
-  for (const step of (await repo.stepsOf(m, executionId)).filter((s) => s.reusedFromStepId)) {
-    await repo.appendAuditLocked(m, { workspaceId, executionId, kind: 'TOOL', refId: step.id, entry: stepEntry(step) });
+  const row = await executionRepo.mustFindExecution(m, executionId);
+  await auditRepo.appendAudit(m, {
+    workspaceId,
+    executionId,
+    kind: 'RERUN',
+    refId: executionId,
+    entry: rerunEntry(row),
+  });
+  for (const step of (await stepRepo.stepsOf(m, executionId)).filter((s) => s.reusedFromStepId)) {
+    await auditRepo.appendAuditLocked(m, {
+      workspaceId,
+      executionId,
+      kind: 'TOOL',
+      refId: step.id,
+      entry: stepEntry(step),
+    });
   }
 }

@@ -18,15 +18,17 @@ import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { auditApproval } from './approval-audit';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
-import { admit, lockConcurrencyKey, recordControl } from './concurrency';
+import * as auditRepo from './audit-repository';
+import { admit } from './concurrency';
+import { lockConcurrencyKey, recordControl } from './concurrency-repository';
 import type { RerunRequest } from './control-schemas';
 import type { RunExecution } from './entities';
+import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
-import * as repo from './repository';
+import * as executionRepo from './execution-repository';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun, rerunEntry } from './rerun';
-import { recordRunEvent } from './run-events';
 import type {
   DispatchRunRequest,
   DispatchRunResponse,
@@ -38,6 +40,7 @@ import type {
   RunTemplate,
 } from './schemas';
 import { stepIssues } from './step-issues';
+import * as stepRepo from './step-repository';
 import { stepRow, summaryOf } from './views';
 import { createRunWaker } from './wake';
 import { runWorkflow } from './workflow';
@@ -80,7 +83,7 @@ export function createRunService(deps: {
     ...summaryOf(run),
     input: run.input,
     output: run.output ?? null,
-    steps: (await repo.stepsOf(m, run.id)).map(stepRow),
+    steps: (await stepRepo.stepsOf(m, run.id)).map(stepRow),
     approvals: await approvalRows(m, await approvals.approvalsOf(m, run.id)),
   });
 
@@ -185,7 +188,7 @@ export function createRunService(deps: {
       };
     };
     const findEarlier = async () => {
-      const earlier = key ? await repo.findExecutionByKey(m, key) : null;
+      const earlier = key ? await executionRepo.findExecutionByKey(m, key) : null;
       return earlier ? { response: answer(earlier, true) } : undefined;
     };
     const duplicate = await findEarlier();
@@ -198,7 +201,7 @@ export function createRunService(deps: {
       if (repeat) return repeat;
     }
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
-    const inserted = await repo.insertExecution(m, {
+    const inserted = await executionRepo.insertExecution(m, {
       workspaceId: principal.workspaceId,
       userId: principal.userId,
       agent: body.agent,
@@ -209,9 +212,9 @@ export function createRunService(deps: {
       scheduleId: origin.scheduleId ?? null,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
-    if (!inserted) return { response: answer((await repo.findExecutionByKey(m, key!))!, true) };
+    if (!inserted) return { response: answer((await executionRepo.findExecutionByKey(m, key!))!, true) };
     const { id } = inserted;
-    await repo.insertSteps(
+    await stepRepo.insertSteps(
       m,
       principal.workspaceId,
       id,
@@ -256,19 +259,19 @@ export function createRunService(deps: {
   /**
    * Cancels a run in the caller's transaction: idempotent for a cancelled run, 409 for one that
    * finished otherwise; its pending approvals are cancelled into its chain. `releaseSlot` as for
-   * `repo.cancelExecution`.
+   * `executionRepo.cancelExecution`.
    */
   async function cancelWithin(m: EntityManager, executionId: string, releaseSlot = true) {
-    const found = await repo.mustFindExecution(m, executionId);
+    const found = await executionRepo.mustFindExecution(m, executionId);
     if (found.status === 'CANCELLED') return { run: found, started: false };
     const pending = (await approvals.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
-    if (!(await repo.cancelExecution(m, executionId, releaseSlot))) {
+    if (!(await executionRepo.cancelExecution(m, executionId, releaseSlot))) {
       throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
     }
     for (const approval of pending) await auditApproval(m, approval.id);
-    await repo.recordFinished(m, executionId);
+    await executionRepo.recordFinished(m, executionId);
     // A run that waited for a concurrency slot never started its workflow: nothing to wake.
-    return { run: await repo.mustFindExecution(m, executionId), started: !found.heldStart };
+    return { run: await executionRepo.mustFindExecution(m, executionId), started: !found.heldStart };
   }
 
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
@@ -283,13 +286,13 @@ export function createRunService(deps: {
 
   /** A run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
   async function chainOf(m: EntityManager, run: RunExecution) {
-    const links = await repo.auditOf(m, run.id);
+    const links = await auditRepo.auditOf(m, run.id);
     const refsOf = (kind: 'APPROVAL' | 'STEP' | 'VOTE') =>
       links
         .filter((link) => (kind === 'STEP' ? ['TOOL', 'DECISION'].includes(link.kind) : link.kind === kind))
         .map((link) => link.refId);
     const entries = new Map<string, Record<string, unknown>>([
-      ...(await repo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
+      ...(await stepRepo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
       ...(await approvals.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
       ...(await approvals.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
     ]);
@@ -311,7 +314,7 @@ export function createRunService(deps: {
   /** A rerun's lineage: whether the head its link 0 names is a link of the earlier chain, and that chain holds. */
   async function lineageOf(m: EntityManager, run: RunExecution) {
     if (!run.rerunOf || !run.rerunOfHeadHash) return null;
-    const earlier = await repo.findExecution(m, run.rerunOf);
+    const earlier = await executionRepo.findExecution(m, run.rerunOf);
     const chain = earlier ? await chainOf(m, earlier) : null;
     const found =
       chain !== null &&
@@ -347,7 +350,7 @@ export function createRunService(deps: {
      */
     async rerun(principal: Principal, executionId: string, body: RerunRequest): Promise<DispatchRunResponse> {
       const written = await uow(scopeOf(principal), async (m) => {
-        const earlier = await repo.mustFindExecution(m, executionId);
+        const earlier = await executionRepo.mustFindExecution(m, executionId);
         const plan = await planRerun(m, earlier, body);
         const planned = plan.template.agent === 'playbook' ? plan.template.input.steps : [];
         const executed = planned.slice(plan.fromStep);
@@ -368,16 +371,16 @@ export function createRunService(deps: {
     // approval it waits on).
     get: (principal: Principal, executionId: string): Promise<RunDetail> =>
       uow({ ...scopeOf(principal), snapshot: true }, async (m) =>
-        detail(m, await repo.mustFindExecution(m, executionId)),
+        detail(m, await executionRepo.mustFindExecution(m, executionId)),
       ),
 
     async list(principal: Principal, query: RunListQuery) {
       const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;
       return uow(scopeOf(principal), async (m) => {
-        const page = await repo.listExecutions(m, { ...query, after });
+        const page = await executionRepo.listExecutions(m, { ...query, after });
         const byId = new Map(
           (
-            await repo.executionsByIds(
+            await executionRepo.executionsByIds(
               m,
               page.map((row) => row.id),
             )
@@ -404,7 +407,7 @@ export function createRunService(deps: {
     /** The run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
     audit: (principal: Principal, executionId: string): Promise<RunAudit> =>
       uow(scopeOf(principal), async (m) => {
-        const run = await repo.mustFindExecution(m, executionId);
+        const run = await executionRepo.mustFindExecution(m, executionId);
         return { ...(await chainOf(m, run)), lineage: await lineageOf(m, run) };
       }),
   };

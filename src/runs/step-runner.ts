@@ -1,0 +1,359 @@
+import { createHash } from 'node:crypto';
+import type { PolicyDecision, RuleAction } from '../approvals/rules';
+import {
+  blockedByPolicy,
+  CURRENT_RULES_SQL,
+  decideStep,
+  decideStepWithoutFilters,
+  readApprovalRules,
+  rulesFromRow,
+} from '../approvals/rules';
+import type { CapabilityService } from '../capabilities/service';
+import type { FilterPool } from '../filters/pool';
+import { thaw } from '../platform/auth/stored-principal';
+import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
+import type { OutboxRelay } from '../platform/outbox/relay';
+import type { StepEntryFields } from './audit';
+import { stepEntry } from './audit';
+import * as auditRepo from './audit-repository';
+import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
+import { FINISHED_STATUSES } from './entities';
+import type { AuditRef, RunEventInput } from './event-repository';
+import { recordRunEventSetting } from './event-repository';
+import * as executionRepo from './execution-repository';
+import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
+import * as stepRepo from './step-repository';
+
+/** A step's idempotency key, for its capability call and its charge. */
+export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
+
+// A fixed namespace for the steps' correlation ids (a random v4 uuid, chosen once).
+const STEP_CORRELATION_NAMESPACE = 'f4a7c1e2-5b0d-4c39-9e61-2d8a7b3c5f10';
+
+/**
+ * A step's correlation id: a UUIDv5 of its key (RFC 9562 §5.5), so each step of a run has its own
+ * (two `ontology.ask` steps both claim one, M-6) and a retried step finds its own again.
+ */
+export function stepCorrelationId(executionId: string, stepNo: number): string {
+  const namespace = Buffer.from(STEP_CORRELATION_NAMESPACE.replaceAll('-', ''), 'hex');
+  const hash = createHash('sha1').update(namespace).update(runStepKey(executionId, stepNo), 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
+
+/** A finished tool step's event (`step.completed` or `step.failed`), carrying its chain link. */
+export const stepEvent = (step: StepEntryFields, audit: AuditRef): RunEventInput =>
+  step.status === 'FAILED'
+    ? {
+        type: 'step.failed',
+        data: { step_no: step.stepNo, step_id: step.id, tool: step.tool, error: step.error },
+        audit,
+      }
+    : {
+        type: 'step.completed',
+        data: {
+          step_no: step.stepNo,
+          step_id: step.id,
+          tool: step.tool,
+          output: step.output ?? null,
+          credits_charged: step.creditsCharged,
+        },
+        audit,
+      };
+
+/**
+ * Another attempt of this very step holds its idempotency key (a slow attempt the server gave up
+ * on, M-7): this one retries until the key is free, then replays what the other committed.
+ */
+const isKeyInUse = (error: DomainError) =>
+  error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
+
+export interface StepOutcome {
+  /** `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. */
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
+  error?: RunError;
+  /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
+  run?: RunStatus;
+}
+
+/**
+ * What a step's activity does besides the step (issue 27), each in a transaction the step has anyway
+ * instead of a local activity and a transaction of its own.
+ */
+export interface StepOptions {
+  /** The run's first step: QUEUED → RUNNING first, as `beginRun` does. */
+  begin?: boolean;
+  /** Decide the approval rules first, as `decidePolicy` does; a step they stop is answered, not run. */
+  decide?: boolean;
+  /** A playbook's last step: its success finishes the run, as `finishRun` does. */
+  finish?: boolean;
+}
+
+/** Which step of which run: every function of the runner takes one. */
+interface StepRef {
+  workspaceId: string;
+  executionId: string;
+  stepNo: number;
+}
+
+/**
+ * What preparing a step found (one transaction): it is `done` already (an earlier attempt finished it,
+ * or its run finished), `undecided` (the rules must decide first, outside a transaction, or they do not
+ * allow it), `revoked` (who the run acts as may no longer act), or `ready`: RUNNING, to invoke.
+ */
+type Prepared =
+  | { kind: 'done'; run: RunExecution; step: RunStep }
+  | { kind: 'undecided'; decision: PolicyDecision | null }
+  | { kind: 'revoked' }
+  | { kind: 'ready'; run: RunExecution; step: RunStep };
+
+/**
+ * A step of a run, executed: prepared (begun, decided when the rules can decide in the transaction,
+ * identity re-checked, started), decided by the rules outside a transaction when an input filter must
+ * run, then invoked through the capability registry and completed into the run's chain. Each part
+ * is safe to repeat; `createRunSteps` (`steps.ts`) exposes them as the run workflow's activities.
+ */
+export function createStepRunner(deps: {
+  uow: UnitOfWork;
+  capabilities: Pick<CapabilityService, 'invoke'>;
+  /** Kicked after a step that finished its run, so its callbacks leave at once. */
+  outbox?: Pick<OutboxRelay, 'kick'>;
+  /** Evaluates the approval rules' input filters, under the trigger filters' budget (issue 32). */
+  filters: Pick<FilterPool, 'evaluate'>;
+}) {
+  const { uow, capabilities } = deps;
+
+  /**
+   * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
+   * another attempt of the step finished it first. With `finish`, a succeeded step also finishes the
+   * run, its output the step's (a playbook's last), and answers the run's status.
+   */
+  const completeStep = async (
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+    outcome: Parameters<typeof stepRepo.completeStepLocked>[3],
+    finish = false,
+  ): Promise<{ run?: RunStatus } | null> => {
+    const completed = await uow({ workspaceId }, async (m) => {
+      const step = await stepRepo.completeStepLocked(m, executionId, stepNo, outcome);
+      if (!step) return null;
+      const audit = await auditRepo.appendAuditLocked(m, {
+        workspaceId,
+        executionId,
+        kind: 'TOOL',
+        refId: step.id,
+        entry: stepEntry(step),
+      });
+      // The step's event and, should a cancel have finished the run meanwhile, its charges: one statement.
+      await recordRunEventSetting(m, executionId, executionRepo.SETTLE_FINISHED_CHARGES, [stepEvent(step, audit)]);
+      if (!finish || step.status !== 'SUCCEEDED') return {};
+      const ended = await executionRepo.finishExecution(m, executionId, {
+        status: 'SUCCEEDED',
+        output: step.output ?? null,
+        error: null,
+      });
+      return { run: ended ? ('SUCCEEDED' as const) : (await executionRepo.mustFindExecution(m, executionId)).status };
+    });
+    // A finished run's callbacks leave right after the commit.
+    if (completed?.run) deps.outbox?.kick(workspaceId);
+    return completed;
+  };
+
+  /** What the attempt that finished the step recorded (another attempt won the guarded update). */
+  const recordedOutcome = (workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> =>
+    uow({ workspaceId }, async (m) => {
+      const step = (await stepRepo.findStep(m, executionId, stepNo))!;
+      if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
+      return { status: step.status === 'SUCCEEDED' ? 'SUCCEEDED' : 'CANCELLED' };
+    });
+
+  /**
+   * What the workspace's approval rules decide for the step now, about to run (issue 32): recorded on
+   * the step once, so a retry, a resumed run or a changed policy finds the same decision. A blocked
+   * step is failed here with `blocked_by_policy`, nothing charged, and its failure answered.
+   */
+  async function decidePolicy(
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+  ): Promise<{ action: RuleAction; version: number; error?: RunError }> {
+    const seen = await uow({ workspaceId }, async (m) => {
+      const run = await executionRepo.mustFindExecution(m, executionId);
+      const step = await stepRepo.findStep(m, executionId, stepNo);
+      if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+      return { run, step, rules: step.policyDecision ? null : await readApprovalRules(m) };
+    });
+    const { run, step } = seen;
+    let decision = step.policyDecision;
+    if (!decision) {
+      // The filters run in their worker pool, outside any transaction.
+      const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent }, deps.filters);
+      decision = await uow({ workspaceId }, (m) => stepRepo.recordPolicyDecision(m, executionId, stepNo, fresh));
+    }
+    if (decision.action !== 'block') return { action: decision.action, version: decision.version };
+    const failure = blockedByPolicy(stepNo, step.tool, decision);
+    if (!isFinished(run.status)) {
+      await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+    }
+    return { action: 'block', version: decision.version, error: failure };
+  }
+
+  /**
+   * The step's first transaction: the run's begin (with `begin`), one read of the run, the step,
+   * whether its identity may still act and (with `decide`) the workspace's rules; then the rules'
+   * decision when no input filter has to run for it, and the step's start when they allow it.
+   */
+  async function prepare(ref: StepRef, options: StepOptions): Promise<Prepared> {
+    const { workspaceId, executionId, stepNo } = ref;
+    return uow({ workspaceId }, async (m): Promise<Prepared> => {
+      if (options.begin) await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+      const read = await stepRepo.findRunAndStep(m, executionId, stepNo, {
+        identityLive: RUN_IDENTITY_LIVE_SQL,
+        ...(options.decide ? { rules: `(SELECT to_jsonb(a) FROM (${CURRENT_RULES_SQL}) a)` } : {}),
+      });
+      const { run, step } = read;
+      if (!step) throw new NotFoundError({ error: 'step_not_found', step: stepNo });
+      if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
+        return { kind: 'done', run, step };
+      }
+      // The rules' decision, unless an input filter must run first (outside any transaction: null). One
+      // taken here is recorded with the step's start when it allows the step, else on its own.
+      let fresh: PolicyDecision | undefined;
+      if (options.decide && step.status === 'PENDING') {
+        const decision =
+          step.policyDecision ??
+          (await decideStepWithoutFilters(rulesFromRow(read.also.rules as Parameters<typeof rulesFromRow>[0]), {
+            ...step,
+            agent: run.agent,
+          }));
+        if (decision && !step.policyDecision) fresh = decision;
+        if (decision?.action !== 'allow') {
+          const recorded = fresh ? await stepRepo.recordPolicyDecision(m, executionId, stepNo, fresh) : decision;
+          return { kind: 'undecided', decision: recorded };
+        }
+      }
+      // Before each step the run re-checks who it acts as: a revoked credential stops it here. A
+      // retried attempt of a step already started goes on, as its effect may have committed.
+      if (step.status === 'PENDING' && read.also.identityLive !== true) {
+        if (fresh) await stepRepo.recordPolicyDecision(m, executionId, stepNo, fresh);
+        return { kind: 'revoked' };
+      }
+      await stepRepo.markStepRunning(m, executionId, stepNo, fresh);
+      return { kind: 'ready', run, step };
+    });
+  }
+
+  /**
+   * A step the rules did not allow in `prepare`: a person must approve it, the rules block it (failed
+   * here, as `decidePolicy` records it), or an input filter decides (`decidePolicy`, its filter run
+   * outside any transaction). Null when they allow it after all.
+   */
+  async function decide(ref: StepRef, decision: PolicyDecision | null): Promise<StepOutcome | null> {
+    if (decision?.action === 'require_approval') return { status: 'NEEDS_APPROVAL' };
+    const decided = await decidePolicy(ref.workspaceId, ref.executionId, ref.stepNo);
+    if (decided.action === 'block') return { status: 'BLOCKED', error: decided.error };
+    if (decided.action === 'require_approval') return { status: 'NEEDS_APPROVAL' };
+    return null;
+  }
+
+  /**
+   * Runs a prepared step through the capability registry with idempotency key `<execution_id>:<step_no>`
+   * (a write tool's retried call replays its stored answer). A domain refusal fails the step (its
+   * charge refunded by the registry); anything transient is thrown for the activity to retry. A step
+   * done already answers what was recorded; a revoked identity fails it without a call.
+   */
+  async function invoke(
+    ref: StepRef,
+    prepared: Exclude<Prepared, { kind: 'undecided' }>,
+    finish?: boolean,
+  ): Promise<StepOutcome> {
+    const { workspaceId, executionId, stepNo } = ref;
+    if (prepared.kind === 'revoked') {
+      const failure = credentialRevoked(stepNo);
+      await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+      return { status: 'FAILED', error: failure };
+    }
+    const { run, step } = prepared;
+    // An earlier attempt finished the step: answer what it recorded, never run it twice.
+    if (prepared.kind === 'done') {
+      if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
+      const status = isFinished(run.status) && step.status !== 'SUCCEEDED' ? 'CANCELLED' : 'SUCCEEDED';
+      return { status };
+    }
+    const principal = thaw(run.principal, workspaceId);
+    try {
+      // One key for the step's side effect (a write tool replays) and its charge (a read tool's
+      // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.
+      const stepKey = runStepKey(executionId, stepNo);
+      const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
+        idempotencyKey: stepKey,
+        chargeKey: stepKey,
+        correlationId: stepCorrelationId(executionId, stepNo),
+        reclaimCorrelation: true,
+        runId: executionId,
+      });
+      const recorded = await completeStep(
+        workspaceId,
+        executionId,
+        stepNo,
+        { status: 'SUCCEEDED', output: envelope.result, error: null, creditsCharged: envelope.credits_charged },
+        finish,
+      );
+      return recorded ? { status: 'SUCCEEDED', ...recorded } : recordedOutcome(workspaceId, executionId, stepNo);
+    } catch (error) {
+      // A "not now" refusal is retried (the activity is); every other domain error fails the run.
+      if (!(error instanceof DomainError) || isRetryableRefusal(error) || isKeyInUse(error)) throw error;
+      const failure: RunError = { code: error.code, message: error.message, step: stepNo };
+      const recorded = await completeStep(workspaceId, executionId, stepNo, {
+        status: 'FAILED',
+        output: null,
+        error: failure,
+        creditsCharged: 0,
+      });
+      return recorded ? { status: 'FAILED', error: failure } : recordedOutcome(workspaceId, executionId, stepNo);
+    }
+  }
+
+  /**
+   * One step, prepare → decide → invoke. `options` fold the run's begin, the rules' decision and the
+   * run's finish into the step's own transactions (issue 27). A step the rules allow only after an
+   * input filter ran (outside any transaction) is prepared once more, without deciding, then invoked.
+   */
+  async function runStep(
+    workspaceId: string,
+    executionId: string,
+    stepNo: number,
+    options: StepOptions = {},
+  ): Promise<StepOutcome> {
+    const ref = { workspaceId, executionId, stepNo };
+    let prepared = await prepare(ref, options);
+    if (prepared.kind === 'undecided') {
+      const stopped = await decide(ref, prepared.decision);
+      if (stopped) return stopped;
+      prepared = await prepare(ref, { finish: options.finish });
+      // Preparing without `decide` never leaves a step undecided.
+      if (prepared.kind === 'undecided') throw new Error(`step ${stepNo} left undecided without decide`);
+    }
+    return invoke(ref, prepared, options.finish);
+  }
+
+  return { runStep, decidePolicy };
+}
+
+export type StepRunner = ReturnType<typeof createStepRunner>;
