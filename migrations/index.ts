@@ -53,7 +53,7 @@ import { StoredPrincipal1763780015500 } from './1763780015500-stored-principal';
 import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community-forced-refreshes';
 import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-guard';
 import { CredentialLineage1763780016500 } from './1763780016500-credential-lineage';
-import { ApprovalSubjects1763780016000 } from './1763780016000-approval-subjects';
+import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -112,5 +112,5 @@ export const migrations = [
   CommunityForcedRefreshes1763780016100,
   GithubReplayGuard1763780016200,
   CredentialLineage1763780016500,
-  ApprovalSubjects1763780016000,
+  ApprovalSubjects1763780017000,
 ];

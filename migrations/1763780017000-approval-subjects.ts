@@ -7,8 +7,8 @@ import { dropWorkspaceRlsSql, workspaceRlsSql } from './rls';
  * step (`run_approvals`) or a staged change-set (`change_sets.approval_id`), later a budget or a
  * connector. Neither table is ever purged, so a row here always has its approval.
  */
-export class ApprovalSubjects1763780016000 implements MigrationInterface {
-  name = 'ApprovalSubjects1763780016000';
+export class ApprovalSubjects1763780017000 implements MigrationInterface {
+  name = 'ApprovalSubjects1763780017000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
