@@ -112,17 +112,15 @@ describe('runs: revocation and expiry reach running work (issue 23 item 3)', () 
     await as(tenant.user_jwt).post(`/v1/approvals/${expiring.approvalId}/resolve`, { decision: 'APPROVED' });
     expectRevoked(await finished(as(tenant.user_jwt), expiring.id));
 
-    const second = await as(tenant.user_jwt).post('/v1/auth/me/api-keys', {
-      name: 'reviewer',
-      scopes: ['runs:read', 'approvals:write'],
-    });
+    // A colleague resolves: a key the JWT minted would stand for the dispatcher (separation by person).
+    const colleague = await newMember(tenant.workspace_id);
     const viaJwt = await waitingRun(as(tenant.user_jwt));
     await getStack().ownerDataSource.transaction((m) => revokeUserToken(m, jtiOf(tenant.user_jwt)));
-    const resolved = await as(second.body.token).post(`/v1/approvals/${viaJwt.approvalId}/resolve`, {
+    const resolved = await as(colleague.api_key).post(`/v1/approvals/${viaJwt.approvalId}/resolve`, {
       decision: 'APPROVED',
     });
     expect(resolved.status, resolved.text).to.equal(200);
-    expectRevoked(await finished(as(second.body.token), viaJwt.id));
+    expectRevoked(await finished(as(colleague.api_key), viaJwt.id));
     expect(await sessions(tenant.workspace_id)).to.equal(0);
   });
 

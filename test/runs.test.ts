@@ -175,13 +175,16 @@ describe('runs: approvals (contract 4.4, section 3)', () => {
       notes: 'fine',
     });
     expect(resolved.status).to.equal(200);
-    expect(resolved.body).to.deep.equal({
+    const { dispatcher_resolved, ...answer } = resolved.body;
+    expect(answer).to.deep.equal({
       approval_id: approval.approval_id,
       decision: 'APPROVED',
       execution_id: dispatched.body.execution_id,
       status: 'approved',
       approvals_remaining: 0,
     });
+    // The reviewer is the workspace's only member, who dispatched: `when_alone` lets them, and says so.
+    expect(dispatcher_resolved).to.include({ policy: 'when_alone' });
     const run = await finished(client, dispatched.body.execution_id);
     expect(run.status).to.equal('SUCCEEDED');
     expect(run.approvals[0]).to.include({ status: 'approved', resolved_by: user_id, notes: 'fine' });
