@@ -52,7 +52,7 @@ describe(`fault: Temporal unreachable for ${SECONDS} s (API and worker reach it 
   this.timeout((SECONDS + 300) * 1000);
   const fault = faultStackForSuite();
 
-  it('dispatches meanwhile answer 202, resolves answer 200 within 3 s; every run resumes within 10 s of its return', async () => {
+  it('dispatches answer 202, resolves 200 within 3 s; every run resumes within 10 s of the return', async () => {
     const { stack, http } = fault;
     const tenant: LoadTenant = await newLoadTenant(getStack().provisioning, 100);
     await createTrigger(http, tenant);
@@ -96,7 +96,8 @@ describe(`fault: Temporal unreachable for ${SECONDS} s (API and worker reach it 
     );
     const dispatchedDuring = Date.now() < faultAt + SECONDS * 1000;
     report(
-      `dispatched ${runs.length - waiting.length} (errors: ${dispatchErrors.length} ${dispatchErrors.slice(0, 2).join('; ')}), ` +
+      `dispatched ${runs.length - waiting.length} ` +
+        `(errors: ${dispatchErrors.length} ${dispatchErrors.slice(0, 2).join('; ')}), ` +
         `answer times ms (HTTP, webhook, …): ${latencies.join(', ')}; ` +
         `all answered within the outage: ${dispatchedDuring}`,
     );
