@@ -10,6 +10,7 @@ import { outboxSweepWorkflow } from '../src/platform/outbox/workflow';
 import { LIMITS } from '../src/rules/limits';
 import { decisionRecorded } from '../src/runs/events';
 import { capClient } from './helpers/cap';
+import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { scheduleGone } from './helpers/run-schedules';
 import { finished } from './helpers/runs';
@@ -121,6 +122,72 @@ describe('outbox delivery', function () {
     expect(await relay.drainWorkspace(t.workspace_id)).to.include({ dispatched: 1 });
     const [row] = await rowsOf(t.workspace_id);
     expect(row).to.include({ attempts: 2, last_error: null });
+  });
+
+  it('rows held up by a Temporal outage leave once it answers again, not after their backoff (issue 44)', async () => {
+    const { runtime } = getStack();
+    const t = await newTenant();
+    await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
+      enqueueEvent(m, testFlaky, { workspaceId: t.workspace_id, aggregateId: randomUUID(), payload: {} }),
+    );
+    // Temporal "down" until the test says otherwise: the probe is what the API asks (getSystemInfo).
+    let up = false;
+    let probes = 0;
+    let calls = 0;
+    const relay = createOutboxRelay({
+      uow: runtime.uow,
+      logger: runtime.logger.child({}, { level: 'silent' }),
+      handlers: [
+        onEvent(testFlaky, async () => {
+          calls += 1;
+          if (!up) throw Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 });
+        }),
+      ],
+      // An hour's backoff: only the release can deliver the row within the test.
+      policy: { temporalProbeMs: 50, retryBaseSeconds: 3600, transientRetryMaxSeconds: 3600 },
+      temporalAnswers: async () => {
+        probes += 1;
+        return up;
+      },
+    });
+    expect(await relay.drainWorkspace(t.workspace_id)).to.include({ failed: 1 });
+    // Backed off and probed while down: nothing delivers it yet.
+    await eventually(async () => probes >= 2, { what: 'the relay to probe Temporal' });
+    expect(calls).to.equal(1);
+    up = true;
+    await eventually(async () => (await rowsOf(t.workspace_id))[0]?.dispatched_at instanceof Date, {
+      what: 'the held-up row to be delivered once Temporal answers',
+    });
+    expect(calls).to.equal(2);
+  });
+
+  it('a transient failure while Temporal answers (Postgres’s) keeps its backoff', async () => {
+    const { runtime } = getStack();
+    const t = await newTenant();
+    await runtime.uow({ workspaceId: t.workspace_id }, (m) =>
+      enqueueEvent(m, testFlaky, { workspaceId: t.workspace_id, aggregateId: randomUUID(), payload: {} }),
+    );
+    let probes = 0;
+    const relay = createOutboxRelay({
+      uow: runtime.uow,
+      logger: runtime.logger.child({}, { level: 'silent' }),
+      handlers: [
+        onEvent(testFlaky, async () => {
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        }),
+      ],
+      temporalAnswers: async () => {
+        probes += 1;
+        return true;
+      },
+    });
+    expect(await relay.drainWorkspace(t.workspace_id)).to.include({ failed: 1 });
+    await eventually(async () => probes >= 1, { what: 'the relay to probe Temporal' });
+    const [row] = await getStack().ownerDataSource.query(
+      `SELECT next_attempt_at > now() AS backed_off FROM outbox WHERE workspace_id = $1`,
+      [t.workspace_id],
+    );
+    expect(row.backed_off).to.equal(true);
   });
 
   it('the sweep purges delivered rows past the retention, keeps the rest, and reports dead letters', async () => {

@@ -21,7 +21,8 @@ import { observePool } from '../platform/metrics/pool';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { createOutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
-import { connectTemporal } from '../platform/temporal/connection';
+import { connectTemporal, temporalAnswers } from '../platform/temporal/connection';
+import { LIMITS } from '../rules/limits';
 import { allCapabilities } from './capabilities';
 import { createAppDataSource } from './data-source';
 import type { FeatureServices } from './features';
@@ -75,7 +76,14 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const uow = createUnitOfWork(dataSource);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
-  const outbox = createOutboxRelay({ uow, events: OUTBOX_EVENTS, handlers: OUTBOX_HANDLERS(temporal, uow), logger });
+  const outbox = createOutboxRelay({
+    uow,
+    events: OUTBOX_EVENTS,
+    handlers: OUTBOX_HANDLERS(temporal, uow),
+    logger,
+    // Rows held up by a Temporal outage leave as soon as it answers again (issue 44 item 6).
+    temporalAnswers: () => temporalAnswers(temporal, LIMITS.outbox.temporalProbeMs),
+  });
   const read = createScopedRead(dataSource);
   const kernel: Kernel = {
     config,

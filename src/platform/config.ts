@@ -125,6 +125,11 @@ export const EnvSchema = z.object({
   /** Temporal Cloud (or any server with API-key auth): sent as `Authorization: Bearer`. */
   TEMPORAL_API_KEY: z.string().optional(),
   /**
+   * The longest wait between the Temporal client's reconnect attempts (issue 44 item 6): gRPC's own
+   * default grows to 2 minutes, so a client would find a returned server up to a minute late.
+   */
+  TEMPORAL_RECONNECT_BACKOFF_MAX_MS: z.coerce.number().int().min(100).max(120_000).default(2000),
+  /**
    * The origin clients reach this API at (`https://weft.example.com`), as OAuth's metadata names it
    * (src/oauth/): behind a TLS proxy the request's own origin says http. Required in production;
    * elsewhere, unset, the request's origin.

@@ -72,6 +72,9 @@ export const LIMITS = {
     clientNameChars: 200,
   },
   usageWindowDays: { default: 30, max: 90 },
+  // Issue 44 item 6: key-usage counts not yet written (one per credential and day) kept in memory while
+  // Postgres is down, at most this many; past it a new credential-day's requests go uncounted (logged).
+  usageBufferKeys: 50_000,
   // Contract §8 for the first four. Not in the contract: how long a rotated-out secret still verifies,
   // the filter's length, the delivery list's page, and the retention sweep's rows per transaction.
   webhook: {
@@ -156,6 +159,9 @@ export const LIMITS = {
     retryBaseSeconds: 5,
     retryMaxSeconds: 600,
     transientRetryMaxSeconds: 60,
+    // Issue 44 item 6: while Temporal is unreachable the relay asks it every `temporalProbeMs` whether it
+    // is back; then the rows that failed meanwhile are due at once rather than after their backoff.
+    temporalProbeMs: 1000,
     retentionDays: 7,
     purgeBatch: 10_000,
   },
@@ -183,6 +189,9 @@ export const LIMITS = {
     // How long POST /v1/runs waits for the workflow's start before answering 202 anyway (issue 24):
     // the run is committed with its outbox event, which starts it once Temporal answers.
     dispatchStartWaitMs: 2000,
+    // Issue 44 item 6: how long a resolve or cancel waits for its wake signal before answering anyway:
+    // the decision is committed, and the run's approval re-check (or the reconciler) applies it.
+    wakeWaitMs: 1000,
     // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
     concurrency: { keyChars: 200, maxLimit: 100 },
     // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars);

@@ -279,7 +279,7 @@ export function createRunService(deps: {
     workspaceId: string,
     written: { dispatched?: RunDispatched; cancelled?: string[] },
   ): Promise<void> {
-    for (const older of written.cancelled ?? []) await wake(older, 'cancelled');
+    await Promise.all((written.cancelled ?? []).map((older) => wake(older, 'cancelled')));
     if (written.cancelled?.length) outbox.kick(workspaceId);
     if (written.dispatched) await launch(workspaceId, written.dispatched);
   }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/platform/config';
-import { temporalConnectionOptions } from '../../src/platform/temporal/connection-options';
+import { temporalChannelArgs, temporalConnectionOptions } from '../../src/platform/temporal/connection-options';
 
 // Stands in for the file system: each path reads as its own name.
 const files = (path: string) => new TextEncoder().encode(`contents of ${path}`);
@@ -50,5 +50,22 @@ describe('Temporal connection options from configuration (unit)', () => {
       ConfigError,
       /TEMPORAL_TLS_CA_PATH/,
     );
+  });
+
+  it('caps the client’s reconnect backoff at TEMPORAL_RECONNECT_BACKOFF_MAX_MS (2 s unless set)', () => {
+    expect(temporalChannelArgs(loadConfig({}))).to.deep.equal({
+      'grpc.initial_reconnect_backoff_ms': 1000,
+      'grpc.max_reconnect_backoff_ms': 2000,
+    });
+    expect(temporalChannelArgs(loadConfig({ TEMPORAL_RECONNECT_BACKOFF_MAX_MS: '5000' }))).to.deep.equal({
+      'grpc.initial_reconnect_backoff_ms': 1000,
+      'grpc.max_reconnect_backoff_ms': 5000,
+    });
+    // A cap below gRPC's first wait shortens that wait too (gRPC would otherwise start above its cap).
+    expect(temporalChannelArgs(loadConfig({ TEMPORAL_RECONNECT_BACKOFF_MAX_MS: '500' }))).to.deep.equal({
+      'grpc.initial_reconnect_backoff_ms': 500,
+      'grpc.max_reconnect_backoff_ms': 500,
+    });
+    expect(() => loadConfig({ TEMPORAL_RECONNECT_BACKOFF_MAX_MS: '0' })).to.throw(ConfigError);
   });
 });

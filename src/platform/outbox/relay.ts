@@ -15,6 +15,7 @@ import {
   markDeliveredByAggregate,
   markFailed,
   purgeDeliveredEvents,
+  releaseFailedEvents,
   workspacesWithDueEvents,
 } from './repository';
 
@@ -108,6 +109,11 @@ export function createOutboxRelay(deps: {
   logger: Logger;
   /** Overrides of LIMITS.outbox (tests shorten the backoff). */
   policy?: Partial<OutboxPolicy>;
+  /**
+   * Whether Temporal answers (a cheap call with a short deadline). With it, rows that failed while
+   * Temporal was unreachable are retried as soon as it answers again, not after their backoff.
+   */
+  temporalAnswers?: () => Promise<boolean>;
 }) {
   const { uow, logger } = deps;
   const policy: OutboxPolicy = { ...LIMITS.outbox, ...deps.policy };
@@ -148,6 +154,7 @@ export function createOutboxRelay(deps: {
           permanent,
         }),
       );
+      if (!permanent) watchTemporal(workspaceId);
       const context = { err: error, outbox_id: row.id, event_type: row.event_type, workspace_id: workspaceId };
       if (dead) logger.error(context, 'outbox event dead-lettered after its last attempt');
       else logger.warn(context, 'outbox delivery failed; will retry');
@@ -173,6 +180,49 @@ export function createOutboxRelay(deps: {
       if (!last || rows.length < policy.batch) return result;
       after = last.id;
     }
+  }
+
+  // Workspaces whose rows failed transiently since the watch began; one watch at a time.
+  const stalled = new Set<string>();
+  let watching = false;
+  const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+  /**
+   * After a transient failure: if Temporal does not answer, asks again every `temporalProbeMs`
+   * until it does, then makes the stalled workspaces' failed rows due and delivers them (issue 44
+   * item 6: a run dispatched during a long outage would otherwise wait up to a minute of backoff
+   * after Temporal's return). A failure while Temporal answers was Postgres's: the backoff stays.
+   */
+  function watchTemporal(workspaceId: string): void {
+    const probe = deps.temporalAnswers;
+    if (!probe) return;
+    stalled.add(workspaceId);
+    if (watching) return;
+    watching = true;
+    void (async () => {
+      try {
+        let wasDown = false;
+        while (!(await probe())) {
+          wasDown = true;
+          await pause(policy.temporalProbeMs);
+        }
+        const workspaces = [...stalled];
+        stalled.clear();
+        if (!wasDown) return;
+        logger.info({ workspaces: workspaces.length }, 'Temporal answers again; delivering the rows it held up');
+        for (const id of workspaces) {
+          await uow({ workspaceId: id }, (m) => releaseFailedEvents(m));
+          kick(id);
+        }
+      } catch (error) {
+        logger.warn({ err: error }, 'outbox rows held up by Temporal not released; their backoff or the sweep will');
+      } finally {
+        watching = false;
+        // A failure noted after the snapshot starts the next watch (which ends at once if Temporal answers).
+        const next = stalled.values().next();
+        if (!next.done) watchTemporal(next.value);
+      }
+    })();
   }
 
   // One delivery loop per workspace at a time; a kick during a loop asks for one more pass.

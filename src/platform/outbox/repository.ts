@@ -101,6 +101,19 @@ export async function markFailed(
 }
 
 /**
+ * Makes the scope's failed rows due now (Temporal is back: their backoff would only delay them).
+ * Rows held back on purpose (`delaySeconds`) never failed, and keep their time.
+ */
+export async function releaseFailedEvents(m: EntityManager): Promise<void> {
+  await queryRows(
+    m,
+    `UPDATE outbox SET next_attempt_at = now()
+     WHERE dispatched_at IS NULL AND dead_lettered_at IS NULL AND last_error IS NOT NULL AND next_attempt_at > now()`,
+    [],
+  );
+}
+
+/**
  * Dead-letters a row at once, with the reason: an event the relay cannot deliver at all (unknown
  * type, malformed payload), for which a retry would change nothing.
  */

@@ -71,3 +71,24 @@ export function temporalConnectionOptions(
     ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
   };
 }
+
+/** gRPC's first wait before a reconnect attempt (its own default), unless the cap is shorter. */
+const INITIAL_RECONNECT_BACKOFF_MS = 1000;
+
+/**
+ * The client `Connection`'s channel arguments: its reconnect backoff capped at
+ * TEMPORAL_RECONNECT_BACKOFF_MAX_MS. gRPC multiplies the wait by 1.6 per failed attempt up to 2
+ * minutes, so after a long Temporal outage the client would find the returned server 40–70 s late
+ * (issue 44 item 6); capped, it finds it within the cap. The SDK's keepalive arguments stay (the
+ * SDK merges these over them). The worker's `NativeConnection` (the Rust core) takes no such
+ * argument: it reconnects when its next poll is retried.
+ */
+export function temporalChannelArgs(
+  config: Pick<Config, 'TEMPORAL_RECONNECT_BACKOFF_MAX_MS'>,
+): Record<'grpc.initial_reconnect_backoff_ms' | 'grpc.max_reconnect_backoff_ms', number> {
+  const max = config.TEMPORAL_RECONNECT_BACKOFF_MAX_MS;
+  return {
+    'grpc.initial_reconnect_backoff_ms': Math.min(INITIAL_RECONNECT_BACKOFF_MS, max),
+    'grpc.max_reconnect_backoff_ms': max,
+  };
+}

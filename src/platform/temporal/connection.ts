@@ -7,7 +7,7 @@ import { temporalClientTracing } from '../telemetry/tracing';
 import type { EncryptionCodec, PayloadCodecConfig } from './codec';
 import { createPayloadCodec, dataConverter } from './codec';
 import type { TemporalConnectionConfig } from './connection-options';
-import { temporalConnectionOptions } from './connection-options';
+import { temporalChannelArgs, temporalConnectionOptions } from './connection-options';
 import { CUSTOM_SEARCH_ATTRIBUTES } from './search-attributes';
 import { WorkflowStarter } from './starter';
 
@@ -24,10 +24,14 @@ export interface TemporalHandle {
 
 /** The client: TLS and API key from configuration, and every payload encrypted (`codec.ts`). */
 export async function connectTemporal(
-  config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
+  config: TemporalConnectionConfig &
+    PayloadCodecConfig &
+    Pick<Config, 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_RECONNECT_BACKOFF_MAX_MS'>,
 ): Promise<TemporalHandle> {
   const connection = await Connection.connect({
     ...temporalConnectionOptions(config),
+    // Finds a returned server within TEMPORAL_RECONNECT_BACKOFF_MAX_MS rather than gRPC's up to 2 minutes.
+    channelArgs: temporalChannelArgs(config),
     // The SDK's default retries, with the failures that outlast them counted (weft_temporal_client_errors_total).
     interceptors: [temporalClientErrors, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
