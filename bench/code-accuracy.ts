@@ -132,7 +132,10 @@ export async function run(args: string[]): Promise<void> {
       `(${calls.filter((e) => e.resolution === 'name').length}) | ${subjectMs.toFixed(0)} | ` +
       `${(subjectMs / anchorMs).toFixed(2)} | ${subjectCpu.toFixed(0)} | ${(subjectCpu / anchorCpu).toFixed(2)} |`,
   );
-  console.log(`\nmemory after indexing: heap ${mb(memory.heapUsed)}, rss ${mb(memory.rss)}`);
+  // The peak so far is the indexer's (the names-only anchor and the program): the language service
+  // of the truth is built after this line.
+  const peak = process.resourceUsage().maxRSS * 1024;
+  console.log(`\nmemory after indexing: heap ${mb(memory.heapUsed)}, rss ${mb(memory.rss)}, peak rss ${mb(peak)}`);
   if (copies > 1) return;
 
   const kinds = new Map<string, string>();
@@ -221,10 +224,119 @@ export async function run(args: string[]): Promise<void> {
     );
   show('in the graph only', extras);
   show('in the language service only', misses);
+  allCalls(
+    parsed,
+    full,
+    service,
+    edges.filter((e) => e.type === 'CALLS' || e.type === 'TESTS'),
+    kinds,
+    show,
+  );
+}
+
+/**
+ * Recall against every static call edge of the language service, whatever its ends are: each call,
+ * `new` or tagged template anywhere in a file (a module initializer, a describe body, a nested
+ * function…) whose callee go-to-definition places on a function or method of the repository (a
+ * function-like declaration, or a variable or property holding one; classes are out). Its caller is
+ * the graph symbol whose calls the site is among (or, when none, the site's innermost enclosing
+ * function, a miss); its target the declaration's key (or its position when it has none, a miss).
+ * Precision over the graph's CALLS/TESTS edges to functions and methods that are not `union` edges
+ * (those are counted apart: the language service names no target for `detectors[name]()`).
+ */
+function allCalls(
+  parsed: readonly ParsedFile[],
+  full: FullProgram,
+  service: ts.LanguageService,
+  calls: readonly { source: string; target: string; resolution?: string }[],
+  kinds: ReadonlyMap<string, string>,
+  show: (label: string, list: string[]) => unknown,
+) {
+  const compiled = full.project.getProgram().compilerObject;
+  const owners = new Map<string, string>();
+  for (const file of parsed) {
+    for (const [key, refs] of file.calls)
+      for (const ref of refs) owners.set(`${file.path}:${ref.site.getStart()}`, key);
+  }
+  const callable = (key: string | undefined) =>
+    key !== undefined && (kinds.get(key) === 'function' || kinds.get(key) === 'method');
+  const truth = new Set<string>();
+  for (const file of parsed) {
+    const from = full.project.getSourceFile(path.join(full.root, file.path))?.compilerNode;
+    if (!from) continue;
+    const visit = (node: ts.Node) => {
+      const callee = calleeOf(node);
+      const at = callee && (ts.isPropertyAccessExpression(callee) ? callee.name : callee);
+      if (at && (ts.isIdentifier(at) || ts.isPrivateIdentifier(at))) {
+        for (const definition of service.getDefinitionAtPosition(from.fileName, at.getStart(from)) ?? []) {
+          const to = compiled.getSourceFile(definition.fileName);
+          const toPath = to && full.pathOf(to);
+          const span = definition.textSpan;
+          const found = toPath !== undefined && to && nodeAt(to, span.start, span.start + span.length);
+          const target = found && (ts.isFunctionLike(found) ? found : found.parent);
+          if (!target || !holdsFunction(target)) continue;
+          const targetId = keyOfDeclaration(target, full.pathOf) ?? `${toPath}:${target.getStart(to)}`;
+          let caller = owners.get(`${file.path}:${node.getStart(from)}`);
+          if (!caller) {
+            let up: ts.Node = node.parent;
+            while (!ts.isSourceFile(up) && !ts.isFunctionLike(up)) up = up.parent;
+            caller = `${file.path}:${up.getStart(from)}`;
+          }
+          if (caller !== targetId) truth.add(`${caller}\u0000${targetId}`);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(from);
+  }
+  const counted = calls.filter((e) => callable(e.target) && e.resolution !== 'union');
+  const graph = new Set(counted.map((e) => `${e.source}\u0000${e.target}`));
+  const keyed = [...truth].filter((edge) => {
+    const [source, target] = edge.split('\u0000') as [string, string];
+    return kinds.has(source) && callable(target);
+  });
+  const hits = [...truth].filter((edge) => graph.has(edge)).length;
+  const unions = calls.filter((e) => e.resolution === 'union').length;
+  console.log(
+    '\n| every static call (language service) | edges | with both ends symbols | graph | both | precision | recall |',
+  );
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log(
+    `| all | ${truth.size} | ${keyed.length} | ${graph.size} | ${hits} | ${(hits / graph.size).toFixed(3)} | ` +
+      `${(hits / truth.size).toFixed(3)} |`,
+  );
+  console.log(`union edges (element access over a record of functions, not counted above): ${unions}`);
+  const byCause = new Map<string, number>();
+  for (const edge of truth) {
+    if (graph.has(edge)) continue;
+    const [source, target] = edge.split('\u0000') as [string, string];
+    const cause = !kinds.has(source) ? 'caller has no node' : !callable(target) ? 'target has no node' : 'no edge';
+    byCause.set(cause, (byCause.get(cause) ?? 0) + 1);
+  }
+  console.log(`misses by cause: ${[...byCause].map(([cause, n]) => `${cause} ${n}`).join(', ') || 'none'}`);
+  show(
+    'every static call: in the language service only',
+    [...truth].filter((edge) => !graph.has(edge)),
+  );
+  show(
+    'every static call: in the graph only',
+    [...graph].filter((edge) => !truth.has(edge)),
+  );
+}
+
+/** A function-like declaration, or a variable, property or property signature holding a function. */
+function holdsFunction(node: ts.Node): boolean {
+  if (ts.isClassLike(node) || ts.isConstructorDeclaration(node)) return false;
+  if (ts.isFunctionLike(node)) return true;
+  if (ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node)) {
+    return node.initializer !== undefined && ts.isFunctionLike(node.initializer);
+  }
+  return ts.isPropertySignature(node) && node.type !== undefined && ts.isFunctionTypeNode(node.type);
 }
 
 interface FullProgram {
   project: Project;
+  root: string;
   pathOf(source: ts.SourceFile): string | undefined;
 }
 
@@ -257,6 +369,7 @@ function languageServiceOf(root: string, texts: ReadonlyMap<string, string>): Fu
   const rootPosix = root.split(path.sep).join(path.posix.sep);
   return {
     project,
+    root,
     pathOf: (source) => {
       const file = path.relative(rootPosix, source.fileName).split(path.sep).join(path.posix.sep);
       return file.startsWith('..') || file.includes('node_modules/') ? undefined : file;

@@ -2469,10 +2469,10 @@ export interface components {
       source: string;
       target: string;
       /**
-       * @description CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only names did (the checker could not type it). Stored on the edge’s properties.
+       * @description CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only names did (the checker could not type it), `union` for one of the possible targets of a call through an element access over a record of functions (`detectors[name]()`). Stored on the edge’s properties.
        * @enum {string}
        */
-      resolution?: "type" | "name";
+      resolution?: "type" | "name" | "union";
     };
     CodeIngestCommit: {
       sha: string;

@@ -92,7 +92,7 @@ export type SymbolContextResponse = z.input<typeof SymbolContextResponse>;
 export const CODE_SYMBOL_KINDS = ['file', 'class', 'interface', 'method', 'function', 'test'] as const;
 export type CodeSymbolKind = (typeof CODE_SYMBOL_KINDS)[number];
 export const CODE_EDGE_TYPES = ['CONTAINS', 'CALLS', 'TESTS', 'IMPLEMENTS', 'OVERRIDES'] as const;
-export const EDGE_RESOLUTIONS = ['type', 'name'] as const;
+export const EDGE_RESOLUTIONS = ['type', 'name', 'union'] as const;
 export const TOUCH_ACTIONS = ['added', 'modified', 'deleted', 'renamed'] as const;
 export type TouchAction = (typeof TOUCH_ACTIONS)[number];
 
@@ -132,7 +132,8 @@ export const IngestEdge = z
       .optional()
       .describe(
         'CALLS/TESTS/IMPLEMENTS/OVERRIDES: `type` when the type checker resolved the callee, `name` when only ' +
-          'names did (the checker could not type it). Stored on the edge’s properties.',
+          'names did (the checker could not type it), `union` for one of the possible targets of a call through ' +
+          'an element access over a record of functions (`detectors[name]()`). Stored on the edge’s properties.',
       ),
   })
   .meta({ id: 'CodeIngestEdge' });
