@@ -28,7 +28,8 @@ import { Project, ts } from 'ts-morph';
 import { repositoryProgram } from '../src/cli/index/checker';
 import type { ParsedFile } from '../src/cli/index/parse';
 import { calleeOf, parseFile, SOURCE_EXTENSIONS } from '../src/cli/index/parse';
-import { edgesOf, keyOfDeclaration } from '../src/cli/index/resolve';
+import { declarationIndex, edgesOf, keyOfDeclaration } from '../src/cli/index/resolve';
+import { unwrap } from '../src/cli/index/syntax';
 import { symbolKey } from '../src/code/keys';
 import { numberOption } from './lib/measure';
 
@@ -150,6 +151,9 @@ export async function run(args: string[]): Promise<void> {
   const service = full.project.getLanguageService().compilerObject;
   const truth = new Set<string>();
   const sources = new Set<string>();
+  // The keys today's measure knows (issue 30's shapes: top-level functions, classes' and interfaces'
+  // members); the graph's newer symbols (issue 45) are measured by allCalls below.
+  const shapeKeys = new Set<string>();
   let definitionOnly = 0;
   for (const file of parsed) {
     const source = program.sourceOf(file.path);
@@ -157,6 +161,7 @@ export async function run(args: string[]): Promise<void> {
     const visit = (node: ts.Node) => {
       const name = (node as ts.NamedDeclaration).name;
       const key = keyOfDeclaration(node, program.pathOf);
+      if (key) shapeKeys.add(key);
       // An overload's signature has no body (and no outgoing calls): the implementation is the item.
       // An interface merged with a function of its name (zod's `$constructor`) shares its key: the
       // function is the item.
@@ -180,8 +185,20 @@ export async function run(args: string[]): Promise<void> {
     };
     visit(source);
   }
+  // A nested symbol's calls count for the enclosing item here, as the call hierarchy's outgoing calls
+  // of that item include them.
+  const parents = new Map(parsed.flatMap((file) => [...file.parents]));
+  const fold = (key: string) => {
+    let at: string | undefined = key;
+    while (at !== undefined && !sources.has(at)) at = parents.get(at);
+    return at;
+  };
   const graph = new Set(
-    calls.filter((e) => sources.has(e.source) && callable(e.target)).map((e) => `${e.source}\u0000${e.target}`),
+    calls.flatMap((e) => {
+      const source = fold(e.source);
+      const counted = source !== undefined && source !== e.target && shapeKeys.has(e.target) && callable(e.target);
+      return counted ? [`${source}\u0000${e.target}`] : [];
+    }),
   );
 
   const counts = { function: { truth: 0, found: 0, hit: 0 }, method: { truth: 0, found: 0, hit: 0 } };
@@ -253,6 +270,7 @@ function allCalls(
   show: (label: string, list: string[]) => unknown,
 ) {
   const compiled = full.project.getProgram().compilerObject;
+  const index = declarationIndex(parsed);
   const owners = new Map<string, string>();
   for (const file of parsed) {
     for (const [key, refs] of file.calls)
@@ -275,7 +293,7 @@ function allCalls(
           const found = toPath !== undefined && to && nodeAt(to, span.start, span.start + span.length);
           const target = found && (ts.isFunctionLike(found) ? found : found.parent);
           if (!target || !holdsFunction(target)) continue;
-          const targetId = keyOfDeclaration(target, full.pathOf) ?? `${toPath}:${target.getStart(to)}`;
+          const targetId = keyOfDeclaration(target, full.pathOf, index) ?? `${toPath}:${target.getStart(to)}`;
           let caller = owners.get(`${file.path}:${node.getStart(from)}`);
           if (!caller) {
             let up: ts.Node = node.parent;
@@ -324,12 +342,16 @@ function allCalls(
   );
 }
 
-/** A function-like declaration, or a variable, property or property signature holding a function. */
+/**
+ * A function-like declaration (an interface's construct signature too: `new ZodString(def)` through
+ * a `$constructor` value), or a variable, property or property signature holding a function.
+ */
 function holdsFunction(node: ts.Node): boolean {
   if (ts.isClassLike(node) || ts.isConstructorDeclaration(node)) return false;
   if (ts.isFunctionLike(node)) return true;
   if (ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node)) {
-    return node.initializer !== undefined && ts.isFunctionLike(node.initializer);
+    // Cast or wrapped (`((…) => …) as Validate`): still a function.
+    return node.initializer !== undefined && ts.isFunctionLike(unwrap(node.initializer));
   }
   return ts.isPropertySignature(node) && node.type !== undefined && ts.isFunctionTypeNode(node.type);
 }

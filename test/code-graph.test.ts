@@ -55,6 +55,17 @@ describe('math', () => {
 });
 `;
 
+// A nested helper and a module initializer (issue 45).
+const BOOT = `export function start(): number {
+  function step(n: number): number {
+    return n + 1;
+  }
+  return step(0);
+}
+
+export const ready = start();
+`;
+
 const names = (list: { name: string }[]) => list.map((item) => item.name);
 
 describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/symbol-context', function () {
@@ -79,6 +90,7 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
       'src/calc.ts': calc('reset'),
       'src/util.ts': 'export function identity<T>(x: T): T {\n  return x;\n}\n',
       'src/broken.ts': 'export function (((\n',
+      'src/boot.ts': BOOT,
       'test/math.test.ts': TEST,
       'README.md': '# fixture\n',
     });
@@ -93,14 +105,15 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
     summary = JSON.parse(indexed.stdout);
     // The progress bar and the phases go to stderr (one line per phase when not a terminal).
     expect(indexed.stderr)
-      .to.match(/parsing: 5\/5/)
+      .to.match(/parsing: 6\/6/)
       .and.match(/sending: \d+\/\d+/);
   });
 
   it('summarises files, symbols, edges, commits, skipped files and the time taken', () => {
-    expect(summary).to.include({ repo: 'fixture', files: 4, commits: 3 });
-    // 4 files, add/double/square, Calc + plus/twice/reset, identity, two tests.
-    expect(summary.symbols).to.equal(4 + 3 + 4 + 1 + 2);
+    expect(summary).to.include({ repo: 'fixture', files: 5, commits: 3 });
+    // 5 files, add/double/square, Calc + plus/twice/reset, identity, the describe body and two tests,
+    // start and its nested step.
+    expect(summary.symbols).to.equal(5 + 3 + 4 + 1 + 3 + 2);
     expect(summary.edges).to.be.greaterThan(10);
     expect(summary.skipped).to.deep.equal([{ path: 'src/broken.ts', reason: 'does not parse' }]);
     expect(summary.seconds).to.be.a('number');
@@ -148,6 +161,21 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
     const twice = await symbol('src/calc.ts#Calc.twice', 'code.method');
     expect(names(twice.callees)).to.deep.equal(['Calc.plus', 'double']);
     expect(twice.tests).to.deep.equal([]);
+  });
+
+  it('answers a nested helper’s and a module initializer’s callers and callees (issue 45)', async () => {
+    const step = await symbol('start.step', 'code.function');
+    expect(step.symbol.properties).to.include({ key: 'src/boot.ts#start.step', line: 2 });
+    expect(names(step.callers)).to.deep.equal(['start']);
+    // Its commits are its file's, found through the function it is nested in.
+    expect(step.recent_commits.map((c: { sha: string }) => c.sha)).to.deep.equal([sha[0]]);
+    const start = await symbol('start', 'code.function');
+    expect(names(start.callees)).to.deep.equal(['start.step']);
+    expect(names(start.callers)).to.deep.equal(['src/boot.ts']);
+    const boot = await symbol('src/boot.ts', 'code.file');
+    expect(names(boot.callees)).to.deep.equal(['start']);
+    const suite = await symbol('(describe) math', 'code.test');
+    expect(suite.symbol.properties).to.include({ key: 'test/math.test.ts#(describe) math' });
   });
 
   it('labels a renamed file’s commit `renamed` and caps each list at `limit`', async () => {
@@ -207,11 +235,12 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
       async () => (await as(tenant.api_key).get(`/v1/ontology/nodes/${add.symbol.id}`)).body.has_embedding === true,
       { what: 'add to be embedded', timeoutMs: 60_000 },
     );
-    // Every code node of the fixture except commits: 4 files, 4 functions, a class, 3 methods, 2 tests.
+    // Every code node of the fixture except commits: 5 files, 6 functions (start.step nested), a class,
+    // 3 methods, 3 tests (the describe body and two its).
     const again = await eventually(
       async () => {
         const found = await context({ node_id: add.symbol.id, limit: 50 });
-        return found.body.semantic.length === 13 && found.body;
+        return found.body.semantic.length === 17 && found.body;
       },
       { what: 'the fixture’s other code nodes to be embedded', timeoutMs: 60_000 },
     );
@@ -299,6 +328,16 @@ describe('code graph: weft index, POST /v1/code/ingest and POST /v1/ontology/sym
       finding.body.result.finding_id,
     ]);
     expect(plusAgain.recent_commits.map((c: { sha: string }) => c.sha)).to.deep.equal([sha[3], sha[0]]);
+
+    // Nothing changed: the same keys, nothing created, updated or deleted (no new versions), the
+    // nested helper and the describe body included.
+    const step = (await symbol('start.step', 'code.function')).symbol.id;
+    const suite = (await symbol('(describe) math', 'code.test')).symbol.id;
+    const third = await weftIndex(repo.dir, tenant.api_key, '--repo', 'fixture');
+    expect(third.code, third.stderr).to.equal(0);
+    expect(JSON.parse(third.stdout)).to.include({ created: 0, updated: 0, deleted_symbols: 0 });
+    expect((await symbol('start.step', 'code.function')).symbol.id).to.equal(step);
+    expect((await symbol('(describe) math', 'code.test')).symbol.id).to.equal(suite);
   });
 
   it('gives clear CLI errors for a missing path and a directory that is not a git repository', async () => {

@@ -2335,7 +2335,7 @@ export interface components {
       tests: components["schemas"]["SymbolRef"][];
       /** @description Sources of CALLS edges into the symbol (by name, paged). */
       callers: components["schemas"]["SymbolRef"][];
-      /** @description Targets of the symbol’s CALLS edges (by name, paged). */
+      /** @description Targets of the symbol’s CALLS edges (a test block’s: its TESTS edges) (by name, paged). */
       callees: components["schemas"]["SymbolRef"][];
       /** @description Each paged list’s cursor to its next page (request `cursors`), null when the list is complete. */
       next_cursors: {
@@ -15404,7 +15404,7 @@ export interface operations {
               tests: components["schemas"]["SymbolRef"][];
               /** @description Sources of CALLS edges into the symbol (by name, paged). */
               callers: components["schemas"]["SymbolRef"][];
-              /** @description Targets of the symbol’s CALLS edges (by name, paged). */
+              /** @description Targets of the symbol’s CALLS edges (a test block’s: its TESTS edges) (by name, paged). */
               callees: components["schemas"]["SymbolRef"][];
               /** @description Each paged list’s cursor to its next page (request `cursors`), null when the list is complete. */
               next_cursors: {

@@ -261,27 +261,35 @@ const pagedList = (from: string, n: number) =>
     '$2 + 1',
   );
 const live = (alias: string) => `NOT ${alias}.is_deleted`;
+/** How deep functions nest before the file (`outer.inner.leaf`: 3); deeper ones have no recent commits. */
+const CONTAINS_DEPTH = 8;
 
 /**
  * Everything around a symbol in one statement: its containing class and that class's other
  * methods, its tests, callers and callees, its nearest code nodes by embedding (HNSW, cosine) and
- * the commits that touched it or its file, newest first. $1 the node, $2 each list's cap, $3 its
+ * the commits that touched it or its file, newest first. A test block's callees are what it TESTS.
+ * $1 the node, $2 each list's cap, $3 its
  * embedding (pgvector text) or null: a parameter, not a column of a CTE, so the HNSW index can
  * order the neighbours. $4–$9: the (name, id) after which the tests, callers and callees pages
  * start (nulls for a first page); those three lists return up to $2 + 1 rows (the extra one says
  * that a next page exists).
  */
 export const SYMBOL_CONTEXT_SQL = `
-WITH s AS (SELECT n.id, n.type FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted),
+WITH RECURSIVE s AS (SELECT n.id, n.type FROM nodes n WHERE n.id = $1 AND NOT n.is_deleted),
 parents AS (
   SELECT p.id, p.type FROM edges e JOIN nodes p ON p.id = e.source_node_id AND ${live('p')}
   WHERE e.target_node_id = $1 AND e.type = 'CONTAINS' AND ${live('e')}),
 cls AS (SELECT id FROM parents WHERE type IN ('code.class', 'code.interface') ORDER BY id LIMIT 1),
+-- What contains the symbol, up to its file: a class, or the functions a nested one lies in (issue 45).
+ancestors(id, type, depth) AS (
+  SELECT id, type, 1 FROM parents
+  UNION SELECT p.id, p.type, a.depth + 1 FROM ancestors a
+    JOIN edges e ON e.target_node_id = a.id AND e.type = 'CONTAINS' AND ${live('e')}
+    JOIN nodes p ON p.id = e.source_node_id AND ${live('p')}
+    WHERE a.type <> 'code.file' AND a.depth < ${CONTAINS_DEPTH}),
 files AS (
   SELECT id FROM s WHERE type = 'code.file'
-  UNION SELECT id FROM parents WHERE type = 'code.file'
-  UNION SELECT p.id FROM cls JOIN edges e ON e.target_node_id = cls.id AND e.type = 'CONTAINS' AND ${live('e')}
-        JOIN nodes p ON p.id = e.source_node_id AND p.type = 'code.file' AND ${live('p')})
+  UNION SELECT id FROM ancestors WHERE type = 'code.file')
 SELECT
   (SELECT ${REF('r')} FROM cls JOIN nodes r ON r.id = cls.id) AS containing_class,
   ${refList(`FROM cls JOIN edges e ON e.source_node_id = cls.id AND e.type = 'CONTAINS' AND ${live('e')}
@@ -299,7 +307,7 @@ SELECT
   )} AS callers,
   ${pagedList(
     `FROM edges e JOIN nodes r ON r.id = e.target_node_id AND ${live('r')}
-    WHERE e.source_node_id = $1 AND e.type = 'CALLS' AND ${live('e')}`,
+    WHERE e.source_node_id = $1 AND e.type IN ('CALLS', 'TESTS') AND ${live('e')}`,
     8,
   )} AS callees,
   (SELECT coalesce(json_agg(x.ref ORDER BY x.distance, x.id), '[]'::json) FROM (

@@ -70,7 +70,9 @@ export const SymbolContextResponse = z
     sibling_methods: z.array(SymbolRef).describe('The other methods of the containing class.'),
     tests: z.array(SymbolRef).describe('code.test nodes with a TESTS edge to the symbol (by name, paged).'),
     callers: z.array(SymbolRef).describe('Sources of CALLS edges into the symbol (by name, paged).'),
-    callees: z.array(SymbolRef).describe('Targets of the symbol’s CALLS edges (by name, paged).'),
+    callees: z
+      .array(SymbolRef)
+      .describe('Targets of the symbol’s CALLS edges (a test block’s: its TESTS edges) (by name, paged).'),
     next_cursors: z
       .object({ tests: z.string().nullable(), callers: z.string().nullable(), callees: z.string().nullable() })
       .describe('Each paged list’s cursor to its next page (request `cursors`), null when the list is complete.'),

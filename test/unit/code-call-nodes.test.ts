@@ -123,10 +123,36 @@ describe('weft index: nodes for every caller and callee (issue 45)', function ()
     expect(containedBy(edges, 'src/o.ts#use.opts.fetch')).to.deep.equal(['src/o.ts#use']);
   });
 
+  it('a factory’s returned object and its return type’s members are the factory’s code.method members', () => {
+    const { edges, parsed } = index({
+      'src/f.ts':
+        'export function leaf() {\n  return 1;\n}\n' +
+        'export function createService() {\n  return {\n    run() {\n      return leaf();\n    },\n  };\n}\n' +
+        'export const client = () => ({ get: () => leaf() });\n' +
+        'export function server(): { stop(): void } {\n  return { stop: () => {} };\n}\n' +
+        'export function use() {\n  createService().run();\n  client().get();\n  server().stop();\n}\n',
+    });
+    expect(kinds(parsed)).to.include({
+      'src/f.ts#createService.run': 'method',
+      'src/f.ts#client.get': 'method',
+      'src/f.ts#server.stop': 'method',
+    });
+    expect(from(edges, 'src/f.ts#createService.run')).to.deep.equal(['src/f.ts#leaf (type)']);
+    expect(from(edges, 'src/f.ts#use')).to.deep.equal([
+      'src/f.ts#client (type)',
+      'src/f.ts#client.get (type)',
+      'src/f.ts#createService (type)',
+      'src/f.ts#createService.run (type)',
+      'src/f.ts#server (type)',
+      'src/f.ts#server.stop (type)',
+    ]);
+  });
+
   it('an element access over a record of functions links every member the key allows, as `union`', () => {
     const { edges } = index({
       'src/d.ts':
-        'const detectors = {\n  a: (s: string) => s.length,\n  b: (s: string) => s.trim().length,\n  c: () => 0,\n};\n' +
+        'const detectors = {\n  a: (s: string) => s.length,\n' +
+        '  b: (s: string) => s.trim().length,\n  c: () => 0,\n};\n' +
         'export function all(name: keyof typeof detectors, s: string) {\n  return detectors[name](s);\n}\n' +
         "export function some(name: 'a' | 'b', s: string) {\n  return detectors[name](s);\n}\n" +
         'const loose: Record<string, (s: string) => number> = {};\n' +

@@ -34,6 +34,8 @@ interface Scope {
   /** The name prefix of a symbol declared here ('' at the top level, `outer.` inside `outer`). */
   prefix: string;
   suites: string[];
+  /** The function whose body this is (a returned object literal's members are its). */
+  fn?: ts.Node;
 }
 
 type FunctionNode = ts.SignatureDeclaration & { body?: ts.Node };
@@ -83,7 +85,15 @@ export function collectSymbols(source: ts.SourceFile, parsed: ParsedFile, isTest
     suites = scope.suites,
   ) => {
     const key = add({ ...symbol, path }, scope.key, declarations, fn.body !== undefined);
-    const inner: Scope = key ? { key, prefix: `${symbol.name}.`, suites } : scope;
+    const inner: Scope = key ? { key, prefix: `${symbol.name}.`, suites, fn } : scope;
+    // `(): { stop(): void } => …`: the returned object's members, declared by the return type.
+    if (key && fn.type) {
+      const literals: ts.TypeLiteralNode[] = [];
+      const find = (node: ts.Node): void =>
+        ts.isTypeLiteralNode(node) ? void literals.push(node) : ts.forEachChild(node, find);
+      find(fn.type);
+      for (const literal of literals) typeMembers(literal.members, inner.prefix, key);
+    }
     for (const parameter of fn.parameters) visit(parameter, inner);
     if (fn.body) visit(fn.body, inner);
     return key;
@@ -92,11 +102,16 @@ export function collectSymbols(source: ts.SourceFile, parsed: ParsedFile, isTest
   /** The callable members of an interface, type alias or inline object type, under `prefix`. */
   const typeMembers = (members: ts.NodeArray<ts.TypeElement>, prefix: string, parent: string) => {
     for (const member of members) {
-      const name = nameText(member.name);
+      // A construct signature (`new (def: D): T`) is `prefix.new`: `new X(def)` through a value of the type.
+      const name = ts.isConstructSignatureDeclaration(member) ? 'new' : nameText(member.name);
       if (!name) continue;
       const type = ts.isPropertySignature(member) ? member.type : undefined;
       if (type && ts.isTypeLiteralNode(type)) typeMembers(type.members, `${prefix}${name}.`, parent);
-      else if (ts.isMethodSignature(member) || (type && ts.isFunctionTypeNode(type))) {
+      else if (
+        ts.isMethodSignature(member) ||
+        ts.isConstructSignatureDeclaration(member) ||
+        (type && ts.isFunctionTypeNode(type))
+      ) {
         const symbol: IngestSymbol = {
           kind: 'method',
           path,
@@ -275,6 +290,12 @@ export function collectSymbols(source: ts.SourceFile, parsed: ParsedFile, isTest
         return;
       }
     }
+    if (ts.isObjectLiteralExpression(node) && scope.fn && returnedBy(node) === scope.fn) {
+      // A factory's returned object (`return { a() {…} }`, `() => ({ … })`): its functions are the
+      // factory's members, `path#factory.a`.
+      objectMembers(node, scope.prefix, scope);
+      return;
+    }
     if (ts.isClassDeclaration(node) && node.name && topLevel) {
       classMembers(node, node.name.text, scope);
       return;
@@ -305,6 +326,23 @@ export function collectSymbols(source: ts.SourceFile, parsed: ParsedFile, isTest
 
   parsed.calls.set(path, []);
   visit(source, { key: path, prefix: '', suites: [] });
+}
+
+/** The function that returns an object literal (as `return` or an arrow's body), or undefined. */
+function returnedBy(object: ts.Node): ts.Node | undefined {
+  let node = object;
+  while (
+    ts.isParenthesizedExpression(node.parent) ||
+    ts.isAsExpression(node.parent) ||
+    ts.isSatisfiesExpression(node.parent)
+  ) {
+    node = node.parent;
+  }
+  if (ts.isArrowFunction(node.parent) && node.parent.body === node) return node.parent;
+  if (!ts.isReturnStatement(node.parent)) return undefined;
+  let up: ts.Node = node.parent;
+  while (!ts.isSourceFile(up) && !ts.isFunctionLike(up)) up = up.parent;
+  return up;
 }
 
 /** Whether a node holds a call site. */
