@@ -180,6 +180,17 @@ describe('weft index: nodes for every caller and callee (issue 45)', function ()
     expect(from(edges, 'src/i.ts#run')).to.deep.equal(['src/i.ts#save (type)']);
   });
 
+  it('`new X()` through a value typed by an interface’s construct signature calls that signature', () => {
+    const { edges } = index({
+      'src/k.ts':
+        'export interface Ctor<T> {\n  new (def: string): T;\n}\n' +
+        'export interface Thing {\n  def: string;\n}\n' +
+        'export declare const Thing: Ctor<Thing>;\n' +
+        "export function make() {\n  return new Thing('x');\n}\n",
+    });
+    expect(from(edges, 'src/k.ts#make')).to.deep.equal(['src/k.ts#Ctor.new (type)']);
+  });
+
   it('keys stay the same for the same text (a re-index does not churn)', () => {
     const text =
       "export function outer() {\n  const inner = () => 1;\n  return inner();\n}\ndescribe('x', () => {});\n";

@@ -64,10 +64,12 @@ export function keyOfDeclaration(
     node = node.parent;
     if (index) {
       const path = pathOf(node.getSourceFile());
-      const holder = path === undefined ? undefined : index.get(`${path}:${spanOf(node)}`);
-      if (holder) return holder;
+      return path === undefined ? undefined : index.get(`${path}:${spanOf(node)}`);
     }
   }
+  // With an index, what it does not name is no symbol (`declare const Thing` beside `interface Thing`
+  // shares the interface's key, but is not it).
+  if (index) return undefined;
   if (ts.isConstructorDeclaration(node)) node = node.parent;
   const named = (name: ts.Node | undefined) =>
     name && (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isPrivateIdentifier(name)) ? name.text : undefined;
@@ -125,15 +127,18 @@ function byType(call: CallRef, program: RepositoryProgram, keys: ReadonlySet<str
     const key = keyOfDeclaration(declaration, program.pathOf, index);
     return key && keys.has(key) ? key : undefined;
   };
-  // Overloads: any declaration names the same key; the first one that is ours wins.
-  for (const declaration of symbol.declarations) {
+  // Overloads: any declaration names the same key; the first one that is ours wins. An interface
+  // merged with a value of its name (zod's `const ZodString: $constructor<…>` and `interface
+  // ZodString`) is not what a call calls: the value is.
+  const values = symbol.declarations.filter((d) => !ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d));
+  for (const declaration of values.length > 0 ? values : symbol.declarations) {
     const key = keyOf(declaration);
     if (key) return { key };
   }
   // A value that holds a function declared elsewhere (`const stringType = ZodString.create`): the
   // declaration of the signature the call resolves to, when that is one of ours.
   if (ts.isCallExpression(call.site) || ts.isNewExpression(call.site) || ts.isTaggedTemplateExpression(call.site)) {
-    const holder = symbol.declarations[0];
+    const holder = values[0];
     if (holder && (ts.isVariableDeclaration(holder) || ts.isPropertyDeclaration(holder))) {
       const declaration = program.checker.getResolvedSignature(call.site)?.declaration;
       const key = declaration && !ts.isJSDocSignature(declaration) && keyOf(declaration);
