@@ -32,6 +32,18 @@ const deadlineOf = (approval: RunApproval | null | undefined): Pick<ApprovalStat
   return approval.expired ? { expired: true } : {};
 };
 
+/** The run's and the step's approval status as the workflow's wait reads them. */
+async function readApprovalState(m: EntityManager, executionId: string, stepNo: number): Promise<ApprovalState> {
+  const run = await executionRepo.mustFindExecution(m, executionId);
+  const approval = await approvals.findApproval(m, executionId, stepNo);
+  return {
+    run: run.status,
+    approval: approval?.status ?? 'pending',
+    approvalId: approval?.id,
+    ...deadlineOf(approval),
+  };
+}
+
 /**
  * The run workflow's approval wait, its activities' half (issue 12, 32 part 3): a step's approval
  * requested once, its state re-read after a signal or the re-check timer, its deadline applied once
@@ -67,29 +79,13 @@ export function createStepApprovals(deps: {
     async expireApproval(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
       return afterCommit(workspaceId, async (m) => {
         await expireStepApproval(m, executionId, stepNo);
-        const run = await executionRepo.mustFindExecution(m, executionId);
-        const approval = await approvals.findApproval(m, executionId, stepNo);
-        return {
-          run: run.status,
-          approval: approval?.status ?? 'pending',
-          approvalId: approval?.id,
-          ...deadlineOf(approval),
-        };
+        return readApprovalState(m, executionId, stepNo);
       });
     },
 
     /** The run's and the approval's status, re-read after a signal or the re-check timer. */
     async approvalState(workspaceId: string, executionId: string, stepNo: number): Promise<ApprovalState> {
-      return uow({ workspaceId }, async (m) => {
-        const run = await executionRepo.mustFindExecution(m, executionId);
-        const approval = await approvals.findApproval(m, executionId, stepNo);
-        return {
-          run: run.status,
-          approval: approval?.status ?? 'pending',
-          approvalId: approval?.id,
-          ...deadlineOf(approval),
-        };
-      });
+      return uow({ workspaceId }, (m) => readApprovalState(m, executionId, stepNo));
     },
 
     /**
