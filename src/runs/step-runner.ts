@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { PolicyDecision, RuleAction } from '../approvals/rules';
 import {
   blockedByPolicy,
@@ -14,6 +13,7 @@ import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import { uuidV5 } from '../platform/uuid-v5';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
@@ -35,14 +35,8 @@ const STEP_CORRELATION_NAMESPACE = 'f4a7c1e2-5b0d-4c39-9e61-2d8a7b3c5f10';
  * A step's correlation id: a UUIDv5 of its key (RFC 9562 §5.5), so each step of a run has its own
  * (two `ontology.ask` steps both claim one, M-6) and a retried step finds its own again.
  */
-export function stepCorrelationId(executionId: string, stepNo: number): string {
-  const namespace = Buffer.from(STEP_CORRELATION_NAMESPACE.replaceAll('-', ''), 'hex');
-  const hash = createHash('sha1').update(namespace).update(runStepKey(executionId, stepNo), 'utf8').digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+export const stepCorrelationId = (executionId: string, stepNo: number): string =>
+  uuidV5(STEP_CORRELATION_NAMESPACE, runStepKey(executionId, stepNo));
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
