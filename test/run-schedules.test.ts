@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, ScheduleAlreadyRunning } from '@temporalio/client';
 import { expect } from 'chai';
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
@@ -468,6 +468,38 @@ describe('run schedules (issue 26 part 3)', function () {
     await temporal.client.schedule.getHandle(runScheduleTemporalId(schedule.id)).trigger();
     await eventually(async () => !(await temporalHas(schedule.id)), { what: 'the orphan schedule to delete itself' });
     made.pop();
+  });
+
+  it('a schedule gone between the create\'s refusal and the update is created again, not left to a backoff', async () => {
+    const tenant = await newTenant(10);
+    const { runtime } = getStack();
+    // The create is refused as "already running" by a schedule that is deleted before the update reads it
+    // (a concurrent apply, or an operator): the apply creates it again rather than failing its delivery.
+    const real = runtime.temporal.client;
+    let refusals = 0;
+    const schedule = Object.create(real.schedule, {
+      create: {
+        value: async (options: Parameters<typeof real.schedule.create>[0]) => {
+          if (refusals++ === 0) throw new ScheduleAlreadyRunning('already running', options.scheduleId);
+          return real.schedule.create(options);
+        },
+      },
+    });
+    const racing = {
+      client: Object.create(real, { schedule: { value: schedule } }),
+      taskQueue: runtime.temporal.taskQueue,
+    };
+    const sync = createScheduleSync({
+      temporal: racing,
+      outbox: runtime.outbox,
+      logger: runtime.logger,
+      rowExists: scheduleRowExists(runtime.uow),
+    });
+    const service = createRunScheduleService({ uow: runtime.uow, temporal: racing, runs: runtime.services.runs, sync });
+    const created = await service.create(principalOf(tenant), { cron: '0 3 1 1 *', ...PAUSED_BODY });
+    made.push({ client: as(tenant.api_key), id: created.id });
+    expect(refusals).to.equal(2);
+    expect(created.temporal?.paused).to.equal(true);
   });
 
   it('a create still in flight when the schedule is deleted does not leave it behind in Temporal', async () => {

@@ -73,19 +73,27 @@ export async function applyRunSchedule(
     return;
   }
   const options = scheduleOptions(temporal, workspaceId, change, change.definition);
-  try {
-    await temporal.client.schedule.create(options);
-  } catch (error) {
-    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    const { memo: _memo, scheduleId: _id, ...updated } = options;
+  const { memo: _memo, scheduleId: _id, ...updated } = options;
+  // Create, or update what exists. A schedule deleted between the create's refusal and the update
+  // (behind Weft's back, or by a concurrent apply of the deletion) is created again: never a
+  // failed delivery that would wait out its backoff for a race.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await temporal.client.schedule.create(options);
+      return;
+    } catch (error) {
+      if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    }
     try {
       // Conditional on the description it read (Temporal's conflict token), so no newer apply is lost.
       await handle.update((previous): ScheduleUpdateOptions => {
         if (appliedRevision(previous) >= change.revision) throw new AlreadyApplied();
         return updated;
       });
+      return;
     } catch (refused) {
-      if (!(refused instanceof AlreadyApplied)) throw refused;
+      if (refused instanceof AlreadyApplied) return;
+      if (!(refused instanceof ScheduleNotFoundError) || attempt >= 3) throw refused;
     }
   }
 }
