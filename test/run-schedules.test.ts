@@ -470,7 +470,7 @@ describe('run schedules (issue 26 part 3)', function () {
     made.pop();
   });
 
-  it("a schedule gone between the create's refusal and the update is created again, not left to a backoff", async () => {
+  it('a schedule gone between create and update is created again, not left to a backoff', async () => {
     const tenant = await newTenant(10);
     const { runtime } = getStack();
     // The create is refused as "already running" by a schedule that is deleted before the update reads it
