@@ -104,6 +104,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       logger,
       recheckMs: config.STREAM_CREDENTIAL_RECHECK_MS,
       maxLifetimeMs: config.STREAM_MAX_LIFETIME_MS,
+      maxOpen: { credential: config.STREAM_MAX_PER_CREDENTIAL, workspace: config.STREAM_MAX_PER_WORKSPACE },
+      maxBufferedBytes: config.STREAM_MAX_BUFFERED_BYTES,
     }),
   };
 

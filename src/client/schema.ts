@@ -8864,7 +8864,7 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
+      /** @description Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event streams as allowed (by default 32 and 128); retry after `Retry-After` seconds; or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -15800,7 +15800,7 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
+      /** @description Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event streams as allowed (by default 32 and 128); retry after `Retry-After` seconds; or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16498,7 +16498,7 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
+      /** @description Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event streams as allowed (by default 32 and 128); retry after `Retry-After` seconds; or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

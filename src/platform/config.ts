@@ -277,6 +277,12 @@ export const EnvSchema = z.object({
     .max(24 * 3600 * 1000)
     .default(LIMITS.streams.maxLifetimeSeconds * 1000),
 
+  /** Open event streams per credential and per workspace in one API process; a stream beyond is 429. */
+  STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).default(LIMITS.streams.perCredential),
+  STREAM_MAX_PER_WORKSPACE: z.coerce.number().int().min(1).default(LIMITS.streams.perWorkspace),
+  /** Bytes a stream may hold unread by its client before it is cut off. */
+  STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(LIMITS.streams.bufferedBytes),
+
   /**
    * Run callbacks (issue 26) refuse private, loopback and link-local addresses, checked on the
    * resolved address at connect time; `true` allows them all (development, the tests' receiver),

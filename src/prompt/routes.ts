@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../platform/api/route';
+import { TOO_MANY_STREAMS } from '../platform/api/sse';
 import type { PromptApi } from './dispatcher';
 import { PROMPT_MAX_CHARS, PromptRequest, PromptResponse, PromptStreamRequest } from './schemas';
 import type { createPromptStream } from './stream';
@@ -54,7 +55,7 @@ export const promptRoutes = (deps: { api: PromptApi; stream: ReturnType<typeof c
     body: PromptStreamRequest,
     example: { prompt: 'Where does Ada Lovelace work?' },
     produces: 'text/event-stream',
-    errors: { ...errors, 409: 'The `X-Correlation-Id` already names another run' },
+    errors: { ...errors, 409: 'The `X-Correlation-Id` already names another run', 429: TOO_MANY_STREAMS },
     handler: ({ auth, body, ctx }) => deps.stream(ctx, auth, body.prompt),
   }),
 ];

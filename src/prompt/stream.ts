@@ -57,19 +57,26 @@ export function createPromptStream(deps: { prompts: PromptService; logger: Logge
       intent: 'query',
       startedAtMs: Date.now(),
     };
-    // Refusals (409, 402 …) happen here, as JSON, before the stream opens.
-    const claim = await prompts.claim({ ...audit, requestHash: hash });
-    if (!claim.claimed) throw new ConflictError('This correlation id was already used; a stream is not replayed');
+    // Refusals (429, 409, 402 …) happen here, as JSON, before the stream opens: the stream's place
+    // first, so a refused one claims and charges nothing.
+    const admission = deps.streams.admit(principal);
     let receipt: CreditReceipt;
     try {
-      receipt = await prompts.reserve({
-        workspaceId,
-        correlationId,
-        intent: 'query',
-        idempotencyKey: streamReservationKey(correlationId),
-      });
+      const claim = await prompts.claim({ ...audit, requestHash: hash });
+      if (!claim.claimed) throw new ConflictError('This correlation id was already used; a stream is not replayed');
+      try {
+        receipt = await prompts.reserve({
+          workspaceId,
+          correlationId,
+          intent: 'query',
+          idempotencyKey: streamReservationKey(correlationId),
+        });
+      } catch (error) {
+        await prompts.fail({ ...audit, ledgerId: null, failure: failureOf(error) });
+        throw error;
+      }
     } catch (error) {
-      await prompts.fail({ ...audit, ledgerId: null, failure: failureOf(error) });
+      admission.release();
       throw error;
     }
 
@@ -81,6 +88,7 @@ export function createPromptStream(deps: { prompts: PromptService; logger: Logge
     let answered = false;
 
     const body = deps.streams.create(principal, {
+      admission,
       onLapse: (lapse) => {
         if (!answered) void abandon({ code: 'unauthenticated', errorClass: 'CredentialLapsed', detail: lapse });
       },

@@ -213,7 +213,18 @@ export const LIMITS = {
   // credential at least every `credentialRecheckSeconds` (and in each read of what it reports), and a resumable
   // one ends after `maxLifetimeSeconds` with a `reconnect` event (the client resumes with Last-Event-ID).
   // STREAM_CREDENTIAL_RECHECK_MS (at most this) and STREAM_MAX_LIFETIME_MS override them.
-  streams: { credentialRecheckSeconds: 30, maxLifetimeSeconds: 3600 },
+  // Issue 43 item 3 (review NM-2): at most `perCredential` streams open at once per credential and
+  // `perWorkspace` per workspace in one API process (STREAM_MAX_PER_CREDENTIAL, STREAM_MAX_PER_WORKSPACE),
+  // 429 beyond, retried after `retryAfterSeconds`; a client that does not read is cut off once
+  // `bufferedBytes` wait unread in its stream (STREAM_MAX_BUFFERED_BYTES), never buffered without bound.
+  streams: {
+    credentialRecheckSeconds: 30,
+    maxLifetimeSeconds: 3600,
+    perCredential: 32,
+    perWorkspace: 128,
+    retryAfterSeconds: 5,
+    bufferedBytes: 1 << 20,
+  },
   // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
   // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)

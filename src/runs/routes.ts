@@ -1,4 +1,5 @@
 import { defineRoute } from '../platform/api/route';
+import { TOO_MANY_STREAMS } from '../platform/api/sse';
 import { LIMITS } from '../rules/limits';
 import { RerunRequest } from './control-schemas';
 import { RunEvent, RunEventsHeaders, WorkspaceEventsQuery } from './event-schemas';
@@ -48,6 +49,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     query: WorkspaceEventsQuery,
     headers: RunEventsHeaders,
     produces: { 'text/event-stream': RunEvent },
+    errors: { 429: TOO_MANY_STREAMS },
     handler: ({ auth, query, ctx }) => events.followWorkspace(ctx, auth, query),
   }),
   defineRoute({
@@ -170,7 +172,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     params: ExecutionIdParams,
     headers: RunEventsHeaders,
     produces: { 'text/event-stream': RunEvent },
-    errors: { 400: 'Last-Event-ID is not an event id', 404: runNotFound },
+    errors: { 400: 'Last-Event-ID is not an event id', 404: runNotFound, 429: TOO_MANY_STREAMS },
     handler: ({ auth, params, ctx }) => events.followRun(ctx, auth, params.execution_id),
   }),
   defineRoute({

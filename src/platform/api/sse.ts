@@ -1,10 +1,12 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
+import { LIMITS } from '../../rules/limits';
 import type { CredentialLapse } from '../auth/credential-liveness';
 import { credentialLapse, standingScopeOf } from '../auth/credential-liveness';
 import type { Principal } from '../auth/principal';
 import type { Scope, ScopedRead } from '../db/unit-of-work';
 import { CredentialLapsed } from '../db/unit-of-work';
+import { RateLimitedError } from '../errors';
 import type { Logger } from '../logger';
 
 /**
@@ -17,6 +19,12 @@ const LAPSE_DETAIL: Record<CredentialLapse, string> = {
   credential_expired: "The stream's credential has expired",
   member_removed: "The stream's user is no longer a member of the workspace",
 };
+
+/** A stream route's 429, for the OpenAPI document (the limits of issue 43 item 3). */
+export const TOO_MANY_STREAMS =
+  'Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event ' +
+  `streams as allowed (by default ${LIMITS.streams.perCredential} and ${LIMITS.streams.perWorkspace}); ` +
+  'retry after `Retry-After` seconds';
 
 /** An event stream's response body, open or ended. Writes after the end are dropped. */
 export interface EventStream {
@@ -45,6 +53,13 @@ export interface EventStreamOptions {
    * lifetime with a `reconnect` event. A stream without one ends by itself (a prompt's answer).
    */
   resumeFrom?: () => number;
+  /** The stream's place, taken before work the caller must undo on a refusal; else `create` takes it. */
+  admission?: StreamAdmission;
+}
+
+/** A stream's place among its credential's and workspace's open streams; released when it ends. */
+export interface StreamAdmission {
+  release(): void;
 }
 
 /**
@@ -59,25 +74,77 @@ export function createEventStreams(deps: {
   logger: Logger;
   recheckMs: number;
   maxLifetimeMs: number;
+  /** Open streams at most per credential and per workspace, in this process (issue 43 item 3). */
+  maxOpen: { credential: number; workspace: number };
+  /** Bytes a stream may hold unread by its client before it is cut off. */
+  maxBufferedBytes: number;
 }) {
   const { read, logger } = deps;
+  const open = { credential: new Map<string, number>(), workspace: new Map<string, number>() };
+
+  /**
+   * Takes a place for a stream of `principal`, or refuses with 429 when its credential or its
+   * workspace already holds as many open streams as allowed (review NM-2: one key held 150).
+   */
+  function admit(principal: Principal): StreamAdmission {
+    const keys = {
+      credential: `${principal.credential.kind}:${principal.credential.id}`,
+      workspace: principal.workspaceId,
+    };
+    for (const by of ['credential', 'workspace'] as const) {
+      const limit = deps.maxOpen[by];
+      if ((open[by].get(keys[by]) ?? 0) >= limit) {
+        throw new RateLimitedError(LIMITS.streams.retryAfterSeconds, {
+          error: 'too_many_streams',
+          message: `At most ${limit} event streams may be open at once per ${by}`,
+          limit,
+          per: by,
+        });
+      }
+    }
+    for (const by of ['credential', 'workspace'] as const) open[by].set(keys[by], (open[by].get(keys[by]) ?? 0) + 1);
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        for (const by of ['credential', 'workspace'] as const) {
+          const left = (open[by].get(keys[by]) ?? 1) - 1;
+          if (left > 0) open[by].set(keys[by], left);
+          else open[by].delete(keys[by]);
+        }
+      },
+    };
+  }
 
   function create(principal: Principal, options: EventStreamOptions = {}): EventStream {
+    const admission = options.admission ?? admit(principal);
     const body = new PassThrough();
     const scope = standingScopeOf(principal);
     const timers: NodeJS.Timeout[] = [];
     let ended = false;
     let lapsing: Promise<void> | undefined;
+    let response: Context['res'] | undefined;
 
-    const end = () => {
+    const end = (cutOff = false) => {
       if (ended) return;
       ended = true;
       for (const timer of timers) clearTimeout(timer);
+      admission.release();
       options.onEnd?.();
-      body.end();
+      // A client that stopped reading gets no more, not even what waits for it.
+      if (cutOff) {
+        body.destroy();
+        response?.destroy();
+      } else body.end();
     };
     const write = (chunk: string) => {
-      if (!ended) body.write(chunk);
+      if (ended) return;
+      body.write(chunk);
+      if (body.writableLength > deps.maxBufferedBytes) {
+        logger.info({ buffered: body.writableLength }, 'event stream cut off: its client does not read');
+        end(true);
+      }
     };
     const lapse = () => {
       lapsing ??= (async () => {
@@ -115,14 +182,15 @@ export function createEventStreams(deps: {
         return ended;
       },
       write,
-      end,
+      end: () => end(),
       async lapsed(error) {
         if (!(error instanceof CredentialLapsed)) return false;
         await lapse();
         return true;
       },
       respond(ctx) {
-        ctx.res.once('close', end);
+        response = ctx.res;
+        ctx.res.once('close', () => end());
         ctx.status = 200;
         ctx.set({
           'Content-Type': 'text/event-stream; charset=utf-8',
@@ -156,7 +224,7 @@ export function createEventStreams(deps: {
     };
   }
 
-  return { create };
+  return { admit, create };
 }
 
 export type EventStreams = ReturnType<typeof createEventStreams>;
