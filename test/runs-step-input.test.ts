@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { as } from './helpers/http';
 import { finished, pendingApproval, succeeded } from './helpers/runs';
 import { newTenant } from './helpers/tenants';
+import { deliver, newTrigger } from './helpers/webhooks';
 
 type Client = ReturnType<typeof as>;
 
@@ -99,5 +100,48 @@ describe('runs: data between steps (issue 40 item 5)', () => {
     const done = await succeeded(client, id);
     expect(done.steps[1].input).to.deep.equal({ node_id: nodeId });
     expect(done.output.node.id).to.equal(nodeId);
+  });
+
+  it('lets the approval rules judge the resolved input (a filter over it sends the step to approval)', async () => {
+    const { api_key, user_jwt } = await newTenant();
+    const client = as(api_key);
+    const rules = [
+      { match: { tool: 'ontology.write_node', input_filter: 'name == `Grace Hopper`' }, action: 'require_approval' },
+    ];
+    const put = await as(user_jwt).put('/v1/approval-policies', { rules, default_action: 'allow' });
+    expect(put.status, put.text).to.equal(200);
+    const id = await dispatch(client, {
+      agent: 'playbook',
+      input: {
+        params: { who: 'Grace Hopper' },
+        steps: [{ tool: 'ontology.write_node', input: { type: 'person', name: { $from: 'input.params.who' } } }],
+      },
+    });
+    const approval = await pendingApproval(client, id);
+    expect(approval.step.input).to.deep.equal({ type: 'person', name: 'Grace Hopper' });
+    await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const run = await succeeded(client, id);
+    expect(run.steps[0].policy_decision).to.include({ action: 'require_approval', rule: 0 });
+    expect(run.output.node.name).to.equal('Grace Hopper');
+  });
+
+  it("takes a webhook trigger's event from the run's input, and a trigger's template is checked as a dispatch", async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const run = {
+      agent: 'playbook',
+      input: {
+        steps: [{ tool: 'ontology.write_node', input: { type: 'person', name: { $from: 'input.event.body.who' } } }],
+      },
+    };
+    const trigger = await newTrigger(api_key, { run });
+    const sent = await deliver(trigger.slug, JSON.stringify({ who: 'Katherine Johnson' }), { secret: trigger.secret });
+    expect(sent.status, sent.text).to.equal(202);
+    const done = await succeeded(client, sent.body.execution_id);
+    expect(done.steps[0].input).to.deep.equal({ type: 'person', name: 'Katherine Johnson' });
+    const bad = { ...run, input: { steps: [{ tool: 'ontology.get_node', input: { node_id: { $from: '][' } } }] } };
+    const refused = await client.post('/v1/triggers', { slug: 'bad-from-template', run: bad });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.detail[0].loc).to.deep.equal(['body', 'run', 'input', 'steps', 0, 'input', 'node_id', '$from']);
   });
 });
