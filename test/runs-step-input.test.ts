@@ -125,7 +125,7 @@ describe('runs: data between steps (issue 40 item 5)', () => {
     expect(run.output.node.name).to.equal('Grace Hopper');
   });
 
-  it("takes a webhook trigger's event from the run's input, and a trigger's template is checked as a dispatch", async () => {
+  it("takes a webhook trigger's event from the run's input; a template is checked as a dispatch", async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
     const run = {
