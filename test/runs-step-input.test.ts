@@ -144,4 +144,24 @@ describe('runs: data between steps (issue 40 item 5)', () => {
     expect(refused.status).to.equal(422);
     expect(refused.body.detail[0].loc).to.deep.equal(['body', 'run', 'input', 'steps', 0, 'input', 'node_id', '$from']);
   });
+
+  it("keeps a reviewer's edit of a resolved input: the step runs with the edit, not resolved again", async () => {
+    const { api_key, user_jwt } = await newTenant();
+    const client = as(api_key);
+    const other = await client.post('/v1/cap/ontology.write_node', { type: 'person', name: 'Grace Hopper' });
+    expect(other.status, other.text).to.equal(200);
+    const otherId = other.body.result.node.id;
+    const id = await dispatch(client, writeThenRead({ $from: 'steps[0].output.node.id' }, true));
+    const approval = await pendingApproval(client, id);
+    const edited = { node_id: otherId };
+    const resolved = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+      input: edited,
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await succeeded(client, id);
+    expect(run.steps[1].input).to.deep.equal(edited);
+    expect(run.output.node.name).to.equal('Grace Hopper');
+    expect(run.approvals[0].step.input).to.deep.equal({ node_id: run.steps[0].output.node.id });
+  });
 });
