@@ -2902,9 +2902,13 @@ export interface components {
     DispatchRunRequest: OneOf<[{
       /** @enum {string} */
       agent: "playbook";
-      /** @description The steps, run in order (at most 50). */
+      /** @description The steps, run in order (at most 50). Any value of a step's input of the form `{"$from": "<JMESPath>"}` is replaced when the step starts by the expression's result over `{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with `input_unresolved`; an expression that does not compile is 422 at dispatch. */
       input: {
         steps: components["schemas"]["PlaybookStep"][];
+        /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+        params?: {
+          [key: string]: unknown;
+        };
       };
       /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
       idempotency_key?: string;
@@ -2962,7 +2966,7 @@ export interface components {
       /** @description A capability name, as listed by `GET /v1/cap`. */
       tool: string;
       /**
-       * @description The tool's input; checked against its schema.
+       * @description The tool's input; checked against its schema (a `{"$from": …}` value once resolved, when the step starts).
        * @default {}
        */
       input?: {
@@ -3044,7 +3048,7 @@ export interface components {
       updated_at: string;
     };
     RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
       code: string;
       message: string;
       /** @description The step that failed (0-based), when one did. */
@@ -3601,9 +3605,13 @@ export interface components {
     RunTemplate: OneOf<[{
       /** @enum {string} */
       agent: "playbook";
-      /** @description The steps, run in order (at most 50). */
+      /** @description The steps, run in order (at most 50). Any value of a step's input of the form `{"$from": "<JMESPath>"}` is replaced when the step starts by the expression's result over `{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with `input_unresolved`; an expression that does not compile is 422 at dispatch. */
       input: {
         steps: components["schemas"]["PlaybookStep"][];
+        /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+        params?: {
+          [key: string]: unknown;
+        };
       };
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
@@ -3643,9 +3651,13 @@ export interface components {
       run: OneOf<[{
         /** @enum {string} */
         agent: "playbook";
-        /** @description The steps, run in order (at most 50). */
+        /** @description The steps, run in order (at most 50). Any value of a step's input of the form `{"$from": "<JMESPath>"}` is replaced when the step starts by the expression's result over `{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with `input_unresolved`; an expression that does not compile is 422 at dispatch. */
         input: {
           steps: components["schemas"]["PlaybookStep"][];
+          /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+          params?: {
+            [key: string]: unknown;
+          };
         };
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
@@ -3696,9 +3708,13 @@ export interface components {
       run?: OneOf<[{
         /** @enum {string} */
         agent: "playbook";
-        /** @description The steps, run in order (at most 50). */
+        /** @description The steps, run in order (at most 50). Any value of a step's input of the form `{"$from": "<JMESPath>"}` is replaced when the step starts by the expression's result over `{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with `input_unresolved`; an expression that does not compile is 422 at dispatch. */
         input: {
           steps: components["schemas"]["PlaybookStep"][];
+          /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+          params?: {
+            [key: string]: unknown;
+          };
         };
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
@@ -3896,9 +3912,13 @@ export interface components {
       run: OneOf<[{
         /** @enum {string} */
         agent: "playbook";
-        /** @description The steps, run in order (at most 50). */
+        /** @description The steps, run in order (at most 50). Any value of a step's input of the form `{"$from": "<JMESPath>"}` is replaced when the step starts by the expression's result over `{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with `input_unresolved`; an expression that does not compile is 422 at dispatch. */
         input: {
           steps: components["schemas"]["PlaybookStep"][];
+          /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+          params?: {
+            [key: string]: unknown;
+          };
         };
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];

@@ -10,12 +10,19 @@ export interface FilterRequest {
   trigger: { id: string; slug: string };
   /** The filter reads the parsed body itself, not `{headers, body, trigger}` (approval rules over a step's input). */
   bare?: boolean;
+  /**
+   * Answer the expression's result itself, as JSON of at most this many characters (a step input's
+   * `$from`, issue 40 item 5), instead of its truthiness; a longer result is the `error` outcome.
+   */
+  selectChars?: number;
 }
 
 /** A filter's outcome: matched or not, or `error` with why (a type error, the time or memory budget). */
 export interface FilterOutcome {
   result: FilterResult | null;
   error: string | null;
+  /** With `selectChars`: the result as JSON (`null` for nothing), when it did not fail. */
+  json?: string;
 }
 
 // The worker's whole program. It answers only the truthiness (JMESPath's own: false, null, '', [] and
@@ -59,7 +66,14 @@ parentPort.on('message', ({ expression, request }) => {
   try {
     const body = parseBody(request.body, request.contentType);
     const input = request.bare ? body : { headers: plain(request.headers), body, trigger: request.trigger };
-    parentPort.postMessage({ matched: truthy(search(input, expression)) });
+    const result = search(input, expression);
+    if (!request.selectChars) return parentPort.postMessage({ matched: truthy(result) });
+    const json = JSON.stringify(result === undefined ? null : result);
+    if (json.length > request.selectChars) {
+      const why = 'filter_budget: the result is longer than ' + request.selectChars + ' characters';
+      return parentPort.postMessage({ error: why });
+    }
+    parentPort.postMessage({ matched: truthy(result), json });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message ? error.message : error).slice(0, 500) });
   }
@@ -104,8 +118,9 @@ export function createFilterPool(
     // An idle pool must not keep the process alive.
     worker.unref();
     const slot: Slot = { worker };
-    worker.on('message', (message: { matched?: boolean; error?: string }) => {
-      finish(index, slot, message.error === undefined ? outcomeOf(message.matched === true) : failed(message.error));
+    worker.on('message', (message: { matched?: boolean; error?: string; json?: string }) => {
+      const outcome = message.error === undefined ? outcomeOf(message.matched === true) : failed(message.error);
+      finish(index, slot, message.json === undefined ? outcome : { ...outcome, json: message.json });
     });
     worker.on('error', (error: Error & { code?: string }) => {
       const why =

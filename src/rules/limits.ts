@@ -208,6 +208,10 @@ export const LIMITS = {
     // idle connections), replays or catches up at most `pageSize` events per read, and a workspace
     // stream remembers how far it has read at most this many runs.
     events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
+    // Issue 40 item 5: how many `{"$from": …}` values one playbook step's input may hold (each a JMESPath
+    // expression of at most webhook.filterChars, run under the filters' budget), and how long one
+    // result may be as JSON; the optional `params` of a playbook dispatch, as JSON, at most `paramsChars`.
+    from: { maxPerStep: 50, resultChars: 256 * 1024, paramsChars: 64 * 1024 },
   },
   // Issue 39 (review NM-1): an open event stream (run events, workspace events, prompt streams) re-checks its
   // credential at least every `credentialRecheckSeconds` (and in each read of what it reports), and a resumable

@@ -102,7 +102,8 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
   return {
     template: llm
       ? ({ agent: 'llm', input: earlier.input, ...control } as RunTemplate)
-      : { agent: 'playbook', input: { steps: planned }, ...control },
+      : // The earlier run's other input (its params, a trigger's event) stays, for the steps' `$from` values.
+        ({ agent: 'playbook', input: { ...earlier.input, steps: planned }, ...control } as RunTemplate),
     fromStep,
     reused,
     headHash: head?.hash ?? GENESIS_HASH,

@@ -14,7 +14,12 @@ export const RunStatus = z.enum(RUN_STATUSES);
 export const PlaybookStep = z
   .object({
     tool: z.string().min(1).max(100).describe('A capability name, as listed by `GET /v1/cap`.'),
-    input: z.record(z.string(), z.unknown()).default({}).describe("The tool's input; checked against its schema."),
+    input: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe(
+        'The tool\'s input; checked against its schema (a `{"$from": …}` value once resolved, when the step starts).',
+      ),
     requires_approval: z.boolean().default(false).describe('Wait for a human approval before this step runs.'),
   })
   .strict()
@@ -41,9 +46,24 @@ const PlaybookDispatch = z
   .object({
     agent: z.literal('playbook'),
     input: z
-      .object({ steps: z.array(PlaybookStep).min(1).max(LIMITS.runs.maxSteps) })
+      .object({
+        steps: z.array(PlaybookStep).min(1).max(LIMITS.runs.maxSteps),
+        params: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .refine((params) => JSON.stringify(params ?? {}).length <= LIMITS.runs.from.paramsChars, {
+            message: `At most ${LIMITS.runs.from.paramsChars} characters as JSON`,
+          })
+          .describe('Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input.'),
+      })
       .strict()
-      .describe(`The steps, run in order (at most ${LIMITS.runs.maxSteps}).`),
+      .describe(
+        `The steps, run in order (at most ${LIMITS.runs.maxSteps}). Any value of a step's input of the form ` +
+          '`{"$from": "<JMESPath>"}` is replaced when the step starts by the expression\'s result over ' +
+          "`{input, steps: [{tool, status, output}]}`: this input (with `event` for a webhook trigger's run) " +
+          'and the earlier steps (`steps[0]` is step 0). One that fails or yields null fails the step with ' +
+          '`input_unresolved`; an expression that does not compile is 422 at dispatch.',
+      ),
     idempotency_key: idempotencyKeyField,
     ...runControlFields,
     callback: callbackField,
@@ -111,7 +131,8 @@ export const RunErrorBody = z
         'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, ' +
           '`credential_revoked` (the dispatching credential was revoked or expired, or its user left the ' +
           'workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, ' +
-          '`upstream_unavailable` (its model failed) or `invalid_tool_call` (a step).',
+          '`upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a ' +
+          "playbook step's `$from` value failed or yielded null.",
       ),
     message: z.string(),
     step: z.number().int().nullable().describe('The step that failed (0-based), when one did.'),

@@ -23,6 +23,7 @@ import type { AuditRef, RunEventInput } from './event-repository';
 import { recordRunEventSetting } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
+import { createStepInputResolver, takesValues } from './step-input';
 import * as stepRepo from './step-repository';
 
 /** A step's idempotency key, for its capability call and its charge. */
@@ -102,6 +103,8 @@ interface StepRef {
  */
 type Prepared =
   | { kind: 'done'; run: RunExecution; step: RunStep }
+  // Its input takes values from the run (`$from`, step-input.ts), to resolve before anything else.
+  | { kind: 'unresolved' }
   | { kind: 'undecided'; decision: PolicyDecision | null }
   | { kind: 'revoked' }
   | { kind: 'ready'; run: RunExecution; step: RunStep };
@@ -121,6 +124,7 @@ export function createStepRunner(deps: {
   filters: Pick<FilterPool, 'evaluate'>;
 }) {
   const { uow, capabilities } = deps;
+  const resolveInput = createStepInputResolver(deps);
 
   /**
    * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
@@ -208,7 +212,7 @@ export function createStepRunner(deps: {
    * whether its identity may still act and (with `decide`) the workspace's rules; then the rules'
    * decision when no input filter has to run for it, and the step's start when they allow it.
    */
-  async function prepare(ref: StepRef, options: StepOptions): Promise<Prepared> {
+  async function prepare(ref: StepRef, options: StepOptions, resolved = false): Promise<Prepared> {
     const { workspaceId, executionId, stepNo } = ref;
     return uow({ workspaceId }, async (m): Promise<Prepared> => {
       if (options.begin) await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
@@ -221,6 +225,7 @@ export function createStepRunner(deps: {
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
         return { kind: 'done', run, step };
       }
+      if (!resolved && step.status === 'PENDING' && takesValues(run, stepNo)) return { kind: 'unresolved' };
       // The rules' decision, unless an input filter must run first (outside any transaction: null). One
       // taken here is recorded with the step's start when it allows the step, else on its own.
       let fresh: PolicyDecision | undefined;
@@ -269,20 +274,11 @@ export function createStepRunner(deps: {
    */
   async function invoke(
     ref: StepRef,
-    prepared: Exclude<Prepared, { kind: 'undecided' }>,
+    prepared: Exclude<Prepared, { kind: 'undecided' | 'unresolved' }>,
     finish?: boolean,
   ): Promise<StepOutcome> {
     const { workspaceId, executionId, stepNo } = ref;
-    if (prepared.kind === 'revoked') {
-      const failure = credentialRevoked(stepNo);
-      await completeStep(workspaceId, executionId, stepNo, {
-        status: 'FAILED',
-        output: null,
-        error: failure,
-        creditsCharged: 0,
-      });
-      return { status: 'FAILED', error: failure };
-    }
+    if (prepared.kind === 'revoked') return failUnrun(ref, credentialRevoked(stepNo));
     const { run, step } = prepared;
     // An earlier attempt finished the step: answer what it recorded, never run it twice.
     if (prepared.kind === 'done') {
@@ -337,17 +333,45 @@ export function createStepRunner(deps: {
   ): Promise<StepOutcome> {
     const ref = { workspaceId, executionId, stepNo };
     let prepared = await prepare(ref, options);
+    if (prepared.kind === 'unresolved') {
+      const failure = await resolveInput(ref);
+      if (failure) return failUnrun(ref, failure);
+      prepared = await prepare(ref, options, true);
+    }
     if (prepared.kind === 'undecided') {
       const stopped = await decide(ref, prepared.decision);
       if (stopped) return stopped;
-      prepared = await prepare(ref, { finish: options.finish });
-      // Preparing without `decide` never leaves a step undecided.
-      if (prepared.kind === 'undecided') throw new Error(`step ${stepNo} left undecided without decide`);
+      prepared = await prepare(ref, { finish: options.finish }, true);
+    }
+    // Preparing without `decide`, its input resolved, never leaves a step undecided or unresolved.
+    if (prepared.kind === 'undecided' || prepared.kind === 'unresolved') {
+      throw new Error(`step ${stepNo} left ${prepared.kind}`);
     }
     return invoke(ref, prepared, options.finish);
   }
 
-  return { runStep, decidePolicy };
+  /** Fails a step that did not run (nothing charged): answers its failure, or what another attempt recorded. */
+  async function failUnrun(ref: StepRef, failure: RunError): Promise<StepOutcome> {
+    const { workspaceId, executionId, stepNo } = ref;
+    const outcome = { status: 'FAILED' as const, output: null, error: failure, creditsCharged: 0 };
+    const recorded = await completeStep(workspaceId, executionId, stepNo, outcome);
+    return recorded ? { status: 'FAILED', error: failure } : recordedOutcome(workspaceId, executionId, stepNo);
+  }
+
+  /**
+   * The rules' decision for a step that waits for its approval first (the workflow's `decideStepPolicy`),
+   * its `$from` values resolved before, so the rules and the approval see what will run; an input
+   * that does not resolve fails the step and stops the run as a block does.
+   */
+  async function decideWithInput(workspaceId: string, executionId: string, stepNo: number) {
+    const ref = { workspaceId, executionId, stepNo };
+    const failure = await resolveInput(ref);
+    if (!failure) return decidePolicy(workspaceId, executionId, stepNo);
+    const outcome = await failUnrun(ref, failure);
+    return { action: 'block' as const, version: 0, error: outcome.error ?? failure };
+  }
+
+  return { runStep, decidePolicy: decideWithInput };
 }
 
 export type StepRunner = ReturnType<typeof createStepRunner>;
