@@ -17,6 +17,7 @@ import { uuidV5 } from '../platform/uuid-v5';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { overrunOf } from './budget';
 import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import type { AuditRef, RunEventInput } from './event-repository';
@@ -68,8 +69,13 @@ const isKeyInUse = (error: DomainError) =>
   error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
 
 export interface StepOutcome {
-  /** `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. */
+  /**
+   * `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`, or (`reason: 'budget'`) when
+   * it would exceed the run's budget: it did not run.
+   */
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
+  /** Issue 40 item 4: `NEEDS_APPROVAL` for a budget approval, not the rules' or the step's own. */
+  reason?: 'budget';
   error?: RunError;
   /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
   run?: RunStatus;
@@ -104,6 +110,7 @@ type Prepared =
   | { kind: 'done'; run: RunExecution; step: RunStep }
   | { kind: 'undecided'; decision: PolicyDecision | null }
   | { kind: 'revoked' }
+  | { kind: 'over_budget' }
   | { kind: 'ready'; run: RunExecution; step: RunStep };
 
 /**
@@ -221,6 +228,8 @@ export function createStepRunner(deps: {
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
         return { kind: 'done', run, step };
       }
+      // Issue 40 item 4: a step that would exceed the run's budget waits for a person's raise first.
+      if (step.status === 'PENDING' && (await overrunOf(m, run, step))) return { kind: 'over_budget' };
       // The rules' decision, unless an input filter must run first (outside any transaction: null). One
       // taken here is recorded with the step's start when it allows the step, else on its own.
       let fresh: PolicyDecision | undefined;
@@ -269,7 +278,7 @@ export function createStepRunner(deps: {
    */
   async function invoke(
     ref: StepRef,
-    prepared: Exclude<Prepared, { kind: 'undecided' }>,
+    prepared: Exclude<Prepared, { kind: 'undecided' | 'over_budget' }>,
     finish?: boolean,
   ): Promise<StepOutcome> {
     const { workspaceId, executionId, stepNo } = ref;
@@ -344,6 +353,7 @@ export function createStepRunner(deps: {
       // Preparing without `decide` never leaves a step undecided.
       if (prepared.kind === 'undecided') throw new Error(`step ${stepNo} left undecided without decide`);
     }
+    if (prepared.kind === 'over_budget') return { status: 'NEEDS_APPROVAL', reason: 'budget' };
     return invoke(ref, prepared, options.finish);
   }
 
