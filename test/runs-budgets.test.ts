@@ -1,6 +1,10 @@
 import { expect } from 'chai';
+import { startReceiver } from './helpers/callback-receiver';
+import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
-import { finished, pendingApproval } from './helpers/runs';
+import { finished, pendingApproval, runUntil } from './helpers/runs';
+import type { Stack } from './helpers/stack';
+import { bootStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
 import { deliver, newTrigger } from './helpers/webhooks';
 
@@ -171,6 +175,43 @@ describe('runs: budgets (issue 40 item 4)', function () {
     await client.post(`/v1/runs/${gated}/cancel`);
   });
 
+  it('max_duration_seconds: a step asked for after the limit waits, approved after the step’s own approval', async () => {
+    const { api_key, user_jwt } = await newTenant();
+    const client = as(api_key);
+    const id = await dispatch(client, {
+      agent: 'playbook',
+      input: {
+        steps: [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance', requires_approval: true }],
+      },
+      budget: { max_duration_seconds: 1 },
+    });
+    const gate = await pendingApproval(client, id);
+    expect(gate.subject).to.equal('run_step');
+    // The step's own approval is decided only once the run's clock has passed its limit.
+    await runUntil(client, id, (run) => run.spent.duration_seconds >= 1, 'a second of the run’s wall time', {
+      timeoutMs: 10_000,
+    });
+    const reviewer = as(user_jwt);
+    expect((await resolve(reviewer, gate.approval_id, { decision: 'APPROVED' })).status).to.equal(200);
+    const budget = await runUntil(
+      client,
+      id,
+      (run) => run.approvals.some((a: any) => a.subject === 'budget' && a.status === 'pending'),
+      'the budget approval',
+    );
+    const ask = budget.approvals.find((a: any) => a.subject === 'budget');
+    expect(ask.budget.exceeded).to.deep.equal(['max_duration_seconds']);
+    expect(ask.step.step_no).to.equal(1);
+    const raised = await resolve(reviewer, ask.approval_id, {
+      decision: 'APPROVED',
+      edits: { max_duration_seconds: 3600 },
+    });
+    expect(raised.status, raised.text).to.equal(200);
+    const done = await finished(client, id);
+    expect(done.status).to.equal('SUCCEEDED');
+    expect(done.budget).to.deep.equal({ max_duration_seconds: 3600 });
+  });
+
   it('a webhook trigger’s run template carries a budget to the runs it dispatches', async () => {
     const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
@@ -199,5 +240,70 @@ describe('runs: budgets (issue 40 item 4)', function () {
     expect(run.approvals[0]).to.include({ status: 'cancelled' });
     const late = await resolve(as(user_jwt), approval.approval_id, { decision: 'APPROVED', edits: { max_steps: 5 } });
     expect(late.status).to.equal(409);
+  });
+});
+
+describe('runs: a run schedule’s template carries a budget (issue 40 item 4)', function () {
+  this.timeout(90_000);
+
+  it('stores it, shows it, and its fires dispatch runs with it; a bad one is a 422', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const run = { ...twoSteps('billing.credits_balance'), budget: { max_steps: 1 } };
+    const bad = await client.post('/v1/run-schedules', {
+      cron: '@daily',
+      paused: true,
+      run: { ...run, budget: { max_steps: 0 } },
+    });
+    expect(bad.status).to.equal(422);
+    const created = await client.post('/v1/run-schedules', { cron: '@daily', paused: true, run });
+    expect(created.status, created.text).to.equal(201);
+    const scheduleId = created.body.id;
+    try {
+      expect((await client.get(`/v1/run-schedules/${scheduleId}`)).body.run.budget).to.deep.equal({ max_steps: 1 });
+      expect((await client.post(`/v1/run-schedules/${scheduleId}/trigger`)).status).to.equal(202);
+      const fired = await eventually(
+        async () => (await client.get(`/v1/runs?schedule_id=${scheduleId}`)).body.runs[0],
+        { what: 'the fire’s run', timeoutMs: 30_000 },
+      );
+      const approval = await pendingApproval(client, fired.execution_id);
+      expect(approval.subject).to.equal('budget');
+      await client.post(`/v1/runs/${fired.execution_id}/cancel`);
+    } finally {
+      await client.delete(`/v1/run-schedules/${scheduleId}`);
+    }
+  });
+});
+
+describe('runs: a budget approval tells the run’s callbacks (issue 40 item 4)', function () {
+  this.timeout(90_000);
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  before(async () => {
+    variant = await bootStack({ RUN_CALLBACK_ALLOW_PRIVATE: 'true' });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await receiver?.stop();
+    await variant?.stop();
+  });
+
+  it('approval.requested, as for a step’s approval', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key, variant.stack.baseUrl);
+    const id = await dispatch(client, {
+      ...twoSteps('billing.credits_balance'),
+      budget: { max_steps: 1 },
+      callback: { url: receiver.url('/budget'), events: ['approval.requested'] },
+    });
+    const approval = await pendingApproval(client, id);
+    const told = await eventually(async () => receiver.at('/budget')[0], { what: 'approval.requested' });
+    expect(JSON.parse(told.body).data).to.deep.include({
+      execution_id: id,
+      approval_id: approval.approval_id,
+      step_no: 1,
+      tool: 'billing.credits_balance',
+    });
+    expect((await client.post(`/v1/runs/${id}/cancel`)).status).to.equal(200);
   });
 });

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { overrunOf } from './budget';
 import { budgetApprovalOfStep, requestBudgetApproval } from './budget-approvals';
+import { callbackApprovalRequested } from './callbacks';
 import type { RunStatus } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import * as executionRepo from './execution-repository';
@@ -38,7 +39,20 @@ export function createBudgetWait(deps: {
         if (!earlier) {
           const overrun = await overrunOf(m, run, step);
           if (!overrun) return { run: run.status, approval: 'approved' };
-          await requestBudgetApproval(m, step, overrun);
+          const { approval, created } = await requestBudgetApproval(m, step, overrun);
+          // A run's callbacks hear of it as of a step's approval (their reviewer's tool reads the inbox).
+          if (created) {
+            await callbackApprovalRequested(m, {
+              id: approval.id,
+              workspaceId,
+              executionId,
+              stepNo,
+              tool: step.tool,
+              requestedAt: approval.requested_at,
+              expiresAt: null,
+              approvers: null,
+            });
+          }
         }
         const state = await read(m, executionId, stepNo);
         if (state.approval === 'pending') await executionRepo.setStatus(m, executionId, 'AWAITING_APPROVAL');
