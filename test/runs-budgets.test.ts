@@ -123,6 +123,33 @@ describe('runs: budgets (issue 40 item 4)', function () {
     expect(await creditBalance(tenant.tenant_id)).to.equal(8);
   });
 
+  it('an llm run: the model’s paid call over max_credits waits; approved it runs, rejected nothing is charged', async () => {
+    const tenant = await newTenant(10);
+    const client = as(tenant.api_key);
+    const reviewer = as(tenant.user_jwt);
+    const llm = {
+      agent: 'llm',
+      input: { goal: 'search for ada lovelace', approval: 'none' },
+      budget: { max_credits: 0 },
+    };
+    const approved = await dispatch(client, llm);
+    const first = await pendingApproval(client, approved);
+    expect(first).to.deep.include({ subject: 'budget' });
+    expect(first.step).to.deep.include({ step_no: 0, tool: 'ontology.search' });
+    const raise = { decision: 'APPROVED', edits: { max_credits: 1 } };
+    expect((await resolve(reviewer, first.approval_id, raise)).status).to.equal(200);
+    expect((await finished(client, approved)).status).to.equal('SUCCEEDED');
+    expect(await creditBalance(tenant.tenant_id)).to.equal(9);
+
+    const rejected = await dispatch(client, llm);
+    const second = await pendingApproval(client, rejected);
+    expect((await resolve(reviewer, second.approval_id, { decision: 'REJECTED' })).status).to.equal(200);
+    const run = await finished(client, rejected);
+    expect(run.status).to.equal('FAILED');
+    expect(run.error.code).to.equal('budget_exhausted');
+    expect(await creditBalance(tenant.tenant_id)).to.equal(9);
+  });
+
   it('a run within its budget never asks; one without a budget shows budget null and its spend', async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
