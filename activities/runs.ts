@@ -7,6 +7,8 @@ import { heartbeating } from './failures';
 
 type RunRef = Pick<RunWorkflowInput, 'workspaceId' | 'executionId'>;
 type StepRef = RunRef & { stepNo: number };
+/** A step's approval, or with `budget` its budget approval. */
+type ApprovalRef = StepRef & { budget?: boolean };
 
 /**
  * The run workflow's steps: thin adapters over the run step executor, each one transaction (or one
@@ -18,10 +20,20 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
   return {
     beginRun: (input: RunRef) => runs.beginRun(input.workspaceId, input.executionId),
     decideStepPolicy: (input: StepRef) => runs.decidePolicy(input.workspaceId, input.executionId, input.stepNo),
-    requestRunApproval: (input: StepRef) => runs.requestApproval(input.workspaceId, input.executionId, input.stepNo),
-    runApprovalState: (input: StepRef) => runs.approvalState(input.workspaceId, input.executionId, input.stepNo),
-    /** Issue 32 part 3: the approval's deadline outcome once it is due. */
-    expireRunApproval: (input: StepRef) => runs.expireApproval(input.workspaceId, input.executionId, input.stepNo),
+    // `budget`: the step's budget approval (issue 40 item 4), waited on as a step's approval is.
+    requestRunApproval: (input: ApprovalRef) =>
+      input.budget
+        ? runs.requestBudgetApproval(input.workspaceId, input.executionId, input.stepNo)
+        : runs.requestApproval(input.workspaceId, input.executionId, input.stepNo),
+    runApprovalState: (input: ApprovalRef) =>
+      input.budget
+        ? runs.budgetApprovalState(input.workspaceId, input.executionId, input.stepNo)
+        : runs.approvalState(input.workspaceId, input.executionId, input.stepNo),
+    /** Issue 32 part 3: the approval's deadline outcome once it is due (a budget approval has none). */
+    expireRunApproval: (input: ApprovalRef) =>
+      input.budget
+        ? runs.budgetApprovalState(input.workspaceId, input.executionId, input.stepNo)
+        : runs.expireApproval(input.workspaceId, input.executionId, input.stepNo),
     resumeRun: (input: RunRef) => runs.resume(input.workspaceId, input.executionId),
     /** Heartbeating: a worker killed mid-step is noticed within seconds and the step retried by its key. */
     runStep: async (input: StepRef & StepOptions) => {

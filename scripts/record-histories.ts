@@ -64,6 +64,34 @@ describe('record workflow histories into test/histories', function () {
     await record(name, `run-${id}`);
   }
 
+  /** Issue 40 item 4: a 2-step run with `max_steps: 1`, whose budget approval before step 1 is decided. */
+  async function budgetRun(name: string, decision: 'APPROVED' | 'REJECTED') {
+    const { api_key, user_jwt } = await newTenant();
+    const c = client(api_key);
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance' }] },
+      budget: { max_steps: 1 },
+    });
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const id = dispatched.body.execution_id;
+    const waiting = await runUntil(c, id, (run) => run.approvals.some((a: any) => a.status === 'pending'), 'approval');
+    const resolved = await client(user_jwt).post(`/v1/approvals/${waiting.approvals[0].approval_id}/resolve`, {
+      decision,
+      ...(decision === 'APPROVED' ? { edits: { max_steps: 2 } } : {}),
+    });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const run = await runUntil(c, id, (body) => ['SUCCEEDED', 'FAILED'].includes(body.status), 'the run to finish');
+    expect(run.status).to.equal(decision === 'APPROVED' ? 'SUCCEEDED' : 'FAILED');
+    await record(name, `run-${id}`);
+  }
+
+  it('issue 40: a playbook run whose budget approval is APPROVED with a raised budget', () =>
+    budgetRun('run-playbook-budget-approved', 'APPROVED'));
+
+  it('issue 40: a playbook run whose budget approval is REJECTED', () =>
+    budgetRun('run-playbook-budget-rejected', 'REJECTED'));
+
   it('a run callback delivered after a 500 (issue 26)', async () => {
     const receiver = await startReceiver();
     try {
@@ -397,6 +425,39 @@ describe('record workflow histories into test/histories', function () {
       expect(before).to.be.a('string');
       await record('run-playbook-continued-before', `run-${id}`, other.stack, before!);
       await record('run-playbook-continued-last', `run-${id}`, other.stack);
+    });
+
+    it('issue 40: a playbook run that continues as new while it waits for a budget approval', async function () {
+      this.timeout(120_000);
+      other = await bootStack({
+        WEFT_ENCRYPTION_KEY: HISTORY_ENCRYPTION_KEY,
+        RUN_APPROVAL_RECHECK_SECONDS: '1',
+        RUN_APPROVAL_RECHECKS_PER_RUN: '1',
+      });
+      const { api_key, user_jwt } = await newTenant();
+      const c = as(api_key, other.stack.baseUrl);
+      const dispatched = await c.post('/v1/runs', {
+        agent: 'playbook',
+        input: { steps: [{ tool: 'billing.credits_balance' }, { tool: 'billing.credits_balance' }] },
+        budget: { max_steps: 1 },
+      });
+      expect(dispatched.status, dispatched.text).to.equal(202);
+      const id = dispatched.body.execution_id;
+      const handle = other.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`);
+      const waiting = await runUntil(c, id, (run) => run.approvals.length > 0, 'the budget approval');
+      const first = (await handle.describe()).runId;
+      await eventually(async () => (await handle.describe()).runId !== first, { what: 'a continued run' });
+      const resolved = await as(user_jwt, other.stack.baseUrl).post(
+        `/v1/approvals/${waiting.approvals[0].approval_id}/resolve`,
+        { decision: 'APPROVED', edits: { max_steps: 2 } },
+      );
+      expect(resolved.status, resolved.text).to.equal(200);
+      expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+      const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      const before = started?.continuedExecutionRunId;
+      expect(before).to.be.a('string');
+      await record('run-playbook-budget-continued-before', `run-${id}`, other.stack, before!);
+      await record('run-playbook-budget-continued-last', `run-${id}`, other.stack);
     });
   });
 });

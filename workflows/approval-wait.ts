@@ -34,8 +34,8 @@ const DEADLINE_MIN_WAIT_MS = 250;
  */
 export function approvalWait(
   input: Pick<RunWorkflowInput, 'approvalRecheckSeconds' | 'approvalRechecksPerRun'>,
-  /** Continues the run as new, waiting on `step` (never returns). */
-  continueWaitingAsNew: (step: RunPlanStep) => Promise<never>,
+  /** Continues the run as new, waiting on `step`'s approval `ref` names (never returns). */
+  continueWaitingAsNew: (step: RunPlanStep, ref: StepRef) => Promise<never>,
 ) {
   const recheck = `${input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds} seconds`;
   const recheckMs = (input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds) * 1000;
@@ -59,7 +59,7 @@ export function approvalWait(
       while (state.approval === 'pending' && !finished(state.run)) {
         if (rechecks >= rechecksPerRun || workflowInfo().continueAsNewSuggested) {
           // The new run re-reads the row first, so a resolve signalled meanwhile is not lost.
-          await continueWaitingAsNew(step);
+          await continueWaitingAsNew(step, ref);
         }
         const expiresAt = state.expiresAt ? Date.parse(state.expiresAt) : undefined;
         if (expiresAt !== undefined && patched(APPROVAL_DEADLINES)) {

@@ -14,6 +14,7 @@ import type { RunError } from '../src/runs/entities';
 import type { LlmMove, RunPlanStep, RunWorkflowInput, RunWorkflowResult } from '../src/runs/workflow';
 import { databaseActivity, databaseLocalActivity, planningActivity } from './activity-options';
 import { approvalWait, rejectionOf } from './approval-wait';
+import { budgetGate } from './budget-wait';
 import { ended, finished, showStatus, showWaiting } from './run-status';
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
@@ -89,9 +90,14 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   // The llm agent's model calls so far: carried across continue-as-new, or counted from the rows
   // by beginRun when the reconciler resumed the run (0 for a new run, and in histories before it).
   let call = resume?.llmCalls ?? 0;
-  const approvals = approvalWait(input, (waiting) =>
-    continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting, llmCalls: call } }),
+  const approvals = approvalWait(input, (waiting, on) =>
+    continueAsNew<typeof runWorkflow>({
+      ...input,
+      resume: { plan, waiting, llmCalls: call, ...(on.budget ? { budget: true as const } : {}) },
+    }),
   );
+  // Issue 40 item 4: a step over the run's budget waits for a budget approval, then is called again.
+  const budget = budgetGate(approvals, ref);
   const fused = patched(FUSED_STEPS);
   // A dispatched playbook's first step begins the run, unless it waits for an approval first.
   let begin = false;
@@ -127,7 +133,9 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
     if (fused && !waiting && !needsApproval) {
       const first = begin;
       begin = false;
-      const outcome = await stepActivity(step.stepNo, step.tool)({ ...stepRef, begin: first, decide: true, finish });
+      const outcome = await budget.gated(step, () =>
+        stepActivity(step.stepNo, step.tool)({ ...stepRef, begin: first, decide: true, finish }),
+      );
       if (outcome.status === 'BLOCKED') {
         // The llm agent gets the refusal as the tool's result and plans again; a playbook stops here.
         if (input.agent === 'llm') return undefined;
@@ -160,7 +168,16 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       showWaiting('RUNNING');
       if (responded) return undefined;
     }
-    return afterStep(await stepActivity(step.stepNo, step.tool)(fused ? { ...stepRef, finish } : stepRef));
+    return afterStep(
+      await budget.gated(step, () => stepActivity(step.stepNo, step.tool)(fused ? { ...stepRef, finish } : stepRef)),
+    );
+  }
+
+  /** The step a continued run waited on: its budget approval's wait (then the step as new), or its approval's. */
+  async function resumeWaiting(step: RunPlanStep) {
+    if (!resume?.budget) return execute(step, true);
+    const stopped = await budget.settle(step, true);
+    return stopped ? afterStep(stopped) : execute(step);
   }
 
   /** A run's result once a step ended it (failed, cancelled, or finished it as its last), else nothing. */
@@ -175,7 +192,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
 
   if (input.agent === 'llm') {
     if (resume) {
-      const result = await execute(resume.waiting, true);
+      const result = await resumeWaiting(resume.waiting);
       if (result) return result;
       call++;
     }
@@ -203,7 +220,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
 
   const first = resume ? plan.steps.findIndex((step) => step.stepNo === resume.waiting.stepNo) : 0;
   for (const [at, step] of plan.steps.slice(first).entries()) {
-    const result = await execute(step, Boolean(resume) && at === 0);
+    const result = resume && at === 0 ? await resumeWaiting(step) : await execute(step);
     if (result) return result;
   }
   return ended(await finishRun({ ...ref, status: 'SUCCEEDED', error: null }));

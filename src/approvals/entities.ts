@@ -7,10 +7,11 @@ export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /**
  * What an approval decides on, stored with its id (`approval_subjects`): a run's step (`run_step`,
- * src/runs) or a staged change-set (`change_set`, src/change-sets). Each is an `ApprovalSubject`
- * (`subject.ts`) its feature registers; a later subject joins this list.
+ * src/runs), a staged change-set (`change_set`, src/change-sets) or a run's budget (`budget`, src/runs,
+ * issue 40 item 4). Each is an `ApprovalSubject` (`subject.ts`) its feature registers; a later subject
+ * joins this list.
  */
-export const APPROVAL_SUBJECTS = ['run_step', 'change_set'] as const;
+export const APPROVAL_SUBJECTS = ['run_step', 'change_set', 'budget'] as const;
 export type ApprovalSubjectKind = (typeof APPROVAL_SUBJECTS)[number];
 
 /** Whether the user who dispatched a run may resolve its approvals through another credential of theirs. */

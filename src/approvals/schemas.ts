@@ -49,12 +49,64 @@ export const ChangeSetOutcome = z
   .meta({ id: 'ChangeSetOutcome' });
 export type ChangeSetOutcome = z.input<typeof ChangeSetOutcome>;
 
+// A run's budget (issue 40 item 4): declared here, below src/runs, because a budget approval's card and
+// its resolve's `edits` name it; src/runs uses these for the dispatch and the run.
+const { budget: BUDGET } = LIMITS.runs;
+
+export const BudgetLimits = z
+  .strictObject({
+    max_credits: z
+      .number()
+      .int()
+      .min(0)
+      .max(BUDGET.maxCredits)
+      .optional()
+      .describe('The most credits the run’s steps may be charged (a step’s price counted before it runs).'),
+    max_steps: z.number().int().min(1).max(BUDGET.maxSteps).optional().describe('The most tool steps the run may run.'),
+    max_duration_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(BUDGET.maxDurationSeconds)
+      .optional()
+      .describe('The most wall time since its first step started, waits for approvals included.'),
+  })
+  .meta({ id: 'RunBudget' });
+export type BudgetLimits = z.output<typeof BudgetLimits>;
+
+export const BudgetSpent = z
+  .object({
+    credits: z.number().int().describe('Credits its steps were charged.'),
+    steps: z.number().int().describe('Tool steps it ran (started).'),
+    duration_seconds: z.number().int().describe('Wall time since its first step started.'),
+  })
+  .meta({ id: 'RunSpent' });
+export type BudgetSpent = z.output<typeof BudgetSpent>;
+
+export const BUDGET_LIMITS = ['max_credits', 'max_steps', 'max_duration_seconds'] as const;
+export type BudgetLimit = (typeof BUDGET_LIMITS)[number];
+
+/** What a budget approval shows beside the step it wants: the budget, the spend and what the step would add. */
+export const BudgetAsk = z
+  .object({
+    limits: BudgetLimits.describe('The run’s budget when the step asked.'),
+    spent: BudgetSpent.describe('What the run had spent when the step asked.'),
+    step_credits: z.number().int().describe('The credits the step’s tool charges.'),
+    exceeded: z.array(z.enum(BUDGET_LIMITS)).describe('The limits the step would exceed.'),
+    edits: BudgetLimits.nullable().describe('The raised limits the reviewer approved with; null until then.'),
+  })
+  .meta({ id: 'BudgetAsk' });
+export type BudgetAsk = z.input<typeof BudgetAsk>;
+
 export const ApprovalRow = z
   .object({
     approval_id: z.uuid(),
     subject: z
       .enum(APPROVAL_SUBJECTS)
-      .describe('What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).'),
+      .describe(
+        'What waits on it: a run’s step, a staged change-set (`change_set_id`, issue 31 part 4), or a run’s ' +
+          'budget (`budget`: the step in `step` would exceed it, issue 40 item 4).',
+      ),
     execution_id: z.uuid().nullable().describe('The run whose step waits; null for a change-set’s approval.'),
     change_set_id: z
       .uuid()
@@ -117,6 +169,7 @@ export const ApprovalRow = z
         }),
       )
       .describe('With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain).'),
+    budget: BudgetAsk.optional().describe('Only for a budget approval: the budget, the spend and the step’s price.'),
   })
   .meta({ id: 'Approval' });
 export type ApprovalRow = z.input<typeof ApprovalRow>;
@@ -164,11 +217,18 @@ export const ResolveApprovalRequest = z
       .max(LIMITS.runs.notesChars)
       .optional()
       .describe('RESPOND only, and required there: what the llm agent receives as the tool’s result.'),
+    edits: BudgetLimits.optional().describe(
+      'A budget approval’s APPROVED only, and required there: the raised budget, each limit the step exceeds ' +
+        'raised so the step fits (422); limits not given stay as they were.',
+    ),
   })
   .strict()
   .superRefine((body, ctx) => {
     if (body.input !== undefined && body.decision !== 'APPROVED') {
       ctx.addIssue({ code: 'custom', path: ['input'], message: 'An edited input goes with APPROVED only' });
+    }
+    if (body.edits !== undefined && body.decision !== 'APPROVED') {
+      ctx.addIssue({ code: 'custom', path: ['edits'], message: 'A raised budget goes with APPROVED only' });
     }
     if ((body.message !== undefined) !== (body.decision === 'RESPOND')) {
       ctx.addIssue({ code: 'custom', path: ['message'], message: 'RESPOND needs a message, and only RESPOND has one' });

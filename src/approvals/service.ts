@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { ForbiddenError, NotFoundError } from '../platform/errors';
+import { ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { separationWithin } from './dispatcher-identity';
 import type { ApprovalStatus } from './entities';
 import { readApprovalPolicy, saveApprovalPolicy } from './policy';
@@ -100,6 +100,10 @@ export function createApprovalService(deps: { uow: UnitOfWork; subjects: () => r
           subject: subject.kind,
         });
         if (separation.refusal) throw new ForbiddenError(separation.refusal);
+        if (body.edits !== undefined && subject.kind !== 'budget') {
+          const msg = 'Only a budget approval is approved with edits (a raised budget)';
+          throw new ValidationFailedError([{ loc: ['body', 'edits'], msg, type: 'value_error' }]);
+        }
         const resolved = await subject.onResolved(m, principal, found.asked, body);
         return { ...resolved, dispatcherResolved: separation.dispatcherResolved };
       });

@@ -998,7 +998,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -2683,6 +2683,11 @@ export interface components {
          * @description The rule’s deadline, when it set one.
          */
         expires_at?: string;
+        /**
+         * @description A budget approval: the step would exceed the run’s budget.
+         * @enum {string}
+         */
+        subject?: "budget";
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2788,6 +2793,11 @@ export interface components {
          * @enum {boolean}
          */
         expired?: true;
+        /**
+         * @description A budget approval (its rejection: `budget_exhausted`).
+         * @enum {string}
+         */
+        subject?: "budget";
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -2915,6 +2925,15 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+      budget?: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      };
       /** @description POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`. */
       callback?: {
         /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
@@ -2949,6 +2968,15 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+      budget?: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      };
       /** @description POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`. */
       callback?: {
         /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
@@ -3048,7 +3076,7 @@ export interface components {
       updated_at: string;
     };
     RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
       code: string;
       message: string;
       /** @description The step that failed (0-based), when one did. */
@@ -3097,7 +3125,26 @@ export interface components {
       };
       output?: unknown;
       steps: components["schemas"]["RunStep"][];
+      /** @description Its steps’ approvals, then its budget approvals. */
       approvals: components["schemas"]["Approval"][];
+      /** @description What the run may spend (raised by approved budget approvals); null: no limit. */
+      budget: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      } | null;
+      /** @description What it has spent so far (its duration until it finished). */
+      spent: {
+        /** @description Credits its steps were charged. */
+        credits: number;
+        /** @description Tool steps it ran (started). */
+        steps: number;
+        /** @description Wall time since its first step started. */
+        duration_seconds: number;
+      };
     };
     RunStep: {
       /** Format: uuid */
@@ -3176,10 +3223,10 @@ export interface components {
       /** Format: uuid */
       approval_id: string;
       /**
-       * @description What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).
+       * @description What waits on it: a run’s step, a staged change-set (`change_set_id`, issue 31 part 4), or a run’s budget (`budget`: the step in `step` would exceed it, issue 40 item 4).
        * @enum {string}
        */
-      subject: "run_step" | "change_set";
+      subject: "run_step" | "change_set" | "budget";
       /**
        * Format: uuid
        * @description The run whose step waits; null for a change-set’s approval.
@@ -3283,6 +3330,40 @@ export interface components {
           /** Format: date-time */
           voted_at: string;
         })[];
+      /** @description Only for a budget approval: the budget, the spend and the step’s price. */
+      budget?: {
+        /** @description The run’s budget when the step asked. */
+        limits: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
+        /** @description What the run had spent when the step asked. */
+        spent: {
+          /** @description Credits its steps were charged. */
+          credits: number;
+          /** @description Tool steps it ran (started). */
+          steps: number;
+          /** @description Wall time since its first step started. */
+          duration_seconds: number;
+        };
+        /** @description The credits the step’s tool charges. */
+        step_credits: number;
+        /** @description The limits the step would exceed. */
+        exceeded: ("max_credits" | "max_steps" | "max_duration_seconds")[];
+        /** @description The raised limits the reviewer approved with; null until then. */
+        edits: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        } | null;
+      };
     };
     RunAudit: {
       steps: components["schemas"]["RunAuditLink"][];
@@ -3373,6 +3454,15 @@ export interface components {
       };
       /** @description RESPOND only, and required there: what the llm agent receives as the tool’s result. */
       message?: string;
+      /** @description A budget approval’s APPROVED only, and required there: the raised budget, each limit the step exceeds raised so the step fits (422); limits not given stay as they were. */
+      edits?: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      };
     };
     ApprovalPolicy: {
       /**
@@ -3616,6 +3706,15 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+      budget?: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      };
     }, {
       /** @enum {string} */
       agent: "llm";
@@ -3636,6 +3735,15 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+      budget?: {
+        /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+        max_credits?: number;
+        /** @description The most tool steps the run may run. */
+        max_steps?: number;
+        /** @description The most wall time since its first step started, waits for approvals included. */
+        max_duration_seconds?: number;
+      };
     }]>;
     CreateRunScheduleRequest: {
       /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
@@ -3662,6 +3770,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }, {
         /** @enum {string} */
         agent: "llm";
@@ -3682,6 +3799,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }]>;
       /**
        * @description While the previous fire’s RUN has not finished: `skip` the new fire, `buffer_one` (start it when the run finishes; at most one waits), `allow` both, or `cancel_other` (cancel the previous run, then start).
@@ -3719,6 +3845,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }, {
         /** @enum {string} */
         agent: "llm";
@@ -3739,6 +3874,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }]>;
       /**
        * @description While the previous fire’s RUN has not finished: `skip` the new fire, `buffer_one` (start it when the run finishes; at most one waits), `allow` both, or `cancel_other` (cancel the previous run, then start).
@@ -3873,6 +4017,15 @@ export interface components {
         input: {
           [key: string]: unknown;
         };
+        /** @description The budget each run it dispatches gets (issue 40 item 4). */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       };
       signature: components["schemas"]["TriggerSignature"];
       /**
@@ -3923,6 +4076,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }, {
         /** @enum {string} */
         agent: "llm";
@@ -3943,6 +4105,15 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
       }]>;
       /** @default true */
       enabled?: boolean;
@@ -3974,6 +4145,15 @@ export interface components {
         agent: "playbook" | "llm";
         input: {
           [key: string]: unknown;
+        };
+        /** @description The budget each run it dispatches gets (issue 40 item 4). */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
         };
       };
       signature: components["schemas"]["TriggerSignature"];
@@ -4010,6 +4190,15 @@ export interface components {
         agent: "playbook" | "llm";
         input: {
           [key: string]: unknown;
+        };
+        /** @description The budget each run it dispatches gets (issue 40 item 4). */
+        budget?: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run. */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
         };
       };
       signature: components["schemas"]["TriggerSignature"];
@@ -20038,7 +20227,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

@@ -22,6 +22,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
       'dom',
       'approvals',
       'change-sets',
+      'budgets',
       'schema-form',
       'merges',
       'runs',

@@ -184,6 +184,8 @@ export const LIMITS = {
     notesChars: 2000,
     decisionChars: 4000,
     llm: { defaultMaxSteps: 8, maxSteps: 32, goalChars: 4000 },
+    // Issue 40 item 4: the most a run's budget may allow (a reviewer's raise too).
+    budget: { maxCredits: 1_000_000, maxSteps: 10_000, maxDurationSeconds: 90 * 86_400 },
     approvalRecheckSeconds: 60,
     approvalRechecksPerRun: 200,
     // How long POST /v1/runs waits for the workflow's start before answering 202 anyway (issue 24):

@@ -37,7 +37,13 @@ export const callbackRunFinished = (m: EntityManager, run: FinishedRunRow) =>
   });
 
 /** `approval.requested`: once per approval, so a reviewer's tool is told. */
-export const callbackApprovalRequested = (m: EntityManager, approval: RunApproval) =>
+export const callbackApprovalRequested = (
+  m: EntityManager,
+  approval: Pick<
+    RunApproval,
+    'id' | 'workspaceId' | 'executionId' | 'stepNo' | 'tool' | 'requestedAt' | 'expiresAt' | 'approvers'
+  >,
+) =>
   notifyRunCallbacks(m, {
     workspaceId: approval.workspaceId,
     executionId: approval.executionId,

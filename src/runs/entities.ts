@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import type { PolicyDecision } from '../approvals/rules';
+import type { BudgetLimits } from '../approvals/schemas';
 import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { ConcurrencyPolicy } from './control-schemas';
 
@@ -52,6 +53,8 @@ export class RunExecution {
   @Column({ type: 'integer', name: 'rerun_from_step', nullable: true }) rerunFromStep!: number | null;
   /** The run schedule that dispatched it (issue 26 part 3); null for any other dispatch. */
   @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
+  /** What the run may spend before a person must raise it (issue 40 item 4, `budget.ts`); null: no budget. */
+  @Column({ type: 'jsonb', nullable: true }) budget!: BudgetLimits | null;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */

@@ -13,6 +13,7 @@ import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { createAgentModel } from './agent-model';
 import { runStepApprovals } from './approval-subject';
+import { budgetApprovals } from './budget-subject';
 import { runCapabilities } from './capabilities';
 import { RunAuditLink, RunExecution, RunStep } from './entities';
 import { RUN_EVENTS_CHANNEL } from './event-repository';
@@ -140,7 +141,9 @@ export const runsFeature = {
     // Judging an approval's edit may run a rule's input filter (NM-4); workers start only when one does.
     const filters = createFilterPool();
     ctx.onClose(() => filters.close());
-    return [runStepApprovals({ capabilities: ctx.services.capabilities, wake: createRunWaker(ctx), filters })];
+    const wake = createRunWaker(ctx);
+    // Issue 40 item 4: a step over its run's budget waits on a budget approval.
+    return [runStepApprovals({ capabilities: ctx.services.capabilities, wake, filters }), budgetApprovals({ wake })];
   },
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
   events: [runDispatched, decisionRecorded],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PolicyDecisionBody } from '../approvals/rules';
-import { ApprovalRow } from '../approvals/schemas';
+import { ApprovalRow, BudgetLimits, BudgetSpent } from '../approvals/schemas';
 import { IdempotencyKey } from '../capabilities/idempotency';
 import { LIMITS } from '../rules/limits';
 import { DispatchCallback, DispatchCallbackCreated } from '../run-callbacks/schemas';
@@ -37,6 +37,13 @@ const callbackField = DispatchCallback.optional().describe(
   'POST this run’s events to `url`, signed as the webhook intake verifies (`X-Service-Signature`); the secret ' +
     'is in this dispatch’s answer only. Deliveries: `GET /v1/runs/{execution_id}/callbacks`.',
 );
+/** A run's budget (declared with the approvals, whose budget approvals name it). */
+export const RunBudget = BudgetLimits;
+const budgetField = BudgetLimits.optional().describe(
+  'What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that ' +
+    'would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved ' +
+    'with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it.',
+);
 const idempotencyKeyField = RunIdempotencyKey.optional().describe(
   'Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. ' +
     'Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422).',
@@ -66,6 +73,7 @@ const PlaybookDispatch = z
       ),
     idempotency_key: idempotencyKeyField,
     ...runControlFields,
+    budget: budgetField,
     callback: callbackField,
   })
   .strict();
@@ -91,6 +99,7 @@ const LlmDispatch = z
       .strict(),
     idempotency_key: idempotencyKeyField,
     ...runControlFields,
+    budget: budgetField,
     callback: callbackField,
   })
   .strict();
@@ -129,6 +138,7 @@ export const RunErrorBody = z
       .string()
       .describe(
         'A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, ' +
+          '`budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), ' +
           '`credential_revoked` (the dispatching credential was revoked or expired, or its user left the ' +
           'workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, ' +
           '`upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a ' +
@@ -186,7 +196,11 @@ export const RunDetail = RunSummary.extend({
   input: z.record(z.string(), z.unknown()),
   output: z.unknown().nullable(),
   steps: z.array(RunStepRow),
-  approvals: z.array(ApprovalRow),
+  approvals: z.array(ApprovalRow).describe('Its steps’ approvals, then its budget approvals.'),
+  budget: BudgetLimits.nullable().describe(
+    'What the run may spend (raised by approved budget approvals); null: no limit.',
+  ),
+  spent: BudgetSpent.describe('What it has spent so far (its duration until it finished).'),
 }).meta({ id: 'Run' });
 export type RunDetail = z.input<typeof RunDetail>;
 

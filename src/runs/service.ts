@@ -19,6 +19,8 @@ import type { RunCallbackService } from '../run-callbacks/service';
 import { auditApproval } from './approval-audit';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { recordBudget, spentBy } from './budget';
+import { budgetApprovalRow, budgetApprovalsOf } from './budget-approvals';
 import { admit } from './concurrency';
 import { lockConcurrencyKey, recordControl } from './concurrency-repository';
 import type { RerunRequest } from './control-schemas';
@@ -84,7 +86,12 @@ export function createRunService(deps: {
     input: run.input,
     output: run.output ?? null,
     steps: (await stepRepo.stepsOf(m, run.id)).map(stepRow),
-    approvals: await approvalRows(m, await approvals.approvalsOf(m, run.id)),
+    approvals: [
+      ...(await approvalRows(m, await approvals.approvalsOf(m, run.id))),
+      ...(await budgetApprovalsOf(m, run.id)).map(budgetApprovalRow),
+    ],
+    budget: run.budget ?? null,
+    spent: await spentBy(m, run.id),
   });
 
   /**
@@ -236,6 +243,7 @@ export function createRunService(deps: {
         held: held ? dispatched : undefined,
       });
     }
+    await recordBudget(m, id, body.budget);
     if (rerun) await recordRerun(m, { workspaceId: principal.workspaceId, executionId: id }, rerun);
     const callback =
       body.callback && deps.callbacks

@@ -17,6 +17,7 @@ import { uuidV5 } from '../platform/uuid-v5';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { overrunOf } from './budget';
 import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import type { AuditRef, RunEventInput } from './event-repository';
@@ -69,8 +70,13 @@ const isKeyInUse = (error: DomainError) =>
   error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
 
 export interface StepOutcome {
-  /** `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. */
+  /**
+   * `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`, or (`reason: 'budget'`) when
+   * it would exceed the run's budget: it did not run.
+   */
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
+  /** Issue 40 item 4: `NEEDS_APPROVAL` for a budget approval, not the rules' or the step's own. */
+  reason?: 'budget';
   error?: RunError;
   /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
   run?: RunStatus;
@@ -107,6 +113,7 @@ type Prepared =
   | { kind: 'unresolved' }
   | { kind: 'undecided'; decision: PolicyDecision | null }
   | { kind: 'revoked' }
+  | { kind: 'over_budget' }
   | { kind: 'ready'; run: RunExecution; step: RunStep };
 
 /**
@@ -226,6 +233,8 @@ export function createStepRunner(deps: {
         return { kind: 'done', run, step };
       }
       if (!resolved && step.status === 'PENDING' && takesValues(run, stepNo)) return { kind: 'unresolved' };
+      // Issue 40 item 4: a step that would exceed the run's budget waits for a person's raise first.
+      if (step.status === 'PENDING' && (await overrunOf(m, run, step))) return { kind: 'over_budget' };
       // The rules' decision, unless an input filter must run first (outside any transaction: null). One
       // taken here is recorded with the step's start when it allows the step, else on its own.
       let fresh: PolicyDecision | undefined;
@@ -274,7 +283,7 @@ export function createStepRunner(deps: {
    */
   async function invoke(
     ref: StepRef,
-    prepared: Exclude<Prepared, { kind: 'undecided' | 'unresolved' }>,
+    prepared: Exclude<Prepared, { kind: 'undecided' | 'unresolved' | 'over_budget' }>,
     finish?: boolean,
   ): Promise<StepOutcome> {
     const { workspaceId, executionId, stepNo } = ref;
@@ -347,6 +356,7 @@ export function createStepRunner(deps: {
     if (prepared.kind === 'undecided' || prepared.kind === 'unresolved') {
       throw new Error(`step ${stepNo} left ${prepared.kind}`);
     }
+    if (prepared.kind === 'over_budget') return { status: 'NEEDS_APPROVAL', reason: 'budget' };
     return invoke(ref, prepared, options.finish);
   }
 

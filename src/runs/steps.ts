@@ -9,6 +9,7 @@ import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { createBudgetWait } from './budget-wait';
 import type { RunError, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { recordRunEvent } from './event-repository';
@@ -49,6 +50,7 @@ export function createRunSteps(deps: {
   };
   const runner = createStepRunner(deps);
   const stepApprovals = createStepApprovals({ uow, afterCommit });
+  const budgetWait = createBudgetWait({ uow, afterCommit });
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
   const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
     name: tool.name,
@@ -88,6 +90,8 @@ export function createRunSteps(deps: {
     decidePolicy: runner.decidePolicy,
 
     ...stepApprovals,
+
+    ...budgetWait,
 
     runStep: runner.runStep,
 

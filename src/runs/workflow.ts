@@ -31,6 +31,8 @@ export interface RunWorkflowInput {
     waiting: RunPlanStep;
     /** The index of the llm agent's model call that chose the waiting step (0 for a playbook). */
     llmCalls: number;
+    /** The wait is for the step's budget approval (issue 40 item 4), not its own. */
+    budget?: true;
   };
 }
 

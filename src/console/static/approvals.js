@@ -1,4 +1,5 @@
 import { api, query } from './api.js';
+import { budgetCard } from './budgets.js';
 import { changeSetCard } from './change-sets.js';
 import { fill, h, messageArea, readable, settleCard, shortId, when } from './dom.js';
 import { inputSchemas, schemaForm } from './schema-form.js';
@@ -32,10 +33,10 @@ export function approvalsView(main) {
       // Newest first: each new card goes before the first card that is older than it.
       for (const approval of approvals) {
         if (cards.has(approval.approval_id)) continue;
-        // A staged change-set's approval is a diff with Apply and Reject (issue 31 part 4).
-        const card = (approval.subject === 'change_set' ? changeSetCard : approvalCard)(approval, () =>
-          cards.delete(approval.approval_id),
-        );
+        // A staged change-set's approval is a diff with Apply and Reject (issue 31 part 4); a budget
+        // approval, the spend and the limits to raise (issue 40 item 4).
+        const make = { change_set: changeSetCard, budget: budgetCard }[approval.subject] ?? approvalCard;
+        const card = make(approval, () => cards.delete(approval.approval_id));
         cards.set(approval.approval_id, card);
         const older = [...list.children].find((element) => element.dataset.requestedAt < approval.requested_at);
         list.insertBefore(card.element, older || null);
