@@ -56,7 +56,7 @@ describe('reviewer console: a budget approval’s card (issue 40 item 4)', funct
     return opened;
   }
 
-  it('shows the spend against each limit, prefilled with the least raise; Approve raises it and the run ends', async () => {
+  it('shows the spend against each limit, the least raise prefilled; Approve raises it and the run ends', async () => {
     const t = await newTenant(10);
     const client = as(t.api_key);
     const dispatched = await client.post('/v1/runs', {

@@ -33,7 +33,7 @@ const resolve = (client: Client, approvalId: string, body: Record<string, unknow
 describe('runs: budgets (issue 40 item 4)', function () {
   this.timeout(90_000);
 
-  it('max_steps 1 pauses a 2-step run before step 1 for a budget approval; a raised budget lets it finish', async () => {
+  it('max_steps 1 pauses a 2-step run before step 1 for a budget approval; a raise lets it finish', async () => {
     const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const id = await dispatch(client, { ...twoSteps('billing.credits_balance'), budget: { max_steps: 1 } });
@@ -123,7 +123,7 @@ describe('runs: budgets (issue 40 item 4)', function () {
     expect(await creditBalance(tenant.tenant_id)).to.equal(8);
   });
 
-  it('an llm run: the model’s paid call over max_credits waits; approved it runs, rejected nothing is charged', async () => {
+  it('an llm run: a paid call over max_credits waits; approved it runs, rejected nothing is charged', async () => {
     const tenant = await newTenant(10);
     const client = as(tenant.api_key);
     const reviewer = as(tenant.user_jwt);
@@ -202,7 +202,7 @@ describe('runs: budgets (issue 40 item 4)', function () {
     await client.post(`/v1/runs/${gated}/cancel`);
   });
 
-  it('max_duration_seconds: a step asked for after the limit waits, approved after the step’s own approval', async () => {
+  it('max_duration_seconds: a step asked for past the limit waits, approved after its own approval', async () => {
     const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     const id = await dispatch(client, {

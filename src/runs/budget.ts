@@ -24,7 +24,8 @@ export async function spentBy(m: EntityManager, executionId: string): Promise<Bu
        (count(*) FILTER (WHERE s.kind = 'TOOL' AND s.started_at IS NOT NULL AND s.reused_from_step_id IS NULL))::int
          AS steps,
        coalesce(floor(extract(epoch FROM
-         coalesce((SELECT finished_at FROM run_executions WHERE id = $1), clock_timestamp()) - min(s.started_at))), 0)::int
+         coalesce((SELECT finished_at FROM run_executions WHERE id = $1), clock_timestamp())
+           - min(s.started_at))), 0)::int
          AS duration_seconds
      FROM run_steps s WHERE s.execution_id IN (${BUDGET_RUNS_SQL})`,
     [executionId],
