@@ -50,6 +50,12 @@ export interface InvokeOutcome {
 export const scopeFor = (capability: AnyCapability): ScopeName =>
   capability.access === 'read' ? 'capabilities:read' : 'capabilities:write';
 
+/** Every scope a call of the tool needs: its access scope, and its REST route's (`scopes`). */
+export const scopesFor = (capability: AnyCapability): ScopeName[] => [
+  scopeFor(capability),
+  ...(capability.scopes ?? []),
+];
+
 export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
   CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
 
@@ -258,6 +264,12 @@ export function createCapabilityService(deps: {
     });
   }
 
+  // A union of objects (`runs.dispatch`'s playbook or llm body) has no top-level type in JSON Schema;
+  // MCP and OpenAI tool calling require `type: "object"` there, which every branch already is.
+  const objectSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+    const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+    return json.type === undefined ? { type: 'object', ...json } : json;
+  };
   const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
     const kind = creditKindOf(tool);
     return {
@@ -267,8 +279,8 @@ export function createCapabilityService(deps: {
       cost: kind ? creditCost(kind) : 0,
       credit_kind: kind,
       idempotent: tool.access === 'write',
-      input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
-      output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+      input_schema: objectSchema(tool.input, 'input'),
+      output_schema: objectSchema(tool.output, 'output'),
     };
   });
 
@@ -290,8 +302,8 @@ export function createCapabilityService(deps: {
     ): Promise<InvokeOutcome> {
       const capability = byName.get(name);
       if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
-      const scope = scopeFor(capability);
-      if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);
+      const missing = scopesFor(capability).find((scope) => !principal.scopes.has(scope));
+      if (missing) throw new ForbiddenError(`Missing scope ${missing}`);
       const input = parseInput(capability, raw);
       const call: CapabilityCall = {
         principal,

@@ -586,6 +586,33 @@ export interface paths {
      */
     post: operations["capAgentReadDecisions"];
   };
+  "/v1/cap/runs.dispatch": {
+    /**
+     * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
+     * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capRunsDispatch"];
+  };
+  "/v1/cap/runs.get": {
+    /**
+     * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
+     * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capRunsGet"];
+  };
+  "/v1/cap/runs.cancel": {
+    /**
+     * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
+     * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capRunsCancel"];
+  };
   "/v1/cap/ontology.ask": {
     /**
      * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
@@ -2526,6 +2553,358 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    DispatchRunResponse: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      was_duplicate: boolean;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
+      callback?: {
+        /**
+         * Format: uuid
+         * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
+         */
+        id: string;
+        /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
+        secret: string;
+        events: ("run.finished" | "approval.requested")[];
+      };
+    };
+    PlaybookStep: {
+      /** @description A capability name, as listed by `GET /v1/cap`. */
+      tool: string;
+      /**
+       * @description The tool's input; checked against its schema.
+       * @default {}
+       */
+      input?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Wait for a human approval before this step runs.
+       * @default false
+       */
+      requires_approval?: boolean;
+    };
+    RunConcurrency: {
+      /** @description Runs of the workspace with this key share the limit. */
+      key: string;
+      /**
+       * @description How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.
+       * @default 1
+       */
+      limit?: number;
+      /**
+       * @description At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.
+       * @default reject
+       * @enum {string}
+       */
+      policy?: "reject" | "enqueue" | "cancel_previous";
+    };
+    Run: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output?: unknown;
+      steps: components["schemas"]["RunStep"][];
+      approvals: components["schemas"]["Approval"][];
+    };
+    RunError: ({
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
+      code: string;
+      message: string;
+      /** @description The step that failed (0-based), when one did. */
+      step: number | null;
+    }) | null;
+    RunStep: {
+      /** Format: uuid */
+      step_id: string;
+      step_no: number;
+      /**
+       * @description DECISION: recorded by `agent.record_decision`.
+       * @enum {string}
+       */
+      kind: "TOOL" | "DECISION";
+      tool: string;
+      input: {
+        [key: string]: unknown;
+      };
+      requires_approval: boolean;
+      /** @enum {string} */
+      status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+      output?: unknown;
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      /** Format: uuid */
+      supersedes_step_id: string | null;
+      /** @description A DECISION step a later decision superseded. */
+      superseded: boolean;
+      /**
+       * Format: uuid
+       * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
+       */
+      reused_from_step_id: string | null;
+      /** @description What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; null until then, and for steps run before the rules existed. */
+      policy_decision: ({
+        /** @description The approval rules’ version that decided (0: none stored). */
+        version: number;
+        /**
+         * @description What applies: the stricter of the matching rule and the step’s `requires_approval`.
+         * @enum {string}
+         */
+        action: "allow" | "require_approval" | "block";
+        /** @description The index of the rule that matched; null: the default action. */
+        rule: number | null;
+        /** @description Why the rule’s input filter failed (it then counted as matched). */
+        filter_error?: string;
+        /** @description The rule’s approvers, when it asked for approval with a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description The rule’s deadline, when it asked for approval with one. */
+        deadline?: {
+          /** @description Seconds from the request (and from each escalation) until the deadline. */
+          after_seconds: number;
+          /**
+           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+           * @enum {string}
+           */
+          on_expiry: "reject" | "approve" | "escalate";
+          /** @description `escalate` only, and required there: the approvers after it. */
+          escalate_to?: {
+            /** @description How many distinct people must approve; one rejection rejects. */
+            min: number;
+            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+            from: string[] | "any_member";
+          };
+          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+          max_escalations?: number;
+        };
+      }) | null;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+    };
+    Approval: {
+      /** Format: uuid */
+      approval_id: string;
+      /**
+       * @description What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).
+       * @enum {string}
+       */
+      subject: "run_step" | "change_set";
+      /**
+       * Format: uuid
+       * @description The run whose step waits; null for a change-set’s approval.
+       */
+      execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.
+       */
+      change_set_id: string | null;
+      /** @enum {string} */
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+      /** @description The run step that waits; null for a change-set’s approval. */
+      step: {
+        step_no: number;
+        tool: string;
+        input: {
+          [key: string]: unknown;
+        };
+      } | null;
+      notes: string | null;
+      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
+      edited_input: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
+      response: string | null;
+      /**
+       * Format: uuid
+       * @description The user who resolved it.
+       */
+      resolved_by: string | null;
+      /** @description The credential it was resolved with; null while pending, and when cancelled. */
+      resolved_by_credential: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /**
+         * Format: uuid
+         * @description The API key’s id, or the user JWT’s `jti`.
+         */
+        id: string | null;
+      }) | null;
+      /** Format: date-time */
+      requested_at: string;
+      /** Format: date-time */
+      resolved_at: string | null;
+      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
+      policy_decision: ({
+        version: number;
+        /** @description The index of the rule; null: the default action. */
+        rule: number | null;
+      }) | null;
+      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
+      approvers: ({
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      }) | null;
+      /** @description The rule’s deadline, if it set one. */
+      deadline: ({
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
+       */
+      expires_at: string | null;
+      /** @description How many times the deadline escalated it. */
+      escalations: number;
+      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
+      expired: boolean;
+      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
+      votes: ({
+          /** Format: uuid */
+          user_id: string;
+          /** @enum {string} */
+          decision: "APPROVED" | "REJECTED" | "RESPOND";
+          credential: {
+            /** @enum {string} */
+            kind: "user_jwt" | "api_key" | "mcp_token";
+            /** Format: uuid */
+            id: string | null;
+          };
+          notes: string | null;
+          /** Format: date-time */
+          voted_at: string;
+        })[];
+    };
+    RunSummary: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
     RunEvent: ({
       /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
       id: number;
@@ -2874,31 +3253,6 @@ export interface components {
       /** @description The user ids who may vote (members of the workspace), or `any_member`. */
       from: string[] | "any_member";
     }) | null;
-    DispatchRunResponse: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      was_duplicate: boolean;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
-      callback?: {
-        /**
-         * Format: uuid
-         * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
-         */
-        id: string;
-        /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
-        secret: string;
-        events: ("run.finished" | "approval.requested")[];
-      };
-    };
     DispatchRunRequest: OneOf<[{
       /** @enum {string} */
       agent: "playbook";
@@ -2958,37 +3312,6 @@ export interface components {
         events?: ("run.finished" | "approval.requested")[];
       };
     }]>;
-    PlaybookStep: {
-      /** @description A capability name, as listed by `GET /v1/cap`. */
-      tool: string;
-      /**
-       * @description The tool's input; checked against its schema.
-       * @default {}
-       */
-      input?: {
-        [key: string]: unknown;
-      };
-      /**
-       * @description Wait for a human approval before this step runs.
-       * @default false
-       */
-      requires_approval?: boolean;
-    };
-    RunConcurrency: {
-      /** @description Runs of the workspace with this key share the limit. */
-      key: string;
-      /**
-       * @description How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.
-       * @default 1
-       */
-      limit?: number;
-      /**
-       * @description At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.
-       * @default reject
-       * @enum {string}
-       */
-      policy?: "reject" | "enqueue" | "cancel_previous";
-    };
     RerunRequest: {
       /** @description The first step to execute again. The steps before it must have SUCCEEDED (for an llm run, or been answered to the model with a refusal); their recorded results are reused (`reused_from_step_id` set, no charge, no tool call). A playbook runs its later steps again; an llm run asks the model again from there, with the reused steps as its history (up to one past its last tool step). Default: the first step that did not succeed, or 0 when every step did. */
       from_step?: number;
@@ -3003,282 +3326,6 @@ export interface components {
       runs: components["schemas"]["RunSummary"][];
       /** @description Pass as `cursor` for the next (older) page; null on the last. */
       next_cursor: string | null;
-    };
-    RunSummary: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      agent: "playbook" | "llm";
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      tags: string[];
-      /** @description The concurrency key the run was dispatched with. */
-      concurrency: ({
-        key: string;
-        limit: number;
-        /** @enum {string} */
-        policy: "reject" | "enqueue" | "cancel_previous";
-      }) | null;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /**
-       * Format: uuid
-       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
-       */
-      rerun_of: string | null;
-      /**
-       * Format: uuid
-       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
-       */
-      schedule_id: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
-      code: string;
-      message: string;
-      /** @description The step that failed (0-based), when one did. */
-      step: number | null;
-    }) | null;
-    Run: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      agent: "playbook" | "llm";
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      tags: string[];
-      /** @description The concurrency key the run was dispatched with. */
-      concurrency: ({
-        key: string;
-        limit: number;
-        /** @enum {string} */
-        policy: "reject" | "enqueue" | "cancel_previous";
-      }) | null;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /**
-       * Format: uuid
-       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
-       */
-      rerun_of: string | null;
-      /**
-       * Format: uuid
-       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
-       */
-      schedule_id: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      input: {
-        [key: string]: unknown;
-      };
-      output?: unknown;
-      steps: components["schemas"]["RunStep"][];
-      approvals: components["schemas"]["Approval"][];
-    };
-    RunStep: {
-      /** Format: uuid */
-      step_id: string;
-      step_no: number;
-      /**
-       * @description DECISION: recorded by `agent.record_decision`.
-       * @enum {string}
-       */
-      kind: "TOOL" | "DECISION";
-      tool: string;
-      input: {
-        [key: string]: unknown;
-      };
-      requires_approval: boolean;
-      /** @enum {string} */
-      status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
-      output?: unknown;
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      /** Format: uuid */
-      supersedes_step_id: string | null;
-      /** @description A DECISION step a later decision superseded. */
-      superseded: boolean;
-      /**
-       * Format: uuid
-       * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
-       */
-      reused_from_step_id: string | null;
-      /** @description What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; null until then, and for steps run before the rules existed. */
-      policy_decision: ({
-        /** @description The approval rules’ version that decided (0: none stored). */
-        version: number;
-        /**
-         * @description What applies: the stricter of the matching rule and the step’s `requires_approval`.
-         * @enum {string}
-         */
-        action: "allow" | "require_approval" | "block";
-        /** @description The index of the rule that matched; null: the default action. */
-        rule: number | null;
-        /** @description Why the rule’s input filter failed (it then counted as matched). */
-        filter_error?: string;
-        /** @description The rule’s approvers, when it asked for approval with a quorum. */
-        approvers?: {
-          /** @description How many distinct people must approve; one rejection rejects. */
-          min: number;
-          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-          from: string[] | "any_member";
-        };
-        /** @description The rule’s deadline, when it asked for approval with one. */
-        deadline?: {
-          /** @description Seconds from the request (and from each escalation) until the deadline. */
-          after_seconds: number;
-          /**
-           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
-           * @enum {string}
-           */
-          on_expiry: "reject" | "approve" | "escalate";
-          /** @description `escalate` only, and required there: the approvers after it. */
-          escalate_to?: {
-            /** @description How many distinct people must approve; one rejection rejects. */
-            min: number;
-            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-            from: string[] | "any_member";
-          };
-          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
-          max_escalations?: number;
-        };
-      }) | null;
-      /** Format: date-time */
-      started_at: string | null;
-      /** Format: date-time */
-      finished_at: string | null;
-    };
-    Approval: {
-      /** Format: uuid */
-      approval_id: string;
-      /**
-       * @description What waits on it: a run’s step, or a staged change-set (`change_set_id`, issue 31 part 4).
-       * @enum {string}
-       */
-      subject: "run_step" | "change_set";
-      /**
-       * Format: uuid
-       * @description The run whose step waits; null for a change-set’s approval.
-       */
-      execution_id: string | null;
-      /**
-       * Format: uuid
-       * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.
-       */
-      change_set_id: string | null;
-      /** @enum {string} */
-      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
-      /** @description The run step that waits; null for a change-set’s approval. */
-      step: {
-        step_no: number;
-        tool: string;
-        input: {
-          [key: string]: unknown;
-        };
-      } | null;
-      notes: string | null;
-      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
-      edited_input: {
-        [key: string]: unknown;
-      } | null;
-      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
-      response: string | null;
-      /**
-       * Format: uuid
-       * @description The user who resolved it.
-       */
-      resolved_by: string | null;
-      /** @description The credential it was resolved with; null while pending, and when cancelled. */
-      resolved_by_credential: ({
-        /** @enum {string} */
-        kind: "user_jwt" | "api_key" | "mcp_token";
-        /**
-         * Format: uuid
-         * @description The API key’s id, or the user JWT’s `jti`.
-         */
-        id: string | null;
-      }) | null;
-      /** Format: date-time */
-      requested_at: string;
-      /** Format: date-time */
-      resolved_at: string | null;
-      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
-      policy_decision: ({
-        version: number;
-        /** @description The index of the rule; null: the default action. */
-        rule: number | null;
-      }) | null;
-      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
-      approvers: ({
-        /** @description How many distinct people must approve; one rejection rejects. */
-        min: number;
-        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-        from: string[] | "any_member";
-      }) | null;
-      /** @description The rule’s deadline, if it set one. */
-      deadline: ({
-        /** @description Seconds from the request (and from each escalation) until the deadline. */
-        after_seconds: number;
-        /**
-         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
-         * @enum {string}
-         */
-        on_expiry: "reject" | "approve" | "escalate";
-        /** @description `escalate` only, and required there: the approvers after it. */
-        escalate_to?: {
-          /** @description How many distinct people must approve; one rejection rejects. */
-          min: number;
-          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-          from: string[] | "any_member";
-        };
-        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
-        max_escalations?: number;
-      }) | null;
-      /**
-       * Format: date-time
-       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
-       */
-      expires_at: string | null;
-      /** @description How many times the deadline escalated it. */
-      escalations: number;
-      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
-      expired: boolean;
-      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
-      votes: ({
-          /** Format: uuid */
-          user_id: string;
-          /** @enum {string} */
-          decision: "APPROVED" | "REJECTED" | "RESPOND";
-          credential: {
-            /** @enum {string} */
-            kind: "user_jwt" | "api_key" | "mcp_token";
-            /** Format: uuid */
-            id: string | null;
-          };
-          notes: string | null;
-          /** Format: date-time */
-          voted_at: string;
-        })[];
     };
     RunAudit: {
       steps: components["schemas"]["RunAuditLink"][];
@@ -13243,6 +13290,563 @@ export interface operations {
     };
   };
   /**
+   * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
+   * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capRunsDispatch: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "agent": "playbook",
+         *   "input": {
+         *     "steps": [
+         *       {
+         *         "tool": "billing.credits_balance",
+         *         "input": {}
+         *       }
+         *     ]
+         *   }
+         * }
+         */
+        "application/json": OneOf<[{
+          /** @enum {string} */
+          agent: "playbook";
+          /** @description The steps, run in order (at most 50). */
+          input: {
+            steps: components["schemas"]["PlaybookStep"][];
+          };
+          /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
+          idempotency_key?: string;
+          /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+          tags?: string[];
+          concurrency?: components["schemas"]["RunConcurrency"];
+        }, {
+          /** @enum {string} */
+          agent: "llm";
+          input: {
+            goal: string;
+            /**
+             * @description How many tool calls the model may make before it must answer.
+             * @default 8
+             */
+            max_steps?: number;
+            /**
+             * @description Which of the model’s tool calls wait for a human approval.
+             * @default writes
+             * @enum {string}
+             */
+            approval?: "writes" | "all" | "none";
+          };
+          /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
+          idempotency_key?: string;
+          /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+          tags?: string[];
+          concurrency?: components["schemas"]["RunConcurrency"];
+        }]>;
+      };
+    };
+    responses: {
+      /** @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: components["schemas"]["DispatchRunResponse"];
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The credential lacks a scope one of the steps' tools needs; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:write; or The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
+   * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capRunsGet: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The run (`POST /v1/runs`’s `execution_id`).
+           */
+          execution_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: components["schemas"]["Run"];
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:read; or The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
+   * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capRunsCancel: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The run (`POST /v1/runs`’s `execution_id`).
+           */
+          execution_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: components["schemas"]["RunSummary"];
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:write; or The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_finished: the run has already succeeded or failed; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
    * @description A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
@@ -15859,6 +16463,8 @@ export interface operations {
         tag?: string[];
         /** @description Only the runs this run schedule dispatched. */
         schedule_id?: string;
+        /** @description Only the runs whose steps this run started (its children). */
+        parent?: string;
         limit?: number;
         /** @description `next_cursor` of the previous page. */
         cursor?: string;

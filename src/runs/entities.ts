@@ -52,6 +52,10 @@ export class RunExecution {
   @Column({ type: 'integer', name: 'rerun_from_step', nullable: true }) rerunFromStep!: number | null;
   /** The run schedule that dispatched it (issue 26 part 3); null for any other dispatch. */
   @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
+  /** Issue 40 item 2 (`children.ts`): the run whose step started it, its tree's root, and its depth below that root. */
+  @Column({ type: 'uuid', name: 'parent_execution_id', nullable: true }) parentExecutionId!: string | null;
+  @Column({ type: 'uuid', name: 'root_execution_id', nullable: true }) rootExecutionId!: string | null;
+  @Column({ type: 'integer' }) depth!: number;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */

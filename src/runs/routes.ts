@@ -13,6 +13,7 @@ import {
   RunListQuery,
   RunSummary,
 } from './schemas';
+import { RUN_SCOPES } from './scopes';
 import type { RunService } from './service';
 
 const runNotFound = 'Unknown execution, or one of another workspace';
@@ -73,7 +74,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED ' +
       '(`upstream_unavailable`).',
     tags: ['runs'],
-    scope: 'runs:write',
+    scope: RUN_SCOPES.dispatch,
     status: 202,
     body: DispatchRunRequest,
     example: {
@@ -133,7 +134,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       `\`limit\` up to ${LIMITS.runs.list.max} ` +
       `(default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
     tags: ['runs'],
-    scope: 'runs:read',
+    scope: RUN_SCOPES.read,
     query: RunListQuery,
     response: RunList,
     handler: ({ auth, query }) => runs.list(auth, query),
@@ -147,7 +148,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'The run, its input and output (the last step’s result), every step (tool, input, output, status, ' +
       'credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.',
     tags: ['runs'],
-    scope: 'runs:read',
+    scope: RUN_SCOPES.read,
     params: ExecutionIdParams,
     response: RunDetail,
     errors: { 404: runNotFound },
@@ -200,7 +201,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'when it lands), and nothing after it runs. Cancelling a ' +
       'cancelled run answers it again; cancelling a run that succeeded or failed is a 409.',
     tags: ['runs'],
-    scope: 'runs:write',
+    scope: RUN_SCOPES.cancel,
     params: ExecutionIdParams,
     response: RunSummary,
     errors: { 404: runNotFound, 409: 'The run has already succeeded or failed' },

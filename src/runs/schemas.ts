@@ -80,6 +80,15 @@ export const DispatchRunRequest = z
   .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
+/**
+ * `runs.dispatch`'s input (issue 40 item 2): the body of `POST /v1/runs` without `callback`, whose
+ * secret the tool's stored answer would show again to every replay of its key.
+ */
+export const DispatchRunToolInput = z.discriminatedUnion('agent', [
+  PlaybookDispatch.omit({ callback: true }),
+  LlmDispatch.omit({ callback: true }),
+]);
+
 /** A dispatch without its idempotency key and callback: the run a webhook trigger stores and dispatches. */
 export const RunTemplate = z
   .discriminatedUnion('agent', [
@@ -155,6 +164,14 @@ export const RunSummary = z
     credits_charged: z.number().int(),
     ...runControlView,
     schedule_id: z.uuid().nullable().describe('The run schedule that dispatched it (`/v1/run-schedules`), if one did.'),
+    parent_execution_id: z
+      .uuid()
+      .nullable()
+      .describe('The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.'),
+    root_execution_id: z
+      .uuid()
+      .nullable()
+      .describe('The first run of its tree (the parent’s root, or the parent); null for a run no step started.'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -184,6 +201,7 @@ export const RunListQuery = z.object({
     .optional()
     .describe('Repeatable (`?tag=a&tag=b`): runs carrying every tag given.'),
   schedule_id: z.uuid().optional().describe('Only the runs this run schedule dispatched.'),
+  parent: z.uuid().optional().describe('Only the runs whose steps this run started (its children).'),
   limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
   cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
 });

@@ -3,7 +3,7 @@ import * as approvals from '../approvals/repository';
 import { approvalRows } from '../approvals/views';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
-import { scopeFor } from '../capabilities/service';
+import { scopesFor } from '../capabilities/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
@@ -19,6 +19,8 @@ import type { RunCallbackService } from '../run-callbacks/service';
 import { auditApproval } from './approval-audit';
 import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import type { RunLineage } from './children';
+import { cancelDescendants } from './children';
 import { admit } from './concurrency';
 import { lockConcurrencyKey, recordControl } from './concurrency-repository';
 import type { RerunRequest } from './control-schemas';
@@ -50,6 +52,8 @@ export interface DispatchOrigin {
   scheduleId?: string;
   /** A rerun's plan (`rerun.ts`): the earlier run and the steps it reuses. */
   rerun?: RerunPlan & { earlierId: string };
+  /** The run whose step dispatched it (`children.ts`), its tree's root and its depth. */
+  lineage?: RunLineage;
 }
 
 /**
@@ -101,7 +105,7 @@ export function createRunService(deps: {
   /** 400 when the credential lacks a scope one of the steps' tools needs. */
   function checkScopes(principal: Pick<Principal, 'scopes'>, planned: readonly PlaybookStep[]): void {
     const missing = planned
-      .map((step) => scopeFor(tools.get(step.tool)!))
+      .flatMap((step) => scopesFor(tools.get(step.tool)!))
       .find((scope) => !principal.scopes.has(scope));
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
@@ -210,6 +214,7 @@ export function createRunService(deps: {
       idempotencyKey: key,
       requestHash: hash,
       scheduleId: origin.scheduleId ?? null,
+      lineage: origin.lineage,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
     if (!inserted) return { response: answer((await executionRepo.findExecutionByKey(m, key!))!, true) };
@@ -274,6 +279,19 @@ export function createRunService(deps: {
     return { run: await executionRepo.mustFindExecution(m, executionId), started: !found.heldStart };
   }
 
+  /** A cancel and its unfinished descendants' (`children.ts`), in the caller's transaction; and what to wake. */
+  async function cancelTree(m: EntityManager, executionId: string) {
+    const { run, started } = await cancelWithin(m, executionId);
+    const below = await cancelDescendants(m, executionId, (tx, id) => cancelWithin(tx, id));
+    return { run, woken: started ? [executionId, ...below] : below };
+  }
+
+  /** After a cancel's commit: wake the cancelled runs; their callbacks, and the starts their slots went to, leave. */
+  async function afterCancel(workspaceId: string, woken: readonly string[]): Promise<void> {
+    await Promise.all(woken.map((id) => wake(id, 'cancelled')));
+    outbox.kick(workspaceId);
+  }
+
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
@@ -330,6 +348,19 @@ export function createRunService(deps: {
      * caller kicks the outbox after commit unless the answer was a duplicate.
      */
     dispatchWithin: async (...args: Parameters<typeof write>) => (await write(...args)).response,
+
+    /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
+    async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
+      validate(principal, body);
+      const written = await write(m, principal, body, origin);
+      return { response: written.response, after: () => afterDispatch(principal.workspaceId, written) };
+    },
+
+    /** A cancel (with the run's descendants) in the caller's transaction (a tool's); `after` once it commits. */
+    async cancelIn(m: EntityManager, workspaceId: string, executionId: string) {
+      const { run, woken } = await cancelTree(m, executionId);
+      return { summary: summaryOf(run), after: () => afterCancel(workspaceId, woken) };
+    },
 
     /** Hands committed `run.dispatched` events of a workspace to the relay. */
     kick: (workspaceId: string) => outbox.kick(workspaceId),
@@ -394,13 +425,10 @@ export function createRunService(deps: {
       });
     },
 
-    /** Idempotent: a cancelled run answers as it is; a run that finished otherwise is a 409. */
+    /** Idempotent: a cancelled run answers as it is, one that finished otherwise is a 409; its children go too. */
     async cancel(principal: Principal, executionId: string): Promise<RunSummary> {
-      const { run, started } = await uow(scopeOf(principal), (m) => cancelWithin(m, executionId));
-      if (started) await wake(executionId, 'cancelled');
-      // Its run.finished callbacks, queued with the cancel, leave now, and so does the start of a
-      // waiting run its concurrency slot went to.
-      outbox.kick(principal.workspaceId);
+      const { run, woken } = await uow(scopeOf(principal), (m) => cancelTree(m, executionId));
+      await afterCancel(principal.workspaceId, woken);
       return summaryOf(run);
     },
 
