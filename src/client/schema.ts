@@ -589,7 +589,7 @@ export interface paths {
   "/v1/cap/runs.dispatch": {
     /**
      * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
-     * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
      *
      * Requires the `capabilities:write` scope.
      */
@@ -598,7 +598,7 @@ export interface paths {
   "/v1/cap/runs.get": {
     /**
      * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
-     * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
      *
      * Requires the `capabilities:read` scope.
      */
@@ -607,7 +607,7 @@ export interface paths {
   "/v1/cap/runs.cancel": {
     /**
      * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
-     * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
      *
      * Requires the `capabilities:write` scope.
      */
@@ -13291,7 +13291,7 @@ export interface operations {
   };
   /**
    * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
-   * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
    *
    * Requires the `capabilities:write` scope.
    */
@@ -13506,7 +13506,7 @@ export interface operations {
   };
   /**
    * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
-   * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
    *
    * Requires the `capabilities:read` scope.
    */
@@ -13669,7 +13669,7 @@ export interface operations {
   };
   /**
    * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
-   * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
    *
    * Requires the `capabilities:write` scope.
    */
