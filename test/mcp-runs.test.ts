@@ -27,7 +27,7 @@ describe('MCP: runs as tools (runs_dispatch, runs_get, runs_cancel)', () => {
     for (const client of open.splice(0)) await client.close().catch(() => undefined);
   });
 
-  it('an MCP token dispatches, reads and cancels a run; a repeated key replays; annotations say what they do', async () => {
+  it('an MCP token dispatches, reads and cancels a run; a repeated key replays; annotations fit', async () => {
     const { user_jwt, workspace_id, api_key } = await newTenant();
     const token = (await as(user_jwt).post(`/v1/workspaces/${workspace_id}/mcp-tokens`, { name: 'agent' })).body.token;
     const client = await connect(token);

@@ -93,7 +93,7 @@ describe('runs as tools: runs.dispatch, runs.get, runs.cancel over /v1/cap (issu
 });
 
 describe('child runs: a run whose step is runs.dispatch', () => {
-  it('starts a child with parent and root ids, listed by ?parent=, named in the step output and audit chain', async () => {
+  it('starts a child with parent and root ids, listed by ?parent=, named in its step output and chain', async () => {
     const { api_key, workspace_id } = await newTenant();
     const client = as(api_key);
     const grandchildBody = playbook([balance]);
@@ -126,7 +126,7 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     for (const row of principals) expect(row.principal).to.deep.equal(principals[0].principal);
   });
 
-  it('cancelling a parent cancels its unfinished children and theirs; the dispatcher still cannot approve them', async () => {
+  it('cancelling a parent cancels its unfinished children and theirs; its dispatcher cannot approve them', async () => {
     const { api_key, user_jwt, workspace_id } = await newTenant();
     const client = as(api_key);
     const body = playbook([dispatchStep(playbook([dispatchStep(playbook([gated])), gated])), gated]);
@@ -155,6 +155,28 @@ describe('child runs: a run whose step is runs.dispatch', () => {
       expect((await finished(client, id)).status).to.equal('CANCELLED');
   });
 
+  it('runs.cancel and a cancel_previous dispatch cancel a parent’s unfinished child too', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    const parentId = (await client.post('/v1/runs', playbook([dispatchStep(playbook([gated])), gated]))).body
+      .execution_id;
+    const childId = await childOf(client, parentId);
+    await pendingApproval(client, childId);
+    const cancelled = await capClient(api_key)('runs.cancel', { execution_id: parentId });
+    expect(cancelled.body.result.status).to.equal('CANCELLED');
+    expect((await client.get(`/v1/runs/${childId}`)).body.status).to.equal('CANCELLED');
+
+    const concurrency = { key: 'import', limit: 1, policy: 'cancel_previous' };
+    const held = { ...playbook([dispatchStep(playbook([gated])), gated]), concurrency };
+    const olderId = (await client.post('/v1/runs', held)).body.execution_id;
+    const olderChild = await childOf(client, olderId);
+    await pendingApproval(client, olderChild);
+    const newer = await client.post('/v1/runs', { ...playbook([balance]), concurrency });
+    expect(newer.status).to.equal(202);
+    for (const id of [olderId, olderChild]) expect((await finished(client, id)).status).to.equal('CANCELLED');
+    await succeeded(client, newer.body.execution_id);
+  });
+
   it(`nests at most ${LIMITS.runs.maxDepth} levels below the root: deeper is a 422 run_depth_exceeded`, async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
@@ -178,7 +200,8 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     const childId = await childOf(client, parentId);
     // A worker lost after the tool call but before the step's row recorded it: the step runs again.
     await getStack().ownerDataSource.query(
-      `UPDATE run_steps SET status = 'RUNNING', output = NULL, finished_at = NULL WHERE execution_id = $1 AND step_no = 0`,
+      `UPDATE run_steps SET status = 'RUNNING', output = NULL, finished_at = NULL
+       WHERE execution_id = $1 AND step_no = 0`,
       [parentId],
     );
     const outcome = await getStack().runtime.services.runSteps.runStep(workspace_id, parentId, 0);

@@ -741,14 +741,14 @@ export interface paths {
   "/v1/runs": {
     /**
      * Runs of the workspace, newest first, cursor-paged
-     * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+     * @description Filters by `status`, `agent`, `tag` (repeatable: runs carrying every tag given), `schedule_id` and `parent` (the child runs a run’s `runs.dispatch` steps started); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
      *
      * Requires the `runs:read` scope.
      */
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
@@ -766,7 +766,7 @@ export interface paths {
   "/v1/runs/{execution_id}": {
     /**
      * One run with its steps and approvals
-     * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+     * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged. A run a step started (`runs.dispatch`) names its `parent_execution_id` and `root_execution_id`.
      *
      * Requires the `runs:read` scope.
      */
@@ -793,7 +793,7 @@ export interface paths {
   "/v1/runs/{execution_id}/cancel": {
     /**
      * Cancel a run; its pending approvals are cancelled too
-     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Its unfinished child runs (started by its `runs.dispatch` steps), and theirs, are cancelled with it. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
      *
      * Requires the `runs:write` scope.
      */
@@ -16450,7 +16450,7 @@ export interface operations {
   };
   /**
    * Runs of the workspace, newest first, cursor-paged
-   * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+   * @description Filters by `status`, `agent`, `tag` (repeatable: runs carrying every tag given), `schedule_id` and `parent` (the child runs a run’s `runs.dispatch` steps started); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
    *
    * Requires the `runs:read` scope.
    */
@@ -16570,7 +16570,7 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */
@@ -16912,7 +16912,7 @@ export interface operations {
   };
   /**
    * One run with its steps and approvals
-   * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+   * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged. A run a step started (`runs.dispatch`) names its `parent_execution_id` and `root_execution_id`.
    *
    * Requires the `runs:read` scope.
    */
@@ -17262,7 +17262,7 @@ export interface operations {
   };
   /**
    * Cancel a run; its pending approvals are cancelled too
-   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Its unfinished child runs (started by its `runs.dispatch` steps), and theirs, are cancelled with it. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
    *
    * Requires the `runs:write` scope.
    */

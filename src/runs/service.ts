@@ -225,8 +225,11 @@ export function createRunService(deps: {
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
-    const cancelled = admission?.kind === 'start' ? (admission.cancel ?? []) : [];
-    for (const older of cancelled) await cancelWithin(m, older, false);
+    const cancelled: string[] = [];
+    for (const older of admission?.kind === 'start' ? (admission.cancel ?? []) : []) {
+      await cancelWithin(m, older, false);
+      cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
+    }
     const dispatched = dispatchedPayload(id, body, rerun !== undefined);
     const held = admission?.kind === 'hold';
     // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
