@@ -177,6 +177,25 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     await succeeded(client, newer.body.execution_id);
   });
 
+  it('a child acts as its parent’s credential: once that key is revoked, its approved step does not run', async () => {
+    const { user_jwt, api_key } = await newTenant();
+    const created = await as(user_jwt).post('/v1/auth/me/api-keys', {
+      name: 'parent',
+      scopes: ['runs:read', 'runs:write', 'capabilities:read', 'capabilities:write'],
+    });
+    const parentKey = as(created.body.token);
+    const parentId = (await parentKey.post('/v1/runs', playbook([dispatchStep(playbook([gated]))]))).body.execution_id;
+    const reader = as(api_key);
+    const childId = await childOf(reader, parentId);
+    const approval = await pendingApproval(reader, childId);
+    expect((await as(user_jwt).delete(`/v1/auth/me/api-keys/${created.body.id}`)).status).to.equal(200);
+    const resolved = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(resolved.status, resolved.text).to.equal(200);
+    const child = await finished(reader, childId);
+    expect(child.status).to.equal('FAILED');
+    expect(child.error.code).to.equal('credential_revoked');
+  });
+
   it(`nests at most ${LIMITS.runs.maxDepth} levels below the root: deeper is a 422 run_depth_exceeded`, async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
