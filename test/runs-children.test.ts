@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { thaw } from '../src/platform/auth/stored-principal';
+import type { DomainError } from '../src/platform/errors';
 import { LIMITS } from '../src/rules/limits';
 import { capClient } from './helpers/cap';
 import { as } from './helpers/http';
@@ -229,5 +231,21 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     expect(run.steps[0].output.execution_id).to.equal(childId);
     expect((await children(client, parentId)).map((child) => child.execution_id)).to.deep.equal([childId]);
     await client.post(`/v1/runs/${parentId}/cancel`);
+
+    // A step whose run a cancel ended first starts no child (its dispatch waits on the parent's lock).
+    const [row] = await getStack().ownerDataSource.query(`SELECT principal FROM run_executions WHERE id = $1`, [
+      parentId,
+    ]);
+    const late = await getStack()
+      .runtime.services.capabilities.invoke(thaw(row.principal, workspace_id), 'runs.dispatch', playbook([balance]), {
+        idempotencyKey: `${parentId}:7`,
+        runId: parentId,
+      })
+      .then(
+        () => null,
+        (error: DomainError) => error,
+      );
+    expect(late?.detail).to.include({ error: 'run_finished' });
+    expect(await children(client, parentId)).to.have.length(1);
   });
 });

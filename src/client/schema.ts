@@ -13420,7 +13420,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      /** @description idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs; or run_finished: the run whose step called it has ended (a cancel came first); or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

@@ -5,6 +5,7 @@ import type { EntityManager } from 'typeorm';
 import { queryRows } from '../platform/db/query';
 import { ConflictError, ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
+import { FINISHED_STATUSES } from './entities';
 import type { NewExecution } from './execution-repository';
 import * as executionRepo from './execution-repository';
 
@@ -13,10 +14,16 @@ export type RunLineage = NonNullable<NewExecution['lineage']>;
 /**
  * What a run started by a step of `parentId` records: that parent, the parent's root (or the parent,
  * when it is a root) and one level more than the parent. 422 `run_depth_exceeded` beyond the limit;
- * 404 for a parent the caller's workspace does not hold.
+ * 404 for a parent the caller's workspace does not hold; 409 `run_finished` for one that has ended.
+ * The parent's row is locked first, as its cancel locks it: a cancel either commits before (and the
+ * dispatch is refused) or waits for the child, which it then finds and cancels.
  */
 export async function childLineage(m: EntityManager, parentId: string): Promise<RunLineage> {
+  await executionRepo.lockExecution(m, parentId);
   const parent = await executionRepo.mustFindExecution(m, parentId);
+  if (FINISHED_STATUSES.includes(parent.status)) {
+    throw new ConflictError({ error: 'run_finished', status: parent.status, message: 'The parent run has finished' });
+  }
   const depth = parent.depth + 1;
   if (depth > LIMITS.runs.maxDepth) {
     throw new ValidationFailedError([

@@ -32,7 +32,9 @@ export const runTools = (deps: { runs: () => Pick<RunService, 'dispatchIn' | 'ge
     errors: {
       400: "The credential lacks a scope one of the steps' tools needs",
       403: `Missing scope ${RUN_SCOPES.dispatch}`,
-      409: 'idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs',
+      409:
+        'idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs; or ' +
+        'run_finished: the run whose step called it has ended (a cancel came first)',
       422: `run_depth_exceeded: a step of a run ${LIMITS.runs.maxDepth} levels deep may not start another run`,
     },
     handler: async (call, input) => {
