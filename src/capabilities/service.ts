@@ -264,11 +264,14 @@ export function createCapabilityService(deps: {
     });
   }
 
-  // A union of objects (`runs.dispatch`'s playbook or llm body) has no top-level type in JSON Schema;
-  // MCP and OpenAI tool calling require `type: "object"` there, which every branch already is.
-  const objectSchema = (schema: z.ZodType, io: 'input' | 'output') => {
-    const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-    return json.type === undefined ? { type: 'object', ...json } : json;
+  // MCP requires `type: "object"` at the top of a tool's schemas, and OpenAI's and Anthropic's tool
+  // calling refuse a union there (and with it every request listing the tool): refused at start-up.
+  const objectSchema = (tool: AnyCapability, io: 'input' | 'output') => {
+    const json = z.toJSONSchema(io === 'input' ? tool.input : tool.output, { io, unrepresentable: 'any' });
+    if (json.type !== 'object' || json.anyOf || json.oneOf || json.allOf) {
+      throw new Error(`capability ${tool.name}: its ${io} schema must be one object at the top, not a union`);
+    }
+    return json;
   };
   const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
     const kind = creditKindOf(tool);
@@ -279,8 +282,8 @@ export function createCapabilityService(deps: {
       cost: kind ? creditCost(kind) : 0,
       credit_kind: kind,
       idempotent: tool.access === 'write',
-      input_schema: objectSchema(tool.input, 'input'),
-      output_schema: objectSchema(tool.output, 'output'),
+      input_schema: objectSchema(tool, 'input'),
+      output_schema: objectSchema(tool, 'output'),
     };
   });
 

@@ -2553,31 +2553,6 @@ export interface components {
         [key: string]: unknown;
       };
     };
-    DispatchRunResponse: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      was_duplicate: boolean;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
-      callback?: {
-        /**
-         * Format: uuid
-         * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
-         */
-        id: string;
-        /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
-        secret: string;
-        events: ("run.finished" | "approval.requested")[];
-      };
-    };
     PlaybookStep: {
       /** @description A capability name, as listed by `GET /v1/cap`. */
       tool: string;
@@ -2608,61 +2583,6 @@ export interface components {
        * @enum {string}
        */
       policy?: "reject" | "enqueue" | "cancel_previous";
-    };
-    Run: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      agent: "playbook" | "llm";
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      tags: string[];
-      /** @description The concurrency key the run was dispatched with. */
-      concurrency: ({
-        key: string;
-        limit: number;
-        /** @enum {string} */
-        policy: "reject" | "enqueue" | "cancel_previous";
-      }) | null;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /**
-       * Format: uuid
-       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
-       */
-      rerun_of: string | null;
-      /**
-       * Format: uuid
-       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
-       */
-      schedule_id: string | null;
-      /**
-       * Format: uuid
-       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
-       */
-      parent_execution_id: string | null;
-      /**
-       * Format: uuid
-       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
-       */
-      root_execution_id: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
-      input: {
-        [key: string]: unknown;
-      };
-      output?: unknown;
-      steps: components["schemas"]["RunStep"][];
-      approvals: components["schemas"]["Approval"][];
     };
     RunError: ({
       /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step). */
@@ -2855,55 +2775,6 @@ export interface components {
           /** Format: date-time */
           voted_at: string;
         })[];
-    };
-    RunSummary: {
-      /** Format: uuid */
-      execution_id: string;
-      /** Format: uuid */
-      run_id: string;
-      /** @enum {string} */
-      agent: "playbook" | "llm";
-      /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      tags: string[];
-      /** @description The concurrency key the run was dispatched with. */
-      concurrency: ({
-        key: string;
-        limit: number;
-        /** @enum {string} */
-        policy: "reject" | "enqueue" | "cancel_previous";
-      }) | null;
-      /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
-       * @enum {string|null}
-       */
-      queued_reason: "concurrency_limit" | null;
-      /**
-       * Format: uuid
-       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
-       */
-      rerun_of: string | null;
-      /**
-       * Format: uuid
-       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
-       */
-      schedule_id: string | null;
-      /**
-       * Format: uuid
-       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
-       */
-      parent_execution_id: string | null;
-      /**
-       * Format: uuid
-       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
-       */
-      root_execution_id: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
     };
     RunEvent: ({
       /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
@@ -3253,6 +3124,31 @@ export interface components {
       /** @description The user ids who may vote (members of the workspace), or `any_member`. */
       from: string[] | "any_member";
     }) | null;
+    DispatchRunResponse: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      was_duplicate: boolean;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
+      callback?: {
+        /**
+         * Format: uuid
+         * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
+         */
+        id: string;
+        /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
+        secret: string;
+        events: ("run.finished" | "approval.requested")[];
+      };
+    };
     DispatchRunRequest: OneOf<[{
       /** @enum {string} */
       agent: "playbook";
@@ -3326,6 +3222,110 @@ export interface components {
       runs: components["schemas"]["RunSummary"][];
       /** @description Pass as `cursor` for the next (older) page; null on the last. */
       next_cursor: string | null;
+    };
+    RunSummary: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    Run: {
+      /** Format: uuid */
+      execution_id: string;
+      /** Format: uuid */
+      run_id: string;
+      /** @enum {string} */
+      agent: "playbook" | "llm";
+      /** @enum {string} */
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      tags: string[];
+      /** @description The concurrency key the run was dispatched with. */
+      concurrency: ({
+        key: string;
+        limit: number;
+        /** @enum {string} */
+        policy: "reject" | "enqueue" | "cancel_previous";
+      }) | null;
+      /**
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @enum {string|null}
+       */
+      queued_reason: "concurrency_limit" | null;
+      /**
+       * Format: uuid
+       * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+       */
+      rerun_of: string | null;
+      /**
+       * Format: uuid
+       * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+       */
+      schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output?: unknown;
+      steps: components["schemas"]["RunStep"][];
+      approvals: components["schemas"]["Approval"][];
     };
     RunAudit: {
       steps: components["schemas"]["RunAuditLink"][];
@@ -13321,22 +13321,13 @@ export interface operations {
          *   }
          * }
          */
-        "application/json": OneOf<[{
+        "application/json": {
           /** @enum {string} */
-          agent: "playbook";
-          /** @description The steps, run in order (at most 50). */
+          agent: "playbook" | "llm";
+          /** @description playbook: `{steps}`; llm: `{goal, max_steps?, approval?}`, as in `POST /v1/runs`. */
           input: {
             steps: components["schemas"]["PlaybookStep"][];
-          };
-          /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
-          idempotency_key?: string;
-          /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
-          tags?: string[];
-          concurrency?: components["schemas"]["RunConcurrency"];
-        }, {
-          /** @enum {string} */
-          agent: "llm";
-          input: {
+          } | ({
             goal: string;
             /**
              * @description How many tool calls the model may make before it must answer.
@@ -13349,13 +13340,13 @@ export interface operations {
              * @enum {string}
              */
             approval?: "writes" | "all" | "none";
-          };
+          });
           /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
           idempotency_key?: string;
           /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
           tags?: string[];
           concurrency?: components["schemas"]["RunConcurrency"];
-        }]>;
+        };
       };
     };
     responses: {
@@ -13371,7 +13362,31 @@ export interface operations {
         };
         content: {
           "application/json": {
-            result: components["schemas"]["DispatchRunResponse"];
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              was_duplicate: boolean;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
+              callback?: {
+                /**
+                 * Format: uuid
+                 * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
+                 */
+                id: string;
+                /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
+                secret: string;
+                events: ("run.finished" | "approval.requested")[];
+              };
+            };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
             credits_charged: number;
             /** @description The Idempotency-Key sent, or the one the server generated. */
@@ -13544,7 +13559,61 @@ export interface operations {
         };
         content: {
           "application/json": {
-            result: components["schemas"]["Run"];
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              agent: "playbook" | "llm";
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              error: components["schemas"]["RunError"];
+              credits_charged: number;
+              tags: string[];
+              /** @description The concurrency key the run was dispatched with. */
+              concurrency: ({
+                key: string;
+                limit: number;
+                /** @enum {string} */
+                policy: "reject" | "enqueue" | "cancel_previous";
+              }) | null;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /**
+               * Format: uuid
+               * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+               */
+              rerun_of: string | null;
+              /**
+               * Format: uuid
+               * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+               */
+              schedule_id: string | null;
+              /**
+               * Format: uuid
+               * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+               */
+              parent_execution_id: string | null;
+              /**
+               * Format: uuid
+               * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+               */
+              root_execution_id: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+              input: {
+                [key: string]: unknown;
+              };
+              output?: unknown;
+              steps: components["schemas"]["RunStep"][];
+              approvals: components["schemas"]["Approval"][];
+            };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
             credits_charged: number;
             /** @description The Idempotency-Key sent, or the one the server generated. */
@@ -13713,7 +13782,55 @@ export interface operations {
         };
         content: {
           "application/json": {
-            result: components["schemas"]["RunSummary"];
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              agent: "playbook" | "llm";
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              error: components["schemas"]["RunError"];
+              credits_charged: number;
+              tags: string[];
+              /** @description The concurrency key the run was dispatched with. */
+              concurrency: ({
+                key: string;
+                limit: number;
+                /** @enum {string} */
+                policy: "reject" | "enqueue" | "cancel_previous";
+              }) | null;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /**
+               * Format: uuid
+               * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+               */
+              rerun_of: string | null;
+              /**
+               * Format: uuid
+               * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+               */
+              schedule_id: string | null;
+              /**
+               * Format: uuid
+               * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+               */
+              parent_execution_id: string | null;
+              /**
+               * Format: uuid
+               * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+               */
+              root_execution_id: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
             credits_charged: number;
             /** @description The Idempotency-Key sent, or the one the server generated. */

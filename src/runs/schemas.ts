@@ -82,12 +82,28 @@ export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
 /**
  * `runs.dispatch`'s input (issue 40 item 2): the body of `POST /v1/runs` without `callback`, whose
- * secret the tool's stored answer would show again to every replay of its key.
+ * secret the tool's stored answer would show again to every replay of its key. Its JSON Schema is one
+ * object with `input` a union below it: OpenAI's and Anthropic's tool calling refuse a union at the
+ * top of a tool's parameters (and with it every request that lists the tool); the body is then
+ * checked as the route checks it.
  */
-export const DispatchRunToolInput = z.discriminatedUnion('agent', [
+const ToolDispatchShape = z.strictObject({
+  agent: z.enum(['playbook', 'llm']),
+  input: z
+    .union([PlaybookDispatch.shape.input, LlmDispatch.shape.input])
+    .describe('playbook: `{steps}`; llm: `{goal, max_steps?, approval?}`, as in `POST /v1/runs`.'),
+  idempotency_key: idempotencyKeyField,
+  ...runControlFields,
+});
+const ToolDispatch = z.discriminatedUnion('agent', [
   PlaybookDispatch.omit({ callback: true }),
   LlmDispatch.omit({ callback: true }),
 ]);
+// zod types a pipe's second stage as taking exactly the first's output; this one takes more (its
+// defaults are optional), which is safe: the first stage's output is a valid input of the second.
+export const DispatchRunToolInput = ToolDispatchShape.pipe(
+  ToolDispatch as unknown as z.ZodType<z.output<typeof ToolDispatch>, z.output<typeof ToolDispatchShape>>,
+);
 
 /** A dispatch without its idempotency key and callback: the run a webhook trigger stores and dispatches. */
 export const RunTemplate = z

@@ -8,6 +8,12 @@ import type { RunService } from './service';
 
 const ExecutionRef = z.strictObject({ execution_id: z.uuid().describe('The run (`POST /v1/runs`’s `execution_id`).') });
 const runNotFound = 'run_not_found: no such run in the workspace';
+
+// The routes' response components, unnamed: a named one is a `$ref` at the top of the tool's output
+// schema, where MCP needs `type: "object"` (a copy has no id; the components inside keep theirs).
+const DispatchOutput = DispatchRunResponse.extend({});
+const RunOutput = RunDetail.extend({});
+const SummaryOutput = RunSummary.extend({});
 const example = { execution_id: '7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c' };
 
 /**
@@ -27,7 +33,7 @@ export const runTools = (deps: { runs: () => Pick<RunService, 'dispatchIn' | 'ge
       'Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is ' +
       `that run’s child (parent_execution_id, root_execution_id), at most ${LIMITS.runs.maxDepth} levels deep`,
     input: DispatchRunToolInput,
-    output: DispatchRunResponse,
+    output: DispatchOutput,
     example: { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } },
     errors: {
       400: "The credential lacks a scope one of the steps' tools needs",
@@ -51,7 +57,7 @@ export const runTools = (deps: { runs: () => Pick<RunService, 'dispatchIn' | 'ge
     scopes: [RUN_SCOPES.read],
     description: 'One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it',
     input: ExecutionRef,
-    output: RunDetail,
+    output: RunOutput,
     example,
     errors: { 403: `Missing scope ${RUN_SCOPES.read}`, 404: runNotFound },
     handler: ({ principal }, input) => deps.runs().get(principal, input.execution_id),
@@ -63,7 +69,7 @@ export const runTools = (deps: { runs: () => Pick<RunService, 'dispatchIn' | 'ge
     description:
       'Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel',
     input: ExecutionRef,
-    output: RunSummary,
+    output: SummaryOutput,
     example,
     repeatSafe: true,
     destructive: true,

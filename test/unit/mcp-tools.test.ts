@@ -32,6 +32,8 @@ describe('MCP tools from the capability registry', () => {
     for (const { definition } of described) {
       expect(definition.name).to.match(WIRE_NAME_PATTERN);
       expect(definition.inputSchema.type).to.equal('object');
+      // OpenAI's and Anthropic's tool calling refuse a union at the top (runs.dispatch's body is one).
+      expect(definition.inputSchema).to.not.have.any.keys('anyOf', 'oneOf', 'allOf');
       expect(definition.outputSchema?.type).to.equal('object');
     }
   });
