@@ -184,6 +184,25 @@ describe('record workflow histories into test/histories', function () {
     await record('run-playbook-fused', `run-${run.execution_id}`);
   });
 
+  it('issue 40: a parent whose step starts a child, cancelled while both wait, cancels the child', async () => {
+    const { api_key } = await newTenant();
+    const c = client(api_key);
+    const gated = { tool: 'billing.credits_balance', requires_approval: true };
+    const child = { agent: 'playbook', input: { steps: [gated] } };
+    const dispatched = await c.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'runs.dispatch', input: child }, gated] },
+    });
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const parentId = dispatched.body.execution_id;
+    const waiting = (id: string) => runUntil(c, id, (run) => run.status === 'AWAITING_APPROVAL', 'approval');
+    const childId = (await waiting(parentId)).steps[0].output.execution_id;
+    await waiting(childId);
+    expect((await c.post(`/v1/runs/${parentId}/cancel`)).status).to.equal(200);
+    await record('run-playbook-parent-cancelled', `run-${parentId}`);
+    await record('run-playbook-child-cancelled', `run-${childId}`);
+  });
+
   it('issue 27: a fused step the rules send to approval comes back unrun, waits, then finishes the run', async () => {
     const { api_key, user_jwt } = await newTenant(7);
     await gateStartSession(user_jwt);

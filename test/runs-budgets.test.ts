@@ -77,6 +77,50 @@ describe('runs: budgets (issue 40 item 4)', function () {
     expect(again.status).to.equal(409);
   });
 
+  it('a child run gets what is left of its parent’s budget, and its spend counts against the parent', async () => {
+    const { api_key, user_jwt } = await newTenant();
+    const client = as(api_key);
+    const child = twoSteps('billing.credits_balance');
+    const parent = await dispatch(client, {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'runs.dispatch', input: child },
+          { tool: 'billing.credits_balance', input: {} },
+        ],
+      },
+      budget: { max_steps: 2 },
+    });
+    // The dispatching step is the parent's first: one step is left for the child.
+    const [kid] = await eventually(
+      async () => {
+        const runs = (await client.get(`/v1/runs?parent=${parent}`)).body.runs;
+        return runs.length === 1 ? runs : undefined;
+      },
+      { what: 'the child run' },
+    );
+    const childApproval = await pendingApproval(client, kid.execution_id);
+    expect(childApproval).to.deep.include({ subject: 'budget' });
+    expect(childApproval.budget).to.deep.include({ limits: { max_steps: 1 }, exceeded: ['max_steps'] });
+    const raised = await resolve(as(user_jwt), childApproval.approval_id, {
+      decision: 'APPROVED',
+      edits: { max_steps: 2 },
+    });
+    expect(raised.status, raised.text).to.equal(200);
+    expect((await finished(client, kid.execution_id)).status).to.equal('SUCCEEDED');
+
+    // The parent's spend counts its child's two steps beside its own (its next step may have run before
+    // the child's first, or wait for a raise after it: either way the sum holds).
+    const after = await runUntil(
+      client,
+      parent,
+      (body) => body.status === 'SUCCEEDED' || body.status === 'AWAITING_APPROVAL',
+      'the parent to finish or wait for a raise',
+    );
+    const own = after.steps.filter((step: any) => step.started_at !== null).length;
+    expect(after.spent.steps).to.equal(own + 2);
+  });
+
   it('rejected: the run ends FAILED budget_exhausted and the step that wanted more is not charged', async () => {
     const tenant = await newTenant(10);
     const client = as(tenant.api_key);
@@ -169,7 +213,7 @@ describe('runs: budgets (issue 40 item 4)', function () {
     const { api_key, user_jwt } = await newTenant();
     const client = as(api_key);
     for (const [budget, field] of [
-      [{ max_steps: 0 }, 'max_steps'],
+      [{ max_steps: -1 }, 'max_steps'],
       [{ max_credits: -1 }, 'max_credits'],
       [{ max_credits: 'ten' }, 'max_credits'],
       [{ max_duration_seconds: 1.5 }, 'max_duration_seconds'],
@@ -280,7 +324,7 @@ describe('runs: a run schedule’s template carries a budget (issue 40 item 4)',
     const bad = await client.post('/v1/run-schedules', {
       cron: '@daily',
       paused: true,
-      run: { ...run, budget: { max_steps: 0 } },
+      run: { ...run, budget: { max_steps: -1 } },
     });
     expect(bad.status).to.equal(422);
     const created = await client.post('/v1/run-schedules', { cron: '@daily', paused: true, run });

@@ -8,6 +8,7 @@ import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { PromptApi } from '../prompt/dispatcher';
 import type { PromptService } from '../prompt/service';
+import type { RunService } from '../runs/service';
 import type { SearchService } from '../search/service';
 import type { Feature } from './feature';
 import { FEATURES } from './features';
@@ -25,6 +26,8 @@ export interface CapabilityDeps {
   traversals: TraversalService;
   versions: VersionService;
   code: CodeService;
+  /** The run service, read when a run tool is called (it reads the registry's tools itself). */
+  runs: () => RunService;
 }
 
 /**

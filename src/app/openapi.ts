@@ -56,6 +56,7 @@ function documentationRuntime(): Runtime {
         traversals: registry.services.traversals as Runtime['services']['traversals'],
         versions: registry.services.versions as Runtime['services']['versions'],
         code: registry.services.code as Runtime['services']['code'],
+        runs: () => registry.services.runs as Runtime['services']['runs'],
       }),
   });
   return { ...kernel, services: registry.services as Runtime['services'], close: async () => {} };

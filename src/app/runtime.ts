@@ -124,6 +124,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         traversals: services.traversals,
         versions: services.versions,
         code: services.code,
+        runs: () => services.runs,
       }),
   });
   const services = registry.services as FeatureServices;

@@ -62,11 +62,17 @@ export const BudgetLimits = z
       .max(BUDGET.maxCredits)
       .optional()
       .describe('The most credits the run’s steps may be charged (a step’s price counted before it runs).'),
-    max_steps: z.number().int().min(1).max(BUDGET.maxSteps).optional().describe('The most tool steps the run may run.'),
+    max_steps: z
+      .number()
+      .int()
+      .min(0)
+      .max(BUDGET.maxSteps)
+      .optional()
+      .describe('The most tool steps the run may run (0: each step waits for a person’s raise).'),
     max_duration_seconds: z
       .number()
       .int()
-      .min(1)
+      .min(0)
       .max(BUDGET.maxDurationSeconds)
       .optional()
       .describe('The most wall time since its first step started, waits for approvals included.'),

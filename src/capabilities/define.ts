@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import type { CreditReceipt } from '../credits/repository';
 import type { Principal } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
 
 /** knowledge-graph-service-api.md §4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
 export type CapabilityAccess = 'read' | 'write';
@@ -48,6 +49,11 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
   output: O;
   /** A valid input, for the OpenAPI document (checked against `input` at start-up). */
   example: z.input<I>;
+  /**
+   * Scopes the tool needs beyond `capabilities:read` or `capabilities:write`: those of the REST route
+   * doing the same work (`runs.dispatch` needs `runs:write`, as `POST /v1/runs` does).
+   */
+  scopes?: readonly ScopeName[];
   /** The tool's own outcomes besides success (403, 404, 409 …), for the OpenAPI document. */
   errors?: Partial<Record<number, string>>;
   /**

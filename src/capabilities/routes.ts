@@ -71,6 +71,10 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
   const toolRoutes = capabilities.tools.map((tool) => {
     const kind = creditKindOf(tool);
     const write = tool.access === 'write';
+    // The scopes of the REST route doing the same work, which a call needs besides the tool's own.
+    const also = tool.scopes?.length
+      ? ` It also needs scope ${tool.scopes.join(' and ')}, as its REST route does.`
+      : '';
     return defineRoute({
       method: 'post',
       path: `/v1/cap/${tool.name}`,
@@ -81,9 +85,9 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
       description: write
         ? `${tool.description}. A write tool: its effect and the stored answer commit together, and a repeated ` +
           '`Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging ' +
-          'again. The answer is the envelope `{result, credits_charged, idempotency_key}`.'
+          `again. The answer is the envelope \`{result, credits_charged, idempotency_key}\`.${also}`
         : `${tool.description}. A read tool: it caches nothing. The answer is the envelope ` +
-          '`{result, credits_charged, idempotency_key}`.',
+          `\`{result, credits_charged, idempotency_key}\`.${also}`,
       ...(kind ? { credits: [kind] } : {}),
       ...(write ? { headers: IdempotencyHeaders } : {}),
       // A tool that takes nothing may be called without a body.

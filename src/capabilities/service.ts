@@ -50,6 +50,12 @@ export interface InvokeOutcome {
 export const scopeFor = (capability: AnyCapability): ScopeName =>
   capability.access === 'read' ? 'capabilities:read' : 'capabilities:write';
 
+/** Every scope a call of the tool needs: its access scope, and its REST route's (`scopes`). */
+export const scopesFor = (capability: AnyCapability): ScopeName[] => [
+  scopeFor(capability),
+  ...(capability.scopes ?? []),
+];
+
 export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
   CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
 
@@ -258,6 +264,15 @@ export function createCapabilityService(deps: {
     });
   }
 
+  // MCP requires `type: "object"` at the top of a tool's schemas, and OpenAI's and Anthropic's tool
+  // calling refuse a union there (and with it every request listing the tool): refused at start-up.
+  const objectSchema = (tool: AnyCapability, io: 'input' | 'output') => {
+    const json = z.toJSONSchema(io === 'input' ? tool.input : tool.output, { io, unrepresentable: 'any' });
+    if (json.type !== 'object' || json.anyOf || json.oneOf || json.allOf) {
+      throw new Error(`capability ${tool.name}: its ${io} schema must be one object at the top, not a union`);
+    }
+    return json;
+  };
   const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
     const kind = creditKindOf(tool);
     return {
@@ -267,8 +282,8 @@ export function createCapabilityService(deps: {
       cost: kind ? creditCost(kind) : 0,
       credit_kind: kind,
       idempotent: tool.access === 'write',
-      input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
-      output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+      input_schema: objectSchema(tool, 'input'),
+      output_schema: objectSchema(tool, 'output'),
     };
   });
 
@@ -290,8 +305,8 @@ export function createCapabilityService(deps: {
     ): Promise<InvokeOutcome> {
       const capability = byName.get(name);
       if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
-      const scope = scopeFor(capability);
-      if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);
+      const missing = scopesFor(capability).find((scope) => !principal.scopes.has(scope));
+      if (missing) throw new ForbiddenError(`Missing scope ${missing}`);
       const input = parseInput(capability, raw);
       const call: CapabilityCall = {
         principal,

@@ -586,6 +586,33 @@ export interface paths {
      */
     post: operations["capAgentReadDecisions"];
   };
+  "/v1/cap/runs.dispatch": {
+    /**
+     * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
+     * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capRunsDispatch"];
+  };
+  "/v1/cap/runs.get": {
+    /**
+     * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
+     * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capRunsGet"];
+  };
+  "/v1/cap/runs.cancel": {
+    /**
+     * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
+     * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capRunsCancel"];
+  };
   "/v1/cap/ontology.ask": {
     /**
      * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
@@ -714,14 +741,14 @@ export interface paths {
   "/v1/runs": {
     /**
      * Runs of the workspace, newest first, cursor-paged
-     * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+     * @description Filters by `status`, `agent`, `tag` (repeatable: runs carrying every tag given), `schedule_id` and `parent` (the child runs a run’s `runs.dispatch` steps started); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
      *
      * Requires the `runs:read` scope.
      */
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
@@ -739,7 +766,7 @@ export interface paths {
   "/v1/runs/{execution_id}": {
     /**
      * One run with its steps and approvals
-     * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+     * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged. A run a step started (`runs.dispatch`) names its `parent_execution_id` and `root_execution_id`.
      *
      * Requires the `runs:read` scope.
      */
@@ -766,7 +793,7 @@ export interface paths {
   "/v1/runs/{execution_id}/cancel": {
     /**
      * Cancel a run; its pending approvals are cancelled too
-     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+     * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Its unfinished child runs (started by its `runs.dispatch` steps), and theirs, are cancelled with it. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
      *
      * Requires the `runs:write` scope.
      */
@@ -2526,6 +2553,263 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    PlaybookStep: {
+      /** @description A capability name, as listed by `GET /v1/cap`. */
+      tool: string;
+      /**
+       * @description The tool's input; checked against its schema (a `{"$from": …}` value once resolved, when the step starts).
+       * @default {}
+       */
+      input?: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Wait for a human approval before this step runs.
+       * @default false
+       */
+      requires_approval?: boolean;
+    };
+    RunConcurrency: {
+      /** @description Runs of the workspace with this key share the limit. */
+      key: string;
+      /**
+       * @description How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.
+       * @default 1
+       */
+      limit?: number;
+      /**
+       * @description At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.
+       * @default reject
+       * @enum {string}
+       */
+      policy?: "reject" | "enqueue" | "cancel_previous";
+    };
+    RunError: ({
+      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
+      code: string;
+      message: string;
+      /** @description The step that failed (0-based), when one did. */
+      step: number | null;
+    }) | null;
+    RunStep: {
+      /** Format: uuid */
+      step_id: string;
+      step_no: number;
+      /**
+       * @description DECISION: recorded by `agent.record_decision`.
+       * @enum {string}
+       */
+      kind: "TOOL" | "DECISION";
+      tool: string;
+      input: {
+        [key: string]: unknown;
+      };
+      requires_approval: boolean;
+      /** @enum {string} */
+      status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+      output?: unknown;
+      error: components["schemas"]["RunError"];
+      credits_charged: number;
+      /** Format: uuid */
+      supersedes_step_id: string | null;
+      /** @description A DECISION step a later decision superseded. */
+      superseded: boolean;
+      /**
+       * Format: uuid
+       * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
+       */
+      reused_from_step_id: string | null;
+      /** @description What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; null until then, and for steps run before the rules existed. */
+      policy_decision: ({
+        /** @description The approval rules’ version that decided (0: none stored). */
+        version: number;
+        /**
+         * @description What applies: the stricter of the matching rule and the step’s `requires_approval`.
+         * @enum {string}
+         */
+        action: "allow" | "require_approval" | "block";
+        /** @description The index of the rule that matched; null: the default action. */
+        rule: number | null;
+        /** @description Why the rule’s input filter failed (it then counted as matched). */
+        filter_error?: string;
+        /** @description The rule’s approvers, when it asked for approval with a quorum. */
+        approvers?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description The rule’s deadline, when it asked for approval with one. */
+        deadline?: {
+          /** @description Seconds from the request (and from each escalation) until the deadline. */
+          after_seconds: number;
+          /**
+           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+           * @enum {string}
+           */
+          on_expiry: "reject" | "approve" | "escalate";
+          /** @description `escalate` only, and required there: the approvers after it. */
+          escalate_to?: {
+            /** @description How many distinct people must approve; one rejection rejects. */
+            min: number;
+            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+            from: string[] | "any_member";
+          };
+          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+          max_escalations?: number;
+        };
+      }) | null;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+    };
+    Approval: {
+      /** Format: uuid */
+      approval_id: string;
+      /**
+       * @description What waits on it: a run’s step, a staged change-set (`change_set_id`, issue 31 part 4), or a run’s budget (`budget`: the step in `step` would exceed it, issue 40 item 4).
+       * @enum {string}
+       */
+      subject: "run_step" | "change_set" | "budget";
+      /**
+       * Format: uuid
+       * @description The run whose step waits; null for a change-set’s approval.
+       */
+      execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.
+       */
+      change_set_id: string | null;
+      /** @enum {string} */
+      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+      /** @description The run step that waits; null for a change-set’s approval. */
+      step: {
+        step_no: number;
+        tool: string;
+        input: {
+          [key: string]: unknown;
+        };
+      } | null;
+      notes: string | null;
+      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
+      edited_input: {
+        [key: string]: unknown;
+      } | null;
+      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
+      response: string | null;
+      /**
+       * Format: uuid
+       * @description The user who resolved it.
+       */
+      resolved_by: string | null;
+      /** @description The credential it was resolved with; null while pending, and when cancelled. */
+      resolved_by_credential: ({
+        /** @enum {string} */
+        kind: "user_jwt" | "api_key" | "mcp_token";
+        /**
+         * Format: uuid
+         * @description The API key’s id, or the user JWT’s `jti`.
+         */
+        id: string | null;
+      }) | null;
+      /** Format: date-time */
+      requested_at: string;
+      /** Format: date-time */
+      resolved_at: string | null;
+      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
+      policy_decision: ({
+        version: number;
+        /** @description The index of the rule; null: the default action. */
+        rule: number | null;
+      }) | null;
+      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
+      approvers: ({
+        /** @description How many distinct people must approve; one rejection rejects. */
+        min: number;
+        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+        from: string[] | "any_member";
+      }) | null;
+      /** @description The rule’s deadline, if it set one. */
+      deadline: ({
+        /** @description Seconds from the request (and from each escalation) until the deadline. */
+        after_seconds: number;
+        /**
+         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
+         * @enum {string}
+         */
+        on_expiry: "reject" | "approve" | "escalate";
+        /** @description `escalate` only, and required there: the approvers after it. */
+        escalate_to?: {
+          /** @description How many distinct people must approve; one rejection rejects. */
+          min: number;
+          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
+          from: string[] | "any_member";
+        };
+        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
+        max_escalations?: number;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
+       */
+      expires_at: string | null;
+      /** @description How many times the deadline escalated it. */
+      escalations: number;
+      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
+      expired: boolean;
+      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
+      votes: ({
+          /** Format: uuid */
+          user_id: string;
+          /** @enum {string} */
+          decision: "APPROVED" | "REJECTED" | "RESPOND";
+          credential: {
+            /** @enum {string} */
+            kind: "user_jwt" | "api_key" | "mcp_token";
+            /** Format: uuid */
+            id: string | null;
+          };
+          notes: string | null;
+          /** Format: date-time */
+          voted_at: string;
+        })[];
+      /** @description Only for a budget approval: the budget, the spend and the step’s price. */
+      budget?: {
+        /** @description The run’s budget when the step asked. */
+        limits: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        };
+        /** @description What the run had spent when the step asked. */
+        spent: {
+          /** @description Credits its steps were charged. */
+          credits: number;
+          /** @description Tool steps it ran (started). */
+          steps: number;
+          /** @description Wall time since its first step started. */
+          duration_seconds: number;
+        };
+        /** @description The credits the step’s tool charges. */
+        step_credits: number;
+        /** @description The limits the step would exceed. */
+        exceeded: ("max_credits" | "max_steps" | "max_duration_seconds")[];
+        /** @description The raised limits the reviewer approved with; null until then. */
+        edits: {
+          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+          max_credits?: number;
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
+          max_steps?: number;
+          /** @description The most wall time since its first step started, waits for approvals included. */
+          max_duration_seconds?: number;
+        } | null;
+      };
+    };
     RunEvent: ({
       /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
       id: number;
@@ -2929,7 +3213,7 @@ export interface components {
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -2972,7 +3256,7 @@ export interface components {
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -2990,37 +3274,6 @@ export interface components {
         events?: ("run.finished" | "approval.requested")[];
       };
     }]>;
-    PlaybookStep: {
-      /** @description A capability name, as listed by `GET /v1/cap`. */
-      tool: string;
-      /**
-       * @description The tool's input; checked against its schema (a `{"$from": …}` value once resolved, when the step starts).
-       * @default {}
-       */
-      input?: {
-        [key: string]: unknown;
-      };
-      /**
-       * @description Wait for a human approval before this step runs.
-       * @default false
-       */
-      requires_approval?: boolean;
-    };
-    RunConcurrency: {
-      /** @description Runs of the workspace with this key share the limit. */
-      key: string;
-      /**
-       * @description How many runs with the key may be active (QUEUED to start, RUNNING or AWAITING_APPROVAL) at once.
-       * @default 1
-       */
-      limit?: number;
-      /**
-       * @description At the limit: `reject` answers 409 `concurrency_limit` with the active execution ids; `enqueue` keeps the run QUEUED (`queued_reason: concurrency_limit`) until a slot frees, in dispatch order; `cancel_previous` cancels the oldest active run with the key, as `POST /v1/runs/{id}/cancel` would, and starts this one.
-       * @default reject
-       * @enum {string}
-       */
-      policy?: "reject" | "enqueue" | "cancel_previous";
-    };
     RerunRequest: {
       /** @description The first step to execute again. The steps before it must have SUCCEEDED (for an llm run, or been answered to the model with a refusal); their recorded results are reused (`reused_from_step_id` set, no charge, no tool call). A playbook runs its later steps again; an llm run asks the model again from there, with the reused steps as its history (up to one past its last tool step). Default: the first step that did not succeed, or 0 when every step did. */
       from_step?: number;
@@ -3070,18 +3323,21 @@ export interface components {
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
        */
       schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
     };
-    RunError: ({
-      /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
-      code: string;
-      message: string;
-      /** @description The step that failed (0-based), when one did. */
-      step: number | null;
-    }) | null;
     Run: {
       /** Format: uuid */
       execution_id: string;
@@ -3116,6 +3372,16 @@ export interface components {
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
        */
       schedule_id: string | null;
+      /**
+       * Format: uuid
+       * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+       */
+      parent_execution_id: string | null;
+      /**
+       * Format: uuid
+       * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+       */
+      root_execution_id: string | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -3131,7 +3397,7 @@ export interface components {
       budget: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -3144,225 +3410,6 @@ export interface components {
         steps: number;
         /** @description Wall time since its first step started. */
         duration_seconds: number;
-      };
-    };
-    RunStep: {
-      /** Format: uuid */
-      step_id: string;
-      step_no: number;
-      /**
-       * @description DECISION: recorded by `agent.record_decision`.
-       * @enum {string}
-       */
-      kind: "TOOL" | "DECISION";
-      tool: string;
-      input: {
-        [key: string]: unknown;
-      };
-      requires_approval: boolean;
-      /** @enum {string} */
-      status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
-      output?: unknown;
-      error: components["schemas"]["RunError"];
-      credits_charged: number;
-      /** Format: uuid */
-      supersedes_step_id: string | null;
-      /** @description A DECISION step a later decision superseded. */
-      superseded: boolean;
-      /**
-       * Format: uuid
-       * @description A rerun's step whose output was copied from this step of the earlier run, without calling its tool.
-       */
-      reused_from_step_id: string | null;
-      /** @description What the workspace’s approval rules (`/v1/approval-policies`) decided when the step was about to run; null until then, and for steps run before the rules existed. */
-      policy_decision: ({
-        /** @description The approval rules’ version that decided (0: none stored). */
-        version: number;
-        /**
-         * @description What applies: the stricter of the matching rule and the step’s `requires_approval`.
-         * @enum {string}
-         */
-        action: "allow" | "require_approval" | "block";
-        /** @description The index of the rule that matched; null: the default action. */
-        rule: number | null;
-        /** @description Why the rule’s input filter failed (it then counted as matched). */
-        filter_error?: string;
-        /** @description The rule’s approvers, when it asked for approval with a quorum. */
-        approvers?: {
-          /** @description How many distinct people must approve; one rejection rejects. */
-          min: number;
-          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-          from: string[] | "any_member";
-        };
-        /** @description The rule’s deadline, when it asked for approval with one. */
-        deadline?: {
-          /** @description Seconds from the request (and from each escalation) until the deadline. */
-          after_seconds: number;
-          /**
-           * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
-           * @enum {string}
-           */
-          on_expiry: "reject" | "approve" | "escalate";
-          /** @description `escalate` only, and required there: the approvers after it. */
-          escalate_to?: {
-            /** @description How many distinct people must approve; one rejection rejects. */
-            min: number;
-            /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-            from: string[] | "any_member";
-          };
-          /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
-          max_escalations?: number;
-        };
-      }) | null;
-      /** Format: date-time */
-      started_at: string | null;
-      /** Format: date-time */
-      finished_at: string | null;
-    };
-    Approval: {
-      /** Format: uuid */
-      approval_id: string;
-      /**
-       * @description What waits on it: a run’s step, a staged change-set (`change_set_id`, issue 31 part 4), or a run’s budget (`budget`: the step in `step` would exceed it, issue 40 item 4).
-       * @enum {string}
-       */
-      subject: "run_step" | "change_set" | "budget";
-      /**
-       * Format: uuid
-       * @description The run whose step waits; null for a change-set’s approval.
-       */
-      execution_id: string | null;
-      /**
-       * Format: uuid
-       * @description The staged change-set (`GET /v1/ontology/change-sets/{id}`); null for a run’s.
-       */
-      change_set_id: string | null;
-      /** @enum {string} */
-      status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
-      /** @description The run step that waits; null for a change-set’s approval. */
-      step: {
-        step_no: number;
-        tool: string;
-        input: {
-          [key: string]: unknown;
-        };
-      } | null;
-      notes: string | null;
-      /** @description The input the reviewer approved the step with instead of `step.input` (the original); null if none. */
-      edited_input: {
-        [key: string]: unknown;
-      } | null;
-      /** @description A RESPOND’s message, which the llm agent got instead of the tool’s result. */
-      response: string | null;
-      /**
-       * Format: uuid
-       * @description The user who resolved it.
-       */
-      resolved_by: string | null;
-      /** @description The credential it was resolved with; null while pending, and when cancelled. */
-      resolved_by_credential: ({
-        /** @enum {string} */
-        kind: "user_jwt" | "api_key" | "mcp_token";
-        /**
-         * Format: uuid
-         * @description The API key’s id, or the user JWT’s `jti`.
-         */
-        id: string | null;
-      }) | null;
-      /** Format: date-time */
-      requested_at: string;
-      /** Format: date-time */
-      resolved_at: string | null;
-      /** @description The approval rules’ version and rule that asked for this approval (`/v1/approval-policies`); null when it was asked for by the step’s own `requires_approval` before the rules decided, or before they existed. */
-      policy_decision: ({
-        version: number;
-        /** @description The index of the rule; null: the default action. */
-        rule: number | null;
-      }) | null;
-      /** @description Who must approve now (after an escalation, its `escalate_to`): `min` distinct people; null: one decision by anyone allowed to resolve. */
-      approvers: ({
-        /** @description How many distinct people must approve; one rejection rejects. */
-        min: number;
-        /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-        from: string[] | "any_member";
-      }) | null;
-      /** @description The rule’s deadline, if it set one. */
-      deadline: ({
-        /** @description Seconds from the request (and from each escalation) until the deadline. */
-        after_seconds: number;
-        /**
-         * @description `reject`: the approval is rejected with `approval_expired` and the run fails; `approve`: the step runs, recorded as approved by the deadline; `escalate`: `escalate_to` become the approvers and a new deadline of `after_seconds` starts, at most `max_escalations` times, then it is rejected.
-         * @enum {string}
-         */
-        on_expiry: "reject" | "approve" | "escalate";
-        /** @description `escalate` only, and required there: the approvers after it. */
-        escalate_to?: {
-          /** @description How many distinct people must approve; one rejection rejects. */
-          min: number;
-          /** @description The user ids who may vote (members of the workspace), or `any_member`. */
-          from: string[] | "any_member";
-        };
-        /** @description `escalate` only: how many times (1 when absent); the deadline after the last one rejects. */
-        max_escalations?: number;
-      }) | null;
-      /**
-       * Format: date-time
-       * @description When the deadline applies its `on_expiry` (moved by each escalation); null without a deadline.
-       */
-      expires_at: string | null;
-      /** @description How many times the deadline escalated it. */
-      escalations: number;
-      /** @description The deadline decided it (`status` approved or rejected), not a person; `resolved_by` is null. */
-      expired: boolean;
-      /** @description With `approvers`: each person’s vote so far, oldest first (each a VOTE link of the chain). */
-      votes: ({
-          /** Format: uuid */
-          user_id: string;
-          /** @enum {string} */
-          decision: "APPROVED" | "REJECTED" | "RESPOND";
-          credential: {
-            /** @enum {string} */
-            kind: "user_jwt" | "api_key" | "mcp_token";
-            /** Format: uuid */
-            id: string | null;
-          };
-          notes: string | null;
-          /** Format: date-time */
-          voted_at: string;
-        })[];
-      /** @description Only for a budget approval: the budget, the spend and the step’s price. */
-      budget?: {
-        /** @description The run’s budget when the step asked. */
-        limits: {
-          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
-          max_credits?: number;
-          /** @description The most tool steps the run may run. */
-          max_steps?: number;
-          /** @description The most wall time since its first step started, waits for approvals included. */
-          max_duration_seconds?: number;
-        };
-        /** @description What the run had spent when the step asked. */
-        spent: {
-          /** @description Credits its steps were charged. */
-          credits: number;
-          /** @description Tool steps it ran (started). */
-          steps: number;
-          /** @description Wall time since its first step started. */
-          duration_seconds: number;
-        };
-        /** @description The credits the step’s tool charges. */
-        step_credits: number;
-        /** @description The limits the step would exceed. */
-        exceeded: ("max_credits" | "max_steps" | "max_duration_seconds")[];
-        /** @description The raised limits the reviewer approved with; null until then. */
-        edits: {
-          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
-          max_credits?: number;
-          /** @description The most tool steps the run may run. */
-          max_steps?: number;
-          /** @description The most wall time since its first step started, waits for approvals included. */
-          max_duration_seconds?: number;
-        } | null;
       };
     };
     RunAudit: {
@@ -3458,7 +3505,7 @@ export interface components {
       edits?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -3710,7 +3757,7 @@ export interface components {
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -3739,7 +3786,7 @@ export interface components {
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
         max_credits?: number;
-        /** @description The most tool steps the run may run. */
+        /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
         max_steps?: number;
         /** @description The most wall time since its first step started, waits for approvals included. */
         max_duration_seconds?: number;
@@ -3774,7 +3821,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -3803,7 +3850,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -3849,7 +3896,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -3878,7 +3925,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -4021,7 +4068,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -4080,7 +4127,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -4109,7 +4156,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -4150,7 +4197,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -4195,7 +4242,7 @@ export interface components {
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
           max_credits?: number;
-          /** @description The most tool steps the run may run. */
+          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
           max_steps?: number;
           /** @description The most wall time since its first step started, waits for approvals included. */
           max_duration_seconds?: number;
@@ -13452,6 +13499,703 @@ export interface operations {
     };
   };
   /**
+   * Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free)
+   * @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capRunsDispatch: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "agent": "playbook",
+         *   "input": {
+         *     "steps": [
+         *       {
+         *         "tool": "billing.credits_balance",
+         *         "input": {}
+         *       }
+         *     ]
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @enum {string} */
+          agent: "playbook" | "llm";
+          /** @description playbook: `{steps}`; llm: `{goal, max_steps?, approval?}`, as in `POST /v1/runs`. */
+          input: {
+            steps: components["schemas"]["PlaybookStep"][];
+            /** @description Values for the steps: a step takes one with `{"$from": "input.params.<name>"}` in its input. */
+            params?: {
+              [key: string]: unknown;
+            };
+          } | ({
+            goal: string;
+            /**
+             * @description How many tool calls the model may make before it must answer.
+             * @default 8
+             */
+            max_steps?: number;
+            /**
+             * @description Which of the model’s tool calls wait for a human approval.
+             * @default writes
+             * @enum {string}
+             */
+            approval?: "writes" | "all" | "none";
+          });
+          /** @description Per workspace: a repeat returns the earlier execution with `was_duplicate: true`. Keys starting with `webhook:` or `schedule:` are reserved for webhook triggers and run schedules (422). */
+          idempotency_key?: string;
+          /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
+          tags?: string[];
+          concurrency?: components["schemas"]["RunConcurrency"];
+        };
+      };
+    };
+    responses: {
+      /** @description Dispatches a run: the body of POST /v1/runs without `callback`. Called by a run’s step, the new run is that run’s child (parent_execution_id, root_execution_id), at most 5 levels deep (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              was_duplicate: boolean;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
+              callback?: {
+                /**
+                 * Format: uuid
+                 * @description The callback’s subscription id; its deliveries are under `GET /v1/runs/{id}/callbacks`.
+                 */
+                id: string;
+                /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
+                secret: string;
+                events: ("run.finished" | "approval.requested")[];
+              };
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The credential lacks a scope one of the steps' tools needs; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:write; or The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused (the body’s idempotency_key) or concurrency_limit, as POST /v1/runs; or run_finished: the run whose step called it has ended (a cancel came first); or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free)
+   * @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capRunsGet: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The run (`POST /v1/runs`’s `execution_id`).
+           */
+          execution_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description One run with its steps and approvals, as GET /v1/runs/{execution_id} answers it (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              agent: "playbook" | "llm";
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              error: components["schemas"]["RunError"];
+              credits_charged: number;
+              tags: string[];
+              /** @description The concurrency key the run was dispatched with. */
+              concurrency: ({
+                key: string;
+                limit: number;
+                /** @enum {string} */
+                policy: "reject" | "enqueue" | "cancel_previous";
+              }) | null;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /**
+               * Format: uuid
+               * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+               */
+              rerun_of: string | null;
+              /**
+               * Format: uuid
+               * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+               */
+              schedule_id: string | null;
+              /**
+               * Format: uuid
+               * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+               */
+              parent_execution_id: string | null;
+              /**
+               * Format: uuid
+               * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+               */
+              root_execution_id: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+              input: {
+                [key: string]: unknown;
+              };
+              output?: unknown;
+              steps: components["schemas"]["RunStep"][];
+              /** @description Its steps’ approvals, then its budget approvals. */
+              approvals: components["schemas"]["Approval"][];
+              /** @description What the run may spend (raised by approved budget approvals); null: no limit. */
+              budget: {
+                /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+                max_credits?: number;
+                /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
+                max_steps?: number;
+                /** @description The most wall time since its first step started, waits for approvals included. */
+                max_duration_seconds?: number;
+              } | null;
+              /** @description What it has spent so far (its duration until it finished). */
+              spent: {
+                /** @description Credits its steps were charged. */
+                credits: number;
+                /** @description Tool steps it ran (started). */
+                steps: number;
+                /** @description Wall time since its first step started. */
+                duration_seconds: number;
+              };
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:read; or The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free)
+   * @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capRunsCancel: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The run (`POST /v1/runs`’s `execution_id`).
+           */
+          execution_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Cancels a run that has not finished, and its unfinished child runs, as POST /v1/runs/{execution_id}/cancel (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** Format: uuid */
+              run_id: string;
+              /** @enum {string} */
+              agent: "playbook" | "llm";
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              error: components["schemas"]["RunError"];
+              credits_charged: number;
+              tags: string[];
+              /** @description The concurrency key the run was dispatched with. */
+              concurrency: ({
+                key: string;
+                limit: number;
+                /** @enum {string} */
+                policy: "reject" | "enqueue" | "cancel_previous";
+              }) | null;
+              /**
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @enum {string|null}
+               */
+              queued_reason: "concurrency_limit" | null;
+              /**
+               * Format: uuid
+               * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
+               */
+              rerun_of: string | null;
+              /**
+               * Format: uuid
+               * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
+               */
+              schedule_id: string | null;
+              /**
+               * Format: uuid
+               * @description The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.
+               */
+              parent_execution_id: string | null;
+              /**
+               * Format: uuid
+               * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
+               */
+              root_execution_id: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing scope runs:write; or The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_finished: the run has already succeeded or failed; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
    * @description A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
@@ -16055,7 +16799,7 @@ export interface operations {
   };
   /**
    * Runs of the workspace, newest first, cursor-paged
-   * @description Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
+   * @description Filters by `status`, `agent`, `tag` (repeatable: runs carrying every tag given), `schedule_id` and `parent` (the child runs a run’s `runs.dispatch` steps started); `limit` up to 200 (default 50); pass `next_cursor` as `cursor` for older runs.
    *
    * Requires the `runs:read` scope.
    */
@@ -16068,6 +16812,8 @@ export interface operations {
         tag?: string[];
         /** @description Only the runs this run schedule dispatched. */
         schedule_id?: string;
+        /** @description Only the runs whose steps this run started (its children). */
+        parent?: string;
         limit?: number;
         /** @description `next_cursor` of the previous page. */
         cursor?: string;
@@ -16173,7 +16919,7 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */
@@ -16515,7 +17261,7 @@ export interface operations {
   };
   /**
    * One run with its steps and approvals
-   * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.
+   * @description The run, its input and output (the last step’s result), every step (tool, input, output, status, credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged. A run a step started (`runs.dispatch`) names its `parent_execution_id` and `root_execution_id`.
    *
    * Requires the `runs:read` scope.
    */
@@ -16865,7 +17611,7 @@ export interface operations {
   };
   /**
    * Cancel a run; its pending approvals are cancelled too
-   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
+   * @description Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` when it lands), and nothing after it runs. Its unfinished child runs (started by its `runs.dispatch` steps), and theirs, are cancelled with it. Cancelling a cancelled run answers it again; cancelling a run that succeeded or failed is a 409.
    *
    * Requires the `runs:write` scope.
    */

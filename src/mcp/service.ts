@@ -90,7 +90,9 @@ export function createMcpService(deps: {
 
     // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.filter((tool) => principal.scopes.has(tool.scope)).map((tool) => tool.definition),
+      tools: tools
+        .filter((tool) => tool.scopes.every((scope) => principal.scopes.has(scope)))
+        .map((tool) => tool.definition),
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request) => {

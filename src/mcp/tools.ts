@@ -2,7 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AnyCapability } from '../capabilities/define';
 import type { CapabilityDescription } from '../capabilities/schemas';
 import type { InvokeOutcome } from '../capabilities/service';
-import { scopeFor } from '../capabilities/service';
+import { scopesFor } from '../capabilities/service';
 import { toWireName } from '../capabilities/wire-names';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { ValidationIssue } from '../platform/errors';
@@ -25,7 +25,8 @@ export const META = {
 export interface McpTool {
   /** The registry's name (`agent.claim_work`); `definition.name` is its wire name (`agent_claim_work`). */
   capability: string;
-  scope: ScopeName;
+  /** Every scope a call needs (`scopesFor`): the tool is listed only to a credential holding them all. */
+  scopes: ScopeName[];
   definition: Tool;
 }
 
@@ -47,7 +48,7 @@ export function mcpTools(tools: readonly AnyCapability[], descriptions: readonly
     const replay = read ? '' : ` Replays its first answer for a repeated _meta["${META.idempotencyKey}"].`;
     return {
       capability: tool.name,
-      scope: scopeFor(tool),
+      scopes: scopesFor(tool),
       definition: {
         name: toWireName(tool.name),
         title: tool.name,

@@ -180,6 +180,8 @@ export const LIMITS = {
   // and continues as new after `approvalRechecksPerRun` re-reads (about 10 history events each).
   runs: {
     maxSteps: 50,
+    // Issue 40 item 2: how far below its root a run a step started (`runs.dispatch`) may nest; deeper is 422.
+    maxDepth: 5,
     list: { default: 50, max: 200 },
     notesChars: 2000,
     decisionChars: 4000,

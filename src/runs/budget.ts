@@ -2,16 +2,22 @@ import type { EntityManager } from 'typeorm';
 import type { BudgetLimit, BudgetLimits, BudgetSpent } from '../approvals/schemas';
 import { affectedRows, queryFirst } from '../platform/db/query';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
+import { LIMITS } from '../rules/limits';
 import type { RunExecution, RunStep } from './entities';
 
 // Issue 40 item 4: a run's budget, what it has spent, and whether its next step fits. The budget
 // approval a step that does not fit waits on is `budget-approvals.ts`.
 
 /**
- * The runs whose spend counts against a run's budget (`$1`: the run). Today the run alone; with child
- * runs, "the run and its descendants" is this one statement (a recursive walk of parent_execution_id).
+ * The runs whose spend counts against a run's budget (`$1`: the run): the run and its descendants, the
+ * runs its steps started through `runs.dispatch` (children.ts), theirs, and so on.
  */
-export const BUDGET_RUNS_SQL = `SELECT $1::uuid AS id`;
+export const BUDGET_RUNS_SQL = `WITH RECURSIVE tree (id, level) AS (
+    SELECT $1::uuid, 0
+    UNION ALL
+    SELECT e.id, t.level + 1 FROM run_executions e JOIN tree t ON e.parent_execution_id = t.id
+    WHERE t.level < ${LIMITS.runs.maxDepth}
+  ) SELECT id FROM tree`;
 
 /**
  * What the run has spent: credits its steps were charged, the tool steps it started (a rerun's reused
@@ -78,6 +84,36 @@ export async function overrunOf(
     [run.id, step.stepNo],
   );
   return approved ? null : { budget: run.budget, spent, stepCredits: credits, exceeded };
+}
+
+/**
+ * A child run's budget (issue 40 item 4): what is left of its parent's (the parent's spend counts its
+ * other descendants too), or the child's own where that is less. A parent without a budget passes none on.
+ */
+export async function inheritedBudget(
+  m: EntityManager,
+  parentId: string,
+  own: BudgetLimits | undefined,
+): Promise<BudgetLimits | undefined> {
+  const parent = await queryFirst<{ budget: BudgetLimits | null }>(
+    m,
+    `SELECT budget FROM run_executions WHERE id = $1`,
+    [parentId],
+  );
+  if (!parent?.budget) return own;
+  const spent = await spentBy(m, parentId);
+  const left: Record<BudgetLimit, [number | undefined, number]> = {
+    max_credits: [parent.budget.max_credits, spent.credits],
+    max_steps: [parent.budget.max_steps, spent.steps],
+    max_duration_seconds: [parent.budget.max_duration_seconds, spent.duration_seconds],
+  };
+  const budget: BudgetLimits = { ...own };
+  for (const [limit, [max, used]] of Object.entries(left) as [BudgetLimit, [number | undefined, number]][]) {
+    if (max === undefined) continue;
+    const rest = Math.max(max - used, 0);
+    budget[limit] = Math.min(rest, own?.[limit] ?? rest);
+  }
+  return budget;
 }
 
 /** Stores a dispatch's budget on its run. */

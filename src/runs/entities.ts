@@ -55,6 +55,10 @@ export class RunExecution {
   @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
   /** What the run may spend before a person must raise it (issue 40 item 4, `budget.ts`); null: no budget. */
   @Column({ type: 'jsonb', nullable: true }) budget!: BudgetLimits | null;
+  /** Issue 40 item 2 (`children.ts`): the run whose step started it, its tree's root, and its depth below that root. */
+  @Column({ type: 'uuid', name: 'parent_execution_id', nullable: true }) parentExecutionId!: string | null;
+  @Column({ type: 'uuid', name: 'root_execution_id', nullable: true }) rootExecutionId!: string | null;
+  @Column({ type: 'integer' }) depth!: number;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */

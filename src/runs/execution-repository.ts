@@ -30,6 +30,8 @@ export interface NewExecution {
   idempotencyKey: string | null;
   requestHash: string;
   scheduleId?: string | null;
+  /** A child run's parent, root and depth (`children.ts`); absent for a run no step started. */
+  lineage?: { parentId: string; rootId: string; depth: number };
 }
 
 /**
@@ -44,8 +46,9 @@ export async function insertExecution(
   const inserted = await queryFirst<{ id: string; run_id: string }>(
     m,
     `INSERT INTO run_executions
-       (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id,
+        parent_execution_id, root_execution_id, depth)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id, run_id`,
     [
@@ -57,6 +60,9 @@ export async function insertExecution(
       row.idempotencyKey,
       row.requestHash,
       row.scheduleId ?? null,
+      row.lineage?.parentId ?? null,
+      row.lineage?.rootId ?? null,
+      row.lineage?.depth ?? 0,
     ],
   );
   return inserted ? { id: inserted.id, runId: inserted.run_id } : null;
@@ -249,6 +255,7 @@ export const listExecutions = (
     agent?: string;
     tag?: string[];
     schedule_id?: string;
+    parent?: string;
     limit: number;
     after?: { createdAt: string; id: string };
   },
@@ -261,6 +268,7 @@ export const listExecutions = (
        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
        AND ($6::text[] IS NULL OR tags @> $6::text[])
        AND ($7::uuid IS NULL OR schedule_id = $7)
+       AND ($8::uuid IS NULL OR parent_execution_id = $8)
      ORDER BY created_at DESC, id DESC LIMIT $5`,
     [
       query.status ?? null,
@@ -270,6 +278,7 @@ export const listExecutions = (
       query.limit,
       query.tag?.length ? query.tag : null,
       query.schedule_id ?? null,
+      query.parent ?? null,
     ],
   );
 

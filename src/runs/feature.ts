@@ -26,6 +26,7 @@ import { runRoutes } from './routes';
 import type { RunService } from './service';
 import { createRunService } from './service';
 import { createRunSteps } from './steps';
+import { runTools } from './tools';
 import { createRunWaker } from './wake';
 import { runReconcileWorkflow } from './workflow';
 
@@ -149,7 +150,11 @@ export const runsFeature = {
   events: [runDispatched, decisionRecorded],
   // A committed dispatch: start its run workflow.
   outboxHandlers: (temporal: TemporalHandle) => [startRun(temporal)],
-  capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'> }) => runCapabilities(deps),
+  // Runs as tools (issue 40 item 2) reach the run service lazily: the service itself reads the registry's tools.
+  capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; runs: () => RunService }) => [
+    ...runCapabilities(deps),
+    ...runTools(deps),
+  ],
   schedules: [
     {
       name: 'run-reconcile',

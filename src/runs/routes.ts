@@ -14,6 +14,7 @@ import {
   RunListQuery,
   RunSummary,
 } from './schemas';
+import { RUN_SCOPES } from './scopes';
 import type { RunService } from './service';
 
 const runNotFound = 'Unknown execution, or one of another workspace';
@@ -62,7 +63,10 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points ' +
       `into the step (\`body.input.steps.2.input.query\`). At most ${LIMITS.runs.maxSteps} steps. A step with ` +
       '`requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their ' +
-      'capability costs when they run. `idempotency_key` is per workspace: a repeat answers the earlier ' +
+      'capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s ' +
+      'credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most ' +
+      `${LIMITS.runs.maxDepth} levels below its root (deeper fails the step: 422 \`run_depth_exceeded\`). ` +
+      '`idempotency_key` is per workspace: a repeat answers the earlier ' +
       'execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. ' +
       '`tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds ' +
       'the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a ' +
@@ -75,7 +79,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED ' +
       '(`upstream_unavailable`).',
     tags: ['runs'],
-    scope: 'runs:write',
+    scope: RUN_SCOPES.dispatch,
     status: 202,
     body: DispatchRunRequest,
     example: {
@@ -131,11 +135,12 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     operationId: 'listRuns',
     summary: 'Runs of the workspace, newest first, cursor-paged',
     description:
-      'Filters by `status`, `agent` and `tag` (repeatable: runs carrying every tag given); ' +
+      'Filters by `status`, `agent`, `tag` (repeatable: runs carrying every tag given), `schedule_id` and ' +
+      '`parent` (the child runs a run’s `runs.dispatch` steps started); ' +
       `\`limit\` up to ${LIMITS.runs.list.max} ` +
       `(default ${LIMITS.runs.list.default}); pass \`next_cursor\` as \`cursor\` for older runs.`,
     tags: ['runs'],
-    scope: 'runs:read',
+    scope: RUN_SCOPES.read,
     query: RunListQuery,
     response: RunList,
     handler: ({ auth, query }) => runs.list(auth, query),
@@ -147,9 +152,10 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     summary: 'One run with its steps and approvals',
     description:
       'The run, its input and output (the last step’s result), every step (tool, input, output, status, ' +
-      'credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged.',
+      'credits charged, timings), its approvals, its error (`{code, message, step}`) and the credits charged. ' +
+      'A run a step started (`runs.dispatch`) names its `parent_execution_id` and `root_execution_id`.',
     tags: ['runs'],
-    scope: 'runs:read',
+    scope: RUN_SCOPES.read,
     params: ExecutionIdParams,
     response: RunDetail,
     errors: { 404: runNotFound },
@@ -199,10 +205,11 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
     description:
       'Moves an unfinished run to CANCELLED, its pending approvals to `cancelled` and its steps not yet ' +
       'started to SKIPPED; a step already running completes (its charge joins the run’s `credits_charged` ' +
-      'when it lands), and nothing after it runs. Cancelling a ' +
+      'when it lands), and nothing after it runs. Its unfinished child runs (started by its `runs.dispatch` ' +
+      'steps), and theirs, are cancelled with it. Cancelling a ' +
       'cancelled run answers it again; cancelling a run that succeeded or failed is a 409.',
     tags: ['runs'],
-    scope: 'runs:write',
+    scope: RUN_SCOPES.cancel,
     params: ExecutionIdParams,
     response: RunSummary,
     errors: { 404: runNotFound, 409: 'The run has already succeeded or failed' },

@@ -109,6 +109,31 @@ export const DispatchRunRequest = z
   .meta({ id: 'DispatchRunRequest' });
 export type DispatchRunRequest = z.output<typeof DispatchRunRequest>;
 
+/**
+ * `runs.dispatch`'s input (issue 40 item 2): the body of `POST /v1/runs` without `callback`, whose
+ * secret the tool's stored answer would show again to every replay of its key. Its JSON Schema is one
+ * object with `input` a union below it: OpenAI's and Anthropic's tool calling refuse a union at the
+ * top of a tool's parameters (and with it every request that lists the tool); the body is then
+ * checked as the route checks it.
+ */
+const ToolDispatchShape = z.strictObject({
+  agent: z.enum(['playbook', 'llm']),
+  input: z
+    .union([PlaybookDispatch.shape.input, LlmDispatch.shape.input])
+    .describe('playbook: `{steps}`; llm: `{goal, max_steps?, approval?}`, as in `POST /v1/runs`.'),
+  idempotency_key: idempotencyKeyField,
+  ...runControlFields,
+});
+const ToolDispatch = z.discriminatedUnion('agent', [
+  PlaybookDispatch.omit({ callback: true }),
+  LlmDispatch.omit({ callback: true }),
+]);
+// zod types a pipe's second stage as taking exactly the first's output; this one takes more (its
+// defaults are optional), which is safe: the first stage's output is a valid input of the second.
+export const DispatchRunToolInput = ToolDispatchShape.pipe(
+  ToolDispatch as unknown as z.ZodType<z.output<typeof ToolDispatch>, z.output<typeof ToolDispatchShape>>,
+);
+
 /** A dispatch without its idempotency key and callback: the run a webhook trigger stores and dispatches. */
 export const RunTemplate = z
   .discriminatedUnion('agent', [
@@ -186,6 +211,14 @@ export const RunSummary = z
     credits_charged: z.number().int(),
     ...runControlView,
     schedule_id: z.uuid().nullable().describe('The run schedule that dispatched it (`/v1/run-schedules`), if one did.'),
+    parent_execution_id: z
+      .uuid()
+      .nullable()
+      .describe('The run whose step started this one (`runs.dispatch` inside a run); null for a run no step started.'),
+    root_execution_id: z
+      .uuid()
+      .nullable()
+      .describe('The first run of its tree (the parent’s root, or the parent); null for a run no step started.'),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -219,6 +252,7 @@ export const RunListQuery = z.object({
     .optional()
     .describe('Repeatable (`?tag=a&tag=b`): runs carrying every tag given.'),
   schedule_id: z.uuid().optional().describe('Only the runs this run schedule dispatched.'),
+  parent: z.uuid().optional().describe('Only the runs whose steps this run started (its children).'),
   limit: z.coerce.number().int().min(1).max(LIMITS.runs.list.max).default(LIMITS.runs.list.default),
   cursor: z.string().max(200).optional().describe('`next_cursor` of the previous page.'),
 });

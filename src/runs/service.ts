@@ -3,7 +3,7 @@ import * as approvals from '../approvals/repository';
 import { approvalRows } from '../approvals/views';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
-import { scopeFor } from '../capabilities/service';
+import { scopesFor } from '../capabilities/service';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
@@ -17,10 +17,11 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { auditApproval } from './approval-audit';
-import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
-import * as auditRepo from './audit-repository';
-import { recordBudget, spentBy } from './budget';
+import { chainOf, lineageOf } from './audit-chain';
+import { inheritedBudget, recordBudget, spentBy } from './budget';
 import { budgetApprovalRow, budgetApprovalsOf } from './budget-approvals';
+import type { RunLineage } from './children';
+import { cancelDescendants } from './children';
 import { admit } from './concurrency';
 import { lockConcurrencyKey, recordControl } from './concurrency-repository';
 import type { RerunRequest } from './control-schemas';
@@ -30,7 +31,7 @@ import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
 import type { RerunPlan } from './rerun';
-import { planRerun, recordRerun, rerunEntry } from './rerun';
+import { planRerun, recordRerun } from './rerun';
 import type {
   DispatchRunRequest,
   DispatchRunResponse,
@@ -52,6 +53,8 @@ export interface DispatchOrigin {
   scheduleId?: string;
   /** A rerun's plan (`rerun.ts`): the earlier run and the steps it reuses. */
   rerun?: RerunPlan & { earlierId: string };
+  /** The run whose step dispatched it (`children.ts`), its tree's root and its depth. */
+  lineage?: RunLineage;
 }
 
 /**
@@ -108,7 +111,7 @@ export function createRunService(deps: {
   /** 400 when the credential lacks a scope one of the steps' tools needs. */
   function checkScopes(principal: Pick<Principal, 'scopes'>, planned: readonly PlaybookStep[]): void {
     const missing = planned
-      .map((step) => scopeFor(tools.get(step.tool)!))
+      .flatMap((step) => scopesFor(tools.get(step.tool)!))
       .find((scope) => !principal.scopes.has(scope));
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
@@ -217,6 +220,7 @@ export function createRunService(deps: {
       idempotencyKey: key,
       requestHash: hash,
       scheduleId: origin.scheduleId ?? null,
+      lineage: origin.lineage,
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
     if (!inserted) return { response: answer((await executionRepo.findExecutionByKey(m, key!))!, true) };
@@ -227,8 +231,11 @@ export function createRunService(deps: {
       id,
       planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
     );
-    const cancelled = admission?.kind === 'start' ? (admission.cancel ?? []) : [];
-    for (const older of cancelled) await cancelWithin(m, older, false);
+    const cancelled: string[] = [];
+    for (const older of admission?.kind === 'start' ? (admission.cancel ?? []) : []) {
+      await cancelWithin(m, older, false);
+      cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
+    }
     const dispatched = dispatchedPayload(id, body, rerun !== undefined);
     const held = admission?.kind === 'hold';
     // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
@@ -243,7 +250,9 @@ export function createRunService(deps: {
         held: held ? dispatched : undefined,
       });
     }
-    await recordBudget(m, id, body.budget);
+    // A child's budget is what is left of its parent's (its spend counts against the parent's too).
+    const budget = origin.lineage ? await inheritedBudget(m, origin.lineage.parentId, body.budget) : body.budget;
+    await recordBudget(m, id, budget);
     if (rerun) await recordRerun(m, { workspaceId: principal.workspaceId, executionId: id }, rerun);
     const callback =
       body.callback && deps.callbacks
@@ -282,6 +291,19 @@ export function createRunService(deps: {
     return { run: await executionRepo.mustFindExecution(m, executionId), started: !found.heldStart };
   }
 
+  /** A cancel and its unfinished descendants' (`children.ts`), in the caller's transaction; and what to wake. */
+  async function cancelTree(m: EntityManager, executionId: string) {
+    const { run, started } = await cancelWithin(m, executionId);
+    const below = await cancelDescendants(m, executionId, (tx, id) => cancelWithin(tx, id));
+    return { run, woken: started ? [executionId, ...below] : below };
+  }
+
+  /** After a cancel's commit: wake the cancelled runs; their callbacks, and the starts their slots went to, leave. */
+  async function afterCancel(workspaceId: string, woken: readonly string[]): Promise<void> {
+    await Promise.all(woken.map((id) => wake(id, 'cancelled')));
+    outbox.kick(workspaceId);
+  }
+
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
@@ -292,44 +314,6 @@ export function createRunService(deps: {
     if (written.dispatched) await launch(workspaceId, written.dispatched);
   }
 
-  /** A run's hash chain, each link's entry recomputed from its row, and whether it still holds. */
-  async function chainOf(m: EntityManager, run: RunExecution) {
-    const links = await auditRepo.auditOf(m, run.id);
-    const refsOf = (kind: 'APPROVAL' | 'STEP' | 'VOTE') =>
-      links
-        .filter((link) => (kind === 'STEP' ? ['TOOL', 'DECISION'].includes(link.kind) : link.kind === kind))
-        .map((link) => link.refId);
-    const entries = new Map<string, Record<string, unknown>>([
-      ...(await stepRepo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
-      ...(await approvals.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
-      ...(await approvals.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
-    ]);
-    // A RERUN link covers the run's own lineage columns.
-    const entryOf = (link: (typeof links)[number]) =>
-      link.kind === 'RERUN' ? (link.refId === run.id ? rerunEntry(run) : null) : (entries.get(link.refId) ?? null);
-    const views = links.map((link) => ({
-      seq: link.seq,
-      kind: link.kind,
-      ref_id: link.refId,
-      entry: entryOf(link),
-      prev_hash: link.prevHash,
-      hash: link.hash,
-      created_at: link.createdAt.toISOString(),
-    }));
-    return { steps: views, ...verifyChain(views, (seq) => views[seq]?.entry ?? null) };
-  }
-
-  /** A rerun's lineage: whether the head its link 0 names is a link of the earlier chain, and that chain holds. */
-  async function lineageOf(m: EntityManager, run: RunExecution) {
-    if (!run.rerunOf || !run.rerunOfHeadHash) return null;
-    const earlier = await executionRepo.findExecution(m, run.rerunOf);
-    const chain = earlier ? await chainOf(m, earlier) : null;
-    const found =
-      chain !== null &&
-      (run.rerunOfHeadHash === GENESIS_HASH || chain.steps.some((link) => link.hash === run.rerunOfHeadHash));
-    return { rerun_of: run.rerunOf, head_hash: run.rerunOfHeadHash, found, earlier_valid: chain?.valid ?? false };
-  }
-
   return {
     validate,
 
@@ -338,6 +322,19 @@ export function createRunService(deps: {
      * caller kicks the outbox after commit unless the answer was a duplicate.
      */
     dispatchWithin: async (...args: Parameters<typeof write>) => (await write(...args)).response,
+
+    /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
+    async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
+      validate(principal, body);
+      const written = await write(m, principal, body, origin);
+      return { response: written.response, after: () => afterDispatch(principal.workspaceId, written) };
+    },
+
+    /** A cancel (with the run's descendants) in the caller's transaction (a tool's); `after` once it commits. */
+    async cancelIn(m: EntityManager, workspaceId: string, executionId: string) {
+      const { run, woken } = await cancelTree(m, executionId);
+      return { summary: summaryOf(run), after: () => afterCancel(workspaceId, woken) };
+    },
 
     /** Hands committed `run.dispatched` events of a workspace to the relay. */
     kick: (workspaceId: string) => outbox.kick(workspaceId),
@@ -402,13 +399,10 @@ export function createRunService(deps: {
       });
     },
 
-    /** Idempotent: a cancelled run answers as it is; a run that finished otherwise is a 409. */
+    /** Idempotent: a cancelled run answers as it is, one that finished otherwise is a 409; its children go too. */
     async cancel(principal: Principal, executionId: string): Promise<RunSummary> {
-      const { run, started } = await uow(scopeOf(principal), (m) => cancelWithin(m, executionId));
-      if (started) await wake(executionId, 'cancelled');
-      // Its run.finished callbacks, queued with the cancel, leave now, and so does the start of a
-      // waiting run its concurrency slot went to.
-      outbox.kick(principal.workspaceId);
+      const { run, woken } = await uow(scopeOf(principal), (m) => cancelTree(m, executionId));
+      await afterCancel(principal.workspaceId, woken);
       return summaryOf(run);
     },
 

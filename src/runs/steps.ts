@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import type { CapabilityService } from '../capabilities/service';
-import { scopeFor } from '../capabilities/service';
+import { scopesFor } from '../capabilities/service';
 import type { FilterPool } from '../filters/pool';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -135,7 +135,7 @@ export function createRunSteps(deps: {
       // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
       const callable = (name: string) => {
         const tool = tools.get(name);
-        return tool && run.principal.scopes.includes(scopeFor(tool)) ? tool : undefined;
+        return tool && scopesFor(tool).every((scope) => run.principal.scopes.includes(scope)) ? tool : undefined;
       };
       const move = await deps.agentModel.next({
         goal: String(run.input.goal ?? ''),

@@ -43,6 +43,8 @@ export const summaryOf = (run: RunExecution): RunSummary => ({
   credits_charged: run.creditsCharged,
   ...controlOf(run),
   schedule_id: run.scheduleId ?? null,
+  parent_execution_id: run.parentExecutionId ?? null,
+  root_execution_id: run.rootExecutionId ?? null,
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });

@@ -19,6 +19,7 @@ const registry = () => {
     traversals: unused,
     versions: unused,
     code: unused,
+    runs: () => unused,
   });
   const service = createCapabilityService({ uow: unused, read: unused, logger: unused, credits: unused, tools });
   return { tools, described: mcpTools(service.tools, service.describe()) };
@@ -31,6 +32,8 @@ describe('MCP tools from the capability registry', () => {
     for (const { definition } of described) {
       expect(definition.name).to.match(WIRE_NAME_PATTERN);
       expect(definition.inputSchema.type).to.equal('object');
+      // OpenAI's and Anthropic's tool calling refuse a union at the top (runs.dispatch's body is one).
+      expect(definition.inputSchema).to.not.have.any.keys('anyOf', 'oneOf', 'allOf');
       expect(definition.outputSchema?.type).to.equal('object');
     }
   });
@@ -38,7 +41,8 @@ describe('MCP tools from the capability registry', () => {
   it('read tools are read-only; a write tool is idempotent only when a repeat changes nothing more', () => {
     const { tools, described } = registry();
     for (const tool of tools) {
-      const { definition, scope } = described.find((candidate) => candidate.capability === tool.name)!;
+      const { definition, scopes } = described.find((candidate) => candidate.capability === tool.name)!;
+      const scope = scopes[0];
       if (tool.access === 'read') {
         expect(definition.annotations).to.include({ readOnlyHint: true });
         expect(scope).to.equal('capabilities:read');
@@ -52,6 +56,7 @@ describe('MCP tools from the capability registry', () => {
     expect(idempotent.map((tool) => tool.capability).sort()).to.deep.equal([
       'agent.end_session',
       'agent.release_claim',
+      'runs.cancel',
     ]);
   });
 
