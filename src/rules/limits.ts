@@ -208,6 +208,15 @@ export const LIMITS = {
     // idle connections), replays or catches up at most `pageSize` events per read, and a workspace
     // stream remembers how far it has read at most this many runs.
     events: { keepAliveSeconds: 15, pageSize: 500, workspaceRunsTracked: 10_000 },
+    // Issue 40 item 3: `run.sleep` and `run.wait_for`'s timeout last 1 s to 30 days; a waitpoint's name,
+    // its output_schema and a completion's output are bounded; GET /v1/waitpoints pages by `list`.
+    waits: {
+      maxSeconds: 30 * 24 * 3600,
+      nameChars: 200,
+      schemaBytes: 16_384,
+      outputBytes: 65_536,
+      list: { default: 50, max: 200 },
+    },
   },
   // Issue 39 (review NM-1): an open event stream (run events, workspace events, prompt streams) re-checks its
   // credential at least every `credentialRecheckSeconds` (and in each read of what it reports), and a resumable

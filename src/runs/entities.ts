@@ -3,7 +3,15 @@ import type { PolicyDecision } from '../approvals/rules';
 import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { ConcurrencyPolicy } from './control-schemas';
 
-export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export const RUN_STATUSES = [
+  'QUEUED',
+  'RUNNING',
+  'AWAITING_APPROVAL',
+  'WAITING',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 

@@ -24,6 +24,7 @@ import { recordRunEventSetting } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
 import * as stepRepo from './step-repository';
+import { holdWaitStep, isWaitTool } from './waitpoints';
 
 /** A step's idempotency key, for its capability call and its charge. */
 export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
@@ -68,8 +69,11 @@ const isKeyInUse = (error: DomainError) =>
   error.code === 'conflict' && (error.detail as { error?: unknown } | null)?.error === 'idempotency_key_in_use';
 
 export interface StepOutcome {
-  /** `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. */
-  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
+  /**
+   * `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`: it did not run. `WAITING`:
+   * a wait tool's step made its waitpoint, and the workflow waits on it (waitpoints.ts).
+   */
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED' | 'WAITING';
   error?: RunError;
   /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
   run?: RunStatus;
@@ -302,6 +306,8 @@ export function createStepRunner(deps: {
         reclaimCorrelation: true,
         runId: executionId,
       });
+      // A wait tool's step is not over: the run waits on its waitpoint, the workflow settles it later.
+      if (isWaitTool(step.tool)) return holdWaitStep(uow, ref, envelope.result);
       const recorded = await completeStep(
         workspaceId,
         executionId,
@@ -347,7 +353,7 @@ export function createStepRunner(deps: {
     return invoke(ref, prepared, options.finish);
   }
 
-  return { runStep, decidePolicy };
+  return { runStep, decidePolicy, completeStep };
 }
 
 export type StepRunner = ReturnType<typeof createStepRunner>;
