@@ -1,3 +1,6 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { as } from './helpers/http';
 import { finished, pendingApproval, runUntil, succeeded } from './helpers/runs';
@@ -6,16 +9,16 @@ import { newTenant } from './helpers/tenants';
 
 // Issue 40 item 3 (and `runs.wait` of item 2): durable waits as steps, over real HTTP, Postgres and Temporal.
 
-type Client = ReturnType<typeof as>;
+type Api = ReturnType<typeof as>;
 
-const dispatch = async (client: Client, steps: unknown[]) => {
+const dispatch = async (client: Api, steps: unknown[]) => {
   const answer = await client.post('/v1/runs', { agent: 'playbook', input: { steps } });
   expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
   return answer.body.execution_id as string;
 };
 
 /** The run once it waits on its waitpoint (status WAITING). */
-const waiting = (client: Client, id: string) =>
+const waiting = (client: Api, id: string) =>
   runUntil(client, id, (run) => run.status === 'WAITING', 'the run to wait on its waitpoint');
 
 const eventsOf = async (id: string) =>
@@ -187,5 +190,25 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     expect(tooLong.status).to.equal(422);
     const names = (await client.get('/v1/cap')).body.tools.map((tool: any) => tool.name);
     expect(names).to.include.members(['run.sleep', 'run.wait_for', 'runs.wait']);
+  });
+
+  it('MCP lists the three tools; run_sleep over MCP outside a run is refused with run_only_tool', async () => {
+    const { api_key } = await newTenant(100);
+    const transport = new StreamableHTTPClientTransport(new URL(`${getStack().baseUrl}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${api_key}` } },
+    });
+    const mcp = new Client({ name: 'weft-test', version: '1.0.0' });
+    await mcp.connect(transport);
+    try {
+      const names = (await mcp.listTools()).tools.map((tool) => tool.name);
+      expect(names).to.include.members(['run_sleep', 'run_wait_for', 'runs_wait']);
+      const refused = (await mcp.callTool({ name: 'run_sleep', arguments: { seconds: 5 } })) as CallToolResult;
+      expect(refused.isError).to.equal(true);
+      const error = refused._meta?.['weft/error'] as { status: number; detail: any };
+      expect(error.status).to.equal(422);
+      expect(error.detail[0].type).to.equal('run_only_tool');
+    } finally {
+      await mcp.close();
+    }
   });
 });
