@@ -46,7 +46,7 @@ describe('record the histories of durable waits into test/histories', function (
     input: { name: 'ticket closed', timeout_seconds: timeout, output_schema: { type: 'object' } },
   });
 
-  it('a playbook that sleeps a second, then runs a tool; a wait_for completed by its token; one timed out', async () => {
+  it('a playbook that sleeps, then runs a tool; a wait_for completed by its token; one timed out', async () => {
     const { client, dispatch, waiting } = await boot();
     const slept = await dispatch([{ tool: 'run.sleep', input: { seconds: 1 } }, { tool: 'billing.credits_balance' }]);
     await record('run-playbook-sleep', `run-${slept}`);

@@ -55,7 +55,7 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     expect(types.indexOf('waitpoint.created')).to.be.below(types.indexOf('waitpoint.completed'));
   });
 
-  it('run.wait_for completed with an API key: listed while waiting, bad output 422, other workspace 404, twice 409', async () => {
+  it('run.wait_for by API key: listed while waiting, bad output 422, other workspace 404, twice 409', async () => {
     const { api_key } = await newTenant(100);
     const other = await newTenant(100);
     const client = as(api_key);
@@ -93,7 +93,7 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     });
   });
 
-  it('run.wait_for completed with its own wpt_ token: once; the token is in the events; 409 the second time', async () => {
+  it('run.wait_for by its own wpt_ token: once; the token is in the events; 409 the second time', async () => {
     const { api_key } = await newTenant(100);
     const client = as(api_key);
     const id = await dispatch(client, [waitFor(), { tool: 'billing.credits_balance', input: {} }]);

@@ -64,11 +64,13 @@ export const waitCapabilities = (deps: { uow: UnitOfWork }) => [
     name: 'run.wait_for',
     access: 'read',
     description:
-      'Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` ' +
+      'Inside a run: makes a waitpoint and pauses the run (WAITING) until ' +
+      '`POST /v1/waitpoints/{waitpoint_id}/complete` ' +
       '`{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer ' +
       'wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON ' +
       'Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not ' +
-      'completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`.',
+      'completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. ' +
+      'Outside a run: 422 `run_only_tool`.',
     input: z.strictObject({
       name: z.string().trim().min(1).max(nameChars).describe('What the run waits for, as the waitpoint list shows it.'),
       timeout_seconds: Seconds,

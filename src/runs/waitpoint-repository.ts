@@ -139,7 +139,8 @@ export const listWaitpoints = (
 ) =>
   queryRows<WaitpointRow>(
     m,
-    `SELECT ${COLUMNS} FROM waitpoints WHERE ($1::text IS NULL OR status = $1) AND ($2::uuid IS NULL OR execution_id = $2)
+    `SELECT ${COLUMNS} FROM waitpoints
+     WHERE ($1::text IS NULL OR status = $1) AND ($2::uuid IS NULL OR execution_id = $2)
      ORDER BY created_at DESC, id DESC LIMIT $3`,
     [filter.status ?? null, filter.executionId ?? null, limit],
   );

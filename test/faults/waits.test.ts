@@ -106,7 +106,7 @@ describe('fault: Postgres cut for 60 s while waitpoints are being completed', fu
   this.timeout(600_000);
   const fault = faultStackForSuite();
 
-  it('completions during the cut answer 503; retried after it, each completes once and its run finishes once', async () => {
+  it('completions in the cut answer 503; retried, each completes once and its run finishes once', async () => {
     const { stack, http } = fault;
     const tenant = await newLoadTenant(getStack().provisioning, 100);
     const waiting = await Promise.all(Array.from({ length: 4 }, () => dispatchWaiting(http, tenant, 'event')));
