@@ -145,6 +145,8 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     expect((await finished(client, id)).status).to.equal('CANCELLED');
     const wp = (await client.get(`/v1/waitpoints?execution_id=${id}`)).body.waitpoints[0];
     expect(wp).to.include({ waitpoint_id, status: 'cancelled' });
+    expect((await client.get(`/v1/runs/${id}`)).body.steps[0]).to.include({ status: 'SKIPPED' });
+    expect((await client.get(`/v1/runs/${id}`)).body.steps[0].output.token).to.equal(null);
     expect((await as(token).post(`/v1/waitpoints/${waitpoint_id}/complete`, { output: { ok: true } })).status).to.equal(
       409,
     );

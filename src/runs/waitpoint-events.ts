@@ -79,16 +79,30 @@ export async function recordWaitpointSettled(m: EntityManager, wp: WaitpointRow)
 }
 
 /**
+ * The waits of a run that has finished end with it: its waiting waitpoints are `cancelled` (their
+ * tokens complete nothing, and their steps show them no more) and their steps, which no wait will settle
+ * now, SKIPPED. `stepNo`: one step's.
+ */
+export const endWaits = (m: EntityManager, executionId: string, stepNo: number | null = null) =>
+  affectedRows(
+    m,
+    `WITH ended AS (
+       UPDATE waitpoints SET status = 'cancelled', completed_at = now()
+       WHERE execution_id = $1 AND status = 'waiting' AND ($2::integer IS NULL OR step_no = $2)
+       RETURNING step_no)
+     UPDATE run_steps SET status = 'SKIPPED', finished_at = now(),
+       output = CASE WHEN jsonb_typeof(output) = 'object' AND output ? 'token'
+         THEN jsonb_set(output, '{token}', 'null') ELSE output END
+     WHERE execution_id = $1 AND step_no IN (SELECT step_no FROM ended) AND status = 'RUNNING'`,
+    [executionId, stepNo],
+  );
+
+/**
  * A run has just finished (in its finishing transaction): its own waits end with it (their tokens
  * no longer complete anything), and every `runs.wait` on it completes with its outcome.
  */
 export async function onRunFinished(m: EntityManager, run: FinishedRunRow): Promise<void> {
-  await affectedRows(
-    m,
-    `UPDATE waitpoints SET status = 'cancelled', completed_at = now()
-     WHERE execution_id = $1 AND status = 'waiting'`,
-    [run.id],
-  );
+  await endWaits(m, run.id);
   for (const waiter of await waitersOf(m, run.id)) {
     const done = await settleWaitpoint(m, waiter.id, 'completed', runOutcome(run));
     if (done) await recordWaitpointSettled(m, done);

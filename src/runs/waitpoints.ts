@@ -16,7 +16,7 @@ import { FINISHED_STATUSES } from './entities';
 import * as executionRepo from './execution-repository';
 import * as stepRepo from './step-repository';
 import type { StepOutcome } from './step-runner';
-import { recordWaitpointCreated, recordWaitpointSettled, runOutcome } from './waitpoint-events';
+import { endWaits, recordWaitpointCreated, recordWaitpointSettled, runOutcome } from './waitpoint-events';
 import type { WaitpointKind, WaitpointRow, WaitpointStatus } from './waitpoint-repository';
 import * as waitRepo from './waitpoint-repository';
 
@@ -260,7 +260,11 @@ export function holdWaitStep(
   return uow({ workspaceId }, async (m): Promise<StepOutcome> => {
     await executionRepo.lockExecution(m, executionId);
     const run = await executionRepo.mustFindExecution(m, executionId);
-    if (isFinished(run.status)) return { status: 'CANCELLED' };
+    if (isFinished(run.status)) {
+      // Made after its run finished (a cancel while the step's call ran): it ends at once.
+      await endWaits(m, executionId, stepNo);
+      return { status: 'CANCELLED' };
+    }
     const shown = await affectedRows(
       m,
       `UPDATE run_steps SET output = $3 WHERE execution_id = $1 AND step_no = $2 AND status = 'RUNNING'
