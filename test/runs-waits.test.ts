@@ -2,9 +2,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
+import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { finished, pendingApproval, runUntil, succeeded } from './helpers/runs';
-import { getStack } from './helpers/stack';
+import type { Stack } from './helpers/stack';
+import { bootStack, getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 // Issue 40 item 3 (and `runs.wait` of item 2): durable waits as steps, over real HTTP, Postgres and Temporal.
@@ -212,5 +214,59 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+describe('runs: a long wait on a waitpoint continues as new (RUN_APPROVAL_RECHECKS_PER_RUN=2)', function () {
+  this.timeout(90_000);
+  let variant: { stack: Stack; stop: () => Promise<void> };
+  before(async function () {
+    this.timeout(120_000);
+    variant = await bootStack({ RUN_APPROVAL_RECHECK_SECONDS: '1', RUN_APPROVAL_RECHECKS_PER_RUN: '2' });
+  });
+  after(() => variant?.stop());
+
+  it('a sleep and a wait_for span several runs of the workflow, each history small, and finish once', async () => {
+    const { api_key } = await newTenant(100);
+    const client = as(api_key, variant.stack.baseUrl);
+    const answer = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'run.sleep', input: { seconds: 5 } },
+          { tool: 'run.wait_for', input: { name: 'later', timeout_seconds: 600 } },
+        ],
+      },
+    });
+    const id = answer.body.execution_id as string;
+    const handle = variant.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`);
+    const seen = new Set<string>();
+    const point = await eventually(
+      async () => {
+        seen.add((await handle.describe()).runId);
+        const run = (await client.get(`/v1/runs/${id}`)).body;
+        return run.status === 'WAITING' && run.steps[1].output?.token && seen.size >= 3
+          ? run.steps[1].output
+          : undefined;
+      },
+      { what: 'the wait_for to wait after the sleep continued as new', timeoutMs: 60_000, intervalMs: 100 },
+    );
+    for (const runId of [...seen].slice(0, -1)) {
+      const earlier = variant.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`, runId);
+      expect((await earlier.describe()).status.name).to.equal('CONTINUED_AS_NEW');
+      expect(((await earlier.fetchHistory()).events ?? []).length, runId).to.be.at.most(80);
+    }
+    const done = await as(point.token, variant.stack.baseUrl).post(`/v1/waitpoints/${point.waitpoint_id}/complete`, {
+      output: { ok: true },
+    });
+    expect(done.status).to.equal(200);
+    expect(await handle.result()).to.deep.equal({ status: 'SUCCEEDED' });
+    const run = (await client.get(`/v1/runs/${id}`)).body;
+    expect(run.steps.map((step: any) => step.status)).to.deep.equal(['SUCCEEDED', 'SUCCEEDED']);
+    const [{ n }] = await getStack().ownerDataSource.query(
+      `SELECT count(*)::int AS n FROM run_events WHERE execution_id = $1 AND type = 'waitpoint.completed'`,
+      [id],
+    );
+    expect(n).to.equal(2);
   });
 });
