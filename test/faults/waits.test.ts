@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { eventually, sleep } from '../helpers/eventually';
 import type { FaultHttp, LoadRun, LoadTenant } from '../helpers/fault-runs';
-import { describeFindings, expectNothingLostOrDoubled, inspectRuns, newLoadTenant } from '../helpers/fault-runs';
+import {
+  approve,
+  describeFindings,
+  dispatchRun,
+  expectNothingLostOrDoubled,
+  inspectRuns,
+  newLoadTenant,
+} from '../helpers/fault-runs';
 import { describeExits, report } from '../helpers/fault-stack';
 import { faultStackForSuite } from '../helpers/fault-suite';
 import { getStack } from '../helpers/stack';
@@ -13,13 +20,15 @@ import { getStack } from '../helpers/stack';
 
 const owner = () => getStack().ownerDataSource;
 
-/** A run that waits first (a sleep or a waitpoint), then has its counted side effect (a session named `tag`). */
-async function dispatchWaiting(http: FaultHttp, tenant: LoadTenant, wait: 'sleep' | 'event', seconds = 20) {
+/** A run that waits first (a sleep, a waitpoint, or the run `wait` names), then has its counted side effect (a session named `tag`). */
+async function dispatchWaiting(http: FaultHttp, tenant: LoadTenant, wait: 'sleep' | 'event' | string, seconds = 20) {
   const tag = `fault-wait-${randomUUID()}`;
   const first =
     wait === 'sleep'
       ? { tool: 'run.sleep', input: { seconds } }
-      : { tool: 'run.wait_for', input: { name: tag, timeout_seconds: 3600, output_schema: { type: 'object' } } };
+      : wait === 'event'
+        ? { tool: 'run.wait_for', input: { name: tag, timeout_seconds: 3600, output_schema: { type: 'object' } } }
+        : { tool: 'runs.wait', input: { execution_id: wait } };
   const answer = await http.retrying(tenant.owner.api_key, 'POST', '/v1/runs', {
     agent: 'playbook',
     input: {
@@ -67,7 +76,7 @@ async function waitsOnceEach(runs: LoadRun[]) {
   return wrong;
 }
 
-describe('fault: the worker SIGKILLed while runs sleep and wait for their waitpoints', function () {
+describe('fault: the worker SIGKILLed while runs sleep, wait for their waitpoints and wait for another run', function () {
   this.timeout(600_000);
   const fault = faultStackForSuite();
 
@@ -76,11 +85,17 @@ describe('fault: the worker SIGKILLed while runs sleep and wait for their waitpo
     const tenant = await newLoadTenant(getStack().provisioning, 100);
     const sleeping = await Promise.all(Array.from({ length: 4 }, () => dispatchWaiting(http, tenant, 'sleep')));
     const waiting = await Promise.all(Array.from({ length: 4 }, () => dispatchWaiting(http, tenant, 'event')));
+    // Two runs wait (runs.wait) for a third, which waits for a person's approval.
+    const awaited = await dispatchRun(http, tenant, true);
+    const watching = await Promise.all(
+      Array.from({ length: 2 }, () => dispatchWaiting(http, tenant, awaited.executionId)),
+    );
     const points = await Promise.all(waiting.map((run) => waitpointOf(http, run)));
-    await Promise.all(sleeping.map((run) => waitpointOf(http, run)));
+    await Promise.all([...sleeping, ...watching].map((run) => waitpointOf(http, run)));
 
     await stack.replaceWorker(0);
-    report('injected: worker SIGKILL while 4 runs sleep (20 s) and 4 wait for their waitpoints');
+    report('injected: worker SIGKILL while 4 runs sleep (20 s), 4 wait for their waitpoints, 2 for another run');
+    const approved = await approve(http, awaited, Date.now() + 120_000);
     // Completed while the replacement picks the runs up: half by key, half by their one-time tokens.
     const completions = await Promise.all(
       points.map((point, at) =>
@@ -92,13 +107,19 @@ describe('fault: the worker SIGKILLed while runs sleep and wait for their waitpo
         ),
       ),
     );
-    const runs = [...sleeping, ...waiting];
-    const findings = await inspectRuns(http, owner(), runs, Date.now() + 240_000);
+    const runs = [...sleeping, ...waiting, ...watching];
+    const findings = await inspectRuns(http, owner(), [...runs, awaited], Date.now() + 240_000);
     report(`found:\n${describeFindings(findings, http)}\n${describeExits(stack)}`);
 
     expect(completions.map((answer) => answer.status)).to.deep.equal([200, 200, 200, 200]);
+    expect(approved.status).to.equal(200);
     expectNothingLostOrDoubled(findings, http);
     expect(await waitsOnceEach(runs)).to.deep.equal([]);
+    // Each runs.wait step's output is the awaited run's outcome.
+    for (const run of watching) {
+      const read = await http.send(tenant.owner.api_key, 'GET', `/v1/runs/${run.executionId}`);
+      expect(read.body.steps[0].output).to.include({ execution_id: awaited.executionId, status: 'SUCCEEDED' });
+    }
   });
 });
 
