@@ -20,7 +20,10 @@ import { getStack } from '../helpers/stack';
 
 const owner = () => getStack().ownerDataSource;
 
-/** A run that waits first (a sleep, a waitpoint, or the run `wait` names), then has its counted side effect (a session named `tag`). */
+/**
+ * A run that waits first (a sleep, a waitpoint, or the run `wait` names), then has its counted side
+ * effect (a session named `tag`).
+ */
 async function dispatchWaiting(http: FaultHttp, tenant: LoadTenant, wait: 'sleep' | 'event' | string, seconds = 20) {
   const tag = `fault-wait-${randomUUID()}`;
   const first =
@@ -76,7 +79,7 @@ async function waitsOnceEach(runs: LoadRun[]) {
   return wrong;
 }
 
-describe('fault: the worker SIGKILLed while runs sleep, wait for their waitpoints and wait for another run', function () {
+describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints and for another run', function () {
   this.timeout(600_000);
   const fault = faultStackForSuite();
 
