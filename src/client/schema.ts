@@ -588,8 +588,8 @@ export interface paths {
   };
   "/v1/cap/run.sleep": {
     /**
-     * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. (free)
-     * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free)
+     * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
      *
      * Requires the `capabilities:read` scope.
      */
@@ -597,8 +597,8 @@ export interface paths {
   };
   "/v1/cap/run.wait_for": {
     /**
-     * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. (free)
-     * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free)
+     * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
      *
      * Requires the `capabilities:read` scope.
      */
@@ -606,8 +606,8 @@ export interface paths {
   };
   "/v1/cap/runs.wait": {
     /**
-     * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. (free)
-     * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free)
+     * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
      *
      * Requires the `capabilities:read` scope.
      */
@@ -13395,8 +13395,8 @@ export interface operations {
     };
   };
   /**
-   * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. (free)
-   * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free)
+   * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
    * Requires the `capabilities:read` scope.
    */
@@ -13421,7 +13421,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. (free) */
+      /** @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13564,8 +13564,8 @@ export interface operations {
     };
   };
   /**
-   * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. (free)
-   * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free)
+   * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
    * Requires the `capabilities:read` scope.
    */
@@ -13600,7 +13600,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. (free) */
+      /** @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13748,8 +13748,8 @@ export interface operations {
     };
   };
   /**
-   * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. (free)
-   * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once.. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free)
+   * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
    * Requires the `capabilities:read` scope.
    */
@@ -13774,7 +13774,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. (free) */
+      /** @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free) */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

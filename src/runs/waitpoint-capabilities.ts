@@ -45,7 +45,7 @@ export const waitCapabilities = (deps: { uow: UnitOfWork }) => [
     access: 'read',
     description:
       'Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then ' +
-      '`{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`.',
+      '`{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`',
     input: z.strictObject({ seconds: Seconds }),
     output: z.object({
       waitpoint_id: z.uuid(),
@@ -70,7 +70,7 @@ export const waitCapabilities = (deps: { uow: UnitOfWork }) => [
       'wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON ' +
       'Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not ' +
       'completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. ' +
-      'Outside a run: 422 `run_only_tool`.',
+      'Outside a run: 422 `run_only_tool`',
     input: z.strictObject({
       name: z.string().trim().min(1).max(nameChars).describe('What the run waits for, as the waitpoint list shows it.'),
       timeout_seconds: Seconds,
@@ -118,7 +118,7 @@ export const waitCapabilities = (deps: { uow: UnitOfWork }) => [
     access: 'read',
     description:
       'Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that ' +
-      'run’s outcome (status, output, error). Outside a run: that run’s state at once.',
+      'run’s outcome (status, output, error). Outside a run: that run’s state at once',
     input: z.strictObject({ execution_id: z.uuid() }),
     output: RunOutcome,
     example: { execution_id: '7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c' },
