@@ -48,6 +48,14 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps } }) 
         throw error;
       }
     },
+    /** Issue 40 item 3: a wait step's waitpoint as the run's wait reads it, expires it and settles it. */
+    waitpointState: (input: StepRef) => runs.waitpointState(input),
+    expireWaitpoint: (input: StepRef) => runs.expireWaitpoint(input),
+    settleWaitStep: (input: StepRef & { finish?: boolean }) =>
+      runs.settleWaitStep(
+        { workspaceId: input.workspaceId, executionId: input.executionId, stepNo: input.stepNo },
+        input.finish,
+      ),
     /** The llm agent's model call: heartbeating, so a worker lost mid-call is noticed within seconds. */
     planRunStep: (input: RunRef) => heartbeating(() => runs.planNext(input.workspaceId, input.executionId)),
     finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string }) =>

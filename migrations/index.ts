@@ -54,6 +54,7 @@ import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community
 import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-guard';
 import { CredentialLineage1763780016500 } from './1763780016500-credential-lineage';
 import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects';
+import { Waitpoints1763780018000 } from './1763780018000-waitpoints';
 import { RunChildren1763780018500 } from './1763780018500-run-children';
 import { RunBudgets1763780019000 } from './1763780019000-run-budgets';
 
@@ -115,6 +116,7 @@ export const migrations = [
   GithubReplayGuard1763780016200,
   CredentialLineage1763780016500,
   ApprovalSubjects1763780017000,
+  Waitpoints1763780018000,
   RunChildren1763780018500,
   RunBudgets1763780019000,
 ];

@@ -179,6 +179,27 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     await succeeded(client, newer.body.execution_id);
   });
 
+  it('a parent waits for the child it started ($from + runs.wait); a waiting child is cancelled with it', async () => {
+    const { api_key } = await newTenant();
+    const client = as(api_key);
+    // Step 1 takes the child's id from step 0's output and waits for it: its output is the child's outcome.
+    const waitForChild = { tool: 'runs.wait', input: { execution_id: { $from: 'steps[0].output.execution_id' } } };
+    const parentId = (await client.post('/v1/runs', playbook([dispatchStep(playbook([balance])), waitForChild]))).body
+      .execution_id;
+    const done = await succeeded(client, parentId);
+    const childId = done.steps[0].output.execution_id;
+    expect(done.steps[1].input).to.deep.equal({ execution_id: childId });
+    expect(done.steps[1].output).to.deep.include({ execution_id: childId, status: 'SUCCEEDED' });
+
+    // A child that sleeps (status WAITING) is unfinished: cancelling its parent cancels it.
+    const sleeper = playbook([{ tool: 'run.sleep', input: { seconds: 3600 } }]);
+    const otherId = (await client.post('/v1/runs', playbook([dispatchStep(sleeper), waitForChild]))).body.execution_id;
+    const sleeping = await childOf(client, otherId);
+    await runUntil(client, sleeping, (body) => body.status === 'WAITING', 'the child to sleep');
+    expect((await client.post(`/v1/runs/${otherId}/cancel`)).status).to.equal(200);
+    expect((await finished(client, sleeping)).status).to.equal('CANCELLED');
+  });
+
   it('a child acts as its parent’s credential: once that key is revoked, its approved step does not run', async () => {
     const { user_jwt, api_key } = await newTenant();
     const created = await as(user_jwt).post('/v1/auth/me/api-keys', {

@@ -47,6 +47,12 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'run-playbook-quorum-approved.json',
       'run-playbook-rejected.json',
       'run-playbook-rules-edited.json',
+      'run-playbook-runs-wait.json',
+      'run-playbook-sleep.json',
+      'run-playbook-wait-continued-before.json',
+      'run-playbook-wait-continued-last.json',
+      'run-playbook-waitpoint-timeout.json',
+      'run-playbook-waitpoint.json',
       'run-schedule-fire-cancelled.json',
     ]);
   });

@@ -46,6 +46,14 @@ export function approvalWait(
   });
 
   return {
+    /** The `runChanged` signal's flag, which a waitpoint's wait shares (run-waits.ts): set, and cleared. */
+    signal: {
+      changed: () => changed,
+      clear: () => {
+        changed = false;
+      },
+    },
+
     /**
      * Requests the step's approval (or, `waiting`, picks up the one a continued run carried, its row
      * already made) and waits until it is settled or the run finished; the state it ended in.

@@ -16,6 +16,7 @@ import { databaseActivity, databaseLocalActivity, planningActivity } from './act
 import { approvalWait, rejectionOf } from './approval-wait';
 import { budgetGate } from './budget-wait';
 import { ended, finished, showStatus, showWaiting } from './run-status';
+import { runWaits } from './run-waits';
 
 // The run's transitions are short, idempotent database steps: local activities, run inside the
 // workflow task that needs them, spare each a round trip through the server and a workflow task.
@@ -81,6 +82,7 @@ const CONTINUED_WAIT_KEPT = 'run-continued-wait-keeps-rule-approval';
  * unrun and waits as before.
  */
 const FUSED_STEPS = 'run-fused-steps';
+type StepResult = Awaited<ReturnType<Activities['runStep']>>;
 const refOf = (input: RunWorkflowInput) => ({ workspaceId: input.workspaceId, executionId: input.executionId });
 
 async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
@@ -98,6 +100,10 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   );
   // Issue 40 item 4: a step over the run's budget waits for a budget approval, then is called again.
   const budget = budgetGate(approvals, ref);
+  // Issue 40 item 3: a wait tool's step waits on its waitpoint; a long wait continues as new, still held.
+  const waits = runWaits(input, approvals.signal, (waiting) =>
+    continueAsNew<typeof runWorkflow>({ ...input, resume: { plan, waiting, llmCalls: call, held: true } }),
+  );
   const fused = patched(FUSED_STEPS);
   // A dispatched playbook's first step begins the run, unless it waits for an approval first.
   let begin = false;
@@ -127,6 +133,11 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   async function execute(step: RunPlanStep, waiting = false) {
     const stepRef = { ...ref, stepNo: step.stepNo };
     const finish = fused && input.agent === 'playbook' && step.stepNo === plan.steps.at(-1)?.stepNo;
+    // A wait tool's step comes back WAITING: its wait, then its outcome (only new paths: no history has one).
+    const after = async (outcome: StepResult) =>
+      afterStep(outcome.status === 'WAITING' ? await waits.wait(stepRef, step, finish) : outcome);
+    // A run continued as new during a wait step's wait goes on waiting on the step's waitpoint.
+    if (waiting && resume?.held) return afterStep(await waits.wait(stepRef, step, finish));
     // A continued run waited on this step's approval, whether the step or the rules asked for it (patched:
     // before, a wait the rules had asked for was dropped when the run continued as new, and the step ran).
     let needsApproval = step.requiresApproval || (waiting && patched(CONTINUED_WAIT_KEPT));
@@ -143,7 +154,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       }
       if (outcome.status !== 'NEEDS_APPROVAL') {
         if (first) showStatus('RUNNING');
-        return afterStep(outcome);
+        return after(outcome);
       }
       needsApproval = true;
     } else if (!waiting && patched(APPROVAL_RULES)) {
@@ -168,7 +179,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
       showWaiting('RUNNING');
       if (responded) return undefined;
     }
-    return afterStep(
+    return after(
       await budget.gated(step, () => stepActivity(step.stepNo, step.tool)(fused ? { ...stepRef, finish } : stepRef)),
     );
   }
@@ -181,7 +192,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
   }
 
   /** A run's result once a step ended it (failed, cancelled, or finished it as its last), else nothing. */
-  async function afterStep(outcome: Awaited<ReturnType<ReturnType<typeof stepActivity>>>) {
+  async function afterStep(outcome: StepResult) {
     if (outcome.status === 'CANCELLED') return ended('CANCELLED');
     if (outcome.status === 'FAILED') {
       return ended(await finishRun({ ...ref, status: 'FAILED', error: outcome.error ?? null }));

@@ -613,6 +613,33 @@ export interface paths {
      */
     post: operations["capRunsCancel"];
   };
+  "/v1/cap/run.sleep": {
+    /**
+     * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free)
+     * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capRunSleep"];
+  };
+  "/v1/cap/run.wait_for": {
+    /**
+     * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free)
+     * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capRunWaitFor"];
+  };
+  "/v1/cap/runs.wait": {
+    /**
+     * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free)
+     * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capRunsWait"];
+  };
   "/v1/cap/ontology.ask": {
     /**
      * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
@@ -798,6 +825,22 @@ export interface paths {
      * Requires the `runs:write` scope.
      */
     post: operations["cancelRun"];
+  };
+  "/v1/waitpoints": {
+    /**
+     * The waitpoints runs wait on (`run.sleep`, `run.wait_for`, `runs.wait`), newest first
+     * @description `status=waiting` lists what runs wait for now; `execution_id` keeps one run’s. Never shows a token. At most 200 (default 50).
+     *
+     * Requires the `runs:read` scope.
+     */
+    get: operations["listWaitpoints"];
+  };
+  "/v1/waitpoints/{waitpoint_id}/complete": {
+    /**
+     * Complete a `run.wait_for` waitpoint: its run goes on with `output`
+     * @description Completes a waiting `event` waitpoint (made by a run’s `run.wait_for` step) with `output`, which must satisfy its `output_schema`; the run’s step succeeds with it and the run goes on. Authorised by a credential with `runs:write` in the waitpoint’s workspace, or by the waitpoint’s own one-time token (`Authorization: Bearer wpt_…`, from the step’s output or its `waitpoint.created` event), so an outside system needs no API key; the token completes that waitpoint only.
+     */
+    post: operations["completeWaitpoint"];
   };
   "/v1/approvals": {
     /**
@@ -2826,7 +2869,7 @@ export interface components {
       at: string;
       data: {
         /** @enum {string} */
-        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       };
       /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
       audit: ({
@@ -3134,6 +3177,81 @@ export interface components {
       /** Format: uuid */
       execution_id: string;
       /** @enum {string} */
+      type: "waitpoint.created";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        waitpoint_id: string;
+        step_no: number;
+        /** @enum {string} */
+        kind: "sleep" | "event" | "run";
+        name: string | null;
+        /** Format: date-time */
+        expires_at: string | null;
+        /** Format: uuid */
+        awaited_execution_id: string | null;
+        /** @description A `run.wait_for` waitpoint’s one-time completion token (`wpt_…`), shown here and in the step’s output only. */
+        token?: string;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
+      type: "waitpoint.completed";
+      /**
+       * Format: date-time
+       * @description When the change it reports was written.
+       */
+      at: string;
+      data: {
+        /** Format: uuid */
+        waitpoint_id: string;
+        step_no: number;
+        /** @enum {string} */
+        kind: "sleep" | "event" | "run";
+        name: string | null;
+        /** @enum {string} */
+        status: "completed" | "timed_out";
+        output?: unknown;
+        /** Format: date-time */
+        completed_at: string | null;
+      };
+      /** @description Where the event sits in `GET /v1/runs/{execution_id}/audit`; null before the first link. */
+      audit: ({
+        seq: number;
+        hash: string;
+        /**
+         * @description `own`: this event's own link of the run's chain; `head`: the chain's head when it happened.
+         * @enum {string}
+         */
+        link: "own" | "head";
+      }) | null;
+    }) | ({
+      /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
+      id: number;
+      /** @description Across the workspace, increasing; the SSE `id:` of the workspace stream. */
+      seq: number;
+      /** Format: uuid */
+      execution_id: string;
+      /** @enum {string} */
       type: "run.finished";
       /**
        * Format: date-time
@@ -3142,7 +3260,7 @@ export interface components {
       at: string;
       data: {
         /** @enum {string} */
-        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         output?: unknown;
         error: ({
           code: string;
@@ -3174,7 +3292,7 @@ export interface components {
       /** Format: uuid */
       run_id: string;
       /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       was_duplicate: boolean;
       /**
        * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
@@ -3190,7 +3308,7 @@ export interface components {
         id: string;
         /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
         secret: string;
-        events: ("run.finished" | "approval.requested")[];
+        events: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       };
     };
     DispatchRunRequest: OneOf<[{
@@ -3223,12 +3341,12 @@ export interface components {
         /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
         url: string;
         /**
-         * @description The run events to POST: `run.finished` (default), `approval.requested`.
+         * @description The run events to POST: `run.finished` (default), `approval.requested`, `waitpoint.created` (with a `run.wait_for` waitpoint’s one-time token), `waitpoint.completed`.
          * @default [
          *   "run.finished"
          * ]
          */
-        events?: ("run.finished" | "approval.requested")[];
+        events?: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       };
     }, {
       /** @enum {string} */
@@ -3266,12 +3384,12 @@ export interface components {
         /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
         url: string;
         /**
-         * @description The run events to POST: `run.finished` (default), `approval.requested`.
+         * @description The run events to POST: `run.finished` (default), `approval.requested`, `waitpoint.created` (with a `run.wait_for` waitpoint’s one-time token), `waitpoint.completed`.
          * @default [
          *   "run.finished"
          * ]
          */
-        events?: ("run.finished" | "approval.requested")[];
+        events?: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       };
     }]>;
     RerunRequest: {
@@ -3297,7 +3415,7 @@ export interface components {
       /** @enum {string} */
       agent: "playbook" | "llm";
       /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       error: components["schemas"]["RunError"];
       credits_charged: number;
       tags: string[];
@@ -3346,7 +3464,7 @@ export interface components {
       /** @enum {string} */
       agent: "playbook" | "llm";
       /** @enum {string} */
-      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+      status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       error: components["schemas"]["RunError"];
       credits_charged: number;
       tags: string[];
@@ -3447,6 +3565,40 @@ export interface components {
       hash: string;
       /** Format: date-time */
       created_at: string;
+    };
+    Waitpoint: {
+      /** Format: uuid */
+      waitpoint_id: string;
+      /**
+       * Format: uuid
+       * @description The run whose step waits on it.
+       */
+      execution_id: string;
+      step_no: number;
+      /**
+       * @description `sleep` (`run.sleep`), `event` (`run.wait_for`: completed here), `run` (`runs.wait`).
+       * @enum {string}
+       */
+      kind: "sleep" | "event" | "run";
+      name: string | null;
+      /** @enum {string} */
+      status: "waiting" | "completed" | "timed_out" | "cancelled";
+      output_schema: {
+        [key: string]: unknown;
+      } | null;
+      /** @description The completion’s output (a `run` waitpoint: the awaited run’s outcome). */
+      output?: unknown;
+      /** Format: uuid */
+      awaited_execution_id: string | null;
+      /**
+       * Format: date-time
+       * @description When a sleep ends or a wait times out.
+       */
+      expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      completed_at: string | null;
     };
     ApprovalList: {
       approvals: components["schemas"]["Approval"][];
@@ -3594,7 +3746,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       url: string;
-      events: ("run.finished" | "approval.requested")[];
+      events: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       description: string | null;
       /**
        * Format: uuid
@@ -3610,12 +3762,12 @@ export interface components {
       /** @description Where the callbacks are POSTed: http(s), at most 2048 characters. Private, loopback and link-local addresses are refused at connect time unless the operator allows them. */
       url: string;
       /**
-       * @description The run events to POST: `run.finished` (default), `approval.requested`.
+       * @description The run events to POST: `run.finished` (default), `approval.requested`, `waitpoint.created` (with a `run.wait_for` waitpoint’s one-time token), `waitpoint.completed`.
        * @default [
        *   "run.finished"
        * ]
        */
-      events?: ("run.finished" | "approval.requested")[];
+      events?: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       description?: string;
     };
     RunCallbackList: {
@@ -3625,7 +3777,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       url: string;
-      events: ("run.finished" | "approval.requested")[];
+      events: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
       description: string | null;
       /**
        * Format: uuid
@@ -3654,7 +3806,7 @@ export interface components {
        */
       event_id: string;
       /** @enum {string} */
-      event_type: "run.finished" | "approval.requested";
+      event_type: "run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed";
       /**
        * @description `pending`: retrying. `failed`: the retry window ended, or the address was refused. `stopped`: the creating credential was revoked.
        * @enum {string}
@@ -13581,7 +13733,7 @@ export interface operations {
               /** Format: uuid */
               run_id: string;
               /** @enum {string} */
-              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
               was_duplicate: boolean;
               /**
                * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
@@ -13597,7 +13749,7 @@ export interface operations {
                 id: string;
                 /** @description The HMAC key the callbacks are signed with; shown only in this answer. */
                 secret: string;
-                events: ("run.finished" | "approval.requested")[];
+                events: ("run.finished" | "approval.requested" | "waitpoint.created" | "waitpoint.completed")[];
               };
             };
             /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
@@ -13780,7 +13932,7 @@ export interface operations {
               /** @enum {string} */
               agent: "playbook" | "llm";
               /** @enum {string} */
-              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
               error: components["schemas"]["RunError"];
               credits_charged: number;
               tags: string[];
@@ -14022,7 +14174,7 @@ export interface operations {
               /** @enum {string} */
               agent: "playbook" | "llm";
               /** @enum {string} */
-              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
               error: components["schemas"]["RunError"];
               credits_charged: number;
               tags: string[];
@@ -14113,6 +14265,539 @@ export interface operations {
       };
       /** @description run_finished: the run has already succeeded or failed; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
       409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free)
+   * @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capRunSleep: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "seconds": 3600
+         * }
+         */
+        "application/json": {
+          /** @description 1 s to 30 days. */
+          seconds: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Inside a run: pauses the run (WAITING) for `seconds` on a durable timer, then goes on; its output is then `{status: "completed", woke_at}`. Outside a run: 422 `run_only_tool` (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              waitpoint_id: string;
+              /** @enum {string} */
+              status: "waiting" | "completed" | "timed_out" | "cancelled";
+              /** Format: date-time */
+              wake_at: string;
+              /** Format: date-time */
+              woke_at?: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free)
+   * @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool`. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capRunWaitFor: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "invoice approved in ERP",
+         *   "timeout_seconds": 86400,
+         *   "output_schema": {
+         *     "type": "object"
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description What the run waits for, as the waitpoint list shows it. */
+          name: string;
+          /** @description 1 s to 30 days. */
+          timeout_seconds: number;
+          /** @description A JSON Schema the completion’s `output` must satisfy. */
+          output_schema?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Inside a run: makes a waitpoint and pauses the run (WAITING) until `POST /v1/waitpoints/{waitpoint_id}/complete` `{output}` completes it, with a key holding runs:write or with the one-time `token` (`Authorization: Bearer wpt_…`, shown only here and in the `waitpoint.created` event). An output failing `output_schema` (JSON Schema) is refused with 422; once completed, the step’s output carries `output` (and `token` is null). Not completed within `timeout_seconds`: the step fails with `waitpoint_timeout`. Outside a run: 422 `run_only_tool` (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              waitpoint_id: string;
+              name: string;
+              /** @enum {string} */
+              status: "waiting" | "completed" | "timed_out" | "cancelled";
+              /** @description The one-time completion token (`wpt_…`), while the run waits; never shown again. */
+              token: string | null;
+              /** Format: date-time */
+              expires_at: string;
+              /** @description The completion’s output, once completed. */
+              output?: unknown;
+              /** Format: date-time */
+              completed_at?: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free)
+   * @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capRunsWait: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "execution_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c"
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          execution_id: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Inside a run: a durable wait for another run of the workspace to finish; the step’s output is then that run’s outcome (status, output, error). Outside a run: that run’s state at once (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              execution_id: string;
+              /** @enum {string} */
+              status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+              /** @description The run’s output: the last step’s, or the llm agent’s `{answer}`; null until it ends. */
+              output?: unknown;
+              error: ({
+                code: string;
+                message: string;
+                step: number | null;
+              }) | null;
+              credits_charged: number;
+              /** Format: date-time */
+              finished_at: string | null;
+              /**
+               * Format: uuid
+               * @description Inside a run: the waitpoint the step waits on (completed when the run finishes); null outside.
+               */
+              waitpoint_id: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
@@ -16689,7 +17374,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only events of runs in this status when the event is read. */
-        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         agent?: "playbook" | "llm";
         /** @description Only events of runs carrying this tag. */
         tag?: string;
@@ -16806,7 +17491,7 @@ export interface operations {
   listRuns: {
     parameters: {
       query?: {
-        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        status?: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
         agent?: "playbook" | "llm";
         /** @description Repeatable (`?tag=a&tag=b`): runs carrying every tag given. */
         tag?: string[];
@@ -17721,6 +18406,250 @@ export interface operations {
       };
       /** @description The database or a workflow did not answer in time */
       504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The waitpoints runs wait on (`run.sleep`, `run.wait_for`, `runs.wait`), newest first
+   * @description `status=waiting` lists what runs wait for now; `execution_id` keeps one run’s. Never shows a token. At most 200 (default 50).
+   *
+   * Requires the `runs:read` scope.
+   */
+  listWaitpoints: {
+    parameters: {
+      query?: {
+        status?: "waiting" | "completed" | "timed_out" | "cancelled";
+        /** @description Only the waitpoints of this run. */
+        execution_id?: string;
+        limit?: number;
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description The waitpoints runs wait on (`run.sleep`, `run.wait_for`, `runs.wait`), newest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": {
+            waitpoints: components["schemas"]["Waitpoint"][];
+          };
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `runs:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Complete a `run.wait_for` waitpoint: its run goes on with `output`
+   * @description Completes a waiting `event` waitpoint (made by a run’s `run.wait_for` step) with `output`, which must satisfy its `output_schema`; the run’s step succeeds with it and the run goes on. Authorised by a credential with `runs:write` in the waitpoint’s workspace, or by the waitpoint’s own one-time token (`Authorization: Bearer wpt_…`, from the step’s output or its `waitpoint.created` event), so an outside system needs no API key; the token completes that waitpoint only.
+   */
+  completeWaitpoint: {
+    parameters: {
+      path: {
+        waitpoint_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "output": {
+         *     "approved": true,
+         *     "invoice": "INV-1042"
+         *   }
+         * }
+         */
+        "application/json": {
+          /** @description Checked against the waitpoint’s `output_schema`; the step’s output carries it. */
+          output?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Complete a `run.wait_for` waitpoint: its run goes on with `output` */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Waitpoint"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No credential, or one that is not valid */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks runs:write */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description waitpoint_not_found: no such waitpoint in the workspace (or not the token’s) */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description waitpoint_not_waiting (completed, timed out or cancelled already: a token works once) or waitpoint_not_completable (a sleep or a `runs.wait` completes by itself) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

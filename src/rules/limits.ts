@@ -216,6 +216,15 @@ export const LIMITS = {
     // expression of at most webhook.filterChars, run under the filters' budget), and how long one
     // result may be as JSON; the optional `params` of a playbook dispatch, as JSON, at most `paramsChars`.
     from: { maxPerStep: 50, resultChars: 256 * 1024, paramsChars: 64 * 1024 },
+    // Issue 40 item 3: `run.sleep` and `run.wait_for`'s timeout last 1 s to 30 days; a waitpoint's name,
+    // its output_schema and a completion's output are bounded; GET /v1/waitpoints pages by `list`.
+    waits: {
+      maxSeconds: 30 * 24 * 3600,
+      nameChars: 200,
+      schemaBytes: 16_384,
+      outputBytes: 65_536,
+      list: { default: 50, max: 200 },
+    },
   },
   // Issue 39 (review NM-1): an open event stream (run events, workspace events, prompt streams) re-checks its
   // credential at least every `credentialRecheckSeconds` (and in each read of what it reports), and a resumable

@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { defineEvent } from '../platform/outbox/event';
 
 /** The run events a callback can ask for; a dispatch's callback defaults to `run.finished`. */
-export const CALLBACK_EVENT_TYPES = ['run.finished', 'approval.requested'] as const;
+export const CALLBACK_EVENT_TYPES = [
+  'run.finished',
+  'approval.requested',
+  'waitpoint.created',
+  'waitpoint.completed',
+] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
 
 /**

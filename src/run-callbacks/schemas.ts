@@ -32,7 +32,10 @@ const events = z
   .min(1)
   .max(CALLBACK_EVENT_TYPES.length)
   .transform((list) => [...new Set(list)])
-  .describe('The run events to POST: `run.finished` (default), `approval.requested`.');
+  .describe(
+    'The run events to POST: `run.finished` (default), `approval.requested`, `waitpoint.created` (with a ' +
+      '`run.wait_for` waitpoint’s one-time token), `waitpoint.completed`.',
+  );
 
 /** A dispatch's own callback (`POST /v1/runs`'s `callback`): that run's events only. */
 export const DispatchCallback = z

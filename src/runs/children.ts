@@ -52,7 +52,7 @@ export const unfinishedDescendants = (m: EntityManager, executionId: string) =>
        SELECT e.id, e.status, t.level + 1 FROM run_executions e JOIN tree t ON e.parent_execution_id = t.id
        WHERE t.level < $2
      )
-     SELECT id FROM tree WHERE status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL') ORDER BY level`,
+     SELECT id FROM tree WHERE status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY level`,
     [executionId, LIMITS.runs.maxDepth],
   ).then((rows) => rows.map((row) => row.id));
 

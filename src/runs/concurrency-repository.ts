@@ -13,7 +13,7 @@ export const lockConcurrencyKey = (m: EntityManager, workspaceId: string, key: s
     key,
   ]);
 
-const ACTIVE = `status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL')`;
+const ACTIVE = `status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'WAITING')`;
 
 /** The key's active runs (those holding a slot), oldest dispatch first. */
 export const activeRuns = (m: EntityManager, workspaceId: string, key: string) =>

@@ -4,7 +4,15 @@ import type { BudgetLimits } from '../approvals/schemas';
 import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import type { ConcurrencyPolicy } from './control-schemas';
 
-export const RUN_STATUSES = ['QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+export const RUN_STATUSES = [
+  'QUEUED',
+  'RUNNING',
+  'AWAITING_APPROVAL',
+  'WAITING',
+  'SUCCEEDED',
+  'FAILED',
+  'CANCELLED',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const FINISHED_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 

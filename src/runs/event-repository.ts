@@ -15,6 +15,8 @@ export const RUN_EVENT_TYPES = [
   'approval.escalated',
   'decision.recorded',
   'run.finished',
+  'waitpoint.created',
+  'waitpoint.completed',
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 

@@ -104,6 +104,38 @@ export const RunEvent = z
       '`agent.record_decision` recorded a decision.',
     ),
     event(
+      'waitpoint.created',
+      z.object({
+        waitpoint_id: z.uuid(),
+        step_no: z.number().int(),
+        kind: z.enum(['sleep', 'event', 'run']),
+        name: z.string().nullable(),
+        expires_at: z.iso.datetime({ offset: true }).nullable(),
+        awaited_execution_id: z.uuid().nullable(),
+        token: z
+          .string()
+          .optional()
+          .describe(
+            'A `run.wait_for` waitpoint’s one-time completion token (`wpt_…`), shown here and in the step’s ' +
+              'output only.',
+          ),
+      }),
+      'A wait step (`run.sleep`, `run.wait_for`, `runs.wait`) made its waitpoint; the run is WAITING.',
+    ),
+    event(
+      'waitpoint.completed',
+      z.object({
+        waitpoint_id: z.uuid(),
+        step_no: z.number().int(),
+        kind: z.enum(['sleep', 'event', 'run']),
+        name: z.string().nullable(),
+        status: z.enum(['completed', 'timed_out']),
+        output: z.unknown(),
+        completed_at: z.iso.datetime({ offset: true }).nullable(),
+      }),
+      'The waitpoint was completed (its output), its sleep ended, its awaited run finished, or it timed out.',
+    ),
+    event(
       'run.finished',
       z.object({
         status: RunStatus,

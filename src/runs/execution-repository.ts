@@ -13,6 +13,7 @@ import { finishingWithKey } from './concurrency';
 import type { RunError, RunPrincipal, RunStatus } from './entities';
 import { RunExecution, RunStep } from './entities';
 import { recordRunEvent } from './event-repository';
+import { onRunFinished } from './waitpoint-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
 const steps = (m: EntityManager) => m.getRepository(RunStep);
@@ -152,6 +153,7 @@ export async function finishExecution(
       },
     );
     await callbackRunFinished(m, ended);
+    await onRunFinished(m, ended);
     return true;
   });
   return finished;
@@ -186,6 +188,7 @@ export async function cancelExecution(m: EntityManager, id: string, releaseSlot 
   await steps(m).update({ executionId: id, status: 'PENDING' }, { status: 'SKIPPED' });
   await recordRunEvent(m, id, { type: 'run.status', data: { status: 'CANCELLED' } });
   await callbackRunFinished(m, cancelled);
+  await onRunFinished(m, cancelled);
   return true;
 }
 
@@ -238,7 +241,7 @@ export const unfinishedRuns = (m: EntityManager, minAgeSeconds: number, limit: n
     `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal, e.tags,
        (SELECT count(*)::int FROM run_steps s WHERE s.execution_id = e.id) AS step_count
      FROM run_executions e
-     WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL') AND e.held_start IS NULL
+     WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'WAITING') AND e.held_start IS NULL
        AND e.updated_at <= now() - make_interval(secs => $1)
      ORDER BY e.updated_at LIMIT $2`,
     [minAgeSeconds, limit],

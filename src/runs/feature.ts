@@ -1,7 +1,9 @@
 import type { DataSource } from 'typeorm';
 import type { CapabilityService } from '../capabilities/service';
 import { createFilterPool } from '../filters/pool';
+import type { RateLimiter } from '../platform/api/rate-limit';
 import type { EventStreams } from '../platform/api/sse';
+import type { Authenticator } from '../platform/auth/authenticator';
 import type { Config } from '../platform/config';
 import type { NotifyListener } from '../platform/db/notify-listener';
 import { createNotifyListener } from '../platform/db/notify-listener';
@@ -20,13 +22,18 @@ import { RUN_EVENTS_CHANNEL } from './event-repository';
 import type { RunEventStreams } from './event-stream';
 import { createRunEventStreams } from './event-stream';
 import { decisionRecorded, runDispatched } from './events';
-import { startRun } from './outbox-handler';
+import { startRun, wakeWaitingRun } from './outbox-handler';
 import { createRunReconciler } from './reconciler';
 import { runRoutes } from './routes';
 import type { RunService } from './service';
 import { createRunService } from './service';
 import { createRunSteps } from './steps';
 import { runTools } from './tools';
+import { waitCapabilities } from './waitpoint-capabilities';
+import { waitpointSettled } from './waitpoint-events';
+import { waitpointRoutes } from './waitpoint-routes';
+import type { WaitpointService } from './waitpoints';
+import { createWaitpointService } from './waitpoints';
 import { createRunWaker } from './wake';
 import { runReconcileWorkflow } from './workflow';
 
@@ -60,6 +67,9 @@ export const runsFeature = {
         logger: ctx.logger,
         ...rechecks(ctx.config),
       }),
+    /** Waitpoints as the API lists and completes them (issue 40 item 3). */
+    waitpoints: (ctx: { uow: UnitOfWork; outbox: OutboxRelay }) =>
+      createWaitpointService({ uow: ctx.uow, outbox: ctx.outbox }),
     /** The run workflow's step executor, which its activities call (begin, step, approval, finish). */
     runSteps: (ctx: {
       uow: UnitOfWork;
@@ -130,8 +140,16 @@ export const runsFeature = {
     runs: 'Agent runs: dispatch and follow executions.',
   },
   entities: [RunExecution, RunStep, RunAuditLink],
-  routes: (runtime: { services: { runs: RunService; runEvents: RunEventStreams } }) =>
-    runRoutes(runtime.services.runs, runtime.services.runEvents),
+  routes: (
+    runtime: {
+      services: { runs: RunService; runEvents: RunEventStreams; waitpoints: WaitpointService };
+      authenticator: Authenticator;
+    },
+    rateLimiter?: RateLimiter,
+  ) => [
+    ...runRoutes(runtime.services.runs, runtime.services.runEvents),
+    ...waitpointRoutes(runtime.services.waitpoints, runtime.authenticator, rateLimiter),
+  ],
   // A step that needs a person waits on an approval of the inbox (`/v1/approvals`, src/approvals).
   approvalSubjects: (ctx: {
     temporal: TemporalHandle;
@@ -147,19 +165,21 @@ export const runsFeature = {
     return [runStepApprovals({ capabilities: ctx.services.capabilities, wake, filters }), budgetApprovals({ wake })];
   },
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
-  events: [runDispatched, decisionRecorded],
-  // A committed dispatch: start its run workflow.
-  outboxHandlers: (temporal: TemporalHandle) => [startRun(temporal)],
+  events: [runDispatched, decisionRecorded, waitpointSettled],
+  // A committed dispatch: start its run workflow; a settled waitpoint: wake the run that waits on it.
+  outboxHandlers: (temporal: TemporalHandle) => [startRun(temporal), wakeWaitingRun(temporal)],
   // Runs as tools (issue 40 item 2) reach the run service lazily: the service itself reads the registry's tools.
   capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; runs: () => RunService }) => [
     ...runCapabilities(deps),
     ...runTools(deps),
+    ...waitCapabilities(deps),
   ],
   schedules: [
     {
       name: 'run-reconcile',
       description:
-        'Resumes runs (QUEUED, RUNNING, AWAITING_APPROVAL, untouched for 2 minutes) whose workflow closed or never ' +
+        'Resumes runs (QUEUED, RUNNING, AWAITING_APPROVAL, WAITING, untouched for 2 minutes) whose workflow closed ' +
+        'or never ' +
         'started; settles FAILED a run whose resumed workflow closed unfinished too, CANCELLED one cancelled in ' +
         'Temporal.',
       workflow: runReconcileWorkflow,

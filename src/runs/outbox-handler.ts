@@ -1,8 +1,10 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import { onEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { runDispatched, runStartInput } from './events';
-import { runWorkflow } from './workflow';
+import { waitpointSettled } from './waitpoint-events';
+import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
 /**
  * `run.dispatched` → the run's workflow `run-<execution_id>`. The id is derived from the event and
@@ -12,4 +14,19 @@ import { runWorkflow } from './workflow';
 export const startRun = (temporal: TemporalHandle): OutboxHandler<typeof runDispatched> =>
   onEvent(runDispatched, async (event) => {
     await temporal.workflows.start(runWorkflow, runStartInput(event.workspace_id, event.payload));
+  });
+
+/**
+ * `waitpoint.settled` → the `runChanged` signal to the run that waits on it (issue 40 item 3), so it
+ * goes on at once; a run whose workflow has closed needs none (its re-check or the reconciler has it).
+ */
+export const wakeWaitingRun = (temporal: TemporalHandle): OutboxHandler<typeof waitpointSettled> =>
+  onEvent(waitpointSettled, async (event) => {
+    try {
+      await temporal.workflows
+        .handle(runWorkflow, runWorkflowId(event.payload.execution_id))
+        .signal(runChangedSignal, { reason: 'waitpoint_completed' });
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
   });

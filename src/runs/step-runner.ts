@@ -26,6 +26,7 @@ import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
 import { createStepInputResolver, takesValues } from './step-input';
 import * as stepRepo from './step-repository';
+import { holdWaitStep, isWaitTool } from './waitpoints';
 
 /** A step's idempotency key, for its capability call and its charge. */
 export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
@@ -72,9 +73,10 @@ const isKeyInUse = (error: DomainError) =>
 export interface StepOutcome {
   /**
    * `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`, or (`reason: 'budget'`) when
-   * it would exceed the run's budget: it did not run.
+   * it would exceed the run's budget: it did not run. `WAITING`: a wait tool's step made its waitpoint,
+   * and the workflow waits on it (waitpoints.ts).
    */
-  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED';
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED' | 'WAITING';
   /** Issue 40 item 4: `NEEDS_APPROVAL` for a budget approval, not the rules' or the step's own. */
   reason?: 'budget';
   error?: RunError;
@@ -307,6 +309,8 @@ export function createStepRunner(deps: {
         reclaimCorrelation: true,
         runId: executionId,
       });
+      // A wait tool's step is not over: the run waits on its waitpoint, the workflow settles it later.
+      if (isWaitTool(step.tool)) return holdWaitStep(uow, ref, envelope.result);
       const recorded = await completeStep(
         workspaceId,
         executionId,
@@ -381,7 +385,7 @@ export function createStepRunner(deps: {
     return { action: 'block' as const, version: 0, error: outcome.error ?? failure };
   }
 
-  return { runStep, decidePolicy: decideWithInput };
+  return { runStep, decidePolicy: decideWithInput, completeStep };
 }
 
 export type StepRunner = ReturnType<typeof createStepRunner>;

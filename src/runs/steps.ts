@@ -18,6 +18,7 @@ import { credentialRevoked, runIdentityLive } from './identity';
 import { createStepApprovals } from './step-approvals';
 import * as stepRepo from './step-repository';
 import { createStepRunner, stepEvent } from './step-runner';
+import { createWaitSteps } from './waitpoints';
 import type { LlmMove } from './workflow';
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
@@ -94,6 +95,9 @@ export function createRunSteps(deps: {
     ...budgetWait,
 
     runStep: runner.runStep,
+
+    /** A wait step's waitpoint: read, expired when due, and settled into the step (issue 40 item 3). */
+    ...createWaitSteps({ uow, completeStep: runner.completeStep }),
 
     /**
      * The llm agent's next move: the model sees the goal, the tools the run's credential may call,

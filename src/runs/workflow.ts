@@ -33,6 +33,8 @@ export interface RunWorkflowInput {
     llmCalls: number;
     /** The wait is for the step's budget approval (issue 40 item 4), not its own. */
     budget?: true;
+    /** The step waits on its waitpoint (a wait tool's, issue 40 item 3), not on an approval. */
+    held?: boolean;
   };
 }
 
@@ -71,8 +73,9 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   idReusePolicy: 'REJECT_DUPLICATE',
 });
 
-/** An approval of this run was resolved (or the run was cancelled): re-read the rows now. */
-export const runChangedSignal = defineSignal<[{ reason: 'approval_resolved' | 'cancelled' }]>('runChanged');
+/** An approval or a waitpoint of this run was settled (or the run was cancelled): re-read the rows now. */
+export const runChangedSignal =
+  defineSignal<[{ reason: 'approval_resolved' | 'cancelled' | 'waitpoint_completed' }]>('runChanged');
 
 /** What one pass did; `running` rows were left to their live workflow. */
 export interface RunReconcileResult {

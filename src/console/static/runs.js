@@ -2,7 +2,7 @@ import { api, follow, query } from './api.js';
 import { decisionItem } from './approvals.js';
 import { badge, duration, fill, h, readable, shortId, when } from './dom.js';
 
-const STATUSES = ['', 'QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+const STATUSES = ['', 'QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'WAITING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
 // Events that come together (a step's start and end) are drawn once: the view reloads this long after the first.
 const SETTLE_MS = 150;
 // How an approval was resolved, in words (the API's resolved_by_credential.kind).
