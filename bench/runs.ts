@@ -22,69 +22,22 @@
  * Data goes into weft_bench; each run makes its own tenants.
  */
 
-import type { ChildProcess } from 'node:child_process';
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { Pool } from 'pg';
 import { createApp } from '../src/app/http';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
-import type { RunWorkflowResult } from '../src/runs/workflow';
 import { runWorkflowId } from '../src/runs/workflow';
 import { createFloorApi, floorWorkflowId } from './anchors/floor-api';
 import { FLOOR_TABLES } from './anchors/floor-tables';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, percentile } from './lib/measure';
+import { forkWorker, runResult } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
-import type { WorkerMemory } from './lib/worker-process';
 import { measureRunEvents } from './run-events';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-
-/** The worker process: started, asked for its memory, stopped. */
-async function forkWorker(env: NodeJS.ProcessEnv) {
-  const child: ChildProcess = fork(path.join(__dirname, 'lib/worker-process.ts'), [], {
-    env,
-    // `node --cpu-prof --cpu-prof-dir=… --import tsx bench/main.ts runs` profiles the worker too.
-    execArgv: ['--import', 'tsx', '--expose-gc', ...process.execArgv.filter((arg) => arg.startsWith('--cpu-prof'))],
-  });
-  const next = async <T>(key: string): Promise<T> => {
-    for (;;) {
-      const [message] = (await once(child, 'message')) as [Record<string, unknown>];
-      if (key in message) return message[key] as T;
-    }
-  };
-  await next('ready');
-  return {
-    async memory(): Promise<WorkerMemory> {
-      const answer = next<WorkerMemory>('memory');
-      child.send('memory');
-      return answer;
-    },
-    async stop() {
-      const exited = once(child, 'exit');
-      child.send('stop');
-      await exited;
-    },
-  };
-}
-
-/** The run's workflow result, once the outbox relay has started it. */
-async function runResult(client: Client, executionId: string): Promise<RunWorkflowResult> {
-  const handle = client.workflow.getHandle(runWorkflowId(executionId));
-  for (;;) {
-    try {
-      return (await handle.result()) as RunWorkflowResult;
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      await sleep(2);
-    }
-  }
-}
 
 type Phases = Record<string, number>;
 

@@ -9,8 +9,9 @@
  * - Where the difference goes, one client alternating request by request: the same tool through
  *   `POST /v1/cap/ontology.get_node` (the capability layer without MCP) against the route, and as a
  *   hand-written JSON-RPC POST (the MCP server without the SDK's client) against `/v1/cap`.
- * - A run whose step is `runs.dispatch` + `runs.wait` of a 1-step child against two sequential
- *   1-step runs (goal ≤ 1.3× their p50): see RUNS_AS_TOOLS below; not measured until those tools exist.
+ * - A run whose steps are `runs.dispatch` of a 1-step child and `runs.wait` on it (its id taken by
+ *   `$from`) against two sequential 1-step runs, each dispatched over HTTP and awaited to its end
+ *   (goal ≤ 1.3× their p50), alternating run by run; the worker runs in a process of its own.
  * Every node has three outgoing and three incoming edges. Data goes into weft_bench through the owner
  * connection. `npm run bench -- profile --op mcp-node` profiles the MCP path.
  */
@@ -18,12 +19,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
+import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
+import { forkWorker, runResult } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
 
 /** The issue's goal for the MCP read: at least this share of the REST route's throughput. */
 const GET_NODE_GOAL = 0.8;
+/** The goal for a parent that starts a child and waits for it: at most this times two runs' p50. */
+const RUNS_GOAL = 1.3;
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 3);
@@ -50,14 +55,14 @@ export async function run(args: string[]): Promise<void> {
 
   const { server, url } = await serveLocally(createApp(runtime));
   const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
-  const http = async (method: string, path: string, body?: unknown) => {
+  const http = async (method: string, path: string, body?: unknown, expected = 200) => {
     const response = await fetch(`${url}${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
+    if (response.status !== expected) throw new Error(`${path} → ${response.status} ${text.slice(0, 200)}`);
     return JSON.parse(text);
   };
   const client = new Client({ name: 'weft-bench', version: '1.0.0' });
@@ -135,11 +140,35 @@ export async function run(args: string[]): Promise<void> {
   const paired = [];
   for (const pair of pairs) paired.push({ pair, ...(await pairedOverhead(pair.subject, pair.anchor, seconds * 2000)) });
 
-  // RUNS_AS_TOOLS — the issue's second measure, to be built with runs.dispatch and runs.wait (issue 40
-  // part 2): a run whose one step is `runs.dispatch` of a 1-step child followed by `runs.wait` on it,
-  // against two sequential 1-step runs (POST /v1/runs, wait for each to finish), p50 of each from
-  // `measure` at 1 client; goal: the run's p50 ≤ 1.3× the pair's. bench/runs.ts shows how to start a
-  // worker and wait for a run's end.
+  // The issue's second measure: a parent that starts a 1-step child and waits for it, against the two
+  // runs dispatched one after the other by a client.
+  await ensureSearchAttributes(runtime.temporal);
+  const worker = await forkWorker(service.env);
+  const balance = { tool: 'billing.credits_balance', input: {} };
+  const oneStep = { agent: 'playbook', input: { steps: [balance] } };
+  const runToEnd = async (body: unknown) => {
+    const { execution_id } = await http('POST', '/v1/runs', body, 202);
+    const { status } = await runResult(runtime.temporal.client, execution_id);
+    if (status !== 'SUCCEEDED') throw new Error(`run ${execution_id} ended ${status}`);
+  };
+  const parentAndChild = () =>
+    runToEnd({
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'runs.dispatch', input: oneStep },
+          { tool: 'runs.wait', input: { execution_id: { $from: 'steps[0].output.execution_id' } } },
+        ],
+      },
+    });
+  const twoRuns = async () => {
+    await runToEnd(oneStep);
+    await runToEnd(oneStep);
+  };
+  await parentAndChild(); // warm both paths
+  await twoRuns();
+  const runsPaired = await pairedOverhead(parentAndChild, twoRuns, seconds * 4000);
+  await worker.stop();
 
   console.log(`\nData: ${nodeCount} nodes, 3 edges out and 3 in each; ${seconds} s per point.\n`);
   console.log(markdownTable(rows));
@@ -151,6 +180,12 @@ export async function run(args: string[]): Promise<void> {
         `${medianDifference.toFixed(2)} | ×${(subjectP50 / anchorP50).toFixed(2)} |`,
     );
   }
+  console.log(
+    `\n| runs (1 client, alternating) | pairs | p50 ms | anchor p50 ms | p50 ratio |\n|---|---|---|---|---|\n` +
+      `| runs.dispatch + runs.wait of a 1-step child vs two sequential 1-step runs | ${runsPaired.pairs} | ` +
+      `${runsPaired.subjectP50.toFixed(1)} | ${runsPaired.anchorP50.toFixed(1)} | ` +
+      `×${(runsPaired.subjectP50 / runsPaired.anchorP50).toFixed(2)} |`,
+  );
   console.log('\n| goal | result |\n|---|---|');
   for (const { subject, anchor } of rows) {
     const ratio = subject.rps / anchor.rps;
@@ -160,8 +195,10 @@ export async function run(args: string[]): Promise<void> {
         `×${ratio.toFixed(2)} |`,
     );
   }
+  const runsRatio = runsPaired.subjectP50 / runsPaired.anchorP50;
   console.log(
-    '| runs.dispatch + runs.wait ≤ 1.3× two sequential 1-step runs (p50) | not measured: the tools are not built |',
+    `| runs.dispatch + runs.wait ≤ ${RUNS_GOAL}× two sequential 1-step runs (p50) | ` +
+      `${runsRatio <= RUNS_GOAL ? 'met' : '**missed**'}: ×${runsRatio.toFixed(2)} |`,
   );
 
   await client.close();
