@@ -3638,9 +3638,9 @@ export interface components {
       concurrency?: components["schemas"]["RunConcurrency"];
     }]>;
     CreateRunScheduleRequest: {
-      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. Its fires may be no closer than the deployment’s minimum interval (422 otherwise). */
       cron?: string;
-      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. At least the deployment's minimum (SCHEDULE_MIN_INTERVAL_SECONDS, default 60 s); shorter is 422. */
       interval?: number | string;
       /**
        * @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC.
@@ -3698,9 +3698,9 @@ export interface components {
       schedules: components["schemas"]["RunSchedule"][];
     };
     UpdateRunScheduleRequest: {
-      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. Its fires may be no closer than the deployment’s minimum interval (422 otherwise). */
       cron?: string;
-      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. At least the deployment's minimum (SCHEDULE_MIN_INTERVAL_SECONDS, default 60 s); shorter is 422. */
       interval?: number | string;
       /** @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC. */
       timezone?: string;

@@ -251,9 +251,15 @@ export const LIMITS = {
   // fire times a read shows; the note's length. A schedule's action waits for its run in long polls of
   // `runWaitSeconds` (then reads the row again), continuing as new after `waitsPerAction` of them.
   // A creator's `create`/`delete` waits at most `temporalWaitMs` for Temporal (the outbox finishes it).
+  // Issue 43 item 3 (review NM-7): an interval, or the shortest gap a cron allows, is at least
+  // `minIntervalSeconds` (the default of SCHEDULE_MIN_INTERVAL_SECONDS; shorter is 422; never below
+  // `floorIntervalSeconds`), and a workspace's schedules dispatch at most `firesPerHour` runs in any
+  // hour (SCHEDULE_FIRES_PER_HOUR): a fire beyond is skipped and recorded as the schedule's last refusal.
   schedules: {
     perWorkspace: 100,
-    minIntervalSeconds: 1,
+    minIntervalSeconds: 60,
+    floorIntervalSeconds: 1,
+    firesPerHour: 600,
     maxIntervalSeconds: 366 * 24 * 3600,
     nextFireTimes: 5,
     noteChars: 500,

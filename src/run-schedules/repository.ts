@@ -81,3 +81,20 @@ export const scheduleRowExists =
   (uow: UnitOfWork) =>
   (workspaceId: string, scheduleId: string): Promise<boolean> =>
     uow({ workspaceId }, async (m) => (await findSchedule(m, scheduleId)) !== null);
+
+/**
+ * How many runs the workspace's schedules dispatched in the last hour, besides the fire keyed
+ * `exceptKey` (a retried fire's own run): under a lock per workspace held to the commit, so two
+ * fires at once cannot both take the last place (issue 43 item 3).
+ */
+export async function firesInLastHour(m: EntityManager, workspaceId: string, exceptKey: string): Promise<number> {
+  await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`schedule-fires:${workspaceId}`]);
+  const row = await queryFirst<{ count: number }>(
+    m,
+    `SELECT count(*)::int AS count FROM run_executions
+      WHERE workspace_id = $1 AND schedule_id IS NOT NULL AND created_at > now() - interval '1 hour'
+        AND idempotency_key IS DISTINCT FROM $2`,
+    [workspaceId, exceptKey],
+  );
+  return row?.count ?? 0;
+}
