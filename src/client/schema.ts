@@ -1021,7 +1021,7 @@ export interface paths {
   "/v1/triggers/{id}": {
     /**
      * Get one webhook trigger
-     * @description One trigger; another workspace’s is 404.
+     * @description One trigger; another workspace’s is 404. `suspended` says why Weft disabled it (its filter ran out of its budget too many times in a row), until a PATCH enables it.
      *
      * Requires the `triggers:manage` scope.
      */
@@ -1035,7 +1035,7 @@ export interface paths {
     delete: operations["deleteTrigger"];
     /**
      * Enable or disable a trigger, change its filter or run, rotate its secret
-     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
+     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone. `enabled: true` also clears a `suspended` trigger (its filter kept running out of its budget, issue 43).
      *
      * Requires the `triggers:manage` scope.
      */
@@ -3890,6 +3890,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -3992,6 +3998,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -4028,6 +4040,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -20366,7 +20384,7 @@ export interface operations {
   };
   /**
    * Get one webhook trigger
-   * @description One trigger; another workspace’s is 404.
+   * @description One trigger; another workspace’s is 404. `suspended` says why Weft disabled it (its filter ran out of its budget too many times in a row), until a PATCH enables it.
    *
    * Requires the `triggers:manage` scope.
    */
@@ -20590,7 +20608,7 @@ export interface operations {
   };
   /**
    * Enable or disable a trigger, change its filter or run, rotate its secret
-   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
+   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone. `enabled: true` also clears a `suspended` trigger (its filter kept running out of its budget, issue 43).
    *
    * Requires the `triggers:manage` scope.
    */
