@@ -55,6 +55,7 @@ import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-gu
 import { CredentialLineage1763780016500 } from './1763780016500-credential-lineage';
 import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects';
 import { TriggerFilterSuspension1763780021000 } from './1763780021000-trigger-filter-suspension';
+import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -115,4 +116,5 @@ export const migrations = [
   CredentialLineage1763780016500,
   ApprovalSubjects1763780017000,
   TriggerFilterSuspension1763780021000,
+  RunQueueMetrics1763780021100,
 ];

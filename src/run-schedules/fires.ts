@@ -68,7 +68,10 @@ export function createRunScheduleFires(deps: {
     principal: Principal,
     key: string,
   ): Promise<string | undefined> {
-    if ((await repo.firesInLastHour(m, schedule.workspaceId, key)) >= firesPerHour) {
+    const fires = await repo.firesInLastHour(m, schedule.workspaceId, key);
+    // A retried fire whose run exists was admitted already: the dispatch answers that run.
+    if (fires.own) return undefined;
+    if (fires.others >= firesPerHour) {
       return `fires_per_hour: the workspace's schedules dispatched ${firesPerHour} runs in the last hour, its limit`;
     }
     try {

@@ -12,7 +12,7 @@ const request = (workspaceId: string, a: number): FilterRequest => ({
 
 // Issue 43 item 3 (review NM-8): the filter pool's workers are shared fairly between workspaces.
 describe('filter pool: a fair queue per workspace', () => {
-  it('a workspace that floods waits behind another’s next task (round-robin), beyond its share it is busy', async () => {
+  it('a flooding workspace waits behind another’s next task (round-robin), beyond its share is busy', async () => {
     const pool = createFilterPool({ size: 1, timeoutMs: 2000, heapMb: 32, queue: 200, queuePerWorkspace: 3 });
     try {
       const order: string[] = [];
