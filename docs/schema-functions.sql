@@ -859,6 +859,14 @@ BEGIN
 END
 $function$;
 
+-- weft_waitpoint_token_workspace(text): SECURITY DEFINER (past RLS); the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_waitpoint_token_workspace(hash text)
+ RETURNS uuid
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public'
+AS $function$ SELECT workspace_id FROM waitpoints WHERE token_hash = hash $function$;
+
 -- weft_webhook_trigger_bump_revision(): SECURITY INVOKER; the app role may execute: yes
 CREATE OR REPLACE FUNCTION public.weft_webhook_trigger_bump_revision()
  RETURNS trigger

@@ -57,6 +57,8 @@ import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects
 import { Waitpoints1763780018000 } from './1763780018000-waitpoints';
 import { RunChildren1763780018500 } from './1763780018500-run-children';
 import { RunBudgets1763780019000 } from './1763780019000-run-budgets';
+import { TriggerFilterSuspension1763780021000 } from './1763780021000-trigger-filter-suspension';
+import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -119,4 +121,6 @@ export const migrations = [
   Waitpoints1763780018000,
   RunChildren1763780018500,
   RunBudgets1763780019000,
+  TriggerFilterSuspension1763780021000,
+  RunQueueMetrics1763780021100,
 ];

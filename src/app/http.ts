@@ -4,7 +4,6 @@ import { koaBody } from 'koa-body';
 import { trustProxies } from '../platform/api/client-address';
 import { errorHandler, HttpError } from '../platform/api/errors';
 import type { RateLimiter } from '../platform/api/rate-limit';
-import { createRateLimiter } from '../platform/api/rate-limit';
 import { requestContext, requestLogger } from '../platform/api/request-context';
 import type { AnyRoute } from '../platform/api/route';
 import { JSON_BODY_LIMIT, JSON_MEDIA_TYPES, mountRoutes } from '../platform/api/route';
@@ -50,7 +49,7 @@ export function createApp(runtime: Runtime): Koa {
   const app = new Koa();
   trustProxies(app, runtime.config.TRUST_PROXY_HOPS);
   const router = new Router();
-  const rateLimiter = createRateLimiter(runtime.config);
+  const { rateLimiter } = runtime;
   const routes = allRoutes(runtime, rateLimiter);
   const { RESPONSE_VALIDATION, NODE_ENV } = runtime.config;
   mountRoutes(router, routes, {

@@ -2,6 +2,8 @@ import type { DataSource } from 'typeorm';
 import type { UsageRecorder } from '../api-keys/usage-recorder';
 import { createUsageRecorder } from '../api-keys/usage-recorder';
 import { installEdgeGuards } from '../graph/edge-guards';
+import type { RateLimiter } from '../platform/api/rate-limit';
+import { createRateLimiter } from '../platform/api/rate-limit';
 import type { EventStreams } from '../platform/api/sse';
 import { createEventStreams } from '../platform/api/sse';
 import type { Authenticator } from '../platform/auth/authenticator';
@@ -55,6 +57,12 @@ export interface Kernel {
   embeddings: EmbeddingProvider;
   /** Server-sent event streams that follow their credential and end at their lifetime (platform/api/sse.ts). */
   streams: EventStreams;
+  /**
+   * Requests per credential (RATE_LIMIT_RPS, RATE_LIMIT_BURST), counted in this runtime: the API's for
+   * every request, the worker's for a run schedule's fire as the credential it acts as (issue 43 item 3).
+   * Undefined: no limit.
+   */
+  rateLimiter?: RateLimiter;
 }
 
 /**
@@ -107,6 +115,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       maxOpen: { credential: config.STREAM_MAX_PER_CREDENTIAL, workspace: config.STREAM_MAX_PER_WORKSPACE },
       maxBufferedBytes: config.STREAM_MAX_BUFFERED_BYTES,
     }),
+    rateLimiter: createRateLimiter(config),
   };
 
   const registry = createServiceRegistry(FEATURES, {

@@ -275,7 +275,13 @@ const withQuorum = (decision: PolicyDecision, rule: ApprovalRule): PolicyDecisio
  */
 export async function decideStep(
   rules: ApprovalRules,
-  step: { tool: string; input: Record<string, unknown>; requiresApproval: boolean; agent: string },
+  step: {
+    tool: string;
+    input: Record<string, unknown>;
+    requiresApproval: boolean;
+    agent: string;
+    workspaceId?: string;
+  },
   filters: Pick<FilterPool, 'evaluate'>,
 ): Promise<PolicyDecision> {
   const own: RuleAction = step.requiresApproval ? 'require_approval' : 'allow';
@@ -289,6 +295,8 @@ export async function decideStep(
         contentType: 'application/json',
         trigger: { id: '', slug: '' },
         bare: true,
+        // The pool's fair share (issue 43 item 3): a workspace's filters queue behind its own.
+        workspaceId: step.workspaceId,
       });
       if (outcome.result === 'not_matched') continue;
       if (outcome.result !== 'matched') {

@@ -1091,7 +1091,7 @@ export interface paths {
   "/v1/triggers/{id}": {
     /**
      * Get one webhook trigger
-     * @description One trigger; another workspace’s is 404.
+     * @description One trigger; another workspace’s is 404. `suspended` says why Weft disabled it (its filter ran out of its budget too many times in a row), until a PATCH enables it.
      *
      * Requires the `triggers:manage` scope.
      */
@@ -1105,7 +1105,7 @@ export interface paths {
     delete: operations["deleteTrigger"];
     /**
      * Enable or disable a trigger, change its filter or run, rotate its secret
-     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
+     * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone. `enabled: true` also clears a `suspended` trigger (its filter kept running out of its budget, issue 43).
      *
      * Requires the `triggers:manage` scope.
      */
@@ -3945,9 +3945,9 @@ export interface components {
       };
     }]>;
     CreateRunScheduleRequest: {
-      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. Its fires may be no closer than the deployment’s minimum interval (422 otherwise). */
       cron?: string;
-      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. At least the deployment's minimum (SCHEDULE_MIN_INTERVAL_SECONDS, default 60 s); shorter is 422. */
       interval?: number | string;
       /**
        * @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC.
@@ -4023,9 +4023,9 @@ export interface components {
       schedules: components["schemas"]["RunSchedule"][];
     };
     UpdateRunScheduleRequest: {
-      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. */
+      /** @description Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. Its fires may be no closer than the deployment’s minimum interval (422 otherwise). */
       cron?: string;
-      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. */
+      /** @description How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. At least the deployment's minimum (SCHEDULE_MIN_INTERVAL_SECONDS, default 60 s); shorter is 422. */
       interval?: number | string;
       /** @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC. */
       timezone?: string;
@@ -4242,6 +4242,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -4371,6 +4377,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -4416,6 +4428,12 @@ export interface components {
          */
         last_at: string | null;
       };
+      /** @description Set when Weft disabled the trigger because its filter ran out of its budget 5 times in a row (issue 43); a PATCH with `enabled: true` enables it again and clears this. */
+      suspended: {
+        reason: string;
+        /** Format: date-time */
+        at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -22230,7 +22248,7 @@ export interface operations {
   };
   /**
    * Get one webhook trigger
-   * @description One trigger; another workspace’s is 404.
+   * @description One trigger; another workspace’s is 404. `suspended` says why Weft disabled it (its filter ran out of its budget too many times in a row), until a PATCH enables it.
    *
    * Requires the `triggers:manage` scope.
    */
@@ -22454,7 +22472,7 @@ export interface operations {
   };
   /**
    * Enable or disable a trigger, change its filter or run, rotate its secret
-   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone.
+   * @description `rotate_secret: true` returns a new secret; the previous one keeps verifying for 24 hours, so senders can switch without losing deliveries. A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs `runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the template against its scopes. Disabling needs `triggers:manage` alone. `enabled: true` also clears a `suspended` trigger (its filter kept running out of its budget, issue 43).
    *
    * Requires the `triggers:manage` scope.
    */

@@ -15,6 +15,11 @@ export interface FilterRequest {
    * `$from`, issue 40 item 5), instead of its truthiness; a longer result is the `error` outcome.
    */
   selectChars?: number;
+  /**
+   * Whose evaluation (issue 43 item 3): the pool shares its workers fairly between workspaces, so one
+   * workspace's slow filters cannot hold another's up. Unset: one shared queue of their own.
+   */
+  workspaceId?: string;
 }
 
 /** A filter's outcome: matched or not, or `error` with why (a type error, the time or memory budget). */
@@ -83,6 +88,60 @@ interface Task {
   expression: string;
   request: FilterRequest;
   resolve: (outcome: FilterOutcome) => void;
+  /** The workspace it is queued and counted under ('' when the caller named none). */
+  tenant: string;
+}
+
+/**
+ * The tasks waiting for a worker, a queue per workspace (issue 43 item 3, review NM-8): `take` answers
+ * the next task of the workspace with the fewest running now, the longest unserved among equals
+ * (round-robin), so a workspace that floods the pool waits behind everyone else's next task.
+ */
+function createFairQueue(limits: { queue: number; queuePerWorkspace: number }) {
+  // Insertion order is the round-robin order: a workspace served moves to the back.
+  const queues = new Map<string, Task[]>();
+  const running = new Map<string, number>();
+  let waiting = 0;
+  return {
+    /** Whether one more task of `tenant` may wait: within its share, and the whole unless it has none waiting. */
+    admits(tenant: string): boolean {
+      const own = queues.get(tenant)?.length ?? 0;
+      return own < limits.queuePerWorkspace && (own === 0 || waiting < limits.queue);
+    },
+    push(task: Task) {
+      const queue = queues.get(task.tenant);
+      if (queue) queue.push(task);
+      else queues.set(task.tenant, [task]);
+      waiting++;
+    },
+    take(): Task | undefined {
+      let chosen: string | undefined;
+      for (const tenant of queues.keys()) {
+        if (chosen === undefined || (running.get(tenant) ?? 0) < (running.get(chosen) ?? 0)) chosen = tenant;
+      }
+      if (chosen === undefined) return undefined;
+      const queue = queues.get(chosen)!;
+      const task = queue.shift()!;
+      queues.delete(chosen);
+      if (queue.length > 0) queues.set(chosen, queue);
+      waiting--;
+      return task;
+    },
+    started(tenant: string) {
+      running.set(tenant, (running.get(tenant) ?? 0) + 1);
+    },
+    ended(tenant: string) {
+      const left = (running.get(tenant) ?? 1) - 1;
+      if (left > 0) running.set(tenant, left);
+      else running.delete(tenant);
+    },
+    drain(): Task[] {
+      const all = [...queues.values()].flat();
+      queues.clear();
+      waiting = 0;
+      return all;
+    },
+  };
 }
 
 interface Slot {
@@ -102,10 +161,11 @@ const failed = (error: string): FilterOutcome => ({ result: 'error', error });
  * API's event loop never waits on it.
  */
 export function createFilterPool(
-  options: { size: number; timeoutMs: number; heapMb: number; queue: number } = LIMITS.webhook.filter,
+  options: { size: number; timeoutMs: number; heapMb: number; queue: number; queuePerWorkspace: number } = LIMITS
+    .webhook.filter,
 ) {
   const slots: (Slot | undefined)[] = Array.from({ length: options.size }, () => undefined);
-  const waiting: Task[] = [];
+  const waiting = createFairQueue(options);
   const jmespath = require.resolve('jmespath');
   let closed = false;
 
@@ -144,6 +204,7 @@ export function createFilterPool(
     if (slot.timer) clearTimeout(slot.timer);
     slot.task = undefined;
     slot.timer = undefined;
+    if (task) waiting.ended(task.tenant);
     task?.resolve(outcome);
     if (slots[index] === slot) next(index);
   }
@@ -160,6 +221,7 @@ export function createFilterPool(
   function run(index: number, task: Task) {
     const slot = slots[index] ?? spawn(index);
     slot.task = task;
+    waiting.started(task.tenant);
     slot.worker.ref();
     slot.timer = setTimeout(
       () => retire(index, slot, failed(`filter_budget: the filter ran longer than ${options.timeoutMs} ms`)),
@@ -177,8 +239,9 @@ export function createFilterPool(
     const slot = slots[index];
     if (slot?.task) return;
     slot?.worker.unref();
-    const task = waiting.shift();
-    if (task && !closed) run(index, task);
+    if (closed) return;
+    const task = waiting.take();
+    if (task) run(index, task);
   }
 
   return {
@@ -186,17 +249,18 @@ export function createFilterPool(
     evaluate(expression: string, request: FilterRequest): Promise<FilterOutcome> {
       if (closed) return Promise.resolve(failed('filter_failed: shutting down'));
       return new Promise((resolve) => {
-        const task: Task = { expression, request, resolve };
+        const task: Task = { expression, request, resolve, tenant: request.workspaceId ?? '' };
         const free = slots.findIndex((slot) => !slot?.task);
         if (free >= 0) return run(free, task);
-        // A burst beyond what the pool can take is refused, not queued without end.
-        if (waiting.length >= options.queue) return resolve(failed('filter_busy: too many filters waiting'));
+        // A burst beyond what the pool can take is refused, not queued without end: beyond the
+        // workspace's share of the queue, or the whole queue when the workspace already has one waiting.
+        if (!waiting.admits(task.tenant)) return resolve(failed('filter_busy: too many filters waiting'));
         waiting.push(task);
       });
     },
     async close(): Promise<void> {
       closed = true;
-      for (const task of waiting.splice(0)) task.resolve(failed('filter_failed: shutting down'));
+      for (const task of waiting.drain()) task.resolve(failed('filter_failed: shutting down'));
       await Promise.all(slots.map((slot) => slot?.worker.terminate()));
     },
   };

@@ -59,6 +59,27 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
     help: 'Snapshot statements that failed or ran past their budget.',
     registers: [registry],
   });
+  // Issue 43 item 5: how runs queue, across workspaces, never labelled with a workspace id.
+  const queued = gauge(
+    'weft_runs_queued_per_workspace',
+    'Runs waiting to start (QUEUED) per workspace, over the workspaces with any: p50, p95 and max.',
+    ['quantile'],
+  );
+  const queuedTop = gauge(
+    'weft_runs_queued_top',
+    'The workspaces with the most runs waiting to start, by rank and a hash of the workspace id.',
+    ['rank', 'workspace_hash'],
+  );
+  const startDelay = gauge(
+    'weft_run_start_delay_seconds',
+    'From dispatch to the first step’s start, over runs created in the last 15 minutes: p50, p95 and max.',
+    ['quantile'],
+  );
+  const startDelayTop = gauge(
+    'weft_run_start_delay_top_seconds',
+    'The workspaces whose runs waited longest to start (p95, last 15 minutes), by rank and a hash of the id.',
+    ['rank', 'workspace_hash'],
+  );
   const age = gauge('weft_metrics_snapshot_age_seconds', 'How old the figures above are.');
 
   let taken: { at: number; rows: SnapshotRow[] } | undefined;
@@ -79,6 +100,7 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
   function publish(rows: readonly SnapshotRow[]) {
     for (const metric of [runs, approvals, approvalAge, backlog, lag, deadLetters, deliveries]) metric.reset();
     for (const metric of [reserved, pending, refunded, charged]) metric.reset();
+    for (const metric of [queued, queuedTop, startDelay, startDelayTop]) metric.reset();
     const byKind = { reserved: new Map<string, number>(), pending: new Map(), refunded: new Map() };
     for (const row of rows) {
       const value = Number(row.value);
@@ -92,6 +114,13 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
       else if (row.family === 'credits_reserved') byKind.reserved.set(row.label_a, value);
       else if (row.family === 'credits_pending') byKind.pending.set(row.label_a, value);
       else if (row.family === 'credits_refunded') byKind.refunded.set(row.label_a, value);
+      else if (row.family === 'runs_queued_workspaces') queued.set({ quantile: row.label_a }, value);
+      else if (row.family === 'runs_queued_top')
+        queuedTop.set({ rank: row.label_a, workspace_hash: row.label_b }, value);
+      else if (row.family === 'runs_start_delay') startDelay.set({ quantile: row.label_a }, value);
+      else if (row.family === 'runs_start_delay_top') {
+        startDelayTop.set({ rank: row.label_a, workspace_hash: row.label_b }, value);
+      }
     }
     const kinds = new Set([...byKind.reserved.keys(), ...byKind.pending.keys(), ...byKind.refunded.keys()]);
     for (const kind of kinds) {

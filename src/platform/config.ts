@@ -280,6 +280,17 @@ export const EnvSchema = z.object({
   /** Open event streams per credential and per workspace in one API process; a stream beyond is 429. */
   STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).default(LIMITS.streams.perCredential),
   STREAM_MAX_PER_WORKSPACE: z.coerce.number().int().min(1).default(LIMITS.streams.perWorkspace),
+  /**
+   * Run schedules (issue 43 item 3): the shortest interval a schedule may have, or the shortest gap its
+   * cron may allow (shorter is 422), and the runs one workspace's schedules may dispatch in any hour
+   * (a fire beyond is skipped and recorded). The test suite lowers the first.
+   */
+  SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(LIMITS.schedules.floorIntervalSeconds)
+    .default(LIMITS.schedules.minIntervalSeconds),
+  SCHEDULE_FIRES_PER_HOUR: z.coerce.number().int().min(1).default(LIMITS.schedules.firesPerHour),
   /** Bytes a stream may hold unread by its client before it is cut off. */
   STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(LIMITS.streams.bufferedBytes),
 

@@ -91,7 +91,21 @@ export const LIMITS = {
     // Review H-2: a filter may yield at most `maxFanOut` times its input (checked when saved), and
     // runs in one of `size` worker threads for at most `timeoutMs` in a heap of `heapMb`; at most
     // `queue` evaluations wait for a worker, more end as the `error` outcome at once.
-    filter: { maxFanOut: 256, size: 2, timeoutMs: 500, heapMb: 128, queue: 200 },
+    // Issue 43 item 3 (review NM-8): the workers are shared fairly: each workspace waits in a queue of its
+    // own, and a free worker takes the next task of the workspace running fewest (round-robin among
+    // equals); one workspace may hold at most `queuePerWorkspace` waiting, and a workspace with nothing
+    // waiting is always let in (so the whole `queue` never shuts another workspace out). A trigger whose
+    // filter runs out of its budget `suspendAfterTimeouts` times in a row (in one process) is suspended:
+    // disabled, with the reason on the trigger, until a PATCH enables it again.
+    filter: {
+      maxFanOut: 256,
+      size: 2,
+      timeoutMs: 500,
+      heapMb: 128,
+      queue: 200,
+      queuePerWorkspace: 50,
+      suspendAfterTimeouts: 5,
+    },
     // Review H-3, M-2: intake requests per source address and per slug, and redeliveries per trigger,
     // in each window of `windowSeconds` (defaults of WEBHOOK_INTAKE_PER_SOURCE, WEBHOOK_INTAKE_PER_SLUG
     // and WEBHOOK_REDELIVERIES_PER_TRIGGER); refusals reach the trigger's counter every `refusalFlushMs`,
@@ -264,9 +278,15 @@ export const LIMITS = {
   // fire times a read shows; the note's length. A schedule's action waits for its run in long polls of
   // `runWaitSeconds` (then reads the row again), continuing as new after `waitsPerAction` of them.
   // A creator's `create`/`delete` waits at most `temporalWaitMs` for Temporal (the outbox finishes it).
+  // Issue 43 item 3 (review NM-7): an interval, or the shortest gap a cron allows, is at least
+  // `minIntervalSeconds` (the default of SCHEDULE_MIN_INTERVAL_SECONDS; shorter is 422; never below
+  // `floorIntervalSeconds`), and a workspace's schedules dispatch at most `firesPerHour` runs in any
+  // hour (SCHEDULE_FIRES_PER_HOUR): a fire beyond is skipped and recorded as the schedule's last refusal.
   schedules: {
     perWorkspace: 100,
-    minIntervalSeconds: 1,
+    minIntervalSeconds: 60,
+    floorIntervalSeconds: 1,
+    firesPerHour: 600,
     maxIntervalSeconds: 366 * 24 * 3600,
     nextFireTimes: 5,
     noteChars: 500,

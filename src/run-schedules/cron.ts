@@ -69,3 +69,47 @@ export function knownTimezone(zone: string): boolean {
     return false;
   }
 }
+
+const MACRO_SECONDS: Record<string, number> = {
+  '@hourly': 3600,
+  '@daily': 86_400,
+  '@midnight': 86_400,
+  '@weekly': 7 * 86_400,
+  '@monthly': 28 * 86_400,
+  '@yearly': 365 * 86_400,
+  '@annually': 365 * 86_400,
+};
+
+/** The values one field of a valid expression takes (minute or hour: fields without names). */
+function fieldValues(field: Field, text: string): number[] {
+  const values = new Set<number>();
+  for (const part of text.split(',')) {
+    const [range, step] = part.split('/') as [string, string | undefined];
+    const whole = range === '*' || range === '?';
+    const [low, high] = whole
+      ? [field.min, field.max]
+      : ((bounds) => [bounds[0]!, bounds[1] ?? (step ? field.max : bounds[0]!)])(
+          range.split('-').map((token) => value(field, token)!),
+        );
+    for (let v = low; v <= high; v += step ? Number(step) : 1) values.add(v);
+  }
+  return [...values].sort((a, b) => a - b);
+}
+
+/**
+ * The shortest time in seconds between two fires a valid expression allows (issue 43 item 3): read
+ * from its minute and hour fields as if every day matched, so a lower bound, from one fire to the
+ * next within a day and from the day's last to the next day's first.
+ */
+export function shortestCronGapSeconds(expression: string): number {
+  const text = expression.trim();
+  if (text.startsWith('@')) return MACRO_SECONDS[text.toLowerCase()] ?? 86_400;
+  const [minutes, hours] = text.split(/\s+/) as [string, string];
+  const times = fieldValues(FIELDS[1], hours).flatMap((hour) =>
+    fieldValues(FIELDS[0], minutes).map((minute) => hour * 60 + minute),
+  );
+  if (times.length === 0) return 86_400;
+  let shortest = times[0]! + 1440 - times.at(-1)!;
+  for (let at = 1; at < times.length; at++) shortest = Math.min(shortest, times[at]! - times[at - 1]!);
+  return shortest * 60;
+}

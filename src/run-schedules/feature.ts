@@ -1,3 +1,5 @@
+import type { RateLimiter } from '../platform/api/rate-limit';
+import type { Config } from '../platform/config';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -30,6 +32,7 @@ export const runSchedulesFeature = {
     runSchedules: (ctx: {
       uow: UnitOfWork;
       temporal: TemporalHandle;
+      config: Pick<Config, 'SCHEDULE_MIN_INTERVAL_SECONDS'>;
       services: { runs: RunService; runScheduleSync: ScheduleSync };
     }) =>
       createRunScheduleService({
@@ -37,12 +40,15 @@ export const runSchedulesFeature = {
         temporal: ctx.temporal,
         runs: ctx.services.runs,
         sync: ctx.services.runScheduleSync,
+        minIntervalSeconds: ctx.config.SCHEDULE_MIN_INTERVAL_SECONDS,
       }),
     /** A run schedule's fires, which its action workflow's activities call. */
     runScheduleFires: (ctx: {
       uow: UnitOfWork;
       temporal: TemporalHandle;
       logger: Logger;
+      config: Pick<Config, 'SCHEDULE_FIRES_PER_HOUR'>;
+      rateLimiter?: RateLimiter;
       services: { runs: RunService; runScheduleSync: ScheduleSync };
     }) =>
       createRunScheduleFires({
@@ -51,6 +57,8 @@ export const runSchedulesFeature = {
         runs: ctx.services.runs,
         sync: ctx.services.runScheduleSync,
         logger: ctx.logger,
+        rateLimiter: ctx.rateLimiter,
+        firesPerHour: ctx.config.SCHEDULE_FIRES_PER_HOUR,
       }),
   },
   tags: {

@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
+import type { RateLimiter } from '../platform/api/rate-limit';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { ConflictError, DomainError } from '../platform/errors';
+import { ConflictError, DomainError, RateLimitedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -51,8 +52,37 @@ export function createRunScheduleFires(deps: {
   runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick' | 'cancel'>;
   sync: ScheduleSync;
   logger: Logger;
+  /**
+   * Admission as `POST /v1/runs` has it (issue 43 item 3): the per-credential rate limit every API
+   * request passes (the same rule, counted in the worker runtime), and the workspace's fires per hour.
+   */
+  rateLimiter?: RateLimiter;
+  firesPerHour?: number;
 }) {
-  const { uow, temporal, runs, sync, logger } = deps;
+  const { uow, temporal, runs, sync, logger, rateLimiter, firesPerHour = LIMITS.schedules.firesPerHour } = deps;
+
+  /** Why the fire may not dispatch now (skipped, not paused: a later fire may), or undefined. */
+  async function admission(
+    m: EntityManager,
+    schedule: RunSchedule,
+    principal: Principal,
+    key: string,
+  ): Promise<string | undefined> {
+    const fires = await repo.firesInLastHour(m, schedule.workspaceId, key);
+    // A retried fire whose run exists was admitted already: the dispatch answers that run.
+    if (fires.own) return undefined;
+    if (fires.others >= firesPerHour) {
+      return `fires_per_hour: the workspace's schedules dispatched ${firesPerHour} runs in the last hour, its limit`;
+    }
+    try {
+      await rateLimiter?.take(principal.credential, principal.userId);
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      const wait = error.retryAfterSeconds;
+      return `rate_limited: the credential it acts as is over its request rate; retry after ${wait} s`;
+    }
+    return undefined;
+  }
 
   /** Records why a fire dispatched nothing; `pause`: and pauses the schedule (it could only fail again). */
   async function refuse(m: EntityManager, schedule: RunSchedule, reason: string, pause: boolean) {
@@ -85,6 +115,11 @@ export function createRunScheduleFires(deps: {
           }
           const principal = thaw(schedule.principal, schedule.workspaceId);
           const request = { ...schedule.runTemplate, idempotency_key: `schedule:${scheduleId}:${input.fireId}` };
+          const refusal = await admission(m, schedule, principal, request.idempotency_key);
+          if (refusal) {
+            logger.warn({ schedule_id: scheduleId }, 'run schedule fired, but the fire was not admitted');
+            return { outcome: 'refused', change: await refuse(m, schedule, refusal, false) };
+          }
           try {
             // Checked again: a tool or the identity's scopes may have changed since the schedule was saved.
             runs.validate(principal, schedule.runTemplate);

@@ -81,3 +81,25 @@ export const scheduleRowExists =
   (uow: UnitOfWork) =>
   (workspaceId: string, scheduleId: string): Promise<boolean> =>
     uow({ workspaceId }, async (m) => (await findSchedule(m, scheduleId)) !== null);
+
+/**
+ * How many runs the workspace's schedules dispatched in the last hour besides the fire keyed `key`,
+ * and whether that fire's own run exists already (a retried fire): under a lock per workspace held to
+ * the commit, so two fires at once cannot both take the last place (issue 43 item 3).
+ */
+export async function firesInLastHour(
+  m: EntityManager,
+  workspaceId: string,
+  key: string,
+): Promise<{ others: number; own: boolean }> {
+  await m.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`schedule-fires:${workspaceId}`]);
+  const row = await queryFirst<{ others: number; own: boolean }>(
+    m,
+    `SELECT count(*) FILTER (WHERE idempotency_key IS DISTINCT FROM $2)::int AS others,
+            bool_or(idempotency_key = $2) IS TRUE AS own
+       FROM run_executions
+      WHERE workspace_id = $1 AND schedule_id IS NOT NULL AND created_at > now() - interval '1 hour'`,
+    [workspaceId, key],
+  );
+  return { others: row?.others ?? 0, own: row?.own ?? false };
+}

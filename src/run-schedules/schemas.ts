@@ -19,10 +19,14 @@ const Interval = z
   .pipe(
     z
       .number()
-      .min(schedules.minIntervalSeconds, `At least ${schedules.minIntervalSeconds} second`)
+      .min(schedules.floorIntervalSeconds, `At least ${schedules.floorIntervalSeconds} second`)
       .max(schedules.maxIntervalSeconds, 'At most 366 days'),
   )
-  .describe('How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch.');
+  .describe(
+    'How often: seconds, or `"30s"`, `"15m"`, `"2h"`, `"1d"`. Fires are aligned to the epoch. At least the ' +
+      `deployment's minimum (SCHEDULE_MIN_INTERVAL_SECONDS, default ${schedules.minIntervalSeconds} s); ` +
+      'shorter is 422.',
+  );
 
 const Cron = z
   .string()
@@ -33,7 +37,10 @@ const Cron = z
     const problem = cronProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .describe('Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc.');
+  .describe(
+    'Five fields (`minute hour day-of-month month day-of-week`, `0 9 * * mon-fri`) or `@daily` etc. Its fires ' +
+      'may be no closer than the deployment’s minimum interval (422 otherwise).',
+  );
 
 const Timezone = z
   .string()

@@ -17,6 +17,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunTemplate } from '../runs/schemas';
 import type { RunService } from '../runs/service';
+import { shortestCronGapSeconds } from './cron';
 import type { RunSchedule } from './entities';
 import { WEFT_PAUSE_NOTE } from './entities';
 import type { RunScheduleChanged } from './events';
@@ -38,8 +39,24 @@ export function createRunScheduleService(deps: {
   temporal: Pick<TemporalHandle, 'client' | 'taskQueue'>;
   runs: Pick<RunService, 'validate'>;
   sync: ScheduleSync;
+  /** The deployment's shortest interval (SCHEDULE_MIN_INTERVAL_SECONDS, issue 43 item 3). */
+  minIntervalSeconds?: number;
 }) {
-  const { uow, temporal, runs, sync } = deps;
+  const { uow, temporal, runs, sync, minIntervalSeconds = LIMITS.schedules.minIntervalSeconds } = deps;
+
+  /** An interval, or a cron whose fires may come closer, than the deployment allows is 422 naming the field. */
+  function checkOften(body: { cron?: string; interval?: number }) {
+    const minimum = `the deployment's minimum interval is ${minIntervalSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`;
+    const issue = (field: string, msg: string) =>
+      new ValidationFailedError([{ loc: ['body', field], msg, type: 'schedule_too_frequent' }]);
+    if (body.interval !== undefined && body.interval < minIntervalSeconds) {
+      throw issue('interval', `Every ${body.interval} s is too often: ${minimum}`);
+    }
+    if (body.cron !== undefined) {
+      const gap = shortestCronGapSeconds(body.cron);
+      if (gap < minIntervalSeconds) throw issue('cron', `It may fire ${gap} s apart: ${minimum}`);
+    }
+  }
 
   /** A schedule dispatches runs as whoever set what or when it runs: that takes runs:write too. */
   function checkMayDispatch(principal: Pick<Principal, 'scopes'>, what: string) {
@@ -112,6 +129,7 @@ export function createRunScheduleService(deps: {
   return {
     create(principal: Principal, body: CreateRunScheduleRequest): Promise<RunScheduleRow> {
       checkMayDispatch(principal, 'creating one');
+      checkOften(body);
       checkTemplate(principal, body.run);
       return commit(principal, async (m) => {
         if ((await repo.countSchedules(m)) >= LIMITS.schedules.perWorkspace) {
@@ -157,6 +175,7 @@ export function createRunScheduleService(deps: {
         body.overlap !== undefined ||
         body.paused === false;
       if (takesOver) checkMayDispatch(principal, 'changing when or what it runs, or resuming it,');
+      checkOften(body);
       if (body.run) checkTemplate(principal, body.run);
       return commit(principal, async (m) => {
         const current = await mustFind(m, id);

@@ -41,7 +41,13 @@ export async function judgeEdit(
   const step = await findStep(m, approval.executionId, approval.stepNo);
   const decision = await decideStep(
     await readApprovalRules(m),
-    { tool: approval.tool, input: edit, requiresApproval: step?.requiresApproval ?? false, agent: run.agent },
+    {
+      tool: approval.tool,
+      input: edit,
+      requiresApproval: step?.requiresApproval ?? false,
+      agent: run.agent,
+      workspaceId: step?.workspaceId,
+    },
     input.filters ?? NO_FILTERS,
   );
   const refuse = (msg: string, type: string) => {

@@ -184,6 +184,7 @@ export function createStepInputResolver(deps: { uow: UnitOfWork; filters: Pick<F
         trigger: { id: '', slug: '' },
         bare: true,
         selectChars: LIMITS.runs.from.resultChars,
+        workspaceId,
       });
       if (outcome.result === 'error') {
         if (isTransient(outcome.error)) throw new Error(`resolving step ${stepNo}'s input: ${outcome.error}`);

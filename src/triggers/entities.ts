@@ -31,6 +31,9 @@ export class WebhookTrigger {
   /** Intake requests refused for rate, counted in batches (bigint, read as text). */
   @Column({ type: 'bigint', name: 'rate_limited_count' }) rateLimitedCount!: string;
   @Column({ type: 'timestamptz', name: 'rate_limited_at', nullable: true }) rateLimitedAt!: Date | null;
+  /** Why the intake suspended (disabled) it, and when: its filter kept running out of its budget (issue 43). */
+  @Column({ type: 'text', name: 'suspended_reason', nullable: true }) suspendedReason!: string | null;
+  @Column({ type: 'timestamptz', name: 'suspended_at', nullable: true }) suspendedAt!: Date | null;
 }
 
 /** One inbound request to a known slug, whatever its outcome (contract 4.6 rule 5). */

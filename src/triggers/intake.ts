@@ -101,6 +101,30 @@ export function createTriggerIntake(deps: {
     return fresh;
   }
 
+  // Issue 43 item 3 (review NM-8): how many times in a row each trigger's filter ran out of its budget
+  // here, keyed by the trigger's revision, so a PATCH (a new filter, enabling it again) starts afresh.
+  const budgetFailures = createLru<string, number>(LIMITS.webhook.intakeCacheEntries);
+  const { suspendAfterTimeouts } = LIMITS.webhook.filter;
+  /** Counts a filter's budget failure (any other outcome ends the run); the last allowed suspends the trigger. */
+  async function watchFilter(trigger: repo.IntakeTrigger, error: string | null) {
+    const key = `${trigger.id}\n${trigger.revision}`;
+    if (!error?.startsWith('filter_budget')) {
+      if (budgetFailures.get(key) !== undefined) budgetFailures.set(key, 0);
+      return;
+    }
+    const failures = (budgetFailures.get(key) ?? 0) + 1;
+    budgetFailures.set(key, failures);
+    if (failures < suspendAfterTimeouts) return;
+    const reason =
+      `filter_timeouts: its filter ran out of its budget ${failures} times in a row ` +
+      `(last: ${error.slice(0, 200)}); PATCH enabled: true once the filter is fixed`;
+    const suspended = await uow({ workspaceId: trigger.workspaceId }, (m) =>
+      repo.suspendTrigger(m, trigger.id, reason),
+    );
+    if (suspended)
+      deps.logger.warn({ trigger_id: trigger.id }, 'webhook trigger suspended: its filter keeps timing out');
+  }
+
   /**
    * Contract 4.6: the intake. Unknown or disabled slug → NotFoundError, recording nothing. The
    * common outcomes (refusals; an unkeyed delivery that dispatches nothing) are two round trips,
@@ -189,8 +213,10 @@ export function createTriggerIntake(deps: {
           body,
           contentType: headers['content-type'],
           trigger: { id: trigger.id, slug: trigger.slug },
+          workspaceId: trigger.workspaceId,
         })
       : { result: null, error: null };
+    if (trigger.filterExpression) await watchFilter(trigger, filter.error);
     const matched = filter.result === null || filter.result === 'matched';
     const accepted = { body, ...digest, statusCode: INTAKE_STATUS.accepted, reason: null };
     if (!key && !matched) {

@@ -77,6 +77,8 @@ export async function updateTrigger(m: EntityManager, id: string, changes: Trigg
        secret_sealed = coalesce($6, secret_sealed),
        principal = coalesce($8::jsonb, principal),
        signature_scheme = coalesce($9, signature_scheme),
+       suspended_reason = CASE WHEN $2 THEN NULL ELSE suspended_reason END,
+       suspended_at = CASE WHEN $2 THEN NULL ELSE suspended_at END,
        updated_at = now()
      WHERE id = $1`,
     [
@@ -330,3 +332,15 @@ export async function purgeDeliveries(m: EntityManager, days: number, batchSize:
   );
   return row?.n ?? 0;
 }
+
+/**
+ * Suspends an enabled trigger (issue 43 item 3): disabled, with why. False when it was already
+ * disabled (another process suspended it first, or its owner did).
+ */
+export const suspendTrigger = async (m: EntityManager, id: string, reason: string): Promise<boolean> =>
+  (await affectedRows(
+    m,
+    `UPDATE webhook_triggers SET enabled = false, suspended_reason = $2, suspended_at = now(), updated_at = now()
+      WHERE id = $1 AND enabled`,
+    [id, reason],
+  )) > 0;

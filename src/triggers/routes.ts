@@ -79,7 +79,9 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
     path: '/v1/triggers/{id}',
     operationId: 'getTrigger',
     summary: 'Get one webhook trigger',
-    description: 'One trigger; another workspace’s is 404.',
+    description:
+      'One trigger; another workspace’s is 404. `suspended` says why Weft disabled it (its filter ran out ' +
+      'of its budget too many times in a row), until a PATCH enables it.',
     tags,
     scope,
     params: TriggerIdParams,
@@ -97,7 +99,8 @@ export const triggerRoutes = (triggers: TriggerService, intake: TriggerIntake) =
       `${LIMITS.webhook.rotationGraceHours} hours, so senders can switch without losing deliveries. ` +
       'A disabled trigger’s intake answers 404. Enabling, changing `event_filter` or `run`, or rotating needs ' +
       '`runs:write` as well (403 without), makes the caller the identity the runs act as, and checks the ' +
-      'template against its scopes. Disabling needs `triggers:manage` alone.',
+      'template against its scopes. Disabling needs `triggers:manage` alone. `enabled: true` also clears a ' +
+      '`suspended` trigger (its filter kept running out of its budget, issue 43).',
     tags,
     scope,
     params: TriggerIdParams,

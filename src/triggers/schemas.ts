@@ -107,6 +107,14 @@ export const TriggerRow = z
         last_at: timestamp.nullable().describe('When the last of them was counted.'),
       })
       .describe('Refusals are counted in batches, about a second after they happen.'),
+    suspended: z
+      .object({ reason: z.string(), at: timestamp })
+      .nullable()
+      .describe(
+        `Set when Weft disabled the trigger because its filter ran out of its budget ` +
+          `${LIMITS.webhook.filter.suspendAfterTimeouts} times in a row (issue 43); a PATCH with ` +
+          '`enabled: true` enables it again and clears this.',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
   })

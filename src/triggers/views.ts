@@ -13,6 +13,10 @@ export const triggerRow = (trigger: WebhookTrigger): TriggerRow => ({
   signature: { scheme: trigger.signatureScheme },
   previous_secret_expires_at: iso(trigger.previousSecretExpiresAt),
   rate_limited: { count: Number(trigger.rateLimitedCount), last_at: iso(trigger.rateLimitedAt) },
+  suspended:
+    trigger.suspendedReason && trigger.suspendedAt
+      ? { reason: trigger.suspendedReason, at: trigger.suspendedAt.toISOString() }
+      : null,
   created_at: trigger.createdAt.toISOString(),
   updated_at: trigger.updatedAt.toISOString(),
 });

@@ -49,6 +49,8 @@ export async function bootStack(
   env.USAGE_FLUSH_INTERVAL_MS ??= '200';
   // Open streams re-check their credential this often (30 s in production), so a test sees a revocation soon.
   env.STREAM_CREDENTIAL_RECHECK_MS ??= '200';
+  // Schedules may fire every second in the suite (60 s in production); test/schedule-limits.test.ts boots the default.
+  env.SCHEDULE_MIN_INTERVAL_SECONDS ??= '1';
   // The origin a Temporal UI would call the codec endpoint from (test/temporal-codec.test.ts).
   env.TEMPORAL_UI_ORIGIN ??= 'http://temporal-ui.test:8233';
   // The one browser origin allowed to call /mcp besides PUBLIC_URL's (test/mcp.test.ts).
