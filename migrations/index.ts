@@ -54,6 +54,7 @@ import { CommunityForcedRefreshes1763780016100 } from './1763780016100-community
 import { GithubReplayGuard1763780016200 } from './1763780016200-github-replay-guard';
 import { CredentialLineage1763780016500 } from './1763780016500-credential-lineage';
 import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects';
+import { Connectors1763780020000 } from './1763780020000-connectors';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -113,4 +114,5 @@ export const migrations = [
   GithubReplayGuard1763780016200,
   CredentialLineage1763780016500,
   ApprovalSubjects1763780017000,
+  Connectors1763780020000,
 ];

@@ -18,6 +18,7 @@ import type {
   DurableWriteCapability,
   ReadCall,
   ReadCapability,
+  WorkspaceToolSource,
   WriteCapability,
 } from './define';
 import { IdempotencyKey, keyReusedError, parseIdempotencyKey, requestHash } from './idempotency';
@@ -50,8 +51,28 @@ export interface InvokeOutcome {
 export const scopeFor = (capability: AnyCapability): ScopeName =>
   capability.access === 'read' ? 'capabilities:read' : 'capabilities:write';
 
-export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
-  CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+export const creditKindOf = (capability: Pick<AnyCapability, 'name' | 'price'>): CreditKind | null =>
+  capability.price?.kind ?? CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+
+/** What one call of the tool costs. */
+export const costOf = (capability: Pick<AnyCapability, 'name' | 'price'>): number => {
+  const kind = creditKindOf(capability);
+  return kind ? creditCost(kind, capability.price?.quantity ?? 1) : 0;
+};
+
+/** Name, tag, cost and JSON Schemas of a tool, as GET /v1/cap and the MCP tool list tell them. */
+export function describeCapability(tool: AnyCapability): CapabilityDescription {
+  return {
+    name: tool.name,
+    tag: `capabilities:${tool.access}`,
+    description: tool.description,
+    cost: costOf(tool),
+    credit_kind: creditKindOf(tool),
+    idempotent: tool.access === 'write',
+    input_schema: tool.jsonSchemas?.input ?? z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
+    output_schema: tool.jsonSchemas?.output ?? z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+  };
+}
 
 /** `loc` of a 422 for this door: the body over HTTP, the step input in a run. */
 function parseInput(capability: AnyCapability, raw: unknown): unknown {
@@ -98,6 +119,8 @@ export function createCapabilityService(deps: {
   logger: Logger;
   credits: Pick<CreditService, 'chargeFor'>;
   tools: readonly AnyCapability[];
+  /** The workspace's own tools (its connectors'), consulted for a name the registry does not hold. */
+  workspaceTools?: WorkspaceToolSource;
 }) {
   const { uow, read, logger, credits } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
@@ -133,6 +156,7 @@ export function createCapabilityService(deps: {
         },
         {
           prepare: async (m: EntityManager) => capability.prepare?.(m),
+          ...(capability.price ? { quantity: capability.price.quantity } : {}),
           ...(chargeKey ? { idempotencyKey: chargeKey, chargeAgainAfterRefund: true } : {}),
         },
       );
@@ -258,25 +282,36 @@ export function createCapabilityService(deps: {
     });
   }
 
-  const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
-    const kind = creditKindOf(tool);
-    return {
-      name: tool.name,
-      tag: `capabilities:${tool.access}`,
-      description: tool.description,
-      cost: kind ? creditCost(kind) : 0,
-      credit_kind: kind,
-      idempotent: tool.access === 'write',
-      input_schema: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
-      output_schema: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
-    };
-  });
+  const descriptions: CapabilityDescription[] = deps.tools.map(describeCapability);
+  const workspaceToolsOf = async (workspaceId: string): Promise<readonly AnyCapability[]> =>
+    deps.workspaceTools ? deps.workspaceTools.toolsOf(workspaceId) : [];
+
+  /** A tool by name: the registry's, else one of the workspace's own (another workspace's is unknown). */
+  async function find(workspaceId: string, name: string): Promise<AnyCapability | undefined> {
+    const known = byName.get(name);
+    if (known || !name.includes('.')) return known;
+    return (await workspaceToolsOf(workspaceId)).find((tool) => tool.name === name);
+  }
 
   return {
     tools: deps.tools,
 
-    /** Name, tag, cost and JSON Schemas of every tool (GET /v1/cap, the MCP tool list). */
+    /** Name, tag, cost and JSON Schemas of every registry tool (the same for every workspace). */
     describe: (): readonly CapabilityDescription[] => descriptions,
+
+    /** The registry's tools and then the workspace's own (GET /v1/cap, the MCP tool list, runs). */
+    async toolsFor(workspaceId: string): Promise<readonly AnyCapability[]> {
+      const own = await workspaceToolsOf(workspaceId);
+      return own.length === 0 ? deps.tools : [...deps.tools, ...own];
+    },
+
+    /** Every tool's description for one workspace: the registry's, then its connectors'. */
+    async describeFor(workspaceId: string): Promise<readonly CapabilityDescription[]> {
+      const own = await workspaceToolsOf(workspaceId);
+      return own.length === 0 ? descriptions : [...descriptions, ...own.map(describeCapability)];
+    },
+
+    find,
 
     /**
      * Calls a tool for `principal`: 404 for an unknown tool, 403 without its scope, 422 for a bad
@@ -288,7 +323,7 @@ export function createCapabilityService(deps: {
       raw: unknown,
       options: InvokeOptions = {},
     ): Promise<InvokeOutcome> {
-      const capability = byName.get(name);
+      const capability = await find(principal.workspaceId, name);
       if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
       const scope = scopeFor(capability);
       if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);

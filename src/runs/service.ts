@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import * as approvals from '../approvals/repository';
 import { approvalRows } from '../approvals/views';
+import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopeFor } from '../capabilities/service';
@@ -65,7 +66,7 @@ export function createRunService(deps: {
   uow: UnitOfWork;
   outbox: Pick<OutboxRelay, 'kick' | 'delivered'>;
   temporal: Pick<TemporalHandle, 'workflows'>;
-  capabilities: Pick<CapabilityService, 'tools'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'toolsFor'>;
   logger: Logger;
   /** Carried to the workflow in the dispatch event (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds: number;
@@ -91,17 +92,32 @@ export function createRunService(deps: {
    * The checks of `POST /v1/runs` beyond its schema: known tools, inputs their schemas accept (422),
    * and scopes the dispatching credential holds (400). Webhook triggers run them on their template.
    */
-  function validate(principal: Pick<Principal, 'scopes'>, body: RunTemplate): void {
+  function validate(
+    principal: Pick<Principal, 'scopes'>,
+    body: RunTemplate,
+    known: ReadonlyMap<string, AnyCapability> = tools,
+  ): void {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
-    const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
+    const issues = planned.flatMap((step, at) => stepIssues(known, step, at));
     if (issues.length > 0) throw new ValidationFailedError(issues);
-    checkScopes(principal, planned);
+    checkScopes(principal, planned, known);
+  }
+
+  /** The registry's tools, and the workspace's own (its connectors') when a step names one of those. */
+  async function toolsKnownTo(workspaceId: string, body: RunTemplate): Promise<ReadonlyMap<string, AnyCapability>> {
+    const planned = body.agent === 'playbook' ? body.input.steps : [];
+    if (planned.every((step) => tools.has(step.tool))) return tools;
+    return new Map((await capabilities.toolsFor(workspaceId)).map((tool) => [tool.name, tool]));
   }
 
   /** 400 when the credential lacks a scope one of the steps' tools needs. */
-  function checkScopes(principal: Pick<Principal, 'scopes'>, planned: readonly PlaybookStep[]): void {
+  function checkScopes(
+    principal: Pick<Principal, 'scopes'>,
+    planned: readonly PlaybookStep[],
+    known: ReadonlyMap<string, AnyCapability> = tools,
+  ): void {
     const missing = planned
-      .map((step) => scopeFor(tools.get(step.tool)!))
+      .map((step) => scopeFor(known.get(step.tool)!))
       .find((scope) => !principal.scopes.has(scope));
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
@@ -335,7 +351,7 @@ export function createRunService(deps: {
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      validate(principal, body);
+      validate(principal, body, await toolsKnownTo(principal.workspaceId, body));
       if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
       const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
       await afterDispatch(principal.workspaceId, written);
