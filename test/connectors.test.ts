@@ -246,6 +246,24 @@ describe('connectors (issue 41)', function () {
     expect((await api.get(`/v1/connectors/${connector.id}`)).status).to.equal(404);
   });
 
+  it('fails a waiting run’s step connector_removed once its connector is deleted', async () => {
+    const connector = await createTracker(api, 'doomed');
+    const run = await api.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'doomed.create_issue', input: { title: 'never' } }] },
+    });
+    expect(run.status, run.text).to.equal(202);
+    const approval = await pendingApproval(api, run.body.execution_id);
+    expect((await api.delete(`/v1/connectors/${connector.id}`)).status).to.equal(204);
+    const writesBefore = mcp.writes.length;
+    const reviewer = as((await newMember(tenant.workspace_id)).api_key, variant.stack.baseUrl);
+    await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    const ended = await finished(api, run.body.execution_id);
+    expect(ended.status).to.equal('FAILED');
+    expect(ended.steps[0].error.message).to.include('connector_removed');
+    expect(mcp.writes.length).to.equal(writesBefore);
+  });
+
   it('refuses a loopback server where the allowance is off (the suite’s main stack)', async () => {
     const main = as(tenant.api_key, getStack().baseUrl);
     const refused = await main.post('/v1/connectors', { name: 'local', kind: 'mcp', url: mcp.url });

@@ -77,6 +77,8 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
  */
 export interface WorkspaceToolSource {
   toolsOf(workspaceId: string): Promise<readonly AnyCapability[]>;
+  /** The 404 for a name none of the workspace's tools has (a removed connector's, say). */
+  unknown?(name: string): Error;
 }
 
 /**

@@ -283,6 +283,7 @@ export function createCapabilityService(deps: {
   }
 
   const descriptions: CapabilityDescription[] = deps.tools.map(describeCapability);
+  const registryAreas = new Set(deps.tools.map((tool) => tool.name.split('.')[0]));
   const workspaceToolsOf = async (workspaceId: string): Promise<readonly AnyCapability[]> =>
     deps.workspaceTools ? deps.workspaceTools.toolsOf(workspaceId) : [];
 
@@ -324,7 +325,10 @@ export function createCapabilityService(deps: {
       options: InvokeOptions = {},
     ): Promise<InvokeOutcome> {
       const capability = await find(principal.workspaceId, name);
-      if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
+      if (!capability) {
+        const own = !registryAreas.has(name.split('.')[0]) && deps.workspaceTools?.unknown?.(name);
+        throw own || new NotFoundError(`Unknown capability ${name}`);
+      }
       const scope = scopeFor(capability);
       if (!principal.scopes.has(scope)) throw new ForbiddenError(`Missing scope ${scope}`);
       const input = parseInput(capability, raw);

@@ -192,6 +192,12 @@ export function createConnectorService(deps: {
   }
 
   const source: WorkspaceToolSource = {
+    // A run that waited on a connector's tool meets this once the connector is gone.
+    unknown: (name) =>
+      new NotFoundError({
+        error: 'connector_removed',
+        message: `No connector of this workspace has the tool ${name} (removed, or never registered)`,
+      }),
     async toolsOf(workspaceId) {
       const rows = await repo.readConnectors(read, workspaceId);
       return rows.flatMap((row) => {
