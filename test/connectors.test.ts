@@ -173,6 +173,13 @@ describe('connectors (issue 41)', function () {
     expect((await cap(api, 'tracker.big', { bytes: 100 })).status).to.equal(200);
     expect(await creditBalance(tenant.tenant_id)).to.equal(before - 1);
     await api.patch(`/v1/connectors/${connectorId}`, { timeout_seconds: 30, max_response_bytes: 1048576 });
+    // Each call is observed by connector and outcome, never by its input.
+    const metrics = await (await fetch(`${variant.stack.baseUrl}/metrics`)).text();
+    for (const outcome of ['ok', 'remote_error', 'timeout', 'response_too_large']) {
+      expect(metrics).to.match(
+        new RegExp(`weft_connector_call_duration_seconds_count\\{connector="tracker",outcome="${outcome}"\\} [1-9]`),
+      );
+    }
   });
 
   it('runs a playbook step of a read tool, and asks a person before a write tool, which runs once', async () => {

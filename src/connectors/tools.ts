@@ -9,6 +9,7 @@ import { ConnectorCallError } from './outbound';
 import { callMcpTool } from './remote-mcp';
 import type { ConnectorRow } from './repository';
 import type { ConnectorAuth } from './schemas';
+import { observedCall } from './telemetry';
 import type { StoredTool } from './tool-names';
 
 const validator = new AjvJsonSchemaValidator();
@@ -84,21 +85,23 @@ export function createAuthHeaders(deps: Pick<ConnectorCalls, 'sealer'>) {
 export function createRemoteCall(deps: ConnectorCalls) {
   const headersOf = createAuthHeaders(deps);
   return (row: ConnectorRow, tool: StoredTool, input: Record<string, unknown>, idempotencyKey: string) =>
-    deps.outbound.within(
-      row.timeout_seconds * 1000,
-      { maxResponseBytes: row.max_response_bytes },
-      async (call): Promise<Record<string, unknown>> => {
-        const headers = await headersOf(row, call);
-        if (row.kind === 'http' && tool.http) {
-          return callOperation(row.url, headers, call, tool.http, input, idempotencyKey);
-        }
-        return callMcpTool(row.url, headers, call, {
-          remoteName: tool.remote_name,
-          input,
-          idempotencyKey,
-          timeoutMs: row.timeout_seconds * 1000,
-        });
-      },
+    observedCall(row.name, `${row.name}.${tool.name}`, () =>
+      deps.outbound.within(
+        row.timeout_seconds * 1000,
+        { maxResponseBytes: row.max_response_bytes },
+        async (call): Promise<Record<string, unknown>> => {
+          const headers = await headersOf(row, call);
+          if (row.kind === 'http' && tool.http) {
+            return callOperation(row.url, headers, call, tool.http, input, idempotencyKey);
+          }
+          return callMcpTool(row.url, headers, call, {
+            remoteName: tool.remote_name,
+            input,
+            idempotencyKey,
+            timeoutMs: row.timeout_seconds * 1000,
+          });
+        },
+      ),
     );
 }
 
