@@ -201,10 +201,25 @@ describe('connectors (issue 41)', function () {
     const approval = await pendingApproval(api, id);
     expect(mcp.writes.length, 'nothing is written before the approval').to.equal(writesBefore);
     const reviewer = as((await newMember(tenant.workspace_id)).api_key, variant.stack.baseUrl);
-    const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    // The reviewer's edit is checked against the remote tool's own schema, then runs as edited.
+    const badEdit = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+      input: { title: 7 },
+    });
+    expect(badEdit.status, badEdit.text).to.equal(422);
+    const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, {
+      decision: 'APPROVED',
+      input: { title: 'from a run, edited' },
+    });
     expect(resolved.status, resolved.text).to.equal(200);
     await succeeded(api, id);
-    expect(mcp.writes.slice(writesBefore)).to.deep.equal([{ title: 'from a run', key: `${id}:0` }]);
+    expect(mcp.writes.slice(writesBefore)).to.deep.equal([{ title: 'from a run, edited', key: `${id}:0` }]);
+
+    // A rerun of it is checked against the workspace's tools too, and waits for a person again.
+    const rerun = await api.post(`/v1/runs/${id}/rerun`, { from_step: 0 });
+    expect(rerun.status, rerun.text).to.equal(202);
+    await pendingApproval(api, rerun.body.execution_id);
+    await api.post(`/v1/runs/${rerun.body.execution_id}/cancel`, {});
   });
 
   it('fails a run step whose answer is larger than the connector’s cap, with the reason', async () => {

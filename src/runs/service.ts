@@ -370,13 +370,14 @@ export function createRunService(deps: {
         const plan = await planRerun(m, earlier, body);
         const planned = plan.template.agent === 'playbook' ? plan.template.input.steps : [];
         const executed = planned.slice(plan.fromStep);
+        const known = await toolsKnownTo(principal.workspaceId, plan.template);
         const issues = executed.flatMap((step, at) => {
           const stepNo = plan.fromStep + at;
           const overridden = body.input_overrides?.[String(stepNo)] !== undefined;
-          return stepIssues(tools, step, stepNo, overridden ? ['body', 'input_overrides', String(stepNo)] : undefined);
+          return stepIssues(known, step, stepNo, overridden ? ['body', 'input_overrides', String(stepNo)] : undefined);
         });
         if (issues.length > 0) throw new ValidationFailedError(issues);
-        checkScopes(principal, executed);
+        checkScopes(principal, executed, known);
         return write(m, principal, plan.template, { rerun: { ...plan, earlierId: earlier.id } });
       });
       await afterDispatch(principal.workspaceId, written);
