@@ -24,7 +24,8 @@ describe('connectors (issue 41)', function () {
 
   before(async () => {
     variant = await bootStack({ CONNECTOR_ALLOWED_CIDRS: '127.0.0.1/32' });
-    mcp = await startMcpRemote();
+    // Answers as server-sent events (the SDK server's default); the llm test's server answers JSON.
+    mcp = await startMcpRemote({ sse: true });
     items = await startHttpRemote();
     tenant = await newTenant(100);
     api = as(tenant.api_key, variant.stack.baseUrl);

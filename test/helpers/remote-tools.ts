@@ -11,9 +11,10 @@ import { z } from 'zod';
  * A remote MCP server as a connector meets one (issue 41): the official SDK's McpServer over
  * Streamable HTTP, stateless, on an ephemeral loopback port. `lookup_issue` is read-only,
  * `create_issue` records the idempotency key of every call, `slow` answers after `slowMs`, `broken`
- * answers an error and `big` answers `bytes` characters. Every request's Authorization is recorded.
+ * answers an error and `big` answers `bytes` characters. Every request's Authorization (or X-Api-Key)
+ * is recorded. It answers JSON, or with `sse` server-sent events as the SDK's server does by default.
  */
-export async function startMcpRemote(options: { slowMs?: number } = {}) {
+export async function startMcpRemote(options: { slowMs?: number; sse?: boolean } = {}) {
   const writes: { title: string; key: unknown }[] = [];
   const authorizations: (string | undefined)[] = [];
 
@@ -63,7 +64,10 @@ export async function startMcpRemote(options: { slowMs?: number } = {}) {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
     const server = build();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !options.sse,
+    });
     res.on('close', () => {
       void transport.close();
       void server.close();
