@@ -249,6 +249,14 @@ describe('connectors (issue 41)', function () {
     expect(made.body.result.status).to.equal(201);
     expect(items.created).to.deep.equal([{ name: 'widget', key: 'make-widget-1' }]);
     expect((await cap(api, 'items.create_item', {})).status).to.equal(422);
+
+    const run = await api.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'items.get_item', input: { id: '42' } }] },
+    });
+    expect(run.status, run.text).to.equal(202);
+    const done = await succeeded(api, run.body.execution_id);
+    expect(done.steps[0].output).to.deep.equal({ status: 200, body: { id: '42', verbose: null } });
   });
 
   it('rotates the secret (the next call carries the new one) and forgets a deleted connector’s tools', async () => {
