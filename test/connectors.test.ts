@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'chai';
 import { as } from './helpers/http';
 import { startHttpRemote, startMcpRemote } from './helpers/remote-tools';
+import { scheduleGone } from './helpers/run-schedules';
 import { finished, pendingApproval, succeeded } from './helpers/runs';
 import type { Stack } from './helpers/stack';
 import { bootStack, getStack } from './helpers/stack';
@@ -221,6 +222,21 @@ describe('connectors (issue 41)', function () {
     expect(rerun.status, rerun.text).to.equal(202);
     await pendingApproval(api, rerun.body.execution_id);
     await api.post(`/v1/runs/${rerun.body.execution_id}/cancel`, {});
+  });
+
+  it('lets a run schedule’s template name a connector tool; another workspace’s is an unknown tool', async () => {
+    const template = {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'tracker.lookup_issue', input: { id: 1 } }] },
+    };
+    const created = await api.post('/v1/run-schedules', { cron: '0 3 1 1 *', run: template });
+    expect(created.status, created.text).to.equal(201);
+    const stranger = as((await newTenant(1)).api_key, variant.stack.baseUrl);
+    const refused = await stranger.post('/v1/run-schedules', { cron: '0 3 1 1 *', run: template });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.detail[0].type).to.equal('unknown_tool');
+    expect((await api.delete(`/v1/run-schedules/${created.body.id}`)).status).to.be.oneOf([200, 204]);
+    await scheduleGone(created.body.id);
   });
 
   it('fails a run step whose answer is larger than the connector’s cap, with the reason', async () => {

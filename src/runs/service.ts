@@ -92,15 +92,20 @@ export function createRunService(deps: {
    * The checks of `POST /v1/runs` beyond its schema: known tools, inputs their schemas accept (422),
    * and scopes the dispatching credential holds (400). Webhook triggers run them on their template.
    */
-  function validate(
+  function validateWith(
     principal: Pick<Principal, 'scopes'>,
     body: RunTemplate,
-    known: ReadonlyMap<string, AnyCapability> = tools,
+    known: ReadonlyMap<string, AnyCapability>,
   ): void {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const issues = planned.flatMap((step, at) => stepIssues(known, step, at));
     if (issues.length > 0) throw new ValidationFailedError(issues);
     checkScopes(principal, planned, known);
+  }
+
+  /** `validateWith` against the registry's tools and the workspace's own (its connectors'). */
+  async function validate(principal: Pick<Principal, 'scopes' | 'workspaceId'>, body: RunTemplate): Promise<void> {
+    validateWith(principal, body, await toolsKnownTo(principal.workspaceId, body));
   }
 
   /** The registry's tools, and the workspace's own (its connectors') when a step names one of those. */
@@ -351,7 +356,7 @@ export function createRunService(deps: {
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      validate(principal, body, await toolsKnownTo(principal.workspaceId, body));
+      await validate(principal, body);
       if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
       const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
       await afterDispatch(principal.workspaceId, written);
