@@ -1055,7 +1055,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, connectors.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -21194,7 +21194,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, schema-form.js, merges.js, runs.js, schedules.js, connectors.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {
