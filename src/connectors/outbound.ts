@@ -24,6 +24,8 @@ export class ConnectorCallError extends DomainError {
     readonly reason: ConnectorFailure,
     message: string,
     readonly status?: number,
+    /** No connection was made, so nothing of the call was sent: safe to try again, even for a write. */
+    readonly notSent = false,
   ) {
     super('upstream_unavailable', { error: reason, message: message.slice(0, 500), ...(status ? { status } : {}) });
   }
@@ -40,6 +42,15 @@ export interface CallFetch {
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+/** Errors of the connection itself: the request never left. */
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether a failed call may be made again (issue 41): a read-only tool after a connection that
+ * failed or broke, any tool when nothing was sent. Never after a timeout, an answer or a refusal.
+ */
+export const mayRetry = (error: unknown, readOnly: boolean): boolean =>
+  error instanceof ConnectorCallError && error.reason === 'unreachable' && (readOnly || error.notSent);
 
 /**
  * Connectors' way out: the run callbacks' address guard judges the resolved address at connect
@@ -99,7 +110,10 @@ export function createOutbound(policy: AddressPolicy, ownPort: number) {
           if (error instanceof AddressRefusedError) {
             return reject(refuse(new ConnectorCallError('address_refused', error.message)));
           }
-          reject(new ConnectorCallError('unreachable', `${target.host} did not answer`));
+          const code = (error as NodeJS.ErrnoException).code ?? '';
+          reject(
+            new ConnectorCallError('unreachable', `${target.host} did not answer`, undefined, CONNECT_ERRORS.has(code)),
+          );
         });
         request.on('response', (response) => {
           const status = response.statusCode ?? 502;

@@ -5,7 +5,7 @@ import type { CreditService } from '../credits/service';
 import type { Sealer } from '../platform/crypto/sealer';
 import { callOperation } from './openapi';
 import type { CallFetch, Outbound } from './outbound';
-import { ConnectorCallError } from './outbound';
+import { ConnectorCallError, mayRetry } from './outbound';
 import { callMcpTool } from './remote-mcp';
 import type { ConnectorRow } from './repository';
 import type { ConnectorAuth } from './schemas';
@@ -81,28 +81,44 @@ export function createAuthHeaders(deps: Pick<ConnectorCalls, 'sealer'>) {
   };
 }
 
-/** One remote call of a connector's tool, within its timeout and response cap. */
+/** Attempts of one call: the first and at most this many more (each with its own timeout). */
+const RETRIES = 2;
+const RETRY_PAUSE_MS = [200, 1000];
+
+/**
+ * One remote call of a connector's tool, within its timeout and response cap; tried again (twice at
+ * most) only where `mayRetry` says nothing could have been applied twice.
+ */
 export function createRemoteCall(deps: ConnectorCalls) {
   const headersOf = createAuthHeaders(deps);
-  return (row: ConnectorRow, tool: StoredTool, input: Record<string, unknown>, idempotencyKey: string) =>
-    observedCall(row.name, `${row.name}.${tool.name}`, () =>
-      deps.outbound.within(
-        row.timeout_seconds * 1000,
-        { maxResponseBytes: row.max_response_bytes },
-        async (call): Promise<Record<string, unknown>> => {
-          const headers = await headersOf(row, call);
-          if (row.kind === 'http' && tool.http) {
-            return callOperation(row.url, headers, call, tool.http, input, idempotencyKey);
-          }
-          return callMcpTool(row.url, headers, call, {
-            remoteName: tool.remote_name,
-            input,
-            idempotencyKey,
-            timeoutMs: row.timeout_seconds * 1000,
-          });
-        },
-      ),
+  const once = (row: ConnectorRow, tool: StoredTool, input: Record<string, unknown>, idempotencyKey: string) =>
+    deps.outbound.within(
+      row.timeout_seconds * 1000,
+      { maxResponseBytes: row.max_response_bytes },
+      async (call): Promise<Record<string, unknown>> => {
+        const headers = await headersOf(row, call);
+        if (row.kind === 'http' && tool.http) {
+          return callOperation(row.url, headers, call, tool.http, input, idempotencyKey);
+        }
+        return callMcpTool(row.url, headers, call, {
+          remoteName: tool.remote_name,
+          input,
+          idempotencyKey,
+          timeoutMs: row.timeout_seconds * 1000,
+        });
+      },
     );
+  return (row: ConnectorRow, tool: StoredTool, input: Record<string, unknown>, idempotencyKey: string) =>
+    observedCall(row.name, `${row.name}.${tool.name}`, async () => {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          return await once(row, tool, input, idempotencyKey);
+        } catch (error) {
+          if (attempt >= RETRIES || !mayRetry(error, tool.read_only)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS[attempt]));
+        }
+      }
+    });
 }
 
 export type RemoteCall = ReturnType<typeof createRemoteCall>;

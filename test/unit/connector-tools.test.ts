@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { operationsOf } from '../../src/connectors/openapi';
+import { ConnectorCallError, mayRetry } from '../../src/connectors/outbound';
 import { normaliseToolName, registerTools } from '../../src/connectors/tool-names';
 import { addressPolicy, addressRefusal, METADATA_ADDRESSES } from '../../src/run-callbacks/address-guard';
 
@@ -135,5 +136,19 @@ describe('connectors: the address rules (issue 41)', () => {
     expect(() => addressPolicy(false, 'nonsense', { variable: 'CONNECTOR_ALLOWED_CIDRS' })).to.throw(
       /CONNECTOR_ALLOWED_CIDRS/,
     );
+  });
+});
+
+describe('connectors: which failed calls are made again (issue 41)', () => {
+  it('a read-only tool after a broken connection; any tool when nothing was sent; never after an answer', () => {
+    const broken = new ConnectorCallError('unreachable', 'reset');
+    const refusedConnection = new ConnectorCallError('unreachable', 'refused', undefined, true);
+    expect(mayRetry(broken, true)).to.equal(true);
+    expect(mayRetry(broken, false)).to.equal(false);
+    expect(mayRetry(refusedConnection, false)).to.equal(true);
+    for (const reason of ['timeout', 'remote_error', 'response_too_large', 'address_refused'] as const) {
+      expect(mayRetry(new ConnectorCallError(reason, 'x', undefined, true), true), reason).to.equal(false);
+    }
+    expect(mayRetry(new Error('other'), true)).to.equal(false);
   });
 });
