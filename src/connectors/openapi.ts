@@ -3,6 +3,8 @@ import { ConnectorCallError } from './outbound';
 import type { HttpOperation, RemoteTool } from './tool-names';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+/** Headers Weft sets on a call; a header parameter of the same name is not sent. */
+const WEFT_HEADERS = new Set(['authorization', 'idempotency-key', 'host', 'content-length', 'content-type']);
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -124,8 +126,10 @@ export async function callOperation(
     const text = typeof value === 'string' ? value : JSON.stringify(value);
     if (param.in === 'path') path = path.replace(`{${param.name}}`, encodeURIComponent(text));
     else if (param.in === 'query') query.append(param.name, text);
-    else sent[param.name.toLowerCase()] = text;
+    else if (!WEFT_HEADERS.has(param.name.toLowerCase())) sent[param.name.toLowerCase()] = text;
   }
+  // Set last: no input may replace the connector's credentials or the call's key.
+  Object.assign(sent, headers, { 'idempotency-key': idempotencyKey });
   const target = new URL(path.replace(/^\//, ''), url);
   target.search = query.toString();
   const hasBody = operation.body && input.body !== undefined;
