@@ -57,6 +57,7 @@ import { ApprovalSubjects1763780017000 } from './1763780017000-approval-subjects
 import { Waitpoints1763780018000 } from './1763780018000-waitpoints';
 import { RunChildren1763780018500 } from './1763780018500-run-children';
 import { RunBudgets1763780019000 } from './1763780019000-run-budgets';
+import { Connectors1763780020000 } from './1763780020000-connectors';
 import { TriggerFilterSuspension1763780021000 } from './1763780021000-trigger-filter-suspension';
 import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics';
 
@@ -121,6 +122,7 @@ export const migrations = [
   Waitpoints1763780018000,
   RunChildren1763780018500,
   RunBudgets1763780019000,
+  Connectors1763780020000,
   TriggerFilterSuspension1763780021000,
   RunQueueMetrics1763780021100,
 ];

@@ -542,6 +542,47 @@ describe('reviewer console: in a browser', function () {
     }
   });
 
+  it('connectors (issue 41): each connector with its tools, read or write, and never its secret', async () => {
+    const t = await newTenant(10);
+    // Written past the API: the suite's stack refuses loopback servers, and the view only reads rows.
+    const tools = [
+      {
+        name: 'lookup_issue',
+        remote_name: 'lookup_issue',
+        description: 'Looks an issue up',
+        read_only: true,
+        input_schema: { type: 'object' },
+      },
+      {
+        name: 'create_issue',
+        remote_name: 'createIssue',
+        description: 'Files an issue',
+        read_only: false,
+        input_schema: { type: 'object' },
+      },
+    ];
+    const [row] = await getStack().ownerDataSource.query(
+      `INSERT INTO connectors (workspace_id, name, kind, url, auth_type, auth_sealed, auth_hint, tools, created_by)
+       VALUES ($1, 'tracker', 'mcp', 'https://mcp.tracker.example/mcp', 'bearer', 'c2VhbGVk', $2, $3, $4) RETURNING id`,
+      [
+        t.workspace_id,
+        JSON.stringify({ fingerprint: 'abcdef012345', last4: 'x9Qa' }),
+        JSON.stringify(tools),
+        t.user_id,
+      ],
+    );
+    const page = await signIn(t.api_key, '#/connectors');
+    const card = `section[data-connector-id="${row.id}"]`;
+    await until(page, `document.querySelector('${card} tr[data-tool="tracker.create_issue"]') !== null`);
+    expect(await textOf(page, card))
+      .to.contain('https://mcp.tracker.example/mcp')
+      .and.contain('bearer …x9Qa')
+      .and.not.contain('c2VhbGVk');
+    expect(await textOf(page, `${card} tr[data-tool="tracker.lookup_issue"] .kind`)).to.equal('READ');
+    expect(await textOf(page, `${card} tr[data-tool="tracker.create_issue"] .kind`)).to.equal('WRITE');
+    await shot(page, 'connectors');
+  });
+
   it('credits: the balance and the workspace’s ledger', async () => {
     const t = await newTenant(10);
     const searched = await as(t.api_key).post('/v1/ontology/search', { q: 'Ada', top_k: 1 });

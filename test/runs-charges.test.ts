@@ -22,7 +22,9 @@ describe('runs: a retried step is charged once', function () {
   this.timeout(60_000);
 
   /** The run step executor of a worker, over `capabilities` (the real registry, or one that fails on cue). */
-  const runService = (capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>) => {
+  const runService = (
+    capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe' | 'find' | 'toolsFor' | 'describeFor'>,
+  ) => {
     const { runtime } = getStack();
     // No rules are stored in this test, so no filter is ever evaluated: an empty pool answers nothing.
     const filters = { evaluate: () => Promise.reject(new Error('no approval rules here')) };
@@ -62,6 +64,9 @@ describe('runs: a retried step is charged once', function () {
     const dying = runService({
       tools: real.tools,
       describe: real.describe,
+      find: real.find,
+      toolsFor: real.toolsFor,
+      describeFor: real.describeFor,
       invoke: async (...args) => {
         await real.invoke(...args);
         throw new Error('worker lost before the step row was written');

@@ -5,6 +5,7 @@ import { capabilitiesFeature } from '../capabilities/feature';
 import { changeSetsFeature } from '../change-sets/feature';
 import { codeFeature } from '../code/feature';
 import { communitiesFeature } from '../communities/feature';
+import { connectorsFeature } from '../connectors/feature';
 import { consoleFeature } from '../console/feature';
 import { creditsFeature } from '../credits/feature';
 import { embeddingsFeature } from '../embeddings/feature';
@@ -65,6 +66,8 @@ const MANIFESTS = [
   temporalCodecFeature,
   agentsFeature,
   capabilitiesFeature,
+  // After capabilities: `POST /v1/cap/{name}` reaches its tools; its own routes are /v1/connectors.
+  connectorsFeature,
   runsFeature,
   // After runs: its routes (/v1/approvals*) followed the runs' when runs held them.
   approvalsFeature,

@@ -275,13 +275,7 @@ const withQuorum = (decision: PolicyDecision, rule: ApprovalRule): PolicyDecisio
  */
 export async function decideStep(
   rules: ApprovalRules,
-  step: {
-    tool: string;
-    input: Record<string, unknown>;
-    requiresApproval: boolean;
-    agent: string;
-    workspaceId?: string;
-  },
+  step: StepToDecide,
   filters: Pick<FilterPool, 'evaluate'>,
 ): Promise<PolicyDecision> {
   const own: RuleAction = step.requiresApproval ? 'require_approval' : 'allow';
@@ -312,7 +306,20 @@ export async function decideStep(
     }
     return withQuorum({ version: rules.version, action: stricter(rule.action, own), rule: index }, rule);
   }
-  return { version: rules.version, action: stricter(rules.default_action, own), rule: null };
+  // No rule names it: a tool that reaches outside Weft and is not read-only (a connector's) asks a person.
+  const fallback = step.approvalByDefault ? stricter(own, 'require_approval') : own;
+  return { version: rules.version, action: stricter(rules.default_action, fallback), rule: null };
+}
+
+/** A step as the rules judge it; `approvalByDefault` is its tool's (a connector's write tool). */
+export interface StepToDecide {
+  tool: string;
+  input: Record<string, unknown>;
+  requiresApproval: boolean;
+  agent: string;
+  approvalByDefault?: boolean;
+  /** Whose step it is: its input filters queue in the pool as that workspace's (issue 43 item 3). */
+  workspaceId?: string;
 }
 
 /**
@@ -322,7 +329,7 @@ export async function decideStep(
  */
 export async function decideStepWithoutFilters(
   rules: ApprovalRules,
-  step: { tool: string; input: Record<string, unknown>; requiresApproval: boolean; agent: string },
+  step: StepToDecide,
 ): Promise<PolicyDecision | null> {
   const first = rules.rules.find(
     (rule) =>

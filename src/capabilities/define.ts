@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { CreditReceipt } from '../credits/repository';
 import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
+import type { CreditKind } from '../rules/costs';
 
 /** knowledge-graph-service-api.md §4.2: every tool is tagged `capabilities:read` or `capabilities:write`. */
 export type CapabilityAccess = 'read' | 'write';
@@ -63,6 +64,27 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
   repeatSafe?: true;
   /** A write tool that deletes or overwrites what it touches (MCP's `destructiveHint`). */
   destructive?: true;
+  /**
+   * A price set per tool rather than by name in src/rules/costs.ts (a connector's `credits_per_call`):
+   * `quantity` units of `kind`, charged like any priced tool.
+   */
+  price?: { kind: CreditKind; quantity: number };
+  /** The JSON Schemas clients are told, when the tool's own came from elsewhere (a remote tool's). */
+  jsonSchemas?: { input: Record<string, unknown>; output: Record<string, unknown> };
+  /** Reaches outside Weft and is not known to be read-only: without an approval rule, a run asks a person first. */
+  approvalByDefault?: true;
+  /** Reaches outside Weft (MCP's `openWorldHint`). */
+  openWorld?: true;
+}
+
+/**
+ * Tools that belong to one workspace (its connectors' remote tools), looked up on each call: the
+ * static registry is the same for everyone, these are only ever seen by their own workspace.
+ */
+export interface WorkspaceToolSource {
+  toolsOf(workspaceId: string): Promise<readonly AnyCapability[]>;
+  /** The 404 for a name none of the workspace's tools has (a removed connector's, say). */
+  unknown?(name: string): Error;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { PromptApi } from '../prompt/dispatcher';
 import type { PromptService } from '../prompt/service';
 import type { SearchService } from '../search/service';
-import type { AnyCapability } from './define';
+import type { AnyCapability, WorkspaceToolSource } from './define';
 import { CapabilityIdempotencyKey } from './entities';
 import { createKeyPurger } from './key-purge';
 import { capabilityRoutes } from './routes';
@@ -34,7 +34,7 @@ export const capabilitiesFeature = {
       uow: UnitOfWork;
       read: ScopedRead;
       logger: Logger;
-      services: { credits: CreditService };
+      services: { credits: CreditService; connectors: WorkspaceToolSource };
       tools: () => readonly AnyCapability[];
     }) =>
       createCapabilityService({
@@ -43,6 +43,7 @@ export const capabilitiesFeature = {
         logger: ctx.logger,
         credits: ctx.services.credits,
         tools: ctx.tools(),
+        workspaceTools: ctx.services.connectors,
       }),
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: (ctx: { uow: UnitOfWork }) => createKeyPurger({ uow: ctx.uow }),

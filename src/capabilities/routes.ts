@@ -115,21 +115,57 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
       },
     });
   });
-  return [
-    defineRoute({
-      method: 'get',
-      path: '/v1/cap',
-      operationId: 'listCapabilities',
-      tags: ['capabilities', 'capabilities:read'],
-      scope: 'capabilities:read',
-      summary: 'The mounted tools: name, tag, description, cost, and input and output JSON Schemas',
-      description:
-        'Every tool mounted under `POST /v1/cap/<tool>` (the same registry serves runs and the MCP server): its ' +
-        'name, access tag, description, credit cost and kind, whether it replays an Idempotency-Key, and the JSON ' +
-        'Schemas of its input and of its result.',
-      response: CapabilityList,
-      handler: async () => ({ tools: [...capabilities.describe()] }),
-    }),
-    ...toolRoutes,
-  ];
+  const listRoute = defineRoute({
+    method: 'get',
+    path: '/v1/cap',
+    operationId: 'listCapabilities',
+    tags: ['capabilities', 'capabilities:read'],
+    scope: 'capabilities:read',
+    summary: 'The mounted tools: name, tag, description, cost, and input and output JSON Schemas',
+    description:
+      'Every tool mounted under `POST /v1/cap/<tool>` (the same registry serves runs and the MCP server): its ' +
+      'name, access tag, description, credit cost and kind, whether it replays an Idempotency-Key, and the JSON ' +
+      'Schemas of its input and of its result.',
+    response: CapabilityList,
+    handler: async ({ auth }) => ({ tools: [...(await capabilities.describeFor(auth.workspaceId))] }),
+  });
+  // After every registry tool's own route, which a registry name meets first.
+  const workspaceToolRoute = defineRoute({
+    method: 'post',
+    path: '/v1/cap/{name}',
+    operationId: 'callWorkspaceCapability',
+    tags: ['capabilities', 'connectors'],
+    scope: 'capabilities:read',
+    summary: 'Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`)',
+    description:
+      'The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace ' +
+      'only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs ' +
+      '`capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the ' +
+      'envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with ' +
+      '`{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, ' +
+      '`address_refused`), its charge refunded.',
+    params: z.object({ name: z.string().min(3).max(100) }),
+    headers: IdempotencyHeaders,
+    body: z.preprocess((value) => value ?? {}, z.record(z.string(), z.unknown())),
+    example: {},
+    response: envelopeOf(z.unknown()),
+    responseHeaders: replayHeaders,
+    errors: {
+      404: 'No such tool in this workspace',
+      502: 'The remote tool failed (its charge refunded)',
+      ...writeErrors,
+    },
+    handler: async ({ auth, ctx, params }) => {
+      const { envelope, replayed } = await capabilities.invoke(
+        auth,
+        params.name,
+        (ctx.request as { body?: unknown }).body,
+        { idempotencyKey: suppliedKey(ctx), correlationId: ctx.state.correlationId },
+      );
+      ctx.set('Idempotency-Key', envelope.idempotency_key);
+      if (replayed) ctx.set('Idempotent-Replayed', 'true');
+      return envelope;
+    },
+  });
+  return [listRoute, ...toolRoutes, workspaceToolRoute];
 }

@@ -18,6 +18,7 @@ import type {
   DurableWriteCapability,
   ReadCall,
   ReadCapability,
+  WorkspaceToolSource,
   WriteCapability,
 } from './define';
 import { IdempotencyKey, keyReusedError, parseIdempotencyKey, requestHash } from './idempotency';
@@ -56,8 +57,28 @@ export const scopesFor = (capability: AnyCapability): ScopeName[] => [
   ...(capability.scopes ?? []),
 ];
 
-export const creditKindOf = (capability: Pick<AnyCapability, 'name'>): CreditKind | null =>
-  CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+export const creditKindOf = (capability: Pick<AnyCapability, 'name' | 'price'>): CreditKind | null =>
+  capability.price?.kind ?? CAPABILITY_CREDIT_KINDS[capability.name] ?? null;
+
+/** What one call of the tool costs. */
+export const costOf = (capability: Pick<AnyCapability, 'name' | 'price'>): number => {
+  const kind = creditKindOf(capability);
+  return kind ? creditCost(kind, capability.price?.quantity ?? 1) : 0;
+};
+
+/** Name, tag, cost and JSON Schemas of a tool, as GET /v1/cap and the MCP tool list tell them. */
+export function describeCapability(tool: AnyCapability): CapabilityDescription {
+  return {
+    name: tool.name,
+    tag: `capabilities:${tool.access}`,
+    description: tool.description,
+    cost: costOf(tool),
+    credit_kind: creditKindOf(tool),
+    idempotent: tool.access === 'write',
+    input_schema: tool.jsonSchemas?.input ?? z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }),
+    output_schema: tool.jsonSchemas?.output ?? z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
+  };
+}
 
 /** `loc` of a 422 for this door: the body over HTTP, the step input in a run. */
 function parseInput(capability: AnyCapability, raw: unknown): unknown {
@@ -104,6 +125,8 @@ export function createCapabilityService(deps: {
   logger: Logger;
   credits: Pick<CreditService, 'chargeFor'>;
   tools: readonly AnyCapability[];
+  /** The workspace's own tools (its connectors'), consulted for a name the registry does not hold. */
+  workspaceTools?: WorkspaceToolSource;
 }) {
   const { uow, read, logger, credits } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
@@ -139,6 +162,7 @@ export function createCapabilityService(deps: {
         },
         {
           prepare: async (m: EntityManager) => capability.prepare?.(m),
+          ...(capability.price ? { quantity: capability.price.quantity } : {}),
           ...(chargeKey ? { idempotencyKey: chargeKey, chargeAgainAfterRefund: true } : {}),
         },
       );
@@ -266,32 +290,46 @@ export function createCapabilityService(deps: {
 
   // MCP requires `type: "object"` at the top of a tool's schemas, and OpenAI's and Anthropic's tool
   // calling refuse a union there (and with it every request listing the tool): refused at start-up.
-  const objectSchema = (tool: AnyCapability, io: 'input' | 'output') => {
-    const json = z.toJSONSchema(io === 'input' ? tool.input : tool.output, { io, unrepresentable: 'any' });
-    if (json.type !== 'object' || json.anyOf || json.oneOf || json.allOf) {
-      throw new Error(`capability ${tool.name}: its ${io} schema must be one object at the top, not a union`);
-    }
-    return json;
-  };
   const descriptions: CapabilityDescription[] = deps.tools.map((tool) => {
-    const kind = creditKindOf(tool);
-    return {
-      name: tool.name,
-      tag: `capabilities:${tool.access}`,
-      description: tool.description,
-      cost: kind ? creditCost(kind) : 0,
-      credit_kind: kind,
-      idempotent: tool.access === 'write',
-      input_schema: objectSchema(tool, 'input'),
-      output_schema: objectSchema(tool, 'output'),
-    };
+    const described = describeCapability(tool);
+    for (const io of ['input', 'output'] as const) {
+      const json = described[`${io}_schema`] as Record<string, unknown>;
+      if (json.type !== 'object' || json.anyOf || json.oneOf || json.allOf) {
+        throw new Error(`capability ${tool.name}: its ${io} schema must be one object at the top, not a union`);
+      }
+    }
+    return described;
   });
+  const registryAreas = new Set(deps.tools.map((tool) => tool.name.split('.')[0]));
+  const workspaceToolsOf = async (workspaceId: string): Promise<readonly AnyCapability[]> =>
+    deps.workspaceTools ? deps.workspaceTools.toolsOf(workspaceId) : [];
+
+  /** A tool by name: the registry's, else one of the workspace's own (another workspace's is unknown). */
+  async function find(workspaceId: string, name: string): Promise<AnyCapability | undefined> {
+    const known = byName.get(name);
+    if (known || !name.includes('.')) return known;
+    return (await workspaceToolsOf(workspaceId)).find((tool) => tool.name === name);
+  }
 
   return {
     tools: deps.tools,
 
-    /** Name, tag, cost and JSON Schemas of every tool (GET /v1/cap, the MCP tool list). */
+    /** Name, tag, cost and JSON Schemas of every registry tool (the same for every workspace). */
     describe: (): readonly CapabilityDescription[] => descriptions,
+
+    /** The registry's tools and then the workspace's own (GET /v1/cap, the MCP tool list, runs). */
+    async toolsFor(workspaceId: string): Promise<readonly AnyCapability[]> {
+      const own = await workspaceToolsOf(workspaceId);
+      return own.length === 0 ? deps.tools : [...deps.tools, ...own];
+    },
+
+    /** Every tool's description for one workspace: the registry's, then its connectors'. */
+    async describeFor(workspaceId: string): Promise<readonly CapabilityDescription[]> {
+      const own = await workspaceToolsOf(workspaceId);
+      return own.length === 0 ? descriptions : [...descriptions, ...own.map(describeCapability)];
+    },
+
+    find,
 
     /**
      * Calls a tool for `principal`: 404 for an unknown tool, 403 without its scope, 422 for a bad
@@ -303,8 +341,11 @@ export function createCapabilityService(deps: {
       raw: unknown,
       options: InvokeOptions = {},
     ): Promise<InvokeOutcome> {
-      const capability = byName.get(name);
-      if (!capability) throw new NotFoundError(`Unknown capability ${name}`);
+      const capability = await find(principal.workspaceId, name);
+      if (!capability) {
+        const own = !registryAreas.has(name.split('.')[0]) && deps.workspaceTools?.unknown?.(name);
+        throw own || new NotFoundError(`Unknown capability ${name}`);
+      }
       const missing = scopesFor(capability).find((scope) => !principal.scopes.has(scope));
       if (missing) throw new ForbiddenError(`Missing scope ${missing}`);
       const input = parseInput(capability, raw);

@@ -756,6 +756,63 @@ export interface paths {
      */
     post: operations["capBillingCreditsBalance"];
   };
+  "/v1/cap/{name}": {
+    /**
+     * Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`)
+     * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`), its charge refunded.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["callWorkspaceCapability"];
+  };
+  "/v1/connectors": {
+    /**
+     * List the workspace’s connectors
+     * @description By name; secrets never appear.
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    get: operations["listConnectors"];
+    /**
+     * Register a remote MCP server or an OpenAPI-described HTTP API; its tools become `<name>.<tool>`
+     * @description Lists the remote tools first (MCP `tools/list` over Streamable HTTP; the document’s operations with an operationId) and registers each as the capability `<name>.<tool>` for this workspace only. Secrets in `auth` are sealed and never answered again: reads show the type, a fingerprint and the last 4 characters. The address is judged at connect time (docs/connectors.md).
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    post: operations["createConnector"];
+  };
+  "/v1/connectors/{id}": {
+    /**
+     * Get one connector with its tools, their input schemas and read_only
+     * @description Another workspace’s is 404.
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    get: operations["getConnector"];
+    /**
+     * Delete a connector; its tools are gone at once
+     * @description A later call of one of its tools is 404.
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    delete: operations["deleteConnector"];
+    /**
+     * Rotate a connector’s credentials or change its timeout, response cap or price
+     * @description New credentials are checked by listing the tools again (422 and nothing changed when that fails).
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    patch: operations["updateConnector"];
+  };
+  "/v1/connectors/{id}/refresh": {
+    /**
+     * List the remote tools again; a changed list is a new version
+     * @description A refresh that cannot list or register the tools is 422 and keeps the tools as they were.
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    post: operations["refreshConnector"];
+  };
   "/v1/runs/events": {
     /**
      * Every run’s events in the workspace, live (SSE)
@@ -1068,7 +1125,7 @@ export interface paths {
   "/console/assets/{file}": {
     /**
      * The console’s scripts and style sheet
-     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+     * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, connectors.js, graph.js, credits.js, oauth.js.
      */
     get: operations["getConsoleAsset"];
   };
@@ -1263,7 +1320,7 @@ export interface components {
     };
     ApiKeyCreateRequest: {
       name: string;
-      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approval_policies:manage, approvals:write, billing:read, capabilities:read, capabilities:write, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, schedules:manage, search:read, triggers:manage */
+      /** @description Scope strings; unknown ones are dropped (`temporal:decode`, an operator’s, is a 422). Known: api_keys:manage, approval_policies:manage, approvals:write, billing:read, capabilities:read, capabilities:write, connectors:manage, mcp_tokens:manage, ontology:read, ontology:write, prompt:write, run_callbacks:manage, runs:read, runs:write, schedules:manage, search:read, triggers:manage */
       scopes: string[];
       /**
        * Format: uuid
@@ -1856,7 +1913,7 @@ export interface components {
         /** @description The tenant’s balance; 0 when the account is locked. */
         available: number;
         /** @enum {string} */
-        kind: "ontology.prompt.update" | "ontology.prompt.query" | "ontology.prompt.both" | "ontology.search.hybrid" | "ontology.search.vector" | "ontology.symbol_context" | "worker.embed_node" | "worker.recompute_type" | "worker.person_resolve" | "ontology.communities.refresh_forced";
+        kind: "ontology.prompt.update" | "ontology.prompt.query" | "ontology.prompt.both" | "ontology.search.hybrid" | "ontology.search.vector" | "ontology.symbol_context" | "worker.embed_node" | "worker.recompute_type" | "worker.person_resolve" | "ontology.communities.refresh_forced" | "connector.call";
         /**
          * @description Present when the account is locked.
          * @enum {boolean}
@@ -2852,6 +2909,158 @@ export interface components {
           max_duration_seconds?: number;
         } | null;
       };
+    };
+    Connector: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /** @enum {string} */
+      kind: "mcp" | "http";
+      url: string;
+      auth: components["schemas"]["ConnectorAuthView"];
+      timeout_seconds: number;
+      max_response_bytes: number;
+      credits_per_call: number;
+      /** @description Grows when a refresh changed the tools. */
+      version: number;
+      tools: components["schemas"]["ConnectorTool"][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: date-time */
+      refreshed_at: string;
+    };
+    ConnectorAuthView: {
+      /** @enum {string} */
+      type: "none" | "bearer" | "header" | "oauth_client_credentials";
+      /** @description The first 12 hex digits of the secret’s SHA-256. */
+      fingerprint: string | null;
+      /** @description The secret’s last 4 characters. */
+      last4: string | null;
+      header_name?: string;
+      token_url?: string;
+      client_id?: string;
+      scope?: string;
+    };
+    ConnectorTool: {
+      /** @description The capability’s name, `<connector>.<tool>`; callable as `POST /v1/cap/<name>`. */
+      name: string;
+      /** @description The tool’s (or operationId’s) own name at the remote end. */
+      remote_name: string;
+      description: string;
+      /** @description MCP `readOnlyHint`; HTTP GET and HEAD. A run asks a person before any other. */
+      read_only: boolean;
+      input_schema: {
+        [key: string]: unknown;
+      };
+    };
+    CreateConnectorRequest: {
+      /** @description The tools’ prefix: `<name>.<tool>`. Unique in the workspace; a built-in area (`ontology`, …) is 409. */
+      name: string;
+      /** @enum {string} */
+      kind: "mcp" | "http";
+      /** @description `mcp`: the server’s Streamable HTTP endpoint. */
+      url?: string;
+      /** @description `http`: an OpenAPI 3.0/3.1 document; each operation with an operationId becomes a tool. */
+      openapi?: {
+        [key: string]: unknown;
+      };
+      /** @description `http`: where calls go; default the document’s first server. */
+      base_url?: string;
+      auth?: components["schemas"]["ConnectorAuth"];
+      /**
+       * @description A call’s whole exchange; longer is a failed call `timeout` (default 30).
+       * @default 30
+       */
+      timeout_seconds?: number;
+      /**
+       * @description A larger answer is a failed call `response_too_large` (default 1 MiB).
+       * @default 1048576
+       */
+      max_response_bytes?: number;
+      /**
+       * @description Charged before each call, refunded when it fails (default 1).
+       * @default 1
+       */
+      credits_per_call?: number;
+    };
+    /**
+     * @default {
+     *   "type": "none"
+     * }
+     */
+    ConnectorAuth: OneOf<[{
+      /** @enum {string} */
+      type: "none";
+    }, {
+      /** @enum {string} */
+      type: "bearer";
+      token: string;
+    }, {
+      /** @enum {string} */
+      type: "header";
+      name: string;
+      value: string;
+    }, {
+      /** @enum {string} */
+      type: "oauth_client_credentials";
+      token_url: string;
+      client_id: string;
+      client_secret: string;
+      scope?: string;
+    }]>;
+    ConnectorList: {
+      connectors: ({
+          /** Format: uuid */
+          id: string;
+          name: string;
+          /** @enum {string} */
+          kind: "mcp" | "http";
+          url: string;
+          auth: components["schemas"]["ConnectorAuthView"];
+          timeout_seconds: number;
+          max_response_bytes: number;
+          credits_per_call: number;
+          /** @description Grows when a refresh changed the tools. */
+          version: number;
+          /** Format: date-time */
+          created_at: string;
+          /** Format: date-time */
+          updated_at: string;
+          /** Format: date-time */
+          refreshed_at: string;
+          tool_count: number;
+        })[];
+    };
+    UpdateConnectorRequest: {
+      /** @description Replaces the credentials (rotation); the tools are discovered again. */
+      auth?: OneOf<[{
+        /** @enum {string} */
+        type: "none";
+      }, {
+        /** @enum {string} */
+        type: "bearer";
+        token: string;
+      }, {
+        /** @enum {string} */
+        type: "header";
+        name: string;
+        value: string;
+      }, {
+        /** @enum {string} */
+        type: "oauth_client_credentials";
+        token_url: string;
+        client_id: string;
+        client_secret: string;
+        scope?: string;
+      }]>;
+      /** @description A call’s whole exchange; longer is a failed call `timeout` (default 30). */
+      timeout_seconds?: number;
+      /** @description A larger answer is a failed call `response_too_large` (default 1 MiB). */
+      max_response_bytes?: number;
+      /** @description Charged before each call, refunded when it fails (default 1). */
+      credits_per_call?: number;
     };
     RunEvent: ({
       /** @description Per run, from 1, increasing; the SSE `id:` of the run stream. */
@@ -17383,6 +17592,953 @@ export interface operations {
     };
   };
   /**
+   * Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`)
+   * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`), its charge refunded.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  callWorkspaceCapability: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        name: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /** @example {} */
+        "application/json": {
+          [key: string]: unknown;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result?: unknown;
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such tool in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The remote tool failed (its charge refunded) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * List the workspace’s connectors
+   * @description By name; secrets never appear.
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  listConnectors: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    responses: {
+      /** @description List the workspace’s connectors */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ConnectorList"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Register a remote MCP server or an OpenAPI-described HTTP API; its tools become `<name>.<tool>`
+   * @description Lists the remote tools first (MCP `tools/list` over Streamable HTTP; the document’s operations with an operationId) and registers each as the capability `<name>.<tool>` for this workspace only. Secrets in `auth` are sealed and never answered again: reads show the type, a fingerprint and the last 4 characters. The address is judged at connect time (docs/connectors.md).
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  createConnector: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "tracker",
+         *   "kind": "mcp",
+         *   "url": "https://mcp.example.com/mcp",
+         *   "auth": {
+         *     "type": "bearer",
+         *     "token": "sk-…"
+         *   }
+         * }
+         */
+        "application/json": components["schemas"]["CreateConnectorRequest"];
+      };
+    };
+    responses: {
+      /** @description Register a remote MCP server or an OpenAPI-described HTTP API; its tools become `<name>.<tool>` */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Connector"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `name_reserved` (a built-in area), `name_taken` or `too_many_connectors` */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Get one connector with its tools, their input schemas and read_only
+   * @description Another workspace’s is 404.
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  getConnector: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Get one connector with its tools, their input schemas and read_only */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Connector"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such connector in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Delete a connector; its tools are gone at once
+   * @description A later call of one of its tools is 404.
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  deleteConnector: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Delete a connector; its tools are gone at once */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: never;
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such connector in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Rotate a connector’s credentials or change its timeout, response cap or price
+   * @description New credentials are checked by listing the tools again (422 and nothing changed when that fails).
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  updateConnector: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "auth": {
+         *     "type": "bearer",
+         *     "token": "sk-new…"
+         *   }
+         * }
+         */
+        "application/json": components["schemas"]["UpdateConnectorRequest"];
+      };
+    };
+    responses: {
+      /** @description Rotate a connector’s credentials or change its timeout, response cap or price */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Connector"];
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such connector in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * List the remote tools again; a changed list is a new version
+   * @description A refresh that cannot list or register the tools is 422 and keeps the tools as they were.
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  refreshConnector: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description List the remote tools again; a changed list is a new version */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Connector"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such connector in this workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * Every run’s events in the workspace, live (SSE)
    * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream re-checks its credential with every read and at least every 30 s: once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, `data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). After 1 h it ends with `event: reconnect`, `data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost. Starts live from now; `Last-Event-ID` (the `seq` the client saw last) replays what came after it first. `status`, `agent` and `tag` keep the events of runs in that status (when the event is read), of that agent or carrying that tag. The stream does not end by itself before its lifetime.
    *
@@ -21920,7 +23076,7 @@ export interface operations {
   };
   /**
    * The console’s scripts and style sheet
-   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, graph.js, credits.js, oauth.js.
+   * @description The console's ES modules (Cytoscape.js from the installed package, no CDN) and style sheet: console.css, cytoscape.mjs, app.js, api.js, dom.js, approvals.js, change-sets.js, budgets.js, schema-form.js, merges.js, runs.js, schedules.js, connectors.js, graph.js, credits.js, oauth.js.
    */
   getConsoleAsset: {
     parameters: {

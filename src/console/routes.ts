@@ -27,6 +27,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
       'merges',
       'runs',
       'schedules',
+      'connectors',
       'graph',
       'credits',
       'oauth',

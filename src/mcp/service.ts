@@ -14,6 +14,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallerIdempotencyKey, parseIdempotencyKey } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
+import { describeCapability } from '../capabilities/service';
 import { wireNames } from '../capabilities/wire-names';
 import type { NodeService } from '../graph/node-service';
 import { describeError } from '../platform/api/errors';
@@ -23,6 +24,7 @@ import { PrincipalChanged } from '../platform/db/credential-proof';
 import { ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { API_VERSION } from '../platform/openapi/document';
+import type { McpTool } from './tools';
 import { errorResult, locateInArguments, META, mcpTools, successResult } from './tools';
 
 /** MCP's code for an unknown resource (the specification's `resources/read`, not a JSON-RPC standard code). */
@@ -48,7 +50,7 @@ export interface McpCall {
  * credential is checked on each request anyway; nothing is kept between requests.
  */
 export function createMcpService(deps: {
-  capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke' | 'toolsFor'>;
   nodes: Pick<NodeService, 'get'>;
   logger: Logger;
 }) {
@@ -56,6 +58,13 @@ export function createMcpService(deps: {
   const tools = mcpTools(capabilities.tools, capabilities.describe());
   wireNames(tools.map((tool) => tool.capability)); // throws at start-up when two names would collide
   const byWireName = new Map(tools.map((tool) => [tool.definition.name, tool]));
+  const registryCount = capabilities.tools.length;
+
+  /** The workspace's own tools (its connectors'), after the registry's: looked up on each request. */
+  async function workspaceTools(workspaceId: string): Promise<McpTool[]> {
+    const own = (await capabilities.toolsFor(workspaceId)).slice(registryCount);
+    return own.length === 0 ? [] : mcpTools(own, own.map(describeCapability));
+  }
   // The SDK's Server makes an Ajv instance of its own unless given one (≈ 1 ms a request, the most
   // expensive part of a fresh server); it validates only elicitation answers, which Weft never asks.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
@@ -89,15 +98,17 @@ export function createMcpService(deps: {
     );
 
     // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [...tools, ...(await workspaceTools(principal.workspaceId))]
         .filter((tool) => tool.scopes.every((scope) => principal.scopes.has(scope)))
         .map((tool) => tool.definition),
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const { name, arguments: input, _meta } = request.params;
-      const tool = byWireName.get(name);
+      const tool =
+        byWireName.get(name) ??
+        (await workspaceTools(principal.workspaceId)).find((own) => own.definition.name === name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
       try {
         const outcome = await capabilities.invoke(principal, tool.capability, input ?? {}, {

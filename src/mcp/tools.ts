@@ -56,12 +56,12 @@ export function mcpTools(tools: readonly AnyCapability[], descriptions: readonly
         inputSchema: description.input_schema as Tool['inputSchema'],
         outputSchema: description.output_schema as Tool['outputSchema'],
         annotations: read
-          ? { readOnlyHint: true, openWorldHint: false }
+          ? { readOnlyHint: true, openWorldHint: tool.openWorld === true }
           : {
               readOnlyHint: false,
               destructiveHint: tool.destructive === true,
               idempotentHint: tool.repeatSafe === true,
-              openWorldHint: false,
+              openWorldHint: tool.openWorld === true,
             },
       },
     };

@@ -304,6 +304,11 @@ export const EnvSchema = z.object({
   /** A failed callback is retried after this, then twice as long each time, at most the maximum. */
   RUN_CALLBACK_RETRY_BASE_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryBaseSeconds),
   RUN_CALLBACK_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(LIMITS.runCallbacks.retryMaxSeconds),
+  /**
+   * Connectors (issue 41) meet the run callbacks' address guard at connect time; these ranges are
+   * allowed although private (`10.1.0.0/16`; the tests' `127.0.0.1/32`). 169.254.169.254 never is.
+   */
+  CONNECTOR_ALLOWED_CIDRS: z.string().default(''),
 
   /**
    * Graph versions (issue 31) are kept this many days, then purged daily; `as_of` and the diff

@@ -17,6 +17,9 @@ export const CREDIT_COSTS = {
   // LIMITS.communities.maxNodes nodes and, with a hosted model, re-summarises communities. A pass the
   // schedule decides on, or a refresh without `force`, is free.
   'ontology.communities.refresh_forced': 10,
+  // Not in the contract (issue 41): one call of a connector's remote tool, times the connector's
+  // `credits_per_call` (the quantity; 0–100, default 1).
+  'connector.call': 1,
 } as const satisfies Record<string, number>;
 
 export type CreditKind = keyof typeof CREDIT_COSTS;

@@ -261,6 +261,22 @@ export const LIMITS = {
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)
   // for `retryWindowHours` after it was queued or redelivered; then it is `failed`. Settled deliveries
   // are deleted after `retentionDays` by a daily sweep, `retentionBatch` per transaction.
+  /** Connectors (issue 41): remote MCP servers and HTTP APIs as workspace tools. */
+  connectors: {
+    perWorkspace: 50,
+    toolsPerConnector: 200,
+    urlChars: 2048,
+    openapiBytes: 1024 * 1024,
+    secretChars: 4096,
+    timeoutSeconds: { default: 30, max: 300 },
+    maxResponseBytes: { default: 1024 * 1024, max: 16 * 1024 * 1024 },
+    creditsPerCall: { default: 1, max: 100 },
+    /** The wire name `<connector>_<tool>` travels to model clients: at most this long. */
+    wireNameChars: 64,
+    /** Discovery (tools/list, an OAuth token) at create and refresh. */
+    discoveryTimeoutMs: 15_000,
+    descriptionChars: 1024,
+  },
   runCallbacks: {
     urlChars: 2048,
     timeoutMs: 10_000,

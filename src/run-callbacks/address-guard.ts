@@ -47,10 +47,24 @@ export interface AddressPolicy {
   allowPrivate: boolean;
   /** RUN_CALLBACK_ALLOWED_CIDRS: ranges allowed although private. */
   allowed: BlockList;
+  /** Addresses refused whatever is allowed (connectors: the cloud metadata address). */
+  never?: BlockList;
 }
 
-/** The policy of the configuration's two variables; a malformed CIDR is a configuration error. */
-export function addressPolicy(allowPrivate: boolean, cidrs: string): AddressPolicy {
+/** The cloud metadata address (AWS, GCP, Azure, …): connectors never reach it, whatever is allowed. */
+export const METADATA_ADDRESSES = ['169.254.169.254', 'fd00:ec2::254'] as const;
+
+/**
+ * The policy of the configuration's two variables; a malformed CIDR is a configuration error.
+ * `never` lists addresses refused even when allowed; `variable` names the setting in that error.
+ */
+export function addressPolicy(
+  allowPrivate: boolean,
+  cidrs: string,
+  options: { never?: readonly string[]; variable?: string } = {},
+): AddressPolicy {
+  const never = new BlockList();
+  for (const address of options.never ?? []) never.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
   const allowed = new BlockList();
   for (const cidr of cidrs
     .split(',')
@@ -60,11 +74,11 @@ export function addressPolicy(allowPrivate: boolean, cidrs: string): AddressPoli
     const family = isIP(address ?? '');
     const prefix = Number(bits);
     if (!family || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) {
-      throw new Error(`RUN_CALLBACK_ALLOWED_CIDRS: '${cidr}' is not a CIDR range`);
+      throw new Error(`${options.variable ?? 'RUN_CALLBACK_ALLOWED_CIDRS'}: '${cidr}' is not a CIDR range`);
     }
     allowed.addSubnet(address!, prefix, family === 4 ? 'ipv4' : 'ipv6');
   }
-  return { allowPrivate, allowed };
+  return { allowPrivate, allowed, ...(options.never?.length ? { never } : {}) };
 }
 
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4; null for any other. */
@@ -79,11 +93,12 @@ function mappedIPv4(address: string): string | null {
 
 /** Why `address` (an IP literal) may not be called under `policy`, or null when it may. */
 export function addressRefusal(address: string, policy: AddressPolicy): string | null {
-  if (policy.allowPrivate) return null;
   const family = isIP(address);
-  if (family === 0) return `${address} is not an IP address`;
+  if (family === 0) return policy.allowPrivate ? null : `${address} is not an IP address`;
   const v4 = family === 4 ? address : mappedIPv4(address);
   const [checked, type] = v4 ? [v4, 'ipv4' as const] : [address, 'ipv6' as const];
+  if (policy.never?.check(checked, type)) return `${address} is never reachable (a cloud metadata address)`;
+  if (policy.allowPrivate) return null;
   if (!PRIVATE.check(checked, type) || policy.allowed.check(checked, type)) return null;
   return `${address} is a private, loopback, link-local or reserved address`;
 }

@@ -122,7 +122,7 @@ export function createRunScheduleFires(deps: {
           }
           try {
             // Checked again: a tool or the identity's scopes may have changed since the schedule was saved.
-            runs.validate(principal, schedule.runTemplate);
+            await runs.validate(principal, schedule.runTemplate);
             // In a savepoint: a refusal undoes the run alone, and the refusal is still recorded.
             const run = await m.transaction((inner) =>
               runs.dispatchWithin(inner, principal, request as DispatchRunRequest, { scheduleId }),

@@ -66,9 +66,9 @@ export function createRunScheduleService(deps: {
   }
 
   /** The run as `POST /v1/runs` checks it, with the scopes its runs will act with; issues located under `run`. */
-  function checkTemplate(principal: Pick<Principal, 'scopes'>, template: RunTemplate) {
+  async function checkTemplate(principal: Pick<Principal, 'scopes' | 'workspaceId'>, template: RunTemplate) {
     try {
-      runs.validate(principal, template);
+      await runs.validate(principal, template);
     } catch (error) {
       if (!(error instanceof ValidationFailedError)) throw error;
       const issues = (error.detail as ValidationIssue[]).map((issue) => ({
@@ -85,9 +85,9 @@ export function createRunScheduleService(deps: {
    * run tools it could not dispatch itself. The caller did not send it, so a lack is a 403; a `run` the
    * caller sends is refused as `POST /v1/runs` refuses it (400).
    */
-  function checkMayRunKept(principal: Pick<Principal, 'scopes'>, template: RunTemplate) {
+  async function checkMayRunKept(principal: Pick<Principal, 'scopes' | 'workspaceId'>, template: RunTemplate) {
     try {
-      checkTemplate(principal, template);
+      await checkTemplate(principal, template);
     } catch (error) {
       // `validate`'s one 400 is a scope the steps need and the credential lacks.
       if (!(error instanceof BadRequestError)) throw error;
@@ -127,10 +127,10 @@ export function createRunScheduleService(deps: {
   const read = async (schedule: RunSchedule) => scheduleRow(schedule, await describeRunSchedule(temporal, schedule.id));
 
   return {
-    create(principal: Principal, body: CreateRunScheduleRequest): Promise<RunScheduleRow> {
+    async create(principal: Principal, body: CreateRunScheduleRequest): Promise<RunScheduleRow> {
       checkMayDispatch(principal, 'creating one');
       checkOften(body);
-      checkTemplate(principal, body.run);
+      await checkTemplate(principal, body.run);
       return commit(principal, async (m) => {
         if ((await repo.countSchedules(m)) >= LIMITS.schedules.perWorkspace) {
           throw new ConflictError({
@@ -166,7 +166,7 @@ export function createRunScheduleService(deps: {
      * (and needs runs:write); pausing or changing the note needs the manage scope alone, so a narrow
      * credential can still stop a schedule.
      */
-    update(principal: Principal, id: string, body: UpdateRunScheduleRequest): Promise<RunScheduleRow> {
+    async update(principal: Principal, id: string, body: UpdateRunScheduleRequest): Promise<RunScheduleRow> {
       const takesOver =
         body.cron !== undefined ||
         body.interval !== undefined ||
@@ -176,10 +176,10 @@ export function createRunScheduleService(deps: {
         body.paused === false;
       if (takesOver) checkMayDispatch(principal, 'changing when or what it runs, or resuming it,');
       checkOften(body);
-      if (body.run) checkTemplate(principal, body.run);
+      if (body.run) await checkTemplate(principal, body.run);
       return commit(principal, async (m) => {
         const current = await mustFind(m, id);
-        if (takesOver && !body.run) checkMayRunKept(principal, current.runTemplate);
+        if (takesOver && !body.run) await checkMayRunKept(principal, current.runTemplate);
         await repo.updateSchedule(m, id, {
           cron: body.cron ?? (body.interval !== undefined ? null : undefined),
           intervalSeconds: body.interval ?? (body.cron !== undefined ? null : undefined),
@@ -204,7 +204,7 @@ export function createRunScheduleService(deps: {
       checkMayDispatch(principal, 'triggering one');
       const { row: schedule, event } = await uow(scopeOf(principal), async (m) => {
         const current = await mustFind(m, id);
-        checkMayRunKept(principal, current.runTemplate);
+        await checkMayRunKept(principal, current.runTemplate);
         if (actsAs(current, principal)) return { row: current, event: undefined };
         await repo.updateSchedule(m, id, { principal: freeze(principal) });
         return changed(m, id);

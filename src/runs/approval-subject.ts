@@ -57,7 +57,7 @@ async function respondInsteadOfStep(m: EntityManager, approval: RunApproval, mes
  * input, or a RESPOND instead of it), chained into the run's audit, and wakes the run after commit.
  */
 export function runStepApprovals(deps: {
-  capabilities: Pick<CapabilityService, 'tools'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'toolsFor'>;
   wake: (executionId: string, reason: WakeReason) => Promise<void>;
   /** The approval rules' input filters, for judging an edited input (NM-4). */
   filters?: Pick<FilterPool, 'evaluate'>;
@@ -89,7 +89,11 @@ export function runStepApprovals(deps: {
       // Issue 32 part 2: an edit is checked against the tool's schema, a RESPOND is for an llm run.
       if (body.input !== undefined) {
         const step = { tool: found.tool, input: body.input, requires_approval: false };
-        const issues = stepIssues(toolsByName(), step, 0, ['body']);
+        // A connector's tool is the workspace's own: looked up beside the registry's.
+        const known = toolsByName().has(found.tool)
+          ? toolsByName()
+          : new Map((await deps.capabilities.toolsFor(run.workspaceId)).map((tool) => [tool.name, tool]));
+        const issues = stepIssues(known, step, 0, ['body']);
         if (issues.length > 0) throw new ValidationFailedError(issues);
       }
       // NM-4: the edit runs as the dispatcher, so the rules judge it as they would the step's own input.

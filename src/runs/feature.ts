@@ -155,7 +155,7 @@ export const runsFeature = {
     temporal: TemporalHandle;
     logger: Logger;
     onClose: (hook: () => Promise<void>) => void;
-    services: { capabilities: Pick<CapabilityService, 'tools'> };
+    services: { capabilities: Pick<CapabilityService, 'tools' | 'toolsFor'> };
   }) => {
     // Judging an approval's edit may run a rule's input filter (NM-4); workers start only when one does.
     const filters = createFilterPool();

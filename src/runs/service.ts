@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import * as approvals from '../approvals/repository';
 import { approvalRows } from '../approvals/views';
+import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopesFor } from '../capabilities/service';
@@ -70,7 +71,7 @@ export function createRunService(deps: {
   uow: UnitOfWork;
   outbox: Pick<OutboxRelay, 'kick' | 'delivered'>;
   temporal: Pick<TemporalHandle, 'workflows'>;
-  capabilities: Pick<CapabilityService, 'tools'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'toolsFor'>;
   logger: Logger;
   /** Carried to the workflow in the dispatch event (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds: number;
@@ -101,17 +102,37 @@ export function createRunService(deps: {
    * The checks of `POST /v1/runs` beyond its schema: known tools, inputs their schemas accept (422),
    * and scopes the dispatching credential holds (400). Webhook triggers run them on their template.
    */
-  function validate(principal: Pick<Principal, 'scopes'>, body: RunTemplate): void {
+  function validateWith(
+    principal: Pick<Principal, 'scopes'>,
+    body: RunTemplate,
+    known: ReadonlyMap<string, AnyCapability>,
+  ): void {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
-    const issues = planned.flatMap((step, at) => stepIssues(tools, step, at));
+    const issues = planned.flatMap((step, at) => stepIssues(known, step, at));
     if (issues.length > 0) throw new ValidationFailedError(issues);
-    checkScopes(principal, planned);
+    checkScopes(principal, planned, known);
+  }
+
+  /** `validateWith` against the registry's tools and the workspace's own (its connectors'). */
+  async function validate(principal: Pick<Principal, 'scopes' | 'workspaceId'>, body: RunTemplate): Promise<void> {
+    validateWith(principal, body, await toolsKnownTo(principal.workspaceId, body));
+  }
+
+  /** The registry's tools, and the workspace's own (its connectors') when a step names one of those. */
+  async function toolsKnownTo(workspaceId: string, body: RunTemplate): Promise<ReadonlyMap<string, AnyCapability>> {
+    const planned = body.agent === 'playbook' ? body.input.steps : [];
+    if (planned.every((step) => tools.has(step.tool))) return tools;
+    return new Map((await capabilities.toolsFor(workspaceId)).map((tool) => [tool.name, tool]));
   }
 
   /** 400 when the credential lacks a scope one of the steps' tools needs. */
-  function checkScopes(principal: Pick<Principal, 'scopes'>, planned: readonly PlaybookStep[]): void {
+  function checkScopes(
+    principal: Pick<Principal, 'scopes'>,
+    planned: readonly PlaybookStep[],
+    known: ReadonlyMap<string, AnyCapability> = tools,
+  ): void {
     const missing = planned
-      .flatMap((step) => scopesFor(tools.get(step.tool)!))
+      .flatMap((step) => scopesFor(known.get(step.tool)!))
       .find((scope) => !principal.scopes.has(scope));
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
@@ -325,7 +346,7 @@ export function createRunService(deps: {
 
     /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
     async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
-      validate(principal, body);
+      await validate(principal, body);
       const written = await write(m, principal, body, origin);
       return { response: written.response, after: () => afterDispatch(principal.workspaceId, written) };
     },
@@ -340,7 +361,7 @@ export function createRunService(deps: {
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      validate(principal, body);
+      await validate(principal, body);
       if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
       const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
       await afterDispatch(principal.workspaceId, written);
@@ -359,13 +380,14 @@ export function createRunService(deps: {
         const plan = await planRerun(m, earlier, body);
         const planned = plan.template.agent === 'playbook' ? plan.template.input.steps : [];
         const executed = planned.slice(plan.fromStep);
+        const known = await toolsKnownTo(principal.workspaceId, plan.template);
         const issues = executed.flatMap((step, at) => {
           const stepNo = plan.fromStep + at;
           const overridden = body.input_overrides?.[String(stepNo)] !== undefined;
-          return stepIssues(tools, step, stepNo, overridden ? ['body', 'input_overrides', String(stepNo)] : undefined);
+          return stepIssues(known, step, stepNo, overridden ? ['body', 'input_overrides', String(stepNo)] : undefined);
         });
         if (issues.length > 0) throw new ValidationFailedError(issues);
-        checkScopes(principal, executed);
+        checkScopes(principal, executed, known);
         return write(m, principal, plan.template, { rerun: { ...plan, earlierId: earlier.id } });
       });
       await afterDispatch(principal.workspaceId, written);

@@ -126,7 +126,7 @@ type Prepared =
  */
 export function createStepRunner(deps: {
   uow: UnitOfWork;
-  capabilities: Pick<CapabilityService, 'invoke'>;
+  capabilities: Pick<CapabilityService, 'invoke' | 'find'>;
   /** Kicked after a step that finished its run, so its callbacks leave at once. */
   outbox?: Pick<OutboxRelay, 'kick'>;
   /** Evaluates the approval rules' input filters, under the trigger filters' budget (issue 32). */
@@ -134,6 +134,9 @@ export function createStepRunner(deps: {
 }) {
   const { uow, capabilities } = deps;
   const resolveInput = createStepInputResolver(deps);
+  /** Whether the step's tool asks a person when no rule names it (a connector's write tool). */
+  const byDefault = async (workspaceId: string, tool: string) =>
+    (await capabilities.find(workspaceId, tool))?.approvalByDefault === true;
 
   /**
    * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
@@ -200,7 +203,8 @@ export function createStepRunner(deps: {
     let decision = step.policyDecision;
     if (!decision) {
       // The filters run in their worker pool, outside any transaction.
-      const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent }, deps.filters);
+      const approvalByDefault = await byDefault(workspaceId, step.tool);
+      const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent, approvalByDefault }, deps.filters);
       decision = await uow({ workspaceId }, (m) => stepRepo.recordPolicyDecision(m, executionId, stepNo, fresh));
     }
     if (decision.action !== 'block') return { action: decision.action, version: decision.version };
@@ -246,6 +250,7 @@ export function createStepRunner(deps: {
           (await decideStepWithoutFilters(rulesFromRow(read.also.rules as Parameters<typeof rulesFromRow>[0]), {
             ...step,
             agent: run.agent,
+            approvalByDefault: await byDefault(workspaceId, step.tool),
           }));
         if (decision && !step.policyDecision) fresh = decision;
         if (decision?.action !== 'allow') {

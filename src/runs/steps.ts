@@ -31,7 +31,7 @@ const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
  */
 export function createRunSteps(deps: {
   uow: UnitOfWork;
-  capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe'>;
+  capabilities: Pick<CapabilityService, 'tools' | 'invoke' | 'describe' | 'find' | 'toolsFor' | 'describeFor'>;
   /** The llm agent's model: the local planner, or OpenAI tool calling when OPENAI_API_KEY is set. */
   agentModel: AgentModel;
   /**
@@ -52,12 +52,16 @@ export function createRunSteps(deps: {
   const runner = createStepRunner(deps);
   const stepApprovals = createStepApprovals({ uow, afterCommit });
   const budgetWait = createBudgetWait({ uow, afterCommit });
-  const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
-  const describedTools: AgentTool[] = capabilities.describe().map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    inputSchema: tool.input_schema as Record<string, unknown>,
-  }));
+  /** The tools a run of the workspace may use: the registry's and its connectors'. */
+  const toolsOf = async (workspaceId: string) => {
+    const tools = new Map((await capabilities.toolsFor(workspaceId)).map((tool) => [tool.name, tool]));
+    const described: AgentTool[] = (await capabilities.describeFor(workspaceId)).map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.input_schema as Record<string, unknown>,
+    }));
+    return { tools, described };
+  };
 
   return {
     /** QUEUED → RUNNING; answers the plan (step numbers and approvals) and the run's status. */
@@ -136,6 +140,7 @@ export function createRunSteps(deps: {
       // leaves a finished run as it is and answers its status.
       if (seen.ended) return { kind: 'final', answer: '' };
       const { run, history } = seen;
+      const { tools, described: describedTools } = await toolsOf(workspaceId);
       // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
       const callable = (name: string) => {
         const tool = tools.get(name);
@@ -167,7 +172,8 @@ export function createRunSteps(deps: {
           executionId,
           tool: move.tool,
           input: move.input,
-          requiresApproval: policy === 'all' || (policy === 'writes' && tool?.access === 'write'),
+          requiresApproval:
+            policy === 'all' || (policy === 'writes' && (tool?.access === 'write' || tool?.approvalByDefault === true)),
           error: refusal ? { code: 'invalid_tool_call', message: refusal, step: null } : null,
         });
         if (refusal) {

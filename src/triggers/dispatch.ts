@@ -43,7 +43,7 @@ export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' 
     const template = trigger.runTemplate;
     try {
       // Checked again: a tool or the creator's scopes may have changed since the trigger was saved.
-      runs.validate(principal, template);
+      await runs.validate(principal, template);
       // The event rides in the run's input beside the template's own fields (the steps read theirs).
       const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
       // In a savepoint: whatever fails in there (a refusal, or a statement Postgres rejects, such as

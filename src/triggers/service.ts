@@ -67,9 +67,9 @@ export function createTriggerService(deps: {
   }
 
   /** The template as `POST /v1/runs` checks it, with the credential the runs will act as. */
-  function checkTemplate(principal: Pick<Principal, 'scopes'>, template: RunTemplate) {
+  async function checkTemplate(principal: Pick<Principal, 'scopes' | 'workspaceId'>, template: RunTemplate) {
     try {
-      runs.validate(principal, template);
+      await runs.validate(principal, template);
     } catch (error) {
       // Located under `run`, where the trigger's body carries the template.
       if (error instanceof ValidationFailedError) {
@@ -115,7 +115,7 @@ export function createTriggerService(deps: {
     async create(principal: Principal, body: CreateTriggerRequest): Promise<TriggerRow & { secret: string }> {
       checkMayDispatch(principal);
       checkFilter(body.event_filter?.expression);
-      checkTemplate(principal, body.run);
+      await checkTemplate(principal, body.run);
       const id = randomUUID();
       const scheme = body.signature?.scheme ?? 'weft';
       const secret = secretFor(scheme, body.signature);
@@ -163,11 +163,11 @@ export function createTriggerService(deps: {
         body.event_filter !== undefined;
       if (takesOver) checkMayDispatch(principal);
       checkFilter(body.event_filter?.expression);
-      if (body.run) checkTemplate(principal, body.run);
+      if (body.run) await checkTemplate(principal, body.run);
       return uow(scopeOf(principal), async (m) => {
         const current = await mustFind(m, id);
         // The kept template is checked against the caller's scopes too: they are what its runs will have.
-        if (takesOver && !body.run) checkTemplate(principal, current.runTemplate);
+        if (takesOver && !body.run) await checkTemplate(principal, current.runTemplate);
         const scheme = body.signature?.scheme ?? current.signatureScheme;
         // A new scheme needs a secret of its kind: given, or generated as a rotation would.
         const rotating =
@@ -223,7 +223,7 @@ export function createTriggerService(deps: {
         const current = await mustFind(m, id);
         // Counted only for a trigger the caller can see, so another workspace cannot spend its budget.
         await deps.limiter.admitRedelivery(current.id);
-        checkTemplate(principal, current.runTemplate);
+        await checkTemplate(principal, current.runTemplate);
         const trigger = { ...current, principal: freeze(principal) };
         await repo.updateTrigger(m, id, { principal: trigger.principal });
         const original = await repo.findDelivery(m, id, deliveryId);

@@ -79,10 +79,10 @@ describe('the service registry (src/app/services.ts)', () => {
     const registry = createServiceRegistry(counted(FEATURES, calls), kernel());
     expect(calls.size, 'nothing is built before it is asked for').to.equal(0);
 
-    // `runs` needs the capability registry, which needs credits, and the run callbacks: asking for it
-    // builds those four only.
+    // `runs` needs the capability registry, which needs credits and the connectors (the workspace's
+    // own tools), and the run callbacks: asking for it builds those five only.
     const runs = registry.services.runs;
-    expect([...calls.keys()].sort()).to.deep.equal(['capabilities', 'credits', 'runCallbacks', 'runs']);
+    expect([...calls.keys()].sort()).to.deep.equal(['capabilities', 'connectors', 'credits', 'runCallbacks', 'runs']);
     expect(registry.services.runs).to.equal(runs);
 
     registry.buildAll();

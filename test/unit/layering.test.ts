@@ -63,6 +63,11 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
     prompt: 'ontology.ask and ontology.remember run the prompt pipeline',
     search: 'ontology.search',
   },
+  connectors: {
+    capabilities: 'a connector’s remote tools are capabilities of its workspace',
+    credits: 'a connector’s write tool charges before its call and refunds on failure',
+    'run-callbacks': 'connectors reach out through the run callbacks’ address guard',
+  },
   'change-sets': {
     approvals: 'a staged set is an approval subject (the port, its outcome schemas)',
     graph: 'applying a set writes nodes and edges through the graph’s writes',

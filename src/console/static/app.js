@@ -1,5 +1,6 @@
 import { api, credential, whenUnauthorized } from './api.js';
 import { approvalsView } from './approvals.js';
+import { connectorsView } from './connectors.js';
 import { creditsView } from './credits.js';
 import { fill } from './dom.js';
 import { graphView } from './graph.js';
@@ -12,6 +13,7 @@ const VIEWS = {
   merges: mergesView,
   runs: runsView,
   schedules: schedulesView,
+  connectors: connectorsView,
   graph: graphView,
   credits: creditsView,
 };

@@ -10,6 +10,8 @@ export const SCOPES = [
   'billing:read',
   'capabilities:read',
   'capabilities:write',
+  // Registering remote MCP servers and HTTP APIs whose tools the workspace's agents and runs call.
+  'connectors:manage',
   'mcp_tokens:manage',
   'ontology:read',
   'ontology:write',
