@@ -143,6 +143,8 @@ export async function run(args: string[]): Promise<void> {
   // The issue's second measure: a parent that starts a 1-step child and waits for it, against the two
   // runs dispatched one after the other by a client.
   await ensureSearchAttributes(runtime.temporal);
+  // The worker process also runs bench/runs.ts's anchor workflows, on a queue of their own.
+  service.env.BENCH_ANCHOR_TASK_QUEUE = `${service.env.TEMPORAL_TASK_QUEUE}-anchor`;
   const worker = await forkWorker(service.env);
   const balance = { tool: 'billing.credits_balance', input: {} };
   const oneStep = { agent: 'playbook', input: { steps: [balance] } };
