@@ -77,6 +77,22 @@ describe('webhook triggers: management (issue 13)', () => {
     expect(Buffer.from(row.secret_sealed, 'base64').toString('hex')).not.to.contain(hex);
   });
 
+  it('answers a template with tags, a concurrency key and a budget as it was saved', async () => {
+    const { api_key } = await newTenant();
+    const run = {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance', input: {} }] },
+      tags: ['nightly'],
+      concurrency: { key: 'import', limit: 1 },
+      budget: { max_steps: 3 },
+    };
+    const trigger = await newTrigger(api_key, { run });
+    const read = await as(api_key).get(`/v1/triggers/${trigger.id}`);
+    expect(read.status, read.text).to.equal(200);
+    expect(read.body.run).to.deep.include({ tags: ['nightly'], budget: { max_steps: 3 } });
+    expect(read.body.run.concurrency).to.include({ key: 'import', limit: 1 });
+  });
+
   it('refuses a bad slug (422), a bad filter or template (422); a name used elsewhere is no conflict', async () => {
     const { api_key } = await newTenant();
     const other = await newTenant();

@@ -4419,22 +4419,7 @@ export interface components {
       event_filter: {
         expression: string;
       } | null;
-      run: {
-        /** @enum {string} */
-        agent: "playbook" | "llm";
-        input: {
-          [key: string]: unknown;
-        };
-        /** @description The budget each run it dispatches gets (issue 40 item 4). */
-        budget?: {
-          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
-          max_credits?: number;
-          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
-          max_steps?: number;
-          /** @description The most wall time since its first step started, waits for approvals included. */
-          max_duration_seconds?: number;
-        };
-      };
+      run: components["schemas"]["RunTemplate"];
       signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time
@@ -4554,22 +4539,7 @@ export interface components {
       event_filter: {
         expression: string;
       } | null;
-      run: {
-        /** @enum {string} */
-        agent: "playbook" | "llm";
-        input: {
-          [key: string]: unknown;
-        };
-        /** @description The budget each run it dispatches gets (issue 40 item 4). */
-        budget?: {
-          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
-          max_credits?: number;
-          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
-          max_steps?: number;
-          /** @description The most wall time since its first step started, waits for approvals included. */
-          max_duration_seconds?: number;
-        };
-      };
+      run: components["schemas"]["RunTemplate"];
       signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time
@@ -4605,22 +4575,7 @@ export interface components {
       event_filter: {
         expression: string;
       } | null;
-      run: {
-        /** @enum {string} */
-        agent: "playbook" | "llm";
-        input: {
-          [key: string]: unknown;
-        };
-        /** @description The budget each run it dispatches gets (issue 40 item 4). */
-        budget?: {
-          /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
-          max_credits?: number;
-          /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
-          max_steps?: number;
-          /** @description The most wall time since its first step started, waits for approvals included. */
-          max_duration_seconds?: number;
-        };
-      };
+      run: components["schemas"]["RunTemplate"];
       signature: components["schemas"]["TriggerSignature"];
       /**
        * Format: date-time

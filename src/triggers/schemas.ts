@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FILTER_RESULTS } from '../filters/filter';
 import { LIMITS } from '../rules/limits';
-import { RunBudget, RunTemplate } from '../runs/schemas';
+import { RunTemplate } from '../runs/schemas';
 import { SIGNATURE_SCHEMES } from './schemes';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -92,11 +92,8 @@ export const TriggerRow = z
     slug: z.string(),
     enabled: z.boolean(),
     event_filter: z.object({ expression: z.string() }).nullable(),
-    run: z.object({
-      agent: z.enum(['playbook', 'llm']),
-      input: z.record(z.string(), z.unknown()),
-      budget: RunBudget.optional().describe('The budget each run it dispatches gets (issue 40 item 4).'),
-    }),
+    // Everything the template holds (tags, concurrency, budget, flow …), as it was validated at save.
+    run: RunTemplate,
     signature: z.object({ scheme: Scheme }).meta({ id: 'TriggerSignature' }),
     previous_secret_expires_at: timestamp
       .nullable()
