@@ -38,7 +38,8 @@ async function main() {
       },
     },
   });
-  if (!run.data) throw new Error(JSON.stringify(run.error));
+  // 202 with the run (200 with an estimate answers only `?dry_run=true`).
+  if (!run.data || !('execution_id' in run.data)) throw new Error(JSON.stringify(run.error));
   const executionId = run.data.execution_id;
   const pending = await waitFor(async () => {
     const approvals = await weft.GET('/v1/approvals', { params: { query: { status: 'pending' } } });

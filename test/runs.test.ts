@@ -127,16 +127,23 @@ describe('runs: a playbook run (contract 4.4, 2.10)', () => {
   });
 
   it('fails the run at a refused step with {code, message, step}, charging nothing for it', async () => {
-    const { api_key, tenant_id } = await newTenant(0);
+    // Admitted with the credit its search needs (issue 43 item 4), then the balance is spent elsewhere
+    // while the run waits for its first step's approval: the search is refused when it runs.
+    const { api_key, user_jwt, tenant_id } = await newTenant(1);
     const client = as(api_key);
     const dispatched = await client.post(
       '/v1/runs',
       playbook([
-        { tool: 'billing.credits_balance' },
+        { tool: 'billing.credits_balance', requires_approval: true },
         { tool: 'ontology.search', input: { query: 'billing' } },
         { tool: 'billing.credits_balance' },
       ]),
     );
+    expect(dispatched.status, dispatched.text).to.equal(202);
+    const approval = await pendingApproval(client, dispatched.body.execution_id);
+    await getStack().ownerDataSource.query(`UPDATE tenants SET credit_balance = 0 WHERE id = $1`, [tenant_id]);
+    const approved = await as(user_jwt).post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+    expect(approved.status, approved.text).to.equal(200);
     const run = await finished(client, dispatched.body.execution_id);
     expect(run.status).to.equal('FAILED');
     expect(run.error).to.include({ code: 'insufficient_credits', step: 1 });

@@ -832,7 +832,7 @@ export interface paths {
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
@@ -1919,6 +1919,10 @@ export interface components {
          * @enum {boolean}
          */
         locked?: true;
+        /** @description A run refused at dispatch: its estimate (`credits`, `steps`, `complete`), as `?dry_run=true` shows it. */
+        estimate?: {
+          [key: string]: unknown;
+        };
       };
     };
     PromptRequest: {
@@ -3495,6 +3499,26 @@ export interface components {
       /** @description The user ids who may vote (members of the workspace), or `any_member`. */
       from: string[] | "any_member";
     }) | null;
+    RunEstimate: {
+      estimate: {
+        /** @description What the playbook’s steps cost together at their tools’ prices now. */
+        credits: number;
+        steps: ({
+            step_no: number;
+            tool: string;
+            credits: number;
+            /** @enum {string|null} */
+            credit_kind: "ontology.prompt.update" | "ontology.prompt.query" | "ontology.prompt.both" | "ontology.search.hybrid" | "ontology.search.vector" | "ontology.symbol_context" | "worker.embed_node" | "worker.recompute_type" | "worker.person_resolve" | "ontology.communities.refresh_forced" | "connector.call" | null;
+          })[];
+        /** @description false for an llm run (the model chooses its calls) or one whose steps start child runs. */
+        complete: boolean;
+      };
+      /** @description The tenant’s balance now (0 when the account is locked). */
+      balance: number;
+      locked: boolean;
+      /** @description Whether a dispatch now would be admitted: the balance pays the estimate. */
+      affordable: boolean;
+    };
     DispatchRunResponse: {
       /** Format: uuid */
       execution_id: string;
@@ -18733,13 +18757,15 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */
   dispatchRun: {
     parameters: {
       query?: {
+        /** @description `true`: check the body and answer 200 with the estimate against the balance; nothing is dispatched. */
+        dry_run?: "true" | "false";
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
@@ -18771,6 +18797,16 @@ export interface operations {
       };
     };
     responses: {
+      /** @description `?dry_run=true`: the checks passed; the estimate, nothing dispatched */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RunEstimate"];
+        };
+      };
       /** @description Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow */
       202: {
         headers: {
@@ -18797,6 +18833,16 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The balance cannot pay the playbook’s priced steps (`estimate` in the body); nothing was dispatched */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
         };
         content: {
           "application/json": components["schemas"]["ErrorBody"];

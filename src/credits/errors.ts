@@ -8,6 +8,8 @@ export interface InsufficientCreditsDetail {
   kind: CreditKind;
   /** Present when the account is locked: nothing can be charged whatever the balance. */
   locked?: true;
+  /** A run refused at admission (issue 43 item 4): what its steps would cost, step by step. */
+  estimate?: object;
 }
 
 /** 402 with the body of knowledge-graph-service-api.md §7 / interfaces.md; a locked account reports `available: 0`. */

@@ -1,7 +1,8 @@
-import { defineRoute } from '../platform/api/route';
+import { defineRoute, RouteAnswer } from '../platform/api/route';
 import { TOO_MANY_STREAMS } from '../platform/api/sse';
 import { LIMITS } from '../rules/limits';
 import { RerunRequest } from './control-schemas';
+import { DispatchQuery, RunEstimateResponse } from './estimate-schemas';
 import { RunEvent, RunEventsHeaders, WorkspaceEventsQuery } from './event-schemas';
 import type { RunEventStreams } from './event-stream';
 import {
@@ -63,7 +64,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points ' +
       `into the step (\`body.input.steps.2.input.query\`). At most ${LIMITS.runs.maxSteps} steps. A step with ` +
       '`requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their ' +
-      'capability costs when they run. A `runs.dispatch` step starts a child run, acting as this run’s ' +
+      'capability costs when they run; a playbook whose priced steps cost more than the balance is refused at ' +
+      'dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. ' +
+      'A `runs.dispatch` step starts a child run, acting as this run’s ' +
       'credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most ' +
       `${LIMITS.runs.maxDepth} levels below its root (deeper fails the step: 422 \`run_depth_exceeded\`). ` +
       '`idempotency_key` is per workspace: a repeat answers the earlier ' +
@@ -92,15 +95,22 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       },
       idempotency_key: 'nightly-review-2026-11-23',
     },
+    query: DispatchQuery,
     response: DispatchRunResponse,
     errors: {
+      200: {
+        description: '`?dry_run=true`: the checks passed; the estimate, nothing dispatched',
+        body: RunEstimateResponse,
+      },
       400: "The credential lacks a scope one of the steps' tools needs",
+      402: 'The balance cannot pay the playbook’s priced steps (`estimate` in the body); nothing was dispatched',
       409: `idempotency_key_reused: this idempotency_key was used with another request body; or ${concurrencyRefused}`,
     },
     // The run and its stored principal are written in one unit of work, which awaits the credential's proof:
     // a dispatch may start from a remembered principal (issue 27); the workflow starts after that commit.
     recallable: true,
-    handler: ({ auth, body }) => runs.dispatch(auth, body),
+    handler: async ({ auth, body, query }) =>
+      query.dry_run ? new RouteAnswer(200, await runs.estimate(auth, body)) : runs.dispatch(auth, body),
   }),
   defineRoute({
     method: 'post',

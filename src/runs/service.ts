@@ -17,16 +17,18 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { LIMITS } from '../rules/limits';
 import type { RunCallbackService } from '../run-callbacks/service';
-import { auditApproval } from './approval-audit';
 import { chainOf, lineageOf } from './audit-chain';
 import { inheritedBudget, recordBudget, spentBy } from './budget';
 import { budgetApprovalRow, budgetApprovalsOf } from './budget-approvals';
+import { cancelTree, cancelWithin } from './cancel';
 import type { RunLineage } from './children';
 import { cancelDescendants } from './children';
 import { admit } from './concurrency';
 import { lockConcurrencyKey, recordControl } from './concurrency-repository';
 import type { RerunRequest } from './control-schemas';
 import type { RunExecution } from './entities';
+import type { RunEstimate } from './estimate';
+import { estimateAgainstBalance, estimateRun, refuseUnaffordable } from './estimate';
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
@@ -56,6 +58,8 @@ export interface DispatchOrigin {
   rerun?: RerunPlan & { earlierId: string };
   /** The run whose step dispatched it (`children.ts`), its tree's root and its depth. */
   lineage?: RunLineage;
+  /** Refused with 402 unless the balance pays it (issue 43 item 4); a repeat of an earlier dispatch is not. */
+  estimate?: RunEstimate;
 }
 
 /**
@@ -114,8 +118,13 @@ export function createRunService(deps: {
   }
 
   /** `validateWith` against the registry's tools and the workspace's own (its connectors'). */
-  async function validate(principal: Pick<Principal, 'scopes' | 'workspaceId'>, body: RunTemplate): Promise<void> {
-    validateWith(principal, body, await toolsKnownTo(principal.workspaceId, body));
+  async function validate(
+    principal: Pick<Principal, 'scopes' | 'workspaceId'>,
+    body: RunTemplate,
+  ): Promise<ReadonlyMap<string, AnyCapability>> {
+    const known = await toolsKnownTo(principal.workspaceId, body);
+    validateWith(principal, body, known);
+    return known;
   }
 
   /** The registry's tools, and the workspace's own (its connectors') when a step names one of those. */
@@ -231,6 +240,7 @@ export function createRunService(deps: {
       const repeat = await findEarlier();
       if (repeat) return repeat;
     }
+    if (origin.estimate) await refuseUnaffordable(m, principal.tenantId, origin.estimate);
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
     const inserted = await executionRepo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -294,31 +304,6 @@ export function createRunService(deps: {
     return { response, dispatched, cancelled };
   }
 
-  /**
-   * Cancels a run in the caller's transaction: idempotent for a cancelled run, 409 for one that
-   * finished otherwise; its pending approvals are cancelled into its chain. `releaseSlot` as for
-   * `executionRepo.cancelExecution`.
-   */
-  async function cancelWithin(m: EntityManager, executionId: string, releaseSlot = true) {
-    const found = await executionRepo.mustFindExecution(m, executionId);
-    if (found.status === 'CANCELLED') return { run: found, started: false };
-    const pending = (await approvals.approvalsOf(m, executionId)).filter((approval) => approval.status === 'pending');
-    if (!(await executionRepo.cancelExecution(m, executionId, releaseSlot))) {
-      throw new ConflictError({ error: 'run_finished', status: found.status, message: 'The run has finished' });
-    }
-    for (const approval of pending) await auditApproval(m, approval.id);
-    await executionRepo.recordFinished(m, executionId);
-    // A run that waited for a concurrency slot never started its workflow: nothing to wake.
-    return { run: await executionRepo.mustFindExecution(m, executionId), started: !found.heldStart };
-  }
-
-  /** A cancel and its unfinished descendants' (`children.ts`), in the caller's transaction; and what to wake. */
-  async function cancelTree(m: EntityManager, executionId: string) {
-    const { run, started } = await cancelWithin(m, executionId);
-    const below = await cancelDescendants(m, executionId, (tx, id) => cancelWithin(tx, id));
-    return { run, woken: started ? [executionId, ...below] : below };
-  }
-
   /** After a cancel's commit: wake the cancelled runs; their callbacks, and the starts their slots went to, leave. */
   async function afterCancel(workspaceId: string, woken: readonly string[]): Promise<void> {
     await Promise.all(woken.map((id) => wake(id, 'cancelled')));
@@ -346,8 +331,8 @@ export function createRunService(deps: {
 
     /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
     async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
-      await validate(principal, body);
-      const written = await write(m, principal, body, origin);
+      const estimate = estimateRun(body, await validate(principal, body));
+      const written = await write(m, principal, body, { ...origin, estimate });
       return { response: written.response, after: () => afterDispatch(principal.workspaceId, written) };
     },
 
@@ -357,13 +342,20 @@ export function createRunService(deps: {
       return { summary: summaryOf(run), after: () => afterCancel(workspaceId, woken) };
     },
 
+    /** `POST /v1/runs?dry_run=true`: the dispatch's checks and its estimate against the balance; nothing written. */
+    async estimate(principal: Principal, body: DispatchRunRequest) {
+      const estimate = estimateRun(body, await validate(principal, body));
+      if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
+      return uow(scopeOf(principal), (m) => estimateAgainstBalance(m, principal.tenantId, estimate));
+    },
+
     /** Hands committed `run.dispatched` events of a workspace to the relay. */
     kick: (workspaceId: string) => outbox.kick(workspaceId),
 
     async dispatch(principal: Principal, body: DispatchRunRequest): Promise<DispatchRunResponse> {
-      await validate(principal, body);
+      const estimate = estimateRun(body, await validate(principal, body));
       if (body.callback) deps.callbacks?.checkDispatchCallback(body.callback);
-      const written = await uow(scopeOf(principal), (m) => write(m, principal, body));
+      const written = await uow(scopeOf(principal), (m) => write(m, principal, body, { estimate }));
       await afterDispatch(principal.workspaceId, written);
       return written.response;
     },

@@ -31,6 +31,12 @@ const InsufficientCredits = z
       available: z.number().int().describe('The tenant’s balance; 0 when the account is locked.'),
       kind: z.enum(CREDIT_KINDS as [CreditKind, ...CreditKind[]]),
       locked: z.literal(true).optional().describe('Present when the account is locked.'),
+      estimate: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          'A run refused at dispatch: its estimate (`credits`, `steps`, `complete`), as `?dry_run=true` shows it.',
+        ),
     }),
   })
   .meta({ id: 'InsufficientCredits' });
