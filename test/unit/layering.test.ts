@@ -138,6 +138,7 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
   runs: {
     approvals: 'a run’s step is an approval subject; runs request, audit and expire its approvals',
     capabilities: 'a step invokes a capability',
+    credits: 'a dispatch is admitted only when the balance pays its priced steps',
     filters: 'the approval rules’ input filters, judged before a step runs',
     'run-callbacks': 'a dispatch’s callbacks and the run.finished notification',
     tenancy: 'the reconciler sweeps workspaces',
