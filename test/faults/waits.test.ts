@@ -8,6 +8,7 @@ import {
   dispatchRun,
   expectNothingLostOrDoubled,
   inspectRuns,
+  loadPlan,
   newLoadTenant,
 } from '../helpers/fault-runs';
 import { describeExits, report } from '../helpers/fault-stack';
@@ -41,6 +42,38 @@ async function dispatchWaiting(http: FaultHttp, tenant: LoadTenant, wait: 'sleep
   });
   if (answer.status !== 202) throw new Error(`dispatch answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return { executionId: answer.body.execution_id, tenant, tag, approval: false, via: 'http' } as LoadRun;
+}
+
+/** A run that starts a child needing approval (the load plan) and waits for it; its execution id. */
+async function dispatchParent(http: FaultHttp, tenant: LoadTenant): Promise<string> {
+  const tag = `fault-parent-${randomUUID()}`;
+  const answer = await http.retrying(tenant.owner.api_key, 'POST', '/v1/runs', {
+    agent: 'playbook',
+    input: {
+      steps: [
+        { tool: 'runs.dispatch', input: loadPlan(tag, true) },
+        { tool: 'runs.wait', input: { execution_id: { $from: 'steps[0].output.execution_id' } } },
+      ],
+    },
+    idempotency_key: tag,
+  });
+  if (answer.status !== 202) throw new Error(`dispatch answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return answer.body.execution_id as string;
+}
+
+/** The child a parent waits on, once the parent waits: a load run tagged as its plan's session. */
+async function childWaitedOn(http: FaultHttp, tenant: LoadTenant, parentId: string): Promise<LoadRun> {
+  return eventually(
+    async () => {
+      const read = await http.send(tenant.owner.api_key, 'GET', `/v1/runs/${parentId}`);
+      if (read.body?.status !== 'WAITING') return undefined;
+      const childId = read.body.steps[0].output.execution_id as string;
+      const childRead = await http.send(tenant.owner.api_key, 'GET', `/v1/runs/${childId}`);
+      const tag = childRead.body.input.steps[1].input.name as string;
+      return { executionId: childId, tenant, tag, approval: true, via: 'http' } as LoadRun;
+    },
+    { what: 'the parent to wait for its child', timeoutMs: 120_000, intervalMs: 200 },
+  );
 }
 
 /** The waitpoint of a run's first step once the run waits on it: its id and token. */
@@ -79,7 +112,7 @@ async function waitsOnceEach(runs: LoadRun[]) {
   return wrong;
 }
 
-describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints and for another run', function () {
+describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints, another run or a child', function () {
   this.timeout(600_000);
   const fault = faultStackForSuite();
 
@@ -93,12 +126,18 @@ describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints and 
     const watching = await Promise.all(
       Array.from({ length: 2 }, () => dispatchWaiting(http, tenant, awaited.executionId)),
     );
+    // A parent waits (runs.wait, the id by $from) for the child it started, which waits for a person.
+    const parent = await dispatchParent(http, tenant);
     const points = await Promise.all(waiting.map((run) => waitpointOf(http, run)));
     await Promise.all([...sleeping, ...watching].map((run) => waitpointOf(http, run)));
+    const child = await childWaitedOn(http, tenant, parent);
 
     await stack.replaceWorker(0);
-    report('injected: worker SIGKILL while 4 runs sleep (20 s), 4 wait for their waitpoints, 2 for another run');
+    report(
+      'injected: worker SIGKILL while 4 runs sleep (20 s), 4 wait for waitpoints, 2 for another run, 1 for its child',
+    );
     const approved = await approve(http, awaited, Date.now() + 120_000);
+    const childApproved = await approve(http, child, Date.now() + 120_000);
     // Completed while the replacement picks the runs up: half by key, half by their one-time tokens.
     const completions = await Promise.all(
       points.map((point, at) =>
@@ -111,11 +150,12 @@ describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints and 
       ),
     );
     const runs = [...sleeping, ...waiting, ...watching];
-    const findings = await inspectRuns(http, owner(), [...runs, awaited], Date.now() + 240_000);
+    const findings = await inspectRuns(http, owner(), [...runs, awaited, child], Date.now() + 240_000);
     report(`found:\n${describeFindings(findings, http)}\n${describeExits(stack)}`);
 
     expect(completions.map((answer) => answer.status)).to.deep.equal([200, 200, 200, 200]);
     expect(approved.status).to.equal(200);
+    expect(childApproved.status).to.equal(200);
     expectNothingLostOrDoubled(findings, http);
     expect(await waitsOnceEach(runs)).to.deep.equal([]);
     // Each runs.wait step's output is the awaited run's outcome.
@@ -123,6 +163,20 @@ describe('fault: the worker SIGKILLed while runs sleep, wait for waitpoints and 
       const read = await http.send(tenant.owner.api_key, 'GET', `/v1/runs/${run.executionId}`);
       expect(read.body.steps[0].output).to.include({ execution_id: awaited.executionId, status: 'SUCCEEDED' });
     }
+    // The parent finished once, with its one child's outcome: no second child across the kill.
+    const ended = await eventually(
+      async () => {
+        const read = await http.send(tenant.owner.api_key, 'GET', `/v1/runs/${parent}`);
+        return ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(read.body?.status) ? read.body : undefined;
+      },
+      { what: 'the parent to finish', timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(ended.status).to.equal('SUCCEEDED');
+    expect(ended.steps[1].output).to.include({ execution_id: child.executionId, status: 'SUCCEEDED' });
+    const children = await http.send(tenant.owner.api_key, 'GET', `/v1/runs?parent=${parent}`);
+    expect(children.body.runs.map((run: { execution_id: string }) => run.execution_id)).to.deep.equal([
+      child.executionId,
+    ]);
   });
 });
 
