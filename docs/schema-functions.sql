@@ -484,6 +484,40 @@ AS $function$
     UNION ALL
     SELECT 'credits_refunded', kind, '', sum(amount)::float8
       FROM credit_ledger WHERE amount > 0 AND linked_event_id IS NOT NULL GROUP BY kind
+    UNION ALL
+    -- Issue 43 item 5: runs waiting to start (QUEUED), over the workspaces that have any, as
+    -- percentiles and the top 5 by a hash of the workspace id (never the id itself).
+    SELECT 'runs_queued_workspaces', q, '', v FROM (
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY n) AS p50,
+             percentile_cont(0.95) WITHIN GROUP (ORDER BY n) AS p95, max(n)::float8 AS mx
+        FROM (SELECT count(*)::float8 AS n FROM run_executions WHERE status = 'QUEUED' GROUP BY workspace_id) w
+    ) s CROSS JOIN LATERAL (VALUES ('p50', s.p50), ('p95', s.p95), ('max', s.mx)) AS v(q, v) WHERE v IS NOT NULL
+    UNION ALL
+    SELECT 'runs_queued_top', rank::text, hash, n FROM (
+      SELECT row_number() OVER (ORDER BY count(*) DESC, workspace_id) AS rank,
+             left(md5(workspace_id::text), 12) AS hash, count(*)::float8 AS n
+        FROM run_executions WHERE status = 'QUEUED' GROUP BY workspace_id
+    ) t WHERE rank <= 5
+    UNION ALL
+    -- How long runs created in the last 15 minutes waited from dispatch to their first step's start.
+    SELECT 'runs_start_delay', q, '', v FROM (
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50,
+             percentile_cont(0.95) WITHIN GROUP (ORDER BY d) AS p95, max(d) AS mx
+        FROM (SELECT extract(epoch FROM min(s.started_at) - e.created_at)::float8 AS d
+                FROM run_executions e JOIN run_steps s ON s.execution_id = e.id AND s.workspace_id = e.workspace_id
+               WHERE e.created_at > now() - interval '15 minutes' AND s.started_at IS NOT NULL
+               GROUP BY e.id, e.created_at) r
+    ) s CROSS JOIN LATERAL (VALUES ('p50', s.p50), ('p95', s.p95), ('max', s.mx)) AS v(q, v) WHERE v IS NOT NULL
+    UNION ALL
+    SELECT 'runs_start_delay_top', rank::text, hash, p95 FROM (
+      SELECT row_number() OVER (ORDER BY percentile_cont(0.95) WITHIN GROUP (ORDER BY d) DESC, workspace_id) AS rank,
+             left(md5(workspace_id::text), 12) AS hash, percentile_cont(0.95) WITHIN GROUP (ORDER BY d) AS p95
+        FROM (SELECT e.workspace_id, extract(epoch FROM min(s.started_at) - e.created_at)::float8 AS d
+                FROM run_executions e JOIN run_steps s ON s.execution_id = e.id AND s.workspace_id = e.workspace_id
+               WHERE e.created_at > now() - interval '15 minutes' AND s.started_at IS NOT NULL
+               GROUP BY e.workspace_id, e.id, e.created_at) r
+       GROUP BY workspace_id
+    ) t WHERE rank <= 5
   $function$;
 
 -- weft_name_matches(text,text,text,integer,boolean): SECURITY DEFINER (past RLS); the app role may execute: yes

@@ -13,7 +13,7 @@ import { capClient } from './helpers/cap';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { scheduleGone } from './helpers/run-schedules';
-import { finished } from './helpers/runs';
+import { finished, runUntil } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -307,6 +307,16 @@ describe('outbox event contracts', function () {
     });
     expect(decided.status, decided.text).to.equal(200);
     expect((await client.post(`/v1/runs/${waiting.body.execution_id}/cancel`)).status).to.equal(200);
+    // A waitpoint settled (issue 40 item 3): a run waits for an outside answer, which is given.
+    const held = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'run.wait_for', input: { name: 'contracts', timeout_seconds: 600 } }] },
+    });
+    const point = await runUntil(client, held.body.execution_id, (body) => body.status === 'WAITING', 'the wait');
+    const completed = await client.post(`/v1/waitpoints/${point.steps[0].output.waitpoint_id}/complete`, {
+      output: { ok: true },
+    });
+    expect(completed.status, completed.text).to.equal(200);
     const cap = capClient(t.api_key);
     const { session_id } = (await cap('agent.start_session')).body.result;
     await cap('agent.end_session', { session_id, outcome: 'failed', error_signature: 'TypeError: x' });

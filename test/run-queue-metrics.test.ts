@@ -45,7 +45,7 @@ describe('run queue metrics (issue 43 item 5)', function () {
     const text = await eventually(
       async () => {
         const latest = await (await fetch(`${getStack().baseUrl}/metrics`)).text();
-        return latest.includes(`workspace_hash="${hash}"`) ? latest : undefined;
+        return latest.includes(`hash="${hash}"`) ? latest : undefined;
       },
       { what: 'a snapshot that counts the queued runs', timeoutMs: 30_000, intervalMs: 500 },
     );

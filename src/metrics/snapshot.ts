@@ -68,7 +68,7 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
   const queuedTop = gauge(
     'weft_runs_queued_top',
     'The workspaces with the most runs waiting to start, by rank and a hash of the workspace id.',
-    ['rank', 'workspace_hash'],
+    ['rank', 'hash'],
   );
   const startDelay = gauge(
     'weft_run_start_delay_seconds',
@@ -78,7 +78,7 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
   const startDelayTop = gauge(
     'weft_run_start_delay_top_seconds',
     'The workspaces whose runs waited longest to start (p95, last 15 minutes), by rank and a hash of the id.',
-    ['rank', 'workspace_hash'],
+    ['rank', 'hash'],
   );
   const age = gauge('weft_metrics_snapshot_age_seconds', 'How old the figures above are.');
 
@@ -115,11 +115,10 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
       else if (row.family === 'credits_pending') byKind.pending.set(row.label_a, value);
       else if (row.family === 'credits_refunded') byKind.refunded.set(row.label_a, value);
       else if (row.family === 'runs_queued_workspaces') queued.set({ quantile: row.label_a }, value);
-      else if (row.family === 'runs_queued_top')
-        queuedTop.set({ rank: row.label_a, workspace_hash: row.label_b }, value);
+      else if (row.family === 'runs_queued_top') queuedTop.set({ rank: row.label_a, hash: row.label_b }, value);
       else if (row.family === 'runs_start_delay') startDelay.set({ quantile: row.label_a }, value);
       else if (row.family === 'runs_start_delay_top') {
-        startDelayTop.set({ rank: row.label_a, workspace_hash: row.label_b }, value);
+        startDelayTop.set({ rank: row.label_a, hash: row.label_b }, value);
       }
     }
     const kinds = new Set([...byKind.reserved.keys(), ...byKind.pending.keys(), ...byKind.refunded.keys()]);
