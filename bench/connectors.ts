@@ -15,30 +15,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { startMcpRemote } from '../test/helpers/remote-tools';
-import type { Measurement } from './lib/measure';
-import { markdownTable, numberOption, percentile } from './lib/measure';
+import { markdownTable, numberOption, timeEach } from './lib/measure';
 import { bootBenchService } from './lib/servers';
-
-async function timeEach(name: string, count: number, operation: (i: number) => Promise<unknown>) {
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  for (let i = 0; i < count; i++) {
-    const t0 = process.hrtime.bigint();
-    await operation(i);
-    latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: 1,
-    count,
-    rps: count / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
-  } satisfies Measurement;
-}
 
 export async function run(args: string[]): Promise<void> {
   const count = numberOption(args, 'calls', 300);
@@ -80,8 +58,9 @@ export async function run(args: string[]): Promise<void> {
     await direct(i);
     await runtime.services.capabilities.invoke(principal, 'tracker.lookup_issue', { id: i });
   }
-  const anchor = await timeEach('SDK client: connect, tools/call, close (anchor)', count, direct);
-  const subject = await timeEach('capability layer: tracker.lookup_issue (a step’s call)', count, (i) =>
+  const calls = Array.from({ length: count }, (_, i) => i);
+  const anchor = await timeEach('SDK client: connect, tools/call, close (anchor)', calls, direct);
+  const subject = await timeEach('capability layer: tracker.lookup_issue (a step’s call)', calls, (i) =>
     runtime.services.capabilities.invoke(principal, 'tracker.lookup_issue', { id: i }, { chargeKey: `bench:${i}` }),
   );
 

@@ -19,31 +19,8 @@ import type { AddressInfo } from 'node:net';
 import type { Principal } from '../src/platform/auth/principal';
 import { SCOPES } from '../src/platform/auth/scopes';
 import { finishExecution } from '../src/runs/execution-repository';
-import type { Measurement } from './lib/measure';
-import { markdownTable, numberOption, percentile } from './lib/measure';
+import { markdownTable, numberOption, timeEach } from './lib/measure';
 import { bootBenchService } from './lib/servers';
-
-/** Times `operation` once per item, one at a time. */
-async function timeEach<T>(name: string, items: readonly T[], operation: (item: T) => Promise<unknown>) {
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  for (const item of items) {
-    const t0 = process.hrtime.bigint();
-    await operation(item);
-    latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: 1,
-    count: latencies.length,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
-  } satisfies Measurement;
-}
 
 export async function run(args: string[]): Promise<void> {
   const count = numberOption(args, 'runs', 300);

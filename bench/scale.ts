@@ -17,13 +17,11 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import type { RunWorkflowResult } from '../src/runs/workflow';
-import { runWorkflowId } from '../src/runs/workflow';
 import type { WeftProcess } from '../test/helpers/weft-process';
 import { startApiProcess, startWorkerProcess } from '../test/helpers/weft-process';
 import type { Measurement } from './lib/measure';
 import { measure, numberOption } from './lib/measure';
+import { runResult } from './lib/run-worker';
 import { bootBenchService } from './lib/servers';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -62,18 +60,6 @@ async function pollersReady(client: Client, queue: string, count: number, worker
     if (dead) throw new Error(`a worker process exited:\n${dead.output()}`);
     if (Date.now() > deadline) throw new Error(`${count} workers did not poll ${queue} within 180 s`);
     await sleep(250);
-  }
-}
-
-async function runResult(client: Client, executionId: string): Promise<RunWorkflowResult> {
-  const handle = client.workflow.getHandle(runWorkflowId(executionId));
-  for (;;) {
-    try {
-      return (await handle.result()) as RunWorkflowResult;
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      await sleep(2);
-    }
   }
 }
 
