@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { BudgetLimit, BudgetLimits, BudgetSpent } from '../approvals/schemas';
 import { affectedRows, queryFirst } from '../platform/db/query';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
-import { LIMITS } from '../rules/limits';
+import { RUN_TREE_SQL } from './children';
 import type { RunExecution, RunStep } from './entities';
 
 // Issue 40 item 4: a run's budget, what it has spent, and whether its next step fits. The budget
@@ -12,12 +12,7 @@ import type { RunExecution, RunStep } from './entities';
  * The runs whose spend counts against a run's budget (`$1`: the run): the run and its descendants, the
  * runs its steps started through `runs.dispatch` (children.ts), theirs, and so on.
  */
-export const BUDGET_RUNS_SQL = `WITH RECURSIVE tree (id, level) AS (
-    SELECT $1::uuid, 0
-    UNION ALL
-    SELECT e.id, t.level + 1 FROM run_executions e JOIN tree t ON e.parent_execution_id = t.id
-    WHERE t.level < ${LIMITS.runs.maxDepth}
-  ) SELECT id FROM tree`;
+export const BUDGET_RUNS_SQL = `${RUN_TREE_SQL} SELECT id FROM tree`;
 
 /**
  * What the run has spent: credits its steps were charged, the tool steps it started (a rerun's reused

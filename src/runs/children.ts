@@ -40,20 +40,26 @@ export async function childLineage(m: EntityManager, parentId: string): Promise<
 }
 
 /**
+ * The run `$1` (level 0) and every run below it (children, theirs, …, each one level more), as `tree
+ * (id, status, level)`: the one walk of a run's descendants, for its cancel and its budget's spend.
+ */
+export const RUN_TREE_SQL = `WITH RECURSIVE tree (id, status, level) AS (
+    SELECT id, status, 0 FROM run_executions WHERE id = $1::uuid
+    UNION ALL
+    SELECT e.id, e.status, t.level + 1 FROM run_executions e JOIN tree t ON e.parent_execution_id = t.id
+    WHERE t.level < ${LIMITS.runs.maxDepth}
+  )`;
+
+/**
  * Every unfinished run below `executionId` (children, theirs, …), parents before their children.
  * A finished child's own children are found too: a child that ended leaves its runs behind.
  */
 export const unfinishedDescendants = (m: EntityManager, executionId: string) =>
   queryRows<{ id: string }>(
     m,
-    `WITH RECURSIVE tree (id, status, level) AS (
-       SELECT id, status, 1 FROM run_executions WHERE parent_execution_id = $1
-       UNION ALL
-       SELECT e.id, e.status, t.level + 1 FROM run_executions e JOIN tree t ON e.parent_execution_id = t.id
-       WHERE t.level < $2
-     )
-     SELECT id FROM tree WHERE status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY level`,
-    [executionId, LIMITS.runs.maxDepth],
+    `${RUN_TREE_SQL}
+     SELECT id FROM tree WHERE level > 0 AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') ORDER BY level`,
+    [executionId],
   ).then((rows) => rows.map((row) => row.id));
 
 /**
