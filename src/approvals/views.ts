@@ -11,6 +11,20 @@ export const resolvedCredential = (approval: RunApproval) =>
     : null;
 
 /** A step's approval as the API shows it, with its votes (issue 32 part 4). */
+/**
+ * What an approval of a subject other than a step shows where a step's shows its rule, deadline and
+ * votes (a change-set's, a budget's): none of them, one spelling for every such subject.
+ */
+export const WITHOUT_RULE = {
+  policy_decision: null,
+  approvers: null,
+  deadline: null,
+  expires_at: null,
+  escalations: 0,
+  expired: false,
+  votes: [],
+} as const satisfies Partial<ApprovalRow>;
+
 export const approvalRow = (approval: RunApproval, votes: readonly ApprovalVote[] = []): ApprovalRow => ({
   approval_id: approval.id,
   subject: 'run_step',

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { ApprovalRow, ChangeSetOutcome, ChangeSetStatus, ResolveApprovalRequest } from '../approvals/schemas';
 import type { ApprovalSubject } from '../approvals/subject';
+import { WITHOUT_RULE } from '../approvals/views';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { iso } from '../platform/dates';
@@ -26,13 +27,7 @@ export const changeSetApprovalRow = (row: ChangeSetRecord): ApprovalRow => ({
   resolved_by_credential: row.resolved_by_credential,
   requested_at: iso(row.created_at),
   resolved_at: iso(row.resolved_at),
-  policy_decision: null,
-  approvers: null,
-  deadline: null,
-  expires_at: null,
-  escalations: 0,
-  expired: false,
-  votes: [],
+  ...WITHOUT_RULE,
 });
 
 /** The change-sets whose approval has `status` (all of them without one), newest first. */

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { ApprovalStatus, CredentialKind } from '../approvals/entities';
 import type { ApprovalRow, BudgetLimit, BudgetLimits, BudgetSpent } from '../approvals/schemas';
+import { WITHOUT_RULE } from '../approvals/views';
 import { iso } from '../platform/dates';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { BudgetOverrun } from './budget';
@@ -161,13 +162,7 @@ export const budgetApprovalRow = (row: BudgetApprovalRecord): ApprovalRow => ({
     : null,
   requested_at: row.requested_at.toISOString(),
   resolved_at: iso(row.resolved_at),
-  policy_decision: null,
-  approvers: null,
-  deadline: null,
-  expires_at: null,
-  escalations: 0,
-  expired: false,
-  votes: [],
+  ...WITHOUT_RULE,
   budget: {
     limits: row.budget,
     spent: row.spent,
