@@ -56,6 +56,7 @@ export function createApp(runtime: Runtime): Koa {
     authenticator: runtime.authenticator,
     rateLimiter,
     validateResponses: RESPONSE_VALIDATION ?? NODE_ENV !== 'production',
+    standby: runtime.standby !== undefined,
   });
 
   app.use(requestContext());

@@ -14,6 +14,8 @@ import type { Config } from '../platform/config';
 import type { Sealer } from '../platform/crypto/sealer';
 import { createSealer } from '../platform/crypto/sealer';
 import type { PoolRole } from '../platform/db/data-source';
+import type { Standby } from '../platform/db/standby';
+import { createStandby } from '../platform/db/standby';
 import type { ScopedRead, Statement, UnitOfWork } from '../platform/db/unit-of-work';
 import { createScopedRead, createStatement, createUnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
@@ -46,6 +48,8 @@ export interface Kernel {
   read: ScopedRead;
   /** One statement with no scope set: only for statements that are their own scope (definer functions). */
   statement: Statement;
+  /** The standby the read routes read from (DATABASE_REPLICA_URL; the API's only), when configured. */
+  standby?: Standby;
   jwt: JwtService;
   usage: UsageRecorder;
   authenticator: Authenticator;
@@ -81,7 +85,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
   const dataSource = await createAppDataSource(config, role).initialize();
   const unobservePool = observePool(dataSource, role);
   const temporal = await connectTemporal(config);
-  const uow = createUnitOfWork(dataSource);
+  const standby = role === 'api' ? await connectStandby(config, logger) : undefined;
+  const uow = createUnitOfWork(dataSource, standby);
   const jwt = createJwtService(config);
   const usage = createUsageRecorder({ uow, logger, intervalMs: config.USAGE_FLUSH_INTERVAL_MS });
   const outbox = createOutboxRelay({
@@ -92,7 +97,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     // Rows held up by a Temporal outage leave as soon as it answers again (issue 44 item 6).
     temporalAnswers: () => temporalAnswers(temporal, LIMITS.outbox.temporalProbeMs),
   });
-  const read = createScopedRead(dataSource);
+  const read = createScopedRead(dataSource, standby);
   const kernel: Kernel = {
     config,
     logger,
@@ -100,6 +105,7 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
     uow,
     read,
     statement: createStatement(dataSource),
+    standby,
     jwt,
     usage,
     authenticator: createAuthenticator({ dataSource, jwt, usage }),
@@ -148,7 +154,29 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
       await registry.close();
       await temporal.connection.close();
       unobservePool();
+      await standby?.dataSource.destroy();
       await dataSource.destroy();
     },
   };
+}
+
+/**
+ * The standby's pool, when DATABASE_REPLICA_URL is set. One that cannot be reached at boot is left out
+ * (logged): the primary serves every read, as without a standby, until the next start.
+ */
+async function connectStandby(config: Config, logger: Logger): Promise<Standby | undefined> {
+  if (!config.DATABASE_REPLICA_URL) return undefined;
+  try {
+    const source = await createAppDataSource(
+      { ...config, DATABASE_URL: config.DATABASE_REPLICA_URL },
+      'api',
+    ).initialize();
+    return createStandby(source, (error) => logger.warn({ err: error }, 'standby read failed; read from the primary'));
+  } catch (error) {
+    logger.error(
+      { err: error },
+      'the standby (DATABASE_REPLICA_URL) cannot be reached: every read goes to the primary',
+    );
+    return undefined;
+  }
 }

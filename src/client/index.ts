@@ -17,12 +17,30 @@ export type { FollowOptions, RunEvent } from './run-events';
 export { followRun, followWorkspaceRuns, StreamCredentialError } from './run-events';
 export type { components, operations, paths };
 
+/**
+ * Read-your-writes with a standby (DATABASE_REPLICA_URL): the client sends back the WAL position its
+ * last write answered, so a read right after it sees it. Without a standby no write answers one.
+ */
+const READ_AFTER = 'Weft-Read-After';
+
 export function createWeftClient(options: WeftClientOptions) {
-  return createClient<paths>({
+  const client = createClient<paths>({
     baseUrl: options.baseUrl,
     headers: { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers },
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  let lastWrite: string | undefined;
+  client.use({
+    onRequest({ request }) {
+      if (lastWrite && !request.headers.has(READ_AFTER)) request.headers.set(READ_AFTER, lastWrite);
+      return request;
+    },
+    onResponse({ response }) {
+      lastWrite = response.headers.get(READ_AFTER) ?? lastWrite;
+      return response;
+    },
+  });
+  return client;
 }
 
 export type WeftClient = ReturnType<typeof createWeftClient>;

@@ -4737,6 +4737,8 @@ export interface components {
     RequestId: string;
     /** @description The client’s `X-Correlation-Id` when it sent a uuid, else a fresh one; follows the work into audit rows. */
     CorrelationId: string;
+    /** @description With a standby (DATABASE_REPLICA_URL) only: the WAL position of this request’s last write. Send it back as `Weft-Read-After` and the next read sees the write (read-your-writes). */
+    WriteLsn: string;
     /** @description Seconds after which a retry may succeed. */
     RetryAfter: number;
     /** @description The scheme to authenticate with: `Bearer realm="weft"`. */
@@ -5057,6 +5059,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["ApiKeyCreateResponse"];
@@ -5311,6 +5314,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["ApiKeyRow"];
@@ -5544,6 +5548,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["MintMCPTokenResponse"];
@@ -5801,6 +5806,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["McpTokenCreateResponse"];
@@ -5940,6 +5946,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: never;
       };
@@ -6286,6 +6293,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["OAuthConsentResponse"];
@@ -6533,6 +6541,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: never;
       };
@@ -6765,6 +6774,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["OntologyConfig"];
@@ -6901,6 +6911,10 @@ export interface operations {
         limit?: number;
         offset?: number | null;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description List live nodes, oldest first */
@@ -7031,6 +7045,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["NodeResponse"];
@@ -7171,6 +7186,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["DeleteNodesByTypeResponse"];
@@ -7286,6 +7302,10 @@ export interface operations {
         workspace_id?: string;
         limit?: number;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description Name typeahead: exact matches first, then by importance; free */
@@ -7397,6 +7417,10 @@ export interface operations {
         include_embedding?: "true" | "false";
         /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
         as_of?: string;
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
       path: {
         node_id: string;
@@ -7520,6 +7544,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["NodeResponse"];
@@ -7645,6 +7670,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["NodeResponse"];
@@ -7780,6 +7806,10 @@ export interface operations {
         /** @description `next_cursor` of the previous page. */
         cursor?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
       path: {
         node_id: string;
       };
@@ -7899,6 +7929,10 @@ export interface operations {
         /** @description `next_cursor` of the previous page. */
         cursor?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description Nodes and edges added, changed and removed between two instants, paged */
@@ -8012,6 +8046,10 @@ export interface operations {
         workspace_id?: string;
         limit?: number;
         offset?: number | null;
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
     };
     responses: {
@@ -8142,6 +8180,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["EdgeResponse"];
@@ -8284,6 +8323,10 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to; defaults to the caller’s. */
         workspace_id?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
       path: {
         edge_id: string;
       };
@@ -8406,6 +8449,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["EdgeResponse"];
@@ -8508,6 +8552,10 @@ export interface operations {
         workspace_id?: string;
         max_supernodes?: number;
         group_by?: "type" | "type_path" | "community";
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
     };
     responses: {
@@ -8617,6 +8665,10 @@ export interface operations {
       query?: {
         workspace_id?: string;
         top_hubs_limit?: number;
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
     };
     responses: {
@@ -8733,6 +8785,10 @@ export interface operations {
         /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
         as_of?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description The bidirectional subgraph around a node or the best name match */
@@ -8847,6 +8903,10 @@ export interface operations {
         /** @description Answer as the graph stood at this instant (ISO 8601 with an offset; a change within its millisecond counts as before it). 422 before the version retention horizon. */
         as_of?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description Every node within `degrees` hops and every live edge between them */
@@ -8955,6 +9015,10 @@ export interface operations {
       query?: {
         workspace_id?: string;
         kind?: "node" | "edge";
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
     };
     responses: {
@@ -9065,6 +9129,10 @@ export interface operations {
         workspace_id?: string;
         /** @description When a node type and an edge type share the name; node first by default. */
         kind?: "node" | "edge";
+      };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
       path: {
         name: string;
@@ -9201,6 +9269,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["PromptResponse"];
@@ -9382,6 +9451,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "text/event-stream": string;
@@ -9677,6 +9747,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["MergeDecisionResponse"];
@@ -9839,6 +9910,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["MergeDecisionResponse"];
@@ -10113,6 +10185,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["UnmergeResponse"];
@@ -10504,6 +10577,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["HybridSearchResponse"];
@@ -10677,6 +10751,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["NodeResponse"][];
@@ -10848,6 +10923,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["CommunityRefreshResponse"];
@@ -10991,6 +11067,10 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description The workspace’s communities */
@@ -11121,6 +11201,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["SymbolContextResponse"];
@@ -11339,6 +11420,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["CodeIngestResponse"];
@@ -11843,6 +11925,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -12028,6 +12111,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -12219,6 +12303,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -12409,6 +12494,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -12595,6 +12681,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -12774,6 +12861,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -12976,6 +13064,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -13164,6 +13253,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -13342,6 +13432,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -13529,6 +13620,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -13715,6 +13807,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -13926,6 +14019,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -14125,6 +14219,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -14365,6 +14460,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -14585,6 +14681,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -14764,6 +14861,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -14938,6 +15036,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -15119,6 +15218,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -15322,6 +15422,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -15514,6 +15615,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -15757,6 +15859,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -15979,6 +16082,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -16207,6 +16311,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -16458,6 +16563,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -16664,6 +16770,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -16839,6 +16946,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -17031,6 +17139,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -17224,6 +17333,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -17438,6 +17548,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
         };
@@ -17604,6 +17715,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
           /** @description The Idempotency-Key sent, or the one the server generated. */
           "Idempotency-Key"?: string;
           /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
@@ -17898,6 +18010,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["Connector"];
@@ -18162,6 +18275,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: never;
       };
@@ -18285,6 +18399,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["Connector"];
@@ -18427,6 +18542,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["Connector"];
@@ -18658,6 +18774,10 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
     };
     responses: {
       /** @description Runs of the workspace, newest first, cursor-paged */
@@ -18812,6 +18932,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["DispatchRunResponse"];
@@ -18989,6 +19110,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["DispatchRunResponse"];
@@ -19131,6 +19253,10 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
       path: {
         execution_id: string;
       };
@@ -19246,6 +19372,8 @@ export interface operations {
       header?: {
         /** @description Resume after this event id (what the SSE client saw last); the replay starts after it. */
         "Last-Event-ID"?: string;
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
       };
       path: {
         execution_id: string;
@@ -19369,6 +19497,10 @@ export interface operations {
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
+      header?: {
+        /** @description Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby. */
+        "Weft-Read-After"?: string;
+      };
       path: {
         execution_id: string;
       };
@@ -19491,6 +19623,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSummary"];
@@ -20091,6 +20224,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["ResolveApprovalResponse"];
@@ -20359,6 +20493,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["ApprovalPolicy"];
@@ -20647,6 +20782,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["ApprovalRules"];
@@ -20909,6 +21045,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunCallbackWithSecret"];
@@ -21163,6 +21300,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunCallback"];
@@ -21391,6 +21529,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunCallbackRedelivered"];
@@ -21619,6 +21758,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunCallbackRedelivered"];
@@ -21860,6 +22000,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSchedule"];
@@ -22124,6 +22265,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSchedule"];
@@ -22247,6 +22389,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSchedule"];
@@ -22399,6 +22542,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSchedule"];
@@ -22541,6 +22685,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunSchedule"];
@@ -22653,6 +22798,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RunScheduleTriggered"];
@@ -22773,6 +22919,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["McpResponse"];
@@ -23283,6 +23430,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["TriggerWithSecret"];
@@ -23537,6 +23685,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["Trigger"];
@@ -23659,6 +23808,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["UpdatedTrigger"];
@@ -24030,6 +24180,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "application/json": components["schemas"]["RedeliverResponse"];

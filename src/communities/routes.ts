@@ -39,6 +39,7 @@ export const communityRoutes = (communities: CommunityService) => [
   defineRoute({
     method: 'get',
     path: '/v1/ontology/communities',
+    reads: 'standby',
     tags,
     scope: 'ontology:read',
     operationId: 'listCommunities',

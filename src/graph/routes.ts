@@ -72,6 +72,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes',
+      reads: 'standby',
       operationId: 'listNodes',
       summary: 'List live nodes, oldest first',
       description: `Live nodes, oldest first, optionally of one type or connection; ${page}.`,
@@ -98,6 +99,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes/typeahead',
+      reads: 'standby',
       operationId: 'typeaheadNodes',
       summary: 'Name typeahead: exact matches first, then by importance; free',
       description:
@@ -114,6 +116,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes/{node_id}',
+      reads: 'standby',
       operationId: 'getNode',
       summary: 'Get a node',
       description:
@@ -135,6 +138,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/nodes/{node_id}/history',
+      reads: 'standby',
       operationId: 'getNodeHistory',
       summary: 'A node’s versions, newest first, cursor-paged',
       description:
@@ -154,6 +158,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/diff',
+      reads: 'standby',
       operationId: 'getGraphDiff',
       summary: 'Nodes and edges added, changed and removed between two instants, paged',
       description:
@@ -233,6 +238,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/edges',
+      reads: 'standby',
       operationId: 'listEdges',
       summary: 'List live edges, oldest first',
       description: `Live edges, oldest first, optionally by source, target or type; ${page}.`,
@@ -245,6 +251,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/edges/{edge_id}',
+      reads: 'standby',
       operationId: 'getEdge',
       summary: 'Get an edge',
       description: 'A live edge; deleted and foreign edges are 404.',
@@ -273,6 +280,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_overview',
+      reads: 'standby',
       operationId: 'getGraphOverview',
       summary: 'Clusters of nodes (by type, type and name path, or community) and the edges between them',
       description:
@@ -290,6 +298,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_stats',
+      reads: 'standby',
       operationId: 'getGraphStats',
       summary: 'Totals, distributions, hubs, degrees and connectivity of the live graph',
       description:
@@ -305,6 +314,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/graph_neighborhood',
+      reads: 'standby',
       operationId: 'getGraphNeighborhood',
       summary: 'The bidirectional subgraph around a node or the best name match',
       description:
@@ -324,6 +334,7 @@ export const graphRoutes = (services: {
     defineRoute({
       method: 'get',
       path: '/v1/ontology/family_tree',
+      reads: 'standby',
       operationId: 'getFamilyTree',
       summary: 'Every node within `degrees` hops and every live edge between them',
       description:

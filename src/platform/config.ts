@@ -90,6 +90,12 @@ export const EnvSchema = z.object({
 
   /** The application's connection: a role that owns no table, so row-level security applies. */
   DATABASE_URL: z.string().url().default('postgres://weft_app@127.0.0.1:5432/weft'),
+  /**
+   * A streaming-replication standby of DATABASE_URL (issue 44 item 4), as the same non-owner role. Set,
+   * the read routes read from it (src/platform/db/standby.ts); unset (the default), everything reads
+   * the primary. `bash scripts/standby.sh` makes one on this machine (port 5433).
+   */
+  DATABASE_REPLICA_URL: z.string().url().optional(),
   /** The migration role, which owns the schema. */
   DATABASE_OWNER_URL: z.string().url().default('postgres://weft_owner@127.0.0.1:5432/weft'),
   /** A superuser connection, used only by set-up to create roles, the database and the extension. */
@@ -412,6 +418,7 @@ export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_b
     NODE_ENV: 'test',
     DATABASE_URL: rename(base.DATABASE_URL),
     DATABASE_OWNER_URL: rename(base.DATABASE_OWNER_URL),
+    ...(base.DATABASE_REPLICA_URL ? { DATABASE_REPLICA_URL: rename(base.DATABASE_REPLICA_URL) } : {}),
   };
 }
 

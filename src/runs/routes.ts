@@ -142,6 +142,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   defineRoute({
     method: 'get',
     path: '/v1/runs',
+    reads: 'standby',
     operationId: 'listRuns',
     summary: 'Runs of the workspace, newest first, cursor-paged',
     description:
@@ -158,6 +159,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   defineRoute({
     method: 'get',
     path: '/v1/runs/{execution_id}',
+    reads: 'standby',
     operationId: 'getRun',
     summary: 'One run with its steps and approvals',
     description:
@@ -174,6 +176,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   defineRoute({
     method: 'get',
     path: '/v1/runs/{execution_id}/events',
+    reads: 'standby',
     operationId: 'followRun',
     summary: 'The run’s events: replayed, then live, until `run.finished` (SSE)',
     description:
@@ -194,6 +197,7 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
   defineRoute({
     method: 'get',
     path: '/v1/runs/{execution_id}/audit',
+    reads: 'standby',
     operationId: 'getRunAudit',
     summary: 'The run’s hash chain, verified',
     description:

@@ -9,6 +9,7 @@ export const typeCatalogRoutes = (catalog: TypeCatalogService) => [
   defineRoute({
     method: 'get',
     path: '/v1/ontology/types',
+    reads: 'standby',
     operationId: 'listTypes',
     summary: 'The workspace’s type catalog (node and edge types)',
     description:
@@ -23,6 +24,7 @@ export const typeCatalogRoutes = (catalog: TypeCatalogService) => [
   defineRoute({
     method: 'get',
     path: '/v1/ontology/types/{name}',
+    reads: 'standby',
     operationId: 'getType',
     summary: 'One type of the catalog',
     description: 'One live type by name (and `kind`, when a node type and an edge type share the name).',

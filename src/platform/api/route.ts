@@ -9,6 +9,7 @@ import { ForbiddenError } from '../errors';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
+import { answerWritePosition, placeRequestReads } from './read-placement';
 import { mayRecall, serveRecalled } from './recall';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -80,6 +81,11 @@ interface RouteFields<
    * credential's proof (credential-proof.ts). An idempotent replay is then one statement.
    */
   recallable?: boolean;
+  /**
+   * The route only reads, and may read from the standby when one is configured (DATABASE_REPLICA_URL,
+   * src/platform/db/standby.ts); never for a read under a lock or a charge.
+   */
+  reads?: 'standby';
   status?: number;
   response?: R;
   /** Headers of the success response besides the trace headers (documentation only). */
@@ -279,9 +285,9 @@ export function assertRoutesDocumented(routes: readonly AnyRoute[]): void {
 export function mountRoutes(
   router: Router,
   routes: readonly AnyRoute[],
-  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter; validateResponses?: boolean },
+  guards: { authenticator: Authenticator; rateLimiter?: RateLimiter; validateResponses?: boolean; standby?: boolean },
 ): void {
-  const { authenticator, rateLimiter, validateResponses = true } = guards;
+  const { authenticator, rateLimiter, validateResponses = true, standby = false } = guards;
   assertRoutesDocumented(routes);
   /**
    * A refused credential (401) counts against its source address, and an address past its
@@ -300,7 +306,8 @@ export function mountRoutes(
           ? checkResponse
           : undefined;
     /** Validates the request, runs the handler and shapes its answer, as `principal`. */
-    const serve = async (ctx: Context, principal: Principal | undefined) => {
+    const serve = async (ctx: Context, caller: Principal | undefined) => {
+      const principal = caller && standby ? placeRequestReads(ctx, caller, route.reads === 'standby') : caller;
       const params = route.params ? parse(route.params, ctx.params, 'path') : {};
       const query = route.query ? parse(route.query, ctx.query, 'query') : {};
       if (route.body) assertJsonBody(ctx);
@@ -311,6 +318,7 @@ export function mountRoutes(
       // Set first so that a handler may still choose another status (readiness answers 503).
       ctx.status = route.status ?? 200;
       const result = await route.handler({ params, query, body, auth: principal, ctx });
+      if (principal && standby) answerWritePosition(ctx, principal);
       if (result instanceof RouteAnswer) {
         ctx.status = result.status;
         ctx.body = result.body;

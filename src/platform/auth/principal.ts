@@ -1,4 +1,5 @@
 import { credentialProofOf } from '../db/credential-proof';
+import { readPositionOf } from '../db/standby';
 import type { ScopeName } from './scopes';
 
 /**
@@ -21,13 +22,14 @@ export interface Principal {
 /**
  * The database scope a principal's unit of work runs in, with the credential the graph's version
  * rows record (issue 31), and the credential lookup the request still owes, if any (its first
- * scoped read carries it, credential-proof.ts).
+ * scoped read carries it, credential-proof.ts), and where its reads may go (standby.ts).
  */
 export const scopeOf = (principal: Principal) => ({
   workspaceId: principal.workspaceId,
   userId: principal.userId,
   actor: { credentialKind: principal.credential.kind, credentialId: principal.credential.id },
   proof: credentialProofOf(principal),
+  position: readPositionOf(principal),
 });
 
 /**

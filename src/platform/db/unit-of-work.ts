@@ -2,6 +2,8 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { UnauthenticatedError } from '../errors';
 import type { CredentialProof } from './credential-proof';
 import { takeCredentialProof } from './credential-proof';
+import type { ReadPosition, Standby } from './standby';
+import { fromStandbyOr } from './standby';
 
 /**
  * Who a unit of work runs as. Row-level security policies read these settings; anything left
@@ -35,6 +37,11 @@ export interface Scope {
    * stands; otherwise it throws `CredentialLapsed` and reads nothing.
    */
   standing?: StandingCredential;
+  /**
+   * The request's reads' place (standby.ts): a scoped read or a snapshot may go to the standby when its
+   * route allows it; a write records its commit's WAL position here for read-your-writes.
+   */
+  position?: ReadPosition;
 }
 
 /** A credential as `weft_credential_live` checks it: its row id (or a JWT's jti), kind and expiry. */
@@ -106,9 +113,13 @@ export type UnitOfWork = <T>(scope: Scope, work: (manager: EntityManager) => Pro
  * and gone when the pooled connection is reused. Every repository a service uses must come from
  * the `manager` passed in. BEGIN and the scope go to the server as one round trip (see beginScoped).
  */
-export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
-  return async (scope, work) => {
-    const runner = dataSource.createQueryRunner();
+export function createUnitOfWork(dataSource: DataSource, standby?: Standby): UnitOfWork {
+  const inTransaction = async <T>(
+    source: DataSource,
+    scope: Scope,
+    work: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> => {
+    const runner = source.createQueryRunner();
     try {
       await beginScoped(runner, scope);
       // A request that started from a remembered principal writes nothing before its credential is
@@ -116,6 +127,11 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
       if (scope.proof) await scope.proof.confirmed();
       const result = await work(runner.manager);
       await runner.commitTransaction();
+      // Read-your-writes (standby.ts): the request's next reads must see this commit.
+      if (standby && scope.position && !scope.snapshot) {
+        const [row] = (await runner.query('SELECT pg_current_wal_lsn()::text AS lsn')) as { lsn: string }[];
+        scope.position.wrote = scope.position.after = row!.lsn;
+      }
       return result;
     } catch (error) {
       // The original error wins, even when the rollback fails too (as TypeORM's own transaction does).
@@ -125,6 +141,15 @@ export function createUnitOfWork(dataSource: DataSource): UnitOfWork {
       await runner.release();
     }
   };
+  return (scope, work) =>
+    scope.snapshot && standby
+      ? // A snapshot only reads: the standby may serve it. The credential's proof stays the primary's.
+        fromStandbyOr(standby, scope.position, (onStandby) =>
+          onStandby
+            ? inTransaction(standby.dataSource, { ...scope, proof: undefined }, work)
+            : inTransaction(dataSource, scope, work),
+        )
+      : inTransaction(dataSource, scope, work);
 }
 
 // Uuids and hex digests: the only characters a scope value may have to be written into the statement.
@@ -238,17 +263,31 @@ export function createStatement(dataSource: DataSource): Statement {
   return async <T>(sql: string, params: readonly unknown[] = []) => (await pool.query(sql, [...params])).rows as T[];
 }
 
-export function createScopedRead(dataSource: DataSource): ScopedRead {
+export function createScopedRead(dataSource: DataSource, standby?: Standby): ScopedRead {
   const pool = poolOf(dataSource);
+  const replica = standby && poolOf(standby.dataSource);
+  const plain = async <T>(on: PgPool, scoped: unknown[]) => {
+    const { rows } = await on.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, scoped);
+    return (rows as { r: unknown }[]).map((row) => row.r as T);
+  };
   return async <T>(scope: Scope, sql: string, params: readonly (string | number | boolean | null)[] = []) => {
     if (params.length > 8) throw new Error('weft_scoped_read binds at most 8 parameters');
     const scoped = [scope.workspaceId ?? null, scope.userId ?? null, sql, params.map(asText)];
+    // An open stream's credential is checked where it is revoked, the primary, as every credential lookup.
     if (scope.standing) return readStanding<T>(pool, scope.standing, scoped);
-    const proof = takeCredentialProof(scope.proof);
-    if (proof) return readProving<T>(pool, proof, scoped);
-    const { rows } = await pool.query(`SELECT r FROM weft_scoped_read($1, $2, $3, $4) r`, scoped);
-    return (rows as { r: unknown }[]).map((row) => row.r as T);
+    // On the standby the read goes without the request's credential lookup, which the router then
+    // sends to the primary alone before it answers (credential-proof.ts).
+    if (replica && scope.position?.standby) {
+      return fromStandbyOr(standby, scope.position, (onStandby) =>
+        onStandby ? plain<T>(replica, scoped) : readOnPrimary<T>(pool, scope, scoped),
+      );
+    }
+    return readOnPrimary<T>(pool, scope, scoped);
   };
+  async function readOnPrimary<T>(on: PgPool, scope: Scope, scoped: unknown[]): Promise<T[]> {
+    const proof = takeCredentialProof(scope.proof);
+    return proof ? readProving<T>(on, proof, scoped) : plain<T>(on, scoped);
+  }
 }
 
 const asText = (value: string | number | boolean | null) => (value === null ? null : String(value));

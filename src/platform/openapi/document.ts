@@ -6,6 +6,7 @@ import { CREDIT_COSTS, CREDIT_KINDS } from '../../rules/costs';
 import type { AnyRoute, CredentialKind, RouteOutcome } from '../api/route';
 import { assertRoutesDocumented, JSON_BODY_LIMIT, JSON_MEDIA_TYPES } from '../api/route';
 import { MCP_TOKEN_SCOPES } from '../auth/scopes';
+import { Lsn, READ_AFTER_HEADER } from '../db/standby';
 import type { TagDescriptions } from './tags';
 import { OPENAPI_TAGS } from './tags';
 
@@ -41,11 +42,23 @@ const InsufficientCredits = z
   })
   .meta({ id: 'InsufficientCredits' });
 
+// A read route that may be served by the standby (DATABASE_REPLICA_URL) honours the caller's last write.
+const READ_AFTER = {
+  [READ_AFTER_HEADER]: Lsn.optional().describe(
+    'Read-your-writes with a standby (DATABASE_REPLICA_URL): the `Weft-Read-After` a write answered. The read ' +
+      'is served by the standby only once it has replayed that far, else by the primary. Ignored without a standby.',
+  ),
+};
+
 // Every operation (and `/docs`'s HTML) carries these two; documenting them once keeps clients honest.
 const TRACE_HEADERS = {
   'X-Request-Id': { $ref: '#/components/headers/RequestId' },
   'X-Correlation-Id': { $ref: '#/components/headers/CorrelationId' },
 };
+
+// What a write answers when a standby serves the reads: the position to send back as `Weft-Read-After`.
+const WRITE_POSITION = { [READ_AFTER_HEADER]: { $ref: '#/components/headers/WriteLsn' } };
+const writes = (route: AnyRoute) => !route.public && route.method !== 'get';
 
 const SECURITY_SCHEMES: Record<CredentialKind, { name: string; scheme: Record<string, string> }> = {
   api_key: {
@@ -153,7 +166,7 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
           : { ...(declared as Readonly<Record<string, z.ZodType>>) };
   responses[status] = {
     description: route.summary,
-    headers: { ...TRACE_HEADERS, ...(route.responseHeaders ?? {}) },
+    headers: { ...TRACE_HEADERS, ...(writes(route) ? WRITE_POSITION : {}), ...(route.responseHeaders ?? {}) },
     ...(route.response ? { content: json(route.response) } : {}),
     ...(Object.keys(produces).length
       ? { content: Object.fromEntries(Object.entries(produces).map(([type, schema]) => [type, { schema }])) }
@@ -254,6 +267,12 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], tagDescription
       'The client’s `X-Correlation-Id` when it sent a uuid, else a fresh one; follows the work into audit rows.',
     schema: { type: 'string', format: 'uuid' },
   });
+  registry.registerComponent('headers', 'WriteLsn', {
+    description:
+      'With a standby (DATABASE_REPLICA_URL) only: the WAL position of this request’s last write. Send it back as ' +
+      '`Weft-Read-After` and the next read sees the write (read-your-writes).',
+    schema: { type: 'string', pattern: '^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$' },
+  });
   registry.registerComponent('headers', 'RetryAfter', {
     description: 'Seconds after which a retry may succeed.',
     schema: { type: 'integer', minimum: 1 },
@@ -275,6 +294,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], tagDescription
       tags.add(tag);
     }
     const query = queryOf(route, workspaceId);
+    const headers = route.reads === 'standby' ? (route.headers ?? z.object({})).extend(READ_AFTER) : route.headers;
     const config: RouteConfig = {
       method: route.method,
       path: route.path,
@@ -286,7 +306,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], tagDescription
       request: {
         ...(route.params ? { params: route.params } : {}),
         ...(query ? { query } : {}),
-        ...(route.headers ? { headers: route.headers } : {}),
+        ...(headers ? { headers } : {}),
         ...(route.body ? { body: { content: json(route.body, route.example), required: bodyRequired(route) } } : {}),
         ...(route.rawBody ? { body: rawBodyOf(route.rawBody) } : {}),
       },
