@@ -86,7 +86,7 @@ describe('reads from a standby (issue 44 item 4)', function () {
     });
   });
 
-  it('serves a run’s view (a snapshot of several reads) from the standby, and the dispatcher’s own from the primary', async () => {
+  it('serves a run’s view (a snapshot) from the standby, and the dispatcher’s own from the primary', async () => {
     await pauseReplay();
     const dispatched = await api.post('/v1/runs', {
       agent: 'playbook',

@@ -143,7 +143,8 @@ export function capabilityRoutes(capabilities: CapabilityService): AnyRoute[] {
       '`capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the ' +
       'envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with ' +
       '`{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, ' +
-      '`address_refused`), its charge refunded.',
+      '`address_refused`, or `outcome_unknown`: a write sent whose answer was lost, never sent again), its charge ' +
+      'refunded.',
     params: z.object({ name: z.string().min(3).max(100) }),
     headers: IdempotencyHeaders,
     body: z.preprocess((value) => value ?? {}, z.record(z.string(), z.unknown())),

@@ -759,7 +759,7 @@ export interface paths {
   "/v1/cap/{name}": {
     /**
      * Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`)
-     * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`), its charge refunded.
+     * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`, or `outcome_unknown`: a write sent whose answer was lost, never sent again), its charge refunded.
      *
      * Requires the `capabilities:read` scope.
      */
@@ -17683,7 +17683,7 @@ export interface operations {
   };
   /**
    * Call one of the workspace’s own tools (a connector’s `<connector>.<tool>`)
-   * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`), its charge refunded.
+   * @description The tools of the workspace’s connectors (docs/connectors.md), listed by `GET /v1/cap` for this workspace only; another workspace’s, or an unknown name, is 404. A tool that is not read-only needs `capabilities:write` and replays a repeated `Idempotency-Key` like any write tool. The answer is the envelope `{result, credits_charged, idempotency_key}`; a remote failure is 502 with `{error, message, status?}` (`remote_error`, `timeout`, `response_too_large`, `unreachable`, `address_refused`, or `outcome_unknown`: a write sent whose answer was lost, never sent again), its charge refunded.
    *
    * Requires the `capabilities:read` scope.
    */

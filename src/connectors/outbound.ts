@@ -13,7 +13,9 @@ export type ConnectorFailure =
   | 'response_too_large'
   | 'unreachable'
   | 'address_refused'
-  | 'connector_removed';
+  | 'connector_removed'
+  // A write whose answer was lost with the process making it: never sent again (call-ledger.ts).
+  | 'outcome_unknown';
 
 /**
  * A connector's call or discovery that failed at the remote end or on the way: 502 with
@@ -47,10 +49,12 @@ const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', '
 
 /**
  * Whether a failed call may be made again (issue 41): a read-only tool after a connection that
- * failed or broke, any tool when nothing was sent. Never after a timeout, an answer or a refusal.
+ * failed or broke or no answer in time, any tool when nothing was sent. Never a write that may have
+ * been sent, never after an answer or a refusal.
  */
 export const mayRetry = (error: unknown, readOnly: boolean): boolean =>
-  error instanceof ConnectorCallError && error.reason === 'unreachable' && (readOnly || error.notSent);
+  error instanceof ConnectorCallError &&
+  ((error.reason === 'unreachable' && (readOnly || error.notSent)) || (readOnly && error.reason === 'timeout'));
 
 /**
  * Connectors' way out: the run callbacks' address guard judges the resolved address at connect

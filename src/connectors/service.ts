@@ -8,6 +8,7 @@ import type { Sealer } from '../platform/crypto/sealer';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
+import { createCallLedger } from './call-ledger';
 import { firstServer, operationsOf } from './openapi';
 import type { Outbound } from './outbound';
 import { ConnectorCallError } from './outbound';
@@ -103,6 +104,7 @@ export function createConnectorService(deps: {
 }) {
   const { uow, read, sealer, outbound } = deps;
   const remote = createRemoteCall(deps);
+  const ledger = createCallLedger(uow);
   const authHeaders = createAuthHeaders(deps);
   let registry: { areas: Set<string>; wires: Set<string> } | undefined;
   const registryOf = () => {
@@ -204,7 +206,7 @@ export function createConnectorService(deps: {
         const stamp = `${row.version}:${iso(row.updated_at)}`;
         const cached = built.get(row.id);
         if (cached?.stamp === stamp) return cached.tools;
-        const tools = connectorCapabilities(row, { remote, credits: deps.credits });
+        const tools = connectorCapabilities(row, { remote, credits: deps.credits, ledger });
         built.set(row.id, { stamp, tools });
         return tools;
       });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AnyCapability, CapabilityCall } from '../capabilities/define';
 import type { CreditService } from '../credits/service';
 import type { Sealer } from '../platform/crypto/sealer';
+import type { CallLedger } from './call-ledger';
 import { callOperation } from './openapi';
 import type { CallFetch, Outbound } from './outbound';
 import { ConnectorCallError, mayRetry } from './outbound';
@@ -127,11 +128,12 @@ export type RemoteCall = ReturnType<typeof createRemoteCall>;
  * A connector's tools as capabilities `<connector>.<tool>`. A read-only tool is a read capability
  * priced by the layer (`connector.call` × credits_per_call); any other is a durable write: it runs
  * outside the layer's transactions (a network call never holds one), charges and refunds itself,
- * and its answer is stored under the idempotency key it also sends to the remote end.
+ * is sent at most once per idempotency key (call-ledger.ts), and its answer is stored under the key
+ * it also sends to the remote end.
  */
 export function connectorCapabilities(
   row: ConnectorRow,
-  deps: { remote: RemoteCall; credits: Pick<CreditService, 'chargeFor'> },
+  deps: { remote: RemoteCall; credits: Pick<CreditService, 'chargeFor'>; ledger: CallLedger },
 ): AnyCapability[] {
   const price = { kind: 'connector.call' as const, quantity: row.credits_per_call };
   return row.tools.map((tool): AnyCapability => {
@@ -149,6 +151,7 @@ export function connectorCapabilities(
     const remote = (call: CapabilityCall, input: Record<string, unknown>) =>
       deps.remote(row, tool, input, call.idempotencyKey);
     if (tool.read_only) return { ...base, access: 'read', handler: (call, input) => remote(call, input) };
+    const target = { connectorId: row.id, tool: base.name };
     return {
       ...base,
       access: 'write',
@@ -158,7 +161,10 @@ export function connectorCapabilities(
         deps.credits.chargeFor(
           call.principal,
           price.kind,
-          async ({ receipt }) => ({ result: await remote(call, input), credits_charged: receipt.amount }),
+          async ({ receipt }) => ({
+            result: await deps.ledger.once(call, target, () => remote(call, input)),
+            credits_charged: receipt.amount,
+          }),
           {
             quantity: price.quantity,
             idempotencyKey: `connector:${call.idempotencyKey}`,

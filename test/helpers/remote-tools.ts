@@ -14,8 +14,13 @@ import { z } from 'zod';
  * answers an error and `big` answers `bytes` characters. Every request's Authorization (or X-Api-Key)
  * is recorded. It answers JSON, or with `sse` server-sent events as the SDK's server does by default.
  */
-export async function startMcpRemote(options: { slowMs?: number; sse?: boolean } = {}) {
+export async function startMcpRemote(options: { slowMs?: number; sse?: boolean; holdWrites?: boolean } = {}) {
   const writes: { title: string; key: unknown }[] = [];
+  // With `holdWrites`, `create_issue` records the call and answers only once `releaseWrites()` is called.
+  let releaseWrites = () => {};
+  const writesReleased = new Promise<void>((resolve) => {
+    releaseWrites = resolve;
+  });
   const authorizations: (string | undefined)[] = [];
 
   const build = () => {
@@ -37,6 +42,7 @@ export async function startMcpRemote(options: { slowMs?: number; sse?: boolean }
       { description: 'Files an issue', inputSchema: { title: z.string() } },
       async ({ title }, extra) => {
         writes.push({ title, key: extra._meta?.['weft/idempotencyKey'] });
+        if (options.holdWrites) await writesReleased;
         return { content: [{ type: 'text', text: 'filed' }], structuredContent: { number: writes.length, title } };
       },
     );
@@ -81,6 +87,7 @@ export async function startMcpRemote(options: { slowMs?: number; sse?: boolean }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     writes,
+    releaseWrites: () => releaseWrites(),
     authorizations,
     stop: () =>
       new Promise<void>((resolve) => {

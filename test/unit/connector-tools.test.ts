@@ -140,13 +140,15 @@ describe('connectors: the address rules (issue 41)', () => {
 });
 
 describe('connectors: which failed calls are made again (issue 41)', () => {
-  it('a read-only tool after a broken connection; any tool when nothing was sent; never after an answer', () => {
+  it('a read-only tool after a broken connection or a timeout; any tool when nothing was sent', () => {
     const broken = new ConnectorCallError('unreachable', 'reset');
     const refusedConnection = new ConnectorCallError('unreachable', 'refused', undefined, true);
     expect(mayRetry(broken, true)).to.equal(true);
     expect(mayRetry(broken, false)).to.equal(false);
     expect(mayRetry(refusedConnection, false)).to.equal(true);
-    for (const reason of ['timeout', 'remote_error', 'response_too_large', 'address_refused'] as const) {
+    expect(mayRetry(new ConnectorCallError('timeout', 'late'), true), 'a read that timed out').to.equal(true);
+    expect(mayRetry(new ConnectorCallError('timeout', 'late'), false), 'a write that timed out').to.equal(false);
+    for (const reason of ['remote_error', 'response_too_large', 'address_refused'] as const) {
       expect(mayRetry(new ConnectorCallError(reason, 'x', undefined, true), true), reason).to.equal(false);
     }
     expect(mayRetry(new Error('other'), true)).to.equal(false);
