@@ -3,10 +3,10 @@ import { HttpAgent } from '@ag-ui/client';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { expect } from 'chai';
 import { as } from './helpers/http';
-import { finished } from './helpers/runs';
+import { finished, pendingApproval } from './helpers/runs';
 import type { SseFrame } from './helpers/sse';
 import { openSse } from './helpers/sse';
-import { getStack } from './helpers/stack';
+import { bootStack, getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 const GOAL = 'Remember that Ada Lovelace works at Analytical Engines Ltd.';
@@ -38,6 +38,12 @@ function agentOf(token: string, goal = GOAL, threadId?: string) {
   });
   return { agent, raw };
 }
+
+/** A playbook run that waits for an approval until it is resolved or cancelled. */
+const GATED = {
+  agent: 'playbook',
+  input: { steps: [{ tool: 'agent.start_session', input: { name: 'gated' }, requires_approval: true }] },
+};
 
 const typesOf = (events: { type: string; name?: string }[]) =>
   events.map((event) => (event.type === 'CUSTOM' ? `CUSTOM:${event.name}` : event.type));
@@ -190,6 +196,23 @@ describe('AG-UI: POST /v1/ag-ui and ?format=ag-ui (issue 42 item 3)', () => {
     expect(events.at(-1)).to.deep.include({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
   });
 
+  it('ends a stream whose credential was revoked with RUN_ERROR credential_revoked', async () => {
+    const { api_key, user_jwt } = await newTenant(50);
+    const client = as(api_key);
+    const id = (await client.post('/v1/runs', GATED)).body.execution_id;
+    const reader = (await as(user_jwt).post('/v1/auth/me/api-keys', { name: 'reader', scopes: ['runs:read'] })).body;
+    const stream = await openSse(`/v1/runs/${id}/events?format=ag-ui`, reader.token);
+    await stream.until((frame) => frame.data.name === 'weft.approval_requested', 'the approval');
+    expect((await as(user_jwt).delete(`/v1/auth/me/api-keys/${reader.id}`)).status).to.equal(200);
+    // The next event makes the stream read, as its revoked credential: refused, it ends.
+    await client.post('/v1/cap/agent.record_decision', { execution_id: id, decision: 'wait' });
+    const frames = await stream.ended();
+    for (const frame of frames) EventSchemas.parse(frame.data);
+    expect(frames.at(-1)!.data).to.include({ type: 'RUN_ERROR', code: 'credential_revoked' });
+    expect(frames.map((frame) => frame.data.name)).not.to.include('weft.decision_recorded');
+    await client.post(`/v1/runs/${id}/cancel`);
+  });
+
   it('refuses a RunAgentInput the AG-UI schema or Weft refuses (422), and a key without runs:read (403)', async () => {
     const { api_key, user_jwt } = await newTenant(50);
     const client = as(api_key);
@@ -222,5 +245,38 @@ describe('AG-UI: POST /v1/ag-ui and ?format=ag-ui (issue 42 item 3)', () => {
     expect((await as(readOnly).post('/v1/ag-ui', base)).status).to.equal(403);
     // Nothing was dispatched by a refused request.
     expect((await client.get('/v1/runs?tag=ag-ui')).body.runs).to.deep.equal([]);
+  });
+});
+
+// A stream lives at most STREAM_MAX_LIFETIME_MS (1 s here): an AG-UI stream then ends with CUSTOM
+// weft.reconnect, whose id is the Last-Event-ID to resume from, and the resumed stream misses nothing.
+describe('AG-UI: a stream’s lifetime, and resuming after it', () => {
+  let short: Awaited<ReturnType<typeof bootStack>> | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    short = await bootStack({ STREAM_MAX_LIFETIME_MS: '1000' });
+  });
+  after(async () => short?.stop());
+
+  it('ends with CUSTOM weft.reconnect at its lifetime; Last-Event-ID from its id gets the rest', async () => {
+    const { stack } = short!;
+    const tenant = await stack.provisioning.bootstrap({ credits: 100 });
+    const client = as(tenant.api_key, stack.baseUrl);
+    const id = (await client.post('/v1/runs', GATED)).body.execution_id;
+    await pendingApproval(client, id);
+    const path = `/v1/runs/${id}/events?format=ag-ui`;
+    const first = await (await openSse(path, tenant.api_key, { baseUrl: stack.baseUrl })).ended();
+    const last = first.at(-1)!;
+    expect(last.data).to.deep.include({ type: 'CUSTOM', name: 'weft.reconnect' });
+    expect(last.id).to.equal(String(last.data.value.last_event_id));
+    expect(first.map((frame) => frame.data.name)).to.include('weft.approval_requested');
+
+    expect((await client.post(`/v1/runs/${id}/cancel`)).status).to.equal(200);
+    const rest = await (await openSse(path, tenant.api_key, { baseUrl: stack.baseUrl, lastEventId: last.id! })).ended();
+    const events = [...first.slice(0, -1), ...rest].map((frame) => EventSchemas.parse(frame.data));
+    const whole = await (await openSse(path, tenant.api_key, { baseUrl: stack.baseUrl })).ended();
+    expect(events).to.deep.equal(whole.map((frame) => EventSchemas.parse(frame.data)));
+    expect(typesOf(events).filter((type) => type === 'RUN_STARTED')).to.have.length(1);
+    expect(events.at(-1)).to.deep.include({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
   });
 });

@@ -17,8 +17,10 @@ const encoder = new EventEncoder();
  */
 const AG_UI_ENDING: StreamEnding = {
   lapsed: (body) => encoder.encodeSSE({ type: EventType.RUN_ERROR, message: body.detail, code: body.error_code }),
-  reconnect: (body) =>
-    `id: ${body.last_event_id}\n${encoder.encodeSSE({ type: EventType.CUSTOM, name: customName('reconnect'), value: body })}`,
+  reconnect: (body) => {
+    const event = encoder.encodeSSE({ type: EventType.CUSTOM, name: customName('reconnect'), value: body });
+    return `id: ${body.last_event_id}\n${event}`;
+  },
 };
 
 interface RunStart {
