@@ -99,7 +99,8 @@ function lastEventId(ctx: Context): number | null {
  * `weft_scoped_read` as the stream's credential, so RLS decides what a stream can see, and each read
  * re-checks that credential (`streams`, platform/api/sse.ts: a lapsed one ends the stream with an
  * `error` event, and the stream ends at its lifetime with `reconnect`); the notifications carry ids
- * only. Quiet streams get a keep-alive comment every `keepAliveMs`.
+ * only. Quiet streams get a keep-alive comment every `keepAliveMs`. A run stream may be written in
+ * another protocol's words (`RunStreamFormat`: AG-UI's, issue 42 item 3), with the same limits and checks.
  */
 export function createRunEventStreams(deps: {
   read: ScopedRead;
