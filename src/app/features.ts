@@ -1,3 +1,4 @@
+import { agUiFeature } from '../ag-ui/feature';
 import { agentsFeature } from '../agents/feature';
 import { apiKeysFeature } from '../api-keys/feature';
 import { approvalsFeature } from '../approvals/feature';
@@ -69,6 +70,8 @@ const MANIFESTS = [
   // After capabilities: `POST /v1/cap/{name}` reaches its tools; its own routes are /v1/connectors.
   connectorsFeature,
   runsFeature,
+  // After runs: AG-UI's door to the runs (POST /v1/ag-ui).
+  agUiFeature,
   // After runs: its routes (/v1/approvals*) followed the runs' when runs held them.
   approvalsFeature,
   runCallbacksFeature,

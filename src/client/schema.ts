@@ -859,7 +859,7 @@ export interface paths {
   "/v1/runs/{execution_id}/events": {
     /**
      * The run’s events: replayed, then live, until `run.finished` (SSE)
-     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream re-checks its credential with every read and at least every 30 s: once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, `data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). After 1 h it ends with `event: reconnect`, `data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
+     * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream re-checks its credential with every read and at least every 30 s: once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, `data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). After 1 h it ends with `event: reconnect`, `data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`. `?format=ag-ui` sends the same events as AG-UI events (`AgUiEvent`), as `POST /v1/ag-ui` does: the `data:` lines `@ag-ui/core`’s EventSchemas parse, each run event’s last one with its `id:`.
      *
      * Requires the `runs:read` scope.
      */
@@ -898,6 +898,15 @@ export interface paths {
      * @description Completes a waiting `event` waitpoint (made by a run’s `run.wait_for` step) with `output`, which must satisfy its `output_schema`; the run’s step succeeds with it and the run goes on. Authorised by a credential with `runs:write` in the waitpoint’s workspace, or by the waitpoint’s own one-time token (`Authorization: Bearer wpt_…`, from the step’s output or its `waitpoint.created` event), so an outside system needs no API key; the token completes that waitpoint only.
      */
     post: operations["completeWaitpoint"];
+  };
+  "/v1/ag-ui": {
+    /**
+     * Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE)
+     * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`); the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>` (`weft.approval_requested` carries the `approval_id` to resolve); the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same run’s stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere. The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
+     *
+     * Requires the `runs:write` scope.
+     */
+    post: operations["runAgUiAgent"];
   };
   "/v1/approvals": {
     /**
@@ -3832,6 +3841,51 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       completed_at: string | null;
+    };
+    /** @description An AG-UI event (protocol 1.0), as `@ag-ui/encoder` writes it. */
+    AgUiEvent: {
+      /** @enum {string} */
+      type: "RUN_STARTED" | "STEP_STARTED" | "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_END" | "TOOL_CALL_RESULT" | "STEP_FINISHED" | "TEXT_MESSAGE_START" | "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" | "CUSTOM" | "RUN_FINISHED" | "RUN_ERROR";
+      /** @description When the run event it comes from was written (ms since epoch). */
+      timestamp?: number;
+      /** @description CUSTOM: `weft.approval_requested` (value: `{approval_id, step_no, tool, input …}`), `weft.approval_resolved`, `weft.waitpoint_created`, `weft.run_status` … (the run event’s type). */
+      name?: string;
+      [key: string]: unknown;
+    };
+    AgUiRunAgentInput: {
+      /** @description The conversation; the run is tagged `ag-ui-thread:<threadId>` (`GET /v1/runs?tag=`). */
+      threadId: string;
+      /** @description The client’s id of this run, the idempotency key `ag-ui:<runId>`: the same request again follows the run it started (the AG-UI events’ `runId` is the `execution_id`). */
+      runId: string;
+      /** @description The conversation: the text of its last `user` message is the run’s goal; the others are not read. */
+      messages: {
+          id: string;
+          role: string;
+          content?: unknown;
+          [key: string]: unknown;
+        }[];
+      /** @description Front-end tools: accepted, not offered to the model (the run calls the workspace’s own tools). */
+      tools?: {
+          name: string;
+          [key: string]: unknown;
+        }[];
+      context?: {
+          description: string;
+          value: string;
+          [key: string]: unknown;
+        }[];
+      /** @description Accepted and not read. */
+      state?: unknown;
+      forwardedProps?: {
+        /**
+         * @description Which tool calls wait for a human approval (`writes` by default), as in `POST /v1/runs`.
+         * @enum {string}
+         */
+        approval?: "writes" | "all" | "none";
+        max_steps?: number;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
     };
     ApprovalList: {
       approvals: components["schemas"]["Approval"][];
@@ -19359,13 +19413,15 @@ export interface operations {
   };
   /**
    * The run’s events: replayed, then live, until `run.finished` (SSE)
-   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream re-checks its credential with every read and at least every 30 s: once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, `data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). After 1 h it ends with `event: reconnect`, `data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`.
+   * @description Server-sent events: each event has `id:` (see below), `event:` (its type) and `data:` (a `RunEvent`). Every event is written in the transaction of the change it reports and carries the audit-chain link it corresponds to (or the chain's head when it happened). A comment is sent every 15 s to keep the connection open. Live delivery is pushed from Postgres LISTEN/NOTIFY, not polled. The stream re-checks its credential with every read and at least every 30 s: once it is revoked or expired, or its user left the workspace, the stream ends with `event: error`, `data: {status: 401, detail, error_code}` (`credential_revoked`, `credential_expired`, `member_removed`). After 1 h it ends with `event: reconnect`, `data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost. The SSE `id:` is the event's `id`, increasing from 1 per run. The stream first replays everything the run has recorded (after `Last-Event-ID` when given), then follows live, and ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, `step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, `approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, `approval.escalated`, `decision.recorded`, `run.finished`. `?format=ag-ui` sends the same events as AG-UI events (`AgUiEvent`), as `POST /v1/ag-ui` does: the `data:` lines `@ag-ui/core`’s EventSchemas parse, each run event’s last one with its `id:`.
    *
    * Requires the `runs:read` scope.
    */
   followRun: {
     parameters: {
       query?: {
+        /** @description `weft`: `RunEvent`s; `ag-ui`: the same events as AG-UI events (`AgUiEvent`, as `POST /v1/ag-ui` streams them). */
+        format?: "weft" | "ag-ui";
         /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
         workspace_id?: string;
       };
@@ -19958,6 +20014,180 @@ export interface operations {
       };
       /** @description Internal server error (never the inner text) */
       500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE)
+   * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`); the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>` (`weft.approval_requested` carries the `approval_id` to resolve); the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same run’s stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere. The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
+   *
+   * Requires the `runs:write` scope.
+   */
+  runAgUiAgent: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Resume after this event id (what the SSE client saw last); the replay starts after it. */
+        "Last-Event-ID"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "threadId": "thread-1",
+         *   "runId": "run-1",
+         *   "messages": [
+         *     {
+         *       "id": "m1",
+         *       "role": "user",
+         *       "content": "remember that the billing module owns invoices"
+         *     }
+         *   ],
+         *   "tools": [],
+         *   "context": [],
+         *   "state": {}
+         * }
+         */
+        "application/json": components["schemas"]["AgUiRunAgentInput"];
+      };
+    };
+    responses: {
+      /** @description Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "text/event-stream": components["schemas"]["AgUiEvent"];
+        };
+      };
+      /** @description Last-Event-ID is not an event id; or The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks `runs:write`, or `runs:read` to follow the run; or The credential lacks the `runs:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description idempotency_key_reused: this runId was used with another request */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event streams as allowed (by default 32 and 128); retry after `Retry-After` seconds; or Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

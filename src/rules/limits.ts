@@ -256,6 +256,10 @@ export const LIMITS = {
     retryAfterSeconds: 5,
     bufferedBytes: 1 << 20,
   },
+  // Issue 42 item 3, AG-UI (`POST /v1/ag-ui`): a RunAgentInput's messages, tools and context entries at most;
+  // its threadId (a run tag `ag-ui-thread:<threadId>`, so at most a tag's 64 characters with the prefix) and
+  // its runId (the run's idempotency key `ag-ui:<runId>`) are bounded so that both fit.
+  agUi: { messages: 200, tools: 100, context: 100, threadIdChars: 51, runIdChars: 200 },
   // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
   // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)

@@ -157,6 +157,15 @@ export const RunEventsHeaders = z.object({
     .describe('Resume after this event id (what the SSE client saw last); the replay starts after it.'),
 });
 
+export const RunEventsQuery = z.object({
+  format: z
+    .enum(['weft', 'ag-ui'])
+    .default('weft')
+    .describe(
+      '`weft`: `RunEvent`s; `ag-ui`: the same events as AG-UI events (`AgUiEvent`, as `POST /v1/ag-ui` streams them).',
+    ),
+});
+
 export const WorkspaceEventsQuery = z.object({
   status: RunStatus.optional().describe('Only events of runs in this status when the event is read.'),
   agent: z.enum(['playbook', 'llm']).optional(),

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { EventStreams } from '../platform/api/sse';
+import type { EventStreamOptions, EventStreams, StreamAdmission, StreamEnding } from '../platform/api/sse';
 import { standingScopeOf } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import type { NotifyListener } from '../platform/db/notify-listener';
@@ -12,7 +12,7 @@ import { FINISHED_STATUSES } from './entities';
 import type { WorkspaceEventsQuery } from './event-schemas';
 
 /** A `run_events` row as `weft_scoped_read` answers it (JSON: timestamps as ISO strings). */
-interface EventRow {
+export interface EventRow {
   id: number;
   seq: number;
   execution_id: string;
@@ -53,6 +53,27 @@ const frame = (sseId: number, row: EventRow) => {
 };
 
 /**
+ * How a run stream writes its events: Weft's own (`RunEvent` frames), or another protocol's derived
+ * from the same rows (AG-UI, src/ag-ui). `start` is called once per stream, before it opens, with the
+ * cursor it resumes after (0: the run's first event).
+ */
+export interface RunStreamFormat {
+  start(scope: Scope, executionId: string, after: number): Promise<RunStreamEncoder>;
+}
+
+/** One stream's encoder: it may keep what it has seen of the run (which steps are open). */
+export interface RunStreamEncoder {
+  /** The frames of these rows, in order, written at once; a row's last frame carries its id as `id:`. */
+  encode(rows: readonly EventRow[]): string | Promise<string>;
+  /** The stream's final frames in the format's words (Weft's `error` and `reconnect` by default). */
+  ending?: StreamEnding;
+}
+
+const WEFT_FORMAT: RunStreamFormat = {
+  start: async () => ({ encode: (rows) => rows.map((row) => frame(row.id, row)).join('') }),
+};
+
+/**
  * The workspace stream's filters, each a condition on the run (`e`) given its bound parameter.
  * Adding a filter is one line here and one field in `WorkspaceEventsQuery`.
  */
@@ -78,7 +99,8 @@ function lastEventId(ctx: Context): number | null {
  * `weft_scoped_read` as the stream's credential, so RLS decides what a stream can see, and each read
  * re-checks that credential (`streams`, platform/api/sse.ts: a lapsed one ends the stream with an
  * `error` event, and the stream ends at its lifetime with `reconnect`); the notifications carry ids
- * only. Quiet streams get a keep-alive comment every `keepAliveMs`.
+ * only. Quiet streams get a keep-alive comment every `keepAliveMs`. A run stream may be written in
+ * another protocol's words (`RunStreamFormat`: AG-UI's, issue 42 item 3), with the same limits and checks.
  */
 export function createRunEventStreams(deps: {
   read: ScopedRead;
@@ -125,12 +147,14 @@ export function createRunEventStreams(deps: {
     resynced: () => void,
     wanted: (payload: string) => boolean,
     cursor: () => number,
+    options: Pick<EventStreamOptions, 'admission' | 'ending'> = {},
   ): Promise<void> {
     let running: Promise<void> | null = null;
     let again = false;
     let keepAlive: NodeJS.Timeout | undefined;
     let unsubscribe = () => {};
     const stream = deps.streams.create(principal, {
+      ...options,
       resumeFrom: cursor,
       onEnd: () => {
         clearInterval(keepAlive);
@@ -178,31 +202,51 @@ export function createRunEventStreams(deps: {
   return {
     /**
      * One run's events: replayed after Last-Event-ID, then live, ending after `run.finished`; a 404
-     * before the stream opens for a run the credential cannot see.
+     * before the stream opens for a run the credential cannot see. `format` writes them in another
+     * protocol's words; `admission` is the stream's place when the caller took it first (released here
+     * when the stream does not open).
      */
-    async followRun(ctx: Context, principal: Principal, executionId: string): Promise<void> {
+    async followRun(
+      ctx: Context,
+      principal: Principal,
+      executionId: string,
+      options: { format?: RunStreamFormat; admission?: StreamAdmission } = {},
+    ): Promise<void> {
       const scope = standingScopeOf(principal);
-      let after = lastEventId(ctx) ?? 0;
+      let after: number;
+      let finishedAtOpen: boolean;
+      let encoder: RunStreamEncoder;
+      try {
+        after = lastEventId(ctx) ?? 0;
+        const [run] = await read<{ status: RunStatus }>(
+          scope,
+          `SELECT status FROM run_executions WHERE id = $1::uuid`,
+          [executionId],
+        );
+        if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
+        // A run finished before it was opened without a run.finished (older than the log) ends after the replay.
+        finishedAtOpen = FINISHED_STATUSES.includes(run.status);
+        encoder = await (options.format ?? WEFT_FORMAT).start(scope, executionId, after);
+      } catch (error) {
+        options.admission?.release();
+        throw error;
+      }
       // The highest id a notification named: a read that ends short of it (a shared read that began
       // before that commit) is followed by another.
       let target = 0;
-      const [run] = await read<{ status: RunStatus }>(scope, `SELECT status FROM run_executions WHERE id = $1::uuid`, [
-        executionId,
-      ]);
-      if (!run) throw new NotFoundError({ error: 'run_not_found', execution_id: executionId });
-      // A run finished before it was opened without a run.finished (older than the log) ends after the replay.
-      const finishedAtOpen = FINISHED_STATUSES.includes(run.status);
       await open(
         ctx,
         principal,
         async (write) => {
           for (let short = 0; ; ) {
             const rows = await runEventsAfter(scope, executionId, after);
-            for (const row of rows) {
-              write(frame(row.id, row));
-              after = row.id;
-              if (row.type === 'run.finished') return true;
+            const last = rows.findIndex((row) => row.type === 'run.finished');
+            const page = last < 0 ? rows : rows.slice(0, last + 1);
+            if (page.length > 0) {
+              write(await encoder.encode(page));
+              after = page.at(-1)!.id;
             }
+            if (last >= 0) return true;
             if (rows.length === PAGE) continue;
             // At most one more read: one begun now sees every commit already notified.
             if (after >= target || ++short > 1) return finishedAtOpen;
@@ -216,6 +260,7 @@ export function createRunEventStreams(deps: {
           return true;
         },
         () => after,
+        { admission: options.admission, ...(encoder.ending ? { ending: encoder.ending } : {}) },
       );
     },
 

@@ -19,7 +19,7 @@ import { budgetApprovals } from './budget-subject';
 import { runCapabilities } from './capabilities';
 import { RunAuditLink, RunExecution, RunStep } from './entities';
 import { RUN_EVENTS_CHANNEL } from './event-repository';
-import type { RunEventStreams } from './event-stream';
+import type { RunEventStreams, RunStreamFormat } from './event-stream';
 import { createRunEventStreams } from './event-stream';
 import { decisionRecorded, runDispatched } from './events';
 import { startRun, wakeWaitingRun } from './outbox-handler';
@@ -142,12 +142,18 @@ export const runsFeature = {
   entities: [RunExecution, RunStep, RunAuditLink],
   routes: (
     runtime: {
-      services: { runs: RunService; runEvents: RunEventStreams; waitpoints: WaitpointService };
+      services: {
+        runs: RunService;
+        runEvents: RunEventStreams;
+        waitpoints: WaitpointService;
+        // AG-UI's words for a run stream (`?format=ag-ui`), from src/ag-ui, which depends on runs.
+        agUiFormat: RunStreamFormat;
+      };
       authenticator: Authenticator;
     },
     rateLimiter?: RateLimiter,
   ) => [
-    ...runRoutes(runtime.services.runs, runtime.services.runEvents),
+    ...runRoutes(runtime.services.runs, runtime.services.runEvents, { 'ag-ui': runtime.services.agUiFormat }),
     ...waitpointRoutes(runtime.services.waitpoints, runtime.authenticator, rateLimiter),
   ],
   // A step that needs a person waits on an approval of the inbox (`/v1/approvals`, src/approvals).

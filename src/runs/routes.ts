@@ -3,8 +3,8 @@ import { TOO_MANY_STREAMS } from '../platform/api/sse';
 import { LIMITS } from '../rules/limits';
 import { RerunRequest } from './control-schemas';
 import { DispatchQuery, RunEstimateResponse } from './estimate-schemas';
-import { RunEvent, RunEventsHeaders, WorkspaceEventsQuery } from './event-schemas';
-import type { RunEventStreams } from './event-stream';
+import { RunEvent, RunEventsHeaders, RunEventsQuery, WorkspaceEventsQuery } from './event-schemas';
+import type { RunEventStreams, RunStreamFormat } from './event-stream';
 import {
   DispatchRunRequest,
   DispatchRunResponse,
@@ -34,7 +34,10 @@ const eventStreamDescription =
   `After ${LIMITS.streams.maxLifetimeSeconds / 3600} h it ends with \`event: reconnect\`, ` +
   '`data: {detail, last_event_id}`, whose `id:` is the `Last-Event-ID` to resume from: nothing is lost.';
 
-export const runRoutes = (runs: RunService, events: RunEventStreams) => [
+/** The run stream's other formats, by their `?format=` name (AG-UI's comes from src/ag-ui, which depends on runs). */
+export type RunStreamFormats = { 'ag-ui': RunStreamFormat };
+
+export const runRoutes = (runs: RunService, events: RunEventStreams, formats: RunStreamFormats) => [
   // Before /v1/runs/{execution_id}, which would otherwise take `events` for an id.
   defineRoute({
     method: 'get',
@@ -185,14 +188,23 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       'ends after `run.finished`: a client that connects late misses nothing. Types: `run.status`, ' +
       '`step.started`, `step.completed` (output and credits), `step.failed`, `approval.requested`, ' +
       '`approval.resolved` (with `expired: true` when its deadline decided it), `approval.voted`, ' +
-      '`approval.escalated`, `decision.recorded`, `run.finished`.',
+      '`approval.escalated`, `decision.recorded`, `run.finished`. `?format=ag-ui` sends the same events as ' +
+      'AG-UI events (`AgUiEvent`), as `POST /v1/ag-ui` does: the `data:` lines `@ag-ui/core`’s EventSchemas ' +
+      'parse, each run event’s last one with its `id:`.',
     tags: ['runs'],
     scope: 'runs:read',
     params: ExecutionIdParams,
+    query: RunEventsQuery,
     headers: RunEventsHeaders,
     produces: { 'text/event-stream': RunEvent },
     errors: { 400: 'Last-Event-ID is not an event id', 404: runNotFound, 429: TOO_MANY_STREAMS },
-    handler: ({ auth, params, ctx }) => events.followRun(ctx, auth, params.execution_id),
+    handler: ({ auth, params, query, ctx }) =>
+      events.followRun(
+        ctx,
+        auth,
+        params.execution_id,
+        query.format === 'weft' ? {} : { format: formats[query.format] },
+      ),
   }),
   defineRoute({
     method: 'get',

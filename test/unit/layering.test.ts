@@ -44,6 +44,9 @@ function importsLeaving(dir: string, allowed: string[]): string[] {
  * fails, and so does an edge nothing uses any more (the plan stays true).
  */
 const FEATURE_PLAN: Record<string, Record<string, string>> = {
+  'ag-ui': {
+    runs: 'a RunAgentInput dispatches an llm run, and its event log is streamed in AG-UI’s words',
+  },
   agents: {
     capabilities: 'agents declares its tools (sessions, claims, findings) with defineCapability',
     'change-sets': 'a finding an agent records stages a change-set where the workspace stages agents’ writes',

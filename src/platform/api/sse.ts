@@ -55,7 +55,20 @@ export interface EventStreamOptions {
   resumeFrom?: () => number;
   /** The stream's place, taken before work the caller must undo on a refusal; else `create` takes it. */
   admission?: StreamAdmission;
+  /** The final frames in another protocol's words (AG-UI's); Weft's `error` and `reconnect` events by default. */
+  ending?: StreamEnding;
 }
+
+/** How a stream says it ends: its credential lapsed, or it reached its lifetime (resume from `last_event_id`). */
+export interface StreamEnding {
+  lapsed(body: { status: 401; detail: string; error_code: CredentialLapse }): string;
+  reconnect(body: { detail: string; last_event_id: number }): string;
+}
+
+const WEFT_ENDING: StreamEnding = {
+  lapsed: (body) => `event: error\ndata: ${JSON.stringify(body)}\n\n`,
+  reconnect: (body) => `id: ${body.last_event_id}\nevent: reconnect\ndata: ${JSON.stringify(body)}\n\n`,
+};
 
 /** A stream's place among its credential's and workspace's open streams; released when it ends. */
 export interface StreamAdmission {
@@ -119,6 +132,7 @@ export function createEventStreams(deps: {
 
   function create(principal: Principal, options: EventStreamOptions = {}): EventStream {
     const admission = options.admission ?? admit(principal);
+    const ending = options.ending ?? WEFT_ENDING;
     const body = new PassThrough();
     const scope = standingScopeOf(principal);
     const timers: NodeJS.Timeout[] = [];
@@ -154,7 +168,7 @@ export function createEventStreams(deps: {
         });
         if (ended) return;
         options.onLapse?.(why);
-        write(`event: error\ndata: ${JSON.stringify({ status: 401, detail: LAPSE_DETAIL[why], error_code: why })}\n\n`);
+        write(ending.lapsed({ status: 401, detail: LAPSE_DETAIL[why], error_code: why }));
         end();
       })();
       return lapsing;
@@ -210,13 +224,9 @@ export function createEventStreams(deps: {
         if (resumeFrom) {
           later(deps.maxLifetimeMs, () => {
             if (ended || lapsing) return;
-            const last = resumeFrom();
             const seconds = Math.round(deps.maxLifetimeMs / 1000);
-            const data = {
-              detail: `The stream reached its lifetime (${seconds} s); resume with Last-Event-ID`,
-              last_event_id: last,
-            };
-            write(`id: ${last}\nevent: reconnect\ndata: ${JSON.stringify(data)}\n\n`);
+            const detail = `The stream reached its lifetime (${seconds} s); resume with Last-Event-ID`;
+            write(ending.reconnect({ detail, last_event_id: resumeFrom() }));
             end();
           });
         }

@@ -1,0 +1,32 @@
+import type { EventStreams } from '../platform/api/sse';
+import type { ScopedRead } from '../platform/db/unit-of-work';
+import type { RunEventStreams, RunStreamFormat } from '../runs/event-stream';
+import type { RunService } from '../runs/service';
+import type { AgUiAgent } from './agent';
+import { createAgUiAgent } from './agent';
+import { createAgUiFormat } from './format';
+import { agUiRoutes } from './routes';
+
+/** AG-UI (issue 42 item 3): front ends that speak AG-UI start and follow durable llm runs. */
+export const agUiFeature = {
+  name: 'ag-ui',
+  services: {
+    /** Run event streams in AG-UI's words (also `GET /v1/runs/{execution_id}/events?format=ag-ui`). */
+    agUiFormat: (ctx: { read: ScopedRead }) => createAgUiFormat({ read: ctx.read }),
+    /** `POST /v1/ag-ui`: a RunAgentInput starts a run and follows it. */
+    agUiAgent: (ctx: {
+      streams: EventStreams;
+      services: { runs: RunService; runEvents: RunEventStreams; agUiFormat: RunStreamFormat };
+    }) =>
+      createAgUiAgent({
+        runs: ctx.services.runs,
+        events: ctx.services.runEvents,
+        streams: ctx.streams,
+        format: ctx.services.agUiFormat,
+      }),
+  },
+  tags: {
+    'ag-ui': 'AG-UI: front ends (CopilotKit, `@ag-ui/client`) start and follow durable agent runs.',
+  },
+  routes: (runtime: { services: { agUiAgent: AgUiAgent } }) => agUiRoutes(runtime.services.agUiAgent),
+};
