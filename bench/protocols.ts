@@ -24,6 +24,7 @@ import {
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
 import { createApp } from '../src/app/http';
+import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { numberOption, percentile } from './lib/measure';
 import { forkWorker } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
@@ -145,7 +146,13 @@ const ms = (value: number) => value.toFixed(1);
 
 export async function run(args: string[]): Promise<void> {
   const runs = numberOption(args, 'runs', 60);
-  const service = await bootBenchService({ queue: 'weft-bench-protocols' });
+  const service = await bootBenchService({
+    queue: 'weft-bench-protocols',
+    settings: { TEMPORAL_NAMESPACE: 'default' },
+  });
+  // The bench worker process also serves the runs bench's anchor queue; nothing is sent to it here.
+  service.env.BENCH_ANCHOR_TASK_QUEUE = `${service.env.TEMPORAL_TASK_QUEUE}-anchor`;
+  await ensureSearchAttributes(service.runtime.temporal);
   const worker = await forkWorker(service.env);
   const { server, url: baseUrl } = await serveLocally(createApp(service.runtime));
   try {

@@ -37,7 +37,7 @@ import type { RunEventReader } from './follow';
 import { followRunEvents } from './follow';
 import { dispatchOf } from './skills';
 import type { WaitingPoint } from './tasks';
-import { TERMINAL_STATES, taskOf, taskResponse } from './tasks';
+import { dispatchedTask, TERMINAL_STATES, taskOf, taskResponse } from './tasks';
 
 export interface A2ADeps {
   runs: RunService;
@@ -119,8 +119,11 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
     }
   }
 
-  /** A new message starts a run; one naming a task answers what that run waits for. Answers the run's id. */
-  async function start(params: SendMessageRequest): Promise<{ executionId: string; after: number }> {
+  /**
+   * A new message starts a run; one naming a task answers what that run waits for. Answers the run's
+   * id, the event its updates follow, and a new run's task as its dispatch answered it.
+   */
+  async function start(params: SendMessageRequest): Promise<{ executionId: string; after: number; task?: Task }> {
     const message: Message | undefined = params.message;
     if (!message) throw new RequestMalformedError('params.message is required');
     if (message.taskId) {
@@ -131,10 +134,12 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
       return { executionId, after };
     }
     need(principal, RUN_SCOPES.dispatch);
-    const dispatched = await deps.runs.dispatch(principal, dispatchOf(message, params.metadata));
+    const body = dispatchOf(message, params.metadata);
+    const dispatched = await deps.runs.dispatch(principal, body);
     const push = params.configuration?.taskPushNotificationConfig;
     if (push?.url && !dispatched.was_duplicate) await attachPush(dispatched.execution_id, push.url);
-    return { executionId: dispatched.execution_id, after: 0 };
+    const task = dispatched.was_duplicate ? undefined : dispatchedTask(dispatched, body);
+    return { executionId: dispatched.execution_id, after: 0, task };
   }
 
   async function attachPush(executionId: string, url: string): Promise<TaskPushNotificationConfig> {
@@ -165,8 +170,8 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
 
     sendMessage: (params) =>
       asA2A(async () => {
-        const { executionId, after } = await start(params);
-        if (params.configuration?.returnImmediately) return snapshot(executionId);
+        const { executionId, after, task } = await start(params);
+        if (params.configuration?.returnImmediately) return task ?? snapshot(executionId);
         // Blocking (A2A's default): until the run finishes or asks for input, at most blockingWaitSeconds.
         // From `after`: an answered run's earlier input-required is behind it, a new run's whole log ahead.
         const waited = AbortSignal.any([request.signal, AbortSignal.timeout(LIMITS.a2a.blockingWaitSeconds * 1000)]);
@@ -177,8 +182,8 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
       }),
 
     async *sendMessageStream(params): AsyncGenerator<StreamResponse, void, undefined> {
-      const { executionId, after } = await asA2A(() => start(params));
-      yield taskResponse(await asA2A(() => snapshot(executionId)));
+      const { executionId, after, task } = await asA2A(() => start(params));
+      yield taskResponse(task ?? (await asA2A(() => snapshot(executionId))));
       // As the SDK's own server: the stream ends when the task ends or asks for input.
       yield* follow(executionId, after, interrupted);
     },

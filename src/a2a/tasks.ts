@@ -104,7 +104,7 @@ export function answerArtifact(output: unknown): Artifact | null {
 }
 
 /** The message that asked for the run: its goal (llm) or its steps (playbook). */
-function userMessage(run: RunDetail): Message {
+function userMessage(run: Pick<RunDetail, 'execution_id' | 'input'>): Message {
   const goal = typeof run.input.goal === 'string' ? run.input.goal : null;
   return {
     messageId: `goal-${run.execution_id}`,
@@ -115,6 +115,21 @@ function userMessage(run: RunDetail): Message {
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
+  };
+}
+
+/** A run just dispatched (QUEUED), as its dispatch answered it: no read needed to say it is working. */
+export function dispatchedTask(
+  dispatched: { execution_id: string; status: RunStatus },
+  run: { agent: RunDetail['agent']; input: Record<string, unknown> },
+): Task {
+  return {
+    id: dispatched.execution_id,
+    contextId: dispatched.execution_id,
+    status: { state: TASK_STATE_OF[dispatched.status], message: undefined, timestamp: new Date().toISOString() },
+    artifacts: [],
+    history: [userMessage({ execution_id: dispatched.execution_id, input: run.input })],
+    metadata: { 'weft/agent': run.agent, 'weft/status': dispatched.status },
   };
 }
 
