@@ -273,6 +273,8 @@ describe('A2A (issue 42 item 2): runs as tasks through @a2a-js/sdk', function ()
       'A2A-Version': '9.9',
     });
     expect(future.body.error.code).to.equal(-32009);
+    const asText = await post('{}', { 'Content-Type': 'text/plain' });
+    expect(asText.status).to.equal(415);
     const anonymous = await fetch(`${getStack().baseUrl}/a2a`, { method: 'POST', body: '{}' });
     expect(anonymous.status).to.equal(401);
   });

@@ -6,7 +6,7 @@ import { cardSkills } from './skills';
 export const A2A_PATH = '/a2a';
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 
-/** The security scheme's name on the card: every Weft bearer credential (API key, user JWT, OAuth token). */
+/** The security scheme's name on the card: Weft's bearer credentials (API key, user JWT, MCP token). */
 const BEARER = 'bearer';
 
 /**
@@ -35,7 +35,7 @@ export function agentCard(origin: string, version: string): AgentCard {
           $case: 'httpAuthSecurityScheme',
           value: {
             scheme: 'bearer',
-            bearerFormat: 'Weft API key (weft_sk_…), user JWT or OAuth access token',
+            bearerFormat: 'Weft API key (weft_sk_…), user JWT or MCP token',
             description:
               'The same credentials and scopes as the REST API: runs:write to send and cancel, runs:read to read ' +
               'and follow, approvals:write to answer an approval.',

@@ -5,6 +5,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { A2A_ERROR_CODE } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
 import type { Context } from 'koa';
+import { HttpError } from '../platform/api/errors';
 import { defineRoute, RouteAnswer } from '../platform/api/route';
 import type { EventStreams } from '../platform/api/sse';
 import { TOO_MANY_STREAMS } from '../platform/api/sse';
@@ -17,6 +18,9 @@ import type { A2ADeps } from './handler';
 import { createA2AHandler } from './handler';
 import { A2AResponseBody, A2AStreamEvent, AgentCardBody } from './schemas';
 import { streamA2A } from './stream';
+
+/** JSON, and A2A's own media type for it. */
+const MEDIA_TYPES = ['application/json', 'application/a2a+json'];
 
 /** As the JSON parser's limit (JSON_BODY_LIMIT). */
 const BODY_LIMIT = 1024 * 1024;
@@ -51,7 +55,7 @@ export const a2aRoutes = (deps: A2ARouteDeps) => [
     summary: 'The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security',
     description:
       'Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: ' +
-      'true}`, the bearer security scheme (API key, user JWT or OAuth token, with the REST API’s scopes) and a ' +
+      'true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a ' +
       'skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and ' +
       '`credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.',
     tags: ['a2a'],
@@ -83,7 +87,7 @@ export const a2aRoutes = (deps: A2ARouteDeps) => [
       'unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.',
     tags: ['a2a'],
     rawBody: {
-      mediaTypes: ['application/json', 'application/a2a+json'],
+      mediaTypes: MEDIA_TYPES,
       description: 'One JSON-RPC request (`A2ARequest`).',
       example: JSON.stringify({
         jsonrpc: '2.0',
@@ -98,9 +102,17 @@ export const a2aRoutes = (deps: A2ARouteDeps) => [
     produces: { 'application/json': A2AResponseBody, 'text/event-stream': A2AStreamEvent },
     errors: {
       413: `The body is larger than ${BODY_LIMIT / 1024 / 1024} MiB`,
+      415: `Content-Type is neither ${MEDIA_TYPES.join(' nor ')}`,
       429: TOO_MANY_STREAMS,
     },
     handler: async ({ auth, ctx }) => {
+      const sent = ctx.get('Content-Type');
+      if (sent && !ctx.is(MEDIA_TYPES)) {
+        throw new HttpError(
+          415,
+          `Content-Type ${sent.slice(0, 100)} is not accepted; send ${MEDIA_TYPES.join(' or ')}`,
+        );
+      }
       const raw = await readRawBody(ctx.req, BODY_LIMIT);
       if (!raw) {
         ctx.set('Connection', 'close');

@@ -1102,7 +1102,7 @@ export interface paths {
   "/.well-known/agent-card.json": {
     /**
      * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
-     * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or OAuth token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+     * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
      */
     get: operations["getAgentCard"];
   };
@@ -22968,7 +22968,7 @@ export interface operations {
   };
   /**
    * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
-   * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or OAuth token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+   * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
    */
   getAgentCard: {
     responses: {
@@ -23049,6 +23049,16 @@ export interface operations {
       };
       /** @description The body is larger than 1 MiB */
       413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Content-Type is neither application/json nor application/a2a+json */
+      415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
