@@ -1,6 +1,7 @@
 import { TaskState } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { expect } from 'chai';
-import { a2aClient, asTask, collect, sendRequest, statesOf, userMessage } from './helpers/a2a';
+import { a2aClient, asTask, bearerFetch, collect, sendRequest, statesOf, userMessage } from './helpers/a2a';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { finished } from './helpers/runs';
@@ -220,6 +221,19 @@ describe('A2A (issue 42 item 2): runs as tasks through @a2a-js/sdk', function ()
     expect(run.status).to.equal('AWAITING_APPROVAL');
     expect((await as(victim.api_key).get(`/v1/runs/${task.id}/callbacks`)).body.deliveries).to.have.length(0);
     await as(victim.api_key).post(`/v1/runs/${task.id}/cancel`);
+  });
+
+  it('speaks 0.3 to the SDK’s compatibility transport: message/send, message/stream, tasks/get', async () => {
+    const { api_key } = await newTenant();
+    const card = await (await a2aClient(api_key)).getAgentCard();
+    const legacy = card.supportedInterfaces.find((i) => i.protocolVersion === '0.3')!;
+    const transport = new LegacyJsonRpcTransport({ endpoint: legacy.url, fetchImpl: bearerFetch(api_key) });
+    const sent = asTask(await transport.sendMessage(sendRequest(userMessage('check my credit balance'))));
+    expect(sent.status!.state).to.equal(TaskState.TASK_STATE_COMPLETED);
+    const items = await collect(transport.sendMessageStream(sendRequest(userMessage('what is my balance'))));
+    expect(statesOf(items).at(-1)).to.equal('TASK_STATE_COMPLETED');
+    const got = await transport.getTask({ tenant: '', id: sent.id, historyLength: undefined });
+    expect(got.artifacts.map((artifact) => artifact.artifactId)).to.include('answer');
   });
 
   it('answers bad JSON-RPC with JSON-RPC errors, never a 500; no credential is a 401', async () => {
