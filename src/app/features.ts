@@ -1,3 +1,4 @@
+import { a2aFeature } from '../a2a/feature';
 import { agUiFeature } from '../ag-ui/feature';
 import { agentsFeature } from '../agents/feature';
 import { apiKeysFeature } from '../api-keys/feature';
@@ -77,6 +78,8 @@ const MANIFESTS = [
   runCallbacksFeature,
   runSchedulesFeature,
   mcpFeature,
+  // After mcp: the A2A door to the same runs (issue 42 item 2).
+  a2aFeature,
   creditsFeature,
   consoleFeature,
   triggersFeature,

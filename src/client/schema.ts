@@ -1108,6 +1108,20 @@ export interface paths {
      */
     post: operations["mcpMessage"];
   };
+  "/.well-known/agent-card.json": {
+    /**
+     * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
+     * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+     */
+    get: operations["getAgentCard"];
+  };
+  "/a2a": {
+    /**
+     * The A2A JSON-RPC endpoint: runs as A2A tasks (send, stream, get, cancel, push configs)
+     * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). Scopes as the REST routes: runs:write to send and cancel, runs:read to get and subscribe. Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
+     */
+    post: operations["a2aMessage"];
+  };
   "/v1/billing/ledger": {
     /**
      * The tenant’s balance and the workspace’s credit ledger, newest first, cursor-paged
@@ -4460,6 +4474,55 @@ export interface components {
           data?: unknown;
         };
       })[]);
+    /** @description The A2A Agent Card (A2A 1.0 JSON). */
+    AgentCard: {
+      name: string;
+      description: string;
+      supportedInterfaces: {
+          url: string;
+          protocolBinding: string;
+          protocolVersion: string;
+          [key: string]: unknown;
+        }[];
+      version: string;
+      capabilities: {
+        streaming: boolean;
+        pushNotifications: boolean;
+        [key: string]: unknown;
+      };
+      securitySchemes: {
+        [key: string]: unknown;
+      };
+      skills: {
+          id: string;
+          name: string;
+          description: string;
+          [key: string]: unknown;
+        }[];
+      [key: string]: unknown;
+    };
+    /** @description The JSON-RPC response: a `result`, or an `error` (-32700 parse, -32600 invalid request, -32601 unknown method, -32602 invalid params, -32001 task not found, -32002 not cancelable, -32004 unsupported, -32009 version not supported, -32000 a Weft refusal such as a missing scope or separation of duties). */
+    A2AResponse: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id: string | number | null;
+      /** @description A `Task` (`{task}` for SendMessage), a push config, or null. */
+      result?: unknown;
+      error?: {
+        code: number;
+        message: string;
+        data?: unknown;
+      };
+      [key: string]: unknown;
+    };
+    /** @description One SSE `data:` of a stream: a JSON-RPC response whose result is a `StreamResponse` (`task`, `statusUpdate` or `artifactUpdate`). Its `id:` is the run event it came from (resume with Last-Event-ID). */
+    A2AStreamEvent: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      id: string | number | null;
+      result?: unknown;
+      [key: string]: unknown;
+    };
     LedgerPage: {
       /** @description The tenant’s balance now. */
       balance: number;
@@ -20068,6 +20131,7 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
         };
         content: {
           "text/event-stream": components["schemas"]["AgUiEvent"];
@@ -23237,6 +23301,162 @@ export interface operations {
         };
       };
       /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
+   * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+   */
+  getAgentCard: {
+    responses: {
+      /** @description The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentCard"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * The A2A JSON-RPC endpoint: runs as A2A tasks (send, stream, get, cancel, push configs)
+   * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). Scopes as the REST routes: runs:write to send and cancel, runs:read to get and subscribe. Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
+   */
+  a2aMessage: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    /** @description One JSON-RPC request (`A2ARequest`). */
+    requestBody?: {
+      content: {
+        /** @example {"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"find the billing module"}]},"configuration":{"returnImmediately":true}}} */
+        "application/json": unknown;
+        /** @example {"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"find the billing module"}]},"configuration":{"returnImmediately":true}}} */
+        "application/a2a+json": unknown;
+      };
+    };
+    responses: {
+      /** @description The A2A JSON-RPC endpoint: runs as A2A tasks (send, stream, get, cancel, push configs) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
+        };
+        content: {
+          "application/json": components["schemas"]["A2AResponse"];
+          "text/event-stream": components["schemas"]["A2AStreamEvent"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1 MiB */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Content-Type is neither application/json nor application/a2a+json */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests, or `too_many_streams`: the credential or the workspace already holds as many open event streams as allowed (by default 32 and 128); retry after `Retry-After` seconds; or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

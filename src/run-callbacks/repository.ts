@@ -63,6 +63,15 @@ export const listStanding = (m: EntityManager) =>
      ORDER BY created_at DESC, id DESC`,
   );
 
+/** A run's own subscriptions (a dispatch's callback, A2A's push configs), newest first; `id` narrows to one. */
+export const listOfRun = (m: EntityManager, executionId: string, id?: string) =>
+  queryRows<SubscriptionRow>(
+    m,
+    `SELECT ${SUBSCRIPTION_COLUMNS} FROM run_callback_subscriptions
+     WHERE execution_id = $1 AND ($2::uuid IS NULL OR id = $2) ORDER BY created_at DESC, id DESC`,
+    [executionId, id ?? null],
+  );
+
 export const deleteSubscription = async (m: EntityManager, id: string) =>
   (await affectedRows(m, `DELETE FROM run_callback_subscriptions WHERE id = $1`, [id])) > 0;
 

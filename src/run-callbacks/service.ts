@@ -138,6 +138,35 @@ export function createRunCallbackService(deps: {
       return { id: row.id, secret, events: row.events };
     },
 
+    /**
+     * A run's own callback added after its dispatch (A2A's push notification config): that run's
+     * events only; the secret is answered once. Needs runs:read, as a subscription does.
+     */
+    async attachToRun(principal: Principal, executionId: string, callback: DispatchCallback) {
+      mayReadOutputs(principal, 'a callback receives the run’s output');
+      checkUrl(callback.url, ['params', 'url']);
+      return uow(scopeOf(principal), async (m) => {
+        await mustFindRun(m, executionId);
+        const { row, secret } = await subscribe(m, principal, { ...callback, description: null, executionId });
+        return { ...subscriptionView(row), secret };
+      });
+    },
+
+    /** A run's own callbacks (its dispatch's, those added since); `id` narrows to one (none: an empty list). */
+    ofRun: (principal: Principal, executionId: string, id?: string) =>
+      uow(scopeOf(principal), async (m) => {
+        await mustFindRun(m, executionId);
+        return (await repo.listOfRun(m, executionId, id)).map(subscriptionView);
+      }),
+
+    /** Deletes one of a run's own callbacks; answers whether it was there. */
+    removeOfRun: (principal: Principal, executionId: string, id: string) =>
+      uow(scopeOf(principal), async (m) => {
+        await mustFindRun(m, executionId);
+        if ((await repo.listOfRun(m, executionId, id)).length === 0) return false;
+        return repo.deleteSubscription(m, id);
+      }),
+
     /** Checks a dispatch's callback before anything is written (the same 422 as on create). */
     checkDispatchCallback: (callback: DispatchCallback) => checkUrl(callback.url, ['body', 'callback', 'url']),
 

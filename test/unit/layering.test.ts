@@ -47,6 +47,12 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
   'ag-ui': {
     runs: 'a RunAgentInput dispatches an llm run, and its event log is streamed in AG-UI’s words',
   },
+  a2a: {
+    runs: 'an A2A task is a run: dispatched, read, cancelled and followed through the run service and its event log',
+    approvals: 'a reply to an input-required task resolves the run’s pending approval',
+    'run-callbacks': 'push notification configs are the run’s own callbacks',
+    triggers: 'POST /a2a reads its raw body with the intake’s bounded reader (bad JSON is a JSON-RPC error)',
+  },
   agents: {
     capabilities: 'agents declares its tools (sessions, claims, findings) with defineCapability',
     'change-sets': 'a finding an agent records stages a change-set where the workspace stages agents’ writes',
