@@ -86,11 +86,18 @@ export const mcpRoutes = (mcp: McpService) => [
       },
     },
     handler: async ({ auth, body, ctx }) => {
-      const response = await mcp.handle(webRequestOf(ctx), body, {
-        principal: auth,
-        // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
-        correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
-      });
+      // The response closing before it was written: the client went away (a `tasks/result` stops waiting).
+      const gone = new AbortController();
+      const leave = () => gone.abort();
+      ctx.res.once('close', leave);
+      const response = await mcp
+        .handle(webRequestOf(ctx), body, {
+          principal: auth,
+          // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
+          correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
+          signal: gone.signal,
+        })
+        .finally(() => ctx.res.off('close', leave));
       for (const [name, value] of response.headers) ctx.set(name, value);
       const text = await response.text();
       // A 202 has no body; Koa would otherwise write its status text.
