@@ -117,6 +117,33 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
     expect(task.status).to.equal('completed');
   });
 
+  it('shows a run at a waitpoint as input_required naming it; completing it through REST completes the task', async () => {
+    const { api_key } = await newTenant(10);
+    const client = await connectMcp(api_key);
+    const waitFor = {
+      tool: 'run.wait_for',
+      input: { name: 'invoice approved', timeout_seconds: 3600, output_schema: { type: 'object' } },
+    };
+    const task = await startTask(client, { agent: 'playbook', input: { steps: [waitFor] } });
+    const waiting = await eventually(
+      async () => {
+        const read = await client.experimental.tasks.getTask(task.taskId);
+        return read.status === 'input_required' && read;
+      },
+      { what: 'the task to need input', timeoutMs: 30_000 },
+    );
+    const [waitpoint] = (await as(api_key).get(`/v1/waitpoints?execution_id=${task.taskId}`)).body.waitpoints;
+    expect(waiting.statusMessage).to.contain(`event waitpoint ${waitpoint.waitpoint_id} "invoice approved"`);
+    expect(waiting.statusMessage).to.contain(`POST /v1/waitpoints/${waitpoint.waitpoint_id}/complete`);
+    const completed = await as(api_key).post(`/v1/waitpoints/${waitpoint.waitpoint_id}/complete`, {
+      output: { ok: true },
+    });
+    expect(completed.status, completed.text).to.equal(200);
+    // tasks/result holds the request until the run has finished.
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).to.include({ execution_id: task.taskId, status: 'SUCCEEDED' });
+  });
+
   it('cancels a task (the run is CANCELLED), lists tasks, and refuses a second cancel', async () => {
     const { api_key } = await newTenant();
     const client = await connectMcp(api_key);

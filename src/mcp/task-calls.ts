@@ -54,7 +54,7 @@ export async function startTask(
   });
   const executionId = (outcome.envelope.result as { execution_id: string }).execution_id;
   try {
-    const run = await deps.runs.get(principal, executionId);
+    const run = await deps.runs.summary(principal, executionId);
     return { task: await taskOf(run, () => awaitedBy(run, principal, deps)) };
   } catch (error) {
     throw protocolError(error, deps.logger, 'task start');

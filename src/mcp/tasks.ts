@@ -6,7 +6,7 @@ import type { Principal } from '../platform/auth/principal';
 import { isUuid } from '../platform/auth/tokens';
 import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
-import type { RunDetail } from '../runs/schemas';
+import type { RunDetail, RunSummary } from '../runs/schemas';
 import { RUN_SCOPES } from '../runs/scopes';
 import type { RunService } from '../runs/service';
 import type { WaitpointService } from '../runs/waitpoints';
@@ -18,7 +18,7 @@ import type { WaitpointService } from '../runs/waitpoints';
 export const TOOL_TASK_TAG = 'mcp-task';
 
 export interface TaskDeps {
-  runs: Pick<RunService, 'get' | 'list' | 'cancel'>;
+  runs: Pick<RunService, 'get' | 'summary' | 'list' | 'cancel'>;
   waitpoints: Pick<WaitpointService, 'list'>;
   logger: Logger;
 }
@@ -43,9 +43,10 @@ function requireScope(principal: Principal, scope: string): void {
 }
 
 /** What a run awaits, for `input_required`'s status message: its pending approval, or its waitpoint. */
-export async function awaitedBy(run: RunDetail, principal: Principal, deps: TaskDeps): Promise<string> {
+export async function awaitedBy(run: RunSummary, principal: Principal, deps: TaskDeps): Promise<string> {
   if (run.status === 'AWAITING_APPROVAL') {
-    const approval = run.approvals.find((row) => row.status === 'pending');
+    const { approvals } = await deps.runs.get(principal, run.execution_id);
+    const approval = approvals.find((row) => row.status === 'pending');
     if (!approval) return 'Awaiting an approval';
     const step = approval.step ? ` of step ${approval.step.step_no} (${approval.step.tool})` : '';
     return (
@@ -132,11 +133,15 @@ export function resultOf(run: RunDetail): CallToolResult {
 export function runTaskStore(principal: Principal, deps: TaskDeps): TaskStore {
   const { runs, logger } = deps;
 
-  async function find(taskId: string): Promise<RunDetail | null> {
+  /** The run behind `taskId` (its summary, or with `detail` its steps and output too), or null. */
+  async function find(taskId: string): Promise<RunSummary | null>;
+  async function find(taskId: string, detail: true): Promise<RunDetail | null>;
+  async function find(taskId: string, detail = false): Promise<RunSummary | RunDetail | null> {
     requireScope(principal, RUN_SCOPES.read);
     if (!isUuid(taskId)) return null;
     try {
-      return await runs.get(principal, taskId.toLowerCase());
+      const id = taskId.toLowerCase();
+      return await (detail ? runs.get(principal, id) : runs.summary(principal, id));
     } catch (error) {
       if (describeError(error)?.status === 404) return null;
       throw protocolError(error, logger, 'task read');
@@ -157,7 +162,7 @@ export function runTaskStore(principal: Principal, deps: TaskDeps): TaskStore {
     },
 
     async getTaskResult(taskId) {
-      const run = await find(taskId);
+      const run = await find(taskId, true);
       if (!run) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
       return resultOf(run);
     },
