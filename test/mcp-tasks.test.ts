@@ -117,7 +117,7 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
     expect(task.status).to.equal('completed');
   });
 
-  it('shows a run at a waitpoint as input_required naming it; completing it through REST completes the task', async () => {
+  it('shows a run at a waitpoint as input_required naming it; completing it completes the task', async () => {
     const { api_key } = await newTenant(10);
     const client = await connectMcp(api_key);
     const waitFor = {
