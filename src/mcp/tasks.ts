@@ -3,6 +3,7 @@ import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
+import type { ScopeName } from '../platform/auth/scopes';
 import { isUuid } from '../platform/auth/tokens';
 import type { Logger } from '../platform/logger';
 import { LIMITS } from '../rules/limits';
@@ -38,8 +39,8 @@ export function protocolError(error: unknown, logger: Logger, what: string): Mcp
   return new McpError(ErrorCode.InvalidParams, message, { status, detail });
 }
 
-function requireScope(principal: Principal, scope: string): void {
-  if (!principal.scopes.has(scope as never)) throw new McpError(ErrorCode.InvalidRequest, `Missing scope ${scope}`);
+function requireScope(principal: Principal, scope: ScopeName): void {
+  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `Missing scope ${scope}`);
 }
 
 /** What a run awaits, for `input_required`'s status message: its pending approval, or its waitpoint. */
