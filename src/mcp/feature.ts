@@ -2,17 +2,28 @@ import type { CapabilityService } from '../capabilities/service';
 import type { NodeService } from '../graph/node-service';
 import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
+import type { RunService } from '../runs/service';
+import type { WaitpointService } from '../runs/waitpoints';
 import { mcpOrigin, mcpOtherMethods, mcpRoutes } from './routes';
 import type { McpService } from './service';
 import { createMcpService } from './service';
 
-/** The MCP server: the capability registry as MCP tools. */
+/** The MCP server: the capability registry as MCP tools, and runs as MCP tasks (tasks.ts). */
 export const mcpFeature = {
   name: 'mcp',
   services: {
-    /** The MCP server at `/mcp`: the capability registry as MCP tools. */
-    mcp: (ctx: { logger: Logger; services: { capabilities: CapabilityService; nodes: NodeService } }) =>
-      createMcpService({ capabilities: ctx.services.capabilities, nodes: ctx.services.nodes, logger: ctx.logger }),
+    /** The MCP server at `/mcp`: the capability registry as MCP tools, and runs as MCP tasks. */
+    mcp: (ctx: {
+      logger: Logger;
+      services: { capabilities: CapabilityService; nodes: NodeService; runs: RunService; waitpoints: WaitpointService };
+    }) =>
+      createMcpService({
+        capabilities: ctx.services.capabilities,
+        nodes: ctx.services.nodes,
+        runs: ctx.services.runs,
+        waitpoints: ctx.services.waitpoints,
+        logger: ctx.logger,
+      }),
   },
   tags: {
     mcp: 'The MCP server: the capability registry as Model Context Protocol tools over Streamable HTTP.',

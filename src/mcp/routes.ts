@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import { HttpError } from '../platform/api/errors';
 import { defineRoute } from '../platform/api/route';
 import type { Config } from '../platform/config';
+import { LIMITS } from '../rules/limits';
 import { JsonRpcErrorBody, McpRequestBody, McpResponseBody } from './schemas';
 import type { McpService } from './service';
 
@@ -68,7 +69,11 @@ export const mcpRoutes = (mcp: McpService) => [
       'body. A message with a member JSON-RPC does not define is 422. A browser page may call it only from ' +
       'PUBLIC_URL’s origin or one of MCP_ALLOWED_ORIGINS (`Origin` otherwise is 403; no `Origin` passes). An ' +
       'OAuth access token (issued for this resource, RFC 8707) works here and nowhere else. Connect an MCP ' +
-      'client with an MCP token (`POST /v1/mcp/token`), an API key or OAuth.',
+      'client with an MCP token (`POST /v1/mcp/token`), an API key or OAuth. MCP tasks (2025-11-25): ' +
+      '`runs_dispatch`, `ontology_remember` and connector tools called with `task` answer at once with a task ' +
+      'whose id is a run’s `execution_id`; `tasks/get`, `tasks/result` (held until the run ends, at most ' +
+      `${LIMITS.mcpTasks.resultWaitMs / 60_000} minutes), \`tasks/list\` and \`tasks/cancel\` read and cancel ` +
+      'runs of the credential’s workspace (`runs:read`, `runs:write`); another workspace’s task is "not found".',
     tags: ['mcp'],
     body: McpRequestBody,
     // Each message of a JSON-RPC batch counts against the rate limit, as one request would (review L-5).
@@ -86,11 +91,18 @@ export const mcpRoutes = (mcp: McpService) => [
       },
     },
     handler: async ({ auth, body, ctx }) => {
-      const response = await mcp.handle(webRequestOf(ctx), body, {
-        principal: auth,
-        // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
-        correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
-      });
+      // The response closing before it was written: the client went away (a `tasks/result` stops waiting).
+      const gone = new AbortController();
+      const leave = () => gone.abort();
+      ctx.res.once('close', leave);
+      const response = await mcp
+        .handle(webRequestOf(ctx), body, {
+          principal: auth,
+          // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
+          correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
+          signal: gone.signal,
+        })
+        .finally(() => ctx.res.off('close', leave));
       for (const [name, value] of response.headers) ctx.set(name, value);
       const text = await response.text();
       // A 202 has no body; Koa would otherwise write its status text.

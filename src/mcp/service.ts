@@ -24,6 +24,10 @@ import { PrincipalChanged } from '../platform/db/credential-proof';
 import { ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { API_VERSION } from '../platform/openapi/document';
+import { LIMITS } from '../rules/limits';
+import { startTask, withTaskSupport } from './task-calls';
+import type { TaskDeps } from './tasks';
+import { protocolError, runTaskStore } from './tasks';
 import type { McpTool } from './tools';
 import { errorResult, locateInArguments, META, mcpTools, successResult } from './tools';
 
@@ -36,12 +40,38 @@ const INSTRUCTIONS =
   'agent_* tools coordinate work (sessions, claims on nodes, findings, decisions). Paid tools say their price; ' +
   `a refused call is a result with isError and the HTTP status and detail in _meta["${META.error}"]. ` +
   `Write tools replay their first answer for a repeated _meta["${META.idempotencyKey}"]. ` +
-  'A node is readable as the resource weft://nodes/{node_id}.';
+  'A node is readable as the resource weft://nodes/{node_id}. runs_dispatch, ontology_remember and connector ' +
+  'tools may be called as tasks: the task is a durable run (its id the execution_id), read with tasks/get.';
 
 export interface McpCall {
   principal: Principal;
   /** The HTTP request's correlation id, used for a single message (a batch lets each call have its own). */
   correlationId?: string;
+  /** Aborted when the client goes away: a `tasks/result` waiting for its task stops. */
+  signal?: AbortSignal;
+}
+
+/**
+ * `tasks/result` holds its request until the task finishes: at most LIMITS.mcpTasks.resultWaitMs, then
+ * each request of the message is answered with an error saying to ask again (the task goes on). The
+ * client leaving ends the wait likewise (its answer goes nowhere).
+ */
+function holdLimit(body: unknown, signal?: AbortSignal) {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<Response>((resolve) => {
+    const answer = () => {
+      const ids = (Array.isArray(body) ? body : [body]).flatMap((message) =>
+        message && typeof message === 'object' && 'id' in message && 'method' in message ? [message.id] : [],
+      );
+      const error = { code: ErrorCode.RequestTimeout, message: 'The task is still working: call tasks/result again' };
+      const replies = ids.map((id) => ({ jsonrpc: '2.0', id, error }));
+      if (replies.length === 0) resolve(new Response(null, { status: 202 }));
+      else resolve(Response.json(Array.isArray(body) ? replies : replies[0]));
+    };
+    timer = setTimeout(answer, LIMITS.mcpTasks.resultWaitMs);
+    signal?.addEventListener('abort', answer, { once: true });
+  });
+  return { expired, clear: () => clearTimeout(timer) };
 }
 
 /**
@@ -53,8 +83,12 @@ export function createMcpService(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke' | 'toolsFor'>;
   nodes: Pick<NodeService, 'get'>;
   logger: Logger;
+  /** Tasks are runs (tasks.ts): read, listed and cancelled through the runs service. */
+  runs: TaskDeps['runs'];
+  waitpoints: TaskDeps['waitpoints'];
 }) {
   const { capabilities, nodes, logger } = deps;
+  const taskDeps: TaskDeps = { runs: deps.runs, waitpoints: deps.waitpoints, logger };
   const tools = mcpTools(capabilities.tools, capabilities.describe());
   wireNames(tools.map((tool) => tool.capability)); // throws at start-up when two names would collide
   const byWireName = new Map(tools.map((tool) => [tool.definition.name, tool]));
@@ -91,9 +125,15 @@ export function createMcpService(deps: {
     const server = new Server(
       { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION },
       {
-        capabilities: { tools: { listChanged: false }, resources: {} },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: {},
+          tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+        },
         instructions: INSTRUCTIONS,
         jsonSchemaValidator,
+        // tasks/get, tasks/result, tasks/list and tasks/cancel: the SDK's handlers over Weft's runs.
+        taskStore: runTaskStore(principal, taskDeps),
       },
     );
 
@@ -101,18 +141,31 @@ export function createMcpService(deps: {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [...tools, ...(await workspaceTools(principal.workspaceId))]
         .filter((tool) => tool.scopes.every((scope) => principal.scopes.has(scope)))
-        .map((tool) => tool.definition),
+        .map((tool) => withTaskSupport(tool, !byWireName.has(tool.definition.name), principal)),
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const { name, arguments: input, _meta } = request.params;
+      const { name, arguments: input, _meta, task } = request.params;
+      const registered = byWireName.get(name);
       const tool =
-        byWireName.get(name) ??
-        (await workspaceTools(principal.workspaceId)).find((own) => own.definition.name === name);
+        registered ?? (await workspaceTools(principal.workspaceId)).find((own) => own.definition.name === name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
       try {
+        const idempotencyKey = idempotencyKeyOf(_meta);
+        if (task) {
+          const own = registered === undefined;
+          const started = {
+            principal,
+            tool,
+            own,
+            input: input ?? {},
+            idempotencyKey,
+            correlationId: call.correlationId,
+          };
+          return await startTask({ ...taskDeps, capabilities }, started);
+        }
         const outcome = await capabilities.invoke(principal, tool.capability, input ?? {}, {
-          idempotencyKey: idempotencyKeyOf(_meta),
+          idempotencyKey,
           correlationId: call.correlationId,
         });
         return successResult(outcome);
@@ -123,6 +176,8 @@ export function createMcpService(deps: {
           changed(error);
           return errorResult(500, 'Internal server error');
         }
+        // A task's refusal is a protocol error: its answer must be a task or an error, never a result.
+        if (task) throw protocolError(error, logger, 'task start');
         return refusal(error, tool.capability);
       }
     });
@@ -179,13 +234,16 @@ export function createMcpService(deps: {
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
+      const held = holdLimit(body, call.signal);
       try {
         await server.connect(transport);
-        const response = await transport.handleRequest(request, { parsedBody: body });
+        const response = await Promise.race([transport.handleRequest(request, { parsedBody: body }), held.expired]);
         if (principalChanged) throw principalChanged;
         return response;
       } finally {
-        // The JSON answer is complete once handleRequest resolves; nothing outlives the request.
+        held.clear();
+        // The JSON answer is complete once handleRequest resolves; nothing outlives the request (closing
+        // aborts a `tasks/result` still waiting, when the client left or the wait ran out).
         await server.close();
       }
     },

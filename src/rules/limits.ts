@@ -55,6 +55,9 @@ export const LIMITS = {
     clusters: { default: 20, max: 200, recentSessions: 5 },
   },
   mcpMint: { requests: 60, windowSeconds: 60 },
+  // MCP tasks (src/mcp/tasks.ts): the poll interval a task suggests, a `tasks/list` page, and how long one
+  // `tasks/result` holds its request open for an unfinished task before answering "call again".
+  mcpTasks: { pollIntervalMs: 1000, list: 50, resultWaitMs: 5 * 60_000 },
   // Principals the authenticator remembers to start a read before its credential's lookup returns
   // (src/platform/auth/authenticator.ts `recall`). Never an answer on their own: every request's
   // lookup still runs, in the read's statement, so this bounds memory and staleness, not revocation.

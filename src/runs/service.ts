@@ -393,6 +393,10 @@ export function createRunService(deps: {
         detail(m, await executionRepo.mustFindExecution(m, executionId)),
       ),
 
+    /** The run without its steps and approvals (an MCP task's poll): one row. */
+    summary: (principal: Principal, executionId: string): Promise<RunSummary> =>
+      uow(scopeOf(principal), async (m) => summaryOf(await executionRepo.mustFindExecution(m, executionId))),
+
     async list(principal: Principal, query: RunListQuery) {
       const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;
       return uow(scopeOf(principal), async (m) => {

@@ -118,6 +118,7 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
   mcp: {
     capabilities: 'every capability is an MCP tool',
     graph: 'weft://nodes/{id} resources read nodes',
+    runs: 'an MCP task is a run: tasks/get, tasks/list and tasks/cancel read and cancel it',
   },
   'mcp-tokens': {
     'api-keys': 'an MCP token is a credential row with the keys’ schemas',
