@@ -42,7 +42,8 @@ async function starts(ids: readonly string[]): Promise<Map<string, { at: number;
   );
   const found = new Map<string, { at: number; delay: number }>();
   for (const row of rows) {
-    if (row.started) found.set(row.id, { at: row.started.getTime(), delay: row.started.getTime() - row.created.getTime() });
+    if (row.started)
+      found.set(row.id, { at: row.started.getTime(), delay: row.started.getTime() - row.created.getTime() });
   }
   return found;
 }
@@ -72,14 +73,6 @@ const queuedIn = async (workspaceId: string) =>
     )[0].n,
   );
 
-/** Until every run of the workspace has left QUEUED, so that the next measure starts from an idle queue. */
-const drained = (workspaceId: string) =>
-  eventually(async () => (await queuedIn(workspaceId)) === 0, {
-    what: 'the backlog to drain',
-    timeoutMs: 120_000,
-    intervalMs: 250,
-  });
-
 // Issue 43 items 1 and 2: Temporal's task queue dispatches a backlog by priority key, then fairly
 // between workspaces (each workspace's id is its runs' fairness key).
 describe('fair queueing between workspaces, and priority within one (issue 43)', function () {
@@ -98,50 +91,42 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     await booted?.stop();
   });
 
-  it("starts another workspace's runs within 2× their idle delay while one workspace's 500 runs wait", async () => {
+  it("starts another workspace's runs within 2× their idle delay behind 500, and priority 1 before 5", async () => {
     const [a, b] = await Promise.all([newTenant(100_000), newTenant(100_000)]);
     const [clientA, clientB] = [clientOf(a.api_key), clientOf(b.api_key)];
-    // Warm-up, then B's idle baseline: five runs dispatched at once on an idle queue.
+    // Warm-up, then B's idle baseline: twice five runs dispatched at once on an idle queue.
     await startDelays(await dispatch(clientB, 5, oneStep()), 'the warm-up runs to start');
-    const idle = p95(await startDelays(await dispatch(clientB, 5, oneStep()), "B's idle runs to start"));
+    const idleDelays = [];
+    for (let round = 0; round < 2; round++) {
+      idleDelays.push(...(await startDelays(await dispatch(clientB, 5, oneStep()), "B's idle runs to start")));
+    }
+    const idle = p95(idleDelays);
 
-    let t = Date.now();
-    await dispatch(clientA, 500, oneStep());
-    console.log(`      A's 500 dispatches took ${Date.now() - t} ms`);
-    t = Date.now();
+    await dispatch(clientA, 500, oneStep(), 32);
     const backlog = await queuedIn(a.workspace_id);
     const underFlood = p95(await startDelays(await dispatch(clientB, 5, oneStep()), "B's runs to start"));
     const leftBehind = await queuedIn(a.workspace_id);
-    console.log(`      B's took ${Date.now() - t} ms`);
     console.log(
       `      B's p95 start delay: ${idle} ms idle, ${underFlood} ms under A's flood ` +
         `(×${(underFlood / idle).toFixed(2)}); A had ${backlog} runs QUEUED, ${leftBehind} still when B's had started`,
     );
     // B's runs overtook a backlog: A still had runs waiting when all of B's had started.
-    expect(leftBehind, "A's runs still waiting once B's started").to.be.greaterThan(0);
+    expect(leftBehind, "A's runs still waiting once B's started").to.be.greaterThan(50);
     expect(underFlood / idle, 'p95 under the flood ÷ p95 idle').to.be.at.most(2);
-    await drained(a.workspace_id);
-  });
 
-  it('starts priority-1 runs before priority-5 runs dispatched earlier, behind a backlog of default ones', async () => {
-    const tenant = await newTenant(100_000);
-    const client = clientOf(tenant.api_key);
-    const backlog = await dispatch(client, 300, oneStep());
-    const low = await dispatch(client, 10, oneStep(5));
-    const high = await dispatch(client, 10, oneStep(1));
-    expect((await client.get(`/v1/runs/${high[0]}`)).body.flow).to.deep.equal({ priority: 1 });
-    expect((await client.get(`/v1/runs/${backlog[0]}`)).body.flow).to.deep.equal({ priority: 3 });
-
+    // Within A, behind what is left of its backlog (priority 3): priority-5 runs, then priority-1 ones.
+    const low = await dispatch(clientA, 10, oneStep(5));
+    const high = await dispatch(clientA, 10, oneStep(1));
+    expect((await clientA.get(`/v1/runs/${high[0]}`)).body.flow).to.deep.equal({ priority: 1 });
+    expect((await clientA.get(`/v1/runs/${low[0]}`)).body.flow).to.deep.equal({ priority: 5 });
     await startDelays(high, 'the priority-1 runs to start');
-    // When the last priority-1 run has started, default runs dispatched before it still wait.
-    const waitingBehind = await queuedIn(tenant.workspace_id);
-    await startDelays([...backlog, ...low], 'every run to start');
-    const started = await starts([...high, ...low]);
-    const lastHigh = Math.max(...high.map((id) => started.get(id)!.at));
-    const firstLow = Math.min(...low.map((id) => started.get(id)!.at));
-    console.log(`      ${waitingBehind} runs still QUEUED when the last priority-1 run started`);
-    expect(lastHigh, 'the last priority-1 start precedes the first priority-5 start').to.be.lessThan(firstLow);
-    expect(waitingBehind, 'runs of priority 3 and 5 still waiting').to.be.greaterThan(10);
+    const lowStarted = (await starts(low)).size;
+    const stillQueued = await queuedIn(a.workspace_id);
+    console.log(
+      `      when the last priority-1 run started: ${lowStarted}/10 priority-5 runs started, ${stillQueued} QUEUED`,
+    );
+    expect(lowStarted, 'priority-5 runs (dispatched earlier) already started').to.equal(0);
+    expect(stillQueued, 'runs of priority 3 and 5 still waiting').to.be.greaterThan(10);
   });
 
   it('refuses a priority outside 1–5 with 422', async () => {

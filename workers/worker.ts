@@ -46,7 +46,9 @@ export interface WorkerOptions {
    * Address, TLS, API key, namespace and payload keys: the same settings the API's client uses, or
    * neither side could read the other's payloads.
    */
-  config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE'> &
+  config: TemporalConnectionConfig &
+    PayloadCodecConfig &
+    Pick<Config, 'TEMPORAL_NAMESPACE'> &
     Partial<Pick<Config, 'WORKER_MAX_ACTIVITIES' | 'WORKER_MAX_WORKFLOW_TASKS'>>;
   taskQueue: string;
   activities: Activities;

@@ -2688,6 +2688,11 @@ export interface components {
        */
       policy?: "reject" | "enqueue" | "cancel_previous";
     };
+    /** @description How the run queues (issue 43). */
+    RunFlow: {
+      /** @description 1 (first) to 5; default 3. While runs wait for a worker, a lower number starts first. Between workspaces the queue is fair within each priority: each workspace gets its share whatever another has queued. */
+      priority?: number;
+    };
     RunError: ({
       /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
       code: string;
@@ -3560,6 +3565,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -3603,6 +3609,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -3669,6 +3676,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -3718,6 +3730,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -4138,6 +4155,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4167,6 +4185,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4202,6 +4221,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4231,6 +4251,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4277,6 +4298,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4306,6 +4328,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4499,6 +4522,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4528,6 +4552,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -13917,6 +13942,7 @@ export interface operations {
           /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
           tags?: string[];
           concurrency?: components["schemas"]["RunConcurrency"];
+          flow?: components["schemas"]["RunFlow"];
         };
       };
     };
@@ -14159,6 +14185,11 @@ export interface operations {
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
+              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -14401,6 +14432,11 @@ export interface operations {
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
+              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.

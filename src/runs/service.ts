@@ -32,8 +32,8 @@ import { estimateAgainstBalance, estimateRun, refuseUnaffordable } from './estim
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
-import { priorityOf } from './flow-schemas';
 import * as executionRepo from './execution-repository';
+import { priorityOf } from './flow-schemas';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
 import type {
