@@ -35,6 +35,8 @@ export async function run(args: string[]): Promise<void> {
   });
   const { runtime, owner, provisioning, env } = service;
   await ensureSearchAttributes(runtime.temporal);
+  // The worker process serves the runs bench's anchor queue too; nothing is started on it here.
+  env.BENCH_ANCHOR_TASK_QUEUE = `${env.TEMPORAL_TASK_QUEUE}-anchor`;
   const worker = await forkWorker(env);
   const { server, url } = await serveLocally(createApp(runtime));
   const [a, b] = [
@@ -63,7 +65,8 @@ export async function run(args: string[]): Promise<void> {
     return ids;
   };
   const delays = async (ids: string[]): Promise<number[]> => {
-    for (;;) {
+    const deadline = Date.now() + 600_000;
+    while (Date.now() < deadline) {
       const rows: { started: Date | null; created: Date }[] = await owner.query(
         `SELECT e.created_at AS created, min(s.started_at) AS started FROM run_executions e
            JOIN run_steps s ON s.execution_id = e.id WHERE e.id = ANY($1) GROUP BY e.id, e.created_at`,
@@ -74,6 +77,7 @@ export async function run(args: string[]): Promise<void> {
       }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    throw new Error('runs did not start within 10 minutes');
   };
   const queued = async (workspaceId: string) =>
     Number(
