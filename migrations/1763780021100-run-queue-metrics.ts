@@ -40,21 +40,8 @@ const BEFORE = `
     SELECT 'credits_refunded', kind, '', sum(amount)::float8
       FROM credit_ledger WHERE amount > 0 AND linked_event_id IS NOT NULL GROUP BY kind`;
 
-/**
- * Issue 43 item 5: the snapshot adds how runs queue, across workspaces and without their ids: runs
- * waiting to start (QUEUED) per workspace as percentiles and the top ${TOP} by a hash of the workspace
- * id, and the delay from dispatch to the first step's start of runs created in the last ${WINDOW}
- * minutes, likewise.
- */
-export class RunQueueMetrics1763780021100 implements MigrationInterface {
-  name = 'RunQueueMetrics1763780021100';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-CREATE OR REPLACE FUNCTION weft_metrics_snapshot()
-  RETURNS TABLE (family text, label_a text, label_b text, value double precision)
-  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public
-  AS $$${BEFORE}
+/** The snapshot as this migration leaves it (migration 1763780021200 builds on it). */
+export const QUEUE_SNAPSHOT = `${BEFORE}
     UNION ALL
     -- Issue 43 item 5: runs waiting to start (QUEUED), over the workspaces that have any, as
     -- percentiles and the top ${TOP} by a hash of the workspace id (never the id itself).
@@ -89,7 +76,23 @@ CREATE OR REPLACE FUNCTION weft_metrics_snapshot()
                GROUP BY e.workspace_id, e.id, e.created_at) r
        GROUP BY workspace_id
     ) t WHERE rank <= ${TOP}
-  $$;
+`;
+
+/**
+ * Issue 43 item 5: the snapshot adds how runs queue, across workspaces and without their ids: runs
+ * waiting to start (QUEUED) per workspace as percentiles and the top ${TOP} by a hash of the workspace
+ * id, and the delay from dispatch to the first step's start of runs created in the last ${WINDOW}
+ * minutes, likewise.
+ */
+export class RunQueueMetrics1763780021100 implements MigrationInterface {
+  name = 'RunQueueMetrics1763780021100';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+CREATE OR REPLACE FUNCTION weft_metrics_snapshot()
+  RETURNS TABLE (family text, label_a text, label_b text, value double precision)
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public
+  AS $$${QUEUE_SNAPSHOT}  $$;
 `);
   }
 

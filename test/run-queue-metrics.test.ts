@@ -38,7 +38,9 @@ describe('run queue metrics (issue 43 item 5)', function () {
     const holder = await client.post('/v1/runs', gated);
     await pendingApproval(client, holder.body.execution_id);
     const waiting = [];
-    for (let i = 0; i < 3; i++) waiting.push((await client.post('/v1/runs', gated)).body.execution_id as string);
+    // At priority 4, which the metrics count apart (issue 43 item 2).
+    const low = { ...gated, flow: { priority: 4 } };
+    for (let i = 0; i < 3; i++) waiting.push((await client.post('/v1/runs', low)).body.execution_id as string);
     for (const id of waiting) expect((await client.get(`/v1/runs/${id}`)).body.status).to.equal('QUEUED');
 
     const hash = createHash('md5').update(tenant.workspace_id).digest('hex').slice(0, 12);
@@ -55,6 +57,10 @@ describe('run queue metrics (issue 43 item 5)', function () {
     expect(sample(text, 'weft_runs_queued_per_workspace', { quantile: 'p50' })).to.be.at.least(1);
     expect(sample(text, 'weft_run_start_delay_seconds', { quantile: 'p95' })).to.be.at.least(0);
     expect(text).to.include('weft_run_start_delay_top_seconds{');
+    expect(sample(text, 'weft_runs_queued_by_priority', { priority: '4' })).to.be.at.least(3);
+    expect(sample(text, 'weft_run_start_delay_by_priority_seconds', { priority: '3', quantile: 'p95' })).to.be.at.least(
+      0,
+    );
     expect(text).to.not.include(tenant.workspace_id);
 
     for (const id of [holder.body.execution_id, ...waiting]) {

@@ -46,7 +46,10 @@ export interface WorkerOptions {
    * Address, TLS, API key, namespace and payload keys: the same settings the API's client uses, or
    * neither side could read the other's payloads.
    */
-  config: TemporalConnectionConfig & PayloadCodecConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>;
+  config: TemporalConnectionConfig &
+    PayloadCodecConfig &
+    Pick<Config, 'TEMPORAL_NAMESPACE'> &
+    Partial<Pick<Config, 'WORKER_MAX_ACTIVITIES' | 'WORKER_MAX_WORKFLOW_TASKS'>>;
   taskQueue: string;
   activities: Activities;
   /** `error` silences the SDK's warnings about failed activities (the test suite fails some on purpose). */
@@ -70,6 +73,12 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     taskQueue: options.taskQueue,
     workflowBundle: await loadWorkflowBundle({ tracingModule: tracing?.workflowModule }),
     activities: options.activities,
+    ...(options.config.WORKER_MAX_ACTIVITIES
+      ? { maxConcurrentActivityTaskExecutions: options.config.WORKER_MAX_ACTIVITIES }
+      : {}),
+    ...(options.config.WORKER_MAX_WORKFLOW_TASKS
+      ? { maxConcurrentWorkflowTaskExecutions: options.config.WORKER_MAX_WORKFLOW_TASKS }
+      : {}),
     ...(tracing ? { interceptors: tracing.interceptors, sinks: tracing.sinks } : {}),
     // Codecs run in the worker's main thread, outside the workflow sandbox: workflow code is unchanged.
     // Refused payloads decode to a placeholder that fails the workflow at once (workflows/interceptors.ts).

@@ -15,9 +15,9 @@ import { createProvisioning } from '../../src/tenancy/service';
  * `npm start` uses; `env.TEMPORAL_ADDRESS` points at it. Never the default port: an operator's
  * `npm start` (and its UI) may own it, and its load would fall on the figures.
  */
-export async function privateTemporal(env: NodeJS.ProcessEnv): Promise<DevServer> {
+export async function privateTemporal(env: NodeJS.ProcessEnv, dynamicConfig?: readonly string[]): Promise<DevServer> {
   env.TEMPORAL_ADDRESS = `127.0.0.1:${await freePort()}`;
-  return startDevServer({ address: env.TEMPORAL_ADDRESS });
+  return startDevServer({ address: env.TEMPORAL_ADDRESS, ...(dynamicConfig ? { dynamicConfig } : {}) });
 }
 
 /** Serves `app` on a free loopback port: the server (to close) and its base URL. */
@@ -33,7 +33,9 @@ export async function serveLocally(app: Koa): Promise<{ server: Server; url: str
  * `settings` are further environment variables for this bench; `env` is the environment it booted
  * with (for a forked worker). `stop` closes them.
  */
-export async function bootBenchService(options: { queue?: string; settings?: Record<string, string> } = {}) {
+export async function bootBenchService(
+  options: { queue?: string; settings?: Record<string, string>; temporalSettings?: readonly string[] } = {},
+) {
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
   env.REQUEST_LOGGING = 'false';
@@ -41,7 +43,7 @@ export async function bootBenchService(options: { queue?: string; settings?: Rec
   env.RESPONSE_VALIDATION = 'false';
   Object.assign(env, options.settings);
   env.TEMPORAL_TASK_QUEUE = `${options.queue ?? 'weft-bench'}-${randomUUID().slice(0, 8)}`;
-  const temporal = await privateTemporal(env);
+  const temporal = await privateTemporal(env, options.temporalSettings);
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();

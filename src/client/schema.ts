@@ -2711,6 +2711,11 @@ export interface components {
        */
       policy?: "reject" | "enqueue" | "cancel_previous";
     };
+    /** @description How the run queues (issue 43). */
+    RunFlow: {
+      /** @description 1 (first) to 5; default 3. While runs wait for a worker, a lower number starts first. Between workspaces the queue is fair within each priority: each workspace gets its share whatever another has queued. */
+      priority?: number;
+    };
     RunError: ({
       /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
       code: string;
@@ -3583,6 +3588,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -3626,6 +3632,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -3692,6 +3699,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -3741,6 +3753,11 @@ export interface components {
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
+      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -4206,6 +4223,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4235,6 +4253,7 @@ export interface components {
       /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
       tags?: string[];
       concurrency?: components["schemas"]["RunConcurrency"];
+      flow?: components["schemas"]["RunFlow"];
       /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
       budget?: {
         /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4270,6 +4289,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4299,6 +4319,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4345,6 +4366,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4374,6 +4396,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4616,6 +4639,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -4645,6 +4669,7 @@ export interface components {
         /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
         tags?: string[];
         concurrency?: components["schemas"]["RunConcurrency"];
+        flow?: components["schemas"]["RunFlow"];
         /** @description What the run may spend (issue 40 item 4). Before each step Weft checks what the run has spent; a step that would exceed a limit waits for a budget approval (`subject: "budget"` in `GET /v1/approvals`): approved with a raised budget it runs, rejected the run ends FAILED `budget_exhausted` with nothing charged for it. */
         budget?: {
           /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
@@ -14127,6 +14152,7 @@ export interface operations {
           /** @description At most 20 tags of at most 64 characters; `GET /v1/runs?tag=` filters by them, and Temporal shows them as the search attribute `WeftTags`. Repeats are dropped. */
           tags?: string[];
           concurrency?: components["schemas"]["RunConcurrency"];
+          flow?: components["schemas"]["RunFlow"];
         };
       };
     };
@@ -14371,6 +14397,11 @@ export interface operations {
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
+              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -14614,6 +14645,11 @@ export interface operations {
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
+              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.

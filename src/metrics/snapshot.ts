@@ -80,6 +80,17 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
     'The workspaces whose runs waited longest to start (p95, last 15 minutes), by rank and a hash of the id.',
     ['rank', 'hash'],
   );
+  const queuedByPriority = gauge(
+    'weft_runs_queued_by_priority',
+    'Runs waiting to start (QUEUED) in every workspace, by their flow.priority (1 first).',
+    ['priority'],
+  );
+  const startDelayByPriority = gauge(
+    'weft_run_start_delay_by_priority_seconds',
+    'From dispatch to the first step’s start, over runs created in the last 15 minutes, by flow.priority: ' +
+      'p50, p95 and max.',
+    ['priority', 'quantile'],
+  );
   const age = gauge('weft_metrics_snapshot_age_seconds', 'How old the figures above are.');
 
   let taken: { at: number; rows: SnapshotRow[] } | undefined;
@@ -100,7 +111,9 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
   function publish(rows: readonly SnapshotRow[]) {
     for (const metric of [runs, approvals, approvalAge, backlog, lag, deadLetters, deliveries]) metric.reset();
     for (const metric of [reserved, pending, refunded, charged]) metric.reset();
-    for (const metric of [queued, queuedTop, startDelay, startDelayTop]) metric.reset();
+    for (const metric of [queued, queuedTop, startDelay, startDelayTop, queuedByPriority, startDelayByPriority]) {
+      metric.reset();
+    }
     const byKind = { reserved: new Map<string, number>(), pending: new Map(), refunded: new Map() };
     for (const row of rows) {
       const value = Number(row.value);
@@ -119,6 +132,9 @@ export function createMetricsSnapshot(deps: { dataSource: DataSource; now?: () =
       else if (row.family === 'runs_start_delay') startDelay.set({ quantile: row.label_a }, value);
       else if (row.family === 'runs_start_delay_top') {
         startDelayTop.set({ rank: row.label_a, hash: row.label_b }, value);
+      } else if (row.family === 'runs_queued_priority') queuedByPriority.set({ priority: row.label_a }, value);
+      else if (row.family === 'runs_start_delay_priority') {
+        startDelayByPriority.set({ priority: row.label_a, quantile: row.label_b }, value);
       }
     }
     const kinds = new Set([...byKind.reserved.keys(), ...byKind.pending.keys(), ...byKind.refunded.keys()]);

@@ -177,6 +177,14 @@ export const EnvSchema = z.object({
    * by the network instead. An explicit choice, never a default.
    */
   METRICS_PUBLIC: booleanFlag.default(false),
+  /**
+   * Issue 43 item 1: how many activities and workflow tasks one worker holds at once. Fairness between
+   * workspaces applies to the tasks waiting in Temporal's queue; the ones a worker has taken wait in it
+   * first come, first served (for its database pool, its event loop), so a worker that takes far more
+   * than it can run at once turns one workspace's flood into everyone's wait. Unset: the SDK's 100 and 40.
+   */
+  WORKER_MAX_ACTIVITIES: z.coerce.number().int().min(1).max(1000).optional(),
+  WORKER_MAX_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(1000).optional(),
   /** A worker process serves its own `GET /metrics` on this port; unset, it serves none. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WORKER_METRICS_HOST: z.string().default('127.0.0.1'),

@@ -215,6 +215,9 @@ export const LIMITS = {
     wakeWaitMs: 1000,
     // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
     concurrency: { keyChars: 200, maxLimit: 100 },
+    // Issue 43 item 2: `flow.priority`, 1 (first) to 5; Temporal's task-queue priority key. `levels` must
+    // equal the server's `matching.priorityLevels` (5, its default); the default is its middle, as Temporal's.
+    priority: { highest: 1, levels: 5, default: 3 },
     // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars);
     // a rule's quorum (`approvers.min`, and how many user ids `from` may list); its deadline's bounds
     // (`after_seconds`, 1 s to 30 days) and how many times an approval may escalate before it expires.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../rules/limits';
+import { RunFlow } from './flow-schemas';
 
 // Issue 26 parts 4 and 5: the dispatch fields that control a run (its concurrency key, its tags),
 // what a run shows of them, and the rerun request. `schemas.ts` spreads these into its own.
@@ -57,6 +58,7 @@ export type RunConcurrency = z.output<typeof RunConcurrency>;
 export const runControlFields = {
   tags: RunTags.optional(),
   concurrency: RunConcurrency.optional(),
+  flow: RunFlow.optional(),
 };
 
 /** What a run shows of them. */
@@ -72,6 +74,9 @@ export const runControlView = {
     .nullable()
     .describe('Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.'),
   rerun_of: z.uuid().nullable().describe('The run this one re-runs (`POST /v1/runs/{id}/rerun`).'),
+  flow: z
+    .object({ priority: z.number().int().describe('The priority the run queued with (1 first).') })
+    .describe('How the run queues: its `flow` as dispatched, with the defaults filled in.'),
 };
 
 export const RerunRequest = z

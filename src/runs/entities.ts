@@ -59,6 +59,8 @@ export class RunExecution {
   @Column({ type: 'uuid', name: 'rerun_of', nullable: true }) rerunOf!: string | null;
   @Column({ type: 'char', length: 64, name: 'rerun_of_head_hash', nullable: true }) rerunOfHeadHash!: string | null;
   @Column({ type: 'integer', name: 'rerun_from_step', nullable: true }) rerunFromStep!: number | null;
+  /** Issue 43: its `flow.priority` (1 first), Temporal's priority key. */
+  @Column({ type: 'smallint' }) priority!: number;
   /** The run schedule that dispatched it (issue 26 part 3); null for any other dispatch. */
   @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
   /** What the run may spend before a person must raise it (issue 40 item 4, `budget.ts`); null: no budget. */

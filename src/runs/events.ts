@@ -19,6 +19,8 @@ export const runDispatched = defineEvent(
     goal: z.string().optional(),
     approval_recheck_seconds: z.number().optional(),
     approval_rechecks_per_run: z.number().optional(),
+    /** Issue 43: the run's `flow.priority`, Temporal's priority key; absent in events written before it (3). */
+    priority: z.number().int().optional(),
     /** The run's tags, for the search attribute WeftTags (issue 26). */
     tags: z.array(z.string()).optional(),
     /**
@@ -44,6 +46,7 @@ export const runStartInput = (workspaceId: string, payload: RunDispatched): RunW
     : {}),
   ...(payload.goal !== undefined ? { goal: payload.goal } : {}),
   ...(payload.tags?.length ? { tags: payload.tags } : {}),
+  ...(payload.priority !== undefined ? { priority: payload.priority } : {}),
   ...(payload.steps
     ? {
         plan: payload.steps.map((step, stepNo) => ({

@@ -7,6 +7,7 @@ import * as approvalsRepo from '../approvals/repository';
 import { RUN_UNFINISHED } from '../approvals/repository';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import { NotFoundError } from '../platform/errors';
+import { LIMITS } from '../rules/limits';
 import type { FinishedRunRow } from './callbacks';
 import { callbackRunFinished } from './callbacks';
 import { finishingWithKey } from './concurrency';
@@ -33,6 +34,8 @@ export interface NewExecution {
   scheduleId?: string | null;
   /** A child run's parent, root and depth (`children.ts`); absent for a run no step started. */
   lineage?: { parentId: string; rootId: string; depth: number };
+  /** Its `flow.priority` (`flow-schemas.ts`'s priorityOf); the default when absent. */
+  priority?: number;
 }
 
 /**
@@ -48,8 +51,8 @@ export async function insertExecution(
     m,
     `INSERT INTO run_executions
        (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id,
-        parent_execution_id, root_execution_id, depth)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        parent_execution_id, root_execution_id, depth, priority)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id, run_id`,
     [
@@ -64,6 +67,7 @@ export async function insertExecution(
       row.lineage?.parentId ?? null,
       row.lineage?.rootId ?? null,
       row.lineage?.depth ?? 0,
+      row.priority ?? LIMITS.runs.priority.default,
     ],
   );
   return inserted ? { id: inserted.id, runId: inserted.run_id } : null;
@@ -229,6 +233,7 @@ export interface UnfinishedRun {
   goal: string | null;
   step_count: number;
   tags: string[];
+  priority: number;
 }
 
 /**
@@ -238,7 +243,7 @@ export interface UnfinishedRun {
 export const unfinishedRuns = (m: EntityManager, minAgeSeconds: number, limit: number) =>
   queryRows<UnfinishedRun>(
     m,
-    `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal, e.tags,
+    `SELECT e.id, e.status, e.agent, e.input->>'goal' AS goal, e.tags, e.priority,
        (SELECT count(*)::int FROM run_steps s WHERE s.execution_id = e.id) AS step_count
      FROM run_executions e
      WHERE e.status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'WAITING') AND e.held_start IS NULL

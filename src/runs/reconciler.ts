@@ -62,6 +62,7 @@ export function createRunReconciler(deps: {
       execution_id: run.id,
       agent: run.agent,
       step_count: run.step_count,
+      priority: run.priority,
       ...(run.goal ? { goal: run.goal.slice(0, 100) } : {}),
       ...(run.tags.length ? { tags: run.tags } : {}),
       approval_recheck_seconds: deps.approvalRecheckSeconds,

@@ -93,6 +93,7 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
   const control = {
     ...(earlier.tags.length ? { tags: earlier.tags } : {}),
     ...(concurrency ? { concurrency } : {}),
+    flow: { priority: earlier.priority },
   };
   const planned: PlaybookStep[] = steps.map((step) => ({
     tool: step.tool,

@@ -33,6 +33,7 @@ import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
+import { priorityOf } from './flow-schemas';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
 import type {
@@ -162,6 +163,7 @@ export function createRunService(deps: {
         }
       : {}),
     ...(body.tags?.length ? { tags: [...new Set(body.tags)] } : {}),
+    priority: priorityOf(body.flow),
     approval_recheck_seconds: deps.approvalRecheckSeconds,
     approval_rechecks_per_run: deps.approvalRechecksPerRun,
   });
@@ -252,6 +254,7 @@ export function createRunService(deps: {
       requestHash: hash,
       scheduleId: origin.scheduleId ?? null,
       lineage: origin.lineage,
+      priority: priorityOf(body.flow),
     });
     // Taken by a concurrent dispatch, which has committed by now (ON CONFLICT waited for it).
     if (!inserted) return { response: answer((await executionRepo.findExecutionByKey(m, key!))!, true) };

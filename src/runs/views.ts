@@ -32,6 +32,7 @@ const controlOf = (run: RunExecution) => ({
       : null,
   queued_reason: run.status === 'QUEUED' && run.heldStart ? ('concurrency_limit' as const) : null,
   rerun_of: run.rerunOf,
+  flow: { priority: run.priority },
 });
 
 export const summaryOf = (run: RunExecution): RunSummary => ({

@@ -62,6 +62,8 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite file; omit for an in-memory server. */
   dbFile?: string;
+  /** Dynamic config beyond DISPATCH_SETTINGS (`key=value`; it wins), as a bench's `matching.enableFairness=false`. */
+  dynamicConfig?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -82,13 +84,17 @@ export interface DevServer {
 export const DISPATCH_SETTINGS = [
   'history.transferProcessorMaxPollRPS=1000',
   'system.enableActivityEagerExecution=true',
+  // Issue 43 item 1: the task queue's backlog is dispatched by priority key, then fairly between
+  // fairness keys (each workspace's id, starter.ts) instead of first come, first served.
+  'matching.enableFairness=true',
 ] as const;
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { host, port } = splitAddress(options.address);
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
   for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${devServerTypeName(key)}`);
-  for (const setting of DISPATCH_SETTINGS) args.push('--dynamic-config-value', setting);
+  const settings = new Map([...DISPATCH_SETTINGS, ...(options.dynamicConfig ?? [])].map((s) => [s.split('=')[0], s]));
+  for (const setting of settings.values()) args.push('--dynamic-config-value', setting);
   if (options.uiPort) {
     args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
     if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);

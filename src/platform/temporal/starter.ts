@@ -1,11 +1,22 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
+import type { Priority, SignalDefinition, UpdateDefinition, Workflow, WorkflowResultType } from '@temporalio/common';
 import type { WorkflowContract } from './contract';
 import { findFailureDetails, toDomainError } from './failures';
 import { startSearchAttributes } from './search-attributes';
 
 type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[1];
+
+/**
+ * Issue 43 item 1: where a workflow waits in the task queue. The workspace is its fairness key, so
+ * while work is backlogged the server hands each workspace its share in turn (`matching.enableFairness`,
+ * DISPATCH_SETTINGS) instead of first come, first served; the priority key orders levels before that.
+ * Activities and child workflows inherit both. System-wide jobs share the empty key.
+ */
+export function queuePriority(workspaceId: string | undefined, priorityKey: number | undefined): Priority | undefined {
+  if (!workspaceId && priorityKey === undefined) return undefined;
+  return { ...(workspaceId ? { fairnessKey: workspaceId } : {}), ...(priorityKey ? { priorityKey } : {}) };
+}
 
 /**
  * The one way Weft starts a workflow: task queue, id, search attributes and policies all come from
@@ -18,15 +29,14 @@ export class WorkflowStarter {
   ) {}
 
   options<Args extends unknown[], Result>(contract: WorkflowContract<Args, Result>, args: Args) {
+    const workspaceId = contract.workspaceId?.(...args);
+    const priority = queuePriority(workspaceId, contract.priority?.(...args));
     return {
       workflowId: contract.id(...args),
       taskQueue: this.taskQueue,
       args,
-      typedSearchAttributes: startSearchAttributes(
-        contract.type,
-        contract.workspaceId?.(...args),
-        contract.searchAttributes?.(...args),
-      ),
+      typedSearchAttributes: startSearchAttributes(contract.type, workspaceId, contract.searchAttributes?.(...args)),
+      ...(priority ? { priority } : {}),
       ...(contract.idReusePolicy ? { workflowIdReusePolicy: contract.idReusePolicy } : {}),
       ...(contract.idConflictPolicy ? { workflowIdConflictPolicy: contract.idConflictPolicy } : {}),
       ...(contract.summary ? { staticSummary: contract.summary(...args) } : {}),

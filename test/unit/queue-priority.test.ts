@@ -1,0 +1,30 @@
+import type { Client } from '@temporalio/client';
+import { expect } from 'chai';
+import { communityRefreshWorkflow } from '../../src/communities/workflow';
+import { WorkflowStarter } from '../../src/platform/temporal/starter';
+import { priorityOf, RunFlow } from '../../src/runs/flow-schemas';
+import { runWorkflow } from '../../src/runs/workflow';
+
+// Issue 43 items 1 and 2: where a workflow waits in Temporal's task queue.
+describe('queue priority and fairness keys (issue 43)', () => {
+  const starter = new WorkflowStarter({} as Client, 'weft');
+
+  it("starts a workspace's workflow under the workspace id as fairness key, with the run's priority", () => {
+    const input = { workspaceId: 'ws-1', executionId: 'e-1', agent: 'playbook' as const, stepCount: 1, priority: 1 };
+    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1', priorityKey: 1 });
+    const { priority: _, ...unprioritised } = input;
+    expect(starter.options(runWorkflow, [unprioritised]).priority).to.deep.equal({ fairnessKey: 'ws-1' });
+  });
+
+  it('leaves system-wide jobs without a fairness key', () => {
+    expect(starter.options(communityRefreshWorkflow, [{}]).priority).to.equal(undefined);
+  });
+
+  it('takes priorities 1 to 5, default 3, and nothing else', () => {
+    expect(priorityOf(undefined)).to.equal(3);
+    expect(priorityOf(RunFlow.parse({}))).to.equal(3);
+    expect(priorityOf(RunFlow.parse({ priority: 1 }))).to.equal(1);
+    for (const priority of [0, 6, 2.5, '1', null]) expect(RunFlow.safeParse({ priority }).success).to.equal(false);
+    expect(RunFlow.safeParse({ priority: 2, weight: 1 }).success).to.equal(false);
+  });
+});
