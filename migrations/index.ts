@@ -60,6 +60,7 @@ import { RunBudgets1763780019000 } from './1763780019000-run-budgets';
 import { Connectors1763780020000 } from './1763780020000-connectors';
 import { TriggerFilterSuspension1763780021000 } from './1763780021000-trigger-filter-suspension';
 import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics';
+import { RunFlow1763780021500 } from './1763780021500-run-flow';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -125,4 +126,5 @@ export const migrations = [
   Connectors1763780020000,
   TriggerFilterSuspension1763780021000,
   RunQueueMetrics1763780021100,
+  RunFlow1763780021500,
 ];

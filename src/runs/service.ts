@@ -5,6 +5,7 @@ import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopesFor } from '../capabilities/service';
+import type { FilterPool } from '../filters/pool';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
@@ -31,8 +32,13 @@ import type { RunEstimate } from './estimate';
 import { estimateAgainstBalance, estimateRun, refuseUnaffordable } from './estimate';
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
-import { runDispatched, runStartInput } from './events';
+import { runDispatched, runFlowHeld, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
+import type { FlowAdmission, FlowKeys } from './flow';
+import { admitFlow, resolveFlowKeys } from './flow';
+import { collapseInto, recordFlow } from './flow-repository';
+import type { RunFlow } from './flow-schemas';
+import { flowConflict } from './flow-schemas';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
 import type {
@@ -47,9 +53,25 @@ import type {
 } from './schemas';
 import { stepIssues } from './step-issues';
 import * as stepRepo from './step-repository';
-import { stepRow, summaryOf } from './views';
+import { queuedReason, stepRow, summaryOf } from './views';
 import { createRunWaker } from './wake';
 import { runWorkflow } from './workflow';
+
+/** A dispatch's flow columns (`flow-repository.ts`): its keys, and what holds it until when. */
+function flowColumns(keys: FlowKeys, flowOf: RunFlow, flow: FlowAdmission, held: RunDispatched | undefined) {
+  const hold = flow.kind === 'hold' ? flow.hold : null;
+  return {
+    throttleKey: keys.throttle,
+    throttle: keys.throttle === null ? null : (flowOf.throttle ?? null),
+    rateLimitKey: keys.rateLimit,
+    debounceKey: keys.debounce,
+    hold,
+    // A throttled run's planned start; one that starts now counts against its period from now.
+    startAt: flow.kind === 'hold' && flow.hold === 'throttle' ? flow.startAt : null,
+    delaySeconds: flow.kind === 'hold' && flow.hold === 'debounce' ? flow.delaySeconds : keys.throttle ? 0 : null,
+    held,
+  };
+}
 
 /** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
 export interface DispatchOrigin {
@@ -83,6 +105,8 @@ export function createRunService(deps: {
   approvalRechecksPerRun: number;
   /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
   callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
+  /** Evaluates flow keys' expressions (issue 43 item 2) under the filters' budget. */
+  filters?: Pick<FilterPool, 'evaluate'>;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
@@ -113,6 +137,8 @@ export function createRunService(deps: {
   ): void {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const issues = planned.flatMap((step, at) => stepIssues(known, step, at));
+    const conflict = flowConflict(body);
+    if (conflict) issues.push({ loc: ['body', 'flow'], msg: conflict, type: 'value_error' });
     if (issues.length > 0) throw new ValidationFailedError(issues);
     checkScopes(principal, planned, known);
   }
@@ -207,7 +233,7 @@ export function createRunService(deps: {
     principal: Principal,
     body: DispatchRunRequest,
     origin: DispatchOrigin = {},
-  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[] }> {
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean }> {
     const { rerun } = origin;
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
@@ -224,7 +250,7 @@ export function createRunService(deps: {
         run_id: run.runId,
         status: run.status,
         was_duplicate: duplicate,
-        queued_reason: run.status === 'QUEUED' && run.heldStart ? 'concurrency_limit' : null,
+        queued_reason: queuedReason(run),
       };
     };
     const findEarlier = async () => {
@@ -241,6 +267,12 @@ export function createRunService(deps: {
       if (repeat) return repeat;
     }
     if (origin.estimate) await refuseUnaffordable(m, principal.tenantId, origin.estimate);
+    // Issue 43 item 2: refused over a rate limit, collapsed into a waiting debounced run, or held.
+    const keys = body.flow
+      ? await resolveFlowKeys(body.flow, body.input, deps.filters, principal.workspaceId)
+      : undefined;
+    const flow = body.flow && keys ? await admitFlow(m, principal.workspaceId, body.flow, keys) : undefined;
+    if (flow?.kind === 'collapse') return { response: await collapse(m, principal.workspaceId, body, flow) };
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
     const inserted = await executionRepo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -268,12 +300,15 @@ export function createRunService(deps: {
       cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
     }
     const dispatched = dispatchedPayload(id, body, rerun !== undefined);
-    const held = admission?.kind === 'hold';
-    // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
+    const flowHeld = flow?.kind === 'hold';
+    const held = admission?.kind === 'hold' || flowHeld;
+    const reason = flowHeld ? (flow.hold === 'throttle' ? 'throttled' : 'debounced') : 'concurrency_limit';
+    // A held run says why it waits; its next event comes when a slot frees (concurrency.ts) or its time comes (flow.ts).
     await recordRunEvent(m, id, {
       type: 'run.status',
-      data: held ? { status: 'QUEUED', queued_reason: 'concurrency_limit' } : { status: 'QUEUED' },
+      data: held ? { status: 'QUEUED', queued_reason: reason } : { status: 'QUEUED' },
     });
+    if (keys && flow) await recordFlow(m, id, flowColumns(keys, body.flow!, flow, flowHeld ? dispatched : undefined));
     if (body.tags?.length || body.concurrency) {
       await recordControl(m, id, {
         tags: [...new Set(body.tags ?? [])],
@@ -295,13 +330,48 @@ export function createRunService(deps: {
       run_id: inserted.runId,
       status: 'QUEUED',
       was_duplicate: false,
-      queued_reason: held ? 'concurrency_limit' : null,
+      queued_reason: held ? reason : null,
+      ...(body.flow?.debounce ? { debounced: false } : {}),
     };
     const response = callback ? { ...row, callback } : row;
-    // A held run's start is enqueued when a slot frees (concurrency.ts).
+    // A held run's start is enqueued when a slot frees (concurrency.ts), or by its flow's timer (flow.ts).
+    if (flowHeld) {
+      await enqueueEvent(m, runFlowHeld, {
+        workspaceId: principal.workspaceId,
+        aggregateId: id,
+        payload: { execution_id: id },
+      });
+      return { response, cancelled, flowHeld };
+    }
     if (held) return { response, cancelled };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response, dispatched, cancelled };
+  }
+
+  /** A dispatch that collapsed into the waiting debounced run: the run takes its input, steps and a later start. */
+  async function collapse(
+    m: EntityManager,
+    workspaceId: string,
+    body: DispatchRunRequest,
+    flow: Extract<FlowAdmission, { kind: 'collapse' }>,
+  ): Promise<DispatchRunResponse> {
+    const { id, run_id: runId } = flow.into;
+    await collapseInto(m, id, body.input, dispatchedPayload(id, body, false), flow.delaySeconds);
+    const planned = body.agent === 'playbook' ? body.input.steps : [];
+    await stepRepo.insertSteps(
+      m,
+      workspaceId,
+      id,
+      planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
+    );
+    return {
+      execution_id: id,
+      run_id: runId,
+      status: 'QUEUED',
+      was_duplicate: false,
+      queued_reason: 'debounced',
+      debounced: true,
+    };
   }
 
   /** After a cancel's commit: wake the cancelled runs; their callbacks, and the starts their slots went to, leave. */
@@ -313,10 +383,10 @@ export function createRunService(deps: {
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
-    written: { dispatched?: RunDispatched; cancelled?: string[] },
+    written: { dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean },
   ): Promise<void> {
     await Promise.all((written.cancelled ?? []).map((older) => wake(older, 'cancelled')));
-    if (written.cancelled?.length) outbox.kick(workspaceId);
+    if (written.cancelled?.length || written.flowHeld) outbox.kick(workspaceId);
     if (written.dispatched) await launch(workspaceId, written.dispatched);
   }
 
