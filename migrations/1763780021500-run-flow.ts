@@ -20,10 +20,10 @@ ALTER TABLE run_executions
   ADD COLUMN debounce_key text,
   ADD COLUMN flow_hold text CHECK (flow_hold IN ('throttle', 'debounce')),
   ADD COLUMN flow_start_at timestamptz`);
-    await q.query(`CREATE INDEX run_executions_throttle_idx ON run_executions (workspace_id, throttle_key, flow_start_at)
-  WHERE throttle_key IS NOT NULL`);
-    await q.query(`CREATE INDEX run_executions_rate_limit_idx ON run_executions (workspace_id, rate_limit_key, created_at)
-  WHERE rate_limit_key IS NOT NULL`);
+    await q.query(`CREATE INDEX run_executions_throttle_idx
+  ON run_executions (workspace_id, throttle_key, flow_start_at) WHERE throttle_key IS NOT NULL`);
+    await q.query(`CREATE INDEX run_executions_rate_limit_idx
+  ON run_executions (workspace_id, rate_limit_key, created_at) WHERE rate_limit_key IS NOT NULL`);
     await q.query(`CREATE INDEX run_executions_debounce_idx ON run_executions (workspace_id, debounce_key, dispatch_seq)
   WHERE debounce_key IS NOT NULL AND held_start IS NOT NULL`);
   }

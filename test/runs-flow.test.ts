@@ -105,7 +105,7 @@ describe('runs: flow control (issue 43 item 2)', function () {
     expect(n).to.equal(2);
   });
 
-  it('debounce: N dispatches collapse into one run with the last input, started one period after the last', async () => {
+  it('debounce: N dispatches collapse into one run with the last input, started a period after the last', async () => {
     const { api_key, workspace_id } = await newTenant();
     const client = as(api_key);
     const debounce = { key_expression: 'params.doc', period_seconds: 2 };
@@ -165,7 +165,7 @@ describe('runs: flow control (issue 43 item 2)', function () {
     }
   });
 
-  it('a webhook trigger: the rate-limited delivery says `rate_limited`; a debounced one answers the same run', async () => {
+  it('webhook trigger: a rate-limited delivery says `rate_limited`; a debounced one answers the same run', async () => {
     const { api_key } = await newTenant();
     const client = as(api_key);
     const rateLimited = await newTrigger(api_key, {

@@ -133,7 +133,8 @@ export function createRunScheduleFires(deps: {
             if (!(error instanceof DomainError) || error instanceof UnavailableError) throw error;
             // Issue 43 item 2: the template's `flow.rate_limit` is full: this fire is skipped, the next may run.
             if (error instanceof RateLimitedError) {
-              const why = `rate_limited: the run's flow.rate_limit is full; retry after ${error.retryAfterSeconds ?? 1} s`;
+              const wait = error.retryAfterSeconds ?? 1;
+              const why = `rate_limited: the run's flow.rate_limit is full; retry after ${wait} s`;
               return { outcome: 'refused', change: await refuse(m, schedule, why, false) };
             }
             logger.warn({ err: error, schedule_id: scheduleId }, 'run schedule fired, but its run was refused');

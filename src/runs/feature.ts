@@ -176,7 +176,11 @@ export const runsFeature = {
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
   events: [runDispatched, decisionRecorded, waitpointSettled, runFlowHeld],
   // A committed dispatch: start its run workflow; a settled waitpoint: wake the run that waits on it.
-  outboxHandlers: (temporal: TemporalHandle) => [startRun(temporal), wakeWaitingRun(temporal), startFlowTimer(temporal)],
+  outboxHandlers: (temporal: TemporalHandle) => [
+    startRun(temporal),
+    wakeWaitingRun(temporal),
+    startFlowTimer(temporal),
+  ],
   // Runs as tools (issue 40 item 2) reach the run service lazily: the service itself reads the registry's tools.
   capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; runs: () => RunService }) => [
     ...runCapabilities(deps),

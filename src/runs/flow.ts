@@ -7,20 +7,24 @@ import { enqueueEvent } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
-import { runDispatched } from './events';
+import { runDispatched, runFlowHeld } from './events';
 import type { FlowKnob } from './flow-repository';
 import {
+  collapseInto,
   dueDebounced,
   flowHeldRun,
   lockFlowKey,
   oldestThrottled,
   rateLimitWait,
+  recordFlow,
   releaseFlowHold,
   throttlePlan,
   throttleRoomMs,
   waitingDebounced,
 } from './flow-repository';
 import type { FlowKeyed, RunFlow } from './flow-schemas';
+import type { DispatchRunRequest, DispatchRunResponse } from './schemas';
+import { insertSteps } from './step-repository';
 
 /**
  * Flow control on runs (issue 43 item 2). Every decision about a knob's key happens under one
@@ -181,6 +185,82 @@ export async function releaseDue(
   const after = await flowHeldRun(m, executionId);
   if (!after?.held) return { waitMs: null, released };
   return { waitMs: Math.max(after.wait_ms, roomMs ?? 0, 1), released };
+}
+
+/** A dispatch's flow columns (`flow-repository.ts`): its keys, and what holds it until when. */
+function flowColumns(keys: FlowKeys, flowOf: RunFlow, flow: FlowAdmission, held: RunDispatched | undefined) {
+  const hold = flow.kind === 'hold' ? flow.hold : null;
+  return {
+    throttleKey: keys.throttle,
+    throttle: keys.throttle === null ? null : (flowOf.throttle ?? null),
+    rateLimitKey: keys.rateLimit,
+    debounceKey: keys.debounce,
+    hold,
+    // A throttled run's planned start; one that starts now counts against its period from now.
+    startAt: flow.kind === 'hold' && flow.hold === 'throttle' ? flow.startAt : null,
+    delaySeconds: flow.kind === 'hold' && flow.hold === 'debounce' ? flow.delaySeconds : keys.throttle ? 0 : null,
+    held,
+  };
+}
+
+/** A dispatch's flow: its keys, and what its admission decided. */
+export interface DispatchFlow {
+  keys: FlowKeys;
+  flow: RunFlow;
+  admission: FlowAdmission;
+}
+
+/** The dispatch's keys evaluated, and its admission under their locks; undefined without `flow`. */
+export async function admitDispatch(
+  m: EntityManager,
+  workspaceId: string,
+  flow: RunFlow | undefined,
+  input: Record<string, unknown>,
+  filters: Pick<FilterPool, 'evaluate'> | undefined,
+): Promise<DispatchFlow | undefined> {
+  if (!flow) return undefined;
+  const keys = await resolveFlowKeys(flow, input, filters, workspaceId);
+  return { keys, flow, admission: await admitFlow(m, workspaceId, flow, keys) };
+}
+
+/** A new run's flow columns; a held one (`held`, its start) gets the event that starts its timer. */
+export async function recordDispatchFlow(
+  m: EntityManager,
+  workspaceId: string,
+  executionId: string,
+  dispatch: DispatchFlow,
+  held: RunDispatched | undefined,
+): Promise<void> {
+  await recordFlow(m, executionId, flowColumns(dispatch.keys, dispatch.flow, dispatch.admission, held));
+  if (!held) return;
+  await enqueueEvent(m, runFlowHeld, { workspaceId, aggregateId: executionId, payload: { execution_id: executionId } });
+}
+
+/** A dispatch that collapsed into the waiting debounced run: the run takes its input, steps and a later start. */
+export async function collapseDispatch(
+  m: EntityManager,
+  workspaceId: string,
+  body: DispatchRunRequest,
+  payload: RunDispatched,
+  flow: Extract<FlowAdmission, { kind: 'collapse' }>,
+): Promise<DispatchRunResponse> {
+  const { id, run_id: runId } = flow.into;
+  await collapseInto(m, id, body.input, payload, flow.delaySeconds);
+  const planned = body.agent === 'playbook' ? body.input.steps : [];
+  await insertSteps(
+    m,
+    workspaceId,
+    id,
+    planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
+  );
+  return {
+    execution_id: id,
+    run_id: runId,
+    status: 'QUEUED',
+    was_duplicate: false,
+    queued_reason: 'debounced',
+    debounced: true,
+  };
 }
 
 /** The timer workflow's half (`workflows/run-flow.ts`): one release, then the outbox kicked for what it started. */

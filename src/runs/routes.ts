@@ -112,7 +112,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams) => [
       400: "The credential lacks a scope one of the steps' tools needs",
       402: 'The balance cannot pay the playbook’s priced steps (`estimate` in the body); nothing was dispatched',
       409: `idempotency_key_reused: this idempotency_key was used with another request body; or ${concurrencyRefused}`,
-      429: '`run_rate_limited`: the `flow.rate_limit` key had `limit` dispatches in the last period; retry after `Retry-After`',
+      429:
+        '`run_rate_limited`: the `flow.rate_limit` key had `limit` dispatches in the last period; ' +
+        'retry after `Retry-After`',
     },
     // The run and its stored principal are written in one unit of work, which awaits the credential's proof:
     // a dispatch may start from a remembered principal (issue 27); the workflow starts after that commit.

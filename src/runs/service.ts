@@ -32,12 +32,9 @@ import type { RunEstimate } from './estimate';
 import { estimateAgainstBalance, estimateRun, refuseUnaffordable } from './estimate';
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
-import { runDispatched, runFlowHeld, runStartInput } from './events';
+import { runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
-import type { FlowAdmission, FlowKeys } from './flow';
-import { admitFlow, resolveFlowKeys } from './flow';
-import { collapseInto, recordFlow } from './flow-repository';
-import type { RunFlow } from './flow-schemas';
+import { admitDispatch, collapseDispatch, recordDispatchFlow } from './flow';
 import { flowConflict } from './flow-schemas';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
@@ -56,22 +53,6 @@ import * as stepRepo from './step-repository';
 import { queuedReason, stepRow, summaryOf } from './views';
 import { createRunWaker } from './wake';
 import { runWorkflow } from './workflow';
-
-/** A dispatch's flow columns (`flow-repository.ts`): its keys, and what holds it until when. */
-function flowColumns(keys: FlowKeys, flowOf: RunFlow, flow: FlowAdmission, held: RunDispatched | undefined) {
-  const hold = flow.kind === 'hold' ? flow.hold : null;
-  return {
-    throttleKey: keys.throttle,
-    throttle: keys.throttle === null ? null : (flowOf.throttle ?? null),
-    rateLimitKey: keys.rateLimit,
-    debounceKey: keys.debounce,
-    hold,
-    // A throttled run's planned start; one that starts now counts against its period from now.
-    startAt: flow.kind === 'hold' && flow.hold === 'throttle' ? flow.startAt : null,
-    delaySeconds: flow.kind === 'hold' && flow.hold === 'debounce' ? flow.delaySeconds : keys.throttle ? 0 : null,
-    held,
-  };
-}
 
 /** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
 export interface DispatchOrigin {
@@ -268,11 +249,12 @@ export function createRunService(deps: {
     }
     if (origin.estimate) await refuseUnaffordable(m, principal.tenantId, origin.estimate);
     // Issue 43 item 2: refused over a rate limit, collapsed into a waiting debounced run, or held.
-    const keys = body.flow
-      ? await resolveFlowKeys(body.flow, body.input, deps.filters, principal.workspaceId)
-      : undefined;
-    const flow = body.flow && keys ? await admitFlow(m, principal.workspaceId, body.flow, keys) : undefined;
-    if (flow?.kind === 'collapse') return { response: await collapse(m, principal.workspaceId, body, flow) };
+    const flowed = await admitDispatch(m, principal.workspaceId, body.flow, body.input, deps.filters);
+    const flow = flowed?.admission;
+    if (flow?.kind === 'collapse') {
+      const payload = dispatchedPayload(flow.into.id, body, false);
+      return { response: await collapseDispatch(m, principal.workspaceId, body, payload, flow) };
+    }
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
     const inserted = await executionRepo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -303,12 +285,12 @@ export function createRunService(deps: {
     const flowHeld = flow?.kind === 'hold';
     const held = admission?.kind === 'hold' || flowHeld;
     const reason = flowHeld ? (flow.hold === 'throttle' ? 'throttled' : 'debounced') : 'concurrency_limit';
-    // A held run says why it waits; its next event comes when a slot frees (concurrency.ts) or its time comes (flow.ts).
+    // A held run says why it waits; it starts when a slot frees (concurrency.ts) or its time comes (flow.ts).
     await recordRunEvent(m, id, {
       type: 'run.status',
       data: held ? { status: 'QUEUED', queued_reason: reason } : { status: 'QUEUED' },
     });
-    if (keys && flow) await recordFlow(m, id, flowColumns(keys, body.flow!, flow, flowHeld ? dispatched : undefined));
+    if (flowed) await recordDispatchFlow(m, principal.workspaceId, id, flowed, flowHeld ? dispatched : undefined);
     if (body.tags?.length || body.concurrency) {
       await recordControl(m, id, {
         tags: [...new Set(body.tags ?? [])],
@@ -335,43 +317,9 @@ export function createRunService(deps: {
     };
     const response = callback ? { ...row, callback } : row;
     // A held run's start is enqueued when a slot frees (concurrency.ts), or by its flow's timer (flow.ts).
-    if (flowHeld) {
-      await enqueueEvent(m, runFlowHeld, {
-        workspaceId: principal.workspaceId,
-        aggregateId: id,
-        payload: { execution_id: id },
-      });
-      return { response, cancelled, flowHeld };
-    }
-    if (held) return { response, cancelled };
+    if (held) return { response, cancelled, flowHeld };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response, dispatched, cancelled };
-  }
-
-  /** A dispatch that collapsed into the waiting debounced run: the run takes its input, steps and a later start. */
-  async function collapse(
-    m: EntityManager,
-    workspaceId: string,
-    body: DispatchRunRequest,
-    flow: Extract<FlowAdmission, { kind: 'collapse' }>,
-  ): Promise<DispatchRunResponse> {
-    const { id, run_id: runId } = flow.into;
-    await collapseInto(m, id, body.input, dispatchedPayload(id, body, false), flow.delaySeconds);
-    const planned = body.agent === 'playbook' ? body.input.steps : [];
-    await stepRepo.insertSteps(
-      m,
-      workspaceId,
-      id,
-      planned.map((step) => ({ tool: step.tool, input: step.input, requiresApproval: step.requires_approval })),
-    );
-    return {
-      execution_id: id,
-      run_id: runId,
-      status: 'QUEUED',
-      was_duplicate: false,
-      queued_reason: 'debounced',
-      debounced: true,
-    };
   }
 
   /** After a cancel's commit: wake the cancelled runs; their callbacks, and the starts their slots went to, leave. */

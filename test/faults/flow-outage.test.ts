@@ -66,7 +66,8 @@ describe(`fault: Postgres unreachable for ${SECONDS} s while runs are throttled 
       { what: 'every held run to succeed after the heal', timeoutMs: 180_000, intervalMs: 500 },
     );
     report(
-      `all ${ids.length} succeeded ${Math.round((Date.now() - healedAt) / 1000)} s after the heal\n${describeExits(stack)}`,
+      `all ${ids.length} succeeded ${Math.round((Date.now() - healedAt) / 1000)} s after the heal\n` +
+        describeExits(stack),
     );
     // One session per run (nothing doubled), the debounced one with its last input.
     const sessions = await owner.query(
