@@ -83,7 +83,7 @@ describe('runs: flow control (issue 43 item 2)', function () {
   });
 
   it('rate_limit: over the limit 429 with Retry-After and the contract body; keys by JMESPath apart', async () => {
-    const { api_key } = await newTenant();
+    const { api_key, workspace_id } = await newTenant();
     const client = as(api_key);
     const rateLimit = { key_expression: 'params.repo', limit: 2, period_seconds: 60 };
     const first = await client.post('/v1/runs', quick({ rate_limit: rateLimit }, { repo: 'a' }));
@@ -101,7 +101,10 @@ describe('runs: flow control (issue 43 item 2)', function () {
     const run = await client.get(`/v1/runs/${otherRepo.body.execution_id}`);
     expect(run.body.flow).to.include({ rate_limit_key: 'b' });
     // Nothing of the refused dispatch was written.
-    const [{ n }] = await owner().query(`SELECT count(*)::int AS n FROM run_executions WHERE rate_limit_key = 'a'`);
+    const [{ n }] = await owner().query(
+      `SELECT count(*)::int AS n FROM run_executions WHERE workspace_id = $1 AND rate_limit_key = 'a'`,
+      [workspace_id],
+    );
     expect(n).to.equal(2);
   });
 
