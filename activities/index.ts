@@ -14,6 +14,7 @@ import type { PromptService } from '../src/prompt/service';
 import type { CallbackRetention } from '../src/run-callbacks/retention';
 import type { RunCallbackService } from '../src/run-callbacks/service';
 import type { RunScheduleFires } from '../src/run-schedules/fires';
+import type { FlowReleaser } from '../src/runs/flow';
 import type { RunReconciler } from '../src/runs/reconciler';
 import type { RunSteps } from '../src/runs/steps';
 import type { DeliveryRetention } from '../src/triggers/retention';
@@ -51,6 +52,7 @@ export interface ActivityDeps {
     codeBatches: CodeBatchPurger;
     runSteps: RunSteps;
     runReconciler: RunReconciler;
+    runFlow: FlowReleaser;
     code: CodeService;
     deliveryRetention: DeliveryRetention;
     runCallbacks: RunCallbackService;

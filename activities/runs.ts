@@ -1,5 +1,7 @@
 import { DomainError } from '../src/platform/errors';
 import type { RunError } from '../src/runs/entities';
+import type { FlowReleaser } from '../src/runs/flow';
+import type { RunFlowInput } from '../src/runs/flow-workflow';
 import type { StepOptions } from '../src/runs/step-runner';
 import type { RunSteps } from '../src/runs/steps';
 import type { RunWorkflowInput } from '../src/runs/workflow';
@@ -15,9 +17,11 @@ type ApprovalRef = StepRef & { budget?: boolean };
  * capability call) and safe to repeat. runStep turns a capability's refusal into a failed step
  * itself, so what reaches Temporal from it is transient and retried.
  */
-export function createRunActivities(deps: { services: { runSteps: RunSteps } }) {
-  const { runSteps: runs } = deps.services;
+export function createRunActivities(deps: { services: { runSteps: RunSteps; runFlow: FlowReleaser } }) {
+  const { runSteps: runs, runFlow } = deps.services;
   return {
+    /** Issue 43 item 2: a held run's timer releases its key's due runs; answers how long until its own start. */
+    releaseFlowHeld: (input: RunFlowInput) => runFlow.release(input.workspaceId, input.executionId),
     beginRun: (input: RunRef) => runs.beginRun(input.workspaceId, input.executionId),
     decideStepPolicy: (input: StepRef) => runs.decidePolicy(input.workspaceId, input.executionId, input.stepNo),
     // `budget`: the step's budget approval (issue 40 item 4), waited on as a step's approval is.

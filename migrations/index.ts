@@ -61,6 +61,7 @@ import { Connectors1763780020000 } from './1763780020000-connectors';
 import { TriggerFilterSuspension1763780021000 } from './1763780021000-trigger-filter-suspension';
 import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics';
 import { RunPriority1763780021200 } from './1763780021200-run-priority';
+import { RunFlow1763780021500 } from './1763780021500-run-flow';
 import { ConnectorCalls1763780022500 } from './1763780022500-connector-calls';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -128,5 +129,6 @@ export const migrations = [
   TriggerFilterSuspension1763780021000,
   RunQueueMetrics1763780021100,
   RunPriority1763780021200,
+  RunFlow1763780021500,
   ConnectorCalls1763780022500,
 ];

@@ -352,6 +352,32 @@ describe('record workflow histories into test/histories', function () {
     expect((await c.delete(`/v1/run-schedules/${id}`)).status).to.equal(200);
   });
 
+  it('issue 43: a debounced run whose timer a later dispatch pushes out, then releases', async () => {
+    const { api_key } = await newTenant();
+    const c = client(api_key);
+    const body = (n: number) => ({
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance', input: {} }], params: { n } },
+      flow: { debounce: { key: 'doc', period_seconds: 2 } },
+    });
+    const first = await c.post('/v1/runs', body(0));
+    expect(first.status, first.text).to.equal(202);
+    const id = first.body.execution_id;
+    const timer = variant.stack.runtime.temporal.client.workflow.getHandle(`run-flow-${id}`);
+    await eventually(
+      () =>
+        timer.describe().then(
+          () => true,
+          () => false,
+        ),
+      { what: 'the timer' },
+    );
+    const second = await c.post('/v1/runs', body(1));
+    expect(second.body).to.include({ execution_id: id, debounced: true });
+    await runUntil(c, id, (run) => run.status === 'SUCCEEDED', 'the debounced run to succeed');
+    await record('run-flow-debounced', `run-flow-${id}`);
+  });
+
   it('a merge review that is approved', async () => {
     const t = await newTenant();
     const c = client(t.api_key);

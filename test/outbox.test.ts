@@ -317,6 +317,13 @@ describe('outbox event contracts', function () {
       output: { ok: true },
     });
     expect(completed.status, completed.text).to.equal(200);
+    // A debounced run (issue 43 item 2) is held: its run.flow_held event starts its timer.
+    const debounced = await client.post('/v1/runs', {
+      agent: 'playbook',
+      input: { steps: [{ tool: 'billing.credits_balance', input: {} }] },
+      flow: { debounce: { key: 'contracts', period_seconds: 1 } },
+    });
+    expect(debounced.body.queued_reason, debounced.text).to.equal('debounced');
     const cap = capClient(t.api_key);
     const { session_id } = (await cap('agent.start_session')).body.result;
     await cap('agent.end_session', { session_id, outcome: 'failed', error_signature: 'TypeError: x' });

@@ -114,8 +114,8 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     // Within A, behind what is left of its backlog (priority 3): priority-5 runs, then priority-1 ones.
     const low = await dispatch(clientA, 10, oneStep(5));
     const high = await dispatch(clientA, 10, oneStep(1));
-    expect((await clientA.get(`/v1/runs/${high[0]}`)).body.flow).to.deep.equal({ priority: 1 });
-    expect((await clientA.get(`/v1/runs/${low[0]}`)).body.flow).to.deep.equal({ priority: 5 });
+    expect((await clientA.get(`/v1/runs/${high[0]}`)).body.flow).to.include({ priority: 1 });
+    expect((await clientA.get(`/v1/runs/${low[0]}`)).body.flow).to.include({ priority: 5 });
     await startDelays(high, 'the priority-1 runs to start');
     const lowStarted = (await starts(low)).size;
     const stillQueued = await queuedIn(a.workspace_id);

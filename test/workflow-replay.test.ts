@@ -27,6 +27,7 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'merge-review-approved.json',
       'prompt-both-local.json',
       'run-callback-retried.json',
+      'run-flow-debounced.json',
       'run-llm-blocked-by-rules.json',
       'run-llm-local.json',
       'run-llm-openai.json',

@@ -10,6 +10,7 @@ export * from './maintenance';
 export * from './merges';
 export * from './prompt';
 export * from './run-callbacks';
+export * from './run-flow';
 export * from './run-schedules';
 export * from './runs';
 export * from './triggers';

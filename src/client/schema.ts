@@ -832,7 +832,7 @@ export interface paths {
     get: operations["listRuns"];
     /**
      * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+     * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `flow` (issue 43): `throttle: {key, limit, period_seconds}` lets at most `limit` runs of a key start per period, the rest QUEUED (`queued_reason: throttled`) and started in order; `rate_limit: {key, limit, period_seconds}` refuses a dispatch over the limit (429 `run_rate_limited` with `Retry-After`); `debounce: {key, period_seconds}` collapses dispatches with the key into one run that starts `period_seconds` after the last, with the last input (each later dispatch answers its `execution_id` with `debounced: true`). A knob takes `key_expression`, a JMESPath expression over the run’s input, instead of `key`. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
      *
      * Requires the `runs:write` scope.
      */
@@ -2711,10 +2711,44 @@ export interface components {
        */
       policy?: "reject" | "enqueue" | "cancel_previous";
     };
-    /** @description How the run queues (issue 43). */
+    /** @description Flow control (issue 43): `priority` orders starts, `throttle` delays them, `rate_limit` refuses dispatches, `debounce` collapses them. Beside `concurrency` a run may carry `rate_limit`, but not `throttle` or `debounce` (422): each of those holds the run’s start back as an enqueued concurrency key would. */
     RunFlow: {
       /** @description 1 (first) to 5; default 3. While runs wait for a worker, a lower number starts first. Between workspaces the queue is fair within each priority: each workspace gets its share whatever another has queued. */
       priority?: number;
+      throttle?: components["schemas"]["RunThrottle"];
+      rate_limit?: components["schemas"]["RunRateLimit"];
+      debounce?: components["schemas"]["RunDebounce"];
+    };
+    /** @description At most `limit` runs with the key start in any `period_seconds`; the others wait QUEUED (`queued_reason: throttled`) and start in dispatch order as the period allows. Nothing is dropped. */
+    RunThrottle: {
+      /** @description The key, literally: runs of the workspace with the same key share the knob. */
+      key?: string;
+      /** @description A JMESPath expression over the run's input (a webhook trigger's run has the event in it, so `event.body.repository.id` keys by repository) whose result is the key: a string as it is, anything else as its JSON (`null` when the path is missing); at most 200 characters. It runs in the filters' worker pool under their time and memory budget; one that fails refuses the dispatch (422). */
+      key_expression?: string;
+      /** @description How many runs with the key may start per period. */
+      limit: number;
+      /** @description The period, in seconds (at most 86400). */
+      period_seconds: number;
+    };
+    /** @description At most `limit` runs with the key are dispatched in any `period_seconds`; a dispatch over it is refused: 429 `run_rate_limited` with `Retry-After` over HTTP, a delivery with reason `rate_limited: …` for a webhook trigger, a skipped fire (the schedule's `last_refusal`) for a schedule. */
+    RunRateLimit: {
+      /** @description The key, literally: runs of the workspace with the same key share the knob. */
+      key?: string;
+      /** @description A JMESPath expression over the run's input (a webhook trigger's run has the event in it, so `event.body.repository.id` keys by repository) whose result is the key: a string as it is, anything else as its JSON (`null` when the path is missing); at most 200 characters. It runs in the filters' worker pool under their time and memory budget; one that fails refuses the dispatch (422). */
+      key_expression?: string;
+      /** @description How many runs with the key may be dispatched per period. */
+      limit: number;
+      /** @description The period, in seconds (at most 86400). */
+      period_seconds: number;
+    };
+    /** @description Dispatches with the key collapse into one run while it waits (QUEUED, `queued_reason: debounced`): it starts `period_seconds` after the last of them, with the last one’s input; each later dispatch answers its `execution_id` with `debounced: true`. Only the input is taken from a later dispatch. */
+    RunDebounce: {
+      /** @description The key, literally: runs of the workspace with the same key share the knob. */
+      key?: string;
+      /** @description A JMESPath expression over the run's input (a webhook trigger's run has the event in it, so `event.body.repository.id` keys by repository) whose result is the key: a string as it is, anything else as its JSON (`null` when the path is missing); at most 200 characters. It runs in the filters' worker pool under their time and memory budget; one that fails refuses the dispatch (422). */
+      key_expression?: string;
+      /** @description How long after the last dispatch with the key the run starts (at most 86400 s). */
+      period_seconds: number;
     };
     RunError: ({
       /** @description A domain error code (`validation_failed`, `insufficient_credits` …), `approval_rejected`, `budget_exhausted` (a step would exceed the run’s budget and its budget approval was rejected), `credential_revoked` (the dispatching credential was revoked or expired, or its user left the workspace, before a step or model turn), or for an llm run `max_steps_exceeded`, `upstream_unavailable` (its model failed) or `invalid_tool_call` (a step); `input_unresolved`: a playbook step's `$from` value failed or yielded null. */
@@ -3556,10 +3590,12 @@ export interface components {
       status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       was_duplicate: boolean;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      /** @description True when the dispatch collapsed into a waiting debounced run (`flow.debounce`), whose id this is. */
+      debounced?: boolean;
       /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
       callback?: {
         /**
@@ -3690,20 +3726,25 @@ export interface components {
         policy: "reject" | "enqueue" | "cancel_previous";
       }) | null;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+        throttle_key: string | null;
+        rate_limit_key: string | null;
+        debounce_key: string | null;
+        /** @description When a throttled or debounced run starts (later dispatches push a debounced one out). */
+        starts_at: string | null;
+      };
       /**
        * Format: uuid
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
-      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
-      flow: {
-        /** @description The priority the run queued with (1 first). */
-        priority: number;
-      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -3744,20 +3785,25 @@ export interface components {
         policy: "reject" | "enqueue" | "cancel_previous";
       }) | null;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
+      flow: {
+        /** @description The priority the run queued with (1 first). */
+        priority: number;
+        throttle_key: string | null;
+        rate_limit_key: string | null;
+        debounce_key: string | null;
+        /** @description When a throttled or debounced run starts (later dispatches push a debounced one out). */
+        starts_at: string | null;
+      };
       /**
        * Format: uuid
        * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
        */
       rerun_of: string | null;
-      /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
-      flow: {
-        /** @description The priority the run queued with (1 first). */
-        priority: number;
-      };
       /**
        * Format: uuid
        * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -14179,10 +14225,12 @@ export interface operations {
               status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
               was_duplicate: boolean;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              /** @description True when the dispatch collapsed into a waiting debounced run (`flow.debounce`), whose id this is. */
+              debounced?: boolean;
               /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
               callback?: {
                 /**
@@ -14388,20 +14436,25 @@ export interface operations {
                 policy: "reject" | "enqueue" | "cancel_previous";
               }) | null;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+                throttle_key: string | null;
+                rate_limit_key: string | null;
+                debounce_key: string | null;
+                /** @description When a throttled or debounced run starts (later dispatches push a debounced one out). */
+                starts_at: string | null;
+              };
               /**
                * Format: uuid
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
-              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
-              flow: {
-                /** @description The priority the run queued with (1 first). */
-                priority: number;
-              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -14636,20 +14689,25 @@ export interface operations {
                 policy: "reject" | "enqueue" | "cancel_previous";
               }) | null;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
+              flow: {
+                /** @description The priority the run queued with (1 first). */
+                priority: number;
+                throttle_key: string | null;
+                rate_limit_key: string | null;
+                debounce_key: string | null;
+                /** @description When a throttled or debounced run starts (later dispatches push a debounced one out). */
+                starts_at: string | null;
+              };
               /**
                * Format: uuid
                * @description The run this one re-runs (`POST /v1/runs/{id}/rerun`).
                */
               rerun_of: string | null;
-              /** @description How the run queues: its `flow` as dispatched, with the defaults filled in. */
-              flow: {
-                /** @description The priority the run queued with (1 first). */
-                priority: number;
-              };
               /**
                * Format: uuid
                * @description The run schedule that dispatched it (`/v1/run-schedules`), if one did.
@@ -19030,7 +19088,7 @@ export interface operations {
   };
   /**
    * Dispatch a run: a playbook of capability steps, or a goal for the model, as a durable workflow
-   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
+   * @description Creates an execution and starts its workflow `run-<execution_id>`; answers at once with status QUEUED. Every step is checked first: an unknown tool or an input its tool refuses is a 422 whose `loc` points into the step (`body.input.steps.2.input.query`). At most 50 steps. A step with `requires_approval` waits for `POST /v1/approvals/{approval_id}/resolve`. Steps are charged what their capability costs when they run; a playbook whose priced steps cost more than the balance is refused at dispatch (402 with its `estimate`), and `?dry_run=true` answers that estimate (200) without dispatching. A `runs.dispatch` step starts a child run, acting as this run’s credential (`parent_execution_id`, `root_execution_id`, `GET /v1/runs?parent=`), at most 5 levels below its root (deeper fails the step: 422 `run_depth_exceeded`). `idempotency_key` is per workspace: a repeat answers the earlier execution with `was_duplicate: true` and starts nothing; the same key with another body is a 409. `tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). `flow` (issue 43): `throttle: {key, limit, period_seconds}` lets at most `limit` runs of a key start per period, the rest QUEUED (`queued_reason: throttled`) and started in order; `rate_limit: {key, limit, period_seconds}` refuses a dispatch over the limit (429 `run_rate_limited` with `Retry-After`); `debounce: {key, period_seconds}` collapses dispatches with the key into one run that starts `period_seconds` after the last, with the last input (each later dispatch answers its `execution_id` with `debounced: true`). A knob takes `key_expression`, a JMESPath expression over the run’s input, instead of `key`. `agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to 32 calls, default 8), its calls wait for approval by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model is chat-completions tool calling when the server has an OpenAI key (the tools offered under wire names, `ontology.search` → `ontology_search`), else a local deterministic planner; a call of an unknown tool or with a refused input is a failed step fed back to the model, and a model that fails ends the run FAILED (`upstream_unavailable`).
    *
    * Requires the `runs:write` scope.
    */
@@ -19182,7 +19240,7 @@ export interface operations {
           "application/json": components["schemas"]["HTTPValidationError"];
         };
       };
-      /** @description Too many requests; retry after `Retry-After` seconds */
+      /** @description `run_rate_limited`: the `flow.rate_limit` key had `limit` dispatches in the last period; retry after `Retry-After`; or Too many requests; retry after `Retry-After` seconds */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

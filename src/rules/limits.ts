@@ -218,6 +218,11 @@ export const LIMITS = {
     // Issue 43 item 2: `flow.priority`, 1 (first) to 5; Temporal's task-queue priority key. `levels` must
     // equal the server's `matching.priorityLevels` (5, its default); the default is its middle, as Temporal's.
     priority: { highest: 1, levels: 5, default: 3 },
+    // Issue 43 item 2 (src/runs/flow.ts): a flow key's length (a literal key, or an evaluated
+    // `key_expression`'s result; the expression itself is bounded like a filter, webhook.filterChars),
+    // the most starts or dispatches a throttle or rate limit may allow per period, and the longest
+    // period of a throttle, a rate limit or a debounce.
+    flow: { keyChars: 200, maxLimit: 10_000, maxPeriodSeconds: 86_400, maxDebounceSeconds: 86_400 },
     // Issue 32: how many rules a workspace's approval rules may hold (their filters: webhook.filterChars);
     // a rule's quorum (`approvers.min`, and how many user ids `from` may list); its deadline's bounds
     // (`after_seconds`, 1 s to 30 days) and how many times an approval may escalate before it expires.

@@ -5,7 +5,7 @@ import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
 import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { ConflictError, DomainError, RateLimitedError } from '../platform/errors';
+import { ConflictError, DomainError, RateLimitedError, UnavailableError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { enqueueEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -129,7 +129,14 @@ export function createRunScheduleFires(deps: {
             );
             return { outcome: 'dispatched', executionId: run.execution_id };
           } catch (error) {
-            if (!(error instanceof DomainError)) throw error;
+            // A transient refusal (a flow key's expression waiting on a busy pool): the activity retries.
+            if (!(error instanceof DomainError) || error instanceof UnavailableError) throw error;
+            // Issue 43 item 2: the template's `flow.rate_limit` is full: this fire is skipped, the next may run.
+            if (error instanceof RateLimitedError) {
+              const wait = error.retryAfterSeconds ?? 1;
+              const why = `rate_limited: the run's flow.rate_limit is full; retry after ${wait} s`;
+              return { outcome: 'refused', change: await refuse(m, schedule, why, false) };
+            }
             logger.warn({ err: error, schedule_id: scheduleId }, 'run schedule fired, but its run was refused');
             const pause = !(error instanceof ConflictError);
             return {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../rules/limits';
-import { RunFlow } from './flow-schemas';
+import { RunFlow, runFlowView } from './flow-schemas';
 
 // Issue 26 parts 4 and 5: the dispatch fields that control a run (its concurrency key, its tags),
 // what a run shows of them, and the rerun request. `schemas.ts` spreads these into its own.
@@ -70,13 +70,14 @@ export const runControlView = {
     .nullable()
     .describe('The concurrency key the run was dispatched with.'),
   queued_reason: z
-    .enum(['concurrency_limit'])
+    .enum(['concurrency_limit', 'throttled', 'debounced'])
     .nullable()
-    .describe('Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key.'),
+    .describe(
+      'Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` ' +
+        "while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.",
+    ),
+  flow: runFlowView,
   rerun_of: z.uuid().nullable().describe('The run this one re-runs (`POST /v1/runs/{id}/rerun`).'),
-  flow: z
-    .object({ priority: z.number().int().describe('The priority the run queued with (1 first).') })
-    .describe('How the run queues: its `flow` as dispatched, with the defaults filled in.'),
 };
 
 export const RerunRequest = z

@@ -69,6 +69,12 @@ export class RunExecution {
   @Column({ type: 'uuid', name: 'parent_execution_id', nullable: true }) parentExecutionId!: string | null;
   @Column({ type: 'uuid', name: 'root_execution_id', nullable: true }) rootExecutionId!: string | null;
   @Column({ type: 'integer' }) depth!: number;
+  /** Issue 43 item 2 (`flow.ts`): what holds a QUEUED run's start back (with `held_start`), and when it starts. */
+  @Column({ type: 'text', name: 'throttle_key', nullable: true }) throttleKey!: string | null;
+  @Column({ type: 'text', name: 'rate_limit_key', nullable: true }) rateLimitKey!: string | null;
+  @Column({ type: 'text', name: 'debounce_key', nullable: true }) debounceKey!: string | null;
+  @Column({ type: 'text', name: 'flow_hold', nullable: true }) flowHold!: 'throttle' | 'debounce' | null;
+  @Column({ type: 'timestamptz', name: 'flow_start_at', nullable: true }) flowStartAt!: Date | null;
 }
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */

@@ -64,3 +64,9 @@ export const decisionRecorded = defineEvent(
   1,
   z.object({ execution_id: z.string(), step_id: z.string(), supersedes_step_id: z.string().nullable() }),
 );
+
+/**
+ * A run held back by its flow (issue 43 item 2, `flow.ts`): throttled or debounced. Written in the
+ * dispatch's transaction; its handler starts the run's timer workflow `run-flow-<execution_id>`.
+ */
+export const runFlowHeld = defineEvent('run.flow_held', 1, z.object({ execution_id: z.string() }));

@@ -21,8 +21,9 @@ import { RunAuditLink, RunExecution, RunStep } from './entities';
 import { RUN_EVENTS_CHANNEL } from './event-repository';
 import type { RunEventStreams, RunStreamFormat } from './event-stream';
 import { createRunEventStreams } from './event-stream';
-import { decisionRecorded, runDispatched } from './events';
-import { startRun, wakeWaitingRun } from './outbox-handler';
+import { decisionRecorded, runDispatched, runFlowHeld } from './events';
+import { createFlowReleaser } from './flow';
+import { startFlowTimer, startRun, wakeWaitingRun } from './outbox-handler';
 import { createRunReconciler } from './reconciler';
 import { runRoutes } from './routes';
 import type { RunService } from './service';
@@ -56,17 +57,25 @@ export const runsFeature = {
       temporal: TemporalHandle;
       logger: Logger;
       config: RecheckConfig;
+      onClose: (hook: () => Promise<void>) => void;
       services: { capabilities: CapabilityService; runCallbacks: RunCallbackService };
-    }) =>
-      createRunService({
+    }) => {
+      // Flow keys' expressions (issue 43 item 2) run in a pool of their own, with the filters' budget.
+      const filters = createFilterPool();
+      ctx.onClose(() => filters.close());
+      return createRunService({
         uow: ctx.uow,
         outbox: ctx.outbox,
         temporal: ctx.temporal,
         capabilities: ctx.services.capabilities,
         callbacks: ctx.services.runCallbacks,
         logger: ctx.logger,
+        filters,
         ...rechecks(ctx.config),
-      }),
+      });
+    },
+    /** Held runs' timers (issue 43 item 2): release a key's runs whose start has come. */
+    runFlow: (ctx: { uow: UnitOfWork; outbox: OutboxRelay }) => createFlowReleaser(ctx),
     /** Waitpoints as the API lists and completes them (issue 40 item 3). */
     waitpoints: (ctx: { uow: UnitOfWork; outbox: OutboxRelay }) =>
       createWaitpointService({ uow: ctx.uow, outbox: ctx.outbox }),
@@ -171,9 +180,13 @@ export const runsFeature = {
     return [runStepApprovals({ capabilities: ctx.services.capabilities, wake, filters }), budgetApprovals({ wake })];
   },
   // decision_recorded is for the run's history; nothing handles it (delivered as soon as it is read).
-  events: [runDispatched, decisionRecorded, waitpointSettled],
+  events: [runDispatched, decisionRecorded, waitpointSettled, runFlowHeld],
   // A committed dispatch: start its run workflow; a settled waitpoint: wake the run that waits on it.
-  outboxHandlers: (temporal: TemporalHandle) => [startRun(temporal), wakeWaitingRun(temporal)],
+  outboxHandlers: (temporal: TemporalHandle) => [
+    startRun(temporal),
+    wakeWaitingRun(temporal),
+    startFlowTimer(temporal),
+  ],
   // Runs as tools (issue 40 item 2) reach the run service lazily: the service itself reads the registry's tools.
   capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; runs: () => RunService }) => [
     ...runCapabilities(deps),

@@ -2,7 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { OutboxHandler } from '../platform/outbox/relay';
 import { onEvent } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
-import { runDispatched, runStartInput } from './events';
+import { runDispatched, runFlowHeld, runStartInput } from './events';
+import { runFlowWorkflow } from './flow-workflow';
 import { waitpointSettled } from './waitpoint-events';
 import { runChangedSignal, runWorkflow, runWorkflowId } from './workflow';
 
@@ -29,4 +30,13 @@ export const wakeWaitingRun = (temporal: TemporalHandle): OutboxHandler<typeof w
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }
+  });
+
+/** `run.flow_held` → the held run's timer workflow `run-flow-<execution_id>` (a running one answers a second start). */
+export const startFlowTimer = (temporal: TemporalHandle): OutboxHandler<typeof runFlowHeld> =>
+  onEvent(runFlowHeld, async (event) => {
+    await temporal.workflows.start(runFlowWorkflow, {
+      workspaceId: event.workspace_id,
+      executionId: event.payload.execution_id,
+    });
   });

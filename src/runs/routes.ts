@@ -77,6 +77,13 @@ export const runRoutes = (runs: RunService, events: RunEventStreams, formats: Ru
       '`tags` label the run (`GET /v1/runs?tag=`, Temporal’s `WeftTags`). `concurrency: {key, limit, policy}` bounds ' +
       'the active runs of a key: `reject` (409), `enqueue` (QUEUED with `queued_reason: concurrency_limit` until a ' +
       'slot frees, in dispatch order) or `cancel_previous` (the oldest active run is cancelled). ' +
+      '`flow` (issue 43): `throttle: {key, limit, period_seconds}` lets at most `limit` runs of a key start per ' +
+      'period, the rest QUEUED (`queued_reason: throttled`) and started in order; `rate_limit: {key, limit, ' +
+      'period_seconds}` refuses a dispatch over the limit (429 `run_rate_limited` with `Retry-After`); ' +
+      '`debounce: {key, period_seconds}` collapses dispatches with the key into one run that starts ' +
+      '`period_seconds` after the last, with the last input (each later dispatch answers its `execution_id` with ' +
+      '`debounced: true`). A knob takes `key_expression`, a JMESPath expression over the run’s input, instead of ' +
+      '`key`. ' +
       '`agent: "llm"` takes `{goal, max_steps?, approval?}` instead: the model chooses tools (up to ' +
       `${LIMITS.runs.llm.maxSteps} calls, default ${LIMITS.runs.llm.defaultMaxSteps}), its calls wait for approval ` +
       'by `approval` (`writes`, the default; `all`; `none`), and its final answer is the run’s output. The model ' +
@@ -108,6 +115,9 @@ export const runRoutes = (runs: RunService, events: RunEventStreams, formats: Ru
       400: "The credential lacks a scope one of the steps' tools needs",
       402: 'The balance cannot pay the playbook’s priced steps (`estimate` in the body); nothing was dispatched',
       409: `idempotency_key_reused: this idempotency_key was used with another request body; or ${concurrencyRefused}`,
+      429:
+        '`run_rate_limited`: the `flow.rate_limit` key had `limit` dispatches in the last period; ' +
+        'retry after `Retry-After`',
     },
     // The run and its stored principal are written in one unit of work, which awaits the credential's proof:
     // a dispatch may start from a remembered principal (issue 27); the workflow starts after that commit.

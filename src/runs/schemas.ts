@@ -150,6 +150,10 @@ export const DispatchRunResponse = z
     status: RunStatus,
     was_duplicate: z.boolean(),
     queued_reason: runControlView.queued_reason,
+    debounced: z
+      .boolean()
+      .optional()
+      .describe('True when the dispatch collapsed into a waiting debounced run (`flow.debounce`), whose id this is.'),
     callback: DispatchCallbackCreated.optional().describe(
       'The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate).',
     ),

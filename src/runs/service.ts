@@ -5,6 +5,7 @@ import type { AnyCapability } from '../capabilities/define';
 import { requestHash } from '../capabilities/idempotency';
 import type { CapabilityService } from '../capabilities/service';
 import { scopesFor } from '../capabilities/service';
+import type { FilterPool } from '../filters/pool';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
@@ -33,7 +34,8 @@ import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
-import { priorityOf } from './flow-schemas';
+import { admitDispatch, collapseDispatch, recordDispatchFlow } from './flow';
+import { flowConflict, priorityOf } from './flow-schemas';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
 import type {
@@ -48,7 +50,7 @@ import type {
 } from './schemas';
 import { stepIssues } from './step-issues';
 import * as stepRepo from './step-repository';
-import { stepRow, summaryOf } from './views';
+import { queuedReason, stepRow, summaryOf } from './views';
 import { createRunWaker } from './wake';
 import { runWorkflow } from './workflow';
 
@@ -84,6 +86,8 @@ export function createRunService(deps: {
   approvalRechecksPerRun: number;
   /** A dispatch's own callback (issue 26 part 2), created in the dispatch's transaction. */
   callbacks?: Pick<RunCallbackService, 'attachToDispatch' | 'checkDispatchCallback'>;
+  /** Evaluates flow keys' expressions (issue 43 item 2) under the filters' budget. */
+  filters?: Pick<FilterPool, 'evaluate'>;
 }) {
   const { uow, outbox, temporal, capabilities, logger } = deps;
   const tools = new Map(capabilities.tools.map((tool) => [tool.name, tool]));
@@ -114,6 +118,8 @@ export function createRunService(deps: {
   ): void {
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const issues = planned.flatMap((step, at) => stepIssues(known, step, at));
+    const conflict = flowConflict(body);
+    if (conflict) issues.push({ loc: ['body', 'flow'], msg: conflict, type: 'value_error' });
     if (issues.length > 0) throw new ValidationFailedError(issues);
     checkScopes(principal, planned, known);
   }
@@ -209,7 +215,7 @@ export function createRunService(deps: {
     principal: Principal,
     body: DispatchRunRequest,
     origin: DispatchOrigin = {},
-  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[] }> {
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean }> {
     const { rerun } = origin;
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
@@ -226,7 +232,7 @@ export function createRunService(deps: {
         run_id: run.runId,
         status: run.status,
         was_duplicate: duplicate,
-        queued_reason: run.status === 'QUEUED' && run.heldStart ? 'concurrency_limit' : null,
+        queued_reason: queuedReason(run),
       };
     };
     const findEarlier = async () => {
@@ -243,6 +249,13 @@ export function createRunService(deps: {
       if (repeat) return repeat;
     }
     if (origin.estimate) await refuseUnaffordable(m, principal.tenantId, origin.estimate);
+    // Issue 43 item 2: refused over a rate limit, collapsed into a waiting debounced run, or held.
+    const flowed = await admitDispatch(m, principal.workspaceId, body.flow, body.input, deps.filters);
+    const flow = flowed?.admission;
+    if (flow?.kind === 'collapse') {
+      const payload = dispatchedPayload(flow.into.id, body, false);
+      return { response: await collapseDispatch(m, principal.workspaceId, body, payload, flow) };
+    }
     const admission = body.concurrency ? await admit(m, principal.workspaceId, body.concurrency) : undefined;
     const inserted = await executionRepo.insertExecution(m, {
       workspaceId: principal.workspaceId,
@@ -271,12 +284,15 @@ export function createRunService(deps: {
       cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
     }
     const dispatched = dispatchedPayload(id, body, rerun !== undefined);
-    const held = admission?.kind === 'hold';
-    // A held run says why it waits; its next event comes when a slot frees (concurrency.ts).
+    const flowHeld = flow?.kind === 'hold';
+    const held = admission?.kind === 'hold' || flowHeld;
+    const reason = flowHeld ? (flow.hold === 'throttle' ? 'throttled' : 'debounced') : 'concurrency_limit';
+    // A held run says why it waits; it starts when a slot frees (concurrency.ts) or its time comes (flow.ts).
     await recordRunEvent(m, id, {
       type: 'run.status',
-      data: held ? { status: 'QUEUED', queued_reason: 'concurrency_limit' } : { status: 'QUEUED' },
+      data: held ? { status: 'QUEUED', queued_reason: reason } : { status: 'QUEUED' },
     });
+    if (flowed) await recordDispatchFlow(m, principal.workspaceId, id, flowed, flowHeld ? dispatched : undefined);
     if (body.tags?.length || body.concurrency) {
       await recordControl(m, id, {
         tags: [...new Set(body.tags ?? [])],
@@ -298,11 +314,12 @@ export function createRunService(deps: {
       run_id: inserted.runId,
       status: 'QUEUED',
       was_duplicate: false,
-      queued_reason: held ? 'concurrency_limit' : null,
+      queued_reason: held ? reason : null,
+      ...(body.flow?.debounce ? { debounced: false } : {}),
     };
     const response = callback ? { ...row, callback } : row;
-    // A held run's start is enqueued when a slot frees (concurrency.ts).
-    if (held) return { response, cancelled };
+    // A held run's start is enqueued when a slot frees (concurrency.ts), or by its flow's timer (flow.ts).
+    if (held) return { response, cancelled, flowHeld };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response, dispatched, cancelled };
   }
@@ -316,10 +333,10 @@ export function createRunService(deps: {
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
-    written: { dispatched?: RunDispatched; cancelled?: string[] },
+    written: { dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean },
   ): Promise<void> {
     await Promise.all((written.cancelled ?? []).map((older) => wake(older, 'cancelled')));
-    if (written.cancelled?.length) outbox.kick(workspaceId);
+    if (written.cancelled?.length || written.flowHeld) outbox.kick(workspaceId);
     if (written.dispatched) await launch(workspaceId, written.dispatched);
   }
 

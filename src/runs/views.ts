@@ -23,6 +23,14 @@ export const stepRow = (step: RunStep) => ({
   finished_at: iso(step.finishedAt),
 });
 
+/** Why a QUEUED run waits: its concurrency key's slot, or its flow (issue 43 item 2). */
+export const queuedReason = (run: Pick<RunExecution, 'status' | 'heldStart' | 'flowHold'>) => {
+  if (run.status !== 'QUEUED' || !run.heldStart) return null;
+  if (run.flowHold === 'throttle') return 'throttled' as const;
+  if (run.flowHold === 'debounce') return 'debounced' as const;
+  return 'concurrency_limit' as const;
+};
+
 /** A run's tags, concurrency key and rerun lineage, as its summary shows them (issue 26 parts 4 and 5). */
 const controlOf = (run: RunExecution) => ({
   tags: run.tags,
@@ -30,9 +38,15 @@ const controlOf = (run: RunExecution) => ({
     run.concurrencyKey && run.concurrencyLimit && run.concurrencyPolicy
       ? { key: run.concurrencyKey, limit: run.concurrencyLimit, policy: run.concurrencyPolicy }
       : null,
-  queued_reason: run.status === 'QUEUED' && run.heldStart ? ('concurrency_limit' as const) : null,
+  queued_reason: queuedReason(run),
+  flow: {
+    priority: run.priority,
+    throttle_key: run.throttleKey,
+    rate_limit_key: run.rateLimitKey,
+    debounce_key: run.debounceKey,
+    starts_at: run.flowStartAt && run.status === 'QUEUED' && run.heldStart ? run.flowStartAt.toISOString() : null,
+  },
   rerun_of: run.rerunOf,
-  flow: { priority: run.priority },
 });
 
 export const summaryOf = (run: RunExecution): RunSummary => ({

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Principal } from '../platform/auth/principal';
 import { thaw } from '../platform/auth/stored-principal';
-import { DomainError } from '../platform/errors';
+import { DomainError, RateLimitedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { DispatchRunRequest } from '../runs/schemas';
 import type { RunService } from '../runs/service';
@@ -54,6 +54,11 @@ export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' 
       );
       return { executionId: run.execution_id, refusal: null };
     } catch (error) {
+      // Issue 43 item 2: the template's `flow.rate_limit` is full; the delivery says so, and when it has room.
+      if (error instanceof RateLimitedError) {
+        logger.warn({ trigger_id: trigger.id }, 'webhook delivery accepted but its run is over its rate limit');
+        return { executionId: null, refusal: `rate_limited: retry after ${error.retryAfterSeconds ?? 1} s` };
+      }
       if (error instanceof DomainError) {
         logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');
         return { executionId: null, refusal: `dispatch_refused: ${error.message}`.slice(0, 500) };

@@ -13,6 +13,7 @@ import type { WorkflowContract, WorkflowFunction } from '../../src/platform/temp
 import * as prompt from '../../src/prompt/workflow';
 import * as runCallbacks from '../../src/run-callbacks/workflow';
 import * as runSchedules from '../../src/run-schedules/workflow';
+import * as runFlow from '../../src/runs/flow-workflow';
 import * as runs from '../../src/runs/workflow';
 import * as triggers from '../../src/triggers/workflow';
 import * as typeCatalog from '../../src/type-catalog/workflow';
@@ -74,6 +75,7 @@ const conformance: Record<string, true> = {
     typeof communities.communityWorkspaceRefreshWorkflow,
     typeof implementations.communityWorkspaceRefreshWorkflow
   >,
+  runFlow: true satisfies Conforms<typeof runFlow.runFlowWorkflow, typeof implementations.runFlowWorkflow>,
   deliveryRetention: true satisfies Conforms<
     typeof triggers.webhookDeliveryRetentionWorkflow,
     typeof implementations.webhookDeliveryRetentionWorkflow
@@ -95,6 +97,7 @@ const contracts = [
   typeCatalog,
   importance,
   runs,
+  runFlow,
   runCallbacks,
   runSchedules,
   code,
@@ -123,6 +126,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       runs.runWorkflow.id({ workspaceId: 'w1', executionId: 'e1', agent: 'playbook', stepCount: 1 }),
       code.codeIndexWorkflow.id({ workspaceId: 'w1', repo: 'weft' } as never),
       runCallbacks.runCallbackWorkflow.id({ workspaceId: 'w1', deliveryId: 'd1', series: 2 }),
+      runFlow.runFlowWorkflow.id({ workspaceId: 'w1', executionId: 'e1' }),
     ];
     expect(ids).to.deep.equal([
       'prompt-c1',
@@ -133,6 +137,7 @@ describe('workflow contracts (src/<feature>/workflow.ts) and the worker bundle (
       'run-e1',
       'code-index-w1-weft',
       'run-callback-d1-2',
+      'run-flow-e1',
     ]);
   });
 });
