@@ -113,8 +113,8 @@ export const RunFlow = z
   })
   .describe(
     'Flow control (issue 43): `priority` orders starts, `throttle` delays them, `rate_limit` refuses ' +
-      'dispatches, `debounce` collapses them. Beside `concurrency` a run may carry `rate_limit`, but not `throttle` or `debounce` (422): ' +
-      'each of those holds the run’s start back as an enqueued concurrency key would.',
+      'dispatches, `debounce` collapses them. Beside `concurrency` a run may carry `rate_limit`, but not ' +
+      '`throttle` or `debounce` (422): each of those holds the run’s start back as an enqueued concurrency key would.',
   )
   .meta({ id: 'RunFlow' });
 export type RunFlow = z.output<typeof RunFlow>;
