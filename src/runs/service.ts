@@ -421,14 +421,8 @@ export function createRunService(deps: {
       const after = query.cursor ? decodeKeysetCursor(query.cursor) : undefined;
       return uow(scopeOf(principal), async (m) => {
         const page = await executionRepo.listExecutions(m, { ...query, after });
-        const byId = new Map(
-          (
-            await executionRepo.executionsByIds(
-              m,
-              page.map((row) => row.id),
-            )
-          ).map((run) => [run.id, run]),
-        );
+        const ids = page.map((row) => row.id);
+        const byId = new Map((await executionRepo.executionsByIds(m, ids)).map((run) => [run.id, run]));
         const last = page.at(-1);
         return {
           runs: page.map((row) => summaryOf(byId.get(row.id)!)),
