@@ -84,7 +84,7 @@ const INITIAL_RECONNECT_BACKOFF_MS = 1000;
  * argument: it reconnects when its next poll is retried, and the core retries a failed poll after
  * 0.2 s doubling to at most 10 s (±20 %), fixed in the SDK (sdk-core `task_poll_retry_policy`; the
  * bridge passes no retry settings). Its pollers fail and retry together, so after a long outage a
- * worker finds the returned server 0–12 s late (docs/outages.md: the one bound not yet met).
+ * worker would find the returned server 0–12 s late: `runWorker` replaces the worker instead.
  */
 export function temporalChannelArgs(
   config: Pick<Config, 'TEMPORAL_RECONNECT_BACKOFF_MAX_MS'>,
