@@ -1,57 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { deleteMaintenanceSchedules } from '../src/app/schedules';
 import { sha256Hex } from '../src/platform/auth/tokens';
 import { CORRELATION_ID_ATTRIBUTE } from '../src/platform/telemetry/tracing';
-import { loadWorkflowBundle } from '../workers/bundle';
 import { eventually } from './helpers/eventually';
 import type { FakeOpenAI } from './helpers/fake-openai';
-import { startFakeOpenAI } from './helpers/fake-openai';
 import { as, request } from './helpers/http';
-import { terminateTaskQueue } from './helpers/leftovers';
 import { succeeded } from './helpers/runs';
-import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
+import type { ReceivedSpan, Receiver } from './helpers/traces';
+import { attribute, SERVER_KIND, tracedProcesses } from './helpers/traces';
 import type { WeftProcess } from './helpers/weft-process';
-import { startApiProcess, startWorkerProcess } from './helpers/weft-process';
-
-/** A span as the OTLP/HTTP JSON exporter sends it (ids in hex). */
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: { key: string; value: { stringValue?: string; [other: string]: unknown } }[];
-}
-
-const SERVER_KIND = 2;
-
-/** A collector on loopback: what `POST /v1/traces` receives, kept in memory. */
-async function startReceiver(): Promise<{ endpoint: string; spans: ReceivedSpan[]; close(): void }> {
-  const spans: ReceivedSpan[] = [];
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      if (request.url === '/v1/traces') {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        for (const resource of body.resourceSpans ?? [])
-          for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []));
-      }
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { endpoint: `http://127.0.0.1:${port}`, spans, close: () => server.close() };
-}
-
-const attribute = (span: ReceivedSpan, key: string) => span.attributes?.find((a) => a.key === key)?.value.stringValue;
 
 /** The names from `span` up to its trace's root, by parent ids; undefined when a parent never arrived. */
 function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] | undefined {
@@ -103,39 +62,13 @@ async function waitForChain(spans: ReceivedSpan[], correlationId: string, workfl
 
 describe('traces: OTLP/HTTP from the API through Temporal to SQL (real processes)', function () {
   this.timeout(180_000);
-  const taskQueue = `weft-traces-${randomUUID().slice(0, 8)}`;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const traced = tracedProcesses();
+  // Read once the processes are up (before()).
+  let receiver: Receiver;
   let fake: FakeOpenAI;
   let api: WeftProcess | undefined;
-  let worker: WeftProcess | undefined;
-
-  before(async () => {
-    // The worker's tracing bundle, built here once (cached by file) so the worker process starts at once.
-    await loadWorkflowBundle({
-      tracingModule: require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-    });
-    receiver = await startReceiver();
-    fake = await startFakeOpenAI();
-    const env = {
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      OPENAI_API_KEY: 'sk-test',
-      OPENAI_BASE_URL: fake.baseUrl,
-      OPENAI_MAX_RETRIES: '0',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_SERVICE_NAME: 'weft-traces-test',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    worker = startWorkerProcess(env);
-    api = await startApiProcess(env);
-    await deleteMaintenanceSchedules(getStack().runtime.temporal.client, taskQueue);
-  });
-  after(async () => {
-    await worker?.kill();
-    await api?.kill();
-    await deleteMaintenanceSchedules(getStack().runtime.temporal.client, taskQueue);
-    await terminateTaskQueue(getStack().runtime.temporal.client, taskQueue);
-    await fake?.close();
-    receiver?.close();
+  before(() => {
+    ({ receiver, fake, api } = traced);
   });
 
   it('a prompt: HTTP request → StartWorkflow → RunWorkflow → activity → its SQL, with the correlation id', async () => {

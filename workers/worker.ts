@@ -7,6 +7,7 @@ import { startMetricsServer } from '../src/platform/metrics/scrape';
 import { temporalWorkerTracing } from '../src/platform/telemetry/tracing';
 import type { PayloadCodecConfig } from '../src/platform/temporal/codec';
 import { createPayloadCodec, dataConverter } from '../src/platform/temporal/codec';
+import { temporalAnswers } from '../src/platform/temporal/connection';
 import type { TemporalConnectionConfig } from '../src/platform/temporal/connection-options';
 import { temporalConnectionOptions } from '../src/platform/temporal/connection-options';
 import { freePort } from '../src/platform/temporal/dev-server';
@@ -112,14 +113,55 @@ export async function runWorker(runtime: WeftRuntime): Promise<{ worker: Worker;
         upstreamTimeoutMs: LIMITS.metrics.sdkScrapeTimeoutMs,
       })
     : undefined;
-  const running = worker.run();
+  let current = { worker, connection, running: worker.run() };
+  let stopped = false;
+
+  /** A new worker polls at once; the old one shuts down (handing its sticky queue back) and closes. */
+  const replace = async () => {
+    const fresh = await createWorker({
+      config,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      activities: createActivities(runtime),
+      logLevel: config.LOG_LEVEL,
+    });
+    const old = current;
+    current = { ...fresh, running: fresh.worker.run() };
+    old.worker.shutdown();
+    await old.running.catch((error: unknown) => runtime.logger.warn({ err: error }, 'replaced worker ended with'));
+    await old.connection.close();
+  };
+
+  // Issue 44 item 6: the core retries a failed poll after up to 10 s ± 20 % (fixed in the SDK), so after
+  // a long outage the worker would find the returned server up to 12 s late. It watches Temporal through
+  // the runtime's client instead and, once Temporal answers after an outage, replaces itself.
+  const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+  const watching = (async () => {
+    let downSince: number | undefined;
+    while (!stopped) {
+      const answers = await temporalAnswers(runtime.temporal, LIMITS.worker.temporalProbeMs);
+      if (!answers) downSince ??= Date.now();
+      else if (downSince !== undefined) {
+        const down = Date.now() - downSince;
+        downSince = undefined;
+        if (down >= LIMITS.worker.replaceAfterOutageMs && !stopped) {
+          runtime.logger.info({ down_ms: down }, 'Temporal answers again; replacing the worker to poll at once');
+          await replace().catch((error: unknown) =>
+            runtime.logger.warn({ err: error }, 'worker not replaced; its own poll retry will reconnect'),
+          );
+        }
+      }
+      await pause(LIMITS.worker.temporalProbeMs);
+    }
+  })();
   return {
     worker,
     async stop() {
+      stopped = true;
+      await watching;
       await metrics?.stop();
-      worker.shutdown();
-      await running;
-      await connection.close();
+      current.worker.shutdown();
+      await current.running;
+      await current.connection.close();
     },
   };
 }

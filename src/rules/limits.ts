@@ -359,6 +359,13 @@ export const LIMITS = {
     // Stored batches deleted per transaction by that purge (src/code/batch-purge.ts).
     batchPurgeRows: 1000,
   },
+  worker: {
+    // Issue 44 item 6: a worker asks Temporal this often (through its client, whose reconnect backoff is
+    // capped) whether it answers; when it answers again after at least `replaceAfterOutageMs` without,
+    // the worker is replaced rather than left to the SDK core's poll retry (up to 10 s ± 20 %).
+    temporalProbeMs: 1000,
+    replaceAfterOutageMs: 5000,
+  },
   metrics: {
     // GET /metrics's cross-workspace figures (runs, approvals, outbox, deliveries, credits) are read
     // at most this often; scrapes in between reuse the last answer (src/metrics/snapshot.ts).

@@ -5,6 +5,7 @@ import type { Config } from '../platform/config';
 import { callProvider, UpstreamError } from '../platform/llm/errors';
 import type { OpenAIConfig } from '../platform/llm/openai-client';
 import { createOpenAIClient, openAIEnabled } from '../platform/llm/openai-client';
+import { chatSpan } from '../platform/telemetry/genai';
 import type { PlannedMove, PlannerHistory } from './planner';
 import { planLocally } from './planner';
 
@@ -30,6 +31,8 @@ export type AgentMove = (PlannedMove & { kind: 'final' }) | (PlannedMove & { kin
 
 export interface AgentModel {
   readonly name: string;
+  /** The provider's model it asks (`OPENAI_CHAT_MODEL`); none for the local planner. */
+  readonly model?: string;
   next(request: { goal: string; tools: readonly AgentTool[]; history: readonly AgentTurn[] }): Promise<AgentMove>;
 }
 
@@ -107,15 +110,19 @@ function parseArguments(text: string): Record<string, unknown> | null {
 export function createOpenAIAgentModel(client: OpenAI, model: string): AgentModel {
   return {
     name: 'openai',
+    model,
     async next({ goal, tools, history }) {
       const byWire = wireNames(tools.map((tool) => tool.name));
-      const completion = await callProvider('openai', () =>
-        client.chat.completions.create({
-          model,
-          temperature: 0,
-          messages: agentMessages(goal, history),
-          ...(tools.length > 0 ? { tools: agentTools(tools), tool_choice: 'auto', parallel_tool_calls: false } : {}),
-        }),
+      const messages = agentMessages(goal, history);
+      const completion = await chatSpan({ provider: 'openai', model, messages, temperature: 0 }, () =>
+        callProvider('openai', () =>
+          client.chat.completions.create({
+            model,
+            temperature: 0,
+            messages,
+            ...(tools.length > 0 ? { tools: agentTools(tools), tool_choice: 'auto', parallel_tool_calls: false } : {}),
+          }),
+        ),
       );
       const message = completion.choices?.[0]?.message;
       if (!message) throw new UpstreamError('openai', 'invalid_response');

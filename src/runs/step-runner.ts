@@ -13,6 +13,7 @@ import { thaw } from '../platform/auth/stored-principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import { toolSpan, withinAgentSpan } from '../platform/telemetry/genai';
 import { uuidV5 } from '../platform/uuid-v5';
 import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
@@ -24,6 +25,7 @@ import type { AuditRef, RunEventInput } from './event-repository';
 import { recordRunEventSetting } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
+import { recordRunSpan } from './run-span';
 import { createStepInputResolver, takesValues } from './step-input';
 import * as stepRepo from './step-repository';
 import { holdWaitStep, isWaitTool } from './waitpoints';
@@ -168,11 +170,15 @@ export function createStepRunner(deps: {
         output: step.output ?? null,
         error: null,
       });
-      return { run: ended ? ('SUCCEEDED' as const) : (await executionRepo.mustFindExecution(m, executionId)).status };
+      const run = await executionRepo.mustFindExecution(m, executionId);
+      return { run: run.status, ended: ended ? run : undefined };
     });
-    // A finished run's callbacks leave right after the commit.
-    if (completed?.run) deps.outbox?.kick(workspaceId);
-    return completed;
+    // A finished run's callbacks leave right after the commit; the step that ended it writes its span.
+    if (!completed) return null;
+    const { ended, ...answer } = completed as { run?: RunStatus; ended?: RunExecution };
+    if (answer.run) deps.outbox?.kick(workspaceId);
+    if (ended) recordRunSpan(ended);
+    return answer;
   };
 
   /** What the attempt that finished the step recorded (another attempt won the guarded update). */
@@ -307,13 +313,22 @@ export function createStepRunner(deps: {
       // One key for the step's side effect (a write tool replays) and its charge (a read tool's
       // retry finds the earlier charge), so a worker lost between the call and the step row costs nothing.
       const stepKey = runStepKey(executionId, stepNo);
-      const { envelope } = await capabilities.invoke(principal, step.tool, step.input, {
-        idempotencyKey: stepKey,
-        chargeKey: stepKey,
-        correlationId: stepCorrelationId(executionId, stepNo),
-        reclaimCorrelation: true,
-        runId: executionId,
-      });
+      // An `execute_tool` span under the run's `invoke_agent` span (GenAI semantic conventions).
+      const { envelope } = await withinAgentSpan(executionId, () =>
+        toolSpan(
+          step.tool,
+          step.input,
+          () =>
+            capabilities.invoke(principal, step.tool, step.input, {
+              idempotencyKey: stepKey,
+              chargeKey: stepKey,
+              correlationId: stepCorrelationId(executionId, stepNo),
+              reclaimCorrelation: true,
+              runId: executionId,
+            }),
+          (answer) => ({ result: answer.envelope.result }),
+        ),
+      );
       // A wait tool's step is not over: the run waits on its waitpoint, the workflow settles it later.
       if (isWaitTool(step.tool)) return holdWaitStep(uow, ref, envelope.result);
       const recorded = await completeStep(

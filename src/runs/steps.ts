@@ -5,6 +5,7 @@ import { scopesFor } from '../capabilities/service';
 import type { FilterPool } from '../filters/pool';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { OutboxRelay } from '../platform/outbox/relay';
+import { withinAgentSpan } from '../platform/telemetry/genai';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
@@ -15,6 +16,7 @@ import { FINISHED_STATUSES } from './entities';
 import { recordRunEvent } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, runIdentityLive } from './identity';
+import { recordRunSpan } from './run-span';
 import { createStepApprovals } from './step-approvals';
 import * as stepRepo from './step-repository';
 import { createStepRunner, stepEvent } from './step-runner';
@@ -146,11 +148,14 @@ export function createRunSteps(deps: {
         const tool = tools.get(name);
         return tool && scopesFor(tool).every((scope) => run.principal.scopes.includes(scope)) ? tool : undefined;
       };
-      const move = await deps.agentModel.next({
-        goal: String(run.input.goal ?? ''),
-        tools: describedTools.filter((tool) => callable(tool.name)),
-        history,
-      });
+      // The model's `chat` span under the run's `invoke_agent` span (GenAI semantic conventions).
+      const move = await withinAgentSpan(executionId, () =>
+        deps.agentModel.next({
+          goal: String(run.input.goal ?? ''),
+          tools: describedTools.filter((tool) => callable(tool.name)),
+          history,
+        }),
+      );
       if (move.kind === 'final') return move;
 
       const tool = callable(move.tool);
@@ -194,15 +199,18 @@ export function createRunSteps(deps: {
       executionId: string,
       outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
     ): Promise<RunStatus> {
-      return afterCommit(workspaceId, async (m) => {
+      const ended = await afterCommit(workspaceId, async (m) => {
         const done = (await stepRepo.stepsOf(m, executionId)).filter(
           (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
         );
         const last = outcome.answer !== undefined ? { answer: outcome.answer } : (done.at(-1)?.output ?? null);
         const output = outcome.status === 'SUCCEEDED' ? last : null;
-        await executionRepo.finishExecution(m, executionId, { ...outcome, output });
-        return (await executionRepo.mustFindExecution(m, executionId)).status;
+        const finished = await executionRepo.finishExecution(m, executionId, { ...outcome, output });
+        return { run: await executionRepo.mustFindExecution(m, executionId), finished };
       });
+      // The run's `invoke_agent` span, written once, by the write that ended it (a retry finds it ended).
+      if (ended.finished) recordRunSpan(ended.run, deps.agentModel.model);
+      return ended.run.status;
     },
   };
 }

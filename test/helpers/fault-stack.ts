@@ -40,8 +40,11 @@ export interface FaultStackOptions {
   databaseUrl: string;
   databaseOwnerUrl: string;
   temporalAddress: string;
-  /** A client of that Temporal server: cleans the task queue up at the end. */
-  temporalClient: Client;
+  /**
+   * A client of that Temporal server: cleans the task queue up at the end. A function when the test
+   * kills that server (its connection closes with it): asked again when needed.
+   */
+  temporalClient: Client | (() => Promise<Client>);
   workers?: number;
   /** Task queue prefix (the suite's end check counts `weft-durability-` ones as its own). */
   queuePrefix?: string;
@@ -56,6 +59,8 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
   const postgres = await startFaultProxy(new URL(options.databaseUrl).host);
   const temporal = await startFaultProxy(options.temporalAddress);
   const apiTemporal = await startFaultProxy(options.temporalAddress);
+  const temporalClient = () =>
+    typeof options.temporalClient === 'function' ? options.temporalClient() : Promise.resolve(options.temporalClient);
   const taskQueue = `${options.queuePrefix ?? 'weft-durability-faults-'}${randomUUID().slice(0, 8)}`;
   const env = {
     ...FAULT_ENV,
@@ -88,7 +93,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
   // Every worker polling its queue (the SDK's default identity is `<pid>@<host>`): a fault injected
   // while a worker still boots tests its start-up, not a running worker.
   const polling = async () => {
-    const { pollers } = await options.temporalClient.workflowService.describeTaskQueue({
+    const { pollers } = await (await temporalClient()).workflowService.describeTaskQueue({
       namespace: 'default',
       taskQueue: { name: taskQueue },
       taskQueueType: temporalProto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
@@ -119,8 +124,9 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       await temporal.close();
       await apiTemporal.close();
       // The API process wrote the maintenance schedules of its queue; what still runs there is ended.
-      await deleteMaintenanceSchedules(options.temporalClient, taskQueue);
-      await terminateTaskQueue(options.temporalClient, taskQueue);
+      const client = await temporalClient();
+      await deleteMaintenanceSchedules(client, taskQueue);
+      await terminateTaskQueue(client, taskQueue);
     },
   };
   await eventually(polling, {

@@ -69,6 +69,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<Weft
   const port = await freePort();
   const { child, output } = spawnWeft('api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
   const baseUrl = `http://127.0.0.1:${port}`;
+  // Two minutes: a machine shared with other suites has taken over one to start it (compiling on load).
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`the API process exited (${child.exitCode}):\n${output()}`);
@@ -77,8 +78,11 @@ export async function startApiProcess(env: Record<string, string>): Promise<Weft
         () => false,
       );
     },
-    { what: 'the API process to answer /v1/health', timeoutMs: 60_000, intervalMs: 200 },
-  );
+    { what: 'the API process to answer /v1/health', timeoutMs: 120_000, intervalMs: 200 },
+  ).catch(async (error: Error) => {
+    await killer(child)();
+    throw new Error(`${error.message}; its stderr:\n${output()}`);
+  });
   return { child, baseUrl, kill: killer(child), output };
 }
 

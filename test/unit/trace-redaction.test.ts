@@ -1,5 +1,6 @@
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
+import { GENAI_CONTENT_VARIABLE, genAiContentCaptured } from '../../src/platform/telemetry/genai';
 import { redactAttributes, tracedStatement, workflowSpanProcessor } from '../../src/platform/telemetry/redaction';
 
 // Review NL-4: the span attributes that used to carry credentials and what users typed.
@@ -89,5 +90,39 @@ describe('trace redaction (unit)', () => {
       namespace: 'default',
       attempt: 1,
     });
+  });
+
+  it('drops GenAI content (prompts, answers, tool input and output) unless the operator opted in', () => {
+    const spanOf = () => ({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.input.messages': '[{"role":"user","parts":[{"type":"text","content":"private"}]}]',
+      'gen_ai.output.messages': '[]',
+      'gen_ai.system_instructions': 'You are',
+      'gen_ai.tool.call.arguments': '{"query":"Ada"}',
+      'gen_ai.tool.call.result': '{"results":[]}',
+    });
+    const before = process.env[GENAI_CONTENT_VARIABLE];
+    try {
+      delete process.env[GENAI_CONTENT_VARIABLE];
+      const off: Record<string, unknown> = spanOf();
+      redactAttributes(off, false);
+      expect(off).to.deep.equal({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.usage.input_tokens': 12,
+      });
+      process.env[GENAI_CONTENT_VARIABLE] = 'true';
+      const on: Record<string, unknown> = spanOf();
+      redactAttributes(on, false);
+      expect(on).to.deep.equal(spanOf());
+    } finally {
+      if (before === undefined) delete process.env[GENAI_CONTENT_VARIABLE];
+      else process.env[GENAI_CONTENT_VARIABLE] = before;
+    }
+    expect(genAiContentCaptured({ [GENAI_CONTENT_VARIABLE]: '1' })).to.equal(true);
+    expect(genAiContentCaptured({ [GENAI_CONTENT_VARIABLE]: 'yes' })).to.equal(false);
+    expect(genAiContentCaptured({})).to.equal(false);
   });
 });

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import type { z } from 'zod';
+import { chatSpan } from '../telemetry/genai';
 import { callProvider, UpstreamError } from './errors';
 
 export interface ChatMessage {
@@ -27,13 +28,19 @@ export async function openAIStructuredOutput<T extends z.ZodType>(
   client: OpenAI,
   request: StructuredOutputRequest<T>,
 ): Promise<z.output<T>> {
-  const completion = await callProvider('openai', () =>
-    client.chat.completions.create({
-      model: request.model,
-      messages: request.messages,
-      temperature: request.temperature ?? 0,
-      response_format: zodResponseFormat(request.schema as never, request.name),
-    }),
+  const temperature = request.temperature ?? 0;
+  // A `chat <model>` span (GenAI semantic conventions): model and token usage, content only if opted in.
+  const completion = await chatSpan(
+    { provider: 'openai', model: request.model, messages: request.messages, temperature },
+    () =>
+      callProvider('openai', () =>
+        client.chat.completions.create({
+          model: request.model,
+          messages: request.messages,
+          temperature,
+          response_format: zodResponseFormat(request.schema as never, request.name),
+        }),
+      ),
   );
   const content = completion.choices?.[0]?.message?.content;
   if (typeof content !== 'string') throw new UpstreamError('openai', 'invalid_response');

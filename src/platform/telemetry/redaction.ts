@@ -1,5 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { GENAI_CONTENT_ATTRIBUTES, genAiContentCaptured } from './genai';
 
 // Review NL-4: what spans may say (docs/operations.md, "Tracing"). Query strings carry what users
 // typed (typeahead text, filters, `as_of`), an outgoing URL's path may carry a tenant's token (a
@@ -15,7 +16,7 @@ const originOnly = (url: string) =>
 /**
  * A finished span's attributes as they may leave (both the instrumentations' old and stable names):
  * no query string anywhere; a client span (kind 2) keeps only the origin it called; a statement its
- * parameterised text (tracedStatement). Changes `attributes` in place.
+ * parameterised text (tracedStatement); no GenAI content unless opted in. Changes `attributes` in place.
  */
 export function redactAttributes(attributes: Record<string, unknown>, client: boolean): void {
   for (const key of ['http.url', 'url.full', 'http.target', 'url.path']) {
@@ -29,6 +30,8 @@ export function redactAttributes(attributes: Record<string, unknown>, client: bo
     const value = attributes[key];
     if (typeof value === 'string') attributes[key] = tracedStatement(value);
   }
+  // Prompts, answers and tool inputs and outputs leave only when the operator opted in (genai.ts).
+  if (!genAiContentCaptured()) for (const key of GENAI_CONTENT_ATTRIBUTES) delete attributes[key];
 }
 
 /** Every span passes here on its way to the exporter (tracing.ts): `redactAttributes` on each. */

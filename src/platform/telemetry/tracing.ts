@@ -2,6 +2,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { WorkerInterceptors, WorkerOptions } from '@temporalio/worker';
+import { requestedSpanIds } from './genai';
 import { redactingSpanProcessor, workflowSpanProcessor } from './redaction';
 
 /**
@@ -49,7 +50,7 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   if (current || !tracingRequested(env)) return current;
   const { NodeTracerProvider } =
     require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
-  const { BatchSpanProcessor } =
+  const { BatchSpanProcessor, RandomIdGenerator } =
     require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
@@ -68,7 +69,13 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   // processor OTEL_BSP_*; the provider OTEL_TRACES_SAMPLER[_ARG].
   // Every span is redacted on its way out (no credential, hash or query string: redaction.ts).
   const spanProcessor = redactingSpanProcessor(new BatchSpanProcessor(new OTLPTraceExporter()));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  // Random ids, except for a run's `invoke_agent` span, whose id its steps already named (genai.ts).
+  const random = new RandomIdGenerator();
+  const idGenerator = {
+    generateTraceId: () => requestedSpanIds()?.traceId ?? random.generateTraceId(),
+    generateSpanId: () => requestedSpanIds()?.spanId ?? random.generateSpanId(),
+  };
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], idGenerator });
   provider.register();
   registerInstrumentations({
     tracerProvider: provider,

@@ -81,7 +81,10 @@ const INITIAL_RECONNECT_BACKOFF_MS = 1000;
  * minutes, so after a long Temporal outage the client would find the returned server 40–70 s late
  * (issue 44 item 6); capped, it finds it within the cap. The SDK's keepalive arguments stay (the
  * SDK merges these over them). The worker's `NativeConnection` (the Rust core) takes no such
- * argument: it reconnects when its next poll is retried.
+ * argument: it reconnects when its next poll is retried, and the core retries a failed poll after
+ * 0.2 s doubling to at most 10 s (±20 %), fixed in the SDK (sdk-core `task_poll_retry_policy`; the
+ * bridge passes no retry settings). Its pollers fail and retry together, so after a long outage a
+ * worker would find the returned server 0–12 s late: `runWorker` replaces the worker instead.
  */
 export function temporalChannelArgs(
   config: Pick<Config, 'TEMPORAL_RECONNECT_BACKOFF_MAX_MS'>,
