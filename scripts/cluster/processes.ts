@@ -89,15 +89,23 @@ export async function stopProcess(
   return pid;
 }
 
-/** Waits until `host:port` accepts connections, or fails with the tail of the process's log. */
+/**
+ * Waits until the process answers on its membership port and, but for the internal worker (which serves no
+ * gRPC), its gRPC port; or fails with the tail of its log.
+ */
 export async function waitListening(settings: ClusterSettings, target: ClusterProcess, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
-  while (!(await isListening(`${settings.host}:${target.grpcPort}`))) {
+  const ports = target.service === 'worker' ? [target.membershipPort] : [target.membershipPort, target.grpcPort];
+  const listening = async () => {
+    for (const port of ports) if (!(await isListening(`${settings.host}:${port}`))) return false;
+    return true;
+  };
+  while (!(await listening())) {
     if (Date.now() > deadline || runningPid(settings, target.name) === undefined) {
       const tail = existsSync(logFile(settings, target.name))
         ? readFileSync(logFile(settings, target.name), 'utf8').split('\n').slice(-15).join('\n')
         : '';
-      throw new Error(`${target.name} did not open port ${target.grpcPort}:\n${tail}`);
+      throw new Error(`${target.name} did not open ports ${ports.join(' and ')}:\n${tail}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
