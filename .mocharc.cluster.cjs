@@ -4,7 +4,7 @@
 const port = process.env.TEMPORAL_CLUSTER_PORT || '17233';
 process.env.WEFT_TEST_TEMPORAL_ADDRESS ||= `127.0.0.1:${port}`;
 module.exports = {
-  require: ['tsx/cjs', './test/helpers/root-hooks.ts'],
+  require: ['tsx/cjs', './test/cluster/root-hooks.ts'],
   spec: [
     'test/runs-durability.test.ts',
     'test/runs-approvals.test.ts',

@@ -81,7 +81,7 @@ export async function upCluster(settings: ClusterSettings, log: Log = () => {}):
   await ensureNamespace(settings, log);
 }
 
-/** Stops every process of the cluster (the frontend first, so clients see it go before the rest). */
+/** Stops every process of the cluster: the worker and the frontend first, the history hosts last. */
 export async function downCluster(settings: ClusterSettings, log: Log = () => {}): Promise<void> {
   for (const target of [...clusterProcesses(settings)].reverse()) {
     const pid = await stopProcess(settings, target.name);

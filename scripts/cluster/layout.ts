@@ -32,6 +32,9 @@ export interface ClusterSettings {
   /** The superuser's URL, to create the `temporal` role once. */
   adminUrl: string;
   namespace: string;
+  /** Connections each process may hold to the persistence and to the visibility database. */
+  sqlConnections: number;
+  visibilityConnections: number;
 }
 
 export function clusterSettings(env: NodeJS.ProcessEnv = process.env): ClusterSettings {
@@ -48,6 +51,9 @@ export function clusterSettings(env: NodeJS.ProcessEnv = process.env): ClusterSe
     postgresPort: Number(env.TEMPORAL_CLUSTER_POSTGRES_PORT || 5432),
     adminUrl: env.DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
     namespace: env.TEMPORAL_NAMESPACE || 'default',
+    // Six processes share the machine's Postgres (max_connections 100 here) with Weft and its tests: 6 × 7 at most.
+    sqlConnections: Number(env.TEMPORAL_CLUSTER_SQL_CONNS || 5),
+    visibilityConnections: Number(env.TEMPORAL_CLUSTER_VISIBILITY_CONNS || 2),
   };
 }
 
@@ -103,6 +109,8 @@ export function processEnvironment(settings: ClusterSettings, target: ClusterPro
     DBNAME: settings.database,
     VISIBILITY_DBNAME: settings.visibilityDatabase,
     NUM_HISTORY_SHARDS: String(settings.shards),
+    SQL_MAX_CONNS: String(settings.sqlConnections),
+    SQL_VIS_MAX_CONNS: String(settings.visibilityConnections),
     DYNAMIC_CONFIG_FILE_PATH: path.join(TEMPORAL_DEPLOY_DIR, 'dynamic-config.yaml'),
     BIND_ON_IP: settings.host,
     TEMPORAL_BROADCAST_ADDRESS: settings.host,

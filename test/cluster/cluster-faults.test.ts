@@ -117,28 +117,35 @@ describe('cluster: faults of a multi-process Temporal cluster under a load of ru
           timeoutMs: 120_000,
           intervalMs: 250,
         });
-        report(
-          `history-2 started again ${Math.round((Date.now() - killedAt) / 1000)} s after the kill: ${moved} shards rebalanced to it`,
-        );
+        const after = Math.round((Date.now() - killedAt) / 1000);
+        report(`history-2 started again ${after} s after the kill: ${moved} shards rebalanced to it`);
       }
     }
   });
 
-  it('a matching host restarted mid-load: its task-queue partitions move, every run finishes once', async () => {
-    await underLoad(fault, async ({ steps, approvals }) => {
+  /** Restarts `name` (SIGTERM, then a new process) once steps run and approvals wait. */
+  const restartUnderLoad = (name: string) =>
+    underLoad(fault, async ({ steps, approvals }) => {
       const began = Date.now();
-      const { stopped, started } = await restartClusterProcess('matching-1');
+      const { stopped, started } = await restartClusterProcess(name);
       const seconds = ((Date.now() - began) / 1000).toFixed(1);
-      return `matching-1 restarted (SIGTERM pid ${stopped}, new pid ${started}, ${seconds} s) with ${steps} step(s) running and ${approvals} approval(s) pending`;
+      return (
+        `${name} restarted (SIGTERM pid ${stopped}, new pid ${started}, ${seconds} s) ` +
+        `with ${steps} step(s) running and ${approvals} approval(s) pending`
+      );
     });
+
+  it('a matching host restarted mid-load: its task-queue partitions move, every run finishes once', async () => {
+    await restartUnderLoad('matching-1');
   });
 
   it('the frontend restarted mid-load: the API and workers reconnect, every run finishes once', async () => {
-    await underLoad(fault, async ({ steps, approvals }) => {
-      const began = Date.now();
-      const { stopped, started } = await restartClusterProcess('frontend');
-      const seconds = ((Date.now() - began) / 1000).toFixed(1);
-      return `frontend restarted (SIGTERM pid ${stopped}, new pid ${started}, ${seconds} s) with ${steps} step(s) running and ${approvals} approval(s) pending`;
-    });
+    await restartUnderLoad('frontend');
+  });
+
+  // Whatever a scenario left stopped is started again, as a supervisor would: the suite's clean-up needs it.
+  afterEach(async () => {
+    for (const name of ['frontend', 'matching-1', 'history-2'])
+      if (!clusterPid(name)) await startClusterProcessAgain(name);
   });
 });
