@@ -33,8 +33,9 @@ async function ensureSchemas(settings: ClusterSettings, sqlTool: string, log: Lo
   } finally {
     await admin.end();
   }
-  const moduleDir = temporalModuleDir(temporalVersions().TEMPORAL_SERVER_VERSION!);
-  const { stdout } = await run('sh', [path.join(TEMPORAL_DEPLOY_DIR, 'setup-schema.sh')], {
+  const versions = temporalVersions();
+  const moduleDir = temporalModuleDir(versions.TEMPORAL_SERVER_VERSION!);
+  await run('sh', [path.join(TEMPORAL_DEPLOY_DIR, 'setup-schema.sh')], {
     env: {
       ...process.env,
       SQL_HOST: settings.postgresHost,
@@ -47,7 +48,10 @@ async function ensureSchemas(settings: ClusterSettings, sqlTool: string, log: Lo
       VISIBILITY_DBNAME: settings.visibilityDatabase,
     },
   });
-  log(`schemas ready in ${settings.database} and ${settings.visibilityDatabase} (${stdout.split('\n').length} lines)`);
+  log(
+    `schemas at ${versions.TEMPORAL_SCHEMA_VERSION} in ${settings.database} and ` +
+      `${versions.TEMPORAL_VISIBILITY_SCHEMA_VERSION} in ${settings.visibilityDatabase}`,
+  );
 }
 
 /** deploy/temporal/namespace.sh with the machine's CLI, retried while the services find each other. */
