@@ -78,3 +78,33 @@ export async function assertNothingLeft(suite: SuiteTemporal): Promise<void> {
     await connection.close();
   }
 }
+
+/**
+ * Before a suite on a shared server (the cluster tier): ends what an earlier, interrupted run of the suite left on
+ * the suite's task queues, so that run's leftovers are not counted against this one.
+ */
+export async function clearEarlierLeftovers(suite: SuiteTemporal): Promise<string[]> {
+  const config = loadConfig({ ...process.env, TEMPORAL_ADDRESS: suite.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  try {
+    const client = new TemporalClient({
+      connection,
+      namespace: suite.namespace,
+      dataConverter: dataConverter(createPayloadCodec(config)),
+    });
+    const cleared: string[] = [];
+    for await (const schedule of client.schedule.list()) {
+      if (!ours(suite, schedule.scheduleId)) continue;
+      await client.schedule.getHandle(schedule.scheduleId).delete();
+      cleared.push(schedule.scheduleId);
+    }
+    for await (const execution of client.workflow.list({ query: running() })) {
+      if (!ours(suite, execution.taskQueue)) continue;
+      await client.workflow.getHandle(execution.workflowId, execution.runId).terminate('an earlier run left it');
+      cleared.push(execution.workflowId);
+    }
+    return cleared;
+  } finally {
+    await connection.close();
+  }
+}

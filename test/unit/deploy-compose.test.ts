@@ -102,7 +102,7 @@ describe('docker-compose.yml, the production-shaped deployment', () => {
     expect(schema.image).to.match(/^temporalio\/admin-tools:/);
     const script = read('deploy/temporal/setup-schema.sh');
     for (const step of ['create', 'setup-schema -v 0.0', 'update-schema -d']) expect(script).to.include(step);
-    expect(script).to.include('temporal-sql-tool --plugin postgres12');
+    expect(script).to.include('--plugin postgres12');
     // The admin tools and the server are the same Temporal release.
     expect(schema.image!.split(':')[1]).to.equal(temporal.image!.split(':')[1]);
   });
