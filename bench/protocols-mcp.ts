@@ -17,6 +17,7 @@ import type { Measurement } from './lib/measure';
 import { numberOption, percentile } from './lib/measure';
 import { forkWorker } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
+import type { ProtocolBenchContext, ProtocolSubject } from './protocols';
 
 const PLAYBOOK = { agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance', input: {} }] } };
 
@@ -48,10 +49,13 @@ export async function connectTaskClient(baseUrl: string, token: string): Promise
 }
 
 /** One MCP task creation: to the `tools/call`'s answer (the task) and to its first status update, in ms. */
-async function mcpTaskOnce(client: Client): Promise<{ created: number; status: number }> {
+async function mcpTaskOnce(
+  client: Client,
+  run: Record<string, unknown> = PLAYBOOK,
+): Promise<{ created: number; status: number }> {
   const t0 = performance.now();
   let created = 0;
-  const stream = client.experimental.tasks.callToolStream({ name: 'runs_dispatch', arguments: PLAYBOOK });
+  const stream = client.experimental.tasks.callToolStream({ name: 'runs_dispatch', arguments: run });
   for await (const message of stream) {
     if (message.type === 'taskCreated') created = performance.now() - t0;
     if (message.type === 'taskStatus') {
@@ -116,6 +120,22 @@ export async function measureMcpTasks(baseUrl: string, token: string, runs: numb
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The MCP door as a subject of `npm run bench -- protocols` (bench/protocols.ts): an `llm` run with the
+ * bench's goal started as a task, to its first status update, beside the A2A door and the same anchor.
+ */
+export async function protocolSubjects(context: ProtocolBenchContext): Promise<ProtocolSubject[]> {
+  const client = await connectTaskClient(context.baseUrl, context.token);
+  return [
+    {
+      name: 'MCP tools/call (task) → first status',
+      async firstStatus() {
+        await mcpTaskOnce(client, { agent: 'llm', input: { goal: context.goal } });
+      },
+    },
+  ];
 }
 
 export async function run(args: string[]): Promise<void> {

@@ -8,12 +8,9 @@
  * - A2A `SendMessage` (`message/send`) with `returnImmediately`: its answer is the task and its first
  *   status (working), through `@a2a-js/sdk`'s client;
  * - A2A `SendStreamingMessage` (`message/stream`) to its first `statusUpdate`.
- * Other doors join through `bench/protocols-mcp.ts` (MCP tasks): when that file exists, its
- * `protocolSubjects(context)` adds subjects measured the same way (see `ProtocolSubject` below).
+ * - MCP `tools/call` of `runs_dispatch` as a task to its first status (`bench/protocols-mcp.ts`).
  * Every run is an `llm` run with the goal "check my credit balance" (the local planner: one read).
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Message } from '@a2a-js/sdk';
 import { Role } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -28,6 +25,7 @@ import { ensureSearchAttributes } from '../src/platform/temporal/connection';
 import { numberOption, percentile } from './lib/measure';
 import { forkWorker } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
+import { protocolSubjects } from './protocols-mcp';
 
 /** What a door's subject gets: the API's base URL and a credential of a fresh tenant. */
 export interface ProtocolBenchContext {
@@ -134,14 +132,6 @@ async function a2aSubjects(context: ProtocolBenchContext): Promise<ProtocolSubje
   ];
 }
 
-/** The MCP door's subjects, when `bench/protocols-mcp.ts` exists (written with MCP tasks). */
-async function mcpSubjects(context: ProtocolBenchContext): Promise<ProtocolSubject[]> {
-  const file = path.join(__dirname, 'protocols-mcp.ts');
-  if (!existsSync(file)) return [];
-  const door = (await import(file)) as { protocolSubjects(context: ProtocolBenchContext): Promise<ProtocolSubject[]> };
-  return door.protocolSubjects(context);
-}
-
 const ms = (value: number) => value.toFixed(1);
 
 export async function run(args: string[]): Promise<void> {
@@ -162,7 +152,7 @@ export async function run(args: string[]): Promise<void> {
       name: 'POST /v1/runs → first SSE event',
       firstStatus: () => restFirstEvent(context),
     };
-    const subjects = [...(await a2aSubjects(context)), ...(await mcpSubjects(context))];
+    const subjects = [...(await a2aSubjects(context)), ...(await protocolSubjects(context))];
     const all = [anchor, ...subjects];
     const samples = new Map<string, number[]>(all.map((subject) => [subject.name, []]));
     // Warm-up: one of each (connections, the card, the first workflow).
