@@ -518,6 +518,20 @@ AS $function$
                GROUP BY e.workspace_id, e.id, e.created_at) r
        GROUP BY workspace_id
     ) t WHERE rank <= 5
+
+    UNION ALL
+    SELECT 'runs_queued_priority', priority::text, '', count(*)::float8
+      FROM run_executions WHERE status = 'QUEUED' GROUP BY priority
+    UNION ALL
+    SELECT 'runs_start_delay_priority', priority::text, q, v FROM (
+      SELECT priority, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50,
+             percentile_cont(0.95) WITHIN GROUP (ORDER BY d) AS p95, max(d) AS mx
+        FROM (SELECT e.priority, extract(epoch FROM min(s.started_at) - e.created_at)::float8 AS d
+                FROM run_executions e JOIN run_steps s ON s.execution_id = e.id AND s.workspace_id = e.workspace_id
+               WHERE e.created_at > now() - interval '15 minutes' AND s.started_at IS NOT NULL
+               GROUP BY e.id, e.priority, e.created_at) r
+       GROUP BY priority
+    ) s CROSS JOIN LATERAL (VALUES ('p50', s.p50), ('p95', s.p95), ('max', s.mx)) AS v(q, v) WHERE v IS NOT NULL
   $function$;
 
 -- weft_name_matches(text,text,text,integer,boolean): SECURITY DEFINER (past RLS); the app role may execute: yes
