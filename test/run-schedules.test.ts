@@ -137,6 +137,8 @@ describe('run schedules (issue 26 part 3)', function () {
       'WeftWorkspaceId',
       workspace_id,
     ]);
+    // Each fire waits in the task queue as this workspace's work (issue 43: the workspace is its fairness key).
+    expect((described.action as { priority?: { fairnessKey?: string } }).priority?.fairnessKey).to.equal(workspace_id);
     // The memo says whose it is, sealed under the workspace's key like every payload (the codec opens it).
     const owner = described.raw.memo?.fields?.owner;
     const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');

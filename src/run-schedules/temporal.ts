@@ -1,7 +1,14 @@
-import type { ScheduleDescription, ScheduleOptions, ScheduleUpdateOptions } from '@temporalio/client';
+import type {
+  ScheduleDescription,
+  ScheduleOptions,
+  ScheduleOptionsAction,
+  ScheduleUpdateOptions,
+} from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { startSearchAttributes } from '../platform/temporal/search-attributes';
+import { queuePriority } from '../platform/temporal/starter';
 import { LIMITS } from '../rules/limits';
 import type { OverlapPolicy } from './entities';
 import type { RunScheduleChanged } from './events';
@@ -43,7 +50,10 @@ function scheduleOptions(temporal: Temporal, workspaceId: string, change: RunSch
       workflowId: id,
       typedSearchAttributes: attributes,
       staticSummary: definition.summary,
-    },
+      // The fire waits in the task queue as the workspace's work (issue 43): the SDK's types leave
+      // `priority` out of a schedule's action, but it sends it and the server applies it.
+      priority: queuePriority(workspaceId, undefined),
+    } as ScheduleOptionsAction & { priority?: Priority },
     policies: { overlap: OVERLAP[definition.overlap], catchupWindow: '1 minute' },
     state: { paused: definition.paused, note: definition.note ?? definition.summary },
     // Whose it is, for an operator (sealed like every payload: the codec endpoint opens it).
