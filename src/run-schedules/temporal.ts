@@ -4,8 +4,8 @@ import type {
   ScheduleOptionsAction,
   ScheduleUpdateOptions,
 } from '@temporalio/client';
-import type { Priority } from '@temporalio/common';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import type { TemporalHandle } from '../platform/temporal/connection';
 import { startSearchAttributes } from '../platform/temporal/search-attributes';
 import { queuePriority } from '../platform/temporal/starter';
