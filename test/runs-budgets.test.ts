@@ -75,6 +75,20 @@ describe('runs: budgets (issue 40 item 4)', function () {
     // Decided once: a second resolve is 409.
     const again = await resolve(as(user_jwt), approval.approval_id, { decision: 'REJECTED' });
     expect(again.status).to.equal(409);
+
+    // The decision is a link of the run's audit chain, between the steps it separated, and the chain holds.
+    const audit = (await client.get(`/v1/runs/${id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    expect(audit.steps.map((link: any) => link.kind)).to.deep.equal(['TOOL', 'BUDGET', 'TOOL']);
+    expect(audit.steps[1]).to.deep.include({ ref_id: approval.approval_id });
+    expect(audit.steps[1].entry).to.deep.include({ status: 'approved', edits: { max_steps: 2 }, notes: 'one more' });
+    expect(audit.steps[1].entry.budget).to.deep.equal({ max_steps: 1 });
+
+    // A rerun keeps the budget as it last stood: from step 1, one step runs again, within max_steps 2.
+    const rerun = await client.post(`/v1/runs/${id}/rerun`, { from_step: 1 });
+    expect(rerun.status, rerun.text).to.equal(202);
+    const repeated = await finished(client, rerun.body.execution_id);
+    expect(repeated).to.deep.include({ status: 'SUCCEEDED', budget: { max_steps: 2 } });
   });
 
   it('a child run gets what is left of its parent’s budget, and its spend counts against the parent', async () => {
@@ -138,6 +152,11 @@ describe('runs: budgets (issue 40 item 4)', function () {
     expect(run.steps[1].status).to.not.equal('SUCCEEDED');
     expect(run.credits_charged).to.equal(1);
     expect(await creditBalance(tenant.tenant_id)).to.equal(9);
+    // Who ended the run there is a link of its chain.
+    const audit = (await client.get(`/v1/runs/${id}/audit`)).body;
+    expect(audit.valid).to.equal(true);
+    const link = audit.steps.find((step: any) => step.kind === 'BUDGET');
+    expect(link.entry).to.deep.include({ status: 'rejected', edits: null, exceeded: ['max_steps'] });
   });
 
   it('max_credits: a paid step over it waits; the raise must cover the step (422), then it runs', async () => {

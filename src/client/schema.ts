@@ -3870,10 +3870,10 @@ export interface components {
     RunAuditLink: {
       seq: number;
       /** @enum {string} */
-      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN" | "VOTE";
+      kind: "TOOL" | "APPROVAL" | "DECISION" | "RERUN" | "VOTE" | "BUDGET";
       /**
        * Format: uuid
-       * @description The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote.
+       * @description The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote; for BUDGET, the budget approval.
        */
       ref_id: string;
       /** @description What was hashed, recomputed from that row now. */

@@ -1,7 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import * as approvals from '../approvals/repository';
-import { approvalEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
+import { approvalEntry, budgetEntry, GENESIS_HASH, stepEntry, verifyChain, voteEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { budgetApprovalsOf } from './budget-approvals';
 import type { RunExecution } from './entities';
 import * as executionRepo from './execution-repository';
 import { rerunEntry } from './rerun';
@@ -20,6 +21,9 @@ export async function chainOf(m: EntityManager, run: RunExecution) {
     ...(await stepRepo.stepsByIds(m, refsOf('STEP'))).map((step) => [step.id, stepEntry(step)] as const),
     ...(await approvals.approvalsByIds(m, refsOf('APPROVAL'))).map((row) => [row.id, approvalEntry(row)] as const),
     ...(await approvals.votesByIds(m, refsOf('VOTE'))).map((vote) => [vote.id, voteEntry(vote)] as const),
+    ...(links.some((link) => link.kind === 'BUDGET')
+      ? (await budgetApprovalsOf(m, run.id)).map((row) => [row.id, budgetEntry(row)] as const)
+      : []),
   ]);
   // A RERUN link covers the run's own lineage columns.
   const entryOf = (link: (typeof links)[number]) =>

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ApprovalVote, RunApproval } from '../approvals/entities';
 import { resolvedCredential } from '../approvals/views';
 import { canonicalJson } from '../capabilities/idempotency';
+import type { BudgetApprovalRecord } from './budget-approvals';
 import type { AuditKind, RunStep } from './entities';
 
 /** The previous hash of a chain's first link. */
@@ -74,6 +75,26 @@ export const approvalEntry = (approval: RunApproval): Record<string, unknown> =>
     ...(approval.expired ? { expired: true } : {}),
   };
 };
+
+/**
+ * A BUDGET link (issue 40 item 4): a budget approval's decision — the limits and spend it was asked
+ * with, the raise a reviewer gave (`edits`) or the rejection that ended the run, and who decided.
+ */
+export const budgetEntry = (approval: BudgetApprovalRecord): Record<string, unknown> => ({
+  kind: 'BUDGET',
+  approval_id: approval.id,
+  step_no: approval.step_no,
+  tool: approval.tool,
+  budget: approval.budget,
+  spent: approval.spent,
+  step_credits: approval.step_credits,
+  exceeded: approval.exceeded,
+  status: approval.status,
+  edits: approval.edits,
+  resolved_by: approval.resolved_by,
+  resolved_by_credential: { kind: approval.resolved_by_credential_kind, id: approval.resolved_by_credential_id },
+  notes: approval.notes,
+});
 
 /** A VOTE link (issue 32 part 4): one person's vote on an approval that needs several. */
 export const voteEntry = (vote: ApprovalVote): Record<string, unknown> => ({

@@ -1,5 +1,7 @@
 import type { ApprovalSubject } from '../approvals/subject';
 import { ConflictError, ValidationFailedError } from '../platform/errors';
+import { budgetEntry } from './audit';
+import * as auditRepo from './audit-repository';
 import { exceededLimits, spentBy } from './budget';
 import type { BudgetApprovalRecord } from './budget-approvals';
 import {
@@ -85,6 +87,14 @@ export function budgetApprovals(deps: {
         edits,
       });
       if (edits) await raiseBudget(m, found.execution_id, edits);
+      // The decision is a link of the run's chain, as the row now reads (the run's lock is held).
+      const audit = await auditRepo.appendAuditLocked(m, {
+        workspaceId: found.workspace_id,
+        executionId: found.execution_id,
+        kind: 'BUDGET',
+        refId: found.id,
+        entry: budgetEntry((await findBudgetApproval(m, found.id))!),
+      });
       await recordRunEvent(m, found.execution_id, {
         type: 'approval.resolved',
         data: {
@@ -95,6 +105,7 @@ export function budgetApprovals(deps: {
           notes: body.notes ?? null,
           subject: 'budget',
         },
+        audit,
       });
       return {
         response: {

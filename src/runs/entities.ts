@@ -101,7 +101,7 @@ export class RunStep {
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
 }
 
-export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION' | 'RERUN' | 'VOTE';
+export type AuditKind = 'TOOL' | 'APPROVAL' | 'DECISION' | 'RERUN' | 'VOTE' | 'BUDGET';
 
 /** One link of a run's hash chain; its entry is recomputed from the row `refId` names. */
 @Entity('run_audit')

@@ -94,6 +94,8 @@ export async function planRerun(m: EntityManager, earlier: RunExecution, body: R
     ...(earlier.tags.length ? { tags: earlier.tags } : {}),
     ...(concurrency ? { concurrency } : {}),
     flow: { priority: earlier.priority },
+    // The budget as it last stood (a reviewer's raises included); the reused steps never ran, so cost nothing.
+    ...(earlier.budget ? { budget: earlier.budget } : {}),
   };
   const planned: PlaybookStep[] = steps.map((step) => ({
     tool: step.tool,

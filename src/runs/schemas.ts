@@ -267,8 +267,13 @@ export const ExecutionIdParams = z.object({ execution_id: z.uuid() });
 export const AuditLink = z
   .object({
     seq: z.number().int(),
-    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION', 'RERUN', 'VOTE']),
-    ref_id: z.uuid().describe('The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote.'),
+    kind: z.enum(['TOOL', 'APPROVAL', 'DECISION', 'RERUN', 'VOTE', 'BUDGET']),
+    ref_id: z
+      .uuid()
+      .describe(
+        'The step or approval the link covers; for RERUN, the rerun itself; for VOTE, the vote; for BUDGET, ' +
+          'the budget approval.',
+      ),
     entry: z.record(z.string(), z.unknown()).nullable().describe('What was hashed, recomputed from that row now.'),
     prev_hash: z.string(),
     hash: z.string(),
