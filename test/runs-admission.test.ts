@@ -1,8 +1,11 @@
 import { expect } from 'chai';
+import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
+import { scheduleGone } from './helpers/run-schedules';
 import { succeeded } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { creditBalance, newTenant } from './helpers/tenants';
+import { deliver, newTrigger } from './helpers/webhooks';
 
 // Issue 43 item 4: credits at admission. A playbook the balance cannot pay is refused at dispatch, not
 // halfway through; `?dry_run=true` answers the estimate and dispatches nothing.
@@ -68,5 +71,48 @@ describe('runs: credits at admission (issue 43 item 4)', () => {
     const again = await client.post('/v1/runs', body);
     expect(again.status, again.text).to.equal(202);
     expect(again.body).to.include({ execution_id: first.body.execution_id, was_duplicate: true });
+  });
+
+  it('a webhook delivery whose run the balance cannot pay dispatches nothing and says why', async () => {
+    const tenant = await newTenant(1);
+    const client = as(tenant.api_key);
+    const trigger = await newTrigger(tenant.api_key, { run: playbook([search('ada'), search('lovelace')]) });
+    const delivered = await deliver(trigger.slug, JSON.stringify({ n: 1 }), { secret: trigger.secret });
+    expect(delivered.status, delivered.text).to.equal(202);
+    expect(delivered.body.execution_id).to.equal(undefined);
+    const deliveries = (await client.get(`/v1/triggers/${trigger.id}/deliveries`)).body;
+    const refused = deliveries.find((d: any) => d.delivery_id === delivered.body.delivery_id);
+    expect(refused.reason).to.equal('insufficient_credits: the run’s priced steps cost 2 credits, the balance has 1');
+    expect(await runsOf(tenant.workspace_id)).to.equal(0);
+    expect(await creditBalance(tenant.tenant_id)).to.equal(1);
+  });
+
+  it('a schedule’s fire its balance cannot pay is skipped with the reason; the schedule stays active', async () => {
+    const tenant = await newTenant(1);
+    const client = as(tenant.api_key);
+    const created = await client.post('/v1/run-schedules', {
+      cron: '0 3 1 1 *',
+      timezone: 'UTC',
+      overlap: 'allow',
+      run: playbook([search('ada'), search('lovelace')]),
+    });
+    expect(created.status, created.text).to.equal(201);
+    const id = created.body.id;
+    try {
+      expect((await client.post(`/v1/run-schedules/${id}/trigger`)).status).to.equal(202);
+      const skipped = await eventually(
+        async () => {
+          const read = await client.get(`/v1/run-schedules/${id}`);
+          return read.body.last_refusal ? read.body : undefined;
+        },
+        { what: 'the fire to be skipped' },
+      );
+      expect(skipped.last_refusal.reason).to.match(/^insufficient_credits: the run’s priced steps cost 2 credits/);
+      expect(skipped.paused, 'a later fire may be paid for').to.equal(false);
+      expect(await runsOf(tenant.workspace_id)).to.equal(0);
+    } finally {
+      await client.delete(`/v1/run-schedules/${id}`);
+      await scheduleGone(id);
+    }
   });
 });

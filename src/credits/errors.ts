@@ -18,3 +18,13 @@ export class InsufficientCreditsError extends DomainError {
     super('insufficient_credits', shortfall);
   }
 }
+
+/**
+ * A refusal recorded where no one reads a 402 (a webhook delivery, a schedule's skipped fire): what the
+ * run needs and what the balance has.
+ */
+export const insufficientCreditsReason = ({ shortfall }: InsufficientCreditsError): string =>
+  shortfall.locked
+    ? `insufficient_credits: the account is locked; the run’s priced steps cost ${shortfall.required} credits`
+    : `insufficient_credits: the run’s priced steps cost ${shortfall.required} credits, the balance has ` +
+      `${shortfall.available}`;

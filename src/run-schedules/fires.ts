@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
+import { InsufficientCreditsError, insufficientCreditsReason } from '../credits/errors';
 import type { RateLimiter } from '../platform/api/rate-limit';
 import { storedPrincipalLive } from '../platform/auth/credential-liveness';
 import type { Principal } from '../platform/auth/principal';
@@ -49,7 +50,7 @@ const finished = (run: RunExecution | null) => !run || FINISHED_STATUSES.include
 export function createRunScheduleFires(deps: {
   uow: UnitOfWork;
   temporal: Pick<TemporalHandle, 'client' | 'workflows'>;
-  runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick' | 'cancel'>;
+  runs: Pick<RunService, 'dispatchWithin' | 'kick' | 'cancel'>;
   sync: ScheduleSync;
   logger: Logger;
   /**
@@ -121,9 +122,8 @@ export function createRunScheduleFires(deps: {
             return { outcome: 'refused', change: await refuse(m, schedule, refusal, false) };
           }
           try {
-            // Checked again: a tool or the identity's scopes may have changed since the schedule was saved.
-            await runs.validate(principal, schedule.runTemplate);
-            // In a savepoint: a refusal undoes the run alone, and the refusal is still recorded.
+            // Checked again as a dispatch is (dispatchWithin): a tool, the identity's scopes or the balance
+            // may have changed since the schedule was saved. In a savepoint: a refusal undoes the run alone, and the refusal is still recorded.
             const run = await m.transaction((inner) =>
               runs.dispatchWithin(inner, principal, request as DispatchRunRequest, { scheduleId }),
             );
@@ -136,6 +136,10 @@ export function createRunScheduleFires(deps: {
               const wait = error.retryAfterSeconds ?? 1;
               const why = `rate_limited: the run's flow.rate_limit is full; retry after ${wait} s`;
               return { outcome: 'refused', change: await refuse(m, schedule, why, false) };
+            }
+            // Issue 43 item 4: the balance cannot pay the run: this fire is skipped, a later one may be paid.
+            if (error instanceof InsufficientCreditsError) {
+              return { outcome: 'refused', change: await refuse(m, schedule, insufficientCreditsReason(error), false) };
             }
             logger.warn({ err: error, schedule_id: scheduleId }, 'run schedule fired, but its run was refused');
             const pause = !(error instanceof ConflictError);

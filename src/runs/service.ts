@@ -344,10 +344,15 @@ export function createRunService(deps: {
     validate,
 
     /**
-     * Dispatches inside the caller's transaction (a webhook delivery commits with its run); the
-     * caller kicks the outbox after commit unless the answer was a duplicate.
+     * Dispatches inside the caller's transaction (a webhook delivery commits with its run, a schedule's
+     * fire with its record), checked again as a dispatch is — its tools and scopes, and its price against
+     * the balance (issue 43 item 4: 402 `insufficient_credits`) — since the template was saved earlier.
+     * The caller kicks the outbox after commit unless the answer was a duplicate.
      */
-    dispatchWithin: async (...args: Parameters<typeof write>) => (await write(...args)).response,
+    async dispatchWithin(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
+      const estimate = estimateRun(body, await validate(principal, body));
+      return (await write(m, principal, body, { ...origin, estimate })).response;
+    },
 
     /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
     async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {

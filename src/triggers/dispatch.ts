@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { InsufficientCreditsError, insufficientCreditsReason } from '../credits/errors';
 import type { Principal } from '../platform/auth/principal';
 import { thaw } from '../platform/auth/stored-principal';
 import { DomainError, RateLimitedError } from '../platform/errors';
@@ -24,9 +25,13 @@ export const runPrincipal = (trigger: Dispatchable): Principal => thaw(trigger.p
  * The dispatch of a trigger's run template with an event, inside the caller's transaction: for the
  * intake's deliveries and management's redeliveries alike.
  */
-export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' | 'dispatchWithin'>; logger: Logger }) {
+export function createTriggerDispatch(deps: { runs: Pick<RunService, 'dispatchWithin'>; logger: Logger }) {
   const { runs, logger } = deps;
-  /** Dispatches the trigger's template with the event; null when the run could not be dispatched. */
+  /**
+   * Dispatches the trigger's template with the event, checked again as a dispatch is (a tool, the
+   * creator's scopes or the balance may have changed since the trigger was saved); null when the run
+   * could not be dispatched.
+   */
   return async function dispatch(
     m: EntityManager,
     trigger: Dispatchable,
@@ -42,8 +47,6 @@ export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' 
     const principal = runPrincipal(trigger);
     const template = trigger.runTemplate;
     try {
-      // Checked again: a tool or the creator's scopes may have changed since the trigger was saved.
-      await runs.validate(principal, template);
       // The event rides in the run's input beside the template's own fields (the steps read theirs).
       const request = { ...template, input: { ...template.input, event }, idempotency_key: idempotencyKey };
       // In a savepoint: whatever fails in there (a refusal, or a statement Postgres rejects, such as
@@ -58,6 +61,11 @@ export function createTriggerDispatch(deps: { runs: Pick<RunService, 'validate' 
       if (error instanceof RateLimitedError) {
         logger.warn({ trigger_id: trigger.id }, 'webhook delivery accepted but its run is over its rate limit');
         return { executionId: null, refusal: `rate_limited: retry after ${error.retryAfterSeconds ?? 1} s` };
+      }
+      // Issue 43 item 4: the balance cannot pay the playbook's priced steps; nothing is dispatched.
+      if (error instanceof InsufficientCreditsError) {
+        logger.warn({ trigger_id: trigger.id }, 'webhook delivery accepted but the balance cannot pay its run');
+        return { executionId: null, refusal: insufficientCreditsReason(error) };
       }
       if (error instanceof DomainError) {
         logger.warn({ err: error, trigger_id: trigger.id }, 'webhook delivery accepted but its run was refused');

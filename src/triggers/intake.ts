@@ -61,7 +61,7 @@ export function createTriggerIntake(deps: {
   statement: Statement;
   /** Opens secrets sealed at rest (WEFT_ENCRYPTION_KEY, a key derived for this purpose). */
   sealer: Sealer;
-  runs: Pick<RunService, 'validate' | 'dispatchWithin' | 'kick'>;
+  runs: Pick<RunService, 'dispatchWithin' | 'kick'>;
   /** Evaluates filters in worker threads under a time and memory budget. */
   filters: FilterPool;
   /** The intake's per-source and per-slug limits. */
