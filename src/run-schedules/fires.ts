@@ -123,7 +123,8 @@ export function createRunScheduleFires(deps: {
           }
           try {
             // Checked again as a dispatch is (dispatchWithin): a tool, the identity's scopes or the balance
-            // may have changed since the schedule was saved. In a savepoint: a refusal undoes the run alone, and the refusal is still recorded.
+            // may have changed since the schedule was saved. In a savepoint: a refusal undoes the run alone,
+            // and the refusal is still recorded.
             const run = await m.transaction((inner) =>
               runs.dispatchWithin(inner, principal, request as DispatchRunRequest, { scheduleId }),
             );
