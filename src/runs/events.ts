@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { EventPayload } from '../platform/outbox/event';
 import { defineEvent } from '../platform/outbox/event';
+import { priorityOf } from './flow-schemas';
+import type { RunTemplate } from './schemas';
 import type { RunWorkflowInput } from './workflow';
 
 /**
@@ -70,3 +72,29 @@ export const decisionRecorded = defineEvent(
  * dispatch's transaction; its handler starts the run's timer workflow `run-flow-<execution_id>`.
  */
 export const runFlowHeld = defineEvent('run.flow_held', 1, z.object({ execution_id: z.string() }));
+
+/** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
+export const dispatchedEvent = (
+  id: string,
+  body: RunTemplate,
+  rerun: boolean,
+  recheck: { seconds: number; perRun: number },
+): RunDispatched => ({
+  execution_id: id,
+  agent: body.agent,
+  step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
+  ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
+  ...(body.agent === 'playbook' && !rerun
+    ? {
+        steps: body.input.steps.map((step) => ({
+          tool: step.tool,
+          // A stored template (a schedule's, a trigger's) is dispatched as saved, without zod's default.
+          requires_approval: step.requires_approval === true,
+        })),
+      }
+    : {}),
+  ...(body.tags?.length ? { tags: [...new Set(body.tags)] } : {}),
+  priority: priorityOf(body.flow),
+  approval_recheck_seconds: recheck.seconds,
+  approval_rechecks_per_run: recheck.perRun,
+});

@@ -32,7 +32,7 @@ import type { RunEstimate } from './estimate';
 import { estimateAgainstBalance, estimateRun, refuseUnaffordable } from './estimate';
 import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
-import { runDispatched, runStartInput } from './events';
+import { dispatchedEvent, runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
 import { admitDispatch, collapseDispatch, recordDispatchFlow } from './flow';
 import { flowConflict, priorityOf } from './flow-schemas';
@@ -153,26 +153,8 @@ export function createRunService(deps: {
     if (missing) throw new BadRequestError(`The run's steps need scope ${missing}, which this credential lacks`);
   }
 
-  /** The `run.dispatched` event's payload: what the workflow's start needs beyond the rows. */
-  const dispatchedPayload = (id: string, body: RunTemplate, rerun: boolean): RunDispatched => ({
-    execution_id: id,
-    agent: body.agent,
-    step_count: body.agent === 'playbook' ? body.input.steps.length : 0,
-    ...(body.agent === 'llm' ? { goal: body.input.goal.slice(0, 100) } : {}),
-    ...(body.agent === 'playbook' && !rerun
-      ? {
-          steps: body.input.steps.map((step) => ({
-            tool: step.tool,
-            // A stored template (a schedule's, a trigger's) is dispatched as saved, without zod's default.
-            requires_approval: step.requires_approval === true,
-          })),
-        }
-      : {}),
-    ...(body.tags?.length ? { tags: [...new Set(body.tags)] } : {}),
-    priority: priorityOf(body.flow),
-    approval_recheck_seconds: deps.approvalRecheckSeconds,
-    approval_rechecks_per_run: deps.approvalRechecksPerRun,
-  });
+  const dispatchedPayload = (id: string, body: RunTemplate, rerun: boolean) =>
+    dispatchedEvent(id, body, rerun, { seconds: deps.approvalRecheckSeconds, perRun: deps.approvalRechecksPerRun });
 
   /**
    * Starts a committed run's workflow at once (the relay would add a read, a round of its
@@ -330,6 +312,10 @@ export function createRunService(deps: {
     outbox.kick(workspaceId);
   }
 
+  /** A dispatch checked again: its tools and scopes, and its price against the balance (402). */
+  const checkedWrite = async (m: EntityManager, principal: Principal, body: DispatchRunRequest, origin = {}) =>
+    write(m, principal, body, { ...origin, estimate: estimateRun(body, await validate(principal, body)) });
+
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
@@ -344,21 +330,15 @@ export function createRunService(deps: {
     validate,
 
     /**
-     * Dispatches inside the caller's transaction (a webhook delivery commits with its run, a schedule's
-     * fire with its record), checked again as a dispatch is — its tools and scopes, and its price against
-     * the balance (issue 43 item 4: 402 `insufficient_credits`) — since the template was saved earlier.
-     * The caller kicks the outbox after commit unless the answer was a duplicate.
+     * `checkedWrite` in the caller's transaction (a webhook delivery commits with its run, a schedule's fire
+     * with its record); the caller kicks the outbox after commit unless the answer was a duplicate.
      */
-    async dispatchWithin(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
-      const estimate = estimateRun(body, await validate(principal, body));
-      return (await write(m, principal, body, { ...origin, estimate })).response;
-    },
+    dispatchWithin: async (...args: Parameters<typeof checkedWrite>) => (await checkedWrite(...args)).response,
 
     /** A dispatch checked as `dispatch`'s, in the caller's transaction (a tool's); `after` runs once it commits. */
-    async dispatchIn(m: EntityManager, principal: Principal, body: DispatchRunRequest, origin?: DispatchOrigin) {
-      const estimate = estimateRun(body, await validate(principal, body));
-      const written = await write(m, principal, body, { ...origin, estimate });
-      return { response: written.response, after: () => afterDispatch(principal.workspaceId, written) };
+    async dispatchIn(...args: Parameters<typeof checkedWrite>) {
+      const written = await checkedWrite(...args);
+      return { response: written.response, after: () => afterDispatch(args[1].workspaceId, written) };
     },
 
     /** A cancel (with the run's descendants) in the caller's transaction (a tool's); `after` once it commits. */

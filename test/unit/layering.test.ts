@@ -143,6 +143,7 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
     tenancy: 'the prompt reconciler sweeps tenants',
   },
   'run-schedules': {
+    credits: 'a fire the balance cannot pay is skipped with the shortfall as its reason',
     runs: 'a schedule’s fire dispatches a run from its template',
   },
   runs: {
@@ -162,6 +163,7 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
     'api-keys': 'provisioning a tenant mints its bootstrap key',
   },
   triggers: {
+    credits: 'a delivery whose run the balance cannot pay records the shortfall as its reason',
     filters: 'a trigger’s filter decides whether a delivery dispatches',
     runs: 'a matching delivery dispatches a run from the trigger’s template',
   },
