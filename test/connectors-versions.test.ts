@@ -59,7 +59,7 @@ describe('connector versions: a run keeps the versions it started with (issue 41
     const kept = await dispatch('pinned.create_issue', { title: 'kept' });
     await pendingApproval(api, kept);
     const keptRun = (await api.get(`/v1/runs/${kept}`)).body;
-    expect(keptRun.connector_versions).to.deep.equal([{ connector_id: connector.id, name: 'pinned', version: 1 }]);
+    expect(keptRun.connector_versions).to.deep.include({ connector_id: connector.id, name: 'pinned', version: 1 });
 
     // The remote end now requires `priority`: a refresh makes version 2, listed as current.
     remote.revise('priority');
@@ -83,20 +83,47 @@ describe('connector versions: a run keeps the versions it started with (issue 41
     });
     expect(refused.status, refused.text).to.equal(422);
     const fresh = await dispatch('pinned.create_issue', { title: 'new', priority: 'high' });
-    expect((await api.get(`/v1/runs/${fresh}`)).body.connector_versions[0].version).to.equal(2);
+    const pinnedOf = (run: { connector_versions: any[] }) =>
+      run.connector_versions.find((pin) => pin.connector_id === connector.id).version;
+    expect(pinnedOf((await api.get(`/v1/runs/${fresh}`)).body)).to.equal(2);
 
     // The waiting run is still judged by version 1: an edit without `priority` is accepted, and so is its step.
     const resolved = await approve(kept, { title: 'kept, edited' });
     expect(resolved.status, resolved.text).to.equal(200);
     const keptDone = await succeeded(api, kept);
     expect(keptDone.steps[0].output).to.include({ title: 'kept, edited', priority: 'low' });
-    expect(keptDone.connector_versions[0].version).to.equal(1);
+    expect(pinnedOf(keptDone)).to.equal(1);
     expect((await approve(fresh)).status).to.equal(200);
     expect((await succeeded(api, fresh)).steps[0].output).to.include({ title: 'new', priority: 'high' });
     expect(remote.writes.map(({ title, key }) => [title, key])).to.deep.equal([
       ['kept, edited', `${kept}:0`],
       ['new', `${fresh}:0`],
     ]);
+  });
+
+  it('gives a child run its parent’s versions, not the ones current when the child starts', async () => {
+    const { remote, connector } = await connectorOf('kin');
+    const child = { agent: 'playbook', input: { steps: [{ tool: 'kin.lookup_issue', input: { id: 2 } }] } };
+    const parent = await api.post('/v1/runs', {
+      agent: 'playbook',
+      input: {
+        steps: [
+          { tool: 'kin.create_issue', input: { title: 'gate' } },
+          { tool: 'runs.dispatch', input: child },
+        ],
+      },
+    });
+    expect(parent.status, parent.text).to.equal(202);
+    const parentId = parent.body.execution_id;
+    await pendingApproval(api, parentId);
+    remote.revise('priority');
+    expect((await api.post(`/v1/connectors/${connector.id}/refresh`)).body.version).to.equal(2);
+    expect((await approve(parentId)).status).to.equal(200);
+    const done = await succeeded(api, parentId);
+    const childRun = await succeeded(api, done.steps[1].output.execution_id);
+    expect(childRun.parent_execution_id).to.equal(parentId);
+    expect(childRun.connector_versions).to.deep.include({ connector_id: connector.id, name: 'kin', version: 1 });
+    expect(childRun.connector_versions).to.deep.equal(done.connector_versions);
   });
 
   it('fails a kept version’s step tool_version_gone when the remote end no longer has the tool', async () => {
