@@ -5,12 +5,18 @@ import type { FailureClusterInput } from '../src/agents/workflow';
 import type { KeyPurger } from '../src/capabilities/key-purge';
 import type { KeyPurgeInput, KeyPurgeResult } from '../src/capabilities/workflow';
 import type { CodeBatchPurger } from '../src/code/batch-purge';
+import type { ConnectorUpkeep } from '../src/connectors/upkeep';
 import type { UnitOfWork } from '../src/platform/db/unit-of-work';
 
 /** The agent and capability workflows' steps: thin adapters over their services. */
 export function createAgentActivities(deps: {
   uow: UnitOfWork;
-  services: { sessionSweeper: SessionSweeper; capabilityKeys: KeyPurger; codeBatches: CodeBatchPurger };
+  services: {
+    sessionSweeper: SessionSweeper;
+    capabilityKeys: KeyPurger;
+    codeBatches: CodeBatchPurger;
+    connectorUpkeep: ConnectorUpkeep;
+  };
 }) {
   return {
     /** Counts one failed session into its cluster; exactly once per session however often it runs. */
@@ -22,12 +28,14 @@ export function createAgentActivities(deps: {
 
     /**
      * Deletes Idempotency-Keys older than the replay window, then stored code batches older than a
-     * day (code's own purge, which this one schedule has run since code batches were stored).
+     * day (code's own purge, which this one schedule has run since code batches were stored), then
+     * the connectors' expired call ledger rows and unpinned old versions.
      */
     purgeIdempotencyKeys: async (input: KeyPurgeInput): Promise<KeyPurgeResult> => {
       const purged = await deps.services.capabilityKeys.purge(input.batchSize, () => heartbeat());
       const codeBatches = await deps.services.codeBatches.purge(input.batchSize, () => heartbeat());
-      return { purged, codeBatches };
+      const connectors = await deps.services.connectorUpkeep.purge(input.batchSize, () => heartbeat());
+      return { purged, codeBatches, connectorCalls: connectors.calls, connectorVersions: connectors.versions };
     },
   };
 }

@@ -3,6 +3,7 @@ import type { KeyPurger } from '../src/capabilities/key-purge';
 import type { CodeBatchPurger } from '../src/code/batch-purge';
 import type { CodeService } from '../src/code/service';
 import type { CommunityService } from '../src/communities/service';
+import type { ConnectorUpkeep } from '../src/connectors/upkeep';
 import type { CreditService } from '../src/credits/service';
 import type { EmbeddingService } from '../src/embeddings/service';
 import type { VersionService } from '../src/graph/versions-service';
@@ -50,6 +51,7 @@ export interface ActivityDeps {
     sessionSweeper: SessionSweeper;
     capabilityKeys: KeyPurger;
     codeBatches: CodeBatchPurger;
+    connectorUpkeep: ConnectorUpkeep;
     runSteps: RunSteps;
     runReconciler: RunReconciler;
     runFlow: FlowReleaser;

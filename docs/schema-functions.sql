@@ -641,6 +641,31 @@ AS $function$ SELECT NULLIF(btrim(regexp_replace(
            regexp_replace(lower(public.unaccent('public.unaccent'::regdictionary, name)), '[''’‘`´ʼ]', '', 'g'),
            '[^[:alnum:]]+', ' ', 'g')), '') $function$;
 
+-- weft_prune_connector_versions(integer): SECURITY DEFINER (past RLS); the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_prune_connector_versions(batch_size integer)
+ RETURNS integer
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public'
+AS $function$
+    WITH doomed AS (
+      SELECT v.connector_id, v.version FROM connector_versions v JOIN connectors c ON c.id = v.connector_id
+      WHERE v.version < c.version
+        AND NOT EXISTS (
+          SELECT 1 FROM run_executions r
+          WHERE r.workspace_id = v.workspace_id
+            AND r.status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')
+            AND (r.connector_versions -> v.connector_id::text ->> 'version')::int = v.version
+        )
+      ORDER BY v.created_at LIMIT least(greatest(batch_size, 0), 10000)
+    ), deleted AS (
+      DELETE FROM connector_versions v USING doomed d
+      WHERE v.connector_id = d.connector_id AND v.version = d.version
+      RETURNING 1
+    )
+    SELECT count(*)::int FROM deleted
+  $function$;
+
 -- weft_purge_code_index_batches(integer): SECURITY DEFINER (past RLS); the app role may execute: yes
 CREATE OR REPLACE FUNCTION public.weft_purge_code_index_batches(batch_size integer)
  RETURNS integer
@@ -654,6 +679,25 @@ AS $function$
       ORDER BY created_at LIMIT least(greatest(batch_size, 0), 10000)
     ), deleted AS (
       DELETE FROM code_index_batches b USING doomed d WHERE b.id = d.id
+      RETURNING 1
+    )
+    SELECT count(*)::int FROM deleted
+  $function$;
+
+-- weft_purge_connector_calls(integer): SECURITY DEFINER (past RLS); the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_purge_connector_calls(batch_size integer)
+ RETURNS integer
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public'
+AS $function$
+    WITH doomed AS (
+      SELECT workspace_id, idempotency_key FROM connector_calls
+      WHERE sent_at < now() - interval '24 hours'
+      ORDER BY sent_at LIMIT least(greatest(batch_size, 0), 10000)
+    ), deleted AS (
+      DELETE FROM connector_calls c USING doomed d
+      WHERE c.workspace_id = d.workspace_id AND c.idempotency_key = d.idempotency_key
       RETURNING 1
     )
     SELECT count(*)::int FROM deleted

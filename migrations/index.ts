@@ -64,6 +64,7 @@ import { RunPriority1763780021200 } from './1763780021200-run-priority';
 import { RunFlow1763780021500 } from './1763780021500-run-flow';
 import { ConnectorCalls1763780022500 } from './1763780022500-connector-calls';
 import { BudgetAudit1763780022550 } from './1763780022550-budget-audit';
+import { ConnectorVersions1763780022700 } from './1763780022700-connector-versions';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -133,4 +134,5 @@ export const migrations = [
   RunFlow1763780021500,
   ConnectorCalls1763780022500,
   BudgetAudit1763780022550,
+  ConnectorVersions1763780022700,
 ];

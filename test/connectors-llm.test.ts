@@ -56,4 +56,43 @@ describe('connectors in an llm run (issue 41)', function () {
     expect(run.steps[0].output).to.deep.equal({ id: 4, title: 'Issue 4' });
     expect(mcp.writes).to.deep.equal([{ title: 'Follow-up to Issue 4', key: `${id}:1` }]);
   });
+
+  it('offers a run the tool list of the versions it started with after a refresh changed a schema', async () => {
+    const remote = await startMcpRemote();
+    try {
+      const tenant = await newTenant(20);
+      const api = as(tenant.api_key, openai.stack.baseUrl);
+      const created = await api.post('/v1/connectors', { name: 'desk', kind: 'mcp', url: remote.url });
+      expect(created.status, created.text).to.equal(201);
+      const goal = 'File one desk issue';
+      openai.fake.scriptChat((_schema, body) => {
+        if (body?.messages?.[1]?.content !== goal) return undefined;
+        const answered = body.messages.some((message: any) => message.role === 'tool');
+        return answered
+          ? { content: 'Filed.' }
+          : { toolCalls: [{ name: 'desk_create_issue', arguments: '{"title": "a"}' }] };
+      });
+      const id = (await api.post('/v1/runs', { agent: 'llm', input: { goal } })).body.execution_id;
+      const approval = await pendingApproval(api, id);
+
+      remote.revise('priority');
+      const refreshed = await api.post(`/v1/connectors/${created.body.id}/refresh`);
+      expect(refreshed.body.version).to.equal(2);
+      const reviewer = as((await newMember(tenant.workspace_id)).api_key, openai.stack.baseUrl);
+      await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
+      await succeeded(api, id);
+
+      // Both model turns (before and after the refresh) were offered version 1's schema.
+      const turns = openai.fake.requests.filter((request) => request.body?.messages?.[1]?.content === goal);
+      expect(turns.length).to.be.at.least(2);
+      for (const turn of turns) {
+        const tool = turn.body.tools.find((offered: any) => offered.function.name === 'desk_create_issue');
+        expect(tool.function.description).to.equal('Files an issue');
+        expect(tool.function.parameters.required).to.deep.equal(['title']);
+      }
+      expect(remote.writes.map(({ title, priority }) => [title, priority])).to.deep.equal([['a', 'low']]);
+    } finally {
+      await remote.stop();
+    }
+  });
 });

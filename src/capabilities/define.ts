@@ -81,8 +81,14 @@ interface CapabilityBase<I extends z.ZodType, O extends z.ZodType> {
  * Tools that belong to one workspace (its connectors' remote tools), looked up on each call: the
  * static registry is the same for everyone, these are only ever seen by their own workspace.
  */
+/**
+ * The versions of the workspace's own tools a run keeps (issue 41): connector id → the version it had
+ * when the run started. Connectors not named are not the run's; absent pins mean the current versions.
+ */
+export type ToolPins = Readonly<Record<string, number>>;
+
 export interface WorkspaceToolSource {
-  toolsOf(workspaceId: string): Promise<readonly AnyCapability[]>;
+  toolsOf(workspaceId: string, pins?: ToolPins): Promise<readonly AnyCapability[]>;
   /** The 404 for a name none of the workspace's tools has (a removed connector's, say). */
   unknown?(name: string): Error;
 }

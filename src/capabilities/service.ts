@@ -18,6 +18,7 @@ import type {
   DurableWriteCapability,
   ReadCall,
   ReadCapability,
+  ToolPins,
   WorkspaceToolSource,
   WriteCapability,
 } from './define';
@@ -40,6 +41,8 @@ export interface InvokeOptions {
   reclaimCorrelation?: boolean;
   /** The run whose step calls the tool: the graph's version rows of its writes name it (issue 31). */
   runId?: string;
+  /** The run's pinned versions of the workspace's connectors: the tool is looked up as it was then. */
+  pins?: ToolPins;
 }
 
 export interface InvokeOutcome {
@@ -301,14 +304,17 @@ export function createCapabilityService(deps: {
     return described;
   });
   const registryAreas = new Set(deps.tools.map((tool) => tool.name.split('.')[0]));
-  const workspaceToolsOf = async (workspaceId: string): Promise<readonly AnyCapability[]> =>
-    deps.workspaceTools ? deps.workspaceTools.toolsOf(workspaceId) : [];
+  const workspaceToolsOf = async (workspaceId: string, pins?: ToolPins): Promise<readonly AnyCapability[]> =>
+    deps.workspaceTools ? deps.workspaceTools.toolsOf(workspaceId, pins) : [];
 
-  /** A tool by name: the registry's, else one of the workspace's own (another workspace's is unknown). */
-  async function find(workspaceId: string, name: string): Promise<AnyCapability | undefined> {
+  /**
+   * A tool by name: the registry's, else one of the workspace's own (another workspace's is unknown),
+   * as a run's `pins` kept it.
+   */
+  async function find(workspaceId: string, name: string, pins?: ToolPins): Promise<AnyCapability | undefined> {
     const known = byName.get(name);
     if (known || !name.includes('.')) return known;
-    return (await workspaceToolsOf(workspaceId)).find((tool) => tool.name === name);
+    return (await workspaceToolsOf(workspaceId, pins)).find((tool) => tool.name === name);
   }
 
   return {
@@ -318,14 +324,14 @@ export function createCapabilityService(deps: {
     describe: (): readonly CapabilityDescription[] => descriptions,
 
     /** The registry's tools and then the workspace's own (GET /v1/cap, the MCP tool list, runs). */
-    async toolsFor(workspaceId: string): Promise<readonly AnyCapability[]> {
-      const own = await workspaceToolsOf(workspaceId);
+    async toolsFor(workspaceId: string, pins?: ToolPins): Promise<readonly AnyCapability[]> {
+      const own = await workspaceToolsOf(workspaceId, pins);
       return own.length === 0 ? deps.tools : [...deps.tools, ...own];
     },
 
     /** Every tool's description for one workspace: the registry's, then its connectors'. */
-    async describeFor(workspaceId: string): Promise<readonly CapabilityDescription[]> {
-      const own = await workspaceToolsOf(workspaceId);
+    async describeFor(workspaceId: string, pins?: ToolPins): Promise<readonly CapabilityDescription[]> {
+      const own = await workspaceToolsOf(workspaceId, pins);
       return own.length === 0 ? descriptions : [...descriptions, ...own.map(describeCapability)];
     },
 
@@ -341,7 +347,7 @@ export function createCapabilityService(deps: {
       raw: unknown,
       options: InvokeOptions = {},
     ): Promise<InvokeOutcome> {
-      const capability = await find(principal.workspaceId, name);
+      const capability = await find(principal.workspaceId, name, options.pins);
       if (!capability) {
         const own = !registryAreas.has(name.split('.')[0]) && deps.workspaceTools?.unknown?.(name);
         throw own || new NotFoundError(`Unknown capability ${name}`);

@@ -804,6 +804,15 @@ export interface paths {
      */
     patch: operations["updateConnector"];
   };
+  "/v1/connectors/{id}/versions/{version}": {
+    /**
+     * Get one kept version of a connector’s tools (a run keeps the versions it started with)
+     * @description The current version, and each older one while a run that started with it is unfinished (the hourly maintenance pass prunes the rest). Another workspace’s connector, or a version not kept, is 404.
+     *
+     * Requires the `connectors:manage` scope.
+     */
+    get: operations["getConnectorVersion"];
+  };
   "/v1/connectors/{id}/refresh": {
     /**
      * List the remote tools again; a changed list is a new version
@@ -2987,8 +2996,9 @@ export interface components {
       timeout_seconds: number;
       max_response_bytes: number;
       credits_per_call: number;
-      /** @description Grows when a refresh changed the tools. */
+      /** @description The current version of the tool list: grows when a refresh (or a rotation) changed it. A run keeps the versions it started with (`GET /v1/connectors/{id}/versions/{version}` shows a kept one). */
       version: number;
+      /** @description The current version’s tools. */
       tools: components["schemas"]["ConnectorTool"][];
       /** Format: date-time */
       created_at: string;
@@ -3088,7 +3098,7 @@ export interface components {
           timeout_seconds: number;
           max_response_bytes: number;
           credits_per_call: number;
-          /** @description Grows when a refresh changed the tools. */
+          /** @description The current version of the tool list: grows when a refresh (or a rotation) changed it. A run keeps the versions it started with (`GET /v1/connectors/{id}/versions/{version}` shows a kept one). */
           version: number;
           /** Format: date-time */
           created_at: string;
@@ -3098,6 +3108,20 @@ export interface components {
           refreshed_at: string;
           tool_count: number;
         })[];
+    };
+    ConnectorVersion: {
+      /** Format: uuid */
+      connector_id: string;
+      name: string;
+      version: number;
+      /** @description Whether this is the connector’s version now. */
+      current: boolean;
+      /**
+       * Format: date-time
+       * @description When the remote end first listed this version’s tools.
+       */
+      created_at: string;
+      tools: components["schemas"]["ConnectorTool"][];
     };
     UpdateConnectorRequest: {
       /** @description Replaces the credentials (rotation); the tools are discovered again. */
@@ -3760,6 +3784,13 @@ export interface components {
        * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
        */
       root_execution_id: string | null;
+      /** @description The version of each of the workspace’s connectors when the run was dispatched (a child run: its parent’s). Its connector steps and its llm agent use these tools and schemas; a connector created later is not the run’s. Null for a run dispatched before runs kept versions (it uses the current ones). */
+      connector_versions: {
+          /** Format: uuid */
+          connector_id: string;
+          name: string;
+          version: number;
+        }[] | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -3819,6 +3850,13 @@ export interface components {
        * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
        */
       root_execution_id: string | null;
+      /** @description The version of each of the workspace’s connectors when the run was dispatched (a child run: its parent’s). Its connector steps and its llm agent use these tools and schemas; a connector created later is not the run’s. Null for a run dispatched before runs kept versions (it uses the current ones). */
+      connector_versions: {
+          /** Format: uuid */
+          connector_id: string;
+          name: string;
+          version: number;
+        }[] | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -14470,6 +14508,13 @@ export interface operations {
                * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
                */
               root_execution_id: string | null;
+              /** @description The version of each of the workspace’s connectors when the run was dispatched (a child run: its parent’s). Its connector steps and its llm agent use these tools and schemas; a connector created later is not the run’s. Null for a run dispatched before runs kept versions (it uses the current ones). */
+              connector_versions: {
+                  /** Format: uuid */
+                  connector_id: string;
+                  name: string;
+                  version: number;
+                }[] | null;
               /** Format: date-time */
               created_at: string;
               /** Format: date-time */
@@ -14723,6 +14768,13 @@ export interface operations {
                * @description The first run of its tree (the parent’s root, or the parent); null for a run no step started.
                */
               root_execution_id: string | null;
+              /** @description The version of each of the workspace’s connectors when the run was dispatched (a child run: its parent’s). Its connector steps and its llm agent use these tools and schemas; a connector created later is not the run’s. Null for a run dispatched before runs kept versions (it uses the current ones). */
+              connector_versions: {
+                  /** Format: uuid */
+                  connector_id: string;
+                  name: string;
+                  version: number;
+                }[] | null;
               /** Format: date-time */
               created_at: string;
               /** Format: date-time */
@@ -18669,6 +18721,119 @@ export interface operations {
       };
       /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
       415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Get one kept version of a connector’s tools (a run keeps the versions it started with)
+   * @description The current version, and each older one while a run that started with it is unfinished (the hourly maintenance pass prunes the rest). Another workspace’s connector, or a version not kept, is 404.
+   *
+   * Requires the `connectors:manage` scope.
+   */
+  getConnectorVersion: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      path: {
+        id: string;
+        version: number;
+      };
+    };
+    responses: {
+      /** @description Get one kept version of a connector’s tools (a run keeps the versions it started with) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ConnectorVersion"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `connectors:manage` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description No such connector in this workspace, or `version_not_found`; or `workspace_id` names no workspace the caller belongs to */
+      404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "X-Correlation-Id": components["headers"]["CorrelationId"];

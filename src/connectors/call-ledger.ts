@@ -1,7 +1,6 @@
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
-import { LIMITS } from '../rules/limits';
 import type { ConnectorFailure } from './outbound';
 import { ConnectorCallError } from './outbound';
 
@@ -9,25 +8,18 @@ type Outcome =
   | { result: Record<string, unknown> }
   | { error: { error: ConnectorFailure; message: string; status?: number } };
 
-/** Expired rows a new call deletes in passing, so the ledger stays within the replay window. */
-const PURGE_IN_PASSING = 100;
-
 /**
  * A write tool of a connector is sent at most once per idempotency key (issue 41), even when the
  * process dies mid-call and its activity is tried again: the call is recorded, committed, before it
  * is sent, and its outcome after. A retry that finds the outcome answers it again without a call; one
  * that finds the call sent and no outcome does not send it again (the remote end may have applied it)
  * and fails `outcome_unknown`, for a person to check the remote end. Read-only tools skip the ledger.
+ * Rows past the replay window go in the hourly maintenance pass (`upkeep.ts`), not during a call.
  */
 export function createCallLedger(uow: UnitOfWork) {
   /** Records the call as sent; the earlier attempt's row when there was one. */
   const begin = (principal: Principal, key: string, connectorId: string, tool: string) =>
     uow(scopeOf(principal), async (m) => {
-      await m.query(
-        `DELETE FROM connector_calls WHERE ctid IN (SELECT ctid FROM connector_calls
-           WHERE workspace_id = $1 AND sent_at < now() - make_interval(hours => $2::int) LIMIT $3)`,
-        [principal.workspaceId, LIMITS.idempotencyReplayHours, PURGE_IN_PASSING],
-      );
       const inserted = (await m.query(
         `INSERT INTO connector_calls (workspace_id, idempotency_key, connector_id, tool) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING RETURNING 1`,

@@ -8,6 +8,7 @@ import { createOutbound } from './outbound';
 import { connectorRoutes } from './routes';
 import type { ConnectorService } from './service';
 import { createConnectorService } from './service';
+import { createConnectorUpkeep } from './upkeep';
 
 /** Connectors (issue 41): remote MCP servers and HTTP APIs whose tools the workspace's agents and runs call. */
 export const connectorsFeature = {
@@ -39,6 +40,8 @@ export const connectorsFeature = {
         },
       });
     },
+    /** The call ledger's expired rows and unpinned old versions (run by the capability-key-purge schedule). */
+    connectorUpkeep: (ctx: { uow: UnitOfWork }) => createConnectorUpkeep({ uow: ctx.uow }),
   },
   tags: {
     connectors: 'Remote MCP servers and OpenAPI-described HTTP APIs whose tools become the workspace’s own.',

@@ -112,3 +112,57 @@ export const updateConnector = (m: EntityManager, id: string, update: ConnectorU
 
 export const deleteConnector = (m: EntityManager, id: string) =>
   affectedRows(m, 'DELETE FROM connectors WHERE id = $1', [id]);
+
+/** One kept version of a connector's tool list (the current one included). */
+export interface ConnectorVersionRow {
+  connector_id: string;
+  version: number;
+  tools: StoredTool[];
+  created_at: Date | string;
+}
+
+/** Keeps `tools` as the connector's `version` (at create, and at each change of the list). */
+export const insertVersion = (
+  m: EntityManager,
+  row: { workspace_id: string; connector_id: string; version: number; tools: StoredTool[] },
+) =>
+  m.query(
+    `INSERT INTO connector_versions (workspace_id, connector_id, version, tools) VALUES ($1, $2, $3, $4)
+     ON CONFLICT DO NOTHING`,
+    [row.workspace_id, row.connector_id, row.version, JSON.stringify(row.tools)],
+  );
+
+export const findVersion = (m: EntityManager, connectorId: string, version: number) =>
+  queryFirst<ConnectorVersionRow>(
+    m,
+    'SELECT connector_id, version, tools, created_at FROM connector_versions WHERE connector_id = $1 AND version = $2',
+    [connectorId, version],
+  );
+
+/** The versions kept of a connector, newest first. */
+export const listVersions = async (m: EntityManager, connectorId: string) =>
+  (
+    await queryRows<{ version: number }>(
+      m,
+      'SELECT version FROM connector_versions WHERE connector_id = $1 ORDER BY version DESC',
+      [connectorId],
+    )
+  ).map((row) => row.version);
+
+/** A kept version's tools in one scoped statement (a pinned run's lookup); null once pruned. */
+export const readVersionTools = async (read: ScopedRead, workspaceId: string, connectorId: string, version: number) =>
+  (
+    await read<{ tools: StoredTool[] }>(
+      { workspaceId },
+      'SELECT tools FROM connector_versions WHERE connector_id = $1::uuid AND version = $2::int',
+      [connectorId, version],
+    )
+  )[0]?.tools ?? null;
+
+/** Deletes up to `batchSize` old versions no unfinished run pinned, in every workspace (a definer function). */
+export const pruneVersions = async (m: EntityManager, batchSize: number) =>
+  (await queryFirst<{ n: number }>(m, 'SELECT weft_prune_connector_versions($1) AS n', [batchSize]))?.n ?? 0;
+
+/** Deletes up to `batchSize` ledger rows past the replay window, in every workspace (a definer function). */
+export const purgeCalls = async (m: EntityManager, batchSize: number) =>
+  (await queryFirst<{ n: number }>(m, 'SELECT weft_purge_connector_calls($1) AS n', [batchSize]))?.n ?? 0;

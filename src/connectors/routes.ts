@@ -2,6 +2,8 @@ import { defineRoute } from '../platform/api/route';
 import {
   ConnectorIdParams,
   ConnectorList,
+  ConnectorVersionParams,
+  ConnectorVersionView,
   ConnectorView,
   CreateConnectorRequest,
   UpdateConnectorRequest,
@@ -63,6 +65,21 @@ export const connectorRoutes = (connectors: ConnectorService) => [
     response: ConnectorView,
     errors: notFound,
     handler: ({ auth, params }) => connectors.get(auth, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/connectors/{id}/versions/{version}',
+    operationId: 'getConnectorVersion',
+    summary: 'Get one kept version of a connector’s tools (a run keeps the versions it started with)',
+    description:
+      'The current version, and each older one while a run that started with it is unfinished (the hourly ' +
+      'maintenance pass prunes the rest). Another workspace’s connector, or a version not kept, is 404.',
+    tags,
+    scope,
+    params: ConnectorVersionParams,
+    response: ConnectorVersionView,
+    errors: { 404: 'No such connector in this workspace, or `version_not_found`' },
+    handler: ({ auth, params }) => connectors.getVersion(auth, params.id, params.version),
   }),
   defineRoute({
     method: 'patch',

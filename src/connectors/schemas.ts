@@ -114,6 +114,16 @@ export type UpdateConnectorRequest = z.output<typeof UpdateConnectorRequest>;
 
 export const ConnectorIdParams = z.object({ id: z.uuid() });
 
+// Koa parses path params as strings: coerced, bounded.
+export const ConnectorVersionParams = z.object({
+  id: z.uuid(),
+  version: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1),
+});
+
 /** What a read shows of the credentials: never the secret. */
 export const AuthView = z
   .object({
@@ -148,8 +158,14 @@ export const ConnectorView = z
     timeout_seconds: z.number().int(),
     max_response_bytes: z.number().int(),
     credits_per_call: z.number().int(),
-    version: z.number().int().describe('Grows when a refresh changed the tools.'),
-    tools: z.array(ConnectorToolView),
+    version: z
+      .number()
+      .int()
+      .describe(
+        'The current version of the tool list: grows when a refresh (or a rotation) changed it. A run keeps ' +
+          'the versions it started with (`GET /v1/connectors/{id}/versions/{version}` shows a kept one).',
+      ),
+    tools: z.array(ConnectorToolView).describe('The current version’s tools.'),
     created_at: timestamp,
     updated_at: timestamp,
     refreshed_at: timestamp,
@@ -160,3 +176,15 @@ export type ConnectorView = z.input<typeof ConnectorView>;
 export const ConnectorList = z
   .object({ connectors: z.array(ConnectorView.omit({ tools: true }).extend({ tool_count: z.number().int() })) })
   .meta({ id: 'ConnectorList' });
+
+export const ConnectorVersionView = z
+  .object({
+    connector_id: z.uuid(),
+    name: z.string(),
+    version: z.number().int(),
+    current: z.boolean().describe('Whether this is the connector’s version now.'),
+    created_at: timestamp.describe('When the remote end first listed this version’s tools.'),
+    tools: z.array(ConnectorToolView),
+  })
+  .meta({ id: 'ConnectorVersion' });
+export type ConnectorVersionView = z.input<typeof ConnectorVersionView>;

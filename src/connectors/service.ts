@@ -15,7 +15,14 @@ import { ConnectorCallError } from './outbound';
 import { listMcpTools } from './remote-mcp';
 import type { ConnectorRow } from './repository';
 import * as repo from './repository';
-import type { AuthView, ConnectorAuth, ConnectorView, CreateConnectorRequest, UpdateConnectorRequest } from './schemas';
+import type {
+  AuthView,
+  ConnectorAuth,
+  ConnectorVersionView,
+  ConnectorView,
+  CreateConnectorRequest,
+  UpdateConnectorRequest,
+} from './schemas';
 import type { RemoteTool, StoredTool } from './tool-names';
 import { registerTools } from './tool-names';
 import { connectorCapabilities, createAuthHeaders, createRemoteCall, inputSchemaOf, sealBinding } from './tools';
@@ -37,6 +44,8 @@ const RESERVED = [
 ];
 
 const iso = (value: Date | string) => new Date(value).toISOString();
+/** Built tool lists and kept versions' lists held per process, each map cleared when it reaches this. */
+const CACHED_VERSIONS = 1000;
 
 /** 422 located at the request's field, with the reason (nothing was stored). */
 const refused = (field: string, msg: string, type = 'connector_refused') =>
@@ -115,8 +124,8 @@ export function createConnectorService(deps: {
     };
     return registry;
   };
-  // Built capabilities by connector id and version stamp: a rotation or refresh makes new ones.
-  const built = new Map<string, { stamp: string; tools: AnyCapability[] }>();
+  // Built capabilities by `<connector id>@<version>` and a stamp of the row: a rotation or refresh makes new ones.
+  const built = new Map<string, { stamp: string; tools: readonly AnyCapability[] }>();
 
   /** The remote tools as registered for `row`, or 422 with why they cannot be. */
   async function discover(
@@ -189,9 +198,43 @@ export function createConnectorService(deps: {
         bump: JSON.stringify(tools) !== JSON.stringify(current.tools),
         refreshed: rediscover,
       });
+      // A changed list is kept as the new version; a run keeps the one it started with.
+      await repo.insertVersion(m, { workspace_id: row!.workspace_id, connector_id: id, version: row!.version, tools });
       return viewOf(row!);
     });
   }
+
+  // A kept version's tool list never changes: read once per process (bounded).
+  const versionTools = new Map<string, StoredTool[]>();
+  const toolsOfVersion = async (row: ConnectorRow, version: number) => {
+    const key = `${row.id}@${version}`;
+    const cached = versionTools.get(key);
+    if (cached) return cached;
+    const tools = await repo.readVersionTools(read, row.workspace_id, row.id, version);
+    if (!tools) return null;
+    if (versionTools.size >= CACHED_VERSIONS) versionTools.clear();
+    versionTools.set(key, tools);
+    return tools;
+  };
+  /** The connector's tools as `version` had them (the current one, or an older one a run keeps). */
+  const capabilitiesOf = async (row: ConnectorRow, version: number): Promise<readonly AnyCapability[]> => {
+    const key = `${row.id}@${version}`;
+    const stamp = `${row.version}:${iso(row.updated_at)}`;
+    const cached = built.get(key);
+    if (cached?.stamp === stamp) return cached.tools;
+    const calls = { remote, credits: deps.credits, ledger };
+    let tools: AnyCapability[];
+    if (version === row.version) tools = connectorCapabilities(row, calls);
+    else {
+      const kept = await toolsOfVersion(row, version);
+      // Pruned only once no unfinished run keeps it; should one be missing, its tools are unknown.
+      if (!kept) return [];
+      tools = connectorCapabilities({ ...row, tools: kept }, calls, { version, current: row.tools });
+    }
+    if (built.size >= CACHED_VERSIONS) built.clear();
+    built.set(key, { stamp, tools });
+    return tools;
+  };
 
   const source: WorkspaceToolSource = {
     // A run that waited on a connector's tool meets this once the connector is gone.
@@ -200,16 +243,12 @@ export function createConnectorService(deps: {
         error: 'connector_removed',
         message: `No connector of this workspace has the tool ${name} (removed, or never registered)`,
       }),
-    async toolsOf(workspaceId) {
+    async toolsOf(workspaceId, pins) {
       const rows = await repo.readConnectors(read, workspaceId);
-      return rows.flatMap((row) => {
-        const stamp = `${row.version}:${iso(row.updated_at)}`;
-        const cached = built.get(row.id);
-        if (cached?.stamp === stamp) return cached.tools;
-        const tools = connectorCapabilities(row, { remote, credits: deps.credits, ledger });
-        built.set(row.id, { stamp, tools });
-        return tools;
-      });
+      // A run sees the connectors it started with, each at the version it had then.
+      const kept = pins ? rows.filter((row) => pins[row.id] !== undefined) : rows;
+      const lists = await Promise.all(kept.map((row) => capabilitiesOf(row, pins?.[row.id] ?? row.version)));
+      return lists.flat();
     },
   };
 
@@ -251,6 +290,7 @@ export function createConnectorService(deps: {
           created_by: principal.userId,
         });
         if (!inserted) throw new ConflictError({ error: 'name_taken', message: `A connector is named '${body.name}'` });
+        await repo.insertVersion(m, { workspace_id: row.workspace_id, connector_id: id, version: 1, tools });
         return viewOf(inserted);
       });
     },
@@ -265,6 +305,28 @@ export function createConnectorService(deps: {
 
     get: async (principal: Principal, id: string) => viewOf(await mustFind(principal, id)),
 
+    /** One kept version of the connector's tools: 404 for another workspace's connector or a pruned version. */
+    getVersion: (principal: Principal, id: string, version: number): Promise<ConnectorVersionView> =>
+      uow(scopeOf(principal), async (m) => {
+        const row = await repo.findConnector(m, id);
+        const kept = row && (await repo.findVersion(m, id, version));
+        if (!row || !kept) {
+          throw new NotFoundError({
+            error: 'version_not_found',
+            message: `No version ${version} of this connector is kept (kept while a run started with it is unfinished)`,
+          });
+        }
+        const { tools } = viewOf({ ...row, tools: kept.tools });
+        return {
+          connector_id: row.id,
+          name: row.name,
+          version: kept.version,
+          current: kept.version === row.version,
+          created_at: iso(kept.created_at),
+          tools,
+        };
+      }),
+
     update: (principal: Principal, id: string, body: UpdateConnectorRequest) => save(principal, id, body, false),
 
     refresh: (principal: Principal, id: string) => save(principal, id, {}, true),
@@ -273,7 +335,9 @@ export function createConnectorService(deps: {
       await uow(scopeOf(principal), async (m) => {
         if ((await repo.deleteConnector(m, id)) === 0) throw new NotFoundError('No such connector in this workspace');
       });
-      built.delete(id);
+      for (const key of built.keys()) {
+        if (key.startsWith(`${id}@`)) built.delete(key);
+      }
     },
   };
 }

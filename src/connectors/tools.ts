@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AnyCapability, CapabilityCall } from '../capabilities/define';
 import type { CreditService } from '../credits/service';
 import type { Sealer } from '../platform/crypto/sealer';
+import { NotFoundError } from '../platform/errors';
 import type { CallLedger } from './call-ledger';
 import { callOperation } from './openapi';
 import type { CallFetch, Outbound } from './outbound';
@@ -25,6 +26,10 @@ export function inputSchemaOf(schema: Record<string, unknown>) {
     if (!checked.valid) ctx.addIssue({ code: 'custom', message: checked.errorMessage });
   });
 }
+
+/** An HTTP tool's method and path (an MCP tool has neither): the same operation in two versions. */
+const sameOperation = (a: StoredTool, b: StoredTool) =>
+  a.http?.method === b.http?.method && a.http?.path === b.http?.path;
 
 /** The sealed `auth` of a connector opens only under its own workspace and id. */
 export const sealBinding = (row: Pick<ConnectorRow, 'workspace_id' | 'id'>) => ({
@@ -134,9 +139,18 @@ export type RemoteCall = ReturnType<typeof createRemoteCall>;
 export function connectorCapabilities(
   row: ConnectorRow,
   deps: { remote: RemoteCall; credits: Pick<CreditService, 'chargeFor'>; ledger: CallLedger },
+  /** A run's older version: `row.tools` is that version's list, `current` the connector's list now. */
+  pinned?: { version: number; current: readonly StoredTool[] },
 ): AnyCapability[] {
   const price = { kind: 'connector.call' as const, quantity: row.credits_per_call };
   return row.tools.map((tool): AnyCapability => {
+    // The pinned tool is called only while the remote end still has it under its remote name, never
+    // another tool that now bears its Weft name.
+    const gone =
+      pinned &&
+      !pinned.current.some(
+        (now) => now.name === tool.name && now.remote_name === tool.remote_name && sameOperation(now, tool),
+      );
     const base = {
       name: `${row.name}.${tool.name}`,
       description: tool.description || tool.remote_name,
@@ -148,8 +162,17 @@ export function connectorCapabilities(
       openWorld: true as const,
       errors: { 502: 'The remote tool failed: `{error, message, status?}` (its charge refunded)' },
     };
-    const remote = (call: CapabilityCall, input: Record<string, unknown>) =>
-      deps.remote(row, tool, input, call.idempotencyKey);
+    const remote = async (call: CapabilityCall, input: Record<string, unknown>) => {
+      if (gone) {
+        throw new NotFoundError({
+          error: 'tool_version_gone',
+          message:
+            `${base.name} (version ${pinned.version} of ${row.name}, which this run keeps) is no longer a tool ` +
+            `of the remote end as of version ${row.version}: it is not called`,
+        });
+      }
+      return deps.remote(row, tool, input, call.idempotencyKey);
+    };
     if (tool.read_only) return { ...base, access: 'read', handler: (call, input) => remote(call, input) };
     const target = { connectorId: row.id, tool: base.name };
     return {

@@ -11,6 +11,7 @@ import { ValidationFailedError } from '../platform/errors';
 import { auditApproval, auditVote } from './approval-audit';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
+import { pinsOf } from './connector-pins';
 import { judgeEdit } from './edit-judgement';
 import type { RunExecution } from './entities';
 import { recordRunEvent } from './event-repository';
@@ -92,7 +93,7 @@ export function runStepApprovals(deps: {
         // A connector's tool is the workspace's own: looked up beside the registry's.
         const known = toolsByName().has(found.tool)
           ? toolsByName()
-          : new Map((await deps.capabilities.toolsFor(run.workspaceId)).map((tool) => [tool.name, tool]));
+          : new Map((await deps.capabilities.toolsFor(run.workspaceId, pinsOf(run))).map((tool) => [tool.name, tool]));
         const issues = stepIssues(known, step, 0, ['body']);
         if (issues.length > 0) throw new ValidationFailedError(issues);
       }

@@ -75,7 +75,15 @@ export class RunExecution {
   @Column({ type: 'text', name: 'debounce_key', nullable: true }) debounceKey!: string | null;
   @Column({ type: 'text', name: 'flow_hold', nullable: true }) flowHold!: 'throttle' | 'debounce' | null;
   @Column({ type: 'timestamptz', name: 'flow_start_at', nullable: true }) flowStartAt!: Date | null;
+  /**
+   * Issue 41 (`connector-pins.ts`): each connector's version when the run was dispatched, by connector id;
+   * null for a run dispatched before runs kept them (it uses the current versions).
+   */
+  @Column({ type: 'jsonb', name: 'connector_versions', nullable: true }) connectorVersions!: ConnectorPinsRow | null;
 }
+
+/** `run_executions.connector_versions`: connector id → its name and version when the run started. */
+export type ConnectorPinsRow = Record<string, { name: string; version: number }>;
 
 /** One step of a run: planned at dispatch, run by the workflow's step activity. */
 @Entity('run_steps')

@@ -39,10 +39,19 @@ export interface NewExecution {
 }
 
 /**
+ * Issue 41, a run keeps the connector versions it started with: each of the workspace's connectors'
+ * version as the run is dispatched (`$1` its workspace), or a child run's parent's (`$9`), so a tree
+ * of runs sees one set of tools. Read by `connector-pins.ts`.
+ */
+const PINNED_CONNECTORS = `CASE WHEN $9::uuid IS NULL
+    THEN (SELECT coalesce(jsonb_object_agg(c.id, jsonb_build_object('name', c.name, 'version', c.version)), '{}')
+          FROM connectors c WHERE c.workspace_id = $1)
+    ELSE (SELECT p.connector_versions FROM run_executions p WHERE p.id = $9::uuid) END`;
+
+/**
  * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
  * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken.
  */
-/** The new run's ids; null when the idempotency key is taken. */
 export async function insertExecution(
   m: EntityManager,
   row: NewExecution,
@@ -51,8 +60,8 @@ export async function insertExecution(
     m,
     `INSERT INTO run_executions
        (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id,
-        parent_execution_id, root_execution_id, depth, priority)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+        parent_execution_id, root_execution_id, depth, priority, connector_versions)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${PINNED_CONNECTORS})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id, run_id`,
     [

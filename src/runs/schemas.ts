@@ -223,6 +223,14 @@ export const RunSummary = z
       .uuid()
       .nullable()
       .describe('The first run of its tree (the parent’s root, or the parent); null for a run no step started.'),
+    connector_versions: z
+      .array(z.object({ connector_id: z.uuid(), name: z.string(), version: z.number().int() }))
+      .nullable()
+      .describe(
+        'The version of each of the workspace’s connectors when the run was dispatched (a child run: its ' +
+          'parent’s). Its connector steps and its llm agent use these tools and schemas; a connector created ' +
+          'later is not the run’s. Null for a run dispatched before runs kept versions (it uses the current ones).',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
   })

@@ -19,6 +19,7 @@ import type { StepEntryFields } from './audit';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
 import { overrunOf } from './budget';
+import { pinsOf } from './connector-pins';
 import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import type { AuditRef, RunEventInput } from './event-repository';
@@ -136,9 +137,9 @@ export function createStepRunner(deps: {
 }) {
   const { uow, capabilities } = deps;
   const resolveInput = createStepInputResolver(deps);
-  /** Whether the step's tool asks a person when no rule names it (a connector's write tool). */
-  const byDefault = async (workspaceId: string, tool: string) =>
-    (await capabilities.find(workspaceId, tool))?.approvalByDefault === true;
+  /** Whether the step's tool (as the run keeps it) asks a person when no rule names it (a connector's write tool). */
+  const byDefault = async (workspaceId: string, tool: string, run: RunExecution) =>
+    (await capabilities.find(workspaceId, tool, pinsOf(run)))?.approvalByDefault === true;
 
   /**
    * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
@@ -209,7 +210,7 @@ export function createStepRunner(deps: {
     let decision = step.policyDecision;
     if (!decision) {
       // The filters run in their worker pool, outside any transaction.
-      const approvalByDefault = await byDefault(workspaceId, step.tool);
+      const approvalByDefault = await byDefault(workspaceId, step.tool, run);
       const fresh = await decideStep(seen.rules!, { ...step, agent: run.agent, approvalByDefault }, deps.filters);
       decision = await uow({ workspaceId }, (m) => stepRepo.recordPolicyDecision(m, executionId, stepNo, fresh));
     }
@@ -256,7 +257,7 @@ export function createStepRunner(deps: {
           (await decideStepWithoutFilters(rulesFromRow(read.also.rules as Parameters<typeof rulesFromRow>[0]), {
             ...step,
             agent: run.agent,
-            approvalByDefault: await byDefault(workspaceId, step.tool),
+            approvalByDefault: await byDefault(workspaceId, step.tool, run),
           }));
         if (decision && !step.policyDecision) fresh = decision;
         if (decision?.action !== 'allow') {
@@ -325,6 +326,7 @@ export function createStepRunner(deps: {
               correlationId: stepCorrelationId(executionId, stepNo),
               reclaimCorrelation: true,
               runId: executionId,
+              pins: pinsOf(run),
             }),
           (answer) => ({ result: answer.envelope.result }),
         ),

@@ -11,7 +11,8 @@ import type { AgentModel, AgentTool } from './agent-model';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
 import { createBudgetWait } from './budget-wait';
-import type { RunError, RunStatus, RunStep } from './entities';
+import { pinsOf } from './connector-pins';
+import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
 import { recordRunEvent } from './event-repository';
 import * as executionRepo from './execution-repository';
@@ -54,10 +55,11 @@ export function createRunSteps(deps: {
   const runner = createStepRunner(deps);
   const stepApprovals = createStepApprovals({ uow, afterCommit });
   const budgetWait = createBudgetWait({ uow, afterCommit });
-  /** The tools a run of the workspace may use: the registry's and its connectors'. */
-  const toolsOf = async (workspaceId: string) => {
-    const tools = new Map((await capabilities.toolsFor(workspaceId)).map((tool) => [tool.name, tool]));
-    const described: AgentTool[] = (await capabilities.describeFor(workspaceId)).map((tool) => ({
+  /** The tools the run may use: the registry's and its connectors' at the versions it keeps. */
+  const toolsOf = async (workspaceId: string, run: RunExecution) => {
+    const pins = pinsOf(run);
+    const tools = new Map((await capabilities.toolsFor(workspaceId, pins)).map((tool) => [tool.name, tool]));
+    const described: AgentTool[] = (await capabilities.describeFor(workspaceId, pins)).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: tool.input_schema as Record<string, unknown>,
@@ -142,7 +144,7 @@ export function createRunSteps(deps: {
       // leaves a finished run as it is and answers its status.
       if (seen.ended) return { kind: 'final', answer: '' };
       const { run, history } = seen;
-      const { tools, described: describedTools } = await toolsOf(workspaceId);
+      const { tools, described: describedTools } = await toolsOf(workspaceId, run);
       // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
       const callable = (name: string) => {
         const tool = tools.get(name);

@@ -1,4 +1,5 @@
 import { iso } from '../platform/dates';
+import { pinnedView } from './connector-pins';
 import type { RunExecution, RunStep } from './entities';
 import type { RunSummary } from './schemas';
 
@@ -60,6 +61,7 @@ export const summaryOf = (run: RunExecution): RunSummary => ({
   schedule_id: run.scheduleId ?? null,
   parent_execution_id: run.parentExecutionId ?? null,
   root_execution_id: run.rootExecutionId ?? null,
+  connector_versions: pinnedView(run.connectorVersions ?? null),
   created_at: run.createdAt.toISOString(),
   updated_at: run.updatedAt.toISOString(),
 });

@@ -13,9 +13,12 @@ import { z } from 'zod';
  * `create_issue` records the idempotency key of every call, `slow` answers after `slowMs`, `broken`
  * answers an error and `big` answers `bytes` characters. Every request's Authorization (or X-Api-Key)
  * is recorded. It answers JSON, or with `sse` server-sent events as the SDK's server does by default.
+ * `revise('priority')` changes `create_issue`'s schema as a remote end's upgrade does: a required
+ * `priority` (old callers' calls still accepted, as `low`); `revise('no_create')` removes it.
  */
 export async function startMcpRemote(options: { slowMs?: number; sse?: boolean; holdWrites?: boolean } = {}) {
-  const writes: { title: string; key: unknown }[] = [];
+  const writes: { title: string; key: unknown; priority?: string }[] = [];
+  let revision: 'first' | 'priority' | 'no_create' = 'first';
   // With `holdWrites`, `create_issue` records the call and answers only once `releaseWrites()` is called.
   let releaseWrites = () => {};
   const writesReleased = new Promise<void>((resolve) => {
@@ -37,15 +40,29 @@ export async function startMcpRemote(options: { slowMs?: number; sse?: boolean; 
         structuredContent: { id, title: `Issue ${id}` },
       }),
     );
-    server.registerTool(
-      'create_issue',
-      { description: 'Files an issue', inputSchema: { title: z.string() } },
-      async ({ title }, extra) => {
-        writes.push({ title, key: extra._meta?.['weft/idempotencyKey'] });
-        if (options.holdWrites) await writesReleased;
-        return { content: [{ type: 'text', text: 'filed' }], structuredContent: { number: writes.length, title } };
-      },
-    );
+    if (revision === 'first') {
+      server.registerTool(
+        'create_issue',
+        { description: 'Files an issue', inputSchema: { title: z.string() } },
+        async ({ title }, extra) => {
+          writes.push({ title, key: extra._meta?.['weft/idempotencyKey'] });
+          if (options.holdWrites) await writesReleased;
+          return { content: [{ type: 'text', text: 'filed' }], structuredContent: { number: writes.length, title } };
+        },
+      );
+    }
+    if (revision === 'priority') {
+      // Listed as required; a call without it (an older client's) is filed as `low`.
+      const priority = z.preprocess((value) => value ?? 'low', z.enum(['low', 'high']));
+      server.registerTool(
+        'create_issue',
+        { description: 'Files an issue with a priority', inputSchema: { title: z.string(), priority } },
+        async (input, extra) => {
+          writes.push({ ...input, key: extra._meta?.['weft/idempotencyKey'] });
+          return { content: [{ type: 'text', text: 'filed' }], structuredContent: { number: writes.length, ...input } };
+        },
+      );
+    }
     server.registerTool('slow', { description: 'Answers late', inputSchema: {} }, async () => {
       await new Promise((resolve) => setTimeout(resolve, options.slowMs ?? 5000));
       return { content: [{ type: 'text', text: 'late' }] };
@@ -88,6 +105,9 @@ export async function startMcpRemote(options: { slowMs?: number; sse?: boolean; 
     url: `http://127.0.0.1:${port}/mcp`,
     writes,
     releaseWrites: () => releaseWrites(),
+    revise: (next: 'priority' | 'no_create') => {
+      revision = next;
+    },
     authorizations,
     stop: () =>
       new Promise<void>((resolve) => {
