@@ -9,6 +9,9 @@ import type { RunService } from './service';
 import { Waitpoint } from './waitpoint-routes';
 import type { WaitpointService } from './waitpoints';
 
+/** Tools a run's step never calls (refused if it does), so an llm agent is never offered them. */
+export const NOT_A_STEP: ReadonlySet<string> = new Set(['approvals.resolve']);
+
 const approvalNotFound = 'approval_not_found: no such approval in the workspace (another workspace’s too)';
 
 /**
