@@ -11,8 +11,9 @@ import { getStack } from './helpers/stack';
 import { newMember, newTenant } from './helpers/tenants';
 
 // Issue 42's rule: the same run seen through REST, SSE, MCP, A2A and AG-UI tells one story. One run
-// with an approval is followed through all five doors, each with its own client, while it waits and
-// once it has finished; the two event streams are compared event by event.
+// with an approval is followed through all five doors, each with its own client, while it waits (a
+// second person answers it through MCP, with approvals_resolve) and once it has finished; the two
+// event streams are compared event by event.
 
 /** What the AG-UI stream says for one run event (the last AG-UI event a run event becomes carries its id). */
 const agUiFor = (type: string): string =>
@@ -32,7 +33,7 @@ describe('one run, every door (issue 42): REST, SSE, MCP tasks, A2A and AG-UI', 
 
   it('tell the same story of a run that waits for a person, in the same order', async () => {
     const tenant = await newTenant(10);
-    const reviewer = as((await newMember(tenant.workspace_id)).api_key);
+    const reviewer = await newMember(tenant.workspace_id);
     const api = as(tenant.api_key);
     const dispatched = await api.post('/v1/runs', {
       agent: 'playbook',
@@ -46,6 +47,7 @@ describe('one run, every door (issue 42): REST, SSE, MCP tasks, A2A and AG-UI', 
     const agUi = await openSse(`/v1/runs/${id}/events?format=ag-ui`, tenant.api_key);
     const mcp = await mcpClient(getStack().baseUrl, tenant.api_key);
     const a2a = await a2aClient(tenant.api_key);
+    const reviewerMcp = await mcpClient(getStack().baseUrl, reviewer.api_key);
 
     try {
       // While it waits: every door says so, and names the same approval where it names one.
@@ -64,8 +66,13 @@ describe('one run, every door (issue 42): REST, SSE, MCP tasks, A2A and AG-UI', 
       const waitingA2a = await a2a.getTask({ tenant: '', id, historyLength: undefined });
       expect(waitingA2a.status!.state).to.equal(TaskState.TASK_STATE_INPUT_REQUIRED);
 
-      const resolved = await reviewer.post(`/v1/approvals/${approval.approval_id}/resolve`, { decision: 'APPROVED' });
-      expect(resolved.status, resolved.text).to.equal(200);
+      // A person answers through MCP too, as the task's status message says to.
+      expect(waitingTask.statusMessage).to.contain('call approvals_resolve');
+      const resolved = await reviewerMcp.callTool({
+        name: 'approvals_resolve',
+        arguments: { approval_id: approval.approval_id, decision: 'approve' },
+      });
+      expect(resolved.isError, JSON.stringify(resolved)).to.not.equal(true);
 
       // Once it has finished: the same outcome through every door.
       const run = await succeeded(api, id);
@@ -89,6 +96,7 @@ describe('one run, every door (issue 42): REST, SSE, MCP tasks, A2A and AG-UI', 
       sse.close();
       agUi.close();
       await mcp.close();
+      await reviewerMcp.close();
     }
   });
 });

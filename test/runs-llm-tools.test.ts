@@ -84,9 +84,12 @@ describe('runs: the llm agent and the graph tools on OpenAI tool calling (issue 
       (request) => request.path === '/v1/chat/completions' && request.body?.messages?.[1]?.content === goal,
     );
     const offered: string[] = requests[0]!.body.tools.map((tool: any) => tool.function.name);
-    // Every tool of the registry the run's credential may call, read and write alike (run-only tools may come on top).
+    // Every tool of the registry the run's credential may call, read and write alike (run-only tools may come on
+    // top), but an approval's resolve: agents never approve their own steps (issue 42).
     const catalogue = (await c.get('/v1/cap')).body.tools.map((tool: any) => tool.name.replace('.', '_'));
-    expect(offered).to.include.members(catalogue);
+    expect(catalogue).to.include('approvals_resolve');
+    expect(offered).to.include.members(catalogue.filter((name: string) => name !== 'approvals_resolve'));
+    expect(offered).to.not.include('approvals_resolve');
     for (const tool of [
       'ontology_remember',
       'ontology_get_node',

@@ -5,6 +5,8 @@ import type {
   GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
   ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  ListTasksResponse,
   Message,
   SendMessageRequest,
   StreamResponse,
@@ -13,12 +15,7 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { TaskState } from '@a2a-js/sdk';
-import {
-  ExtendedAgentCardNotConfiguredError,
-  RequestMalformedError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { ExtendedAgentCardNotConfiguredError, RequestMalformedError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { ApprovalService } from '../approvals/service';
 import type { Principal } from '../platform/auth/principal';
@@ -37,7 +34,7 @@ import type { RunEventReader } from './follow';
 import { followRunEvents } from './follow';
 import { dispatchOf } from './skills';
 import type { WaitingPoint } from './tasks';
-import { dispatchedTask, TERMINAL_STATES, taskOf, taskResponse } from './tasks';
+import { dispatchedTask, RUN_STATUS_OF, summaryTask, TERMINAL_STATES, taskOf, taskResponse } from './tasks';
 
 export interface A2ADeps {
   runs: RunService;
@@ -152,6 +149,40 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
     return pushConfigOf(executionId, created, created.secret);
   }
 
+  /**
+   * A2A 1.0 `ListTasks`: the workspace's runs as tasks, newest first, paged as `GET /v1/runs` pages them
+   * (`pageToken` is its cursor). Each task's state is `GetTask`'s; history and artifacts only when asked
+   * for (`historyLength`, `includeArtifacts`), since they cost a read of the run. A state, context or
+   * time filter keeps a page's matching tasks, so a page may hold fewer than `pageSize`.
+   */
+  async function listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    need(principal, RUN_SCOPES.read);
+    const pageSize = params.pageSize ?? LIMITS.a2a.listTasks.default;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > LIMITS.a2a.listTasks.max) {
+      throw new RequestMalformedError(`pageSize must be between 1 and ${LIMITS.a2a.listTasks.max}`);
+    }
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
+    if (Number.isNaN(after)) throw new RequestMalformedError('statusTimestampAfter must be an ISO 8601 date');
+    const wanted = params.status ? params.status : undefined;
+    const page = await deps.runs.list(principal, {
+      limit: pageSize,
+      ...(params.pageToken ? { cursor: params.pageToken } : {}),
+      ...(wanted !== undefined && RUN_STATUS_OF[wanted] ? { status: RUN_STATUS_OF[wanted] } : {}),
+    });
+    const full = params.includeArtifacts === true || (params.historyLength ?? 0) > 0;
+    const tasks: Task[] = [];
+    for (const run of page.runs) {
+      if (params.contextId && params.contextId !== run.execution_id) continue;
+      if (after !== undefined && Date.parse(run.updated_at) < after) continue;
+      const waiting = await waitingPointOf(run.execution_id, run.status);
+      const task = full ? await snapshot(run.execution_id, params.historyLength ?? 0) : summaryTask(run, waiting);
+      if (wanted !== undefined && task.status?.state !== wanted) continue;
+      tasks.push(params.includeArtifacts ? task : { ...task, artifacts: [] });
+    }
+    // Weft does not count the workspace's runs: `totalSize` is what this page holds.
+    return { tasks, nextPageToken: page.next_cursor ?? '', pageSize, totalSize: tasks.length };
+  }
+
   const pushConfigOf = (executionId: string, sub: { id: string; url: string }, token = '') => ({
     tenant: '',
     id: sub.id,
@@ -255,8 +286,6 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
         }
       }),
 
-    listTasks: async () => {
-      throw new UnsupportedOperationError('ListTasks is not offered: list runs with GET /v1/runs');
-    },
+    listTasks: (params: ListTasksRequest) => asA2A(() => listTasks(params)),
   };
 }

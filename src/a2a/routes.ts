@@ -55,7 +55,8 @@ export const a2aRoutes = (deps: A2ARouteDeps) => [
     summary: 'The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security',
     description:
       'Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: ' +
-      'true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a ' +
+      'true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes), the ' +
+      '`oauth` scheme (an OAuth access token for the `/a2a` resource, from Weft’s OAuth server) and a ' +
       'skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and ' +
       '`credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.',
     tags: ['a2a'],
@@ -83,7 +84,11 @@ export const a2aRoutes = (deps: A2ARouteDeps) => [
       'waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each ' +
       'step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks ' +
       '(signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). ' +
-      'Scopes as the REST routes: runs:write to send and cancel, runs:read to get and subscribe. Bad JSON, an ' +
+      '`ListTasks` (1.0): the workspace’s runs as tasks, newest first, paged as `GET /v1/runs` (`pageToken` is ' +
+      'its cursor; history and artifacts only with `historyLength` or `includeArtifacts`). ' +
+      'Scopes as the REST routes: runs:write to send and cancel, runs:read to get, list and subscribe. ' +
+      'Credentials: an API key, user JWT or MCP token, or an OAuth access token issued for this resource ' +
+      '(RFC 8707; a `/mcp` one is 401 here). Bad JSON, an ' +
       'unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.',
     tags: ['a2a'],
     rawBody: {

@@ -13,7 +13,7 @@ export const A2ARequestBody = z
     method: z
       .string()
       .describe(
-        'A2A 1.0: `SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`, ' +
+        'A2A 1.0: `SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`, ' +
           '`CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`, `ListTaskPushNotificationConfigs`, ' +
           '`DeleteTaskPushNotificationConfig`; with `A2A-Version: 0.3` (or no header and a 0.3 name): ' +
           '`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`, ' +

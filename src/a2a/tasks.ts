@@ -17,6 +17,13 @@ export const TASK_STATE_OF: Record<RunStatus, TaskState> = {
   CANCELLED: TaskState.TASK_STATE_CANCELED,
 };
 
+/** A task state a run status alone stands for, for `ListTasks`' filter (the others are filtered after). */
+export const RUN_STATUS_OF: Partial<Record<TaskState, RunStatus>> = {
+  [TaskState.TASK_STATE_COMPLETED]: 'SUCCEEDED',
+  [TaskState.TASK_STATE_FAILED]: 'FAILED',
+  [TaskState.TASK_STATE_CANCELED]: 'CANCELLED',
+};
+
 /** The states after which a task changes no more. */
 export const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -173,6 +180,22 @@ export function taskOf(run: RunDetail, waitpoint: WaitingPoint | null, historyLe
     artifacts: answer ? [...artifacts, answer] : artifacts,
     // historyLength: absent, all of it; 0, none; n, the last n.
     history: historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength),
+    metadata: { 'weft/agent': run.agent, 'weft/status': run.status },
+  };
+}
+
+/** A listed run as a task, from its summary: `GetTask`'s state, without history or artifacts. */
+export function summaryTask(
+  run: Pick<RunDetail, 'execution_id' | 'agent' | 'status' | 'updated_at'>,
+  waitpoint: WaitingPoint | null,
+): Task {
+  const state = run.status === 'WAITING' && waitpoint ? TaskState.TASK_STATE_INPUT_REQUIRED : TASK_STATE_OF[run.status];
+  return {
+    id: run.execution_id,
+    contextId: run.execution_id,
+    status: { state, message: undefined, timestamp: run.updated_at },
+    artifacts: [],
+    history: [],
     metadata: { 'weft/agent': run.agent, 'weft/status': run.status },
   };
 }

@@ -1,3 +1,4 @@
+import type { ApprovalService } from '../approvals/service';
 import type { AnyCapability } from '../capabilities/define';
 import { capabilitiesFeature } from '../capabilities/feature';
 import type { CodeService } from '../code/service';
@@ -9,6 +10,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import type { PromptApi } from '../prompt/dispatcher';
 import type { PromptService } from '../prompt/service';
 import type { RunService } from '../runs/service';
+import type { WaitpointService } from '../runs/waitpoints';
 import type { SearchService } from '../search/service';
 import type { Feature } from './feature';
 import { FEATURES } from './features';
@@ -28,6 +30,9 @@ export interface CapabilityDeps {
   code: CodeService;
   /** The run service, read when a run tool is called (it reads the registry's tools itself). */
   runs: () => RunService;
+  /** The approvals inbox and the waitpoints, read when their answering tools are called (issue 42). */
+  approvals: () => ApprovalService;
+  waitpoints: () => WaitpointService;
 }
 
 /**

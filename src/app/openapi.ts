@@ -57,6 +57,8 @@ function documentationRuntime(): Runtime {
         versions: registry.services.versions as Runtime['services']['versions'],
         code: registry.services.code as Runtime['services']['code'],
         runs: () => registry.services.runs as Runtime['services']['runs'],
+        approvals: () => registry.services.approvals as Runtime['services']['approvals'],
+        waitpoints: () => registry.services.waitpoints as Runtime['services']['waitpoints'],
       }),
   });
   return { ...kernel, services: registry.services as Runtime['services'], close: async () => {} };

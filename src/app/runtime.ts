@@ -140,6 +140,8 @@ export async function createRuntime(config: Config, logger: Logger, role: PoolRo
         versions: services.versions,
         code: services.code,
         runs: () => services.runs,
+        approvals: () => services.approvals,
+        waitpoints: () => services.waitpoints,
       }),
   });
   const services = registry.services as FeatureServices;

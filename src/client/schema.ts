@@ -640,6 +640,33 @@ export interface paths {
      */
     post: operations["capRunsWait"];
   };
+  "/v1/cap/approvals.list": {
+    /**
+     * The workspace’s approvals (runs’ steps and budgets, staged change-sets), newest first, as `GET /v1/approvals` lists them; `status` filters, `execution_id` keeps one run’s (404 for a run of another workspace) (free)
+     * @description The workspace’s approvals (runs’ steps and budgets, staged change-sets), newest first, as `GET /v1/approvals` lists them; `status` filters, `execution_id` keeps one run’s (404 for a run of another workspace). A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
+     *
+     * Requires the `capabilities:read` scope.
+     */
+    post: operations["capApprovalsList"];
+  };
+  "/v1/cap/approvals.resolve": {
+    /**
+     * A person’s decision on a pending approval, as `POST /v1/approvals/{approval_id}/resolve` takes it: `approve` (with `input`, the step runs with that edit; with `edits`, a budget approval raises the budget) or `reject` (the run fails with `approval_rejected`); `comment` is kept as its notes. Needs `approvals:write`, which MCP and OAuth tokens never hold. Separation of duties as there: the credential that dispatched the run is refused (403 `approval_by_dispatcher`), and so is its user where the approval policy wants another member (403 `approval_by_dispatching_user`). Never a run’s step (403 `approval_by_run_step`): agents do not approve their own steps (free)
+     * @description A person’s decision on a pending approval, as `POST /v1/approvals/{approval_id}/resolve` takes it: `approve` (with `input`, the step runs with that edit; with `edits`, a budget approval raises the budget) or `reject` (the run fails with `approval_rejected`); `comment` is kept as its notes. Needs `approvals:write`, which MCP and OAuth tokens never hold. Separation of duties as there: the credential that dispatched the run is refused (403 `approval_by_dispatcher`), and so is its user where the approval policy wants another member (403 `approval_by_dispatching_user`). Never a run’s step (403 `approval_by_run_step`): agents do not approve their own steps. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope approvals:write, as its REST route does.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capApprovalsResolve"];
+  };
+  "/v1/cap/waitpoints.complete": {
+    /**
+     * Completes a waiting `event` waitpoint (a run’s `run.wait_for` step) with `output`, as `POST /v1/waitpoints/{waitpoint_id}/complete` does: checked against its `output_schema` (422), the step succeeds with it and the run goes on. Needs runs:write (free)
+     * @description Completes a waiting `event` waitpoint (a run’s `run.wait_for` step) with `output`, as `POST /v1/waitpoints/{waitpoint_id}/complete` does: checked against its `output_schema` (422), the step succeeds with it and the run goes on. Needs runs:write. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+     *
+     * Requires the `capabilities:write` scope.
+     */
+    post: operations["capWaitpointsComplete"];
+  };
   "/v1/cap/ontology.ask": {
     /**
      * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
@@ -1120,14 +1147,14 @@ export interface paths {
   "/.well-known/agent-card.json": {
     /**
      * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
-     * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+     * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes), the `oauth` scheme (an OAuth access token for the `/a2a` resource, from Weft’s OAuth server) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
      */
     get: operations["getAgentCard"];
   };
   "/a2a": {
     /**
      * The A2A JSON-RPC endpoint: runs as A2A tasks (send, stream, get, cancel, push configs)
-     * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). Scopes as the REST routes: runs:write to send and cancel, runs:read to get and subscribe. Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
+     * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). `ListTasks` (1.0): the workspace’s runs as tasks, newest first, paged as `GET /v1/runs` (`pageToken` is its cursor; history and artifacts only with `historyLength` or `includeArtifacts`). Scopes as the REST routes: runs:write to send and cancel, runs:read to get, list and subscribe. Credentials: an API key, user JWT or MCP token, or an OAuth access token issued for this resource (RFC 8707; a `/mcp` one is 401 here). Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
      */
     post: operations["a2aMessage"];
   };
@@ -15449,6 +15476,623 @@ export interface operations {
     };
   };
   /**
+   * The workspace’s approvals (runs’ steps and budgets, staged change-sets), newest first, as `GET /v1/approvals` lists them; `status` filters, `execution_id` keeps one run’s (404 for a run of another workspace) (free)
+   * @description The workspace’s approvals (runs’ steps and budgets, staged change-sets), newest first, as `GET /v1/approvals` lists them; `status` filters, `execution_id` keeps one run’s (404 for a run of another workspace). A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:read, as its REST route does.
+   *
+   * Requires the `capabilities:read` scope.
+   */
+  capApprovalsList: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *   "status": "pending"
+         * }
+         */
+        "application/json": ({
+          /** @enum {string} */
+          status?: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+          /**
+           * Format: uuid
+           * @description Only this run’s approvals: its steps’, then its budget’s.
+           */
+          execution_id?: string;
+          /** @default 50 */
+          limit?: number;
+        }) | null;
+      };
+    };
+    responses: {
+      /** @description The workspace’s approvals (runs’ steps and budgets, staged change-sets), newest first, as `GET /v1/approvals` lists them; `status` filters, `execution_id` keeps one run’s (404 for a run of another workspace) (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+        };
+        content: {
+          "application/json": {
+            result: {
+              approvals: components["schemas"]["Approval"][];
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:read` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description run_not_found: no such run in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * A person’s decision on a pending approval, as `POST /v1/approvals/{approval_id}/resolve` takes it: `approve` (with `input`, the step runs with that edit; with `edits`, a budget approval raises the budget) or `reject` (the run fails with `approval_rejected`); `comment` is kept as its notes. Needs `approvals:write`, which MCP and OAuth tokens never hold. Separation of duties as there: the credential that dispatched the run is refused (403 `approval_by_dispatcher`), and so is its user where the approval policy wants another member (403 `approval_by_dispatching_user`). Never a run’s step (403 `approval_by_run_step`): agents do not approve their own steps (free)
+   * @description A person’s decision on a pending approval, as `POST /v1/approvals/{approval_id}/resolve` takes it: `approve` (with `input`, the step runs with that edit; with `edits`, a budget approval raises the budget) or `reject` (the run fails with `approval_rejected`); `comment` is kept as its notes. Needs `approvals:write`, which MCP and OAuth tokens never hold. Separation of duties as there: the credential that dispatched the run is refused (403 `approval_by_dispatcher`), and so is its user where the approval policy wants another member (403 `approval_by_dispatching_user`). Never a run’s step (403 `approval_by_run_step`): agents do not approve their own steps. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope approvals:write, as its REST route does.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capApprovalsResolve: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "approval_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c",
+         *   "decision": "approve",
+         *   "comment": "Looks right."
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          approval_id: string;
+          /** @enum {string} */
+          decision: "approve" | "reject";
+          /** @description Kept as the decision’s notes. */
+          comment?: string;
+          /** @description approve only: the step runs with this input instead, checked against the tool’s schema. */
+          input?: {
+            [key: string]: unknown;
+          };
+          /** @description A budget approval’s approve only, and required there: the raised budget. */
+          edits?: {
+            /** @description The most credits the run’s steps may be charged (a step’s price counted before it runs). */
+            max_credits?: number;
+            /** @description The most tool steps the run may run (0: each step waits for a person’s raise). */
+            max_steps?: number;
+            /** @description The most wall time since its first step started, waits for approvals included. */
+            max_duration_seconds?: number;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description A person’s decision on a pending approval, as `POST /v1/approvals/{approval_id}/resolve` takes it: `approve` (with `input`, the step runs with that edit; with `edits`, a budget approval raises the budget) or `reject` (the run fails with `approval_rejected`); `comment` is kept as its notes. Needs `approvals:write`, which MCP and OAuth tokens never hold. Separation of duties as there: the credential that dispatched the run is refused (403 `approval_by_dispatcher`), and so is its user where the approval policy wants another member (403 `approval_by_dispatching_user`). Never a run’s step (403 `approval_by_run_step`): agents do not approve their own steps (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              approval_id: string;
+              /** @enum {string} */
+              decision: "APPROVED" | "REJECTED" | "RESPOND";
+              /**
+               * Format: uuid
+               * @description The run; null for a change-set’s approval.
+               */
+              execution_id: string | null;
+              /** @description Only for a change-set’s approval: `applied`, `conflicted` (with its conflicts; nothing written) or `rejected`. Absent for a run’s, whose answer is as it always was. */
+              change_set?: {
+                /** Format: uuid */
+                change_set_id: string;
+                /** @enum {string} */
+                status: "pending" | "applied" | "rejected" | "conflicted" | "withdrawn";
+                conflicts: components["schemas"]["ChangeSetConflict"][];
+                /** @description The nodes the apply created or referenced and the edges it created. */
+                applied: {
+                  node_ids: string[];
+                  edge_ids: string[];
+                } | null;
+              };
+              /**
+               * @description The approval’s status after this decision: `pending` while a quorum is short.
+               * @enum {string}
+               */
+              status: "pending" | "approved" | "rejected" | "cancelled" | "responded";
+              /** @description How many more approving votes the quorum needs (0 once decided). */
+              approvals_remaining: number;
+              /** @description Set when the person who dispatched the run (or staged the change-set) decided, through a credential of theirs that does not stand for the dispatching one: the approval policy that let them, and why (`when_alone`: they are the workspace’s only member). Null when another member decided. */
+              dispatcher_resolved: ({
+                /** @enum {string} */
+                policy: "when_alone" | "always";
+                message: string;
+              }) | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description approval_by_run_step, approval_by_dispatcher, approval_by_dispatching_user or not_an_approver; or The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description approval_not_found: no such approval in the workspace (another workspace’s too); or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Already resolved, its run has finished, approval_expired or already_voted; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
+   * Completes a waiting `event` waitpoint (a run’s `run.wait_for` step) with `output`, as `POST /v1/waitpoints/{waitpoint_id}/complete` does: checked against its `output_schema` (422), the step succeeds with it and the run goes on. Needs runs:write (free)
+   * @description Completes a waiting `event` waitpoint (a run’s `run.wait_for` step) with `output`, as `POST /v1/waitpoints/{waitpoint_id}/complete` does: checked against its `output_schema` (422), the step succeeds with it and the run goes on. Needs runs:write. A write tool: its effect and the stored answer commit together, and a repeated `Idempotency-Key` (same tool and body, within 24 hours) replays that answer without running or charging again. The answer is the envelope `{result, credits_charged, idempotency_key}`. It also needs scope runs:write, as its REST route does.
+   *
+   * Requires the `capabilities:write` scope.
+   */
+  capWaitpointsComplete: {
+    parameters: {
+      query?: {
+        /** @description Must name a workspace the caller belongs to (404 otherwise); defaults to the credential’s. */
+        workspace_id?: string;
+      };
+      header?: {
+        /** @description Replays the first answer of a write tool for 24 hours (same tool and body); generated when absent. Keys of the form `<execution_id>:<step_no>` are reserved for run steps (422). */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "waitpoint_id": "7a1c2b9e-4d3f-4b8a-9c6e-2f1d0e9b8a7c",
+         *   "output": {
+         *     "approved": true
+         *   }
+         * }
+         */
+        "application/json": {
+          /** Format: uuid */
+          waitpoint_id: string;
+          /** @description Checked against the waitpoint’s `output_schema`; the step’s output carries it. */
+          output?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Completes a waiting `event` waitpoint (a run’s `run.wait_for` step) with `output`, as `POST /v1/waitpoints/{waitpoint_id}/complete` does: checked against its `output_schema` (422), the step succeeds with it and the run goes on. Needs runs:write (free) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Weft-Read-After": components["headers"]["WriteLsn"];
+          /** @description The Idempotency-Key sent, or the one the server generated. */
+          "Idempotency-Key"?: string;
+          /** @description `true` when a write tool’s stored answer was replayed and nothing ran (absent otherwise). */
+          "Idempotent-Replayed"?: "true";
+        };
+        content: {
+          "application/json": {
+            result: {
+              /** Format: uuid */
+              waitpoint_id: string;
+              /**
+               * Format: uuid
+               * @description The run whose step waits on it.
+               */
+              execution_id: string;
+              step_no: number;
+              /**
+               * @description `sleep` (`run.sleep`), `event` (`run.wait_for`: completed here), `run` (`runs.wait`).
+               * @enum {string}
+               */
+              kind: "sleep" | "event" | "run";
+              name: string | null;
+              /** @enum {string} */
+              status: "waiting" | "completed" | "timed_out" | "cancelled";
+              output_schema: {
+                [key: string]: unknown;
+              } | null;
+              /** @description The completion’s output (a `run` waitpoint: the awaited run’s outcome). */
+              output?: unknown;
+              /** Format: uuid */
+              awaited_execution_id: string | null;
+              /**
+               * Format: date-time
+               * @description When a sleep ends or a wait times out.
+               */
+              expires_at: string | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              completed_at: string | null;
+            };
+            /** @description Credits the call charged, net of any refund; a replay repeats the first answer and charges nothing. */
+            credits_charged: number;
+            /** @description The Idempotency-Key sent, or the one the server generated. */
+            idempotency_key: string;
+          };
+        };
+      };
+      /** @description The body is not well-formed JSON */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Missing, invalid, expired or revoked credential */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The credential lacks the `capabilities:write` scope */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description waitpoint_not_found: no such waitpoint in the workspace; or `workspace_id` names no workspace the caller belongs to */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description waitpoint_not_waiting or waitpoint_not_completable; or idempotency_key_reused (this key was used with another tool or body) or idempotency_key_in_use (a call with this key is still running) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The body is larger than 1mb */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description A body whose Content-Type is not `application/json`, or whose Content-Encoding is not gzip, deflate, br or identity */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Validation error, located by `loc` */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["HTTPValidationError"];
+        };
+      };
+      /** @description Too many requests; retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description Internal server error (never the inner text) */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or the workflow service is busy or unreachable; retry after `Retry-After` seconds */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+          "Retry-After": components["headers"]["RetryAfter"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+      /** @description The database or a workflow did not answer in time */
+      504: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "X-Correlation-Id": components["headers"]["CorrelationId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorBody"];
+        };
+      };
+    };
+  };
+  /**
    * A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids
    * @description A natural-language question over the workspace graph: hybrid retrieval, then a grounded answer citing node ids. A read tool: it caches nothing. The answer is the envelope `{result, credits_charged, idempotency_key}`.
    *
@@ -23605,7 +24249,7 @@ export interface operations {
   };
   /**
    * The A2A Agent Card: Weft as an agent, its JSON-RPC endpoint, skills and security
-   * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
+   * @description Public. Names `POST /a2a` (JSON-RPC, A2A 1.0 and 0.3), capabilities `{streaming: true, pushNotifications: true}`, the bearer security scheme (API key, user JWT or MCP token, with the REST API’s scopes), the `oauth` scheme (an OAuth access token for the `/a2a` resource, from Weft’s OAuth server) and a skill per agent: `llm` and the playbook templates `search`, `remember` (waits for approval) and `credits-balance`. Its URLs are PUBLIC_URL’s, else the request’s origin.
    */
   getAgentCard: {
     responses: {
@@ -23633,7 +24277,7 @@ export interface operations {
   };
   /**
    * The A2A JSON-RPC endpoint: runs as A2A tasks (send, stream, get, cancel, push configs)
-   * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). Scopes as the REST routes: runs:write to send and cancel, runs:read to get and subscribe. Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
+   * @description An A2A JSON-RPC request (A2A 1.0 as `@a2a-js/sdk` 1.3 speaks it; 0.3 with `A2A-Version: 0.3`). A task is a run (its id the `execution_id`). `SendMessage`: a message’s text becomes an `llm` run’s goal (or a playbook template’s input with `metadata.skill`; `metadata.approval`, `metadata.max_steps`); the message id is its idempotency key. Blocking unless `configuration.returnImmediately`: it waits for the run to finish or ask for input, at most 30 s. A message with the `taskId` of a run that waits answers it: text "approve"/"reject" (or a data part, `POST /v1/approvals/{id}/resolve`’s body) resolves its pending approval (approvals:write; separation of duties applies: the dispatching credential is refused), other text to an llm run is RESPOND; a data part or text completes its `event` waitpoint. `SendStreamingMessage` answers SSE: the task, then status and artifact updates from the run’s event log until it ends or asks for input; `SubscribeToTask` follows until it ends, resumable with `Last-Event-ID` (each event’s SSE `id:`). States: QUEUED/RUNNING → working, AWAITING_APPROVAL or an event waitpoint → input-required, SUCCEEDED → completed, FAILED → failed, CANCELLED → canceled. Artifacts: each step’s output (`step-<n>`) and the final answer (`answer`). Push configs are the run’s own callbacks (signed with `X-Service-Signature`; the signing secret is the created config’s `token`, shown once). `ListTasks` (1.0): the workspace’s runs as tasks, newest first, paged as `GET /v1/runs` (`pageToken` is its cursor; history and artifacts only with `historyLength` or `includeArtifacts`). Scopes as the REST routes: runs:write to send and cancel, runs:read to get, list and subscribe. Credentials: an API key, user JWT or MCP token, or an OAuth access token issued for this resource (RFC 8707; a `/mcp` one is 401 here). Bad JSON, an unknown method or bad params are JSON-RPC errors (HTTP 200); another workspace’s task is -32001.
    */
   a2aMessage: {
     parameters: {

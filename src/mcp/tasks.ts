@@ -1,6 +1,7 @@
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { toWireName } from '../capabilities/wire-names';
 import { describeError } from '../platform/api/errors';
 import type { Principal } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
@@ -50,8 +51,10 @@ export async function awaitedBy(run: RunSummary, principal: Principal, deps: Tas
     const approval = approvals.find((row) => row.status === 'pending');
     if (!approval) return 'Awaiting an approval';
     const step = approval.step ? ` of step ${approval.step.step_no} (${approval.step.tool})` : '';
+    // The tool to call names the door the client is at (issue 42); the REST route stays for people.
     return (
-      `Awaiting approval ${approval.approval_id}${step}: resolve it with ` +
+      `Awaiting approval ${approval.approval_id}${step}: call ${toWireName('approvals.resolve')} ` +
+      `{approval_id, decision} with a person's credential (approvals:write), or ` +
       `POST /v1/approvals/${approval.approval_id}/resolve`
     );
   }
@@ -61,7 +64,10 @@ export async function awaitedBy(run: RunSummary, principal: Principal, deps: Tas
   if (!waitpoint) return 'Waiting at a waitpoint';
   const named = waitpoint.name ? ` "${waitpoint.name}"` : '';
   const how =
-    waitpoint.kind === 'event' ? `: complete it with POST /v1/waitpoints/${waitpoint.waitpoint_id}/complete` : '';
+    waitpoint.kind === 'event'
+      ? `: call ${toWireName('waitpoints.complete')} {waitpoint_id, output}, or ` +
+        `POST /v1/waitpoints/${waitpoint.waitpoint_id}/complete`
+      : '';
   return `Waiting at ${waitpoint.kind} waitpoint ${waitpoint.waitpoint_id}${named} of step ${waitpoint.step_no}${how}`;
 }
 

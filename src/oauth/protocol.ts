@@ -7,8 +7,23 @@ import { OAuthError } from './clients';
 import type { AuthorizationRequest, OAuthService } from './service';
 import { redirectWith } from './service';
 
-/** The protected resource: the MCP endpoint (its path is `src/mcp/routes.ts`'s MCP_PATH). */
+/** A protected resource: the MCP endpoint (its path is `src/mcp/routes.ts`'s MCP_PATH). */
 export const MCP_RESOURCE_PATH = '/mcp';
+/** A protected resource: the A2A JSON-RPC endpoint (`src/a2a/card.ts`'s A2A_PATH). */
+export const A2A_RESOURCE_PATH = '/a2a';
+
+/**
+ * The resources OAuth access tokens are issued for, each its own audience (RFC 8707): a token is a
+ * credential at its resource only. The first is the default, for a request that names none.
+ */
+const RESOURCES: Record<string, { name: string }> = {
+  [MCP_RESOURCE_PATH]: { name: 'Weft MCP server' },
+  [A2A_RESOURCE_PATH]: { name: 'Weft A2A agent' },
+};
+const RESOURCE_PATHS = Object.keys(RESOURCES);
+
+/** The resources' URLs at `origin`, the default (`/mcp`) first. */
+export const resourcesAt = (origin: string): string[] => RESOURCE_PATHS.map((path) => `${origin}${path}`);
 export const OAUTH_PATHS = {
   resourceMetadata: '/.well-known/oauth-protected-resource',
   serverMetadata: '/.well-known/oauth-authorization-server',
@@ -73,22 +88,23 @@ function answerError(ctx: Context, error: OAuthError) {
 }
 
 /**
- * The OAuth endpoints for `/mcp` (RFC 9728 resource metadata, RFC 8414 server metadata, RFC 7591
+ * The OAuth endpoints for `/mcp` and `/a2a` (RFC 9728 resource metadata, RFC 8414 server metadata, RFC 7591
  * registration, authorization, token and revocation), ahead of the router: they speak OAuth's
  * bodies (forms in, `{error, error_description}` out), not the API's. The consent step is the
  * console's page and `POST /v1/oauth/consent` (routes.ts). Also adds RFC 9728's `resource_metadata`
- * to the challenge of a 401 from `/mcp`, which is how an MCP client finds all this.
+ * to the challenge of a 401 from `/mcp` or `/a2a`, which is how a client finds all this.
  */
 export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLIC_URL'>): Middleware {
   return async (ctx, next) => {
-    // Every other request (the API's hot paths) passes at the cost of three string comparisons.
-    const isMcp = ctx.path === MCP_RESOURCE_PATH;
-    if (!isMcp && !ctx.path.startsWith('/oauth/') && !ctx.path.startsWith('/.well-known/oauth-')) return next();
+    // Every other request (the API's hot paths) passes at the cost of a few string comparisons.
+    const isResource = ctx.path in RESOURCES;
+    if (!isResource && !ctx.path.startsWith('/oauth/') && !ctx.path.startsWith('/.well-known/oauth-')) return next();
     const origin = originOf(ctx, config);
-    const resource = `${origin}${MCP_RESOURCE_PATH}`;
-    const resourceMetadataUrl = `${origin}${OAUTH_PATHS.resourceMetadata}${MCP_RESOURCE_PATH}`;
+    const resources = resourcesAt(origin);
     try {
-      if (isMcp) return await challengeWithMetadata(ctx, next, resourceMetadataUrl);
+      if (isResource) {
+        return await challengeWithMetadata(ctx, next, `${origin}${OAUTH_PATHS.resourceMetadata}${ctx.path}`);
+      }
       // Browser-based clients (the Inspector's web UI) call these from their own origin. No cookie is
       // involved anywhere (the codes and tokens travel in bodies), so any origin may.
       ctx.set('Access-Control-Allow-Origin', '*');
@@ -100,13 +116,16 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
         return;
       }
       const path = ctx.path.replace(/\/+$/, '');
-      if (ctx.method === 'GET' && (path === OAUTH_PATHS.resourceMetadata || path === resourceMetadataPath())) {
+      // RFC 9728 §3.1: a resource's metadata at the well-known path plus the resource's path; the bare
+      // path is the default resource's (/mcp), as before /a2a was one.
+      const described = path === OAUTH_PATHS.resourceMetadata ? MCP_RESOURCE_PATH : resourcePathOf(path);
+      if (ctx.method === 'GET' && described !== undefined) {
         ctx.body = {
-          resource,
+          resource: `${origin}${described}`,
           authorization_servers: [origin],
           scopes_supported: MCP_TOKEN_SCOPES,
           bearer_methods_supported: ['header'],
-          resource_name: 'Weft MCP server',
+          resource_name: RESOURCES[described]!.name,
         };
         return;
       }
@@ -124,12 +143,14 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
           revocation_endpoint_auth_methods_supported: ['none'],
           scopes_supported: MCP_TOKEN_SCOPES,
           authorization_response_iss_parameter_supported: true,
+          // RFC 9728 §4: the resources its tokens are for; a request names one with `resource` (RFC 8707).
+          protected_resources: resources,
         };
         return;
       }
       if (ctx.method === 'POST' && path === OAUTH_PATHS.register) return await register(ctx);
-      if (ctx.method === 'GET' && path === OAUTH_PATHS.authorize) return await authorize(ctx, resource);
-      if (ctx.method === 'POST' && path === OAUTH_PATHS.token) return await token(ctx, resource);
+      if (ctx.method === 'GET' && path === OAUTH_PATHS.authorize) return await authorize(ctx, resources);
+      if (ctx.method === 'POST' && path === OAUTH_PATHS.token) return await token(ctx);
       if (ctx.method === 'POST' && path === OAUTH_PATHS.revoke) {
         const form = await formOf(ctx);
         if (!form.token) throw new OAuthError('invalid_request', 'token is required');
@@ -145,8 +166,11 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
     }
   };
 
-  function resourceMetadataPath() {
-    return `${OAUTH_PATHS.resourceMetadata}${MCP_RESOURCE_PATH}`;
+  /** The resource path a metadata path names (`/.well-known/oauth-protected-resource/a2a` → `/a2a`). */
+  function resourcePathOf(path: string): string | undefined {
+    if (!path.startsWith(`${OAUTH_PATHS.resourceMetadata}/`)) return undefined;
+    const named = path.slice(OAUTH_PATHS.resourceMetadata.length);
+    return named in RESOURCES ? named : undefined;
   }
 
   async function challengeWithMetadata(ctx: Context, next: () => Promise<unknown>, metadataUrl: string) {
@@ -185,10 +209,10 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
   }
 
   /** Checks what can be checked without a person, then hands the browser to the console's consent page. */
-  async function authorize(ctx: Context, resource: string) {
+  async function authorize(ctx: Context, resources: readonly string[]) {
     const request = paramsOf(ctx.query as Record<string, unknown>);
     try {
-      await oauth.checkRequest(request, resource);
+      await oauth.checkRequest(request, resources);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       if ((error as { redirectable?: boolean }).redirectable === false) throw error;
@@ -205,29 +229,27 @@ export function oauthMiddleware(oauth: OAuthService, config: Pick<Config, 'PUBLI
     ctx.redirect(`${OAUTH_PATHS.consentPage}?${ctx.querystring}`);
   }
 
-  async function token(ctx: Context, resource: string) {
+  async function token(ctx: Context) {
     const form = await formOf(ctx);
     ctx.set('Cache-Control', 'no-store');
     if (form.grant_type === 'authorization_code') {
       if (!form.code) throw new OAuthError('invalid_request', 'code is required');
-      ctx.body = await oauth.exchangeCode(
-        {
-          code: form.code,
-          client_id: form.client_id,
-          redirect_uri: form.redirect_uri,
-          code_verifier: form.code_verifier,
-          resource: form.resource,
-        },
-        resource,
-      );
+      ctx.body = await oauth.exchangeCode({
+        code: form.code,
+        client_id: form.client_id,
+        redirect_uri: form.redirect_uri,
+        code_verifier: form.code_verifier,
+        resource: form.resource,
+      });
       return;
     }
     if (form.grant_type === 'refresh_token') {
       if (!form.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required');
-      ctx.body = await oauth.refresh(
-        { refresh_token: form.refresh_token, client_id: form.client_id, resource: form.resource },
-        resource,
-      );
+      ctx.body = await oauth.refresh({
+        refresh_token: form.refresh_token,
+        client_id: form.client_id,
+        resource: form.resource,
+      });
       return;
     }
     throw new OAuthError('unsupported_grant_type', 'authorization_code or refresh_token');

@@ -7,7 +7,7 @@ import type { Config } from '../platform/config';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../platform/errors';
 import { LIMITS } from '../rules/limits';
 import { OAuthError } from './clients';
-import { MCP_RESOURCE_PATH, originOf } from './protocol';
+import { originOf, resourcesAt } from './protocol';
 import {
   ClientParams,
   OAuthClientInfo,
@@ -30,7 +30,7 @@ function assertPerson(auth: Principal) {
 }
 
 export const oauthRoutes = (oauth: OAuthService, config: Pick<Config, 'PUBLIC_URL'>) => {
-  const resourceOf = (ctx: Context) => `${originOf(ctx, config)}${MCP_RESOURCE_PATH}`;
+  const resourcesOf = (ctx: Context) => resourcesAt(originOf(ctx, config));
   return [
     defineRoute({
       method: 'get',
@@ -103,7 +103,7 @@ export const oauthRoutes = (oauth: OAuthService, config: Pick<Config, 'PUBLIC_UR
         const { workspace_id, decision, ...request } = body;
         try {
           if (decision === 'deny') {
-            await oauth.checkRequest(request, resourceOf(ctx));
+            await oauth.checkRequest(request, resourcesOf(ctx));
             const redirect_to = redirectWith(request.redirect_uri, {
               error: 'access_denied',
               state: request.state,
@@ -111,7 +111,7 @@ export const oauthRoutes = (oauth: OAuthService, config: Pick<Config, 'PUBLIC_UR
             });
             return { redirect_to, grant_id: null };
           }
-          const { code, grantId } = await oauth.approve(auth, workspace_id, request, resourceOf(ctx));
+          const { code, grantId } = await oauth.approve(auth, workspace_id, request, resourcesOf(ctx));
           return {
             redirect_to: redirectWith(request.redirect_uri, { code, state: request.state, iss }),
             grant_id: grantId,

@@ -57,8 +57,9 @@ export interface TokenAnswer {
 }
 
 /**
- * Weft as an OAuth 2.1 authorization server for `/mcp`: public clients registered dynamically,
- * the authorization-code grant with PKCE (S256), rotating refresh tokens, revocation. An access
+ * Weft as an OAuth 2.1 authorization server for `/mcp` and `/a2a` (a grant is for one of them, RFC
+ * 8707): public clients registered dynamically, the authorization-code grant with PKCE (S256),
+ * rotating refresh tokens, revocation. An access
  * token is an MCP-audience JWT whose credential row names its grant, so the authenticator treats
  * it as any MCP token and revoking the grant revokes it.
  */
@@ -100,7 +101,7 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
    * The checks of an authorization request. Before the redirect URI is known good an error is the
    * browser's (`redirectable: false`); after it, the client's, sent to its redirect URI.
    */
-  async function checkRequest(request: AuthorizationRequest, resource: string) {
+  async function checkRequest(request: AuthorizationRequest, resources: readonly string[]) {
     const client = request.client_id ? await findClient(request.client_id) : undefined;
     if (!client) throw Object.assign(new OAuthError('invalid_client', 'Unknown client_id'), { redirectable: false });
     if (!request.redirect_uri || !redirectMatches(client.redirect_uris, request.redirect_uri)) {
@@ -116,10 +117,12 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     if (!/^[A-Za-z0-9_-]{43}$/.test(request.code_challenge)) {
       throw new OAuthError('invalid_request', 'code_challenge is not an S256 challenge');
     }
-    if (request.resource !== undefined && request.resource !== resource) {
-      throw new OAuthError('invalid_target', `This server issues tokens for ${resource} only`);
+    // RFC 8707: one of the protected resources (`/mcp`, `/a2a`); a request naming none is for the first.
+    const resource = request.resource ?? resources[0]!;
+    if (!resources.includes(resource)) {
+      throw new OAuthError('invalid_target', `This server issues tokens for ${resources.join(' and ')} only`);
     }
-    return { client, scopes: grantedScopes(request.scope) };
+    return { client, scopes: grantedScopes(request.scope), resource };
   }
 
   /** An access token (an MCP token of the grant) and a fresh refresh token. */
@@ -201,10 +204,10 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
     checkRequest,
 
     /** The consent page's approval: a grant for the workspace and a one-time code for the client. */
-    approve: (principal: Principal, workspaceId: string, request: AuthorizationRequest, resource: string) =>
+    approve: (principal: Principal, workspaceId: string, request: AuthorizationRequest, resources: readonly string[]) =>
       uow({ workspaceId, userId: principal.userId }, async (m) => {
         await assertWorkspaceVisible(m, principal, workspaceId);
-        const { client, scopes } = await checkRequest(request, resource);
+        const { client, scopes, resource } = await checkRequest(request, resources);
         const grantId = await repo.insertGrant(m, {
           workspace_id: workspaceId,
           user_id: principal.userId,
@@ -226,16 +229,13 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
       }),
 
     /** RFC 6749 §4.1.3 with PKCE; a code used twice revokes its grant (§4.1.2). */
-    exchangeCode: (
-      input: {
-        code: string;
-        client_id?: string;
-        redirect_uri?: string;
-        code_verifier?: string;
-        resource?: string;
-      },
-      resource: string,
-    ) =>
+    exchangeCode: (input: {
+      code: string;
+      client_id?: string;
+      redirect_uri?: string;
+      code_verifier?: string;
+      resource?: string;
+    }) =>
       settled(
         asOwnerOf(input.code, 'code', async (m, hash): Promise<TokenAnswer | OAuthError> => {
           const code = await repo.lockCode(m, hash);
@@ -257,15 +257,15 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
           if (!pkceMatches(input.code_verifier, code.code_challenge)) {
             return new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
           }
-          if (input.resource !== undefined && input.resource !== resource) {
-            return new OAuthError('invalid_target', `This server issues tokens for ${resource} only`);
+          if (input.resource !== undefined && input.resource !== grant.resource) {
+            return new OAuthError('invalid_target', `This grant is for ${grant.resource} only`);
           }
           return issueTokens(m, grant);
         }),
       ),
 
     /** Refresh tokens rotate; one presented again after its rotation revokes the grant (OAuth 2.1 §4.3.1). */
-    refresh: (input: { refresh_token: string; client_id?: string; resource?: string }, resource: string) =>
+    refresh: (input: { refresh_token: string; client_id?: string; resource?: string }) =>
       settled(
         asOwnerOf(input.refresh_token, 'refresh', async (m, hash): Promise<TokenAnswer | OAuthError> => {
           const token = await repo.lockRefreshToken(m, hash);
@@ -279,8 +279,8 @@ export function createOAuthService(deps: { uow: UnitOfWork; dataSource: DataSour
           if (grant.revoked_at || new Date(token.expires_at) <= new Date()) {
             return new OAuthError('invalid_grant', 'The grant is revoked or the refresh token expired');
           }
-          if (input.resource !== undefined && input.resource !== resource) {
-            return new OAuthError('invalid_target', `This server issues tokens for ${resource} only`);
+          if (input.resource !== undefined && input.resource !== grant.resource) {
+            return new OAuthError('invalid_target', `This grant is for ${grant.resource} only`);
           }
           // A refresh acts for the person later: only while they still belong to the workspace.
           if (!(await repo.isMember(m, grant.workspace_id, grant.user_id))) {

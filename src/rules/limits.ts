@@ -273,7 +273,8 @@ export const LIMITS = {
   agUi: { messages: 200, tools: 100, context: 100, threadIdChars: 51, runIdChars: 200 },
   // Issue 42 item 2, A2A (`POST /a2a`): a blocking `SendMessage` (without `returnImmediately`) waits at most
   // `blockingWaitSeconds` for its run to finish or ask for input, then answers the task as it is (working).
-  a2a: { blockingWaitSeconds: 30 },
+  // ListTasks' pageSize: A2A 1.0's own bounds (1 to 100, 50 when unset).
+  a2a: { blockingWaitSeconds: 30, listTasks: { default: 50, max: 100 } },
   // Issue 26 part 2, signed completion callbacks. A callback URL's length; each POST's timeout and the
   // response bytes read (more is left unread), of which an attempt's record keeps `storedBodyBytes`.
   // A delivery retries after retryBase, 2×, 4× … (at most retryMax; RUN_CALLBACK_RETRY_* override both)

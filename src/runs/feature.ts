@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { ApprovalService } from '../approvals/service';
 import type { CapabilityService } from '../capabilities/service';
 import { createFilterPool } from '../filters/pool';
 import type { RateLimiter } from '../platform/api/rate-limit';
@@ -14,6 +15,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import type { RunCallbackService } from '../run-callbacks/service';
 import { createAgentModel } from './agent-model';
+import { answerCapabilities } from './answer-capabilities';
 import { runStepApprovals } from './approval-subject';
 import { budgetApprovals } from './budget-subject';
 import { runCapabilities } from './capabilities';
@@ -188,11 +190,14 @@ export const runsFeature = {
     startFlowTimer(temporal),
   ],
   // Runs as tools (issue 40 item 2) reach the run service lazily: the service itself reads the registry's tools.
-  capabilities: (deps: { uow: UnitOfWork; outbox: Pick<OutboxRelay, 'kick'>; runs: () => RunService }) => [
-    ...runCapabilities(deps),
-    ...runTools(deps),
-    ...waitCapabilities(deps),
-  ],
+  // The answers to a waiting run (issue 42) live here, beside the waits: approvals cannot reach the registry.
+  capabilities: (deps: {
+    uow: UnitOfWork;
+    outbox: Pick<OutboxRelay, 'kick'>;
+    runs: () => RunService;
+    approvals: () => ApprovalService;
+    waitpoints: () => WaitpointService;
+  }) => [...runCapabilities(deps), ...runTools(deps), ...waitCapabilities(deps), ...answerCapabilities(deps)],
   schedules: [
     {
       name: 'run-reconcile',

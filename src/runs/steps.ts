@@ -8,6 +8,7 @@ import type { OutboxRelay } from '../platform/outbox/relay';
 import { withinAgentSpan } from '../platform/telemetry/genai';
 import { LIMITS } from '../rules/limits';
 import type { AgentModel, AgentTool } from './agent-model';
+import { NOT_A_STEP } from './answer-capabilities';
 import { stepEntry } from './audit';
 import * as auditRepo from './audit-repository';
 import { createBudgetWait } from './budget-wait';
@@ -145,9 +146,10 @@ export function createRunSteps(deps: {
       if (seen.ended) return { kind: 'final', answer: '' };
       const { run, history } = seen;
       const { tools, described: describedTools } = await toolsOf(workspaceId, run);
-      // A tool the run's credential may not call is not offered, and a call of it is an unknown tool.
+      // A tool the run's credential may not call is not offered, and a call of it is an unknown tool;
+      // nor is one no step may call (an approval's resolve: agents never approve their own steps).
       const callable = (name: string) => {
-        const tool = tools.get(name);
+        const tool = NOT_A_STEP.has(name) ? undefined : tools.get(name);
         return tool && scopesFor(tool).every((scope) => run.principal.scopes.includes(scope)) ? tool : undefined;
       };
       // The model's `chat` span under the run's `invoke_agent` span (GenAI semantic conventions).

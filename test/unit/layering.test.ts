@@ -50,6 +50,7 @@ const FEATURE_PLAN: Record<string, Record<string, string>> = {
   a2a: {
     runs: 'an A2A task is a run: dispatched, read, cancelled and followed through the run service and its event log',
     approvals: 'a reply to an input-required task resolves the run’s pending approval',
+    oauth: 'the Agent Card names the OAuth endpoints that issue tokens for /a2a',
     'run-callbacks': 'push notification configs are the run’s own callbacks',
     triggers: 'POST /a2a reads its raw body with the intake’s bounded reader (bad JSON is a JSON-RPC error)',
   },

@@ -20,6 +20,8 @@ const registry = () => {
     versions: unused,
     code: unused,
     runs: () => unused,
+    approvals: () => unused,
+    waitpoints: () => unused,
   });
   const service = createCapabilityService({ uow: unused, read: unused, logger: unused, credits: unused, tools });
   return { tools, described: mcpTools(service.tools, service.describe()) };
