@@ -1,52 +1,23 @@
 import type { BaseEvent } from '@ag-ui/client';
-import { HttpAgent } from '@ag-ui/client';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { expect } from 'chai';
+import { agentOf as agentOfGoal, parsedEvents, typesOf } from './helpers/ag-ui';
 import { as } from './helpers/http';
 import { finished, pendingApproval } from './helpers/runs';
 import type { SseFrame } from './helpers/sse';
 import { openSse } from './helpers/sse';
-import { bootStack, getStack } from './helpers/stack';
+import { bootStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 const GOAL = 'Remember that Ada Lovelace works at Analytical Engines Ltd.';
 
-/** Every `data:` line of an AG-UI stream, parsed by `@ag-ui/core`'s own event schemas (a failure throws). */
-const parsedEvents = (text: string) =>
-  text
-    .split('\n\n')
-    .flatMap((block) => block.split('\n').filter((line) => line.startsWith('data: ')))
-    .map((line) => EventSchemas.parse(JSON.parse(line.slice(6))));
-
-/**
- * An HttpAgent of the official client against `POST /v1/ag-ui`, with the bearer header; the raw
- * response text of each run is kept, so that every event Weft sent can be checked, not only those
- * the client passes on.
- */
-function agentOf(token: string, goal = GOAL, threadId?: string) {
-  const raw: Promise<string>[] = [];
-  const agent = new HttpAgent({
-    url: `${getStack().baseUrl}/v1/ag-ui`,
-    headers: { Authorization: `Bearer ${token}` },
-    initialMessages: [{ id: 'm1', role: 'user', content: goal }],
-    ...(threadId ? { threadId } : {}),
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      raw.push(response.clone().text());
-      return response;
-    },
-  });
-  return { agent, raw };
-}
+const agentOf = (token: string, goal = GOAL, threadId?: string) => agentOfGoal(token, goal, threadId);
 
 /** A playbook run that waits for an approval until it is resolved or cancelled. */
 const GATED = {
   agent: 'playbook',
   input: { steps: [{ tool: 'agent.start_session', input: { name: 'gated' }, requires_approval: true }] },
 };
-
-const typesOf = (events: { type: string; name?: string }[]) =>
-  events.map((event) => (event.type === 'CUSTOM' ? `CUSTOM:${event.name}` : event.type));
 
 describe('AG-UI: POST /v1/ag-ui and ?format=ag-ui (issue 42 item 3)', () => {
   let shared: { api_key: string; executionId: string; threadId: string; events: any[] };
@@ -56,8 +27,10 @@ describe('AG-UI: POST /v1/ag-ui and ?format=ag-ui (issue 42 item 3)', () => {
     const { agent, raw } = agentOf(api_key);
     const seen: BaseEvent[] = [];
     const approvals: Promise<unknown>[] = [];
+    // `interrupts: false`: the stream goes on through the approval, a CUSTOM event only (ag-ui-interrupts.test.ts
+    // answers it the AG-UI way).
     const result = await agent.runAgent(
-      { runId: 'ag-ui-run-1' },
+      { runId: 'ag-ui-run-1', forwardedProps: { interrupts: false } },
       {
         onEvent: ({ event }) => {
           seen.push(event);
@@ -178,7 +151,7 @@ describe('AG-UI: POST /v1/ag-ui and ?format=ag-ui (issue 42 item 3)', () => {
     const cancels: Promise<{ status: number }>[] = [];
     let executionId = '';
     await agent.runAgent(
-      {},
+      { forwardedProps: { interrupts: false } },
       {
         onRunStartedEvent: ({ event }) => {
           executionId = event.runId;

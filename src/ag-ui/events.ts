@@ -29,6 +29,15 @@ export const customName = (type: string) => `weft.${type.replace(/\./g, '_')}`;
 
 const json = (value: unknown) => JSON.stringify(value ?? null);
 
+/** RUN_STARTED of the stream's run: before the run's first event, or first on a stream that resumes it. */
+export const runStarted = (view: RunView, timestamp: number): Event => ({
+  type: EventType.RUN_STARTED,
+  timestamp,
+  threadId: view.threadId,
+  runId: view.runId,
+  protocolVersion: PROTOCOL_VERSION,
+});
+
 /**
  * The AG-UI events one run event stands for, in order, as the log's row `row` says them (issue 42
  * item 3). RUN_STARTED comes before the run's first event; a step is STEP_STARTED with its tool call
@@ -43,15 +52,7 @@ export function agUiEvents(view: RunView, row: LoggedEvent): Event[] {
   const timestamp = Date.parse(row.created_at);
   const data = row.data;
   const events: Event[] = [];
-  if (row.id === 1) {
-    events.push({
-      type: EventType.RUN_STARTED,
-      timestamp,
-      threadId: view.threadId,
-      runId: view.runId,
-      protocolVersion: PROTOCOL_VERSION,
-    });
-  }
+  if (row.id === 1) events.push(runStarted(view, timestamp));
   const custom = (): Event => ({ type: EventType.CUSTOM, timestamp, name: customName(row.type), value: data });
   const stepId = String(data.step_id);
   switch (row.type) {

@@ -1,7 +1,9 @@
+import type { ApprovalService } from '../approvals/service';
 import type { EventStreams } from '../platform/api/sse';
 import type { ScopedRead } from '../platform/db/unit-of-work';
-import type { RunEventStreams, RunStreamFormat } from '../runs/event-stream';
+import type { RunEventStreams } from '../runs/event-stream';
 import type { RunService } from '../runs/service';
+import type { WaitpointService } from '../runs/waitpoints';
 import type { AgUiAgent } from './agent';
 import { createAgUiAgent } from './agent';
 import { createAgUiFormat } from './format';
@@ -13,16 +15,24 @@ export const agUiFeature = {
   services: {
     /** Run event streams in AG-UI's words (also `GET /v1/runs/{execution_id}/events?format=ag-ui`). */
     agUiFormat: (ctx: { read: ScopedRead }) => createAgUiFormat({ read: ctx.read }),
-    /** `POST /v1/ag-ui`: a RunAgentInput starts a run and follows it. */
+    /** `POST /v1/ag-ui`: a RunAgentInput starts a run and follows it, answers its interrupts, or cancels it. */
     agUiAgent: (ctx: {
+      read: ScopedRead;
       streams: EventStreams;
-      services: { runs: RunService; runEvents: RunEventStreams; agUiFormat: RunStreamFormat };
+      services: {
+        runs: RunService;
+        runEvents: RunEventStreams;
+        approvals: ApprovalService;
+        waitpoints: WaitpointService;
+      };
     }) =>
       createAgUiAgent({
         runs: ctx.services.runs,
+        approvals: ctx.services.approvals,
+        waitpoints: ctx.services.waitpoints,
         events: ctx.services.runEvents,
         streams: ctx.streams,
-        format: ctx.services.agUiFormat,
+        read: ctx.read,
       }),
   },
   tags: {

@@ -39,9 +39,11 @@ export const AgUiRunRequest = z
       ),
     messages: z
       .array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() }))
-      .min(1)
       .max(agUi.messages)
-      .describe('The conversation: the text of its last `user` message is the run’s goal; the others are not read.'),
+      .describe(
+        'The conversation: the text of its last `user` message is a new run’s goal; the others are not read ' +
+          '(nor any, with `resume` or a cancel).',
+      ),
     tools: z
       .array(z.looseObject({ name: z.string() }))
       .max(agUi.tools)
@@ -59,8 +61,38 @@ export const AgUiRunRequest = z
           .optional()
           .describe('Which tool calls wait for a human approval (`writes` by default), as in `POST /v1/runs`.'),
         max_steps: z.number().int().min(1).max(maxSteps).optional(),
+        interrupts: z
+          .boolean()
+          .optional()
+          .describe(
+            '`false`: the stream goes on through approvals and waitpoints (CUSTOM events only) instead of ending ' +
+              'the AG-UI run with an interrupt.',
+          ),
+        command: z
+          .enum(['cancel'])
+          .optional()
+          .describe(
+            '`cancel`: cancel the thread’s run (the one `resume` names, else its newest unfinished one) and stream ' +
+              'its end (RUN_FINISHED `outcome: cancelled`); `resume` entries, if any, must be `cancelled`.',
+          ),
       })
       .optional(),
+    resume: z
+      .array(
+        z.looseObject({
+          interruptId: z.string().min(1).max(100),
+          status: z.enum(['resolved', 'cancelled']),
+          payload: z.unknown().optional(),
+        }),
+      )
+      .max(agUi.resume)
+      .optional()
+      .describe(
+        'Answers to the interrupts that ended the thread’s previous AG-UI run (AG-UI 1.0). `resolved`: an ' +
+          'approval’s payload is `{decision: "approve"|"reject"|"respond", notes?, input?, message?, edits?}`, ' +
+          'a waitpoint’s is its output; `cancelled`: set aside (another person answers it). The stream is the ' +
+          'rest of the same run, from where it asked.',
+      ),
   })
   .superRefine((body, ctx) => {
     const official = RunAgentInputSchema.safeParse(body);
@@ -70,6 +102,8 @@ export const AgUiRunRequest = z
       }
       return;
     }
+    // Answers and cancels continue a run: only a new run needs a goal.
+    if (body.resume?.length || body.forwardedProps?.command) return;
     const goal = goalOf(body.messages);
     if (!goal?.text) {
       ctx.addIssue({ code: 'custom', path: ['messages'], message: 'The last user message must carry text: the goal' });
@@ -112,6 +146,14 @@ export const AgUiEvent = z
       .describe(
         'CUSTOM: `weft.approval_requested` (value: `{approval_id, step_no, tool, input …}`), ' +
           '`weft.approval_resolved`, `weft.waitpoint_created`, `weft.run_status` … (the run event’s type).',
+      ),
+    outcome: z
+      .looseObject({ type: z.enum(['success', 'interrupt', 'cancelled']) })
+      .optional()
+      .describe(
+        'RUN_FINISHED: `interrupt` (`interrupts`: the run’s open approvals and `run.wait_for` waitpoints, each ' +
+          '`{id, reason, message, responseSchema, expiresAt?, toolCallId?, metadata}`, answered by `resume`) or ' +
+          '`cancelled`; absent when the run succeeded.',
       ),
   })
   .describe('An AG-UI event (protocol 1.0), as `@ag-ui/encoder` writes it.')

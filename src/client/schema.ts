@@ -937,8 +937,8 @@ export interface paths {
   };
   "/v1/ag-ui": {
     /**
-     * Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE)
-     * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`); the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>` (`weft.approval_requested` carries the `approval_id` to resolve); the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same run’s stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere. The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
+     * Run the llm agent for an AG-UI client: start, resume (answer an interrupt) or cancel; AG-UI events out
+     * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`). **Start**: the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>`; the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). **Interrupts**: when the run asks for a person (an approval, or a `run.wait_for` waitpoint) the AG-UI run ends after its `CUSTOM` event with `RUN_FINISHED` `outcome: {type: "interrupt", interrupts}`: each interrupt’s `id` is the approval’s or waitpoint’s id, `reason` `weft.approval` or `weft.waitpoint`, with `responseSchema`, `expiresAt` and `metadata` (`execution_id`, `step_no`, `tool`, `input`); the Weft run waits, durably (`forwardedProps.interrupts: false` streams on through it instead). **Resume**: the next RunAgentInput of the thread (`threadId` as before, or the `execution_id`) carries `resume`: an approval’s `resolved` payload `{decision: "approve"|"reject"|"respond", notes?, input?, message?, edits?}` resolves it as `POST /v1/approvals/{approval_id}/resolve` would (scope `approvals:write`, which MCP tokens never hold; the dispatching credential and, as the approval policy says, its user are refused), a waitpoint’s payload is its output (checked against its `output_schema`), `cancelled` sets one aside; the stream is a new AG-UI run (`RUN_STARTED`) of the same Weft run from where it asked. **Cancel**: `forwardedProps: {command: "cancel"}` cancels the thread’s run (the one `resume` names, else its newest unfinished one) and streams its end. The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere (without interrupts). The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
      *
      * Requires the `runs:write` scope.
      */
@@ -3992,6 +3992,12 @@ export interface components {
       timestamp?: number;
       /** @description CUSTOM: `weft.approval_requested` (value: `{approval_id, step_no, tool, input …}`), `weft.approval_resolved`, `weft.waitpoint_created`, `weft.run_status` … (the run event’s type). */
       name?: string;
+      /** @description RUN_FINISHED: `interrupt` (`interrupts`: the run’s open approvals and `run.wait_for` waitpoints, each `{id, reason, message, responseSchema, expiresAt?, toolCallId?, metadata}`, answered by `resume`) or `cancelled`; absent when the run succeeded. */
+      outcome?: {
+        /** @enum {string} */
+        type: "success" | "interrupt" | "cancelled";
+        [key: string]: unknown;
+      };
       [key: string]: unknown;
     };
     AgUiRunAgentInput: {
@@ -3999,7 +4005,7 @@ export interface components {
       threadId: string;
       /** @description The client’s id of this run, the idempotency key `ag-ui:<runId>`: the same request again follows the run it started (the AG-UI events’ `runId` is the `execution_id`). */
       runId: string;
-      /** @description The conversation: the text of its last `user` message is the run’s goal; the others are not read. */
+      /** @description The conversation: the text of its last `user` message is a new run’s goal; the others are not read (nor any, with `resume` or a cancel). */
       messages: {
           id: string;
           role: string;
@@ -4025,8 +4031,23 @@ export interface components {
          */
         approval?: "writes" | "all" | "none";
         max_steps?: number;
+        /** @description `false`: the stream goes on through approvals and waitpoints (CUSTOM events only) instead of ending the AG-UI run with an interrupt. */
+        interrupts?: boolean;
+        /**
+         * @description `cancel`: cancel the thread’s run (the one `resume` names, else its newest unfinished one) and stream its end (RUN_FINISHED `outcome: cancelled`); `resume` entries, if any, must be `cancelled`.
+         * @enum {string}
+         */
+        command?: "cancel";
         [key: string]: unknown;
       };
+      /** @description Answers to the interrupts that ended the thread’s previous AG-UI run (AG-UI 1.0). `resolved`: an approval’s payload is `{decision: "approve"|"reject"|"respond", notes?, input?, message?, edits?}`, a waitpoint’s is its output; `cancelled`: set aside (another person answers it). The stream is the rest of the same run, from where it asked. */
+      resume?: ({
+          interruptId: string;
+          /** @enum {string} */
+          status: "resolved" | "cancelled";
+          payload?: unknown;
+          [key: string]: unknown;
+        })[];
       [key: string]: unknown;
     };
     ApprovalList: {
@@ -20991,8 +21012,8 @@ export interface operations {
     };
   };
   /**
-   * Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE)
-   * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`); the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>` (`weft.approval_requested` carries the `approval_id` to resolve); the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same run’s stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere. The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
+   * Run the llm agent for an AG-UI client: start, resume (answer an interrupt) or cancel; AG-UI events out
+   * @description AG-UI (protocol 1.0) over Weft’s durable runs. The body is a RunAgentInput, checked with `@ag-ui/core`’s schema (422 with each issue’s `loc`). **Start**: the text of its last `user` message (at most 4000 characters) becomes the goal of an `llm` run, tagged `ag-ui` and `ag-ui-thread:<threadId>`, dispatched with the idempotency key `ag-ui:<runId>`. The answer is that run’s event log as AG-UI events, encoded by `@ag-ui/encoder`: `RUN_STARTED` (its `runId` is the `execution_id`), per tool step `STEP_STARTED`, `TOOL_CALL_START`/`ARGS`/`END`, `TOOL_CALL_RESULT`, `STEP_FINISHED`; approvals, waitpoints, decisions and status changes as `CUSTOM` events named `weft.<run event type>`; the answer as `TEXT_MESSAGE_START`/`CONTENT`/`END`; then `RUN_FINISHED` (`outcome: {type: "cancelled"}` for a cancelled run) or `RUN_ERROR` (a failed run: its error `code`). **Interrupts**: when the run asks for a person (an approval, or a `run.wait_for` waitpoint) the AG-UI run ends after its `CUSTOM` event with `RUN_FINISHED` `outcome: {type: "interrupt", interrupts}`: each interrupt’s `id` is the approval’s or waitpoint’s id, `reason` `weft.approval` or `weft.waitpoint`, with `responseSchema`, `expiresAt` and `metadata` (`execution_id`, `step_no`, `tool`, `input`); the Weft run waits, durably (`forwardedProps.interrupts: false` streams on through it instead). **Resume**: the next RunAgentInput of the thread (`threadId` as before, or the `execution_id`) carries `resume`: an approval’s `resolved` payload `{decision: "approve"|"reject"|"respond", notes?, input?, message?, edits?}` resolves it as `POST /v1/approvals/{approval_id}/resolve` would (scope `approvals:write`, which MCP tokens never hold; the dispatching credential and, as the approval policy says, its user are refused), a waitpoint’s payload is its output (checked against its `output_schema`), `cancelled` sets one aside; the stream is a new AG-UI run (`RUN_STARTED`) of the same Weft run from where it asked. **Cancel**: `forwardedProps: {command: "cancel"}` cancels the thread’s run (the one `resume` names, else its newest unfinished one) and streams its end. The last `data:` line of each run event carries its `id:`: the same request again with `Last-Event-ID` resumes the same stream, and `GET /v1/runs/{execution_id}/events?format=ag-ui` follows it from anywhere (without interrupts). The stream re-checks its credential like every run stream (a lapse ends it with `RUN_ERROR`, `code` `credential_revoked`, `credential_expired` or `member_removed`) and, after its lifetime, ends with `CUSTOM` `weft.reconnect` `{detail, last_event_id}`. `tools`, `context`, `state` and earlier messages are accepted and not read; `forwardedProps` may set `approval` and `max_steps`.
    *
    * Requires the `runs:write` scope.
    */
@@ -21029,7 +21050,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Run the llm agent for an AG-UI client: a RunAgentInput in, AG-UI events out (SSE) */
+      /** @description Run the llm agent for an AG-UI client: start, resume (answer an interrupt) or cancel; AG-UI events out */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21061,7 +21082,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description The credential lacks `runs:write`, or `runs:read` to follow the run; or The credential lacks the `runs:write` scope */
+      /** @description The credential lacks `runs:write`, `runs:read` to follow the run, or `approvals:write` to answer an approval; or the separation of duties refuses it (approval_by_dispatcher, approval_by_dispatching_user, not_an_approver), as on `POST /v1/approvals/{approval_id}/resolve`; or The credential lacks the `runs:write` scope */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21071,7 +21092,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description `workspace_id` names no workspace the caller belongs to */
+      /** @description interrupt_not_found (a resume names no approval or waitpoint of the thread’s runs, or another workspace’s), or run_not_found (a cancel in a thread without runs); or `workspace_id` names no workspace the caller belongs to */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21081,7 +21102,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorBody"];
         };
       };
-      /** @description idempotency_key_reused: this runId was used with another request */
+      /** @description idempotency_key_reused (this runId was used with another request); an approval or waitpoint no longer open (answered already, expired, its run finished); a cancel of a run that finished otherwise */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];

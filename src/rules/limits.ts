@@ -269,8 +269,9 @@ export const LIMITS = {
   },
   // Issue 42 item 3, AG-UI (`POST /v1/ag-ui`): a RunAgentInput's messages, tools and context entries at most;
   // its threadId (a run tag `ag-ui-thread:<threadId>`, so at most a tag's 64 characters with the prefix) and
-  // its runId (the run's idempotency key `ag-ui:<runId>`) are bounded so that both fit.
-  agUi: { messages: 200, tools: 100, context: 100, threadIdChars: 51, runIdChars: 200 },
+  // its runId (the run's idempotency key `ag-ui:<runId>`) are bounded so that both fit; `resume`: the
+  // interrupts one RunAgentInput answers at most.
+  agUi: { messages: 200, tools: 100, context: 100, threadIdChars: 51, runIdChars: 200, resume: 20 },
   // Issue 42 item 2, A2A (`POST /a2a`): a blocking `SendMessage` (without `returnImmediately`) waits at most
   // `blockingWaitSeconds` for its run to finish or ask for input, then answers the task as it is (working).
   // ListTasks' pageSize: A2A 1.0's own bounds (1 to 100, 50 when unset).

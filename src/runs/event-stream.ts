@@ -67,6 +67,8 @@ export interface RunStreamEncoder {
   encode(rows: readonly EventRow[]): string | Promise<string>;
   /** The stream's final frames in the format's words (Weft's `error` and `reconnect` by default). */
   ending?: StreamEnding;
+  /** True once the last `encode` ended the stream in the format's words (AG-UI's interrupt) before the run did. */
+  ended?(): boolean;
 }
 
 const WEFT_FORMAT: RunStreamFormat = {
@@ -204,20 +206,20 @@ export function createRunEventStreams(deps: {
      * One run's events: replayed after Last-Event-ID, then live, ending after `run.finished`; a 404
      * before the stream opens for a run the credential cannot see. `format` writes them in another
      * protocol's words; `admission` is the stream's place when the caller took it first (released here
-     * when the stream does not open).
+     * when the stream does not open); `after` is the cursor to start after when no Last-Event-ID is given.
      */
     async followRun(
       ctx: Context,
       principal: Principal,
       executionId: string,
-      options: { format?: RunStreamFormat; admission?: StreamAdmission } = {},
+      options: { format?: RunStreamFormat; admission?: StreamAdmission; after?: number } = {},
     ): Promise<void> {
       const scope = standingScopeOf(principal);
       let after: number;
       let finishedAtOpen: boolean;
       let encoder: RunStreamEncoder;
       try {
-        after = lastEventId(ctx) ?? 0;
+        after = lastEventId(ctx) ?? options.after ?? 0;
         const [run] = await read<{ status: RunStatus }>(
           scope,
           `SELECT status FROM run_executions WHERE id = $1::uuid`,
@@ -245,6 +247,7 @@ export function createRunEventStreams(deps: {
             if (page.length > 0) {
               write(await encoder.encode(page));
               after = page.at(-1)!.id;
+              if (encoder.ended?.()) return true;
             }
             if (last >= 0) return true;
             if (rows.length === PAGE) continue;

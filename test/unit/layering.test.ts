@@ -46,6 +46,7 @@ function importsLeaving(dir: string, allowed: string[]): string[] {
 const FEATURE_PLAN: Record<string, Record<string, string>> = {
   'ag-ui': {
     runs: 'a RunAgentInput dispatches an llm run, and its event log is streamed in AG-UI’s words',
+    approvals: 'a resume entry resolves the run’s pending approval as POST /v1/approvals/{id}/resolve does',
   },
   a2a: {
     runs: 'an A2A task is a run: dispatched, read, cancelled and followed through the run service and its event log',
