@@ -26,7 +26,7 @@ import type { Client } from '@temporalio/client';
 import type { WeftProcess } from '../test/helpers/weft-process';
 import { startApiProcess, startWorkerProcess } from '../test/helpers/weft-process';
 import type { CpuUse } from './lib/cpu';
-import { cpuWindow, pidsNamed } from './lib/cpu';
+import { cpuWindow, postgresBackends } from './lib/cpu';
 import type { Measurement } from './lib/measure';
 import { measure, numberOption } from './lib/measure';
 import { runResult } from './lib/run-worker';
@@ -141,7 +141,8 @@ async function runShape(
     const window = cpuWindow({
       weft: () => [...apiProcesses, ...workerProcesses].map((each) => each.child.pid ?? 0).filter(Boolean),
       temporal: service.temporalPids,
-      postgres: () => pidsNamed('postgres'),
+      postgres: () => postgresBackends([service.database]),
+      temporalPostgres: () => postgresBackends(service.temporalDatabases),
       bench: () => [process.pid],
     });
     const measurement = await measure(`${apis} API × ${workers} worker`, playbook, {
@@ -153,8 +154,8 @@ async function runShape(
     const problems = await checkCorrectness(owner, tenant, dispatched);
     console.error(
       `${temporal}: ${apis} API × ${workers} worker: ${measurement.rps.toFixed(1)} runs/s, ` +
-        `p95 ${measurement.p95.toFixed(0)} ms, ${dispatched.length} runs, machine ${(cpu.machineBusy * 100).toFixed(0)} % ` +
-        `busy, ${problems.length} problems`,
+        `p95 ${measurement.p95.toFixed(0)} ms, ${dispatched.length} runs, ` +
+        `machine ${(cpu.machineBusy * 100).toFixed(0)} % busy, ${problems.length} problems`,
     );
     return { temporal, apis, workers, measurement, runs: dispatched.length, problems, cpu };
   } finally {
@@ -254,15 +255,16 @@ function printSideBySide(results: ShapeResult[]) {
 /** Where each shape's CPU went: the machine's busy share and core-ms per run by component. */
 function printCpu(results: ShapeResult[]) {
   console.log(
-    '\n## Where the CPU went (per run: CPU of the window ÷ runs in it; Postgres counts every backend on the ' +
-      'machine)\n\n| Temporal | APIs | workers | machine busy | Weft core-ms/run | Temporal core-ms/run | ' +
-      'Postgres core-ms/run | bench core-ms/run |\n|---|---|---|---|---|---|---|---|',
+    "\n## Where the CPU went (per run: CPU of the window ÷ runs in it; Postgres: the backends of Weft's and of " +
+      "Temporal's databases)\n\n| Temporal | APIs | workers | machine busy | Weft core-ms/run | " +
+      "Temporal core-ms/run | Weft's Postgres core-ms/run | Temporal's Postgres core-ms/run | bench core-ms/run |\n" +
+      '|---|---|---|---|---|---|---|---|---|',
   );
   for (const r of results) {
     const perRun = (group: string) => ((r.cpu.seconds[group]! * 1000) / Math.max(1, r.runs)).toFixed(0);
     console.log(
       `| ${r.temporal} | ${r.apis} | ${r.workers} | ${(r.cpu.machineBusy * 100).toFixed(0)} % | ${perRun('weft')} | ` +
-        `${perRun('temporal')} | ${perRun('postgres')} | ${perRun('bench')} |`,
+        `${perRun('temporal')} | ${perRun('postgres')} | ${perRun('temporalPostgres')} | ${perRun('bench')} |`,
     );
   }
 }

@@ -86,7 +86,7 @@ describe('reads from a standby (issue 44 item 4)', function () {
     });
   });
 
-  it('counts in GET /metrics where the read routes were served: the standby, or the primary for the own write', async () => {
+  it('counts in GET /metrics where the reads were served: the standby, or the primary for the own write', async () => {
     const served = async () => {
       const text = await (await fetch(`${variant.stack.baseUrl}/metrics`)).text();
       const count = (outcome: string) =>

@@ -33,6 +33,45 @@ export function pidsNamed(name: string): number[] {
   return pids;
 }
 
+/**
+ * The Postgres backends serving `databases` (`postgres: 15/main: weft_app weft_bench 127.0.0.1(…) idle`), and
+ * the WAL sender when `walSender`: the share of the machine's Postgres a bench causes, apart from other work.
+ */
+export function postgresBackends(databases: readonly string[], walSender = false): number[] {
+  return pidsNamed('postgres').filter((pid) => {
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (walSender && /: walsender /.test(command)) return true;
+      return databases.some((database) => command.includes(` ${database} `));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** `root` and every process below it (a postmaster and its backends), by the parent pid in /proc/<pid>/stat. */
+export function processesUnder(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.pop()!;
+    found.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return found;
+}
+
 /** The machine's busy and total CPU seconds since boot (all cores). */
 function machineSeconds(): { busy: number; total: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;

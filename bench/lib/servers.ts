@@ -14,6 +14,8 @@ import { createProvisioning } from '../../src/tenancy/service';
 export interface ExternalTemporal {
   address: string;
   pids(): number[];
+  /** Its persistence and visibility databases on the machine's Postgres. */
+  databases: string[];
 }
 
 /**
@@ -71,6 +73,10 @@ export async function bootBenchService(
     provisioning,
     /** The Temporal server's processes (its CPU, bench/lib/cpu.ts). */
     temporalPids: (): number[] => (external ? external.pids() : temporal?.process.pid ? [temporal.process.pid] : []),
+    /** Temporal's databases on the machine's Postgres (none for the dev server: SQLite in its process). */
+    temporalDatabases: external?.databases ?? [],
+    /** Weft's database, as its Postgres backends name it. */
+    database: new URL(config.DATABASE_URL).pathname.slice(1),
     async stop() {
       await owner.destroy();
       await runtime.close();

@@ -33,6 +33,7 @@ export async function useCluster(log: (line: string) => void): Promise<ClusterUs
   log(`[cluster] up in ${((Date.now() - started) / 1000).toFixed(0)} s at ${clusterAddress(settings)}`);
   return {
     address: clusterAddress(settings),
+    databases: [settings.database, settings.visibilityDatabase],
     pids: () => processes.map((each) => runningPid(settings, each.name)).filter((pid): pid is number => !!pid),
     async release() {
       if (running.size === 0) {
