@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- scale [--seconds 4] [--clients 12] [--workers 1,2,3] [--apis 1,2] [--pool 6]`
+ * `npm run bench -- scale [--seconds 4] [--clients 12] [--workers 1,2,3] [--apis 1,2] [--pool 6]
+ *   [--temporal dev|cluster|both]`
  *
  * More than one process, measured (issue 29 item 4): one private Temporal dev server (a free port,
  * `npm start`'s dispatch settings), one Postgres database (weft_bench), and for each shape N API processes
@@ -11,6 +12,11 @@
  * database: every dispatched run exists once and SUCCEEDED with its 3 steps, every charge is in the ledger
  * once (one `ontology.search.hybrid` debit per run, no refund) and the tenant's balance agrees.
  * `--seconds` keeps a run short (about 6 × (seconds + ~20 s of process start) in all).
+ *
+ * `--temporal cluster` runs the same matrix on the multi-process Temporal cluster of `npm run cluster` (issue 44
+ * item 5; brought up by bench/lib/temporal-target.ts and left as found), `both` on the dev server and the cluster
+ * shape by shape, printed side by side with cluster ÷ dev ratios. Each shape also reports where the CPU went
+ * (the machine's busy share; core-ms per run of Weft's processes, Temporal's, Postgres's) to say what limits it.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -19,10 +25,14 @@ import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { WeftProcess } from '../test/helpers/weft-process';
 import { startApiProcess, startWorkerProcess } from '../test/helpers/weft-process';
+import type { CpuUse } from './lib/cpu';
+import { cpuWindow, postgresBackends } from './lib/cpu';
 import type { Measurement } from './lib/measure';
 import { measure, numberOption } from './lib/measure';
 import { runResult } from './lib/run-worker';
 import { bootBenchService } from './lib/servers';
+import type { TemporalKind } from './lib/temporal-target';
+import { temporalKinds, useCluster } from './lib/temporal-target';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const listOption = (args: string[], name: string, fallback: number[]) => {
@@ -64,14 +74,94 @@ async function pollersReady(client: Client, queue: string, count: number, worker
 }
 
 interface ShapeResult {
+  temporal: TemporalKind;
   apis: number;
   workers: number;
   measurement: Measurement;
   runs: number;
   problems: string[];
+  cpu: CpuUse;
 }
 
 const CREDITS = 1_000_000;
+const STEPS = [
+  { tool: 'ontology.search', input: { query: 'scale' } },
+  { tool: 'billing.credits_balance' },
+  { tool: 'billing.credits_balance' },
+];
+
+type BenchService = Awaited<ReturnType<typeof bootBenchService>>;
+interface ShapeOptions {
+  seconds: number;
+  clients: number;
+  poolSize: string;
+}
+
+/** One shape on one Temporal: fresh processes, a queue and a workspace of its own, measured, then checked. */
+async function runShape(
+  temporal: TemporalKind,
+  service: BenchService,
+  apis: number,
+  workers: number,
+  options: ShapeOptions,
+): Promise<ShapeResult> {
+  const { env, owner, provisioning, runtime } = service;
+  const { client } = runtime.temporal;
+  const queue = `weft-bench-scale-${apis}x${workers}-${randomUUID().slice(0, 8)}`;
+  const processEnv: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) processEnv[key] = value;
+  Object.assign(processEnv, {
+    DATABASE_POOL_SIZE: options.poolSize,
+    DATABASE_WORKER_POOL_SIZE: options.poolSize,
+    TEMPORAL_TASK_QUEUE: queue,
+  });
+  const tenant = await provisioning.bootstrap({ name: `weft-bench-scale-${apis}x${workers}`, credits: CREDITS });
+  const workerProcesses = Array.from({ length: workers }, () => startWorkerProcess(processEnv));
+  const apiProcesses: WeftProcess[] = [];
+  try {
+    apiProcesses.push(...(await Promise.all(Array.from({ length: apis }, () => startApiProcess(processEnv)))));
+    await pollersReady(client, queue, workers, workerProcesses);
+
+    const dispatched: string[] = [];
+    let turn = 0;
+    const playbook = async () => {
+      const api = apiProcesses[turn++ % apiProcesses.length]!;
+      const response = await fetch(`${api.baseUrl}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'playbook', input: { steps: STEPS } }),
+      });
+      const text = await response.text();
+      if (response.status !== 202) throw new Error(`POST /v1/runs answered ${response.status}: ${text}`);
+      const executionId: string = JSON.parse(text).execution_id;
+      dispatched.push(executionId);
+      const result = await runResult(client, executionId);
+      if (result.status !== 'SUCCEEDED') throw new Error(`run ${executionId} ended ${result.status}`);
+    };
+    const window = cpuWindow({
+      weft: () => [...apiProcesses, ...workerProcesses].map((each) => each.child.pid ?? 0).filter(Boolean),
+      temporal: service.temporalPids,
+      postgres: () => postgresBackends([service.database]),
+      temporalPostgres: () => postgresBackends(service.temporalDatabases),
+      bench: () => [process.pid],
+    });
+    const measurement = await measure(`${apis} API × ${workers} worker`, playbook, {
+      concurrency: options.clients,
+      durationMs: options.seconds * 1000,
+      warmupMs: 1000,
+    });
+    const cpu = window.stop();
+    const problems = await checkCorrectness(owner, tenant, dispatched);
+    console.error(
+      `${temporal}: ${apis} API × ${workers} worker: ${measurement.rps.toFixed(1)} runs/s, ` +
+        `p95 ${measurement.p95.toFixed(0)} ms, ${dispatched.length} runs, ` +
+        `machine ${(cpu.machineBusy * 100).toFixed(0)} % busy, ${problems.length} problems`,
+    );
+    return { temporal, apis, workers, measurement, runs: dispatched.length, problems, cpu };
+  } finally {
+    await Promise.all([...apiProcesses, ...workerProcesses].map(stopProcess));
+  }
+}
 
 export async function run(args: string[]): Promise<void> {
   const seconds = numberOption(args, 'seconds', 4);
@@ -80,70 +170,54 @@ export async function run(args: string[]): Promise<void> {
   const apiCounts = listOption(args, 'apis', [1, 2]);
   // Each process's pool: 5 processes × 2 pools' worth must fit beside the other benches' and tests'.
   const poolSize = String(numberOption(args, 'pool', 6));
+  const kinds = temporalKinds(args);
 
-  const service = await bootBenchService({ queue: 'weft-bench-scale' });
-  const { env, owner, provisioning, runtime } = service;
-  const { client } = runtime.temporal;
-  const base: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) base[key] = value;
-  Object.assign(base, { DATABASE_POOL_SIZE: poolSize, DATABASE_WORKER_POOL_SIZE: poolSize });
-
-  const steps = [
-    { tool: 'ontology.search', input: { query: 'scale' } },
-    { tool: 'billing.credits_balance' },
-    { tool: 'billing.credits_balance' },
-  ];
+  const cluster = kinds.includes('cluster') ? await useCluster((line) => console.error(line)) : undefined;
+  const services = new Map<TemporalKind, BenchService>();
   const results: ShapeResult[] = [];
-
-  for (const apis of apiCounts) {
-    for (const workers of workerCounts) {
-      const queue = `weft-bench-scale-${apis}x${workers}-${randomUUID().slice(0, 8)}`;
-      const processEnv = { ...base, TEMPORAL_TASK_QUEUE: queue };
-      const tenant = await provisioning.bootstrap({ name: `weft-bench-scale-${apis}x${workers}`, credits: CREDITS });
-      const workerProcesses = Array.from({ length: workers }, () => startWorkerProcess(processEnv));
-      const apiProcesses: WeftProcess[] = [];
-      try {
-        apiProcesses.push(...(await Promise.all(Array.from({ length: apis }, () => startApiProcess(processEnv)))));
-        await pollersReady(client, queue, workers, workerProcesses);
-
-        const dispatched: string[] = [];
-        let turn = 0;
-        const playbook = async () => {
-          const api = apiProcesses[turn++ % apiProcesses.length]!;
-          const response = await fetch(`${api.baseUrl}/v1/runs`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ agent: 'playbook', input: { steps } }),
-          });
-          const text = await response.text();
-          if (response.status !== 202) throw new Error(`POST /v1/runs answered ${response.status}: ${text}`);
-          const executionId: string = JSON.parse(text).execution_id;
-          dispatched.push(executionId);
-          const result = await runResult(client, executionId);
-          if (result.status !== 'SUCCEEDED') throw new Error(`run ${executionId} ended ${result.status}`);
-        };
-        const measurement = await measure(`${apis} API × ${workers} worker`, playbook, {
-          concurrency: clients,
-          durationMs: seconds * 1000,
-          warmupMs: 1000,
-        });
-        const problems = await checkCorrectness(owner, tenant, dispatched);
-        results.push({ apis, workers, measurement, runs: dispatched.length, problems });
-        console.error(
-          `${apis} API × ${workers} worker: ${measurement.rps.toFixed(1)} runs/s, ` +
-            `p95 ${measurement.p95.toFixed(0)} ms, ${dispatched.length} runs, ${problems.length} problems`,
-        );
-      } finally {
-        await Promise.all([...apiProcesses, ...workerProcesses].map(stopProcess));
+  try {
+    for (const kind of kinds) {
+      const temporal = kind === 'cluster' ? cluster : undefined;
+      services.set(kind, await bootBenchService({ queue: 'weft-bench-scale', ...(temporal ? { temporal } : {}) }));
+    }
+    // Shape by shape, each on every Temporal in turn: both see the same spell of the machine's load.
+    for (const apis of apiCounts) {
+      for (const workers of workerCounts) {
+        for (const kind of kinds) {
+          results.push(await runShape(kind, services.get(kind)!, apis, workers, { seconds, clients, poolSize }));
+        }
       }
     }
+  } finally {
+    for (const service of services.values()) await service.stop();
+    await cluster?.release();
   }
 
-  const anchor = results.find((r) => r.apis === apiCounts[0] && r.workers === workerCounts[0])!.measurement;
-  console.log(`\n## Scale-out: API and worker processes, ${seconds} s per shape, ${clients} clients\n`);
+  for (const kind of kinds)
+    printShapes(
+      kind,
+      results.filter((r) => r.temporal === kind),
+      { seconds, clients, poolSize },
+    );
+  if (kinds.length === 2) printSideBySide(results);
+  printCpu(results);
+  if (results.some((r) => r.problems.length)) throw new Error('correctness check failed (see the table)');
+}
+
+const TEMPORAL_NAMES: Record<TemporalKind, string> = {
+  dev: 'the Temporal dev server (one process, SQLite in memory)',
+  cluster: 'the Temporal cluster (`npm run cluster`: frontend, 2 history, 2 matching, worker; Postgres)',
+};
+
+function printShapes(kind: TemporalKind, results: ShapeResult[], options: ShapeOptions) {
+  const anchor = results[0]!.measurement;
+  const first = results[0]!;
   console.log(
-    `Anchor: the ${apiCounts[0]} API × ${workerCounts[0]} worker shape of this run. ` +
-      `Each process's database pool: ${poolSize}. Machine: ${os.cpus().length} cores.\n`,
+    `\n## Scale-out on ${TEMPORAL_NAMES[kind]}: ${options.seconds} s per shape, ${options.clients} clients\n`,
+  );
+  console.log(
+    `Anchor: the ${first.apis} API × ${first.workers} worker shape of this run. ` +
+      `Each process's database pool: ${options.poolSize}. Machine: ${os.cpus().length} cores.\n`,
   );
   console.log(
     '| APIs | workers | runs/s | ÷ anchor | p50 ms | p95 ms | p95 ÷ anchor | runs checked | correctness |\n' +
@@ -157,8 +231,42 @@ export async function run(args: string[]): Promise<void> {
         `${r.problems.length ? r.problems.join('; ') : 'every run once, every charge once'} |`,
     );
   }
-  await service.stop();
-  if (results.some((r) => r.problems.length)) throw new Error('correctness check failed (see the table)');
+}
+
+/** The cluster beside the dev server, shape by shape: the dev server's figures are the anchor. */
+function printSideBySide(results: ShapeResult[]) {
+  console.log('\n## The cluster beside the dev server, same run (ratio = cluster ÷ dev)\n');
+  console.log(
+    '| APIs | workers | dev runs/s | cluster runs/s | runs/s ratio | dev p50 / p95 ms | cluster p50 / p95 ms | ' +
+      'p50 ratio | p95 ratio |\n|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const dev of results.filter((r) => r.temporal === 'dev')) {
+    const cluster = results.find((r) => r.temporal === 'cluster' && r.apis === dev.apis && r.workers === dev.workers);
+    if (!cluster) continue;
+    const [d, c] = [dev.measurement, cluster.measurement];
+    console.log(
+      `| ${dev.apis} | ${dev.workers} | ${d.rps.toFixed(1)} | ${c.rps.toFixed(1)} | ${(c.rps / d.rps).toFixed(2)} | ` +
+        `${d.p50.toFixed(0)} / ${d.p95.toFixed(0)} | ${c.p50.toFixed(0)} / ${c.p95.toFixed(0)} | ` +
+        `${(c.p50 / d.p50).toFixed(2)} | ${(c.p95 / d.p95).toFixed(2)} |`,
+    );
+  }
+}
+
+/** Where each shape's CPU went: the machine's busy share and core-ms per run by component. */
+function printCpu(results: ShapeResult[]) {
+  console.log(
+    "\n## Where the CPU went (per run: CPU of the window ÷ runs in it; Postgres: the backends of Weft's and of " +
+      "Temporal's databases)\n\n| Temporal | APIs | workers | machine busy | Weft core-ms/run | " +
+      "Temporal core-ms/run | Weft's Postgres core-ms/run | Temporal's Postgres core-ms/run | bench core-ms/run |\n" +
+      '|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of results) {
+    const perRun = (group: string) => ((r.cpu.seconds[group]! * 1000) / Math.max(1, r.runs)).toFixed(0);
+    console.log(
+      `| ${r.temporal} | ${r.apis} | ${r.workers} | ${(r.cpu.machineBusy * 100).toFixed(0)} % | ${perRun('weft')} | ` +
+        `${perRun('temporal')} | ${perRun('postgres')} | ${perRun('temporalPostgres')} | ${perRun('bench')} |`,
+    );
+  }
 }
 
 /**

@@ -86,6 +86,27 @@ describe('reads from a standby (issue 44 item 4)', function () {
     });
   });
 
+  it('counts in GET /metrics where the reads were served: the standby, or the primary for the own write', async () => {
+    const served = async () => {
+      const text = await (await fetch(`${variant.stack.baseUrl}/metrics`)).text();
+      const count = (outcome: string) =>
+        Number(new RegExp(`^weft_db_standby_reads_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      return { standby: count('standby'), behind: count('behind') };
+    };
+    await pauseReplay();
+    const created = await api.post('/v1/ontology/nodes', { type: 'person', name: 'Counted Standby' });
+    const before = await served();
+    expect((await api.get(`/v1/ontology/nodes/${created.body.id}`)).status, 'the paused standby').to.equal(404);
+    const afterStale = await served();
+    expect(afterStale.standby, 'served by the standby').to.be.greaterThan(before.standby);
+    expect(afterStale.behind).to.equal(before.behind);
+    const own = await readAfter(`/v1/ontology/nodes/${created.body.id}`, created.headers.get('weft-read-after')!);
+    expect(own.status).to.equal(200);
+    const afterOwn = await served();
+    expect(afterOwn.behind, 'sent to the primary: the standby is behind the write').to.be.greaterThan(before.behind);
+    expect(afterOwn.standby).to.equal(afterStale.standby);
+  });
+
   it('serves a run’s view (a snapshot) from the standby, and the dispatcher’s own from the primary', async () => {
     await pauseReplay();
     const dispatched = await api.post('/v1/runs', {

@@ -10,6 +10,14 @@ import type { DevServer } from '../../src/platform/temporal/dev-server';
 import { freePort, startDevServer } from '../../src/platform/temporal/dev-server';
 import { createProvisioning } from '../../src/tenancy/service';
 
+/** A Temporal server the bench did not start for this service: its address and its processes. */
+export interface ExternalTemporal {
+  address: string;
+  pids(): number[];
+  /** Its persistence and visibility databases on the machine's Postgres. */
+  databases: string[];
+}
+
 /**
  * A Temporal dev server of the bench's own, on a free loopback port, with the dispatch settings
  * `npm start` uses; `env.TEMPORAL_ADDRESS` points at it. Never the default port: an operator's
@@ -34,7 +42,13 @@ export async function serveLocally(app: Koa): Promise<{ server: Server; url: str
  * with (for a forked worker). `stop` closes them.
  */
 export async function bootBenchService(
-  options: { queue?: string; settings?: Record<string, string>; temporalSettings?: readonly string[] } = {},
+  options: {
+    queue?: string;
+    settings?: Record<string, string>;
+    temporalSettings?: readonly string[];
+    /** A Temporal the caller runs (the cluster: bench/lib/temporal-target.ts) instead of a private dev server. */
+    temporal?: ExternalTemporal;
+  } = {},
 ) {
   const env = withDatabaseSuffix(process.env, '_bench');
   env.LOG_LEVEL = 'error';
@@ -43,7 +57,10 @@ export async function bootBenchService(
   env.RESPONSE_VALIDATION = 'false';
   Object.assign(env, options.settings);
   env.TEMPORAL_TASK_QUEUE = `${options.queue ?? 'weft-bench'}-${randomUUID().slice(0, 8)}`;
-  const temporal = await privateTemporal(env, options.temporalSettings);
+  let temporal: DevServer | undefined;
+  if (options.temporal) env.TEMPORAL_ADDRESS = options.temporal.address;
+  else temporal = await privateTemporal(env, options.temporalSettings);
+  const external = options.temporal;
   const config = loadConfig(env);
   const runtime = await createRuntime(config, createLogger(config));
   const owner = await createMigrationDataSource(config).initialize();
@@ -54,10 +71,16 @@ export async function bootBenchService(
     runtime,
     owner,
     provisioning,
+    /** The Temporal server's processes (its CPU, bench/lib/cpu.ts). */
+    temporalPids: (): number[] => (external ? external.pids() : temporal?.process.pid ? [temporal.process.pid] : []),
+    /** Temporal's databases on the machine's Postgres (none for the dev server: SQLite in its process). */
+    temporalDatabases: external?.databases ?? [],
+    /** Weft's database, as its Postgres backends name it. */
+    database: new URL(config.DATABASE_URL).pathname.slice(1),
     async stop() {
       await owner.destroy();
       await runtime.close();
-      await temporal.stop();
+      await temporal?.stop();
     },
   };
 }

@@ -79,9 +79,13 @@ async function ensureNamespace(settings: ClusterSettings, log: Log) {
 export async function upCluster(settings: ClusterSettings, log: Log = () => {}): Promise<void> {
   const { server, sqlTool } = binaries(log);
   await ensureSchemas(settings, sqlTool, log);
-  const processes = clusterProcesses(settings);
-  for (const target of processes) startProcess(settings, server, target);
-  for (const target of processes) await waitListening(settings, target);
+  const [first, ...rest] = clusterProcesses(settings);
+  // On new databases each process inserts the cluster's metadata row at start: started together, all but one
+  // meet a duplicate key and exit. The first one writes it alone; the others start once it listens.
+  startProcess(settings, server, first!);
+  await waitListening(settings, first!);
+  for (const target of rest) startProcess(settings, server, target);
+  for (const target of rest) await waitListening(settings, target);
   await ensureNamespace(settings, log);
 }
 

@@ -1,6 +1,8 @@
+import { Counter } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { DomainError } from '../errors';
+import { metricsRegistry } from '../metrics/registry';
 
 /**
  * Reads from a streaming-replication standby (issue 44 item 4, DATABASE_REPLICA_URL). A route marked
@@ -80,20 +82,41 @@ export function createStandby(dataSource: DataSource, onFailure: (error: unknown
   };
 }
 
+/**
+ * Where the reads a route let go to the standby were served: `standby`; `behind`, on the primary because the
+ * standby had not replayed the caller's last write (read-your-writes) or could not say how far it had; `failed`,
+ * on the primary after the standby's read failed. Their ratio is the share of the load the standby takes.
+ */
+const standbyReads = new Counter({
+  name: 'weft_db_standby_reads_total',
+  help: 'Reads a route let go to the standby, by where they were served (standby, behind, failed).',
+  labelNames: ['outcome'],
+  registers: [metricsRegistry],
+});
+
 /** Reads `read` from the standby when the position allows, from the primary otherwise or when that fails. */
 export async function fromStandbyOr<T>(
   standby: Standby | undefined,
   position: ReadPosition | undefined,
   read: (onStandby: boolean) => Promise<T>,
 ): Promise<T> {
-  if (standby && position && (await standby.serves(position))) {
-    try {
-      return await read(true);
-    } catch (error) {
-      // An answer (a 404, a refusal) is the same on the primary: only the database's failures go there.
-      if (error instanceof DomainError) throw error;
-      standby.failed(error);
-    }
+  if (!standby || !position?.standby) return read(false);
+  if (!(await standby.serves(position))) {
+    standbyReads.inc({ outcome: 'behind' });
+    return read(false);
   }
+  try {
+    const answer = await read(true);
+    standbyReads.inc({ outcome: 'standby' });
+    return answer;
+  } catch (error) {
+    // An answer (a 404, a refusal) is the same on the primary: only the database's failures go there.
+    if (error instanceof DomainError) {
+      standbyReads.inc({ outcome: 'standby' });
+      throw error;
+    }
+    standby.failed(error);
+  }
+  standbyReads.inc({ outcome: 'failed' });
   return read(false);
 }
