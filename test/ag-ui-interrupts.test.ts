@@ -51,7 +51,7 @@ const subsequence = (list: string[], wanted: string[]) => {
 };
 
 describe('AG-UI interrupts: answering and cancelling a run from an AG-UI client (issue 42 item 3)', () => {
-  it('an approval ends the AG-UI run with an interrupt; a colleague’s HttpAgent resumes it, the dispatcher’s is refused', async () => {
+  it('an approval ends the AG-UI run with an interrupt; a colleague resumes it, the dispatcher cannot', async () => {
     const owner = await newTenant(50);
     const colleague = await newMember(owner.workspace_id);
     const mine = agentOf(owner.api_key, GOAL);
@@ -191,7 +191,7 @@ describe('AG-UI interrupts: answering and cancelling a run from an AG-UI client 
     expect((end.at(-1) as any).outcome?.type ?? 'success').to.equal('success');
   });
 
-  it('cancels from the client: `forwardedProps.command: cancel`, with its interrupts set aside or by thread', async () => {
+  it('cancels from the client: `forwardedProps.command: cancel`, its interrupts set aside or by thread', async () => {
     const { api_key } = await newTenant(50);
     const { agent, raw } = agentOf(api_key, GOAL);
     await agent.runAgent();

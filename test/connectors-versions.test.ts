@@ -54,7 +54,7 @@ describe('connector versions: a run keeps the versions it started with (issue 41
     });
   };
 
-  it('runs a waiting step with the schema of the version its run started with, a new run with the new one', async () => {
+  it('runs a waiting step with the schema of the version its run started with, a new run the new one', async () => {
     const { remote, connector } = await connectorOf('pinned');
     const kept = await dispatch('pinned.create_issue', { title: 'kept' });
     await pendingApproval(api, kept);
@@ -162,7 +162,7 @@ describe('connector versions: a run keeps the versions it started with (issue 41
     await succeeded(api, run);
   });
 
-  it('keeps an old version while a run started with it is unfinished; the maintenance pass prunes it after', async () => {
+  it('keeps an old version while a run started with it is unfinished; the maintenance pass prunes it', async () => {
     const { remote, connector } = await connectorOf('pruned');
     const waiting = await dispatch('pruned.create_issue', { title: 'held' });
     await pendingApproval(api, waiting);

@@ -102,7 +102,8 @@ export function interruptOf(executionId: string, open: PendingInput): Interrupt 
   };
 }
 
-/** An approval interrupt's resume payload, in AG-UI's lower case; mapped to `POST /v1/approvals/{id}/resolve`'s body. */
+/** An approval interrupt's resume payload, in AG-UI's lower case; mapped to the body of
+ * `POST /v1/approvals/{id}/resolve`. */
 const ApprovalAnswer = z.strictObject({
   decision: z.enum(['approve', 'reject', 'respond']),
   notes: z.string().max(LIMITS.runs.notesChars).optional(),
