@@ -12,13 +12,9 @@ import { readOntologyConfig } from '../../src/ontology-config/service';
 import type { UnitOfWork } from '../../src/platform/db/unit-of-work';
 import { localEmbedding } from '../../src/platform/llm/embedding/local';
 import { listsFor, weightsFor } from '../../src/search/ranking';
-import {
-  keywordCandidates,
-  structuralCandidates,
-  vectorCandidates,
-  vectorScanSettings,
-} from '../../src/search/repository';
+import { keywordCandidates, vectorScanSettings } from '../../src/search/repository';
 import type { SearchMode } from '../../src/search/schemas';
+import { vectorAndStructural } from '../../src/search/service';
 import type { bootBenchService } from './servers';
 
 export const TYPES = 10;
@@ -204,10 +200,12 @@ export const searchSql =
         [t.workspace_id, ...scan.flat()],
       );
       const scope = { workspaceId: t.workspace_id, topK, types };
-      if (embedding) {
-        await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
-      }
-      if (reads.structural) await structuralCandidates(m, scope);
+      await vectorAndStructural(m, {
+        ...scope,
+        embedding,
+        structural: reads.structural,
+        minSimilarity: settings.min_similarity_threshold,
+      });
       if (reads.keyword) await keywordCandidates(m, { ...scope, q });
       await confirmReservations(m, [receipt.ledger_id]);
       await client.query('COMMIT');

@@ -11,10 +11,39 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { UpstreamError } from '../platform/llm/errors';
 import { listsFor, rankResults, weightsFor } from './ranking';
-import type { VectorCandidate } from './repository';
-import { keywordCandidates, structuralCandidates, vectorCandidates, vectorScanSettings } from './repository';
+import type { StructuralCandidate, VectorCandidate } from './repository';
+import {
+  hybridCandidates,
+  keywordCandidates,
+  structuralCandidates,
+  vectorCandidates,
+  vectorScanSettings,
+} from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest } from './schemas';
 import { reciprocalRankFusion } from './scoring';
+
+/**
+ * The vector and structural lists a search reads (either, both or none): both in one statement when
+ * it needs both (hybrid), so a hybrid search costs the round trips of one list.
+ */
+export async function vectorAndStructural(
+  m: EntityManager,
+  input: {
+    workspaceId: string;
+    topK: number;
+    types: readonly string[];
+    embedding: number[] | undefined;
+    structural: boolean;
+    minSimilarity: number;
+  },
+): Promise<{ vector: VectorCandidate[]; structural: StructuralCandidate[] }> {
+  const { embedding, structural, ...scope } = input;
+  if (embedding && structural) return hybridCandidates(m, { ...scope, embedding });
+  return {
+    vector: embedding ? await vectorCandidates(m, { ...scope, embedding }) : [],
+    structural: structural ? await structuralCandidates(m, scope) : [],
+  };
+}
 
 /** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
@@ -54,11 +83,12 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     // The vector search's index settings ride in the BEGIN message: no round trip of their own.
     const scan = embedding ? vectorScanSettings(topK, types) : undefined;
     const lists = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
-      let vector: VectorCandidate[] = [];
-      if (embedding) {
-        vector = await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
-      }
-      const structural = reads.structural ? await structuralCandidates(m, scope) : [];
+      const { vector, structural } = await vectorAndStructural(m, {
+        ...scope,
+        embedding,
+        structural: reads.structural,
+        minSimilarity: settings.min_similarity_threshold,
+      });
       const keyword = reads.keyword ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
       // What follows is scoring in memory: the charge stands once these reads commit.
       await confirm(m);
