@@ -3,10 +3,10 @@
  * clustered 512-dim vectors plus a small workspace with 1% as many, through HTTP next to the same SQL
  * through `pg` in the same run (vector, keyword and hybrid rows, hybrid as the contract's defaults
  * leave it and with a `keyword_weight`; `--only identifier,vector k10` runs only the rows whose label
- * holds one of those texts, prints them and skips the storage and pipeline sections and the results
- * file), recall@k against exact search, inline (PLAIN) vs TOASTed vectors, and the embedding
- * pipeline's throughput through the worker with the local provider. Data is loaded once into
- * weft_bench (bench/lib/search-data.ts) and reused by later runs.
+ * holds one of those texts (`--only "=hybrid k10"`: exactly that label), prints them and skips the
+ * storage and pipeline sections and the results file), recall@k against exact search, inline (PLAIN)
+ * vs TOASTed vectors, and the embedding pipeline's throughput through the worker with the local
+ * provider. Data is loaded once into weft_bench (bench/lib/search-data.ts) and reused by later runs.
  */
 
 import { Pool } from 'pg';
@@ -119,7 +119,10 @@ async function main(args: string[]) {
     const settings = { keyword_weight: 0.3 };
     cases.push({ ...at, label: `hybrid k10 identifier${suffix}, keyword_weight 0.3`, mode: 'hybrid', settings });
   }
-  if (only) cases = cases.filter((c) => only.split(',').some((part) => c.label.includes(part)));
+  // `--only "=hybrid k10"` runs that row alone; without "=" every row whose label holds the text.
+  const picked = (label: string, part: string) =>
+    part.startsWith('=') ? label === part.slice(1) : label.includes(part);
+  if (only) cases = cases.filter((c) => only.split(',').some((part) => picked(c.label, part)));
   for (const c of cases) {
     await setSearchSettings(runtime.uow, [c.t], c.settings ?? {});
     for (const concurrency of [1, 4]) {
@@ -299,7 +302,7 @@ async function main(args: string[]) {
   );
   log(
     '"SQL" is the same statements a request runs (charge + settings transaction, then the search transaction ' +
-      'with iterative HNSW scan) through `pg`, without HTTP, auth and TypeORM.',
+      "with iterative HNSW scan, hybrid's two lists in one statement) through `pg`, without HTTP, auth and TypeORM.",
   );
   log();
   log(markdownTable(rows));

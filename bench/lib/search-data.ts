@@ -14,7 +14,7 @@ import { localEmbedding } from '../../src/platform/llm/embedding/local';
 import { listsFor, weightsFor } from '../../src/search/ranking';
 import { keywordCandidates, vectorScanSettings } from '../../src/search/repository';
 import type { SearchMode } from '../../src/search/schemas';
-import { vectorAndStructural } from '../../src/search/service';
+import { CONFIRM_WITHOUT_FLUSH, vectorAndStructural } from '../../src/search/service';
 import type { bootBenchService } from './servers';
 
 export const TYPES = 10;
@@ -193,8 +193,8 @@ export const searchSql =
       const reads = listsFor(mode, weightsFor(mode, settings));
       const embedding = reads.vector ? localEmbedding(q) : undefined;
       await client.query('BEGIN');
-      // The index settings with the scope, as the unit of work sets them.
-      const scan = Object.entries(embedding ? vectorScanSettings(topK, types) : {});
+      // The index settings and the unflushed commit with the scope, as the unit of work sets them.
+      const scan = Object.entries({ ...(embedding ? vectorScanSettings(topK, types) : {}), ...CONFIRM_WITHOUT_FLUSH });
       await client.query(
         `${SCOPE_SQL}${scan.map((_, at) => `, set_config($${2 * at + 2}, $${2 * at + 3}, true)`).join('')}`,
         [t.workspace_id, ...scan.flat()],

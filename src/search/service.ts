@@ -45,6 +45,14 @@ export async function vectorAndStructural(
   };
 }
 
+/**
+ * A search's reads commit with its charge's confirmation, the transaction's only write, and answer
+ * without waiting for the WAL flush (a few ms a request on a busy disk). A confirmation lost to a
+ * database crash in the flush's fraction of a second leaves the charge pending, as a process that
+ * dies before confirming does: the credits-reconcile pass refunds it. Never for the charge itself.
+ */
+export const CONFIRM_WITHOUT_FLUSH = { synchronous_commit: 'off' };
+
 /** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
 
@@ -81,8 +89,8 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     const reads = listsFor(mode, weights);
     const embedding = reads.vector ? await embedQuery(request.q) : undefined;
     // The vector search's index settings ride in the BEGIN message: no round trip of their own.
-    const scan = embedding ? vectorScanSettings(topK, types) : undefined;
-    const lists = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
+    const scan = embedding ? vectorScanSettings(topK, types) : {};
+    const lists = await uow({ ...scopeOf(principal), settings: { ...scan, ...CONFIRM_WITHOUT_FLUSH } }, async (m) => {
       const { vector, structural } = await vectorAndStructural(m, {
         ...scope,
         embedding,
@@ -146,8 +154,9 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         // Fusion needs some depth on both sides to reorder anything.
         const depth = request.mode === 'hybrid' ? topK * 2 : topK;
         const embedding = request.mode === 'keyword' ? undefined : await embedQuery(request.q);
-        const scan = embedding ? vectorScanSettings(depth, types) : undefined;
-        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
+        const scan = embedding ? vectorScanSettings(depth, types) : {};
+        const knobs = { ...scan, ...CONFIRM_WITHOUT_FLUSH };
+        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: knobs }, async (m) => {
           let semantic: VectorCandidate[] = [];
           if (embedding) {
             semantic = await vectorCandidates(m, {
