@@ -9,6 +9,7 @@
  * provider. Data is loaded once into weft_bench (bench/lib/search-data.ts) and reused by later runs.
  */
 
+import { loadavg } from 'node:os';
 import { Pool } from 'pg';
 import { createActivities } from '../activities';
 import { createApp } from '../src/app/http';
@@ -39,6 +40,8 @@ async function main(args: string[]) {
   const seconds = numberOption(args, 'seconds', 2);
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+  // Other sessions share the 2 cores: the figures name the load they were measured under.
+  const loadAtStart = loadavg()[0]!;
   const service = await bootBenchService({ settings: { DATABASE_POOL_SIZE: '10' } });
   const { config, runtime, owner, provisioning } = service;
   const out: string[] = [];
@@ -297,7 +300,8 @@ async function main(args: string[]) {
     `${new Date().toISOString()}, ${totalNodes} nodes in the big workspace (${counts[0].big}), ` +
       `${counts[0].small} in the small one, ${counts[0].total} in the table; ${CLUSTERS} clusters, ` +
       `${TYPES} types (\`filters.type\` = one type, 10%), touched over 60 days up to ${ageDays.toFixed(1)} days ago; ` +
-      `pgvector ${version}; ${seconds} s per row; ` +
+      `pgvector ${version}; ${seconds} s per row; load average ${loadAtStart.toFixed(1)} at the start, ` +
+      `${loadavg()[0]!.toFixed(1)} at the end; ` +
       'HTTP client and server in one Node process on 2 cores.',
   );
   log(
