@@ -164,6 +164,46 @@ describe('POST /v1/ontology/search', () => {
     expect(names(response.body)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `best ${i}`));
   });
 
+  it('hybrid scores exactly what vector and structural modes find, also where the structural lists widen', async () => {
+    const wide = await newTenant(100);
+    // As above (the best ten are in neither first list), with vectors, and two types to filter by.
+    await insertNodes(wide.workspace_id, [
+      ...Array.from({ length: 600 }, (_, i) => ({ type: 'note', name: `recent ${i}`, importance: 0 })),
+      ...Array.from({ length: 600 }, (_, i) => ({
+        type: i % 2 ? 'note' : 'person',
+        name: `important ${i}`,
+        importance: 0.95,
+        touchedDaysAgo: 60 + i / 100,
+      })),
+      ...Array.from({ length: 10 }, (_, i) => ({ name: `best ${i}`, importance: 0.9, touchedDaysAgo: 1 + i / 100 })),
+    ]);
+    for (const filters of [{}, { type: ['person', 'note'] }, { type: ['person'] }]) {
+      const search = (mode: string) =>
+        as(wide.api_key).post('/v1/ontology/search', { q: 'important 42', mode, top_k: 10, filters });
+      const componentsIn = async (mode: string) => {
+        const response = await search(mode);
+        expect(response.status).to.equal(200);
+        return new Map<string, any>(response.body.results.map((r: any) => [r.node.id, r.components]));
+      };
+      // Hybrid first: it widens the lists itself (a search starts as deep as the last one had to go).
+      const hybrid = await search('hybrid');
+      expect(hybrid.status).to.equal(200);
+      const vector = await componentsIn('vector');
+      const structural = await componentsIn('structural');
+      expect(hybrid.body.query_plan.candidates).to.deep.equal({ vector: vector.size, structural: 10, keyword: null });
+      expect(hybrid.body.results).to.have.length(10);
+      for (const { node, components } of hybrid.body.results) {
+        expect(components.vector_score, node.name).to.equal(vector.get(node.id)?.vector_score ?? 0);
+        expect(components.structural_score, node.name).to.be.closeTo(
+          structural.get(node.id)?.structural_score ?? 0,
+          1e-4, // recency moves by about 1e-6 a second between the three searches
+        );
+      }
+      // Structural mode's ten are the best ten, found only through the widened lists.
+      expect([...structural.values()].every((c) => c.structural_score > 0.85)).to.equal(true);
+    }
+  });
+
   it('filters by type in every mode', async () => {
     for (const mode of ['vector', 'structural', 'hybrid']) {
       const response = await as(t.api_key).post('/v1/ontology/search', {

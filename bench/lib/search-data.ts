@@ -12,13 +12,9 @@ import { readOntologyConfig } from '../../src/ontology-config/service';
 import type { UnitOfWork } from '../../src/platform/db/unit-of-work';
 import { localEmbedding } from '../../src/platform/llm/embedding/local';
 import { listsFor, weightsFor } from '../../src/search/ranking';
-import {
-  keywordCandidates,
-  structuralCandidates,
-  vectorCandidates,
-  vectorScanSettings,
-} from '../../src/search/repository';
+import { keywordCandidates, vectorScanSettings } from '../../src/search/repository';
 import type { SearchMode } from '../../src/search/schemas';
+import { CONFIRM_WITHOUT_FLUSH, vectorAndStructural } from '../../src/search/service';
 import type { bootBenchService } from './servers';
 
 export const TYPES = 10;
@@ -197,17 +193,19 @@ export const searchSql =
       const reads = listsFor(mode, weightsFor(mode, settings));
       const embedding = reads.vector ? localEmbedding(q) : undefined;
       await client.query('BEGIN');
-      // The index settings with the scope, as the unit of work sets them.
-      const scan = Object.entries(embedding ? vectorScanSettings(topK, types) : {});
+      // The index settings and the unflushed commit with the scope, as the unit of work sets them.
+      const scan = Object.entries({ ...(embedding ? vectorScanSettings(topK, types) : {}), ...CONFIRM_WITHOUT_FLUSH });
       await client.query(
         `${SCOPE_SQL}${scan.map((_, at) => `, set_config($${2 * at + 2}, $${2 * at + 3}, true)`).join('')}`,
         [t.workspace_id, ...scan.flat()],
       );
       const scope = { workspaceId: t.workspace_id, topK, types };
-      if (embedding) {
-        await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
-      }
-      if (reads.structural) await structuralCandidates(m, scope);
+      await vectorAndStructural(m, {
+        ...scope,
+        embedding,
+        structural: reads.structural,
+        minSimilarity: settings.min_similarity_threshold,
+      });
       if (reads.keyword) await keywordCandidates(m, { ...scope, q });
       await confirmReservations(m, [receipt.ledger_id]);
       await client.query('COMMIT');

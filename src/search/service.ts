@@ -11,10 +11,47 @@ import type { UnitOfWork } from '../platform/db/unit-of-work';
 import type { EmbeddingProvider } from '../platform/llm/embedding/contract';
 import { UpstreamError } from '../platform/llm/errors';
 import { listsFor, rankResults, weightsFor } from './ranking';
-import type { VectorCandidate } from './repository';
-import { keywordCandidates, structuralCandidates, vectorCandidates, vectorScanSettings } from './repository';
+import type { StructuralCandidate, VectorCandidate } from './repository';
+import {
+  hybridCandidates,
+  keywordCandidates,
+  structuralCandidates,
+  vectorCandidates,
+  vectorScanSettings,
+} from './repository';
 import type { HybridSearchRequest, HybridSearchResponse, NodeSearchRequest } from './schemas';
 import { reciprocalRankFusion } from './scoring';
+
+/**
+ * The vector and structural lists a search reads (either, both or none): both in one statement when
+ * it needs both (hybrid), so a hybrid search costs the round trips of one list.
+ */
+export async function vectorAndStructural(
+  m: EntityManager,
+  input: {
+    workspaceId: string;
+    topK: number;
+    types: readonly string[];
+    embedding: number[] | undefined;
+    structural: boolean;
+    minSimilarity: number;
+  },
+): Promise<{ vector: VectorCandidate[]; structural: StructuralCandidate[] }> {
+  const { embedding, structural, ...scope } = input;
+  if (embedding && structural) return hybridCandidates(m, { ...scope, embedding });
+  return {
+    vector: embedding ? await vectorCandidates(m, { ...scope, embedding }) : [],
+    structural: structural ? await structuralCandidates(m, scope) : [],
+  };
+}
+
+/**
+ * A search's reads commit with its charge's confirmation, the transaction's only write, and answer
+ * without waiting for the WAL flush (a few ms a request on a busy disk). A confirmation lost to a
+ * database crash in the flush's fraction of a second leaves the charge pending, as a process that
+ * dies before confirming does: the credits-reconcile pass refunds it. Never for the charge itself.
+ */
+export const CONFIRM_WITHOUT_FLUSH = { synchronous_commit: 'off' };
 
 /** The workspace's search settings, read in a charge's transaction (`chargeFor`'s `prepare`). */
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
@@ -52,13 +89,14 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
     const reads = listsFor(mode, weights);
     const embedding = reads.vector ? await embedQuery(request.q) : undefined;
     // The vector search's index settings ride in the BEGIN message: no round trip of their own.
-    const scan = embedding ? vectorScanSettings(topK, types) : undefined;
-    const lists = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
-      let vector: VectorCandidate[] = [];
-      if (embedding) {
-        vector = await vectorCandidates(m, { ...scope, embedding, minSimilarity: settings.min_similarity_threshold });
-      }
-      const structural = reads.structural ? await structuralCandidates(m, scope) : [];
+    const scan = embedding ? vectorScanSettings(topK, types) : {};
+    const lists = await uow({ ...scopeOf(principal), settings: { ...scan, ...CONFIRM_WITHOUT_FLUSH } }, async (m) => {
+      const { vector, structural } = await vectorAndStructural(m, {
+        ...scope,
+        embedding,
+        structural: reads.structural,
+        minSimilarity: settings.min_similarity_threshold,
+      });
       const keyword = reads.keyword ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
       // What follows is scoring in memory: the charge stands once these reads commit.
       await confirm(m);
@@ -116,8 +154,9 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         // Fusion needs some depth on both sides to reorder anything.
         const depth = request.mode === 'hybrid' ? topK * 2 : topK;
         const embedding = request.mode === 'keyword' ? undefined : await embedQuery(request.q);
-        const scan = embedding ? vectorScanSettings(depth, types) : undefined;
-        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: scan }, async (m) => {
+        const scan = embedding ? vectorScanSettings(depth, types) : {};
+        const knobs = { ...scan, ...CONFIRM_WITHOUT_FLUSH };
+        const { semantic, keyword } = await uow({ ...scopeOf(principal), settings: knobs }, async (m) => {
           let semantic: VectorCandidate[] = [];
           if (embedding) {
             semantic = await vectorCandidates(m, {

@@ -28,7 +28,8 @@ export interface Scope {
   proof?: CredentialProof;
   /**
    * Transaction-local settings the unit of work's statements need (an index's knobs, such as
-   * `hnsw.ef_search`), set in the BEGIN message beside the scope instead of a round trip of their own.
+   * `hnsw.ef_search`, or `synchronous_commit`), set in the BEGIN message beside the scope instead of a
+   * round trip of their own.
    */
   settings?: Readonly<Record<string, string>>;
   /**
