@@ -4,7 +4,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { a2aClient } from './helpers/a2a';
-import { as, request } from './helpers/http';
+import { as, postForm, request } from './helpers/http';
 import { finished, pendingApproval } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -26,12 +26,7 @@ const oneStep = (requiresApproval = false) => ({
   input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: requiresApproval }] },
 });
 
-const form = (path: string, body: Record<string, string>) =>
-  fetch(`${getStack().baseUrl}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(body),
-  }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+const form = (path: string, body: Record<string, string>) => postForm(getStack().baseUrl, path, body);
 
 const getJson = async (path: string) => {
   const response = await fetch(`${getStack().baseUrl}${path}`);

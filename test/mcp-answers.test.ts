@@ -4,7 +4,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
-import { mcpClient } from './helpers/mcp';
+import { mcpClient, startRunTask } from './helpers/mcp';
 import { finished, pendingApproval } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newMember, newTenant } from './helpers/tenants';
@@ -24,14 +24,6 @@ const approvalStep = {
   agent: 'playbook',
   input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: true }] },
 };
-
-async function startTask(client: Client, args: Record<string, unknown>): Promise<Task> {
-  for await (const message of client.experimental.tasks.callToolStream({ name: 'runs_dispatch', arguments: args })) {
-    if (message.type === 'taskCreated') return message.task;
-    throw new Error(`expected a task, got ${JSON.stringify(message)}`);
-  }
-  throw new Error('the stream ended without a task');
-}
 
 const inputRequired = (client: Client, taskId: string) =>
   eventually(
@@ -60,7 +52,7 @@ describe('MCP: answering an input_required task through MCP (issue 42)', () => {
     const tenant = await newTenant(10);
     const reviewer = await newMember(tenant.workspace_id);
     const agent = await connectMcp(tenant.api_key);
-    const task = await startTask(agent, approvalStep);
+    const task = await startRunTask(agent, approvalStep);
     const waiting = await inputRequired(agent, task.taskId);
     const approval = await pendingApproval(as(tenant.api_key), task.taskId);
     expect(waiting.statusMessage).to.contain(`approval ${approval.approval_id}`);
@@ -92,7 +84,7 @@ describe('MCP: answering an input_required task through MCP (issue 42)', () => {
     const tenant = await newTenant(10);
     const colleague = await newMember(tenant.workspace_id);
     const dispatcher = await connectMcp(tenant.api_key);
-    const task = await startTask(dispatcher, approvalStep);
+    const task = await startRunTask(dispatcher, approvalStep);
     const approval = await pendingApproval(as(tenant.api_key), task.taskId);
     const approve = { approval_id: approval.approval_id, decision: 'approve' };
 
@@ -149,7 +141,7 @@ describe('MCP: answering an input_required task through MCP (issue 42)', () => {
       tool: 'run.wait_for',
       input: { name: 'invoice approved', timeout_seconds: 3600, output_schema: { type: 'object' } },
     };
-    const task = await startTask(client, { agent: 'playbook', input: { steps: [waitFor] } });
+    const task = await startRunTask(client, { agent: 'playbook', input: { steps: [waitFor] } });
     const waiting = await inputRequired(client, task.taskId);
     const [waitpoint] = (await as(tenant.api_key).get(`/v1/waitpoints?execution_id=${task.taskId}`)).body.waitpoints;
     expect(waiting.statusMessage).to.contain(`event waitpoint ${waitpoint.waitpoint_id}`);

@@ -4,7 +4,7 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { expect } from 'chai';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
-import { mcpClient } from './helpers/mcp';
+import { mcpClient, startRunTask } from './helpers/mcp';
 import { finished, pendingApproval } from './helpers/runs';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
@@ -24,15 +24,6 @@ const approvalStep = {
   agent: 'playbook',
   input: { steps: [{ tool: 'billing.credits_balance', input: {}, requires_approval: true }] },
 };
-
-/** Starts `runs_dispatch` as a task and answers the task the server created, leaving the stream. */
-async function startTask(client: Client, args: Record<string, unknown>): Promise<Task> {
-  for await (const message of client.experimental.tasks.callToolStream({ name: 'runs_dispatch', arguments: args })) {
-    if (message.type === 'taskCreated') return message.task;
-    throw new Error(`expected a task, got ${JSON.stringify(message)}`);
-  }
-  throw new Error('the stream ended without a task');
-}
 
 const refusal = async (promise: Promise<unknown>): Promise<McpError> => {
   const error = await promise.then(
@@ -124,7 +115,7 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
       tool: 'run.wait_for',
       input: { name: 'invoice approved', timeout_seconds: 3600, output_schema: { type: 'object' } },
     };
-    const task = await startTask(client, { agent: 'playbook', input: { steps: [waitFor] } });
+    const task = await startRunTask(client, { agent: 'playbook', input: { steps: [waitFor] } });
     const waiting = await eventually(
       async () => {
         const read = await client.experimental.tasks.getTask(task.taskId);
@@ -147,8 +138,8 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
   it('cancels a task (the run is CANCELLED), lists tasks, and refuses a second cancel', async () => {
     const { api_key } = await newTenant();
     const client = await connectMcp(api_key);
-    const waiting = await startTask(client, approvalStep);
-    const done = await startTask(client, oneStep);
+    const waiting = await startRunTask(client, approvalStep);
+    const done = await startRunTask(client, oneStep);
     await pendingApproval(as(api_key), waiting.taskId);
 
     const cancelled = await client.experimental.tasks.cancelTask(waiting.taskId);
@@ -169,7 +160,7 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
   it('refuses another workspace’s task id to every task method, and lists none of its tasks', async () => {
     const victim = await newTenant();
     const victimClient = await connectMcp(victim.api_key);
-    const task = await startTask(victimClient, approvalStep);
+    const task = await startRunTask(victimClient, approvalStep);
     await pendingApproval(as(victim.api_key), task.taskId);
 
     const attacker = await connectMcp((await newTenant()).api_key);
@@ -219,7 +210,7 @@ describe('MCP tasks: a tool call answered with a durable run (issue 42 item 1)',
   it('keeps a task across fresh MCP clients: nothing of it lives in a connection', async () => {
     const { api_key } = await newTenant();
     const first = await connectMcp(api_key);
-    const task = await startTask(first, oneStep);
+    const task = await startRunTask(first, oneStep);
     await first.close();
     const second = await connectMcp(api_key);
     const status = await eventually(

@@ -19,7 +19,7 @@ import { OAuthError } from '../src/oauth/clients';
 import { oauthMiddleware } from '../src/oauth/protocol';
 import { MCP_TOKEN_SCOPES } from '../src/platform/auth/scopes';
 import { LIMITS } from '../src/rules/limits';
-import { as, request } from './helpers/http';
+import { as, postForm, request } from './helpers/http';
 import { getStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
@@ -88,12 +88,7 @@ async function callTool(provider: ScriptedProvider, name: string) {
   }
 }
 
-const form = (path: string, body: Record<string, string>) =>
-  fetch(`${getStack().baseUrl}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(body),
-  }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+const form = (path: string, body: Record<string, string>) => postForm(getStack().baseUrl, path, body);
 
 /** The OAuth protocol endpoints speak OAuth, not the API, and are not in its OpenAPI document: plain fetch. */
 async function oauthCall(method: 'GET' | 'POST', path: string, body?: unknown) {

@@ -55,3 +55,11 @@ export const as = (token: string, baseUrl?: string) => ({
   patch: <T = any>(path: string, body?: unknown) => request<T>('PATCH', path, { token, body, baseUrl }),
   put: <T = any>(path: string, body?: unknown) => request<T>('PUT', path, { token, body, baseUrl }),
 });
+
+/** A form POST (the OAuth endpoints speak OAuth, not the API's JSON): its status and JSON answer. */
+export const postForm = (baseUrl: string, path: string, body: Record<string, string>) =>
+  fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(body),
+  }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
