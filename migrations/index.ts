@@ -63,6 +63,7 @@ import { RunQueueMetrics1763780021100 } from './1763780021100-run-queue-metrics'
 import { RunPriority1763780021200 } from './1763780021200-run-priority';
 import { RunFlow1763780021500 } from './1763780021500-run-flow';
 import { ConnectorCalls1763780022500 } from './1763780022500-connector-calls';
+import { NodeEdgesFunction1763780022710 } from './1763780022710-node-edges-function';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -131,4 +132,5 @@ export const migrations = [
   RunPriority1763780021200,
   RunFlow1763780021500,
   ConnectorCalls1763780022500,
+  NodeEdgesFunction1763780022710,
 ];
