@@ -556,6 +556,32 @@ BEGIN
 END
 $function$;
 
+-- weft_node_edges(uuid,uuid,boolean,integer): SECURITY INVOKER; the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_node_edges(p_workspace uuid, p_node uuid, p_incoming boolean, p_limit integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public'
+AS $function$
+BEGIN
+  IF p_incoming THEN
+    RETURN (SELECT coalesce(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM (
+      SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
+             json_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
+      FROM edges e JOIN nodes o ON o.id = e.source_node_id AND NOT o.is_deleted
+      WHERE e.workspace_id = p_workspace AND e.target_node_id = p_node AND NOT e.is_deleted
+        AND e.source_node_id <> p_node
+      ORDER BY e.created_at, e.id LIMIT p_limit) x);
+  END IF;
+  RETURN (SELECT coalesce(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM (
+    SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
+           json_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
+    FROM edges e JOIN nodes o ON o.id = e.target_node_id AND NOT o.is_deleted
+    WHERE e.workspace_id = p_workspace AND e.source_node_id = p_node AND NOT e.is_deleted
+    ORDER BY e.created_at, e.id LIMIT p_limit) x);
+END
+$function$;
+
 -- weft_nodes_as_of(uuid[],timestamp with time zone): SECURITY INVOKER; the app role may execute: yes
 CREATE OR REPLACE FUNCTION public.weft_nodes_as_of(p_ids uuid[], p_at timestamp with time zone)
  RETURNS TABLE(id uuid, state jsonb)

@@ -65,6 +65,7 @@ import { RunFlow1763780021500 } from './1763780021500-run-flow';
 import { ConnectorCalls1763780022500 } from './1763780022500-connector-calls';
 import { BudgetAudit1763780022550 } from './1763780022550-budget-audit';
 import { ConnectorVersions1763780022700 } from './1763780022700-connector-versions';
+import { NodeEdgesFunction1763780022710 } from './1763780022710-node-edges-function';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -135,4 +136,5 @@ export const migrations = [
   ConnectorCalls1763780022500,
   BudgetAudit1763780022550,
   ConnectorVersions1763780022700,
+  NodeEdgesFunction1763780022710,
 ];

@@ -9,13 +9,23 @@ import type { McpService } from './service';
 /** The request headers the Streamable HTTP transport reads; the credential was checked before it runs. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
+/**
+ * The request as the SDK's Web-standard transport reads it: its method, URL and headers, nothing else
+ * (the body is handed over parsed). Not a `Request`: building one (its URL, signal and body state) was
+ * a good part of the MCP layer's cost per call, for members the transport never reads.
+ */
 function webRequestOf(ctx: Context): Request {
   const headers = new Headers();
   for (const name of TRANSPORT_HEADERS) {
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
-  return new Request(new URL(ctx.originalUrl, 'http://weft.invalid'), { method: ctx.method, headers });
+  const request: Pick<Request, 'method' | 'url' | 'headers'> = {
+    method: ctx.method,
+    url: `http://weft.invalid${ctx.originalUrl}`,
+    headers,
+  };
+  return request as Request;
 }
 
 export const MCP_PATH = '/mcp';

@@ -235,16 +235,24 @@ export function createMcpService(deps: {
         enableJsonResponse: true,
       });
       const held = holdLimit(body, call.signal);
+      let answered = false;
       try {
         await server.connect(transport);
-        const response = await Promise.race([transport.handleRequest(request, { parsedBody: body }), held.expired]);
+        const response = await Promise.race([
+          transport.handleRequest(request, { parsedBody: body }).then((answer) => {
+            answered = true;
+            return answer;
+          }),
+          held.expired,
+        ]);
         if (principalChanged) throw principalChanged;
         return response;
       } finally {
         held.clear();
-        // The JSON answer is complete once handleRequest resolves; nothing outlives the request (closing
-        // aborts a `tasks/result` still waiting, when the client left or the wait ran out).
-        await server.close();
+        // The JSON answer is complete once handleRequest resolves: every request of the message was
+        // answered and nothing is left to the server, which is dropped as it is. Otherwise (the wait ran
+        // out, the client left, a failure) it is closed, which aborts a `tasks/result` still waiting.
+        if (!answered) await server.close();
       }
     },
   };

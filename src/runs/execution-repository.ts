@@ -14,6 +14,7 @@ import { finishingWithKey } from './concurrency';
 import type { RunError, RunPrincipal, RunStatus } from './entities';
 import { RunExecution, RunStep } from './entities';
 import { recordRunEvent } from './event-repository';
+import type { WokenWaiter } from './waitpoint-events';
 import { onRunFinished } from './waitpoint-events';
 
 const executions = (m: EntityManager) => m.getRepository(RunExecution);
@@ -124,6 +125,11 @@ export async function recordFinished(m: EntityManager, id: string): Promise<void
   });
 }
 
+/** A finish that ended the run: the runs whose `runs.wait` on it it completed (`WokenWaiter`). */
+export interface FinishedRun {
+  woken: WokenWaiter[];
+}
+
 /** What the finishing statements return: the row a `run.finished` callback reports. */
 const FINISHED_ROW = `RETURNING id, workspace_id, agent, status, error, output, credits_charged, finished_at`;
 
@@ -131,12 +137,14 @@ const FINISHED_ROW = `RETURNING id, workspace_id, agent, status, error, output, 
  * Ends an unfinished run with its output or error and the sum of its steps' charges, records its
  * `run.status` and `run.finished` events (one statement for both) and queues its `run.finished`
  * callbacks; a run with a concurrency key hands its slot on in the same transaction (`concurrency.ts`).
+ * Null when the run had finished already; else the `runs.wait`s its finish completed (their runs to wake).
  */
 export async function finishExecution(
   m: EntityManager,
   id: string,
   outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null },
-): Promise<boolean> {
+): Promise<FinishedRun | null> {
+  let woken: WokenWaiter[] = [];
   const { finished } = await finishingWithKey(m, id, async () => {
     const ended = await queryFirst<FinishedRunRow>(
       m,
@@ -166,10 +174,10 @@ export async function finishExecution(
       },
     );
     await callbackRunFinished(m, ended);
-    await onRunFinished(m, ended);
+    woken = await onRunFinished(m, ended);
     return true;
   });
-  return finished;
+  return finished ? { woken } : null;
 }
 
 /**

@@ -37,7 +37,7 @@ import { waitpointSettled } from './waitpoint-events';
 import { waitpointRoutes } from './waitpoint-routes';
 import type { WaitpointService } from './waitpoints';
 import { createWaitpointService } from './waitpoints';
-import { createRunWaker } from './wake';
+import { createRunWaker, createWaiterWaker } from './wake';
 import { runReconcileWorkflow } from './workflow';
 
 type RecheckConfig = Pick<Config, 'RUN_APPROVAL_RECHECK_SECONDS' | 'RUN_APPROVAL_RECHECKS_PER_RUN'>;
@@ -85,6 +85,8 @@ export const runsFeature = {
     runSteps: (ctx: {
       uow: UnitOfWork;
       outbox: OutboxRelay;
+      temporal: TemporalHandle;
+      logger: Logger;
       config: Config;
       onClose: (hook: () => Promise<void>) => void;
       services: { capabilities: CapabilityService };
@@ -97,6 +99,8 @@ export const runsFeature = {
         capabilities: ctx.services.capabilities,
         agentModel: createAgentModel(ctx.config),
         outbox: ctx.outbox,
+        // A finish signals the runs waiting on it itself; the outbox's `waitpoint.settled` is the fallback.
+        wakeWaiters: createWaiterWaker(ctx),
         filters,
       });
     },

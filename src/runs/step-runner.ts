@@ -29,7 +29,9 @@ import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
 import { recordRunSpan } from './run-span';
 import { createStepInputResolver, takesValues } from './step-input';
 import * as stepRepo from './step-repository';
+import type { WokenWaiter } from './waitpoint-events';
 import { holdWaitStep, isWaitTool } from './waitpoints';
+import type { WaiterWaker } from './wake';
 
 /** A step's idempotency key, for its capability call and its charge. */
 export const runStepKey = (executionId: string, stepNo: number) => `${executionId}:${stepNo}`;
@@ -132,6 +134,8 @@ export function createStepRunner(deps: {
   capabilities: Pick<CapabilityService, 'invoke' | 'find'>;
   /** Kicked after a step that finished its run, so its callbacks leave at once. */
   outbox?: Pick<OutboxRelay, 'kick'>;
+  /** After a step that finished its run: wakes the runs waiting on it (`runs.wait`), then kicks the outbox. */
+  wakeWaiters?: WaiterWaker;
   /** Evaluates the approval rules' input filters, under the trigger filters' budget (issue 32). */
   filters: Pick<FilterPool, 'evaluate'>;
 }) {
@@ -172,12 +176,14 @@ export function createStepRunner(deps: {
         error: null,
       });
       const run = await executionRepo.mustFindExecution(m, executionId);
-      return { run: run.status, ended: ended ? run : undefined };
+      return { run: run.status, ended: ended ? run : undefined, woken: ended?.woken ?? [] };
     });
-    // A finished run's callbacks leave right after the commit; the step that ended it writes its span.
+    // A finished run's waiting runs are woken and its callbacks leave right after the commit (in the
+    // background: the outbox has both should this process die first); the step that ended it writes its span.
     if (!completed) return null;
-    const { ended, ...answer } = completed as { run?: RunStatus; ended?: RunExecution };
-    if (answer.run) deps.outbox?.kick(workspaceId);
+    const { ended, woken, ...answer } = completed as { run?: RunStatus; ended?: RunExecution; woken?: WokenWaiter[] };
+    if (answer.run && deps.wakeWaiters) void deps.wakeWaiters(workspaceId, woken ?? []);
+    else if (answer.run) deps.outbox?.kick(workspaceId);
     if (ended) recordRunSpan(ended);
     return answer;
   };

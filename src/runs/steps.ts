@@ -23,6 +23,7 @@ import { createStepApprovals } from './step-approvals';
 import * as stepRepo from './step-repository';
 import { createStepRunner, stepEvent } from './step-runner';
 import { createWaitSteps } from './waitpoints';
+import type { WaiterWaker } from './wake';
 import type { LlmMove } from './workflow';
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
@@ -43,6 +44,8 @@ export function createRunSteps(deps: {
    * request) or the start of a waiting run that a finished run's concurrency slot went to.
    */
   outbox?: Pick<OutboxRelay, 'kick'>;
+  /** After a finish: wakes the runs waiting on the finished run (`runs.wait`), then kicks the outbox. */
+  wakeWaiters?: WaiterWaker;
   /** Evaluates the approval rules' input filters, under the trigger filters' budget (issue 32). */
   filters: Pick<FilterPool, 'evaluate'>;
 }) {
@@ -203,7 +206,7 @@ export function createRunSteps(deps: {
       executionId: string,
       outcome: { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string },
     ): Promise<RunStatus> {
-      const ended = await afterCommit(workspaceId, async (m) => {
+      const ended = await uow({ workspaceId }, async (m) => {
         const done = (await stepRepo.stepsOf(m, executionId)).filter(
           (step) => step.kind === 'TOOL' && step.status === 'SUCCEEDED',
         );
@@ -212,6 +215,9 @@ export function createRunSteps(deps: {
         const finished = await executionRepo.finishExecution(m, executionId, { ...outcome, output });
         return { run: await executionRepo.mustFindExecution(m, executionId), finished };
       });
+      // The runs waiting on this one go on at once, and its callbacks leave (as completeStep's finish).
+      if (deps.wakeWaiters) void deps.wakeWaiters(workspaceId, ended.finished?.woken ?? []);
+      else deps.outbox?.kick(workspaceId);
       // The run's `invoke_agent` span, written once, by the write that ended it (a retry finds it ended).
       if (ended.finished) recordRunSpan(ended.run, deps.agentModel.model);
       return ended.run.status;

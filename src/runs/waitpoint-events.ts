@@ -52,8 +52,12 @@ export async function recordWaitpointCreated(m: EntityManager, wp: WaitpointRow,
   });
 }
 
-/** `waitpoint.completed` (completed or timed out), and the signal that wakes its run. */
-export async function recordWaitpointSettled(m: EntityManager, wp: WaitpointRow) {
+/**
+ * `waitpoint.completed` (completed or timed out), and the signal that wakes its run; `wake: false` when
+ * its own run settles it (the wait's read or expiry), which reads the outcome in the same call: a signal
+ * then would only land later, and one landing while that workflow task completes the run fails the task.
+ */
+export async function recordWaitpointSettled(m: EntityManager, wp: WaitpointRow, wake = true) {
   const data = {
     waitpoint_id: wp.id,
     step_no: wp.step_no,
@@ -71,6 +75,7 @@ export async function recordWaitpointSettled(m: EntityManager, wp: WaitpointRow)
     key: `waitpoint.completed:${wp.id}`,
     data: { execution_id: wp.execution_id, ...data },
   });
+  if (!wake) return;
   await enqueueEvent(m, waitpointSettled, {
     workspaceId: wp.workspace_id,
     aggregateId: wp.id,
@@ -97,14 +102,25 @@ export const endWaits = (m: EntityManager, executionId: string, stepNo: number |
     [executionId, stepNo],
   );
 
+/** A run waiting on a `runs.wait` waitpoint that a finish completed: the one to wake once it commits. */
+export interface WokenWaiter {
+  waitpointId: string;
+  executionId: string;
+}
+
 /**
  * A run has just finished (in its finishing transaction): its own waits end with it (their tokens
- * no longer complete anything), and every `runs.wait` on it completes with its outcome.
+ * no longer complete anything), and every `runs.wait` on it completes with its outcome. Answers the
+ * waits it completed, whose runs the finisher may wake itself after the commit (wake.ts).
  */
-export async function onRunFinished(m: EntityManager, run: FinishedRunRow): Promise<void> {
+export async function onRunFinished(m: EntityManager, run: FinishedRunRow): Promise<WokenWaiter[]> {
   await endWaits(m, run.id);
+  const woken: WokenWaiter[] = [];
   for (const waiter of await waitersOf(m, run.id)) {
     const done = await settleWaitpoint(m, waiter.id, 'completed', runOutcome(run));
-    if (done) await recordWaitpointSettled(m, done);
+    if (!done) continue;
+    await recordWaitpointSettled(m, done);
+    woken.push({ waitpointId: done.id, executionId: done.execution_id });
   }
+  return woken;
 }

@@ -152,7 +152,10 @@ export function createWaitSteps(deps: {
   const { uow } = deps;
   type Ref = { workspaceId: string; executionId: string; stepNo: number };
 
-  /** The waitpoint as the wait reads it; a `runs.wait` whose run has finished is completed here (a re-check). */
+  /**
+   * The waitpoint as the wait reads it; a `runs.wait` whose run has finished is completed here (a re-check,
+   * or a run that finished before the wait began), without a signal: the wait reads it from this call.
+   */
   const state = (ref: Ref) =>
     uow({ workspaceId: ref.workspaceId }, async (m) => {
       await executionRepo.lockExecution(m, ref.executionId);
@@ -164,7 +167,7 @@ export function createWaitSteps(deps: {
         if (isFinished(awaited.status)) {
           const done = await waitRepo.settleWaitpoint(m, wp.id, 'completed', runOutcomeOf(awaited));
           if (done) {
-            await recordWaitpointSettled(m, done);
+            await recordWaitpointSettled(m, done, false);
             wp = done;
           }
         }
@@ -189,7 +192,7 @@ export function createWaitSteps(deps: {
           null,
           true,
         );
-        if (done) await recordWaitpointSettled(m, done);
+        if (done) await recordWaitpointSettled(m, done, false);
       });
       return state(ref);
     },
