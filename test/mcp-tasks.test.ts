@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
 import { eventually } from './helpers/eventually';
