@@ -66,6 +66,7 @@ import { ConnectorCalls1763780022500 } from './1763780022500-connector-calls';
 import { BudgetAudit1763780022550 } from './1763780022550-budget-audit';
 import { ConnectorVersions1763780022700 } from './1763780022700-connector-versions';
 import { NodeEdgesFunction1763780022710 } from './1763780022710-node-edges-function';
+import { CallbackFormats1763780022800 } from './1763780022800-callback-formats';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -137,4 +138,5 @@ export const migrations = [
   BudgetAudit1763780022550,
   ConnectorVersions1763780022700,
   NodeEdgesFunction1763780022710,
+  CallbackFormats1763780022800,
 ];

@@ -166,8 +166,7 @@ describe('A2A (issue 42 item 2): runs as tasks through @a2a-js/sdk', function ()
       token: '',
       authentication: undefined,
     });
-    expect(created).to.include({ taskId: task.id, url });
-    expect(created.token, 'the signing secret, shown once').to.have.length.greaterThan(20);
+    expect(created).to.include({ taskId: task.id, url, token: '' });
     const got = await client.getTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: created.id });
     expect(got).to.include({ id: created.id, url, token: '' });
     const listed = await client.listTaskPushNotificationConfig({

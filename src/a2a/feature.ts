@@ -8,6 +8,7 @@ import type { RunCallbackService } from '../run-callbacks/service';
 import type { RunService } from '../runs/service';
 import type { WaitpointService } from '../runs/waitpoints';
 import { createRunEventReader } from './follow';
+import { a2aPushFormat } from './push';
 import { a2aRoutes } from './routes';
 
 /**
@@ -17,6 +18,10 @@ import { a2aRoutes } from './routes';
  */
 export const a2aFeature = {
   name: 'a2a',
+  services: {
+    /** How a push notification config's callbacks are written: A2A StreamResponses (run-callbacks sends them). */
+    a2aPushFormat: () => a2aPushFormat,
+  },
   tags: {
     a2a: 'A2A (Agent2Agent): the Agent Card and the JSON-RPC endpoint where a task is a durable run.',
   },

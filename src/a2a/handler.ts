@@ -55,6 +55,9 @@ export interface A2ARequest {
   signal: AbortSignal;
 }
 
+/** An A2A push config's token or credentials, at most this long. */
+const MAX_SECRET_CHARS = 1000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A task id is an execution id: anything else names no task (never a 500 from a malformed uuid). */
@@ -134,19 +137,33 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
     const body = dispatchOf(message, params.metadata);
     const dispatched = await deps.runs.dispatch(principal, body);
     const push = params.configuration?.taskPushNotificationConfig;
-    if (push?.url && !dispatched.was_duplicate) await attachPush(dispatched.execution_id, push.url);
+    if (push?.url && !dispatched.was_duplicate) await attachPush(dispatched.execution_id, push);
     const task = dispatched.was_duplicate ? undefined : dispatchedTask(dispatched, body);
     return { executionId: dispatched.execution_id, after: 0, task };
   }
 
-  async function attachPush(executionId: string, url: string): Promise<TaskPushNotificationConfig> {
+  /**
+   * A push config is a run callback in the `a2a` format: its receiver gets A2A push notifications with
+   * the client's own `token` (or `authentication`), kept sealed and never answered back.
+   */
+  async function attachPush(
+    executionId: string,
+    config: Pick<TaskPushNotificationConfig, 'url' | 'token' | 'authentication'>,
+  ): Promise<TaskPushNotificationConfig> {
     need(principal, 'runs:write');
-    const created = await deps.runCallbacks.attachToRun(principal, executionId, {
-      url,
-      events: [...CALLBACK_EVENT_TYPES],
-    });
-    // The signing secret rides in `token`, shown this once: the receiver checks X-Service-Signature with it.
-    return pushConfigOf(executionId, created, created.secret);
+    const token = config.token ?? '';
+    const scheme = config.authentication?.scheme ?? '';
+    const credentials = config.authentication?.credentials ?? '';
+    if (token.length > MAX_SECRET_CHARS || scheme.length > 100 || credentials.length > MAX_SECRET_CHARS) {
+      throw new RequestMalformedError(`token and credentials are at most ${MAX_SECRET_CHARS} characters`);
+    }
+    const created = await deps.runCallbacks.attachToRun(
+      principal,
+      executionId,
+      { url: config.url, events: [...CALLBACK_EVENT_TYPES] },
+      { token, authentication: scheme ? { scheme, credentials } : null },
+    );
+    return pushConfigOf(executionId, created, scheme);
   }
 
   /**
@@ -183,13 +200,14 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
     return { tasks, nextPageToken: page.next_cursor ?? '', pageSize, totalSize: tasks.length };
   }
 
-  const pushConfigOf = (executionId: string, sub: { id: string; url: string }, token = '') => ({
+  // The token and credentials are the client's own: never answered back (the scheme alone says one is set).
+  const pushConfigOf = (executionId: string, sub: { id: string; url: string }, scheme = '') => ({
     tenant: '',
     id: sub.id,
     taskId: executionId,
     url: sub.url,
-    token,
-    authentication: undefined,
+    token: '',
+    authentication: scheme ? { scheme, credentials: '' } : undefined,
   });
 
   return {
@@ -257,7 +275,7 @@ export function createA2AHandler(deps: A2ADeps, request: A2ARequest): A2ARequest
     createTaskPushNotificationConfig: (params: TaskPushNotificationConfig) =>
       asA2A(async () => {
         if (!params.url) throw new RequestMalformedError('url is required');
-        return attachPush(taskIdOf(params.taskId), params.url);
+        return attachPush(taskIdOf(params.taskId), params);
       }),
 
     getTaskPushNotificationConfig: (params: GetTaskPushNotificationConfigRequest) =>

@@ -4203,6 +4203,11 @@ export interface components {
        * @description A dispatch’s own callback: its run. null: every run.
        */
       execution_id: string | null;
+      /**
+       * @description How the bodies are written: `weft`, Weft’s envelope `{id, type, created_at, data}`; `a2a`, an A2A push notification (a StreamResponse in A2A’s JSON: `statusUpdate`, or the `task` when the run ended), made by an A2A push notification config, with its `X-A2A-Notification-Token` (or `Authorization`).
+       * @enum {string}
+       */
+      format: "weft" | "a2a";
       /** Format: date-time */
       created_at: string;
       /** @description The HMAC key the callbacks are signed with; shown only on creation. */
@@ -4234,6 +4239,11 @@ export interface components {
        * @description A dispatch’s own callback: its run. null: every run.
        */
       execution_id: string | null;
+      /**
+       * @description How the bodies are written: `weft`, Weft’s envelope `{id, type, created_at, data}`; `a2a`, an A2A push notification (a StreamResponse in A2A’s JSON: `statusUpdate`, or the `task` when the run ended), made by an A2A push notification config, with its `X-A2A-Notification-Token` (or `Authorization`).
+       * @enum {string}
+       */
+      format: "weft" | "a2a";
       /** Format: date-time */
       created_at: string;
     };
@@ -4269,7 +4279,7 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       delivered_at: string | null;
-      /** @description The exact body every attempt signs and sends. */
+      /** @description The exact body every attempt signs and sends (in its callback’s `format`). */
       body: string;
     };
     RunCallbackAttempt: {

@@ -7,6 +7,7 @@ import type { TemporalHandle } from '../platform/temporal/connection';
 import type { MaintenanceSchedule } from '../platform/temporal/schedules';
 import { addressPolicy } from './address-guard';
 import { runCallbackQueued } from './events';
+import type { CallbackBodyFormat } from './formats';
 import { startRunCallback } from './outbox-handler';
 import { createCallbackRetention } from './retention';
 import { runCallbackRoutes } from './routes';
@@ -29,7 +30,14 @@ export const runCallbacksFeature = {
   name: 'run-callbacks',
   services: {
     /** Subscriptions, deliveries, and the delivery workflow's attempt; signs with per-callback secrets. */
-    runCallbacks: (ctx: { uow: UnitOfWork; outbox: OutboxRelay; logger: Logger; config: CallbackConfig }) => {
+    runCallbacks: (ctx: {
+      uow: UnitOfWork;
+      outbox: OutboxRelay;
+      logger: Logger;
+      config: CallbackConfig;
+      // A2A push notifications' bodies, from the a2a feature (which depends on this one, not the reverse).
+      services: { a2aPushFormat: CallbackBodyFormat };
+    }) => {
       // The SSRF guard's policy: the sender checks it at connect time, the service at creation.
       const policy = addressPolicy(ctx.config.RUN_CALLBACK_ALLOW_PRIVATE, ctx.config.RUN_CALLBACK_ALLOWED_CIDRS);
       return createRunCallbackService({
@@ -43,6 +51,7 @@ export const runCallbacksFeature = {
           maxSeconds: ctx.config.RUN_CALLBACK_RETRY_MAX_SECONDS,
         },
         logger: ctx.logger,
+        formats: { a2a: ctx.services.a2aPushFormat },
       });
     },
     /** Deletes settled run callback deliveries past retention (the retention schedule). */

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { StoredPrincipal } from '../platform/auth/stored-principal';
 import { affectedRows, queryFirst, queryRows } from '../platform/db/query';
 import type { CallbackEventType } from './events';
+import type { CallbackFormat } from './formats';
 
 /**
  * Whom a subscription's deliveries act as: the creating credential (for a dispatch's callback, the
@@ -19,11 +20,15 @@ export interface SubscriptionRow {
   secret_sealed: string;
   principal: CallbackPrincipal;
   description: string | null;
+  /** How its bodies are written: Weft's envelope or A2A push notifications. */
+  format: CallbackFormat;
+  /** An A2A push config's `{token, authentication}`, sealed; null for Weft's callbacks. */
+  receiver_auth_sealed: string | null;
   created_at: Date;
 }
 
 const SUBSCRIPTION_COLUMNS = `id, workspace_id, execution_id, url, events, secret_sealed, principal, description,
-  created_at`;
+  format, receiver_auth_sealed, created_at`;
 
 export async function insertSubscription(
   m: EntityManager,
@@ -32,8 +37,9 @@ export async function insertSubscription(
   return (await queryFirst<SubscriptionRow>(
     m,
     `INSERT INTO run_callback_subscriptions
-       (id, workspace_id, execution_id, url, events, secret_sealed, principal, description, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${SUBSCRIPTION_COLUMNS}`,
+       (id, workspace_id, execution_id, url, events, secret_sealed, principal, description, created_by, format,
+        receiver_auth_sealed)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${SUBSCRIPTION_COLUMNS}`,
     [
       row.id,
       row.workspace_id,
@@ -44,6 +50,8 @@ export async function insertSubscription(
       JSON.stringify(row.principal),
       row.description,
       row.createdBy,
+      row.format,
+      row.receiver_auth_sealed,
     ],
   ))!;
 }
@@ -108,6 +116,8 @@ export interface DeliveryRow {
   series_started_at: Date;
   last_attempt_at: Date | null;
   delivered_at: Date | null;
+  /** Its subscription's body format (how `body` is posted). */
+  format: CallbackFormat;
 }
 
 export interface AttemptRow {
@@ -122,7 +132,7 @@ export interface AttemptRow {
 }
 
 const DELIVERY_COLUMNS = `d.id, d.subscription_id, d.execution_id, d.event_id, d.event_type, d.body, d.status,
-  d.attempts, d.series, d.created_at, d.series_started_at, d.last_attempt_at, d.delivered_at`;
+  d.attempts, d.series, d.created_at, d.series_started_at, d.last_attempt_at, d.delivered_at, s.format`;
 
 /** A delivery with its subscription, locked when `lock`: an attempt's and a redelivery's view. */
 export const findDelivery = (m: EntityManager, id: string, lock = false) =>

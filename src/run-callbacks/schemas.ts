@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../rules/limits';
 import { CALLBACK_EVENT_TYPES } from './events';
+import { CALLBACK_FORMATS } from './formats';
 
 const timestamp = z.iso.datetime({ offset: true });
 const limits = LIMITS.runCallbacks;
@@ -26,6 +27,14 @@ export const CallbackUrl = z
   );
 
 export const CallbackEventType = z.enum(CALLBACK_EVENT_TYPES);
+
+const format = z
+  .enum(CALLBACK_FORMATS)
+  .describe(
+    'How the bodies are written: `weft`, Weft’s envelope `{id, type, created_at, data}`; `a2a`, an A2A push ' +
+      'notification (a StreamResponse in A2A’s JSON: `statusUpdate`, or the `task` when the run ended), made by ' +
+      'an A2A push notification config, with its `X-A2A-Notification-Token` (or `Authorization`).',
+  );
 
 const events = z
   .array(CallbackEventType)
@@ -70,6 +79,7 @@ export const SubscriptionView = z
     events: z.array(CallbackEventType),
     description: z.string().nullable(),
     execution_id: z.uuid().nullable().describe('A dispatch’s own callback: its run. null: every run.'),
+    format,
     created_at: timestamp,
   })
   .meta({ id: 'RunCallback' });
@@ -118,7 +128,7 @@ export const DeliveryView = z
     series: z.number().int().describe('Redeliveries so far.'),
     created_at: timestamp,
     delivered_at: timestamp.nullable(),
-    body: z.string().describe('The exact body every attempt signs and sends.'),
+    body: z.string().describe('The exact body every attempt signs and sends (in its callback’s `format`).'),
   })
   .meta({ id: 'RunCallbackDelivery' });
 export type DeliveryView = z.input<typeof DeliveryView>;

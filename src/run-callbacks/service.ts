@@ -16,6 +16,8 @@ import { LIMITS } from '../rules/limits';
 import type { AddressPolicy } from './address-guard';
 import { addressRefusal } from './address-guard';
 import { runCallbackQueued } from './events';
+import type { CallbackBodyFormat, CallbackFormat, ReceiverAuth } from './formats';
+import { receiverHeaders } from './formats';
 import * as repo from './repository';
 import type { CreateSubscriptionRequest, DeliveryListQuery, DeliveryView, DispatchCallback } from './schemas';
 import type { CallbackSender } from './sender';
@@ -53,8 +55,16 @@ export function createRunCallbackService(deps: {
   /** RUN_CALLBACK_RETRY_BASE_SECONDS, RUN_CALLBACK_RETRY_MAX_SECONDS. */
   retry: { baseSeconds: number; maxSeconds: number };
   logger: Logger;
+  /** The body formats other than Weft's own (A2A push notifications, from the a2a feature). */
+  formats: { a2a: CallbackBodyFormat };
 }) {
   const { uow, sealer } = deps;
+  // The receiver's token and credentials are sealed apart from the secret, bound to the same subscription.
+  const authBinding = (workspaceId: string, id: string) => ({ workspaceId, correlationId: `${id}/receiver-auth` });
+
+  /** The bytes a delivery's attempts send, in its callback's format. */
+  const rendered = (row: { format: CallbackFormat; body: string }) =>
+    row.format === 'a2a' ? deps.formats.a2a.render(row.body) : row.body;
   const windowMs = LIMITS.runCallbacks.retryWindowHours * 3600 * 1000;
 
   /** A URL naming a private address outright is refused now (a name is checked at connect time). */
@@ -72,10 +82,13 @@ export function createRunCallbackService(deps: {
       events: repo.SubscriptionRow['events'];
       description: string | null;
       executionId: string | null;
+      /** An A2A push config's: its bodies are A2A's, presented with what its receiver checks. */
+      push?: ReceiverAuth;
     },
   ) {
     const id = randomUUID();
     const secret = newSigningSecret();
+    const { push } = fields;
     const row = await repo.insertSubscription(m, {
       id,
       workspace_id: principal.workspaceId,
@@ -86,6 +99,10 @@ export function createRunCallbackService(deps: {
       principal: freeze(principal),
       description: fields.description,
       createdBy: principal.userId,
+      format: push ? 'a2a' : 'weft',
+      receiver_auth_sealed: push
+        ? sealer.seal(JSON.stringify(push), authBinding(principal.workspaceId, id)).sealed
+        : null,
     });
     return { row, secret };
   }
@@ -110,6 +127,7 @@ export function createRunCallbackService(deps: {
       deliveryView(
         row,
         attempts.filter((attempt) => attempt.delivery_id === row.id),
+        rendered(row),
       ),
     );
   }
@@ -139,15 +157,21 @@ export function createRunCallbackService(deps: {
     },
 
     /**
-     * A run's own callback added after its dispatch (A2A's push notification config): that run's
-     * events only; the secret is answered once. Needs runs:read, as a subscription does.
+     * A run's own callback added after its dispatch: that run's events only; the secret is answered
+     * once. `push`: an A2A push notification config's, whose bodies are A2A's (format `a2a`), sent with
+     * its token or credentials. Needs runs:read, as a subscription does.
      */
-    async attachToRun(principal: Principal, executionId: string, callback: DispatchCallback) {
+    async attachToRun(principal: Principal, executionId: string, callback: DispatchCallback, push?: ReceiverAuth) {
       mayReadOutputs(principal, 'a callback receives the run’s output');
       checkUrl(callback.url, ['params', 'url']);
       return uow(scopeOf(principal), async (m) => {
         await mustFindRun(m, executionId);
-        const { row, secret } = await subscribe(m, principal, { ...callback, description: null, executionId });
+        const { row, secret } = await subscribe(m, principal, {
+          ...callback,
+          description: null,
+          executionId,
+          ...(push ? { push } : {}),
+        });
         return { ...subscriptionView(row), secret };
       });
     },
@@ -266,15 +290,23 @@ export function createRunCallbackService(deps: {
           { sealed: subscription.secret_sealed },
           { workspaceId, correlationId: subscription.id },
         );
-        return { delivery, url: subscription.url, secret };
+        const auth = subscription.receiver_auth_sealed
+          ? (JSON.parse(
+              sealer.open({ sealed: subscription.receiver_auth_sealed }, authBinding(workspaceId, subscription.id)),
+            ) as ReceiverAuth)
+          : null;
+        return { delivery, url: subscription.url, secret, auth };
       });
       if ('over' in prepared) return { status: prepared.over ?? 'stopped' };
-      const { delivery, url, secret } = prepared;
+      const { delivery, url, secret, auth } = prepared;
+      const body = rendered(delivery);
       const startedAt = new Date();
       const t = Math.floor(startedAt.getTime() / 1000);
-      const sent = await deps.send(url, delivery.body, {
+      const sent = await deps.send(url, body, {
         'user-agent': 'Weft-Callbacks/1',
-        'x-service-signature': signatureHeader(secret, delivery.body, t),
+        ...(delivery.format === 'a2a' ? { 'content-type': deps.formats.a2a.contentType } : {}),
+        ...receiverHeaders(auth),
+        'x-service-signature': signatureHeader(secret, body, t),
         'x-service-idempotency-key': delivery.id,
         'x-service-event': delivery.event_type,
       });

@@ -10,6 +10,7 @@ export const subscriptionView = (row: SubscriptionRow): SubscriptionView => ({
   events: row.events,
   description: row.description,
   execution_id: row.execution_id,
+  format: row.format,
   created_at: iso(row.created_at),
 });
 
@@ -23,7 +24,8 @@ const attemptView = (row: AttemptRow): AttemptView => ({
   error: row.error,
 });
 
-export const deliveryView = (row: DeliveryRow, attempts: readonly AttemptRow[]): DeliveryView => ({
+/** `body`: what the attempts send, in the callback's format (the caller renders it). */
+export const deliveryView = (row: DeliveryRow, attempts: readonly AttemptRow[], body = row.body): DeliveryView => ({
   delivery_id: row.id,
   subscription_id: row.subscription_id,
   execution_id: row.execution_id,
@@ -34,5 +36,5 @@ export const deliveryView = (row: DeliveryRow, attempts: readonly AttemptRow[]):
   series: row.series,
   created_at: iso(row.created_at),
   delivered_at: iso(row.delivered_at),
-  body: row.body,
+  body,
 });

@@ -80,9 +80,16 @@ describe('the service registry (src/app/services.ts)', () => {
     expect(calls.size, 'nothing is built before it is asked for').to.equal(0);
 
     // `runs` needs the capability registry, which needs credits and the connectors (the workspace's
-    // own tools), and the run callbacks: asking for it builds those five only.
+    // own tools), and the run callbacks with their A2A body format: asking for it builds those six only.
     const runs = registry.services.runs;
-    expect([...calls.keys()].sort()).to.deep.equal(['capabilities', 'connectors', 'credits', 'runCallbacks', 'runs']);
+    expect([...calls.keys()].sort()).to.deep.equal([
+      'a2aPushFormat',
+      'capabilities',
+      'connectors',
+      'credits',
+      'runCallbacks',
+      'runs',
+    ]);
     expect(registry.services.runs).to.equal(runs);
 
     registry.buildAll();
