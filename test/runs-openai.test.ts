@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { WIRE_NAME_PATTERN } from '../src/capabilities/wire-names';
+import { NOT_A_STEP } from '../src/runs/answer-capabilities';
 import type { FakeToolCall } from './helpers/fake-openai';
 import { as } from './helpers/http';
 import { useOpenAIStack } from './helpers/openai-stack';
@@ -68,9 +69,14 @@ describe('runs: the llm agent on OpenAI tool calling (fake OpenAI-compatible ser
     const catalogue = (await c.get('/v1/cap')).body;
     const described = new Map<string, any>(catalogue.tools.map((tool: any) => [tool.name, tool]));
     const offered = requests[0]!.body.tools as any[];
+    // Every tool of the registry but those no step may call (an approval's resolve: agents never approve).
     expect(offered.map((tool) => tool.function.name).sort()).to.deep.equal(
-      [...described.keys()].map((name) => name.replace('.', '_')).sort(),
+      [...described.keys()]
+        .filter((name) => !NOT_A_STEP.has(name))
+        .map((name) => name.replace('.', '_'))
+        .sort(),
     );
+    expect(offered.map((tool) => tool.function.name)).to.not.include('approvals_resolve');
     for (const tool of offered) expect(tool.function.name).to.match(WIRE_NAME_PATTERN);
     const search = offered.find((tool) => tool.function.name === 'ontology_search').function;
     const { $schema: _dialect, ...schema } = described.get('ontology.search').input_schema;
