@@ -86,13 +86,16 @@ describe('reads from a standby (issue 44 item 4)', function () {
     });
   });
 
+  /** The API's `weft_db_standby_reads_total` by outcome. */
+  const standbyReadCounts = async () => {
+    const text = await (await fetch(`${variant.stack.baseUrl}/metrics`)).text();
+    const count = (outcome: string) =>
+      Number(new RegExp(`^weft_db_standby_reads_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    return { standby: count('standby'), behind: count('behind'), failed: count('failed'), resting: count('resting') };
+  };
+
   it('counts in GET /metrics where the reads were served: the standby, or the primary for the own write', async () => {
-    const served = async () => {
-      const text = await (await fetch(`${variant.stack.baseUrl}/metrics`)).text();
-      const count = (outcome: string) =>
-        Number(new RegExp(`^weft_db_standby_reads_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
-      return { standby: count('standby'), behind: count('behind') };
-    };
+    const served = standbyReadCounts;
     await pauseReplay();
     const created = await api.post('/v1/ontology/nodes', { type: 'person', name: 'Counted Standby' });
     const before = await served();
@@ -171,8 +174,17 @@ describe('reads from a standby (issue 44 item 4)', function () {
     await superuser.end();
     execFileSync('bash', ['scripts/standby.sh', 'down']);
     try {
+      const before = await standbyReadCounts();
       const read = await api.get(`/v1/ontology/nodes/${created.body.id}`);
       expect(read.status, read.text).to.equal(200);
+      // The failed read rests the standby: the next reads go straight to the primary, not through a failure each.
+      for (let at = 0; at < 3; at++)
+        expect((await api.get(`/v1/ontology/nodes/${created.body.id}`)).status).to.equal(200);
+      const after = await standbyReadCounts();
+      const failed = after.failed - before.failed;
+      const resting = after.resting - before.resting;
+      expect(failed + resting, 'every read went to the primary').to.equal(4);
+      expect(resting, 'reads after the failure not tried there').to.be.at.least(1);
     } finally {
       execFileSync('bash', ['scripts/standby.sh', 'up']);
     }

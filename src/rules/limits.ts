@@ -368,6 +368,11 @@ export const LIMITS = {
     temporalProbeMs: 1000,
     replaceAfterOutageMs: 5000,
   },
+  standby: {
+    // Issue 44 item 4: after a read failed on the standby (down, a recovery conflict), the standby is left
+    // alone this long, so a dead standby does not cost every read a failed attempt before the primary.
+    restAfterFailureMs: 5000,
+  },
   metrics: {
     // GET /metrics's cross-workspace figures (runs, approvals, outbox, deliveries, credits) are read
     // at most this often; scrapes in between reuse the last answer (src/metrics/snapshot.ts).

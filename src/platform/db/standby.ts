@@ -1,6 +1,7 @@
 import { Counter } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
+import { LIMITS } from '../../rules/limits';
 import { DomainError } from '../errors';
 import { metricsRegistry } from '../metrics/registry';
 
@@ -54,15 +55,23 @@ export interface Standby {
   dataSource: DataSource;
   /** The standby may serve a read that must see `position.after`; asks it only when its last answer is behind. */
   serves(position: ReadPosition): Promise<boolean>;
-  /** A failed read there: noted, and answered by the primary. */
+  /** A failed read there: noted, and answered by the primary; the standby rests a while (LIMITS.standby). */
   failed(error: unknown): void;
+  /** Resting after a failure: reads go to the primary without trying it. */
+  resting(): boolean;
 }
 
 export function createStandby(dataSource: DataSource, onFailure: (error: unknown) => void = () => {}): Standby {
   const pool = (dataSource.driver as unknown as { master: PgPool }).master;
   let replayed = -1n;
+  let restUntil = 0;
+  const failed = (error: unknown) => {
+    restUntil = Date.now() + LIMITS.standby.restAfterFailureMs;
+    onFailure(error);
+  };
   return {
     dataSource,
+    resting: () => Date.now() < restUntil,
     async serves(position) {
       if (!position.standby) return false;
       if (!position.after) return true;
@@ -73,23 +82,24 @@ export function createStandby(dataSource: DataSource, onFailure: (error: unknown
         const lsn = (rows[0] as { lsn: string | null } | undefined)?.lsn;
         if (lsn) replayed = lsnValue(lsn) > replayed ? lsnValue(lsn) : replayed;
       } catch (error) {
-        onFailure(error);
+        failed(error);
         return false;
       }
       return replayed >= needed;
     },
-    failed: onFailure,
+    failed,
   };
 }
 
 /**
  * Where the reads a route let go to the standby were served: `standby`; `behind`, on the primary because the
  * standby had not replayed the caller's last write (read-your-writes) or could not say how far it had; `failed`,
- * on the primary after the standby's read failed. Their ratio is the share of the load the standby takes.
+ * on the primary after the standby's read failed; `resting`, on the primary without trying the standby, within
+ * LIMITS.standby.restAfterFailureMs of a failure. Their ratio is the share of the load the standby takes.
  */
 const standbyReads = new Counter({
   name: 'weft_db_standby_reads_total',
-  help: 'Reads a route let go to the standby, by where they were served (standby, behind, failed).',
+  help: 'Reads a route let go to the standby, by where they were served (standby, behind, failed, resting).',
   labelNames: ['outcome'],
   registers: [metricsRegistry],
 });
@@ -101,6 +111,10 @@ export async function fromStandbyOr<T>(
   read: (onStandby: boolean) => Promise<T>,
 ): Promise<T> {
   if (!standby || !position?.standby) return read(false);
+  if (standby.resting()) {
+    standbyReads.inc({ outcome: 'resting' });
+    return read(false);
+  }
   if (!(await standby.serves(position))) {
     standbyReads.inc({ outcome: 'behind' });
     return read(false);
