@@ -1,3 +1,4 @@
+import { settledWithin } from '../platform/deadline';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -26,12 +27,8 @@ export function createScheduleSync(deps: {
         return false;
       },
     );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), LIMITS.schedules.temporalWaitMs);
-    });
-    const done = await Promise.race([applied, waited]);
-    clearTimeout(timer);
+    // Not applied in time, or refused: false either way (the outbox applies it).
+    const done = (await settledWithin(applied, LIMITS.schedules.temporalWaitMs)) && (await applied);
     outbox.kick(workspaceId);
     return done;
   };

@@ -11,6 +11,7 @@ import { scopeOf } from '../platform/auth/principal';
 import { freeze } from '../platform/auth/stored-principal';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../platform/db/keyset-cursor';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
+import { settledWithin } from '../platform/deadline';
 import { BadRequestError, ConflictError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -179,12 +180,7 @@ export function createRunService(deps: {
         return true;
       },
     );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), LIMITS.runs.dispatchStartWaitMs);
-    });
-    const settled = await Promise.race([started, waited]);
-    clearTimeout(timer);
+    const settled = await settledWithin(started, LIMITS.runs.dispatchStartWaitMs);
     if (!settled) logger.warn({ execution_id: executionId }, 'run start still pending; answering, the outbox has it');
   }
 

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { settledWithin } from '../platform/deadline';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import type { TemporalHandle } from '../platform/temporal/connection';
@@ -31,13 +32,7 @@ export function createRunWaker(deps: { temporal: Pick<TemporalHandle, 'workflows
           return true;
         },
       );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), LIMITS.runs.wakeWaitMs);
-    });
-    const settled = await Promise.race([signalled, waited]);
-    clearTimeout(timer);
-    if (!settled) {
+    if (!(await settledWithin(signalled, LIMITS.runs.wakeWaitMs))) {
       deps.logger.warn({ execution_id: executionId }, 'run signal still pending; answering, the re-check has it');
     }
   };
@@ -79,12 +74,7 @@ export function createWaiterWaker(deps: {
           }),
         ),
       );
-      let timer: NodeJS.Timeout | undefined;
-      const waited = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, LIMITS.runs.wakeWaitMs);
-      });
-      await Promise.race([signalled, waited]);
-      clearTimeout(timer);
+      await settledWithin(signalled, LIMITS.runs.wakeWaitMs);
     }
     deps.outbox.kick(workspaceId);
   };
