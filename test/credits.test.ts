@@ -221,4 +221,76 @@ describe('chargeFor: charge, run, settle', () => {
     ]);
     expect(row.idempotency_key).to.equal('search-request-1');
   });
+
+  it('keys a reservation exactly, whatever characters the key has', async () => {
+    const t = await newTenant(5);
+    const key = `it's a "key" \\ with $1 and {braces}`;
+    const receipt = await credits().chargeFor(payer(t), 'ontology.search.vector', async (charge) => charge.receipt, {
+      idempotencyKey: key,
+    });
+    const [row] = await getStack().ownerDataSource.query(`SELECT idempotency_key FROM credit_ledger WHERE id = $1`, [
+      receipt.ledger_id,
+    ]);
+    expect(row.idempotency_key).to.equal(key);
+    expect(await settlementOf(receipt.ledger_id)).to.equal('confirmed');
+  });
+
+  it('never overdraws: 20 concurrent charges against a balance of 5', async () => {
+    const t = await newTenant(5);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () => credits().chargeFor(payer(t), 'ontology.search.hybrid', async () => 'done')),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(5);
+    for (const o of outcomes.filter((x) => x.status === 'rejected') as PromiseRejectedResult[]) {
+      expect(o.reason).to.be.instanceOf(InsufficientCreditsError);
+    }
+    expect(await balanceOf(t)).to.equal(0);
+    expect((await ledgerRows(t)).filter((r: { amount: number }) => r.amount < 0)).to.have.length(5);
+  });
+
+  it('rolls back what prepare wrote when the charge is refused, and reports the balance', async () => {
+    const t = await newTenant(0);
+    const setting = async () =>
+      (
+        await getStack().ownerDataSource.query(`SELECT search FROM workspace_settings WHERE workspace_id = $1`, [
+          t.workspace_id,
+        ])
+      )[0]?.search;
+    const error = (await credits()
+      .chargeFor(payer(t), 'ontology.search.hybrid', async () => 'ran', {
+        prepare: (m) =>
+          m.query(
+            `INSERT INTO workspace_settings (workspace_id, search) VALUES ($1, '{"default_top_k": 7}')
+             ON CONFLICT (workspace_id) DO UPDATE SET search = excluded.search`,
+            [t.workspace_id],
+          ),
+      })
+      .catch((e: unknown) => e)) as InsufficientCreditsError;
+    expect(error).to.be.instanceOf(InsufficientCreditsError);
+    expect(error.detail).to.deep.equal({
+      error: 'insufficient_credits',
+      required: 1,
+      available: 0,
+      kind: 'ontology.search.hybrid',
+    });
+    expect(await setting()).to.equal(undefined);
+    expect((await ledgerRows(t)).filter((r: { amount: number }) => r.amount < 0)).to.have.length(0);
+  });
+
+  it('commits the last transaction of the work with its confirmation', async () => {
+    const t = await newTenant(5);
+    const receipt = await credits().chargeFor(payer(t), 'ontology.search.vector', (charge) =>
+      getStack().runtime.uow({ workspaceId: t.workspace_id }, async (m) => {
+        await m.query(`INSERT INTO workspace_settings (workspace_id, search) VALUES ($1, '{}')`, [t.workspace_id]);
+        await charge.confirm(m);
+        return charge.receipt;
+      }),
+    );
+    expect(await settlementOf(receipt.ledger_id)).to.equal('confirmed');
+    const [row] = await getStack().ownerDataSource.query(`SELECT 1 FROM workspace_settings WHERE workspace_id = $1`, [
+      t.workspace_id,
+    ]);
+    expect(row).to.not.equal(undefined);
+    expect(await balanceOf(t)).to.equal(4);
+  });
 });

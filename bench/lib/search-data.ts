@@ -40,6 +40,8 @@ export const asManager = (client: PoolClient) =>
   ({
     query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
     queryRunner: {
+      // What `commitWith` sends the last statement and COMMIT through.
+      connect: async () => client,
       query: async (sql: string, params?: unknown[]) => {
         const result = await client.query(sql, params);
         return { records: result.rows, affected: result.rowCount ?? undefined };
@@ -168,8 +170,9 @@ const SCOPE_SQL = `SELECT set_config('app.workspace_id', $1, true), set_config('
 
 /**
  * The statements one POST /v1/ontology/search runs, through pg on `pool` (the app role, under RLS):
- * the charge and the settings in one transaction, then the lists the service reads for this mode
- * and these settings (`listsFor`, the service's own rule) and the charge's confirmation in a second.
+ * the settings and the charge (sent with its COMMIT) in one transaction, then the lists the service
+ * reads for this mode and these settings (`listsFor`, the service's own rule) and the charge's
+ * confirmation (sent with its COMMIT) in a second.
  */
 export const searchSql =
   (pool: Pool, t: BenchWorkspace, request: { mode: SearchMode; topK: number; types: string[]; q: string }) =>
@@ -177,19 +180,22 @@ export const searchSql =
     const { mode, topK, types, q } = request;
     const client = await pool.connect();
     try {
-      const m = asManager(client);
       await client.query('BEGIN');
       await client.query(SCOPE_SQL, [t.workspace_id]);
-      const receipt = await reserveCredits(m, {
-        tenantId: t.tenant_id,
-        workspaceId: t.workspace_id,
-        kind: 'ontology.search.hybrid',
-        idempotencyKey: `ontology.search.hybrid:${randomUUID()}`,
-        freshKey: true,
-        pendingSettlement: true,
-      });
-      const settings = (await readOntologyConfig(m)).search;
-      await client.query('COMMIT');
+      const settings = (await readOntologyConfig(asManager(client))).search;
+      const receipt = await reserveCredits(
+        asManager(client),
+        {
+          tenantId: t.tenant_id,
+          workspaceId: t.workspace_id,
+          kind: 'ontology.search.hybrid',
+          idempotencyKey: `ontology.search.hybrid:${randomUUID()}`,
+          freshKey: true,
+          pendingSettlement: true,
+        },
+        { andCommit: true },
+      );
+      const m = asManager(client);
       const reads = listsFor(mode, weightsFor(mode, settings));
       const embedding = reads.vector ? localEmbedding(q) : undefined;
       await client.query('BEGIN');
@@ -207,8 +213,7 @@ export const searchSql =
         minSimilarity: settings.min_similarity_threshold,
       });
       if (reads.keyword) await keywordCandidates(m, { ...scope, q });
-      await confirmReservations(m, [receipt.ledger_id]);
-      await client.query('COMMIT');
+      await confirmReservations(m, [receipt.ledger_id], { andCommit: true });
     } finally {
       client.release();
     }

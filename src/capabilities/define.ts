@@ -37,7 +37,8 @@ export interface ReadCall<P> extends CapabilityCall {
   prepared: P | undefined;
   /**
    * Confirms the charge inside the handler's last transaction (`credits.chargeFor`), when nothing
-   * after it can fail; otherwise the layer confirms once the handler returns. A no-op for free tools.
+   * after it can fail, as that transaction's last statement (it commits it); otherwise the layer
+   * confirms once the handler returns. A no-op for free tools.
    */
   confirm(m: EntityManager): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { In, MoreThan } from 'typeorm';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
+import { commitWith } from '../platform/db/unit-of-work';
 import { InternalError, NotFoundError } from '../platform/errors';
 import type { CreditKind } from '../rules/costs';
 import { creditCost, isCreditKind } from '../rules/costs';
@@ -75,10 +76,17 @@ async function liveKey(m: EntityManager, workspaceId: string, key: string): Prom
 /**
  * Charges `kind` in the caller's transaction: a conditional balance decrement (it cannot overdraw,
  * however many run at once, because the row lock serialises them and the condition is re-checked)
- * plus a negative ledger row. Throws 402 before anything is written when the balance is short or
- * the account is locked. Zero-cost kinds write a zero row for the audit trail and are never refused.
+ * plus a negative ledger row, both in one statement (`weft_reserve_credits`, migration 1763780022900).
+ * Throws 402 before anything is written when the balance is short or the account is locked. Zero-cost
+ * kinds write a zero row for the audit trail and are never refused. With `andCommit` the charge is the
+ * transaction's last statement, sent with its COMMIT (`commitWith`), so the tenant row is locked for no
+ * round trip: then nothing may follow it in the transaction.
  */
-export async function reserveCredits(m: EntityManager, request: ReserveInput): Promise<CreditReceipt> {
+export async function reserveCredits(
+  m: EntityManager,
+  request: ReserveInput,
+  options: { andCommit?: boolean } = {},
+): Promise<CreditReceipt> {
   const cost = creditCost(request.kind, request.quantity ?? 1);
   const input =
     request.idempotencyKey && request.chargeAgainAfterRefund && !request.freshKey
@@ -88,53 +96,54 @@ export async function reserveCredits(m: EntityManager, request: ReserveInput): P
     const earlier = await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey);
     if (earlier) return receiptOf(earlier);
   }
-
-  if (cost > 0) {
-    // Raw SQL: the query builder cannot say a conditional decrement that reports whether it applied.
-    const debited = await queryFirst<{ id: string }>(
+  // With COMMIT in the same message a refusal must raise ($7), so that the COMMIT does not run.
+  const params = [
+    input.tenantId,
+    input.workspaceId,
+    input.kind,
+    cost,
+    input.idempotencyKey ?? null,
+    input.pendingSettlement ? 'pending' : null,
+    options.andCommit === true,
+  ];
+  let row: (LedgerRow & { shortfall: Shortfall | null }) | undefined;
+  try {
+    [row] = await (options.andCommit ? commitWith : queryRows)<LedgerRow & { shortfall: Shortfall | null }>(
       m,
-      `UPDATE tenants SET credit_balance = credit_balance - $2
-       WHERE id = $1 AND credit_balance >= $2 AND NOT locked RETURNING id`,
-      [input.tenantId, cost],
+      RESERVE_SQL,
+      params,
     );
-    if (!debited) await throwShortfall(m, input.tenantId, input.kind, cost);
+  } catch (error) {
+    const { code, detail } = error as { code?: string; detail?: string };
+    if (code === 'WC402' && detail) throw refusal(JSON.parse(detail) as Shortfall, input.kind, cost);
+    throw error;
   }
-
-  // Raw SQL: ON CONFLICT against the partial unique index on the idempotency key.
-  const inserted = await queryFirst<LedgerRow>(
-    m,
-    `INSERT INTO credit_ledger (tenant_id, workspace_id, kind, amount, idempotency_key, settlement)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING id, kind, amount`,
-    [
-      input.tenantId,
-      input.workspaceId,
-      input.kind,
-      -cost,
-      input.idempotencyKey ?? null,
-      input.pendingSettlement ? 'pending' : null,
-    ],
-  );
-  if (inserted) return receiptOf(inserted);
-
-  // A concurrent call with the same key committed first: give the credits back, return its receipt.
-  if (cost > 0) await m.getRepository(Tenant).increment({ id: input.tenantId }, 'creditBalance', cost);
-  const earlier = input.idempotencyKey && (await findByIdempotencyKey(m, input.workspaceId, input.idempotencyKey));
-  if (!earlier) throw new InternalError('a conflicting reservation vanished');
-  return receiptOf(earlier);
+  if (row?.shortfall) throw refusal(row.shortfall, input.kind, cost);
+  // The function returns the row of a concurrent call that took the key first; none when it vanished.
+  if (!row?.id) throw new InternalError('a conflicting reservation vanished');
+  return receiptOf(row);
 }
 
-async function throwShortfall(m: EntityManager, tenantId: string, kind: CreditKind, required: number): Promise<never> {
-  const tenant = await m.getRepository(Tenant).findOneBy({ id: tenantId });
-  if (!tenant) throw new NotFoundError('Tenant not found');
-  if (tenant.locked) {
-    throw new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
+const RESERVE_SQL = `SELECT id, kind, amount, shortfall FROM weft_reserve_credits($1::uuid, $2::uuid, $3::text,
+  $4::integer, $5::text, $6::text, $7::boolean)`;
+
+/** What `weft_reserve_credits` saw of a balance it could not charge. */
+interface Shortfall {
+  tenant: boolean;
+  available: number | string | null;
+  locked: boolean | null;
+}
+
+/** The 402 of the contract for a refused charge (a locked account reports `available: 0`), or 404 for no tenant. */
+function refusal(seen: Shortfall, kind: CreditKind, required: number): Error {
+  if (!seen.tenant) return new NotFoundError('Tenant not found');
+  if (seen.locked) {
+    return new InsufficientCreditsError({ error: 'insufficient_credits', required, available: 0, kind, locked: true });
   }
-  throw new InsufficientCreditsError({
+  return new InsufficientCreditsError({
     error: 'insufficient_credits',
     required,
-    available: tenant.creditBalance,
+    available: Number(seen.available),
     kind,
   });
 }
@@ -185,12 +194,17 @@ export async function refundCredits(m: EntityManager, input: { ledgerId: string 
 
 /**
  * Confirms pending reservations whose work is done: they can no longer be refunded. Returns the
- * ids it confirmed (a reservation refunded meanwhile is not among them).
+ * ids it confirmed (a reservation refunded meanwhile is not among them). With `andCommit`, the
+ * transaction's last statement, sent with its COMMIT (`commitWith`): one round trip for both.
  */
-export async function confirmReservations(m: EntityManager, ledgerIds: readonly string[]): Promise<string[]> {
+export async function confirmReservations(
+  m: EntityManager,
+  ledgerIds: readonly string[],
+  options: { andCommit?: boolean } = {},
+): Promise<string[]> {
   if (ledgerIds.length === 0) return [];
   // Raw SQL: the builder's update cannot say which rows it changed.
-  const rows = await queryRows<{ id: string }>(
+  const rows = await (options.andCommit ? commitWith : queryRows)<{ id: string }>(
     m,
     `UPDATE credit_ledger SET settlement = 'confirmed' WHERE id = ANY($1::uuid[]) AND settlement = 'pending'
      RETURNING id`,

@@ -37,11 +37,12 @@ export interface ChargeOptions {
 
 export interface Charge<Prepared> {
   receipt: CreditReceipt;
-  /** What `prepare` read in the reservation's transaction. */
+  /** What `prepare` read in the reservation's transaction (before the charge: see chargeFor). */
   prepared: Prepared;
   /**
    * Confirms the charge inside the work's own last transaction, sparing chargeFor a transaction of
    * its own; only when nothing after that transaction can fail (a confirmed charge is never refunded).
+   * It is that transaction's last statement: it commits it, in the same message (`commitWith`).
    */
   confirm(m: EntityManager): Promise<void>;
 }
@@ -60,8 +61,8 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
    * confirmed when `work` succeeds, refunded (and the error rethrown) when it fails. The charge is
    * `pending` until then, keyed by `idempotencyKey`; if this process dies in between, the
    * credits-reconcile pass refunds it, so every charge settles. `prepare` runs in the
-   * reservation's own transaction right after the charge, so reads the work needs (a workspace's
-   * settings) cost no second transaction.
+   * reservation's own transaction just before the charge, so reads the work needs (a workspace's
+   * settings) cost no second transaction; a refused charge rolls back what it wrote.
    */
   function chargeFor<T>(
     payer: Payer,
@@ -82,22 +83,30 @@ export function createCreditService(deps: { uow: UnitOfWork; logger: Logger }) {
     options: ChargeOptions & { prepare?: (m: EntityManager) => Promise<Prepared> } = {},
   ): Promise<T> {
     const scope = { workspaceId: payer.workspaceId, userId: payer.userId };
-    const { receipt, prepared } = await uow(scope, async (m) => ({
-      receipt: await reserveCredits(m, {
-        tenantId: payer.tenantId,
-        workspaceId: payer.workspaceId,
-        kind,
-        quantity: options.quantity,
-        idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
-        freshKey: options.idempotencyKey === undefined,
-        chargeAgainAfterRefund: options.chargeAgainAfterRefund,
-        pendingSettlement: true,
-      }),
-      prepared: options.prepare ? await options.prepare(m) : undefined,
-    }));
+    const { receipt, prepared } = await uow(scope, async (m) => {
+      // `prepare` first, and the charge last, sent with the COMMIT: every charge of the tenant waits for
+      // its row, held from the debit to the commit's flush and for no round trip. A refusal rolls back
+      // what `prepare` wrote, as before.
+      const prepared = options.prepare ? await options.prepare(m) : undefined;
+      const receipt = await reserveCredits(
+        m,
+        {
+          tenantId: payer.tenantId,
+          workspaceId: payer.workspaceId,
+          kind,
+          quantity: options.quantity,
+          idempotencyKey: options.idempotencyKey ?? `${kind}:${randomUUID()}`,
+          freshKey: options.idempotencyKey === undefined,
+          chargeAgainAfterRefund: options.chargeAgainAfterRefund,
+          pendingSettlement: true,
+        },
+        { andCommit: true },
+      );
+      return { receipt, prepared };
+    });
     let confirmedInWork = false;
     const confirm = async (m: EntityManager) => {
-      await confirmReservations(m, [receipt.ledger_id]);
+      await confirmReservations(m, [receipt.ledger_id], { andCommit: true });
       confirmedInWork = true;
     };
 

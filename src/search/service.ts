@@ -57,10 +57,11 @@ export const CONFIRM_WITHOUT_FLUSH = { synchronous_commit: 'off' };
 export const searchSettings = async (m: EntityManager) => (await readOntologyConfig(m)).search;
 
 /**
- * Search (knowledge-graph-service-api.md §4.1). Each call is charged through `credits.chargeFor`: the charge (and the
- * workspace's search settings) in one short transaction, 402 before any model call; the query is
- * embedded outside any transaction and searched in a second one under the workspace's RLS scope,
- * which also confirms the charge. A failure before that refunds it; a process that dies in
+ * Search (knowledge-graph-service-api.md §4.1). Each call is charged through `credits.chargeFor`: the
+ * workspace's search settings and the charge in one short transaction (3 round trips), 402 before any
+ * model call; the query is embedded outside any transaction and searched in a second one under the
+ * workspace's RLS scope (3 round trips for hybrid: BEGIN with the scope, both lists, the confirmation
+ * with COMMIT), which also confirms the charge. A failure before that refunds it; a process that dies in
  * between leaves it pending, and the credits-reconcile pass refunds it.
  */
 export function createSearchService(deps: { uow: UnitOfWork; embeddings: EmbeddingProvider; credits: CreditService }) {
@@ -98,7 +99,7 @@ export function createSearchService(deps: { uow: UnitOfWork; embeddings: Embeddi
         minSimilarity: settings.min_similarity_threshold,
       });
       const keyword = reads.keyword ? await keywordCandidates(m, { ...scope, q: request.q }) : [];
-      // What follows is scoring in memory: the charge stands once these reads commit.
+      // What follows is scoring in memory: the charge stands once these reads commit, with it (one message).
       await confirm(m);
       return { vector, structural, keyword };
     });

@@ -127,7 +127,8 @@ export function createUnitOfWork(dataSource: DataSource, standby?: Standby): Uni
       // proven live as that very principal (credential-proof.ts): the proof rode in the BEGIN above.
       if (scope.proof) await scope.proof.confirmed();
       const result = await work(runner.manager);
-      await runner.commitTransaction();
+      // `commitWith` may have committed it with the work's last statement.
+      if (runner.isTransactionActive) await runner.commitTransaction();
       // Read-your-writes (standby.ts): the request's next reads must see this commit.
       if (standby && scope.position && !scope.snapshot) {
         const [row] = (await runner.query('SELECT pg_current_wal_lsn()::text AS lsn')) as { lsn: string }[];
@@ -218,6 +219,61 @@ async function beginScoped(runner: QueryRunner, scope: Scope): Promise<void> {
     if (proof) proof.sent = false;
     throw error;
   }
+}
+
+// A bound value written into a statement as a literal (`commitWith`): numbers, booleans, null, strings
+// without quotes or backslashes, and lists of uuids or such names (a Postgres array literal).
+const ARRAY_ELEMENT_SAFE = /^[0-9A-Za-z_.:-]{1,200}$/;
+const VALUE_LITERAL_SAFE = /^[0-9A-Za-z_.:@# -]{0,200}$/;
+
+function asLiteral(value: unknown): string | undefined {
+  if (value === null || value === undefined) return 'NULL';
+  // In parentheses, so `-$1` never becomes a comment (`--1`).
+  if (typeof value === 'number') return Number.isFinite(value) ? `(${value})` : undefined;
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'string') return VALUE_LITERAL_SAFE.test(value) ? `'${value}'` : undefined;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string' && ARRAY_ELEMENT_SAFE.test(item))) {
+    return `'{${value.join(',')}}'`;
+  }
+  return undefined;
+}
+
+/** `sql` with `$n` replaced by its value as a literal, or undefined when one value cannot be written so. */
+function withLiterals(sql: string, params: readonly unknown[]): string | undefined {
+  const literals = params.map(asLiteral);
+  if (literals.some((literal) => literal === undefined)) return undefined;
+  let complete = true;
+  const written = sql.replace(/\$(\d+)/g, (_, at: string) => {
+    const literal = literals[Number(at) - 1];
+    if (literal === undefined) complete = false;
+    return literal ?? '';
+  });
+  return complete ? written : undefined;
+}
+
+/**
+ * The unit of work's last statement and its COMMIT as one message (simple protocol, the values written in
+ * as literals when `withLiterals` can; else the statement and then COMMIT, two round trips). For a statement
+ * that takes a lock others queue for, such as a tenant's balance: it is then held for the statement and the
+ * commit's flush, and no round trip to this process and back. `sql` holds no `$` but its parameters' (`$1`
+ * …). Nothing may run in the transaction after it; the unit of work then does not commit again. An error
+ * in the statement stops the message before COMMIT, and the unit of work rolls back as for any error.
+ */
+export async function commitWith<Row>(m: EntityManager, sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+  const runner = m.queryRunner;
+  if (!runner || runner.isTransactionActive === false) throw new Error('commitWith needs an open unit of work');
+  const client = (await runner.connect()) as PgClient;
+  const inline = withLiterals(sql, params);
+  let rows: unknown[];
+  if (inline) {
+    const [result] = (await client.query(`${inline}; COMMIT`)) as { rows: unknown[] }[];
+    rows = result!.rows;
+  } else {
+    rows = ((await client.query(sql, [...params])) as { rows: unknown[] }).rows;
+    await client.query('COMMIT');
+  }
+  Object.assign(runner, { isTransactionActive: false, transactionDepth: 0 });
+  return rows as Row[];
 }
 
 /** The credential's lookup with its parameters written in, when every one is a uuid, a hex digest or null. */
