@@ -842,6 +842,47 @@ BEGIN
   RETURN QUERY SELECT v_id, v_original, v_execution;
 END $function$;
 
+-- weft_reserve_credits(uuid,uuid,text,integer,text,text,boolean): SECURITY INVOKER; the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_reserve_credits(p_tenant uuid, p_workspace uuid, p_kind text, p_cost integer, p_key text, p_settlement text, p_raise boolean)
+ RETURNS TABLE(id uuid, kind text, amount integer, shortfall json)
+ LANGUAGE plpgsql
+ SET search_path TO 'public'
+AS $function$
+#variable_conflict use_column
+DECLARE
+  v_balance bigint;
+  v_locked boolean;
+BEGIN
+  IF p_cost > 0 THEN
+    UPDATE tenants t SET credit_balance = t.credit_balance - p_cost
+    WHERE t.id = p_tenant AND t.credit_balance >= p_cost AND NOT t.locked;
+    IF NOT FOUND THEN
+      -- A statement of its own, so it sees the balance the debit's re-check saw, not the one at its start.
+      SELECT t.credit_balance, t.locked INTO v_balance, v_locked FROM tenants t WHERE t.id = p_tenant;
+      shortfall := json_build_object('tenant', v_locked IS NOT NULL, 'available', v_balance, 'locked', v_locked);
+      IF p_raise THEN
+        RAISE EXCEPTION 'insufficient credits' USING ERRCODE = 'WC402', DETAIL = shortfall::text;
+      END IF;
+      RETURN NEXT;
+      RETURN;
+    END IF;
+  END IF;
+  INSERT INTO credit_ledger AS l (tenant_id, workspace_id, kind, amount, idempotency_key, settlement)
+  VALUES (p_tenant, p_workspace, p_kind, -p_cost, p_key, p_settlement)
+  ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING l.id, l.kind, l.amount INTO id, kind, amount;
+  IF NOT FOUND THEN
+    -- A concurrent call with the same key committed first: give the credits back, return its row.
+    IF p_cost > 0 THEN
+      UPDATE tenants t SET credit_balance = t.credit_balance + p_cost WHERE t.id = p_tenant;
+    END IF;
+    SELECT l.id, l.kind, l.amount INTO id, kind, amount FROM credit_ledger l
+    WHERE l.workspace_id = p_workspace AND l.idempotency_key = p_key;
+  END IF;
+  RETURN NEXT;
+END
+$function$;
+
 -- weft_scoped_read(uuid,uuid,text,text[]): SECURITY INVOKER; the app role may execute: yes
 CREATE OR REPLACE FUNCTION public.weft_scoped_read(p_workspace uuid, p_user uuid, p_sql text, p_params text[] DEFAULT '{}'::text[])
  RETURNS SETOF jsonb
