@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 
 /**
@@ -33,28 +32,4 @@ export async function affectedRows(m: EntityManager, sql: string, params: readon
   if (!m.queryRunner) throw new Error('affectedRows needs a unit of work’s transaction');
   const result = await m.queryRunner.query(sql, [...params], true);
   return result.affected ?? result.records?.length ?? 0;
-}
-
-interface NamedQueryClient {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-}
-
-// Statement names by text: a name is the text's hash, so two texts never share one on a connection.
-const statementNames = new Map<string, string>();
-const STATEMENT_NAMES_MAX = 1000;
-
-/**
- * `queryRows` as a named statement: each pooled connection parses it once, and Postgres may then keep
- * a generic plan for it instead of planning every call (≈ 1 ms for the hybrid search's statement).
- * For hot statements whose plan does not depend on their values (see `plan_cache_mode`).
- */
-export async function queryNamed<Row>(m: EntityManager, sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-  if (!m.queryRunner) throw new Error('queryNamed needs a unit of work’s transaction');
-  let name = statementNames.get(sql);
-  if (!name) {
-    name = `weft_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
-    if (statementNames.size < STATEMENT_NAMES_MAX) statementNames.set(sql, name);
-  }
-  const client = (await m.queryRunner.connect()) as NamedQueryClient;
-  return (await client.query({ name, text: sql, values: [...params] })).rows as Row[];
 }
