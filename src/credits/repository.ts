@@ -76,7 +76,7 @@ async function liveKey(m: EntityManager, workspaceId: string, key: string): Prom
 /**
  * Charges `kind` in the caller's transaction: a conditional balance decrement (it cannot overdraw,
  * however many run at once, because the row lock serialises them and the condition is re-checked)
- * plus a negative ledger row, both in one statement (`weft_reserve_credits`, migration 1763780022900).
+ * plus a negative ledger row, both in one statement (`weft_reserve_credits`, migration 1763780023000).
  * Throws 402 before anything is written when the balance is short or the account is locked. Zero-cost
  * kinds write a zero row for the audit trail and are never refused. With `andCommit` the charge is the
  * transaction's last statement, sent with its COMMIT (`commitWith`), so the tenant row is locked for no

@@ -13,8 +13,8 @@ import { grantToAppRole } from './1763780008400-credit-settlement';
  * A concurrent call that took the same idempotency key first wins: the debit is given back and its
  * row returned. SECURITY INVOKER: the caller's policies apply, as to the statements it replaces.
  */
-export class ReserveCreditsFunction1763780022900 implements MigrationInterface {
-  name = 'ReserveCreditsFunction1763780022900';
+export class ReserveCreditsFunction1763780023000 implements MigrationInterface {
+  name = 'ReserveCreditsFunction1763780023000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
