@@ -102,14 +102,22 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     }
     const idle = p95(idleDelays);
 
-    await dispatch(clientA, 500, oneStep(), 32);
+    const flood = await dispatch(clientA, 500, oneStep(), 32);
     const backlog = await queuedIn(a.workspace_id);
-    const underFlood = p95(await startDelays(await dispatch(clientB, 5, oneStep()), "B's runs to start"));
+    const bUnderFlood = await dispatch(clientB, 5, oneStep());
+    const underFlood = p95(await startDelays(bUnderFlood, "B's runs to start"));
     const leftBehind = await queuedIn(a.workspace_id);
     console.log(
       `      B's p95 start delay: ${idle} ms idle, ${underFlood} ms under A's flood ` +
         `(×${(underFlood / idle).toFixed(2)}); A had ${backlog} runs QUEUED, ${leftBehind} still when B's had started`,
     );
+
+    // A's flood was weighed down by its own backlog (src/runs/fair-share.ts); B's runs kept the default weight.
+    const weightOf = async (id: string) =>
+      (await booted.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`).describe()).priority?.fairnessWeight;
+    const [lastOfFlood, ofB] = [await weightOf(flood.at(-1)!), await weightOf(bUnderFlood[0]!)];
+    expect(lastOfFlood, "the flood's last run's weight").to.be.a('number').and.lessThan(0.5);
+    expect(ofB || 1, "B's run's weight (unset reads 0: the server's default, 1)").to.equal(1);
 
     // Within A, behind what is left of its backlog (priority 3): priority-5 runs, then priority-1 ones.
     const low = await dispatch(clientA, 10, oneStep(5));

@@ -52,19 +52,22 @@ const PINNED_CONNECTORS = `CASE WHEN $9::uuid IS NULL
 /**
  * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
  * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken.
+ * `waiting`: how many of the workspace's runs were QUEUED before this one (its fair share, `fair-share.ts`),
+ * counted in the same statement on `run_executions_queued_idx`.
  */
 export async function insertExecution(
   m: EntityManager,
   row: NewExecution,
-): Promise<{ id: string; runId: string } | null> {
-  const inserted = await queryFirst<{ id: string; run_id: string }>(
+): Promise<{ id: string; runId: string; waiting: number } | null> {
+  const inserted = await queryFirst<{ id: string; run_id: string; waiting: number }>(
     m,
     `INSERT INTO run_executions
        (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id,
         parent_execution_id, root_execution_id, depth, priority, connector_versions)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${PINNED_CONNECTORS})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING id, run_id`,
+     RETURNING id, run_id,
+       (SELECT count(*)::int FROM run_executions q WHERE q.workspace_id = $1 AND q.status = 'QUEUED') AS waiting`,
     [
       row.workspaceId,
       row.userId,
@@ -80,7 +83,7 @@ export async function insertExecution(
       row.priority ?? LIMITS.runs.priority.default,
     ],
   );
-  return inserted ? { id: inserted.id, runId: inserted.run_id } : null;
+  return inserted ? { id: inserted.id, runId: inserted.run_id, waiting: inserted.waiting } : null;
 }
 
 export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>

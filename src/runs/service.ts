@@ -35,6 +35,7 @@ import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { dispatchedEvent, runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
+import { backlogWeight } from './fair-share';
 import { admitDispatch, collapseDispatch, recordDispatchFlow } from './flow';
 import { flowConflict, priorityOf } from './flow-schemas';
 import type { RerunPlan } from './rerun';
@@ -261,7 +262,8 @@ export function createRunService(deps: {
       await cancelWithin(m, older, false);
       cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
     }
-    const dispatched = dispatchedPayload(id, body, rerun !== undefined);
+    const weight = backlogWeight(inserted.waiting);
+    const dispatched = { ...dispatchedPayload(id, body, rerun !== undefined), ...(weight ? { weight } : {}) };
     const flowHeld = flow?.kind === 'hold';
     const held = admission?.kind === 'hold' || flowHeld;
     const reason = flowHeld ? (flow.hold === 'throttle' ? 'throttled' : 'debounced') : 'concurrency_limit';

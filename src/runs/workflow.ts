@@ -17,6 +17,8 @@ export interface RunWorkflowInput {
   tags?: string[];
   /** Issue 43: its `flow.priority`, Temporal's priority key (the start options'; the workflow ignores it). */
   priority?: number;
+  /** Issue 43: its fairness weight (`fair-share.ts`), in the start options; the workflow ignores it. */
+  weight?: number;
   /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
   /** Re-reads before a waiting run continues as new (RUN_APPROVAL_RECHECKS_PER_RUN). */
@@ -68,6 +70,7 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   id: (input) => runWorkflowId(input.executionId),
   workspaceId: (input) => input.workspaceId,
   priority: (input) => input.priority,
+  fairnessWeight: (input) => input.weight,
   searchAttributes: (input) => (input.tags?.length ? [{ key: TAGS_ATTRIBUTE, value: input.tags }] : []),
   summary: (input) =>
     input.agent === 'llm'

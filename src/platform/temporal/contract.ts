@@ -18,6 +18,8 @@ export interface WorkflowContract<Args extends unknown[], Result> {
    * the middle level. Activities and child workflows inherit it.
    */
   priority?(...args: Args): number | undefined;
+  /** Its fairness weight beside the workspace's fairness key (Temporal's default 1 when unset); inherited too. */
+  fairnessWeight?(...args: Args): number | undefined;
   /** Search attributes the start sets beyond WeftKind and WeftWorkspaceId (a run's WeftTags). */
   searchAttributes?(...args: Args): SearchAttributePair[];
   /** What a start under a used id does (Temporal's default: refuse while running, allow after). */

@@ -10,12 +10,21 @@ type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[
 /**
  * Issue 43 item 1: where a workflow waits in the task queue. The workspace is its fairness key, so
  * while work is backlogged the server hands each workspace its share in turn (`matching.enableFairness`,
- * DISPATCH_SETTINGS) instead of first come, first served; the priority key orders levels before that.
- * Activities and child workflows inherit both. System-wide jobs share the empty key.
+ * DISPATCH_SETTINGS) instead of first come, first served, in proportion to the tasks' fairness weights (a
+ * run's falls with its workspace's backlog, `src/runs/fair-share.ts`); the priority key orders levels before
+ * that. Activities and child workflows inherit all three. System-wide jobs share the empty key.
  */
-export function queuePriority(workspaceId: string | undefined, priorityKey: number | undefined): Priority | undefined {
+export function queuePriority(
+  workspaceId: string | undefined,
+  priorityKey: number | undefined,
+  fairnessWeight?: number,
+): Priority | undefined {
   if (!workspaceId && priorityKey === undefined) return undefined;
-  return { ...(workspaceId ? { fairnessKey: workspaceId } : {}), ...(priorityKey ? { priorityKey } : {}) };
+  return {
+    ...(workspaceId ? { fairnessKey: workspaceId } : {}),
+    ...(workspaceId && fairnessWeight !== undefined ? { fairnessWeight } : {}),
+    ...(priorityKey ? { priorityKey } : {}),
+  };
 }
 
 /**
@@ -30,7 +39,7 @@ export class WorkflowStarter {
 
   options<Args extends unknown[], Result>(contract: WorkflowContract<Args, Result>, args: Args) {
     const workspaceId = contract.workspaceId?.(...args);
-    const priority = queuePriority(workspaceId, contract.priority?.(...args));
+    const priority = queuePriority(workspaceId, contract.priority?.(...args), contract.fairnessWeight?.(...args));
     return {
       workflowId: contract.id(...args),
       taskQueue: this.taskQueue,
