@@ -31,9 +31,9 @@ import { gateWaiting, handToGate, heldToRelease, lockGate, releaseHeld } from '.
  * lock is released at commit), so it sees the first one's held run, or no longer counts its run in
  * flight. The lock is the last one any transaction takes, and its holder waits for no row (`SKIP
  * LOCKED`) nor any other lock, so it cannot deadlock with the concurrency keys', the flow keys' or the
- * rows' locks taken before it. Should a process die between two transactions (a hold is released in
- * the transaction that lets it go, so only a lost commit of one can strand), the run reconciler's pass
- * releases what a workspace has room for.
+ * rows' locks taken before it. Every release happens in the transaction that made the room, so a crash
+ * loses none; room is left unused only when a release skipped a held run locked by a cancel that then
+ * rolled back, and the run reconciler's pass releases what a workspace has room for.
  */
 
 const CAP = LIMITS.runs.priority.inFlight;
