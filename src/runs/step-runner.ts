@@ -26,6 +26,7 @@ import type { AuditRef, RunEventInput } from './event-repository';
 import { recordRunEventSetting } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
+import type { GateRelease } from './priority-gate';
 import { recordRunSpan } from './run-span';
 import { createStepInputResolver, takesValues } from './step-input';
 import * as stepRepo from './step-repository';
@@ -240,8 +241,9 @@ export function createStepRunner(deps: {
    */
   async function prepare(ref: StepRef, options: StepOptions, resolved = false): Promise<Prepared> {
     const { workspaceId, executionId, stepNo } = ref;
-    return uow({ workspaceId }, async (m): Promise<Prepared> => {
-      if (options.begin) await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+    const begun: { gate?: GateRelease } = {};
+    const prepared = await uow({ workspaceId }, async (m): Promise<Prepared> => {
+      if (options.begin) begun.gate = await executionRepo.beginExecution(m, workspaceId, executionId);
       const read = await stepRepo.findRunAndStep(m, executionId, stepNo, {
         identityLive: RUN_IDENTITY_LIVE_SQL,
         ...(options.decide ? { rules: `(SELECT to_jsonb(a) FROM (${CURRENT_RULES_SQL}) a)` } : {}),
@@ -280,6 +282,9 @@ export function createStepRunner(deps: {
       await stepRepo.markStepRunning(m, executionId, stepNo, fresh);
       return { kind: 'ready', run, step };
     });
+    // The runs the gate let go as this one began (issue 43 item 2) start now.
+    if (begun.gate?.released.length) deps.outbox?.kick(workspaceId);
+    return prepared;
   }
 
   /**

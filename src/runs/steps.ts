@@ -18,6 +18,7 @@ import { FINISHED_STATUSES } from './entities';
 import { recordRunEvent } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, runIdentityLive } from './identity';
+import type { GateRelease } from './priority-gate';
 import { recordRunSpan } from './run-span';
 import { createStepApprovals } from './step-approvals';
 import * as stepRepo from './step-repository';
@@ -74,9 +75,10 @@ export function createRunSteps(deps: {
   return {
     /** QUEUED → RUNNING; answers the plan (step numbers and approvals) and the run's status. */
     async beginRun(workspaceId: string, executionId: string) {
-      return uow({ workspaceId }, async (m) => {
+      const begun: { gate?: GateRelease } = {};
+      const plan = await uow({ workspaceId }, async (m) => {
         const run = await executionRepo.mustFindExecution(m, executionId);
-        await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+        begun.gate = await executionRepo.beginExecution(m, workspaceId, executionId);
         const planned = await stepRepo.stepsOf(m, executionId);
         const maxSteps = Number(run.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps);
         // An llm run resumed by the reconciler keeps its budget: each model call so far left one
@@ -98,6 +100,9 @@ export function createRunSteps(deps: {
           userId: run.userId,
         };
       });
+      // The runs the gate let go as this one began (issue 43 item 2) start now.
+      if (begun.gate?.released.length) deps.outbox?.kick(workspaceId);
+      return plan;
     },
 
     decidePolicy: runner.decidePolicy,

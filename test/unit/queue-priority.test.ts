@@ -10,9 +10,11 @@ import { runWorkflow } from '../../src/runs/workflow';
 describe('queue priority and fairness keys (issue 43)', () => {
   const starter = new WorkflowStarter({} as Client, 'weft');
 
-  it("starts a workspace's workflow under the workspace id as fairness key, with the run's priority", () => {
+  it("starts a workspace's workflow under the workspace id as fairness key, never the run's priority", () => {
+    // A priority key would put a workspace's priority-1 runs ahead of every other workspace's: flow.priority
+    // orders runs within their workspace only, at Weft's own gate (src/runs/priority-gate.ts).
     const input = { workspaceId: 'ws-1', executionId: 'e-1', agent: 'playbook' as const, stepCount: 1, priority: 1 };
-    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1', priorityKey: 1 });
+    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1' });
     const { priority: _, ...unprioritised } = input;
     expect(starter.options(runWorkflow, [unprioritised]).priority).to.deep.equal({ fairnessKey: 'ws-1' });
   });

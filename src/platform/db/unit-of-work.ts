@@ -109,6 +109,31 @@ export async function setChangeContext(m: EntityManager, context: ChangeContext)
 
 export type UnitOfWork = <T>(scope: Scope, work: (manager: EntityManager) => Promise<T>) => Promise<T>;
 
+// Work a transaction owes at its end, by key, in the order first asked for.
+const owed = new WeakMap<EntityManager, Map<string, () => Promise<void>>>();
+
+/**
+ * Asks the unit of work whose manager `m` is to run `work` last, after the caller's own work and right
+ * before it commits: once per `key`, however many writes ask (the first one's `work` runs). For a lock
+ * that must be the last one its transaction takes (the runs' priority gate, src/runs/priority-gate.ts).
+ */
+export function beforeCommit(m: EntityManager, key: string, work: () => Promise<void>): void {
+  const list = owed.get(m) ?? new Map<string, () => Promise<void>>();
+  owed.set(m, list);
+  if (!list.has(key)) list.set(key, work);
+}
+
+/** Runs what the transaction owes; what one of them asks for in turn runs too. */
+async function settleOwed(m: EntityManager): Promise<void> {
+  const list = owed.get(m);
+  if (!list) return;
+  for (const [key, work] of list) {
+    await work();
+    list.delete(key);
+  }
+  owed.delete(m);
+}
+
 /**
  * Runs `work` in one transaction whose scope is set with `set_config(..., true)`: transaction-local,
  * and gone when the pooled connection is reused. Every repository a service uses must come from
@@ -127,6 +152,7 @@ export function createUnitOfWork(dataSource: DataSource, standby?: Standby): Uni
       // proven live as that very principal (credential-proof.ts): the proof rode in the BEGIN above.
       if (scope.proof) await scope.proof.confirmed();
       const result = await work(runner.manager);
+      await settleOwed(runner.manager);
       await runner.commitTransaction();
       // Read-your-writes (standby.ts): the request's next reads must see this commit.
       if (standby && scope.position && !scope.snapshot) {
@@ -135,6 +161,7 @@ export function createUnitOfWork(dataSource: DataSource, standby?: Standby): Uni
       }
       return result;
     } catch (error) {
+      owed.delete(runner.manager);
       // The original error wins, even when the rollback fails too (as TypeORM's own transaction does).
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => {});
       throw error;
