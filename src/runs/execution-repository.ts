@@ -96,6 +96,13 @@ export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>
 
 export const findExecution = (m: EntityManager, id: string) => executions(m).findOneBy({ id });
 
+/**
+ * The execution, its row share-locked (FOR SHARE) to the end of the transaction: a finish in progress is
+ * waited for and seen, and one that starts later waits for this transaction's commit.
+ */
+export const findExecutionShared = (m: EntityManager, id: string) =>
+  executions(m).findOne({ where: { id }, lock: { mode: 'pessimistic_read' } });
+
 /** The execution, or the 404 an unknown run (or another workspace's) answers with. */
 export async function mustFindExecution(m: EntityManager, id: string): Promise<RunExecution> {
   const run = await findExecution(m, id);

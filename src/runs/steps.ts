@@ -21,9 +21,9 @@ import { credentialRevoked, runIdentityLive } from './identity';
 import type { GateRelease } from './priority-gate';
 import { recordRunSpan } from './run-span';
 import { createStepApprovals } from './step-approvals';
+import { stepEvent } from './step-completion';
 import * as stepRepo from './step-repository';
-import { createStepRunner, stepEvent } from './step-runner';
-import { createWaitSteps } from './waitpoints';
+import { createStepRunner } from './step-runner';
 import type { WaiterWaker } from './wake';
 import type { LlmMove } from './workflow';
 
@@ -114,7 +114,7 @@ export function createRunSteps(deps: {
     runStep: runner.runStep,
 
     /** A wait step's waitpoint: read, expired when due, and settled into the step (issue 40 item 3). */
-    ...createWaitSteps({ uow, completeStep: runner.completeStep }),
+    ...runner.waitSteps,
 
     /**
      * The llm agent's next move: the model sees the goal, the tools the run's credential may call,
@@ -220,7 +220,7 @@ export function createRunSteps(deps: {
         const finished = await executionRepo.finishExecution(m, executionId, { ...outcome, output });
         return { run: await executionRepo.mustFindExecution(m, executionId), finished };
       });
-      // The runs waiting on this one go on at once, and its callbacks leave (as completeStep's finish).
+      // The runs waiting on this one go on at once, and its callbacks leave (as a last step's completion does).
       if (deps.wakeWaiters) void deps.wakeWaiters(workspaceId, ended.finished?.woken ?? []);
       else deps.outbox?.kick(workspaceId);
       // The run's `invoke_agent` span, written once, by the write that ended it (a retry finds it ended).
