@@ -60,6 +60,12 @@ export function createRunActivities(deps: { services: { runSteps: RunSteps; runF
         { workspaceId: input.workspaceId, executionId: input.executionId, stepNo: input.stepNo },
         input.finish,
       ),
+    /** The read and, once the wait is over, the step's settle in one transaction (no `settleWaitStep` after it). */
+    readWaitStep: (input: StepRef & { finish?: boolean }) =>
+      runs.readWaitStep(
+        { workspaceId: input.workspaceId, executionId: input.executionId, stepNo: input.stepNo },
+        input.finish,
+      ),
     /** The llm agent's model call: heartbeating, so a worker lost mid-call is noticed within seconds. */
     planRunStep: (input: RunRef) => heartbeating(() => runs.planNext(input.workspaceId, input.executionId)),
     finishRun: (input: RunRef & { status: 'SUCCEEDED' | 'FAILED'; error: RunError | null; answer?: string }) =>

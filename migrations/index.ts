@@ -67,6 +67,8 @@ import { BudgetAudit1763780022550 } from './1763780022550-budget-audit';
 import { ConnectorVersions1763780022700 } from './1763780022700-connector-versions';
 import { NodeEdgesFunction1763780022710 } from './1763780022710-node-edges-function';
 import { CallbackFormats1763780022800 } from './1763780022800-callback-formats';
+import { RunPriorityGate1763780022900 } from './1763780022900-run-priority-gate';
+import { RunsQueuedIndex1763780022950 } from './1763780022950-runs-queued-index';
 import { ReserveCreditsFunction1763780023000 } from './1763780023000-reserve-credits-function';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
@@ -140,5 +142,7 @@ export const migrations = [
   ConnectorVersions1763780022700,
   NodeEdgesFunction1763780022710,
   CallbackFormats1763780022800,
+  RunPriorityGate1763780022900,
+  RunsQueuedIndex1763780022950,
   ReserveCreditsFunction1763780023000,
 ];

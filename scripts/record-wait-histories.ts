@@ -64,6 +64,8 @@ describe('record the histories of durable waits into test/histories', function (
     await record('run-playbook-waitpoint-timeout', `run-${timedOut}`);
   });
 
+  // `run-playbook-runs-wait` was recorded before the marker `run-wait-settled-in-read` and is kept as it is,
+  // for the old path (a read, then a settle); this one carries the marker (the read settles the step).
   it('runs.wait: a run waits for another that waits for its approval', async () => {
     const { tenant, client, dispatch, waiting } = await boot();
     const awaited = await dispatch([{ tool: 'billing.credits_balance', requires_approval: true }]);
@@ -75,7 +77,7 @@ describe('record the histories of durable waits into test/histories', function (
       { decision: 'APPROVED' },
     );
     expect(resolved.status, resolved.text).to.equal(200);
-    await record('run-playbook-runs-wait', `run-${waiter}`);
+    await record('run-playbook-runs-wait-settled', `run-${waiter}`);
   });
 
   it('a wait_for that continues as new while it waits, then is completed with a key', async () => {

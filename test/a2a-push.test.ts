@@ -3,12 +3,10 @@ import { StreamResponse, TaskState } from '@a2a-js/sdk';
 import { expect } from 'chai';
 import { a2aClient, asTask, sendRequest, userMessage } from './helpers/a2a';
 import type { Received } from './helpers/callback-receiver';
-import { startReceiver } from './helpers/callback-receiver';
+import { useCallbackStack } from './helpers/callback-stack';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { finished } from './helpers/runs';
-import type { Stack } from './helpers/stack';
-import { bootStack } from './helpers/stack';
 import { newMember, newTenant } from './helpers/tenants';
 
 // Issue 42, A2A push notifications: a push config set through @a2a-js/sdk's client makes its receiver
@@ -31,26 +29,12 @@ const stateOf = (request: Received) => {
 
 describe('A2A push notifications (issue 42)', function () {
   this.timeout(90_000);
-  let variant: { stack: Stack; stop: () => Promise<void> };
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-  before(async () => {
-    variant = await bootStack({
-      RUN_CALLBACK_ALLOW_PRIVATE: 'true',
-      RUN_CALLBACK_RETRY_BASE_SECONDS: '0.2',
-      RUN_CALLBACK_RETRY_MAX_SECONDS: '1',
-    });
-    receiver = await startReceiver();
-  });
-  after(async () => {
-    await receiver?.stop();
-    await variant?.stop();
-  });
+  const callbacks = useCallbackStack();
 
   it('POSTs A2A StreamResponses with the token: input-required at the approval, then the completed task', async () => {
     const owner = await newTenant();
     const colleague = await newMember(owner.workspace_id);
-    const baseUrl = variant.stack.baseUrl;
+    const baseUrl = callbacks.stack.baseUrl;
     const client = await a2aClient(owner.api_key, { baseUrl, polling: true });
     const message = userMessage('what is my credit balance', { metadata: { approval: 'all' } });
     const task = asTask(
@@ -62,7 +46,7 @@ describe('A2A push notifications (issue 42)', function () {
             tenant: '',
             id: '',
             taskId: '',
-            url: receiver.url('/a2a/token'),
+            url: callbacks.receiver.url('/a2a/token'),
             token: 'client-chosen-token',
             authentication: undefined,
           },
@@ -71,7 +55,7 @@ describe('A2A push notifications (issue 42)', function () {
         },
       }),
     );
-    const asked = await eventually(() => receiver.at('/a2a/token')[0], { what: 'the input-required push' });
+    const asked = await eventually(() => callbacks.receiver.at('/a2a/token')[0], { what: 'the input-required push' });
     const { update } = pushed(asked);
     expect(update).to.include({ taskId: task.id, contextId: task.id });
     expect(TaskState[update!.status!.state]).to.equal('TASK_STATE_INPUT_REQUIRED');
@@ -88,7 +72,7 @@ describe('A2A push notifications (issue 42)', function () {
       tenant: '',
       id: '',
       taskId: task.id,
-      url: receiver.url('/a2a/bearer'),
+      url: callbacks.receiver.url('/a2a/bearer'),
       token: '',
       authentication: { scheme: 'Bearer', credentials: 'receiver-credential' },
     });
@@ -108,12 +92,15 @@ describe('A2A push notifications (issue 42)', function () {
     expect(run.status).to.equal('SUCCEEDED');
 
     const both = await eventually(
-      () => receiver.at('/a2a/token').length === 2 && receiver.at('/a2a/bearer').length === 1,
+      () => callbacks.receiver.at('/a2a/token').length === 2 && callbacks.receiver.at('/a2a/bearer').length === 1,
       { what: 'the completed pushes' },
     );
     expect(both).to.equal(true);
-    expect(receiver.at('/a2a/token').map(stateOf)).to.deep.equal(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_COMPLETED']);
-    const done = pushed(receiver.at('/a2a/token')[1]!).task!;
+    expect(callbacks.receiver.at('/a2a/token').map(stateOf)).to.deep.equal([
+      'TASK_STATE_INPUT_REQUIRED',
+      'TASK_STATE_COMPLETED',
+    ]);
+    const done = pushed(callbacks.receiver.at('/a2a/token')[1]!).task!;
     expect(done.id).to.equal(task.id);
     const answer = done.artifacts.find((artifact) => artifact.artifactId === 'answer')!;
     expect(answer.parts[0]!.content).to.deep.equal({ $case: 'text', value: run.output.answer });
@@ -121,20 +108,20 @@ describe('A2A push notifications (issue 42)', function () {
     const got = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
     expect(done.status!.state).to.equal(got.status!.state);
 
-    const bearer = receiver.at('/a2a/bearer')[0]!;
+    const bearer = callbacks.receiver.at('/a2a/bearer')[0]!;
     expect(stateOf(bearer)).to.equal('TASK_STATE_COMPLETED');
     expect(bearer.headers.authorization).to.equal('Bearer receiver-credential');
     expect(bearer.headers).not.to.have.property('x-a2a-notification-token');
 
     // The REST view shows each delivery's body as it was sent.
     const deliveries = (await as(owner.api_key, baseUrl).get(`/v1/runs/${task.id}/callbacks`)).body.deliveries;
-    const sent = [...receiver.at('/a2a/token'), bearer].map((request) => request.body).sort();
+    const sent = [...callbacks.receiver.at('/a2a/token'), bearer].map((request) => request.body).sort();
     expect(deliveries.map((delivery: { body: string }) => delivery.body).sort()).to.deep.equal(sent);
   });
 
   it('refuses a push config on another workspace’s task, and nothing reaches the attacker’s receiver', async () => {
     const victim = await newTenant();
-    const baseUrl = variant.stack.baseUrl;
+    const baseUrl = callbacks.stack.baseUrl;
     const owned = await a2aClient(victim.api_key, { baseUrl, polling: true });
     const task = asTask(
       await owned.sendMessage(sendRequest(userMessage('what is my balance', { metadata: { approval: 'all' } }))),
@@ -145,7 +132,7 @@ describe('A2A push notifications (issue 42)', function () {
         tenant: '',
         id: '',
         taskId: task.id,
-        url: receiver.url('/a2a/attacker'),
+        url: callbacks.receiver.url('/a2a/attacker'),
         token: 'stolen',
         authentication: undefined,
       })
@@ -161,6 +148,6 @@ describe('A2A push notifications (issue 42)', function () {
       { what: 'the victim’s deliveries' },
     );
     expect(own).to.deep.equal([]);
-    expect(receiver.at('/a2a/attacker')).to.deep.equal([]);
+    expect(callbacks.receiver.at('/a2a/attacker')).to.deep.equal([]);
   });
 });

@@ -3,11 +3,10 @@ import Stripe from 'stripe';
 import { scheduleId } from '../src/app/schedules';
 import { runCallbackRetentionWorkflow } from '../src/run-callbacks/workflow';
 import { startReceiver, verifyCallback } from './helpers/callback-receiver';
+import { useCallbackStack } from './helpers/callback-stack';
 import { eventually } from './helpers/eventually';
 import { as } from './helpers/http';
 import { finished, pendingApproval, succeeded } from './helpers/runs';
-import type { Stack } from './helpers/stack';
-import { bootStack } from './helpers/stack';
 import { newTenant } from './helpers/tenants';
 
 // Issue 26 part 2: signed completion callbacks, over real HTTP, to a real local receiver that
@@ -21,22 +20,10 @@ const gated = [{ tool: 'billing.credits_balance', input: {}, requires_approval: 
 
 describe('run callbacks (issue 26 part 2)', function () {
   this.timeout(90_000);
-  let variant: { stack: Stack; stop: () => Promise<void> };
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const callbacks = useCallbackStack();
   let client: ReturnType<typeof as>;
-
   before(async () => {
-    variant = await bootStack({
-      RUN_CALLBACK_ALLOW_PRIVATE: 'true',
-      RUN_CALLBACK_RETRY_BASE_SECONDS: '0.2',
-      RUN_CALLBACK_RETRY_MAX_SECONDS: '1',
-    });
-    receiver = await startReceiver();
-    client = as((await newTenant(100)).api_key, variant.stack.baseUrl);
-  });
-  after(async () => {
-    await receiver?.stop();
-    await variant?.stop();
+    client = as((await newTenant(100)).api_key, callbacks.stack.baseUrl);
   });
 
   /** Both verifications a receiver could use: its own code, and Stripe's library (the same scheme). */
@@ -64,7 +51,7 @@ describe('run callbacks (issue 26 part 2)', function () {
     const body0 = {
       agent: 'playbook',
       input: { steps: quick },
-      callback: { url: receiver.url('/finished') },
+      callback: { url: callbacks.receiver.url('/finished') },
       idempotency_key: `callbacks-${Date.now()}`,
     };
     const first = await client.post('/v1/runs', body0);
@@ -78,7 +65,7 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect(run.callback.secret).to.match(/^whsec_/);
     await succeeded(client, run.execution_id);
     const [post] = await eventually(
-      async () => (receiver.at('/finished').length ? receiver.at('/finished') : undefined),
+      async () => (callbacks.receiver.at('/finished').length ? callbacks.receiver.at('/finished') : undefined),
       {
         what: 'the callback',
       },
@@ -102,12 +89,12 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect(delivery.attempts[0].latency_ms).to.be.a('number');
     expect(post!.headers['x-service-idempotency-key']).to.equal(delivery.delivery_id);
     expect(delivery.body).to.equal(post!.body);
-    expect(receiver.at('/finished')).to.have.length(1);
+    expect(callbacks.receiver.at('/finished')).to.have.length(1);
 
     const redelivered = await client.post(`/v1/runs/${run.execution_id}/callbacks/${delivery.delivery_id}/redeliver`);
     expect(redelivered.status, redelivered.text).to.equal(202);
     expect(redelivered.body).to.deep.equal({ delivery_id: delivery.delivery_id, series: 1, status: 'pending' });
-    const again = await eventually(async () => receiver.at('/finished')[1], { what: 'the redelivery' });
+    const again = await eventually(async () => callbacks.receiver.at('/finished')[1], { what: 'the redelivery' });
     expect(again.body).to.equal(post!.body);
     expect(again.headers['x-service-idempotency-key']).to.equal(delivery.delivery_id);
     expectSigned(again, run.callback.secret);
@@ -123,7 +110,7 @@ describe('run callbacks (issue 26 part 2)', function () {
 
   it('approval.requested carries the deadline and approvers an approval rule set (issue 32)', async () => {
     const tenant = await newTenant(10);
-    const own = as(tenant.api_key, variant.stack.baseUrl);
+    const own = as(tenant.api_key, callbacks.stack.baseUrl);
     const approvers = { min: 1, from: [tenant.user_id] };
     const rules = {
       rules: [
@@ -136,15 +123,17 @@ describe('run callbacks (issue 26 part 2)', function () {
       ],
       default_action: 'allow',
     };
-    expect((await as(tenant.user_jwt, variant.stack.baseUrl).put('/v1/approval-policies', rules)).status).to.equal(200);
+    expect((await as(tenant.user_jwt, callbacks.stack.baseUrl).put('/v1/approval-policies', rules)).status).to.equal(
+      200,
+    );
     const dispatched = await own.post('/v1/runs', {
       agent: 'playbook',
       input: { steps: quick },
-      callback: { url: receiver.url('/deadline'), events: ['approval.requested'] },
+      callback: { url: callbacks.receiver.url('/deadline'), events: ['approval.requested'] },
     });
     expect(dispatched.status, dispatched.text).to.equal(202);
     const approval = await pendingApproval(own, dispatched.body.execution_id);
-    const told = await eventually(async () => receiver.at('/deadline')[0], { what: 'approval.requested' });
+    const told = await eventually(async () => callbacks.receiver.at('/deadline')[0], { what: 'approval.requested' });
     expect(JSON.parse(told.body).data).to.deep.include({
       approval_id: approval.approval_id,
       expires_at: approval.expires_at,
@@ -155,7 +144,7 @@ describe('run callbacks (issue 26 part 2)', function () {
 
   it('tells a standing subscription approval.requested, then run.finished when the run is cancelled', async () => {
     const created = await client.post('/v1/run-callbacks', {
-      url: receiver.url('/standing'),
+      url: callbacks.receiver.url('/standing'),
       events: ['approval.requested', 'run.finished'],
       description: 'reviewer tool',
     });
@@ -164,11 +153,11 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect((await client.get(`/v1/run-callbacks/${id}`)).body).to.not.have.property('secret');
     expect((await client.get('/v1/run-callbacks')).body.callbacks.map((row: any) => row.id)).to.include(id);
 
-    const run = await dispatch(gated, { url: receiver.url('/own-approval'), events: ['approval.requested'] });
+    const run = await dispatch(gated, { url: callbacks.receiver.url('/own-approval'), events: ['approval.requested'] });
     const approval = await pendingApproval(client, run.execution_id);
     const requested = await eventually(
       async () =>
-        receiver
+        callbacks.receiver
           .at('/standing')
           .map((request) => ({ request, body: JSON.parse(request.body) }))
           .find((entry) => entry.body.data.execution_id === run.execution_id),
@@ -183,14 +172,16 @@ describe('run callbacks (issue 26 part 2)', function () {
       tool: 'billing.credits_balance',
     });
     // The run's own callback asked for the approval too, with its own secret; same event id.
-    const own = await eventually(async () => receiver.at('/own-approval')[0], { what: 'the run’s own callback' });
+    const own = await eventually(async () => callbacks.receiver.at('/own-approval')[0], {
+      what: 'the run’s own callback',
+    });
     expectSigned(own, run.callback.secret);
     expect(JSON.parse(own.body).id).to.equal(requested.body.id);
 
     expect((await client.post(`/v1/runs/${run.execution_id}/cancel`)).status).to.equal(200);
     const ended = await eventually(
       async () =>
-        receiver
+        callbacks.receiver
           .at('/standing')
           .map((request) => JSON.parse(request.body))
           .find((body) => body.type === 'run.finished' && body.data.execution_id === run.execution_id),
@@ -198,7 +189,7 @@ describe('run callbacks (issue 26 part 2)', function () {
     );
     expect(ended.data.status).to.equal('CANCELLED');
     // The run's own callback did not ask for run.finished.
-    expect(receiver.at('/own-approval')).to.have.length(1);
+    expect(callbacks.receiver.at('/own-approval')).to.have.length(1);
 
     const listed = await client.get(`/v1/run-callbacks/${id}/deliveries`);
     expect(listed.status).to.equal(200);
@@ -211,8 +202,8 @@ describe('run callbacks (issue 26 part 2)', function () {
   });
 
   it('retries after 500s with backoff and records every attempt, then succeeds', async () => {
-    receiver.answer('/flaky', { status: 500, body: 'boom' }, { status: 503, body: 'later' }, { status: 204 });
-    const run = await dispatch(quick, { url: receiver.url('/flaky') });
+    callbacks.receiver.answer('/flaky', { status: 500, body: 'boom' }, { status: 503, body: 'later' }, { status: 204 });
+    const run = await dispatch(quick, { url: callbacks.receiver.url('/flaky') });
     await finished(client, run.execution_id);
     const delivery = await eventually(
       async () => {
@@ -227,7 +218,7 @@ describe('run callbacks (issue 26 part 2)', function () {
       [3, 'succeeded', 204],
     ]);
     expect(delivery.attempts[0].response_body).to.equal('boom');
-    const posts = receiver.at('/flaky');
+    const posts = callbacks.receiver.at('/flaky');
     expect(posts).to.have.length(3);
     // One event: the same body and idempotency key each time, each signed.
     expect(new Set(posts.map((post) => post.headers['x-service-idempotency-key']))).to.deep.equal(
@@ -238,10 +229,13 @@ describe('run callbacks (issue 26 part 2)', function () {
   });
 
   it('follows no redirect: a 3xx is a failed attempt and its Location is never called', async () => {
-    receiver.answer('/moved', { status: 302, headers: { location: receiver.url('/elsewhere') } });
-    receiver.answer('/moved-own', { status: 301, headers: { location: receiver.url('/elsewhere') } });
-    const created = await client.post('/v1/run-callbacks', { url: receiver.url('/moved') });
-    const run = await dispatch(quick, { url: receiver.url('/moved-own') });
+    callbacks.receiver.answer('/moved', { status: 302, headers: { location: callbacks.receiver.url('/elsewhere') } });
+    callbacks.receiver.answer('/moved-own', {
+      status: 301,
+      headers: { location: callbacks.receiver.url('/elsewhere') },
+    });
+    const created = await client.post('/v1/run-callbacks', { url: callbacks.receiver.url('/moved') });
+    const run = await dispatch(quick, { url: callbacks.receiver.url('/moved-own') });
     await finished(client, run.execution_id);
     const delivery = await eventually(
       async () => {
@@ -253,24 +247,24 @@ describe('run callbacks (issue 26 part 2)', function () {
     expect(delivery.status).to.equal('pending');
     expect(delivery.attempts[0]).to.include({ outcome: 'failed', response_code: 301 });
     expect(delivery.attempts[0].error).to.match(/redirect/i);
-    expect(receiver.at('/elsewhere')).to.have.length(0);
+    expect(callbacks.receiver.at('/elsewhere')).to.have.length(0);
     // Deleting the subscription ends its retries; the run's own callback goes with its run's cleanup below.
     expect((await client.delete(`/v1/run-callbacks/${created.body.id}`)).status).to.equal(200);
-    await variant.stack.ownerDataSource.query(`DELETE FROM run_callback_subscriptions WHERE execution_id = $1`, [
+    await callbacks.stack.ownerDataSource.query(`DELETE FROM run_callback_subscriptions WHERE execution_id = $1`, [
       run.execution_id,
     ]);
   });
 
   it('stops delivering once the creating credential is revoked, and records why', async () => {
     const tenant = await newTenant(100);
-    const owner = as(tenant.user_jwt, variant.stack.baseUrl);
+    const owner = as(tenant.user_jwt, callbacks.stack.baseUrl);
     const key = await owner.post('/v1/auth/me/api-keys', {
       name: 'callbacks',
       scopes: ['run_callbacks:manage', 'runs:read'],
     });
     expect(key.status, key.text).to.equal(201);
-    const narrow = as(key.body.token, variant.stack.baseUrl);
-    const created = await narrow.post('/v1/run-callbacks', { url: receiver.url('/revoked') });
+    const narrow = as(key.body.token, callbacks.stack.baseUrl);
+    const created = await narrow.post('/v1/run-callbacks', { url: callbacks.receiver.url('/revoked') });
     expect(created.status, created.text).to.equal(201);
     expect((await owner.delete(`/v1/auth/me/api-keys/${key.body.id}`)).status).to.equal(200);
 
@@ -284,13 +278,13 @@ describe('run callbacks (issue 26 part 2)', function () {
       { what: 'the delivery stopped' },
     );
     expect(delivery.attempts.map((a: any) => a.outcome)).to.deep.equal(['credential_revoked']);
-    expect(receiver.at('/revoked')).to.have.length(0);
+    expect(callbacks.receiver.at('/revoked')).to.have.length(0);
   });
 
   it('shows deliveries, which carry run outputs, only to a credential that also reads runs (review NL-1)', async () => {
     const tenant = await newTenant(100);
-    const owner = as(tenant.user_jwt, variant.stack.baseUrl);
-    const created = await owner.post('/v1/run-callbacks', { url: receiver.url('/nl-1') });
+    const owner = as(tenant.user_jwt, callbacks.stack.baseUrl);
+    const created = await owner.post('/v1/run-callbacks', { url: callbacks.receiver.url('/nl-1') });
     expect(created.status, created.text).to.equal(201);
     const run = await owner.post('/v1/runs', { agent: 'playbook', input: { steps: quick } });
     await succeeded(owner, run.body.execution_id);
@@ -306,7 +300,7 @@ describe('run callbacks (issue 26 part 2)', function () {
     const keyWith = async (scopes: string[]) => {
       const key = await owner.post('/v1/auth/me/api-keys', { name: scopes.join(' '), scopes });
       expect(key.status, key.text).to.equal(201);
-      return as(key.body.token, variant.stack.baseUrl);
+      return as(key.body.token, callbacks.stack.baseUrl);
     };
     // The review's reproduction: the manage scope alone read the run's output through the deliveries.
     const manageOnly = await keyWith(['run_callbacks:manage']);
@@ -327,8 +321,8 @@ describe('run callbacks (issue 26 part 2)', function () {
   });
 
   it('keeps workspaces apart: another cannot read, list or redeliver a subscription or a run’s callbacks', async () => {
-    const created = await client.post('/v1/run-callbacks', { url: receiver.url('/mine') });
-    const run = await dispatch(quick, { url: receiver.url('/mine-own') });
+    const created = await client.post('/v1/run-callbacks', { url: callbacks.receiver.url('/mine') });
+    const run = await dispatch(quick, { url: callbacks.receiver.url('/mine-own') });
     await succeeded(client, run.execution_id);
     const [delivery] = await eventually(
       async () => {
@@ -337,7 +331,7 @@ describe('run callbacks (issue 26 part 2)', function () {
       },
       { what: 'a delivery' },
     );
-    const other = as((await newTenant()).api_key, variant.stack.baseUrl);
+    const other = as((await newTenant()).api_key, callbacks.stack.baseUrl);
     const id = created.body.id;
     expect((await other.get(`/v1/run-callbacks/${id}`)).status).to.equal(404);
     expect((await other.get(`/v1/run-callbacks/${id}/deliveries`)).status).to.equal(404);
@@ -351,7 +345,7 @@ describe('run callbacks (issue 26 part 2)', function () {
       (await other.post(`/v1/runs/${run.execution_id}/callbacks/${delivery.delivery_id}/redeliver`)).status,
     ).to.equal(404);
     // Nor through its own subscription's path with this delivery's id.
-    const theirs = await other.post('/v1/run-callbacks', { url: receiver.url('/theirs') });
+    const theirs = await other.post('/v1/run-callbacks', { url: callbacks.receiver.url('/theirs') });
     expect(
       (await other.post(`/v1/run-callbacks/${theirs.body.id}/deliveries/${delivery.delivery_id}/redeliver`)).status,
     ).to.equal(404);
@@ -360,7 +354,8 @@ describe('run callbacks (issue 26 part 2)', function () {
 
   it('deletes settled deliveries older than 30 days with the daily retention schedule; pending ones stay', async () => {
     const runs = [];
-    for (let n = 0; n < 3; n += 1) runs.push((await dispatch(quick, { url: receiver.url(`/old-${n}`) })).execution_id);
+    for (let n = 0; n < 3; n += 1)
+      runs.push((await dispatch(quick, { url: callbacks.receiver.url(`/old-${n}`) })).execution_id);
     const settled = [];
     for (const id of runs) {
       await succeeded(client, id);
@@ -373,13 +368,13 @@ describe('run callbacks (issue 26 part 2)', function () {
       );
       settled.push(row.delivery_id);
     }
-    const owner = variant.stack.ownerDataSource;
+    const owner = callbacks.stack.ownerDataSource;
     // Two settled ones are old; the third is old but made pending again, so it stays.
     await owner.query(`UPDATE run_callback_deliveries SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [
       settled,
     ]);
     await owner.query(`UPDATE run_callback_deliveries SET status = 'pending' WHERE id = $1`, [settled[2]]);
-    const { config, runtime } = variant.stack;
+    const { config, runtime } = callbacks.stack;
     const schedule = await runtime.temporal.client.schedule
       .getHandle(scheduleId(config.TEMPORAL_TASK_QUEUE, { name: 'run-callback-retention' }))
       .describe();
@@ -416,9 +411,9 @@ describe('run callbacks (issue 26 part 2)', function () {
     }
     expect((await client.get('/v1/run-callbacks')).body.callbacks).to.deep.equal([]);
     // A subscription receives every run's output: the manage scope alone is not enough.
-    const owner = as((await newTenant()).user_jwt, variant.stack.baseUrl);
+    const owner = as((await newTenant()).user_jwt, callbacks.stack.baseUrl);
     const key = await owner.post('/v1/auth/me/api-keys', { name: 'manage only', scopes: ['run_callbacks:manage'] });
-    const manageOnly = await as(key.body.token, variant.stack.baseUrl).post('/v1/run-callbacks', {
+    const manageOnly = await as(key.body.token, callbacks.stack.baseUrl).post('/v1/run-callbacks', {
       url: 'https://example.com/x',
     });
     expect(manageOnly.status, manageOnly.text).to.equal(403);

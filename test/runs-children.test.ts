@@ -190,6 +190,13 @@ describe('child runs: a run whose step is runs.dispatch', () => {
     const childId = done.steps[0].output.execution_id;
     expect(done.steps[1].input).to.deep.equal({ execution_id: childId });
     expect(done.steps[1].output).to.deep.include({ execution_id: childId, status: 'SUCCEEDED' });
+    // However the child's finish and the parent's wait met (before the wait held, after, or while it waited),
+    // the wait was created and completed once.
+    const waits = await getStack().ownerDataSource.query(
+      `SELECT type FROM run_events WHERE execution_id = $1 AND type LIKE 'waitpoint.%' ORDER BY id`,
+      [parentId],
+    );
+    expect(waits.map((row: { type: string }) => row.type)).to.deep.equal(['waitpoint.created', 'waitpoint.completed']);
 
     // A child that sleeps (status WAITING) is unfinished: cancelling its parent cancels it.
     const sleeper = playbook([{ tool: 'run.sleep', input: { seconds: 3600 } }]);

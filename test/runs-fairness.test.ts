@@ -73,16 +73,17 @@ const queuedIn = async (workspaceId: string) =>
     )[0].n,
   );
 
-// Issue 43 items 1 and 2: Temporal's task queue dispatches a backlog by priority key, then fairly
-// between workspaces (each workspace's id is its runs' fairness key).
+// Issue 43 items 1 and 2: Temporal's task queue dispatches a backlog fairly between workspaces (each
+// workspace's id is its runs' fairness key); `flow.priority` orders a workspace's own runs, at Weft's gate
+// (src/runs/priority-gate.ts), never ahead of another workspace's.
 describe('fair queueing between workspaces, and priority within one (issue 43)', function () {
   this.timeout(240_000);
   let booted: Awaited<ReturnType<typeof bootStack>>;
   let clientOf: (token: string) => Client;
   before(async function () {
     this.timeout(60_000);
-    // A worker that takes about what its database pool can run at once: the rest waits in Temporal's
-    // queue, where fairness and priority apply (WORKER_MAX_ACTIVITIES, docs/operations.md).
+    // A worker that takes about what its database pool can run at once: the rest waits, in Temporal's
+    // queue where fairness applies, or held at the priority gate (WORKER_MAX_ACTIVITIES, docs/operations.md).
     booted = await bootStack({ WORKER_MAX_ACTIVITIES: '10', WORKER_MAX_WORKFLOW_TASKS: '4' });
     clientOf = (token) => as(token, booted.stack.baseUrl);
   });
@@ -102,9 +103,10 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     }
     const idle = p95(idleDelays);
 
-    await dispatch(clientA, 500, oneStep(), 32);
+    const flood = await dispatch(clientA, 500, oneStep(), 32);
     const backlog = await queuedIn(a.workspace_id);
-    const underFlood = p95(await startDelays(await dispatch(clientB, 5, oneStep()), "B's runs to start"));
+    const bUnderFlood = await dispatch(clientB, 5, oneStep());
+    const underFlood = p95(await startDelays(bUnderFlood, "B's runs to start"));
     const leftBehind = await queuedIn(a.workspace_id);
     console.log(
       `      B's p95 start delay: ${idle} ms idle, ${underFlood} ms under A's flood ` +
@@ -130,6 +132,45 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     // box the idle baseline itself swings (365–734 ms across CI runs, ×3.3 and ×7.7 under the flood), while the
     // overtaking holds (374 of 440 and 406 of 436 still queued); docs/benchmarks.md has the bench's figures.
     expect(leftBehind, "A's runs still waiting once B's started").to.be.greaterThan(backlog / 2);
+
+    // A's flood was weighed down by its own backlog (src/runs/fair-share.ts), B's runs kept the default weight:
+    // the flood's 200th run, dispatched behind well over 16 of A's waiting runs, once the gate has released it.
+    const weightOf = (id: string) =>
+      eventually(
+        async () => {
+          const handle = booted.stack.runtime.temporal.client.workflow.getHandle(`run-${id}`);
+          return (await handle.describe().catch(() => undefined))?.priority;
+        },
+        { what: `run ${id}'s workflow`, timeoutMs: 180_000, intervalMs: 250 },
+      );
+    const [ofFlood, ofB] = [await weightOf(flood[199]!), await weightOf(bUnderFlood[0]!)];
+    expect(ofFlood.fairnessKey).to.equal(a.workspace_id);
+    expect(ofFlood.fairnessWeight, "the flood's 200th run's weight").to.be.a('number').and.lessThan(0.5);
+    expect(ofB.fairnessWeight || 1, "B's run's weight (unset reads 0: the server's default, 1)").to.equal(1);
+  });
+
+  it("starts another workspace's default runs ahead of a priority-1 flood, and strands none of it", async () => {
+    const [a, b] = await Promise.all([newTenant(100_000), newTenant(100_000)]);
+    const [clientA, clientB] = [clientOf(a.api_key), clientOf(b.api_key)];
+    const flood = await dispatch(clientA, 300, oneStep(1), 32);
+    const backlog = await queuedIn(a.workspace_id);
+    await startDelays(await dispatch(clientB, 5, oneStep()), "B's runs to start");
+    const leftBehind = await queuedIn(a.workspace_id);
+    console.log(`      A's priority-1 flood: ${backlog} QUEUED, ${leftBehind} still once B's priority-3 runs started`);
+    // Were the priority Temporal's priority key, B's runs would wait for the whole flood (none left behind).
+    expect(leftBehind, "A's runs still waiting once B's started").to.be.greaterThan(backlog / 2);
+
+    // Nothing is stranded at the gate: every run of the flood starts and succeeds.
+    await eventually(
+      async () => {
+        const [{ n }] = await getStack().ownerDataSource.query(
+          `SELECT count(*)::int AS n FROM run_executions WHERE id = ANY($1) AND status = 'SUCCEEDED'`,
+          [flood],
+        );
+        return n === flood.length || undefined;
+      },
+      { what: 'every run of the flood to succeed', timeoutMs: 120_000, intervalMs: 500 },
+    );
   });
 
   it('refuses a priority outside 1–5 with 422', async () => {

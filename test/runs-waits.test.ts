@@ -174,9 +174,13 @@ describe('runs: durable waits as steps (issue 40 item 3)', function () {
     expect(ended.steps[0].output).to.include({ execution_id: awaited, status: 'SUCCEEDED' });
     expect(ended.steps[0].output.output).to.have.property('balance');
 
-    // A run already finished: the wait is over at once; an unknown run is 404; a run cannot await itself.
+    // A run already finished: the wait is over at once, in the step itself (the run never shows WAITING, and
+    // its waitpoint is created and completed); an unknown run is 404; a run cannot await itself.
     const again = await dispatch(client, [{ tool: 'runs.wait', input: { execution_id: awaited } }]);
     expect((await succeeded(client, again)).steps[0].output).to.include({ status: 'SUCCEEDED' });
+    const types = (await eventsOf(again)).map((e) => (e.type === 'run.status' ? `${e.type}:${e.data.status}` : e.type));
+    expect(types).to.include.members(['waitpoint.created', 'waitpoint.completed', 'step.completed']);
+    expect(types).not.to.include('run.status:WAITING');
     const unknown = await client.post('/v1/cap/runs.wait', { execution_id: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.status).to.equal(404);
   });

@@ -49,6 +49,7 @@ describe('workflow replay: recorded histories still replay deterministically', f
       'run-playbook-rejected.json',
       'run-playbook-rules-edited.json',
       'run-playbook-runs-wait.json',
+      'run-playbook-runs-wait-settled.json',
       'run-playbook-sleep.json',
       'run-playbook-wait-continued-before.json',
       'run-playbook-wait-continued-last.json',

@@ -1,4 +1,4 @@
-import { condition, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { LIMITS } from '../src/rules/limits';
 import type { RunPlanStep, RunWorkflowInput } from '../src/runs/workflow';
@@ -6,12 +6,22 @@ import { databaseLocalActivity } from './activity-options';
 import { finished, showStatus } from './run-status';
 
 // Short, idempotent database steps, run inside the workflow task that needs them (as runs.ts's).
-const { waitpointState, expireWaitpoint, settleWaitStep } = proxyLocalActivities<Activities>(databaseLocalActivity);
+const { waitpointState, expireWaitpoint, settleWaitStep, readWaitStep } =
+  proxyLocalActivities<Activities>(databaseLocalActivity);
 
 type StepRef = Parameters<Activities['waitpointState']>[0];
 type StepOutcome = Awaited<ReturnType<Activities['settleWaitStep']>>;
+type WaitState = Awaited<ReturnType<Activities['waitpointState']>>;
 /** The least a timer to the waitpoint's expiry waits: the worker's clock may run ahead of the database's. */
 const EXPIRY_MIN_WAIT_MS = 250;
+/**
+ * Each read of the waitpoint also settles the step once the wait is over (`readWaitStep`), where the wait
+ * read it (`waitpointState`) and then settled it (`settleWaitStep`): one local activity and transaction
+ * fewer after the awaited run's finish. And a step whose activity just held it waits at once, without a
+ * first read: the hold read the waitpoint under the run's lock, and a completion after it signals. Histories
+ * before it keep the reads.
+ */
+const SETTLED_IN_READ = 'run-wait-settled-in-read';
 
 /**
  * Issue 40 item 3: the wait of a step whose tool waits (`run.sleep`, `run.wait_for`, `runs.wait`), a
@@ -30,22 +40,29 @@ export function runWaits(
   const recheckMs = (input.approvalRecheckSeconds ?? LIMITS.runs.approvalRecheckSeconds) * 1000;
   const rechecksPerRun = input.approvalRechecksPerRun ?? LIMITS.runs.approvalRechecksPerRun;
   return {
-    /** Waits until the step's waitpoint is settled or the run finished; the step's outcome then. */
-    async wait(ref: StepRef, step: RunPlanStep, finish: boolean): Promise<StepOutcome> {
-      let state = await waitpointState(ref);
-      if (state.status === 'waiting' && !finished(state.run)) showStatus('WAITING');
+    /**
+     * Waits until the step's waitpoint is settled or the run finished; the step's outcome then. `held`: the
+     * waitpoint as the step's activity just held it, which the wait then need not read first.
+     */
+    async wait(ref: StepRef, step: RunPlanStep, finish: boolean, held?: WaitState): Promise<StepOutcome> {
+      const settling = patched(SETTLED_IN_READ);
+      const read = async (): Promise<{ state: WaitState; outcome?: StepOutcome }> =>
+        settling ? readWaitStep({ ...ref, finish }) : { state: await waitpointState(ref) };
+      let seen = settling && held ? { state: held } : await read();
+      const waiting = () => !seen.outcome && seen.state.status === 'waiting' && !finished(seen.state.run);
+      if (waiting()) showStatus('WAITING');
       let rechecks = 0;
-      while (state.status === 'waiting' && !finished(state.run)) {
+      while (waiting()) {
         if (rechecks >= rechecksPerRun || workflowInfo().continueAsNewSuggested) await continueWaitingAsNew(step);
-        const expiresAt = state.expiresAt ? Date.parse(state.expiresAt) : undefined;
+        const expiresAt = seen.state.expiresAt ? Date.parse(seen.state.expiresAt) : undefined;
         const untilExpiry = expiresAt === undefined ? recheckMs : Math.max(expiresAt - Date.now(), EXPIRY_MIN_WAIT_MS);
         await condition(signal.changed, Math.min(untilExpiry, recheckMs));
         signal.clear();
-        state =
-          expiresAt !== undefined && Date.now() >= expiresAt ? await expireWaitpoint(ref) : await waitpointState(ref);
+        seen =
+          expiresAt !== undefined && Date.now() >= expiresAt ? { state: await expireWaitpoint(ref) } : await read();
         rechecks++;
       }
-      const outcome = await settleWaitStep({ ...ref, finish });
+      const outcome = seen.outcome ?? (await settleWaitStep({ ...ref, finish }));
       if (outcome.status === 'SUCCEEDED' && !outcome.run) showStatus('RUNNING');
       return outcome;
     },

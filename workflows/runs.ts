@@ -135,7 +135,7 @@ async function driveRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
     const finish = fused && input.agent === 'playbook' && step.stepNo === plan.steps.at(-1)?.stepNo;
     // A wait tool's step comes back WAITING: its wait, then its outcome (only new paths: no history has one).
     const after = async (outcome: StepResult) =>
-      afterStep(outcome.status === 'WAITING' ? await waits.wait(stepRef, step, finish) : outcome);
+      afterStep(outcome.status === 'WAITING' ? await waits.wait(stepRef, step, finish, outcome.wait) : outcome);
     // A run continued as new during a wait step's wait goes on waiting on the step's waitpoint.
     if (waiting && resume?.held) return afterStep(await waits.wait(stepRef, step, finish));
     // A continued run waited on this step's approval, whether the step or the rules asked for it (patched:

@@ -2749,7 +2749,7 @@ export interface components {
     };
     /** @description Flow control (issue 43): `priority` orders starts, `throttle` delays them, `rate_limit` refuses dispatches, `debounce` collapses them. Beside `concurrency` a run may carry `rate_limit`, but not `throttle` or `debounce` (422): each of those holds the run’s start back as an enqueued concurrency key would. */
     RunFlow: {
-      /** @description 1 (first) to 5; default 3. While runs wait for a worker, a lower number starts first. Between workspaces the queue is fair within each priority: each workspace gets its share whatever another has queued. */
+      /** @description 1 (first) to 5; default 3. Orders the workspace's own runs: while more than 16 of them wait to start, the rest are held QUEUED (`queued_reason: priority`) and let go by a lower number first, then in dispatch order. Between workspaces the queue is fair whatever the priorities: each workspace gets its share whatever another has queued, at any priority. */
       priority?: number;
       throttle?: components["schemas"]["RunThrottle"];
       rate_limit?: components["schemas"]["RunRateLimit"];
@@ -3641,10 +3641,10 @@ export interface components {
       status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
       was_duplicate: boolean;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
       /** @description True when the dispatch collapsed into a waiting debounced run (`flow.debounce`), whose id this is. */
       debounced?: boolean;
       /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
@@ -3777,10 +3777,10 @@ export interface components {
         policy: "reject" | "enqueue" | "cancel_previous";
       }) | null;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
       /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
       flow: {
         /** @description The priority the run queued with (1 first). */
@@ -3843,10 +3843,10 @@ export interface components {
         policy: "reject" | "enqueue" | "cancel_previous";
       }) | null;
       /**
-       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+       * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
        * @enum {string|null}
        */
-      queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+      queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
       /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
       flow: {
         /** @description The priority the run queued with (1 first). */
@@ -14321,10 +14321,10 @@ export interface operations {
               status: "QUEUED" | "RUNNING" | "AWAITING_APPROVAL" | "WAITING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
               was_duplicate: boolean;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
               /** @description True when the dispatch collapsed into a waiting debounced run (`flow.debounce`), whose id this is. */
               debounced?: boolean;
               /** @description The run’s callback, when the dispatch asked for one: its secret appears here only (not on a duplicate). */
@@ -14532,10 +14532,10 @@ export interface operations {
                 policy: "reject" | "enqueue" | "cancel_previous";
               }) | null;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
               /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
               flow: {
                 /** @description The priority the run queued with (1 first). */
@@ -14792,10 +14792,10 @@ export interface operations {
                 policy: "reject" | "enqueue" | "cancel_previous";
               }) | null;
               /**
-               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.
+               * @description Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, `priority` while its workspace has as many runs about to start as it may, and it waits its turn by `flow.priority`.
                * @enum {string|null}
                */
-              queued_reason: "concurrency_limit" | "throttled" | "debounced" | null;
+              queued_reason: "concurrency_limit" | "throttled" | "debounced" | "priority" | null;
               /** @description How the run queues: its priority (the default filled in) and its flow keys, evaluated. */
               flow: {
                 /** @description The priority the run queued with (1 first). */

@@ -215,9 +215,18 @@ export const LIMITS = {
     wakeWaitMs: 1000,
     // Issue 26 part 4: a concurrency key's length, and how many runs with one key may be active at once.
     concurrency: { keyChars: 200, maxLimit: 100 },
-    // Issue 43 item 2: `flow.priority`, 1 (first) to 5; Temporal's task-queue priority key. `levels` must
-    // equal the server's `matching.priorityLevels` (5, its default); the default is its middle, as Temporal's.
-    priority: { highest: 1, levels: 5, default: 3 },
+    // Issue 43 item 2: `flow.priority`, 1 (first) to 5, default 3, orders a workspace's runs among
+    // themselves (src/runs/priority-gate.ts): Weft releases at most `inFlight` of a workspace's runs to
+    // Temporal's queue at a time (started but not yet begun) and holds the rest QUEUED, releasing them
+    // by priority. 16: a release costs one round of the outbox and a workflow start (tens of ms), so 16
+    // keep a workspace's starts flowing at hundreds a second, while a priority-1 run dispatched behind
+    // a flood waits behind at most 16 runs in Temporal's queue, not the whole flood.
+    priority: { highest: 1, levels: 5, default: 3, inFlight: 16 },
+    // Issue 43 item 1 (src/runs/fair-share.ts): a run's share of the task queue against other workspaces'.
+    // Up to `freeBacklog` runs of its workspace waiting to start, a run has Temporal's default fairness
+    // weight (1); beyond that its weight is freeBacklog ÷ waiting, down to `minWeight`, so a workspace's
+    // flood yields to workspaces with little waiting instead of taking turns with them one for one.
+    fairShare: { freeBacklog: 16, minWeight: 0.05 },
     // Issue 43 item 2 (src/runs/flow.ts): a flow key's length (a literal key, or an evaluated
     // `key_expression`'s result; the expression itself is bounded like a filter, webhook.filterChars),
     // the most starts or dispatches a throttle or rate limit may allow per period, and the longest

@@ -52,7 +52,7 @@ function scheduleOptions(temporal: Temporal, workspaceId: string, change: RunSch
       staticSummary: definition.summary,
       // The fire waits in the task queue as the workspace's work (issue 43): the SDK's types leave
       // `priority` out of a schedule's action, but it sends it and the server applies it.
-      priority: queuePriority(workspaceId, undefined),
+      priority: queuePriority(workspaceId),
     } as ScheduleOptionsAction & { priority?: Priority },
     policies: { overlap: OVERLAP[definition.overlap], catchupWindow: '1 minute' },
     state: { paused: definition.paused, note: definition.note ?? definition.summary },

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { queryFirst, queryRows } from '../platform/db/query';
 import type { RunConcurrency } from './control-schemas';
+import type { RunStatus } from './entities';
 import type { RunDispatched } from './events';
 
 // The SQL of concurrency keys (issue 26 part 4; the rules are `concurrency.ts`): the key's lock, its
@@ -15,21 +16,22 @@ export const lockConcurrencyKey = (m: EntityManager, workspaceId: string, key: s
 
 const ACTIVE = `status IN ('QUEUED', 'RUNNING', 'AWAITING_APPROVAL', 'WAITING')`;
 
-/** The key's active runs (those holding a slot), oldest dispatch first. */
+/** The key's active runs (those holding a slot, one waiting at the priority gate too), oldest dispatch first. */
 export const activeRuns = (m: EntityManager, workspaceId: string, key: string) =>
   queryRows<{ id: string }>(
     m,
     `SELECT id FROM run_executions WHERE workspace_id = $1 AND concurrency_key = $2 AND ${ACTIVE}
-       AND held_start IS NULL ORDER BY dispatch_seq`,
+       AND (held_start IS NULL OR flow_hold = 'priority') ORDER BY dispatch_seq`,
     [workspaceId, key],
   );
 
-/** The key's oldest run waiting for a slot, with the start it holds back. */
+/** The key's oldest run waiting for a slot (not one waiting at the priority gate, which has its slot). */
 export const oldestWaiting = (m: EntityManager, workspaceId: string, key: string) =>
-  queryFirst<{ id: string; concurrency_limit: number; held_start: RunDispatched }>(
+  queryFirst<{ id: string; concurrency_limit: number }>(
     m,
-    `SELECT id, concurrency_limit, held_start FROM run_executions
+    `SELECT id, concurrency_limit FROM run_executions
      WHERE workspace_id = $1 AND concurrency_key = $2 AND status = 'QUEUED' AND held_start IS NOT NULL
+       AND flow_hold IS NULL
      ORDER BY dispatch_seq LIMIT 1`,
     [workspaceId, key],
   );
@@ -55,14 +57,10 @@ export async function recordControl(
   );
 }
 
-/** The run's workspace and concurrency key (null without one). */
+/** The run's workspace, concurrency key (null without one) and status. */
 export const concurrencyKeyOf = (m: EntityManager, executionId: string) =>
-  queryFirst<{ workspace_id: string; concurrency_key: string | null }>(
+  queryFirst<{ workspace_id: string; concurrency_key: string | null; status: RunStatus }>(
     m,
-    `SELECT workspace_id, concurrency_key FROM run_executions WHERE id = $1`,
+    `SELECT workspace_id, concurrency_key, status FROM run_executions WHERE id = $1`,
     [executionId],
   );
-
-/** A waiting run takes a freed slot: it no longer holds its start back. */
-export const releaseHeldStart = (m: EntityManager, executionId: string) =>
-  queryRows(m, `UPDATE run_executions SET held_start = NULL, updated_at = now() WHERE id = $1`, [executionId]);

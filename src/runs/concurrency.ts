@@ -1,16 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import { ConflictError } from '../platform/errors';
-import { enqueueEvent } from '../platform/outbox/relay';
-import {
-  activeRuns,
-  concurrencyKeyOf,
-  lockConcurrencyKey,
-  oldestWaiting,
-  releaseHeldStart,
-} from './concurrency-repository';
+import { activeRuns, concurrencyKeyOf, lockConcurrencyKey, oldestWaiting } from './concurrency-repository';
 import type { RunConcurrency } from './control-schemas';
-import { recordRunEvent } from './event-repository';
-import { runDispatched } from './events';
+import { oweGate, passToGate } from './priority-gate';
 
 /**
  * Concurrency keys (issue 26 part 4). A run dispatched with `concurrency: {key, limit, policy}` is
@@ -20,8 +12,8 @@ import { runDispatched } from './events';
  * a dispatch counts the active runs and admits, holds, refuses or cancels; a run that finishes or is
  * cancelled (however: its workflow, the API, the reconciler) takes the same lock *before* touching
  * its row (so the two orders never deadlock) and hands the freed slots to the oldest waiting runs,
- * enqueuing their held events in the same transaction. Counting, never remembering who holds what,
- * is what keeps a cancelled waiting run from freeing a slot it did not hold.
+ * which go on to the priority gate (`priority-gate.ts`) in the same transaction. Counting, never
+ * remembering who holds what, is what keeps a cancelled waiting run from freeing a slot it did not hold.
  */
 
 /** What a dispatch with a concurrency key does: start now, wait for a slot, or start after cancelling older runs. */
@@ -57,7 +49,8 @@ export async function admit(m: EntityManager, workspaceId: string, control: RunC
 /**
  * Runs `finish` (a conditional update that ends the run) under its key's lock, taken first, then
  * hands the slots now free to the oldest waiting runs. Answers what `finish` did, and the ids of
- * the runs it released (whose events the caller's outbox kick delivers).
+ * the runs it let go (to the priority gate, whose releases the caller's outbox kick delivers). A run
+ * that ends while QUEUED may have been in the gate's flight: the transaction owes the gate a release.
  */
 export async function finishingWithKey(
   m: EntityManager,
@@ -66,14 +59,15 @@ export async function finishingWithKey(
   release = true,
 ): Promise<{ finished: boolean; released: string[] }> {
   const run = await concurrencyKeyOf(m, executionId);
-  if (!run?.concurrency_key) return { finished: await finish(), released: [] };
-  await lockConcurrencyKey(m, run.workspace_id, run.concurrency_key);
+  if (run?.concurrency_key) await lockConcurrencyKey(m, run.workspace_id, run.concurrency_key);
   const finished = await finish();
-  if (!finished || !release) return { finished, released: [] };
+  // Read before the update, so stale at worst: QUEUED is never gone back to, and an extra release is harmless.
+  if (finished && run?.status === 'QUEUED') oweGate(m, run.workspace_id);
+  if (!run?.concurrency_key || !finished || !release) return { finished, released: [] };
   return { finished, released: await releaseSlots(m, run.workspace_id, run.concurrency_key) };
 }
 
-/** Under the key's lock: starts waiting runs, oldest first, while the oldest one's limit has room. */
+/** Under the key's lock: lets waiting runs go to the gate, oldest first, while the oldest one's limit has room. */
 async function releaseSlots(m: EntityManager, workspaceId: string, key: string): Promise<string[]> {
   const released: string[] = [];
   for (;;) {
@@ -81,9 +75,7 @@ async function releaseSlots(m: EntityManager, workspaceId: string, key: string):
     if (!next) return released;
     const active = await activeRuns(m, workspaceId, key);
     if (active.length >= next.concurrency_limit) return released;
-    await releaseHeldStart(m, next.id);
-    await recordRunEvent(m, next.id, { type: 'run.status', data: { status: 'QUEUED', queued_reason: null } });
-    await enqueueEvent(m, runDispatched, { workspaceId, aggregateId: next.id, payload: next.held_start });
+    await passToGate(m, workspaceId, next.id);
     released.push(next.id);
   }
 }

@@ -70,11 +70,13 @@ export const runControlView = {
     .nullable()
     .describe('The concurrency key the run was dispatched with.'),
   queued_reason: z
-    .enum(['concurrency_limit', 'throttled', 'debounced'])
+    .enum(['concurrency_limit', 'throttled', 'debounced', 'priority'])
     .nullable()
     .describe(
       'Why a QUEUED run has not started: `concurrency_limit` while it waits for a slot of its key, `throttled` ' +
-        "while its throttle's period is full, `debounced` while later dispatches with its debounce key may come.",
+        "while its throttle's period is full, `debounced` while later dispatches with its debounce key may come, " +
+        '`priority` while its workspace has as many runs about to start as it may, and it waits its turn by ' +
+        '`flow.priority`.',
     ),
   flow: runFlowView,
   rerun_of: z.uuid().nullable().describe('The run this one re-runs (`POST /v1/runs/{id}/rerun`).'),

@@ -59,7 +59,7 @@ export class RunExecution {
   @Column({ type: 'uuid', name: 'rerun_of', nullable: true }) rerunOf!: string | null;
   @Column({ type: 'char', length: 64, name: 'rerun_of_head_hash', nullable: true }) rerunOfHeadHash!: string | null;
   @Column({ type: 'integer', name: 'rerun_from_step', nullable: true }) rerunFromStep!: number | null;
-  /** Issue 43: its `flow.priority` (1 first), Temporal's priority key. */
+  /** Issue 43: its `flow.priority` (1 first), its order among its workspace's runs (priority-gate.ts). */
   @Column({ type: 'smallint' }) priority!: number;
   /** The run schedule that dispatched it (issue 26 part 3); null for any other dispatch. */
   @Column({ type: 'uuid', name: 'schedule_id', nullable: true }) scheduleId!: string | null;
@@ -73,7 +73,7 @@ export class RunExecution {
   @Column({ type: 'text', name: 'throttle_key', nullable: true }) throttleKey!: string | null;
   @Column({ type: 'text', name: 'rate_limit_key', nullable: true }) rateLimitKey!: string | null;
   @Column({ type: 'text', name: 'debounce_key', nullable: true }) debounceKey!: string | null;
-  @Column({ type: 'text', name: 'flow_hold', nullable: true }) flowHold!: 'throttle' | 'debounce' | null;
+  @Column({ type: 'text', name: 'flow_hold', nullable: true }) flowHold!: 'throttle' | 'debounce' | 'priority' | null;
   @Column({ type: 'timestamptz', name: 'flow_start_at', nullable: true }) flowStartAt!: Date | null;
   /**
    * Issue 41 (`connector-pins.ts`): each connector's version when the run was dispatched, by connector id;

@@ -21,8 +21,10 @@ export const runDispatched = defineEvent(
     goal: z.string().optional(),
     approval_recheck_seconds: z.number().optional(),
     approval_rechecks_per_run: z.number().optional(),
-    /** Issue 43: the run's `flow.priority`, Temporal's priority key; absent in events written before it (3). */
+    /** Issue 43: the run's `flow.priority` (for the workflow's input); absent in events written before it (3). */
     priority: z.number().int().optional(),
+    /** Issue 43: its fairness weight in the task queue (`fair-share.ts`); absent: Temporal's default, 1. */
+    weight: z.number().positive().max(1).optional(),
     /** The run's tags, for the search attribute WeftTags (issue 26). */
     tags: z.array(z.string()).optional(),
     /**
@@ -49,6 +51,7 @@ export const runStartInput = (workspaceId: string, payload: RunDispatched): RunW
   ...(payload.goal !== undefined ? { goal: payload.goal } : {}),
   ...(payload.tags?.length ? { tags: payload.tags } : {}),
   ...(payload.priority !== undefined ? { priority: payload.priority } : {}),
+  ...(payload.weight !== undefined ? { weight: payload.weight } : {}),
   ...(payload.steps
     ? {
         plan: payload.steps.map((step, stepNo) => ({

@@ -14,6 +14,9 @@ import { finishingWithKey } from './concurrency';
 import type { RunError, RunPrincipal, RunStatus } from './entities';
 import { RunExecution, RunStep } from './entities';
 import { recordRunEvent } from './event-repository';
+import type { GateState } from './priority-gate';
+import { oweGate } from './priority-gate';
+import { GATE_STATE_SQL } from './priority-gate-repository';
 import type { WokenWaiter } from './waitpoint-events';
 import { onRunFinished } from './waitpoint-events';
 
@@ -51,20 +54,23 @@ const PINNED_CONNECTORS = `CASE WHEN $9::uuid IS NULL
 
 /**
  * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
- * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken.
+ * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken. With
+ * the priority gate's state of the workspace before it (`priority-gate.ts`), and `waiting`: how many of
+ * the workspace's runs were QUEUED before it (its fair share, `fair-share.ts`), in the same statement.
  */
 export async function insertExecution(
   m: EntityManager,
   row: NewExecution,
-): Promise<{ id: string; runId: string } | null> {
-  const inserted = await queryFirst<{ id: string; run_id: string }>(
+): Promise<{ id: string; runId: string; gate: GateState; waiting: number } | null> {
+  const inserted = await queryFirst<{ id: string; run_id: string; waiting: number } & GateState>(
     m,
     `INSERT INTO run_executions
        (workspace_id, user_id, agent, input, principal, idempotency_key, request_hash, schedule_id,
         parent_execution_id, root_execution_id, depth, priority, connector_versions)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${PINNED_CONNECTORS})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING id, run_id`,
+     RETURNING id, run_id, ${GATE_STATE_SQL},
+       (SELECT count(*)::int FROM run_executions q WHERE q.workspace_id = $1 AND q.status = 'QUEUED') AS waiting`,
     [
       row.workspaceId,
       row.userId,
@@ -80,13 +86,22 @@ export async function insertExecution(
       row.priority ?? LIMITS.runs.priority.default,
     ],
   );
-  return inserted ? { id: inserted.id, runId: inserted.run_id } : null;
+  if (!inserted) return null;
+  const { gate_in_flight, gate_waiting, waiting } = inserted;
+  return { id: inserted.id, runId: inserted.run_id, gate: { gate_in_flight, gate_waiting }, waiting };
 }
 
 export const findExecutionByKey = (m: EntityManager, idempotencyKey: string) =>
   executions(m).findOneBy({ idempotencyKey });
 
 export const findExecution = (m: EntityManager, id: string) => executions(m).findOneBy({ id });
+
+/**
+ * The execution, its row share-locked (FOR SHARE) to the end of the transaction: a finish in progress is
+ * waited for and seen, and one that starts later waits for this transaction's commit.
+ */
+export const findExecutionShared = (m: EntityManager, id: string) =>
+  executions(m).findOne({ where: { id }, lock: { mode: 'pessimistic_read' } });
 
 /** The execution, or the 404 an unknown run (or another workspace's) answers with. */
 export async function mustFindExecution(m: EntityManager, id: string): Promise<RunExecution> {
@@ -109,6 +124,15 @@ export async function setStatus(m: EntityManager, id: string, status: RunStatus,
     )) > 0;
   if (moved) await recordRunEvent(m, id, { type: 'run.status', data: { status } });
   return moved;
+}
+
+/**
+ * QUEUED → RUNNING, the run's begin: it leaves the priority gate's flight, so its transaction owes the
+ * gate a release at its end (`priority-gate.ts`), whose runs let go the caller's outbox kick delivers.
+ * Undefined when the run was not QUEUED.
+ */
+export async function beginExecution(m: EntityManager, workspaceId: string, id: string) {
+  return (await setStatus(m, id, 'RUNNING', 'QUEUED')) ? oweGate(m, workspaceId) : undefined;
 }
 
 /** The `run.finished` event of a run that has just ended, from its row as it now reads. */

@@ -38,10 +38,11 @@ export async function rateLimitWait(
   return row?.wait ?? null;
 }
 
-// A throttle key's starts: its runs that started (`flow_hold` cleared, `flow_start_at` when), and with
-// `planned` those that wait too (at their planned start); not a run cancelled while it waited.
-const STARTED = `flow_hold IS NULL`;
-const PLANNED = `(flow_hold IS NULL OR (held_start IS NOT NULL AND status = 'QUEUED'))`;
+// A throttle key's starts: its runs that started (`flow_hold` cleared, or handed to the priority gate;
+// `flow_start_at` when), and with `planned` those that wait too (at their planned start); not a run
+// cancelled while it waited for its throttle.
+const STARTED = `(flow_hold IS NULL OR flow_hold = 'priority')`;
+const PLANNED = `(${STARTED} OR (held_start IS NOT NULL AND status = 'QUEUED'))`;
 
 /**
  * A throttled dispatch's start: one period after the `limit`-th latest start of the key, planned
@@ -92,24 +93,17 @@ export async function throttleRoomMs(
 
 /** The throttle key's oldest waiting run, with its limit and period, locked. */
 export const oldestThrottled = (m: EntityManager, workspaceId: string, key: string) =>
-  queryFirst<{ id: string; held_start: RunDispatched; throttle_limit: number; throttle_period_seconds: number }>(
+  queryFirst<{ id: string; throttle_limit: number; throttle_period_seconds: number }>(
     m,
-    `SELECT id, held_start, throttle_limit, throttle_period_seconds FROM run_executions
+    `SELECT id, throttle_limit, throttle_period_seconds FROM run_executions
       WHERE workspace_id = $1 AND throttle_key = $2 AND flow_hold = 'throttle' AND status = 'QUEUED'
         AND held_start IS NOT NULL
       ORDER BY dispatch_seq LIMIT 1 FOR UPDATE`,
     [workspaceId, key],
   );
 
-/** A held run starts: it no longer holds its start back, and a throttled one counts from now. */
-export const releaseFlowHold = (m: EntityManager, executionId: string) =>
-  queryRows(
-    m,
-    `UPDATE run_executions SET held_start = NULL, flow_hold = NULL, updated_at = now(),
-       flow_start_at = CASE WHEN throttle_key IS NULL THEN flow_start_at ELSE now() END
-     WHERE id = $1`,
-    [executionId],
-  );
+/** What a held run's release sets besides the gate's hold (priority-gate.ts): a throttled one counts from now. */
+export const FLOW_RELEASED = `flow_start_at = CASE WHEN throttle_key IS NULL THEN flow_start_at ELSE now() END`;
 
 /** The debounced run of the key that still waits to start, if any. */
 export const waitingDebounced = (m: EntityManager, workspaceId: string, key: string) =>
@@ -180,7 +174,7 @@ export async function collapseInto(
 export const flowHeldRun = (m: EntityManager, executionId: string) =>
   queryFirst<{
     workspace_id: string;
-    flow_hold: 'throttle' | 'debounce' | null;
+    flow_hold: 'throttle' | 'debounce' | 'priority' | null;
     throttle_key: string | null;
     throttle_limit: number | null;
     throttle_period_seconds: number | null;
@@ -190,7 +184,7 @@ export const flowHeldRun = (m: EntityManager, executionId: string) =>
   }>(
     m,
     `SELECT workspace_id, flow_hold, throttle_key, throttle_limit, throttle_period_seconds, debounce_key,
-            (status = 'QUEUED' AND held_start IS NOT NULL AND flow_hold IS NOT NULL) AS held,
+            (status = 'QUEUED' AND held_start IS NOT NULL AND flow_hold IN ('throttle', 'debounce')) AS held,
             greatest(0, ceil(extract(epoch FROM flow_start_at - now()) * 1000))::int AS wait_ms
        FROM run_executions WHERE id = $1`,
     [executionId],
@@ -198,9 +192,9 @@ export const flowHeldRun = (m: EntityManager, executionId: string) =>
 
 /** The debounced runs of the key whose time has come, in dispatch order, locked. */
 export const dueDebounced = (m: EntityManager, workspaceId: string, key: string) =>
-  queryRows<{ id: string; held_start: RunDispatched }>(
+  queryRows<{ id: string }>(
     m,
-    `SELECT id, held_start FROM run_executions
+    `SELECT id FROM run_executions
       WHERE workspace_id = $1 AND debounce_key = $2 AND flow_hold = 'debounce' AND status = 'QUEUED'
         AND held_start IS NOT NULL AND flow_start_at <= now()
       ORDER BY dispatch_seq FOR UPDATE`,

@@ -95,9 +95,11 @@ export const RunPriority = z
   .min(PRIORITY.highest)
   .max(PRIORITY.levels)
   .describe(
-    `${PRIORITY.highest} (first) to ${PRIORITY.levels}; default ${PRIORITY.default}. While runs wait for a worker, ` +
-      'a lower number starts first. Between workspaces the queue is fair within each priority: each workspace ' +
-      'gets its share whatever another has queued.',
+    `${PRIORITY.highest} (first) to ${PRIORITY.levels}; default ${PRIORITY.default}. Orders the workspace's own ` +
+      `runs: while more than ${PRIORITY.inFlight} of them wait to start, the rest are held QUEUED ` +
+      '(`queued_reason: priority`) and let go by a lower number first, then in dispatch order. Between ' +
+      'workspaces the queue is fair whatever the priorities: each workspace gets its share whatever another ' +
+      'has queued, at any priority.',
   );
 
 export const RunFlow = z

@@ -5,24 +5,24 @@ import { RateLimitedError, UnavailableError, ValidationFailedError } from '../pl
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { enqueueEvent } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
-import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
-import { runDispatched, runFlowHeld } from './events';
+import { runFlowHeld } from './events';
 import type { FlowKnob } from './flow-repository';
 import {
   collapseInto,
   dueDebounced,
+  FLOW_RELEASED,
   flowHeldRun,
   lockFlowKey,
   oldestThrottled,
   rateLimitWait,
   recordFlow,
-  releaseFlowHold,
   throttlePlan,
   throttleRoomMs,
   waitingDebounced,
 } from './flow-repository';
 import type { FlowKeyed, RunFlow } from './flow-schemas';
+import { passToGate } from './priority-gate';
 import type { DispatchRunRequest, DispatchRunResponse } from './schemas';
 import { insertSteps } from './step-repository';
 
@@ -39,8 +39,9 @@ import { insertSteps } from './step-repository';
  *   key; a later dispatch, while it waits, replaces its input and steps and pushes its start out.
  * A held run's `run.flow_held` event (in the dispatch's transaction) starts its timer workflow
  * `run-flow-<execution_id>` (`workflows/run-flow.ts`), which sleeps until the row's start time and
- * releases every run of the key whose time has come, in dispatch order, enqueuing their held starts
- * in the same transaction. Rows, outbox and Temporal timers: a restart or an outage loses nothing.
+ * releases every run of the key whose time has come, in dispatch order, to the priority gate
+ * (`priority-gate.ts`), which enqueues their held starts in the same transaction as the workspace has
+ * room. Rows, outbox and Temporal timers: a restart or an outage loses nothing.
  */
 
 /** A dispatch's evaluated keys. */
@@ -162,13 +163,12 @@ export async function releaseDue(
   if (!before?.held || !before.flow_hold) return { waitMs: null, released: [] };
   const { workspace_id: workspaceId, flow_hold: hold } = before;
   const key = hold === 'throttle' ? before.throttle_key : before.debounce_key;
-  if (key === null) return { waitMs: null, released: [] };
+  if (key === null || hold === 'priority') return { waitMs: null, released: [] };
   await lockFlowKey(m, workspaceId, hold, key);
   const released: string[] = [];
-  const release = async (run: { id: string; held_start: RunDispatched }) => {
-    await releaseFlowHold(m, run.id);
-    await recordRunEvent(m, run.id, { type: 'run.status', data: { status: 'QUEUED', queued_reason: null } });
-    await enqueueEvent(m, runDispatched, { workspaceId, aggregateId: run.id, payload: run.held_start });
+  // On to the priority gate (priority-gate.ts), which starts it in this transaction when the workspace has room.
+  const release = async (run: { id: string }) => {
+    await passToGate(m, workspaceId, run.id, FLOW_RELEASED);
     released.push(run.id);
   };
   let roomMs: number | null = null;

@@ -10,6 +10,7 @@ import { workspaceIdsAfter } from '../tenancy/repository';
 import { runStartInput } from './events';
 import type { UnfinishedRun } from './execution-repository';
 import { cancelExecution, finishExecution, recordFinished, unfinishedRuns } from './execution-repository';
+import { releaseStranded } from './priority-gate';
 import type { RunReconcileResult, RunWorkflowInput } from './workflow';
 import { runWorkflow, runWorkflowId } from './workflow';
 
@@ -31,7 +32,8 @@ const RESUMED_MEMO = 'weftResumedByReconciler';
  * approval that is recorded (a resolve whose signal went to the closed workflow). A run whose
  * resumed execution closed unfinished too is settled FAILED (`run_abandoned`), with the charges of
  * the steps it ran, rather than restarted for ever; one whose workflow was cancelled in Temporal is
- * settled CANCELLED. Every step is idempotent, so overlapping passes are harmless.
+ * settled CANCELLED. Every step is idempotent, so overlapping passes are harmless. Last, each
+ * workspace's priority gate lets go the held runs it has room for, should a release have been lost.
  */
 export function createRunReconciler(deps: {
   dataSource: DataSource;
@@ -138,7 +140,20 @@ export function createRunReconciler(deps: {
         logger.warn({ err: error, workspace_id: workspaceId, execution_id: run.id }, 'run reconcile failed');
       }
     }
+    await releaseAtGate(workspaceId);
     return result;
+  }
+
+  /** Issue 43 item 2: the runs held at the priority gate that the workspace has room for (a release lost). */
+  async function releaseAtGate(workspaceId: string): Promise<void> {
+    try {
+      const released = await uow({ workspaceId }, (m) => releaseStranded(m, workspaceId));
+      if (released.length === 0) return;
+      logger.warn({ workspace_id: workspaceId, released: released.length }, 'released runs held at the priority gate');
+      deps.outbox?.kick(workspaceId);
+    } catch (error) {
+      logger.warn({ err: error, workspace_id: workspaceId }, 'priority gate not released; the next pass tries again');
+    }
   }
 
   /** Every workspace, in batches; `onProgress` between workspaces (the activity heartbeats). */

@@ -35,8 +35,12 @@ import { recordRunEvent } from './event-repository';
 import type { RunDispatched } from './events';
 import { dispatchedEvent, runDispatched, runStartInput } from './events';
 import * as executionRepo from './execution-repository';
+import { backlogWeight } from './fair-share';
 import { admitDispatch, collapseDispatch, recordDispatchFlow } from './flow';
 import { flowConflict, priorityOf } from './flow-schemas';
+import type { GateRelease } from './priority-gate';
+import { holdAtGate } from './priority-gate';
+import { holdDispatch } from './priority-gate-repository';
 import type { RerunPlan } from './rerun';
 import { planRerun, recordRerun } from './rerun';
 import type {
@@ -54,6 +58,9 @@ import * as stepRepo from './step-repository';
 import { queuedReason, stepRow, summaryOf } from './views';
 import { createRunWaker } from './wake';
 import { runWorkflow } from './workflow';
+
+/** After a dispatch's commit, the outbox has events to deliver (a flow's timer), or the runs its gate let go. */
+type Kick = boolean | GateRelease;
 
 /** Where a dispatch came from, beyond its body: the run schedule whose action dispatched it, or the run it re-runs. */
 export interface DispatchOrigin {
@@ -193,7 +200,7 @@ export function createRunService(deps: {
     principal: Principal,
     body: DispatchRunRequest,
     origin: DispatchOrigin = {},
-  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean }> {
+  ): Promise<{ response: DispatchRunResponse; dispatched?: RunDispatched; cancelled?: string[]; kick?: Kick }> {
     const { rerun } = origin;
     const planned = body.agent === 'playbook' ? body.input.steps : [];
     const { idempotency_key: key = null, ...request } = body;
@@ -261,11 +268,17 @@ export function createRunService(deps: {
       await cancelWithin(m, older, false);
       cancelled.push(older, ...(await cancelDescendants(m, older, (tx, child) => cancelWithin(tx, child))));
     }
-    const dispatched = dispatchedPayload(id, body, rerun !== undefined);
+    const weight = backlogWeight(inserted.waiting);
+    const dispatched = { ...dispatchedPayload(id, body, rerun !== undefined), ...(weight ? { weight } : {}) };
     const flowHeld = flow?.kind === 'hold';
-    const held = admission?.kind === 'hold' || flowHeld;
-    const reason = flowHeld ? (flow.hold === 'throttle' ? 'throttled' : 'debounced') : 'concurrency_limit';
-    // A held run says why it waits; it starts when a slot frees (concurrency.ts) or its time comes (flow.ts).
+    const keyHeld = admission?.kind === 'hold';
+    // Issue 43 item 2: a run no other hold keeps back may wait its turn at the priority gate (priority-gate.ts).
+    const gate = keyHeld || flowHeld ? undefined : holdAtGate(m, principal.workspaceId, inserted.gate);
+    const held = keyHeld || flowHeld || gate !== undefined;
+    const flowReason = flowHeld && flow.hold === 'throttle' ? 'throttled' : 'debounced';
+    const reason = flowHeld ? flowReason : keyHeld ? 'concurrency_limit' : 'priority';
+    // A held run says why it waits; it starts when a slot frees (concurrency.ts), its time comes (flow.ts) or
+    // its turn at the gate.
     await recordRunEvent(m, id, {
       type: 'run.status',
       data: held ? { status: 'QUEUED', queued_reason: reason } : { status: 'QUEUED' },
@@ -278,6 +291,7 @@ export function createRunService(deps: {
         held: held ? dispatched : undefined,
       });
     }
+    if (gate) await holdDispatch(m, id, dispatched);
     // A child's budget is what is left of its parent's (its spend counts against the parent's too).
     const budget = origin.lineage ? await inheritedBudget(m, origin.lineage.parentId, body.budget) : body.budget;
     await recordBudget(m, id, budget);
@@ -296,8 +310,8 @@ export function createRunService(deps: {
       ...(body.flow?.debounce ? { debounced: false } : {}),
     };
     const response = callback ? { ...row, callback } : row;
-    // A held run's start is enqueued when a slot frees (concurrency.ts), or by its flow's timer (flow.ts).
-    if (held) return { response, cancelled, flowHeld };
+    // A held run's start is enqueued by the gate, once its slot frees (concurrency.ts) or its time comes (flow.ts).
+    if (held) return { response, cancelled, kick: flowHeld || gate };
     await enqueueEvent(m, runDispatched, { workspaceId: principal.workspaceId, aggregateId: id, payload: dispatched });
     return { response, dispatched, cancelled };
   }
@@ -315,10 +329,11 @@ export function createRunService(deps: {
   /** After a dispatch's commit: start its workflow, wake the runs it cancelled. */
   async function afterDispatch(
     workspaceId: string,
-    written: { dispatched?: RunDispatched; cancelled?: string[]; flowHeld?: boolean },
+    written: { dispatched?: RunDispatched; cancelled?: string[]; kick?: Kick },
   ): Promise<void> {
     await Promise.all((written.cancelled ?? []).map((older) => wake(older, 'cancelled')));
-    if (written.cancelled?.length || written.flowHeld) outbox.kick(workspaceId);
+    const { kick } = written;
+    if (written.cancelled?.length || kick === true || (kick && kick.released.length > 0)) outbox.kick(workspaceId);
     if (written.dispatched) await launch(workspaceId, written.dispatched);
   }
 

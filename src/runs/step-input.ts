@@ -147,11 +147,90 @@ const isTransient = (error: string | null) => /^filter_busy|shutting down/.test(
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
+/** What a step's `$from` values read: the run's input and its earlier tool steps. */
+export interface InputToResolve {
+  template: Record<string, unknown>;
+  refs: FromRef[];
+  context: { input: unknown; steps: { tool: string; status: string; output: unknown }[] };
+}
+
 /**
- * Resolves a step's `$from` values and writes the resolved input to its row: a failure (answered, for
- * the caller to fail the step with) or null. Only a PENDING step without an approval yet is resolved:
+ * In the step's first transaction (its run read, the step PENDING, the run unfinished): what resolving
+ * its `$from` values needs, in one statement, or null when there is nothing to resolve: it has none, or
  * an approval showed its input (and a reviewer may have edited it), which then stands. Resolving is
  * repeatable: always from the input as dispatched, over the run's input and its finished steps.
+ */
+export async function inputToResolve(
+  m: EntityManager,
+  run: Pick<RunExecution, 'id' | 'agent' | 'input'>,
+  stepNo: number,
+): Promise<InputToResolve | null> {
+  const template = stepTemplate(run, stepNo);
+  const refs = fromRefs(template);
+  if (!template || refs.length === 0) return null;
+  const read = await queryFirst<{ steps: InputToResolve['context']['steps']; approved: boolean }>(
+    m,
+    `SELECT coalesce((SELECT jsonb_agg(jsonb_build_object('tool', s.tool, 'status', s.status, 'output', s.output)
+         ORDER BY s.step_no) FROM run_steps s WHERE s.execution_id = $1 AND s.kind = 'TOOL' AND s.step_no < $2),
+       '[]'::jsonb) AS steps,
+       EXISTS (SELECT 1 FROM run_approvals a WHERE a.execution_id = $1 AND a.step_no = $2) AS approved`,
+    [run.id, stepNo],
+  );
+  if (!read || read.approved) return null;
+  return { template, refs, context: { input: run.input, steps: read.steps } };
+}
+
+/**
+ * The step's input with its `$from` values evaluated, outside any transaction, in the filters' worker
+ * pool under their budget: the input, or the failure to fail the step with. A refusal for now (the pool
+ * busy or closing) is thrown, for the activity to retry.
+ */
+export async function evaluateInput(
+  filters: Pick<FilterPool, 'evaluate'>,
+  ref: { workspaceId: string; stepNo: number },
+  pending: InputToResolve,
+): Promise<{ input: Record<string, unknown> } | { failure: RunError }> {
+  const { workspaceId, stepNo } = ref;
+  const body = Buffer.from(JSON.stringify(pending.context));
+  const values: unknown[] = [];
+  for (const fromRef of pending.refs) {
+    const outcome = await filters.evaluate(String(fromRef.value[FROM_KEY]), {
+      headers: {},
+      body,
+      contentType: 'application/json',
+      trigger: { id: '', slug: '' },
+      bare: true,
+      selectChars: LIMITS.runs.from.resultChars,
+      workspaceId,
+    });
+    if (outcome.result === 'error') {
+      if (isTransient(outcome.error)) throw new Error(`resolving step ${stepNo}'s input: ${outcome.error}`);
+      return { failure: unresolved(stepNo, fromRef.path, `$from failed: ${outcome.error ?? 'filter_failed'}`) };
+    }
+    const value: unknown = JSON.parse(outcome.json ?? 'null');
+    if (value === null) {
+      return { failure: unresolved(stepNo, fromRef.path, `$from ${fromRef.value[FROM_KEY]} yields nothing`) };
+    }
+    values.push(value);
+  }
+  const input = substitute(pending.template, pending.refs, values);
+  if (!isObject(input)) return { failure: unresolved(stepNo, [], "$from yields no object, and a step's input is one") };
+  return { input };
+}
+
+/** The resolved input replaces the step row's, while it is PENDING and no approval has shown it. */
+export const writeResolvedInput = (m: EntityManager, executionId: string, stepNo: number, input: unknown) =>
+  affectedRows(
+    m,
+    `UPDATE run_steps s SET input = $3 WHERE s.execution_id = $1 AND s.step_no = $2 AND s.status = 'PENDING'
+       AND NOT EXISTS (SELECT 1 FROM run_approvals a WHERE a.execution_id = $1 AND a.step_no = $2)`,
+    [executionId, stepNo, JSON.stringify(input)],
+  );
+
+/**
+ * Resolves a step's `$from` values on their own (a step that waits for its approval first, so that the
+ * rules and the approval see what will run): read, evaluated, written. A failure (answered, for the
+ * caller to fail the step with) or null. A step's run resolves them in its prepare transactions instead.
  */
 export function createStepInputResolver(deps: { uow: UnitOfWork; filters: Pick<FilterPool, 'evaluate'> }) {
   return async function resolveStepInput(ref: {
@@ -160,56 +239,16 @@ export function createStepInputResolver(deps: { uow: UnitOfWork; filters: Pick<F
     stepNo: number;
   }): Promise<RunError | null> {
     const { workspaceId, executionId, stepNo } = ref;
-    const seen = await deps.uow({ workspaceId }, async (m) => {
+    const pending = await deps.uow({ workspaceId }, async (m) => {
       const run = await executionRepo.mustFindExecution(m, executionId);
-      const template = stepTemplate(run, stepNo);
-      const refs = fromRefs(template);
-      if (!template || refs.length === 0 || isFinished(run.status)) return null;
-      const steps = await stepRepo.stepsOf(m, executionId);
-      const step = steps.find((candidate) => candidate.stepNo === stepNo);
-      if (step?.status !== 'PENDING' || (await approvalExists(m, executionId, stepNo))) return null;
-      const earlier = steps
-        .filter((candidate) => candidate.kind === 'TOOL' && candidate.stepNo < stepNo)
-        .map((candidate) => ({ tool: candidate.tool, status: candidate.status, output: candidate.output ?? null }));
-      return { template, refs, context: { input: run.input, steps: earlier } };
+      if (isFinished(run.status)) return null;
+      const step = await stepRepo.findStep(m, executionId, stepNo);
+      return step?.status === 'PENDING' ? inputToResolve(m, run, stepNo) : null;
     });
-    if (!seen) return null;
-    const body = Buffer.from(JSON.stringify(seen.context));
-    const values: unknown[] = [];
-    for (const fromRef of seen.refs) {
-      const outcome = await deps.filters.evaluate(String(fromRef.value[FROM_KEY]), {
-        headers: {},
-        body,
-        contentType: 'application/json',
-        trigger: { id: '', slug: '' },
-        bare: true,
-        selectChars: LIMITS.runs.from.resultChars,
-        workspaceId,
-      });
-      if (outcome.result === 'error') {
-        if (isTransient(outcome.error)) throw new Error(`resolving step ${stepNo}'s input: ${outcome.error}`);
-        return unresolved(stepNo, fromRef.path, `$from failed: ${outcome.error ?? 'filter_failed'}`);
-      }
-      const value: unknown = JSON.parse(outcome.json ?? 'null');
-      if (value === null) return unresolved(stepNo, fromRef.path, `$from ${fromRef.value[FROM_KEY]} yields nothing`);
-      values.push(value);
-    }
-    const input = substitute(seen.template, seen.refs, values);
-    if (!isObject(input)) return unresolved(stepNo, [], "$from yields no object, and a step's input is one");
-    await deps.uow({ workspaceId }, (m) =>
-      affectedRows(
-        m,
-        `UPDATE run_steps s SET input = $3 WHERE s.execution_id = $1 AND s.step_no = $2 AND s.status = 'PENDING'
-           AND NOT EXISTS (SELECT 1 FROM run_approvals a WHERE a.execution_id = $1 AND a.step_no = $2)`,
-        [executionId, stepNo, JSON.stringify(input)],
-      ),
-    );
+    if (!pending) return null;
+    const evaluated = await evaluateInput(deps.filters, ref, pending);
+    if ('failure' in evaluated) return evaluated.failure;
+    await deps.uow({ workspaceId }, (m) => writeResolvedInput(m, executionId, stepNo, evaluated.input));
     return null;
   };
 }
-
-const approvalExists = async (m: EntityManager, executionId: string, stepNo: number) =>
-  (await queryFirst(m, 'SELECT 1 FROM run_approvals WHERE execution_id = $1 AND step_no = $2', [
-    executionId,
-    stepNo,
-  ])) !== undefined;

@@ -15,22 +15,20 @@ import { DomainError, isRetryableRefusal, NotFoundError } from '../platform/erro
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { toolSpan, withinAgentSpan } from '../platform/telemetry/genai';
 import { uuidV5 } from '../platform/uuid-v5';
-import type { StepEntryFields } from './audit';
-import { stepEntry } from './audit';
-import * as auditRepo from './audit-repository';
 import { overrunOf } from './budget';
 import { pinsOf } from './connector-pins';
 import type { RunError, RunExecution, RunStatus, RunStep } from './entities';
 import { FINISHED_STATUSES } from './entities';
-import type { AuditRef, RunEventInput } from './event-repository';
-import { recordRunEventSetting } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, RUN_IDENTITY_LIVE_SQL } from './identity';
-import { recordRunSpan } from './run-span';
-import { createStepInputResolver, takesValues } from './step-input';
+import type { GateRelease } from './priority-gate';
+import { createStepCompletion } from './step-completion';
+import type { InputToResolve } from './step-input';
+import { createStepInputResolver, evaluateInput, inputToResolve, writeResolvedInput } from './step-input';
 import * as stepRepo from './step-repository';
-import type { WokenWaiter } from './waitpoint-events';
-import { holdWaitStep, isWaitTool } from './waitpoints';
+import type { WaitState } from './wait-steps';
+import { createWaitSteps } from './wait-steps';
+import { isWaitTool } from './waitpoints';
 import type { WaiterWaker } from './wake';
 
 /** A step's idempotency key, for its capability call and its charge. */
@@ -48,26 +46,6 @@ export const stepCorrelationId = (executionId: string, stepNo: number): string =
 
 const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 
-/** A finished tool step's event (`step.completed` or `step.failed`), carrying its chain link. */
-export const stepEvent = (step: StepEntryFields, audit: AuditRef): RunEventInput =>
-  step.status === 'FAILED'
-    ? {
-        type: 'step.failed',
-        data: { step_no: step.stepNo, step_id: step.id, tool: step.tool, error: step.error },
-        audit,
-      }
-    : {
-        type: 'step.completed',
-        data: {
-          step_no: step.stepNo,
-          step_id: step.id,
-          tool: step.tool,
-          output: step.output ?? null,
-          credits_charged: step.creditsCharged,
-        },
-        audit,
-      };
-
 /**
  * Another attempt of this very step holds its idempotency key (a slow attempt the server gave up
  * on, M-7): this one retries until the key is free, then replays what the other committed.
@@ -79,7 +57,8 @@ export interface StepOutcome {
   /**
    * `NEEDS_APPROVAL` and `BLOCKED` only when the step was asked to `decide`, or (`reason: 'budget'`) when
    * it would exceed the run's budget: it did not run. `WAITING`: a wait tool's step made its waitpoint,
-   * and the workflow waits on it (waitpoints.ts).
+   * and the workflow waits on it (wait-steps.ts); one whose waitpoint was over at once (a `runs.wait` on
+   * a run that had finished) is settled in the same activity instead.
    */
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'NEEDS_APPROVAL' | 'BLOCKED' | 'WAITING';
   /** Issue 40 item 4: `NEEDS_APPROVAL` for a budget approval, not the rules' or the step's own. */
@@ -87,6 +66,8 @@ export interface StepOutcome {
   error?: RunError;
   /** After a `finish` step that finished the run: its status (SUCCEEDED, or what a cancel made it first). */
   run?: RunStatus;
+  /** `WAITING`: the waitpoint as the step held it, the wait's first read (wait-steps.ts). */
+  wait?: WaitState;
 }
 
 /**
@@ -116,8 +97,9 @@ interface StepRef {
  */
 type Prepared =
   | { kind: 'done'; run: RunExecution; step: RunStep }
-  // Its input takes values from the run (`$from`, step-input.ts), to resolve before anything else.
-  | { kind: 'unresolved' }
+  // Its input takes values from the run (`$from`, step-input.ts): evaluated outside the transaction, then
+  // written by the next prepare's.
+  | { kind: 'unresolved'; pending: InputToResolve }
   | { kind: 'undecided'; decision: PolicyDecision | null }
   | { kind: 'revoked' }
   | { kind: 'over_budget' }
@@ -145,48 +127,10 @@ export function createStepRunner(deps: {
   const byDefault = async (workspaceId: string, tool: string, run: RunExecution) =>
     (await capabilities.find(workspaceId, tool, pinsOf(run)))?.approvalByDefault === true;
 
-  /**
-   * Finishes a step and appends it to the run's chain in one transaction; null (and no link) when
-   * another attempt of the step finished it first. With `finish`, a succeeded step also finishes the
-   * run, its output the step's (a playbook's last), and answers the run's status.
-   */
-  const completeStep = async (
-    workspaceId: string,
-    executionId: string,
-    stepNo: number,
-    outcome: Parameters<typeof stepRepo.completeStepLocked>[3],
-    finish = false,
-  ): Promise<{ run?: RunStatus } | null> => {
-    const completed = await uow({ workspaceId }, async (m) => {
-      const step = await stepRepo.completeStepLocked(m, executionId, stepNo, outcome);
-      if (!step) return null;
-      const audit = await auditRepo.appendAuditLocked(m, {
-        workspaceId,
-        executionId,
-        kind: 'TOOL',
-        refId: step.id,
-        entry: stepEntry(step),
-      });
-      // The step's event and, should a cancel have finished the run meanwhile, its charges: one statement.
-      await recordRunEventSetting(m, executionId, executionRepo.SETTLE_FINISHED_CHARGES, [stepEvent(step, audit)]);
-      if (!finish || step.status !== 'SUCCEEDED') return {};
-      const ended = await executionRepo.finishExecution(m, executionId, {
-        status: 'SUCCEEDED',
-        output: step.output ?? null,
-        error: null,
-      });
-      const run = await executionRepo.mustFindExecution(m, executionId);
-      return { run: run.status, ended: ended ? run : undefined, woken: ended?.woken ?? [] };
-    });
-    // A finished run's waiting runs are woken and its callbacks leave right after the commit (in the
-    // background: the outbox has both should this process die first); the step that ended it writes its span.
-    if (!completed) return null;
-    const { ended, woken, ...answer } = completed as { run?: RunStatus; ended?: RunExecution; woken?: WokenWaiter[] };
-    if (answer.run && deps.wakeWaiters) void deps.wakeWaiters(workspaceId, woken ?? []);
-    else if (answer.run) deps.outbox?.kick(workspaceId);
-    if (ended) recordRunSpan(ended);
-    return answer;
-  };
+  const completion = createStepCompletion(deps);
+  const completeStep = completion.complete;
+  /** A wait tool's step: held on its waitpoint, then settled (wait-steps.ts). */
+  const waits = createWaitSteps({ uow, completion });
 
   /** What the attempt that finished the step recorded (another attempt won the guarded update). */
   const recordedOutcome = (workspaceId: string, executionId: string, stepNo: number): Promise<StepOutcome> =>
@@ -236,12 +180,20 @@ export function createStepRunner(deps: {
   /**
    * The step's first transaction: the run's begin (with `begin`), one read of the run, the step,
    * whether its identity may still act and (with `decide`) the workspace's rules; then the rules'
-   * decision when no input filter has to run for it, and the step's start when they allow it.
+   * decision when no input filter has to run for it, and the step's start when they allow it. A step
+   * whose `$from` values are not `resolved` yet answers what they read instead; the next prepare writes
+   * their values first (`resolved.input`), in its own transaction rather than two more of the resolver's.
    */
-  async function prepare(ref: StepRef, options: StepOptions, resolved = false): Promise<Prepared> {
+  async function prepare(
+    ref: StepRef,
+    options: StepOptions,
+    resolved?: { input?: Record<string, unknown> },
+  ): Promise<Prepared> {
     const { workspaceId, executionId, stepNo } = ref;
-    return uow({ workspaceId }, async (m): Promise<Prepared> => {
-      if (options.begin) await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+    const begun: { gate?: GateRelease } = {};
+    const prepared = await uow({ workspaceId }, async (m): Promise<Prepared> => {
+      if (options.begin) begun.gate = await executionRepo.beginExecution(m, workspaceId, executionId);
+      if (resolved?.input) await writeResolvedInput(m, executionId, stepNo, resolved.input);
       const read = await stepRepo.findRunAndStep(m, executionId, stepNo, {
         identityLive: RUN_IDENTITY_LIVE_SQL,
         ...(options.decide ? { rules: `(SELECT to_jsonb(a) FROM (${CURRENT_RULES_SQL}) a)` } : {}),
@@ -251,7 +203,10 @@ export function createStepRunner(deps: {
       if (isFinished(run.status) || step.status === 'SUCCEEDED' || step.status === 'FAILED') {
         return { kind: 'done', run, step };
       }
-      if (!resolved && step.status === 'PENDING' && takesValues(run, stepNo)) return { kind: 'unresolved' };
+      if (!resolved && step.status === 'PENDING') {
+        const pending = await inputToResolve(m, run, stepNo);
+        if (pending) return { kind: 'unresolved', pending };
+      }
       // Issue 40 item 4: a step that would exceed the run's budget waits for a person's raise first.
       if (step.status === 'PENDING' && (await overrunOf(m, run, step))) return { kind: 'over_budget' };
       // The rules' decision, unless an input filter must run first (outside any transaction: null). One
@@ -280,6 +235,9 @@ export function createStepRunner(deps: {
       await stepRepo.markStepRunning(m, executionId, stepNo, fresh);
       return { kind: 'ready', run, step };
     });
+    // The runs the gate let go as this one began (issue 43 item 2) start now.
+    if (begun.gate?.released.length) deps.outbox?.kick(workspaceId);
+    return prepared;
   }
 
   /**
@@ -337,8 +295,8 @@ export function createStepRunner(deps: {
           (answer) => ({ result: answer.envelope.result }),
         ),
       );
-      // A wait tool's step is not over: the run waits on its waitpoint, the workflow settles it later.
-      if (isWaitTool(step.tool)) return holdWaitStep(uow, ref, envelope.result);
+      // A wait tool's step is not over: the run waits on its waitpoint (unless that is over already).
+      if (isWaitTool(step.tool)) return waits.hold(ref, envelope.result, finish);
       const recorded = await completeStep(
         workspaceId,
         executionId,
@@ -375,14 +333,14 @@ export function createStepRunner(deps: {
     const ref = { workspaceId, executionId, stepNo };
     let prepared = await prepare(ref, options);
     if (prepared.kind === 'unresolved') {
-      const failure = await resolveInput(ref);
-      if (failure) return failUnrun(ref, failure);
-      prepared = await prepare(ref, options, true);
+      const evaluated = await evaluateInput(deps.filters, ref, prepared.pending);
+      if ('failure' in evaluated) return failUnrun(ref, evaluated.failure);
+      prepared = await prepare(ref, options, { input: evaluated.input });
     }
     if (prepared.kind === 'undecided') {
       const stopped = await decide(ref, prepared.decision);
       if (stopped) return stopped;
-      prepared = await prepare(ref, { finish: options.finish }, true);
+      prepared = await prepare(ref, { finish: options.finish }, {});
     }
     // Preparing without `decide`, its input resolved, never leaves a step undecided or unresolved.
     if (prepared.kind === 'undecided' || prepared.kind === 'unresolved') {
@@ -413,7 +371,7 @@ export function createStepRunner(deps: {
     return { action: 'block' as const, version: 0, error: outcome.error ?? failure };
   }
 
-  return { runStep, decidePolicy: decideWithInput, completeStep };
+  return { runStep, decidePolicy: decideWithInput, waitSteps: waits.steps };
 }
 
 export type StepRunner = ReturnType<typeof createStepRunner>;

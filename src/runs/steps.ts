@@ -18,11 +18,12 @@ import { FINISHED_STATUSES } from './entities';
 import { recordRunEvent } from './event-repository';
 import * as executionRepo from './execution-repository';
 import { credentialRevoked, runIdentityLive } from './identity';
+import type { GateRelease } from './priority-gate';
 import { recordRunSpan } from './run-span';
 import { createStepApprovals } from './step-approvals';
+import { stepEvent } from './step-completion';
 import * as stepRepo from './step-repository';
-import { createStepRunner, stepEvent } from './step-runner';
-import { createWaitSteps } from './waitpoints';
+import { createStepRunner } from './step-runner';
 import type { WaiterWaker } from './wake';
 import type { LlmMove } from './workflow';
 
@@ -74,9 +75,10 @@ export function createRunSteps(deps: {
   return {
     /** QUEUED → RUNNING; answers the plan (step numbers and approvals) and the run's status. */
     async beginRun(workspaceId: string, executionId: string) {
-      return uow({ workspaceId }, async (m) => {
+      const begun: { gate?: GateRelease } = {};
+      const plan = await uow({ workspaceId }, async (m) => {
         const run = await executionRepo.mustFindExecution(m, executionId);
-        await executionRepo.setStatus(m, executionId, 'RUNNING', 'QUEUED');
+        begun.gate = await executionRepo.beginExecution(m, workspaceId, executionId);
         const planned = await stepRepo.stepsOf(m, executionId);
         const maxSteps = Number(run.input.max_steps ?? LIMITS.runs.llm.defaultMaxSteps);
         // An llm run resumed by the reconciler keeps its budget: each model call so far left one
@@ -98,6 +100,9 @@ export function createRunSteps(deps: {
           userId: run.userId,
         };
       });
+      // The runs the gate let go as this one began (issue 43 item 2) start now.
+      if (begun.gate?.released.length) deps.outbox?.kick(workspaceId);
+      return plan;
     },
 
     decidePolicy: runner.decidePolicy,
@@ -109,7 +114,7 @@ export function createRunSteps(deps: {
     runStep: runner.runStep,
 
     /** A wait step's waitpoint: read, expired when due, and settled into the step (issue 40 item 3). */
-    ...createWaitSteps({ uow, completeStep: runner.completeStep }),
+    ...runner.waitSteps,
 
     /**
      * The llm agent's next move: the model sees the goal, the tools the run's credential may call,
@@ -215,7 +220,7 @@ export function createRunSteps(deps: {
         const finished = await executionRepo.finishExecution(m, executionId, { ...outcome, output });
         return { run: await executionRepo.mustFindExecution(m, executionId), finished };
       });
-      // The runs waiting on this one go on at once, and its callbacks leave (as completeStep's finish).
+      // The runs waiting on this one go on at once, and its callbacks leave (as a last step's completion does).
       if (deps.wakeWaiters) void deps.wakeWaiters(workspaceId, ended.finished?.woken ?? []);
       else deps.outbox?.kick(workspaceId);
       // The run's `invoke_agent` span, written once, by the write that ended it (a retry finds it ended).

@@ -24,13 +24,16 @@ export const stepRow = (step: RunStep) => ({
   finished_at: iso(step.finishedAt),
 });
 
-/** Why a QUEUED run waits: its concurrency key's slot, or its flow (issue 43 item 2). */
+/** Why a QUEUED run waits: its concurrency key's slot, its flow, or its turn at the priority gate (issue 43 item 2). */
 export const queuedReason = (run: Pick<RunExecution, 'status' | 'heldStart' | 'flowHold'>) => {
   if (run.status !== 'QUEUED' || !run.heldStart) return null;
   if (run.flowHold === 'throttle') return 'throttled' as const;
   if (run.flowHold === 'debounce') return 'debounced' as const;
+  if (run.flowHold === 'priority') return 'priority' as const;
   return 'concurrency_limit' as const;
 };
+
+const FLOW_TIMED = new Set<string | null>(['throttled', 'debounced']);
 
 /** A run's tags, concurrency key and rerun lineage, as its summary shows them (issue 26 parts 4 and 5). */
 const controlOf = (run: RunExecution) => ({
@@ -45,7 +48,8 @@ const controlOf = (run: RunExecution) => ({
     throttle_key: run.throttleKey,
     rate_limit_key: run.rateLimitKey,
     debounce_key: run.debounceKey,
-    starts_at: run.flowStartAt && run.status === 'QUEUED' && run.heldStart ? run.flowStartAt.toISOString() : null,
+    // A throttle's or debounce's time; a run waiting at the priority gate has none to show.
+    starts_at: run.flowStartAt && FLOW_TIMED.has(queuedReason(run)) ? run.flowStartAt.toISOString() : null,
   },
   rerun_of: run.rerunOf,
 });

@@ -111,7 +111,10 @@ export interface WokenWaiter {
 /**
  * A run has just finished (in its finishing transaction): its own waits end with it (their tokens
  * no longer complete anything), and every `runs.wait` on it completes with its outcome. Answers the
- * waits it completed, whose runs the finisher may wake itself after the commit (wake.ts).
+ * waits it completed, whose runs the finisher may wake itself after the commit (wake.ts). A waiter not
+ * yet WAITING (its step made the waitpoint, and its hold, which takes the run's lock held here, has not
+ * committed) is not woken: its hold reads the completed waitpoint and settles the step itself, and a
+ * signal would only land later, failing the workflow task that completes the run should it land then.
  */
 export async function onRunFinished(m: EntityManager, run: FinishedRunRow): Promise<WokenWaiter[]> {
   await endWaits(m, run.id);
@@ -119,8 +122,9 @@ export async function onRunFinished(m: EntityManager, run: FinishedRunRow): Prom
   for (const waiter of await waitersOf(m, run.id)) {
     const done = await settleWaitpoint(m, waiter.id, 'completed', runOutcome(run));
     if (!done) continue;
-    await recordWaitpointSettled(m, done);
-    woken.push({ waitpointId: done.id, executionId: done.execution_id });
+    const held = waiter.run_status === 'WAITING';
+    await recordWaitpointSettled(m, done, held);
+    if (held) woken.push({ waitpointId: done.id, executionId: done.execution_id });
   }
   return woken;
 }

@@ -25,6 +25,10 @@ export interface WaitpointRow {
 
 const COLUMNS = `id, workspace_id, execution_id, step_no, kind, name, status, output_schema, output,
   awaited_execution_id, expires_at, completed_by, created_at, completed_at`;
+/** The same, of the waitpoint aliased `w` in a join. */
+const COLUMNS_OF_W = COLUMNS.split(',')
+  .map((column) => `w.${column.trim()}`)
+  .join(', ');
 
 /**
  * The step's waitpoint, made on its first call. A retried call finds it; while the step has not
@@ -115,7 +119,7 @@ export const settleWaitpoint = (
 
 /**
  * The waiting `run` waitpoints of other runs that await `executionId`, their runs' rows locked first
- * (the order every writer of a waitpoint takes: its run, then it).
+ * (the order every writer of a waitpoint takes: its run, then it), each with its run's status.
  */
 export async function waitersOf(m: EntityManager, executionId: string) {
   await queryRows(
@@ -124,9 +128,11 @@ export async function waitersOf(m: EntityManager, executionId: string) {
        WHERE awaited_execution_id = $1 AND status = 'waiting') ORDER BY id FOR NO KEY UPDATE`,
     [executionId],
   );
-  return queryRows<WaitpointRow>(
+  return queryRows<WaitpointRow & { run_status: string }>(
     m,
-    `SELECT ${COLUMNS} FROM waitpoints WHERE awaited_execution_id = $1 AND status = 'waiting' FOR UPDATE`,
+    `SELECT ${COLUMNS_OF_W}, e.status AS run_status
+     FROM waitpoints w JOIN run_executions e ON e.id = w.execution_id
+     WHERE w.awaited_execution_id = $1 AND w.status = 'waiting' FOR UPDATE OF w`,
     [executionId],
   );
 }

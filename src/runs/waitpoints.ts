@@ -6,17 +6,13 @@ import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import { sha256Hex } from '../platform/auth/tokens';
 import { iso } from '../platform/dates';
-import { affectedRows } from '../platform/db/query';
 import type { UnitOfWork } from '../platform/db/unit-of-work';
 import { ConflictError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { OutboxRelay } from '../platform/outbox/relay';
 import { LIMITS } from '../rules/limits';
-import type { RunError, RunExecution, RunStatus } from './entities';
-import { FINISHED_STATUSES } from './entities';
+import type { RunExecution } from './entities';
 import * as executionRepo from './execution-repository';
-import * as stepRepo from './step-repository';
-import type { StepOutcome } from './step-runner';
-import { endWaits, recordWaitpointCreated, recordWaitpointSettled, runOutcome } from './waitpoint-events';
+import { recordWaitpointSettled, runOutcome } from './waitpoint-events';
 import type { WaitpointKind, WaitpointRow, WaitpointStatus } from './waitpoint-repository';
 import * as waitRepo from './waitpoint-repository';
 
@@ -27,7 +23,6 @@ export const isWaitTool = (tool: string) => WAIT_TOOLS.has(tool);
 /** A waitpoint's one-time token starts with this. */
 export const WAITPOINT_TOKEN_MARKER = 'wpt_';
 
-const isFinished = (status: RunStatus) => FINISHED_STATUSES.includes(status);
 // output_schema is JSON Schema (draft-07, ajv's default); formats are not checked.
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
 
@@ -115,7 +110,9 @@ export async function beginWait(
   return uow(scopeOf(call.principal), async (m) => {
     let awaited: RunExecution | null = null;
     if (spec.awaited) {
-      awaited = await executionRepo.findExecution(m, spec.awaited);
+      // Share-locked: the awaited run's finish either committed before this read (the step's hold then
+      // settles the wait) or reads this waitpoint once it commits (and wakes the run): never neither.
+      awaited = await executionRepo.findExecutionShared(m, spec.awaited);
       if (!awaited) throw new NotFoundError({ error: 'run_not_found', execution_id: spec.awaited });
       if (awaited.id === step.executionId) {
         throw new ValidationFailedError([
@@ -134,151 +131,6 @@ export async function beginWait(
       seconds: spec.seconds ?? null,
     });
     return { waitpoint, token: waitpoint.fresh_token ? token : null, run: awaited };
-  });
-}
-
-/** The wait steps' half of the run workflow's activities (`workflows/run-waits.ts` drives them). */
-export function createWaitSteps(deps: {
-  uow: UnitOfWork;
-  /** The step runner's completion: the step's row, its chain link and event, and with `finish` the run's end. */
-  completeStep: (
-    workspaceId: string,
-    executionId: string,
-    stepNo: number,
-    outcome: { status: 'SUCCEEDED' | 'FAILED'; output: unknown; error: RunError | null; creditsCharged: number },
-    finish?: boolean,
-  ) => Promise<{ run?: RunStatus } | null>;
-}) {
-  const { uow } = deps;
-  type Ref = { workspaceId: string; executionId: string; stepNo: number };
-
-  /**
-   * The waitpoint as the wait reads it; a `runs.wait` whose run has finished is completed here (a re-check,
-   * or a run that finished before the wait began), without a signal: the wait reads it from this call.
-   */
-  const state = (ref: Ref) =>
-    uow({ workspaceId: ref.workspaceId }, async (m) => {
-      await executionRepo.lockExecution(m, ref.executionId);
-      const run = await executionRepo.mustFindExecution(m, ref.executionId);
-      let wp = await waitRepo.findWaitpointOfStep(m, ref.executionId, ref.stepNo);
-      if (!wp) throw new NotFoundError({ error: 'waitpoint_not_found', step: ref.stepNo });
-      if (wp.kind === 'run' && wp.status === 'waiting' && wp.awaited_execution_id) {
-        const awaited = await executionRepo.mustFindExecution(m, wp.awaited_execution_id);
-        if (isFinished(awaited.status)) {
-          const done = await waitRepo.settleWaitpoint(m, wp.id, 'completed', runOutcomeOf(awaited));
-          if (done) {
-            await recordWaitpointSettled(m, done, false);
-            wp = done;
-          }
-        }
-      }
-      return { status: wp.status, expiresAt: wp.expires_at ? iso(wp.expires_at) : null, run: run.status };
-    });
-
-  return {
-    waitpointState: state,
-
-    /** Its time has come (on the database's clock): a sleep is over, any other wait timed out. */
-    async expireWaitpoint(ref: Ref) {
-      await uow({ workspaceId: ref.workspaceId }, async (m) => {
-        await executionRepo.lockExecution(m, ref.executionId);
-        const wp = await waitRepo.findWaitpointOfStep(m, ref.executionId, ref.stepNo);
-        if (wp?.status !== 'waiting') return;
-        const done = await waitRepo.settleWaitpoint(
-          m,
-          wp.id,
-          wp.kind === 'sleep' ? 'completed' : 'timed_out',
-          null,
-          null,
-          true,
-        );
-        if (done) await recordWaitpointSettled(m, done, false);
-      });
-      return state(ref);
-    },
-
-    /**
-     * The wait is over: the step completes with the waitpoint's outcome (a timeout fails it with
-     * `waitpoint_timeout`), the run goes on RUNNING (or, `finish`, ends with it). Safe to repeat.
-     */
-    async settleWaitStep(ref: Ref, finish = false): Promise<StepOutcome> {
-      const { workspaceId, executionId, stepNo } = ref;
-      const seen = await uow({ workspaceId }, async (m) => {
-        const run = await executionRepo.mustFindExecution(m, executionId);
-        const step = await stepRepo.findStep(m, executionId, stepNo);
-        const wp = await waitRepo.findWaitpointOfStep(m, executionId, stepNo);
-        if (!step || !wp) throw new NotFoundError({ error: 'waitpoint_not_found', step: stepNo });
-        const going = !isFinished(run.status) && wp.status === 'completed' && step.status === 'RUNNING';
-        if (going && !finish) await executionRepo.setStatus(m, executionId, 'RUNNING', 'WAITING');
-        return { run, step, wp };
-      });
-      const recorded = (): StepOutcome => {
-        const { step, run } = seen;
-        if (step.status === 'FAILED') return { status: 'FAILED', error: step.error ?? undefined };
-        if (step.status === 'SUCCEEDED') return { status: 'SUCCEEDED', ...(finish ? { run: run.status } : {}) };
-        return { status: 'CANCELLED' };
-      };
-      const { run, step, wp } = seen;
-      if (step.status !== 'RUNNING' || isFinished(run.status) || wp.status === 'cancelled') return recorded();
-      if (wp.status === 'waiting') throw new Error(`waitpoint ${wp.id} is still waiting`);
-      const interim = (step.output ?? {}) as Record<string, unknown>;
-      const failure: RunError = {
-        code: 'waitpoint_timeout',
-        message: `The waitpoint ${wp.name ?? wp.id} was not completed in time`,
-        step: stepNo,
-      };
-      const outcome =
-        wp.status === 'completed'
-          ? { status: 'SUCCEEDED' as const, output: finalOutput(wp, interim), error: null, creditsCharged: 0 }
-          : { status: 'FAILED' as const, output: null, error: failure, creditsCharged: 0 };
-      const done = await deps.completeStep(workspaceId, executionId, stepNo, outcome, finish);
-      if (!done) {
-        const again = await uow({ workspaceId }, (m) => stepRepo.findStep(m, executionId, stepNo));
-        seen.step = again!;
-        return recorded();
-      }
-      return outcome.status === 'FAILED' ? { status: 'FAILED', error: failure } : { status: 'SUCCEEDED', ...done };
-    },
-  };
-}
-
-/** The step's output once its wait is over: what it showed while waiting, completed (never the token again). */
-function finalOutput(wp: WaitpointRow, interim: Record<string, unknown>): unknown {
-  const completedAt = wp.completed_at ? iso(wp.completed_at) : null;
-  if (wp.kind === 'run') return { ...(wp.output as Record<string, unknown>), waitpoint_id: wp.id };
-  if (wp.kind === 'sleep') return { ...interim, status: 'completed', woke_at: completedAt };
-  return { ...interim, token: null, status: 'completed', output: wp.output ?? null, completed_at: completedAt };
-}
-
-/**
- * A wait step's call came back: the run shows the step's first output (an event waitpoint's token,
- * once), records `waitpoint.created` and goes WAITING. A retry after this committed changes nothing.
- */
-export function holdWaitStep(
-  uow: UnitOfWork,
-  ref: { workspaceId: string; executionId: string; stepNo: number },
-  result: unknown,
-): Promise<StepOutcome> {
-  const { workspaceId, executionId, stepNo } = ref;
-  return uow({ workspaceId }, async (m): Promise<StepOutcome> => {
-    await executionRepo.lockExecution(m, executionId);
-    const run = await executionRepo.mustFindExecution(m, executionId);
-    if (isFinished(run.status)) {
-      // Made after its run finished (a cancel while the step's call ran): it ends at once.
-      await endWaits(m, executionId, stepNo);
-      return { status: 'CANCELLED' };
-    }
-    const shown = await affectedRows(
-      m,
-      `UPDATE run_steps SET output = $3 WHERE execution_id = $1 AND step_no = $2 AND status = 'RUNNING'
-         AND output IS NULL`,
-      [executionId, stepNo, JSON.stringify(result ?? null)],
-    );
-    const wp = await waitRepo.findWaitpointOfStep(m, executionId, stepNo);
-    const token = (result as { token?: unknown } | null)?.token;
-    if (shown && wp) await recordWaitpointCreated(m, wp, typeof token === 'string' ? token : null);
-    await executionRepo.setStatus(m, executionId, 'WAITING', 'RUNNING');
-    return { status: 'WAITING' };
   });
 }
 

@@ -15,8 +15,10 @@ export interface RunWorkflowInput {
   goal?: string;
   /** The run's tags: the search attribute WeftTags, set in the start options (never upserted, so histories keep). */
   tags?: string[];
-  /** Issue 43: its `flow.priority`, Temporal's priority key (the start options'; the workflow ignores it). */
+  /** Issue 43: its `flow.priority`; the workflow ignores it (Weft's gate orders by it, src/runs/priority-gate.ts). */
   priority?: number;
+  /** Issue 43: its fairness weight (`fair-share.ts`), in the start options; the workflow ignores it. */
+  weight?: number;
   /** How often a run waiting for approval re-reads its approval row (RUN_APPROVAL_RECHECK_SECONDS). */
   approvalRecheckSeconds?: number;
   /** Re-reads before a waiting run continues as new (RUN_APPROVAL_RECHECKS_PER_RUN). */
@@ -67,7 +69,7 @@ export const runWorkflow = defineWorkflow<[RunWorkflowInput], RunWorkflowResult>
   type: 'runWorkflow',
   id: (input) => runWorkflowId(input.executionId),
   workspaceId: (input) => input.workspaceId,
-  priority: (input) => input.priority,
+  fairnessWeight: (input) => input.weight,
   searchAttributes: (input) => (input.tags?.length ? [{ key: TAGS_ATTRIBUTE, value: input.tags }] : []),
   summary: (input) =>
     input.agent === 'llm'

@@ -27,7 +27,8 @@ export interface Stack {
   /** The owner connection: fixtures and provisioning only, never the code under test. */
   ownerDataSource: DataSource;
   provisioning: Provisioning;
-  worker: Worker;
+  /** Absent while a stack booted without its worker has not started one (`startWorker`). */
+  worker?: Worker;
 }
 
 let stack: Stack | undefined;
@@ -36,11 +37,13 @@ let stopMain: (() => Promise<void>) | undefined;
 /**
  * A complete service — runtime, worker on its own task queue, HTTP server — configured by the test
  * environment plus `overrides` (say, OPENAI_API_KEY and OPENAI_BASE_URL of a fake OpenAI server).
- * Returns the stack and a function that stops it.
+ * Returns the stack and a function that stops it. With `worker: false` nothing polls the task queue
+ * (started workflows wait in it) until the test calls `startWorker`.
  */
 export async function bootStack(
   overrides: Record<string, string> = {},
-): Promise<{ stack: Stack; stop: () => Promise<void> }> {
+  options: { worker?: boolean } = {},
+): Promise<{ stack: Stack; stop: () => Promise<void>; startWorker: () => Promise<void> }> {
   // First: the suite's own Temporal server, which also clears the operator's settings from process.env.
   const temporal = await suiteTemporal();
   const env = withTestDatabase(process.env);
@@ -72,8 +75,11 @@ export async function bootStack(
   stops.push(() => terminateTaskQueue(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE));
   stops.push(() => deleteMaintenanceSchedules(runtime.temporal.client, config.TEMPORAL_TASK_QUEUE));
 
-  const { worker, stop: stopWorker } = await runWorker(runtime);
-  stops.push(stopWorker);
+  const startWorker = async () => {
+    const { worker, stop: stopWorker } = await runWorker(runtime);
+    stops.push(stopWorker);
+    booted.worker = worker;
+  };
 
   const server: Server = createApp(runtime).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
@@ -82,18 +88,20 @@ export async function bootStack(
   const ownerDataSource = await createMigrationDataSource(config).initialize();
   stops.push(() => ownerDataSource.destroy());
 
+  const booted: Stack = {
+    config,
+    runtime,
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ownerDataSource,
+    provisioning: createProvisioning({ ownerDataSource, jwt: runtime.jwt }),
+  };
+  if (options.worker !== false) await startWorker();
   return {
-    stack: {
-      config,
-      runtime,
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      ownerDataSource,
-      provisioning: createProvisioning({ ownerDataSource, jwt: runtime.jwt }),
-      worker,
-    },
+    stack: booted,
     stop: async () => {
       for (const stop of stops.reverse()) await stop();
     },
+    startWorker,
   };
 }
 

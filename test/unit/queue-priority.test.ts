@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import { communityRefreshWorkflow } from '../../src/communities/workflow';
 import { WorkflowStarter } from '../../src/platform/temporal/starter';
+import { backlogWeight } from '../../src/runs/fair-share';
 import { priorityOf, RunFlow } from '../../src/runs/flow-schemas';
 import { runWorkflow } from '../../src/runs/workflow';
 
@@ -9,11 +10,23 @@ import { runWorkflow } from '../../src/runs/workflow';
 describe('queue priority and fairness keys (issue 43)', () => {
   const starter = new WorkflowStarter({} as Client, 'weft');
 
-  it("starts a workspace's workflow under the workspace id as fairness key, with the run's priority", () => {
+  it("starts a workspace's workflow under the workspace id as fairness key, never the run's priority", () => {
+    // A priority key would put a workspace's priority-1 runs ahead of every other workspace's: flow.priority
+    // orders runs within their workspace only, at Weft's own gate (src/runs/priority-gate.ts).
     const input = { workspaceId: 'ws-1', executionId: 'e-1', agent: 'playbook' as const, stepCount: 1, priority: 1 };
-    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1', priorityKey: 1 });
+    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1' });
     const { priority: _, ...unprioritised } = input;
     expect(starter.options(runWorkflow, [unprioritised]).priority).to.deep.equal({ fairnessKey: 'ws-1' });
+  });
+
+  it("weighs a run down by its workspace's backlog, so a flood yields to workspaces with little waiting", () => {
+    const input = { workspaceId: 'ws-1', executionId: 'e-1', agent: 'playbook' as const, stepCount: 1, weight: 0.25 };
+    expect(starter.options(runWorkflow, [input]).priority).to.deep.equal({ fairnessKey: 'ws-1', fairnessWeight: 0.25 });
+    // Up to 16 runs waiting: Temporal's default weight; beyond, 16 ÷ waiting, never below 0.05.
+    expect([0, 16].map(backlogWeight)).to.deep.equal([undefined, undefined]);
+    expect([32, 160, 400, 10_000].map(backlogWeight)).to.deep.equal([0.5, 0.1, 0.05, 0.05]);
+    const falling = [17, 20, 50, 100, 200, 320].map((waiting) => backlogWeight(waiting)!);
+    expect(falling).to.deep.equal([...falling].sort((a, b) => b - a));
   });
 
   it('leaves system-wide jobs without a fairness key', () => {

@@ -109,6 +109,31 @@ export async function setChangeContext(m: EntityManager, context: ChangeContext)
 
 export type UnitOfWork = <T>(scope: Scope, work: (manager: EntityManager) => Promise<T>) => Promise<T>;
 
+// Work a transaction owes at its end, by key, in the order first asked for.
+const owed = new WeakMap<EntityManager, Map<string, () => Promise<void>>>();
+
+/**
+ * Asks the unit of work whose manager `m` is to run `work` last, after the caller's own work and right
+ * before it commits: once per `key`, however many writes ask (the first one's `work` runs). For a lock
+ * that must be the last one its transaction takes (the runs' priority gate, src/runs/priority-gate.ts).
+ */
+export function beforeCommit(m: EntityManager, key: string, work: () => Promise<void>): void {
+  const list = owed.get(m) ?? new Map<string, () => Promise<void>>();
+  owed.set(m, list);
+  if (!list.has(key)) list.set(key, work);
+}
+
+/** Runs what the transaction owes; what one of them asks for in turn runs too. */
+async function settleOwed(m: EntityManager): Promise<void> {
+  const list = owed.get(m);
+  if (!list) return;
+  for (const [key, work] of list) {
+    await work();
+    list.delete(key);
+  }
+  owed.delete(m);
+}
+
 /**
  * Runs `work` in one transaction whose scope is set with `set_config(..., true)`: transaction-local,
  * and gone when the pooled connection is reused. Every repository a service uses must come from
@@ -127,8 +152,11 @@ export function createUnitOfWork(dataSource: DataSource, standby?: Standby): Uni
       // proven live as that very principal (credential-proof.ts): the proof rode in the BEGIN above.
       if (scope.proof) await scope.proof.confirmed();
       const result = await work(runner.manager);
-      // `commitWith` may have committed it with the work's last statement.
-      if (runner.isTransactionActive) await runner.commitTransaction();
+      // `commitWith` may have committed it with the work's last statement (it refuses when work is owed).
+      if (runner.isTransactionActive) {
+        await settleOwed(runner.manager);
+        await runner.commitTransaction();
+      }
       // Read-your-writes (standby.ts): the request's next reads must see this commit.
       if (standby && scope.position && !scope.snapshot) {
         const [row] = (await runner.query('SELECT pg_current_wal_lsn()::text AS lsn')) as { lsn: string }[];
@@ -136,6 +164,7 @@ export function createUnitOfWork(dataSource: DataSource, standby?: Standby): Uni
       }
       return result;
     } catch (error) {
+      owed.delete(runner.manager);
       // The original error wins, even when the rollback fails too (as TypeORM's own transaction does).
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => {});
       throw error;
@@ -262,6 +291,8 @@ function withLiterals(sql: string, params: readonly unknown[]): string | undefin
 export async function commitWith<Row>(m: EntityManager, sql: string, params: readonly unknown[] = []): Promise<Row[]> {
   const runner = m.queryRunner;
   if (!runner || runner.isTransactionActive === false) throw new Error('commitWith needs an open unit of work');
+  // What `beforeCommit` asked for must take the transaction's last lock: it cannot come after this one.
+  if (owed.get(m)?.size) throw new Error('commitWith cannot end a unit of work that owes work before its commit');
   const client = (await runner.connect()) as PgClient;
   const inline = withLiterals(sql, params);
   let rows: unknown[];

@@ -13,11 +13,8 @@ export interface WorkflowContract<Args extends unknown[], Result> {
   id(...args: Args): string;
   /** The workspace the run belongs to (its WeftWorkspaceId); system-wide jobs have none. */
   workspaceId?(...args: Args): string;
-  /**
-   * Temporal's task-queue priority key (1 first; a run's `flow.priority`). Unset: the server's default,
-   * the middle level. Activities and child workflows inherit it.
-   */
-  priority?(...args: Args): number | undefined;
+  /** Its fairness weight beside the workspace's fairness key (Temporal's default 1 when unset); inherited too. */
+  fairnessWeight?(...args: Args): number | undefined;
   /** Search attributes the start sets beyond WeftKind and WeftWorkspaceId (a run's WeftTags). */
   searchAttributes?(...args: Args): SearchAttributePair[];
   /** What a start under a used id does (Temporal's default: refuse while running, allow after). */

@@ -84,8 +84,8 @@ export interface DevServer {
 export const DISPATCH_SETTINGS = [
   'history.transferProcessorMaxPollRPS=1000',
   'system.enableActivityEagerExecution=true',
-  // Issue 43 item 1: the task queue's backlog is dispatched by priority key, then fairly between
-  // fairness keys (each workspace's id, starter.ts) instead of first come, first served.
+  // Issue 43 item 1: the task queue's backlog is dispatched fairly between fairness keys (each
+  // workspace's id, starter.ts) instead of first come, first served.
   'matching.enableFairness=true',
 ] as const;
 

@@ -10,12 +10,15 @@ type SignalWithStartOptions = Parameters<Client['workflow']['signalWithStart']>[
 /**
  * Issue 43 item 1: where a workflow waits in the task queue. The workspace is its fairness key, so
  * while work is backlogged the server hands each workspace its share in turn (`matching.enableFairness`,
- * DISPATCH_SETTINGS) instead of first come, first served; the priority key orders levels before that.
- * Activities and child workflows inherit both. System-wide jobs share the empty key.
+ * DISPATCH_SETTINGS) instead of first come, first served, in proportion to the tasks' fairness weights (a
+ * run's falls with its workspace's backlog, `src/runs/fair-share.ts`). Activities and child workflows
+ * inherit both. System-wide jobs share the empty key. No priority key: Temporal orders priority levels
+ * before fairness keys, so one workspace's priority-1 flood would go ahead of every other workspace's
+ * runs; a run's `flow.priority` orders it within its workspace only, in Weft (src/runs/priority-gate.ts).
  */
-export function queuePriority(workspaceId: string | undefined, priorityKey: number | undefined): Priority | undefined {
-  if (!workspaceId && priorityKey === undefined) return undefined;
-  return { ...(workspaceId ? { fairnessKey: workspaceId } : {}), ...(priorityKey ? { priorityKey } : {}) };
+export function queuePriority(workspaceId: string | undefined, fairnessWeight?: number): Priority | undefined {
+  if (!workspaceId) return undefined;
+  return { fairnessKey: workspaceId, ...(fairnessWeight !== undefined ? { fairnessWeight } : {}) };
 }
 
 /**
@@ -30,7 +33,7 @@ export class WorkflowStarter {
 
   options<Args extends unknown[], Result>(contract: WorkflowContract<Args, Result>, args: Args) {
     const workspaceId = contract.workspaceId?.(...args);
-    const priority = queuePriority(workspaceId, contract.priority?.(...args));
+    const priority = queuePriority(workspaceId, contract.fairnessWeight?.(...args));
     return {
       workflowId: contract.id(...args),
       taskQueue: this.taskQueue,
