@@ -67,6 +67,7 @@ import { BudgetAudit1763780022550 } from './1763780022550-budget-audit';
 import { ConnectorVersions1763780022700 } from './1763780022700-connector-versions';
 import { NodeEdgesFunction1763780022710 } from './1763780022710-node-edges-function';
 import { CallbackFormats1763780022800 } from './1763780022800-callback-formats';
+import { NodeWithEdgesFunction1763780023040 } from './1763780023040-node-with-edges-function';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -139,4 +140,5 @@ export const migrations = [
   ConnectorVersions1763780022700,
   NodeEdgesFunction1763780022710,
   CallbackFormats1763780022800,
+  NodeWithEdgesFunction1763780023040,
 ];
