@@ -25,6 +25,42 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** `concurrency` loops running `operation` for `durationMs`: every call's latency (ms) and the elapsed seconds. */
+async function load(
+  operation: (iteration: number) => Promise<unknown>,
+  concurrency: number,
+  durationMs: number,
+  start = 0,
+): Promise<{ latencies: number[]; seconds: number }> {
+  let i = start;
+  const latencies: number[] = [];
+  const started = process.hrtime.bigint();
+  const end = Date.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const t0 = process.hrtime.bigint();
+        await operation(i++);
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  return { latencies, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+function summary(name: string, concurrency: number, latencies: number[], seconds: number): Measurement {
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    concurrency,
+    count: latencies.length,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+  };
+}
+
 /**
  * Runs `operation` from `concurrency` loops for `durationMs` (after a short warm-up) and returns
  * the latency percentiles in milliseconds and the achieved rate. Bounded in time: it always stops.
@@ -37,29 +73,38 @@ export async function measure(
   const warmupEnd = Date.now() + (options.warmupMs ?? 300);
   let i = 0;
   while (Date.now() < warmupEnd) await operation(i++);
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  const end = Date.now() + options.durationMs;
-  await Promise.all(
-    Array.from({ length: options.concurrency }, async () => {
-      while (Date.now() < end) {
-        const t0 = process.hrtime.bigint();
-        await operation(i++);
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: options.concurrency,
-    count: latencies.length,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
+  const { latencies, seconds } = await load(operation, options.concurrency, options.durationMs, i);
+  return summary(name, options.concurrency, latencies, seconds);
+}
+
+/**
+ * A subject's throughput against its anchor's at one concurrency, fair to both: each is first warmed
+ * at that concurrency for `warmupMs` (the JIT, the pools), then they run in four alternating phases
+ * (subject, anchor, anchor, subject), each a quarter of `durationMs`, so neither pays the warm-up
+ * alone and a drift in the machine's load falls on both alike. Each side's phases are pooled.
+ */
+export async function measureAlternating(
+  subject: { name: string; operation: (iteration: number) => Promise<unknown> },
+  anchor: { name: string; operation: (iteration: number) => Promise<unknown> },
+  options: { concurrency: number; durationMs: number; warmupMs?: number },
+): Promise<{ subject: Measurement; anchor: Measurement }> {
+  const { concurrency, durationMs, warmupMs = 1000 } = options;
+  for (const side of [subject, anchor]) await load(side.operation, concurrency, warmupMs);
+  const pooled = new Map<typeof subject, { latencies: number[]; seconds: number }>([
+    [subject, { latencies: [], seconds: 0 }],
+    [anchor, { latencies: [], seconds: 0 }],
+  ]);
+  for (const side of [subject, anchor, anchor, subject]) {
+    const phase = await load(side.operation, concurrency, durationMs / 4);
+    const into = pooled.get(side)!;
+    for (const latency of phase.latencies) into.latencies.push(latency);
+    into.seconds += phase.seconds;
+  }
+  const of = (side: typeof subject) => {
+    const { latencies, seconds } = pooled.get(side)!;
+    return summary(side.name, concurrency, latencies, seconds);
   };
+  return { subject: of(subject), anchor: of(anchor) };
 }
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -135,14 +180,5 @@ export async function timeEach<T>(name: string, items: readonly T[], operation: 
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: 1,
-    count: latencies.length,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
-  } satisfies Measurement;
+  return summary(name, 1, latencies, seconds);
 }
