@@ -12,7 +12,9 @@
  *   Then again from a lean node:http client (bench/lib/http-client.ts): the client shares the server's thread,
  *   and fetch's per-request cost of a POST body (a Web stream) is several hundred µs more than a GET's.
  *   Each point warms both sides at its concurrency, then measures them in alternating phases (MCP, route,
- *   route, MCP), so that neither pays the JIT's warm-up alone nor meets the machine's load at another time.
+ *   route, MCP), so that neither pays the JIT's warm-up alone nor meets the machine's load at another time,
+ *   and each side's CPU per request (this process, the database's backends): on a shared machine, req/s
+ *   moves with other processes' load, CPU per request much less.
  * - Where the difference goes, one client alternating request by request: the SDK's `Client` (over
  *   Streamable HTTP, connected once) against the route, the same tool through
  *   `POST /v1/cap/ontology.get_node` (the capability layer without MCP) against the route, and the
@@ -29,6 +31,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import { postgresBackends } from './lib/cpu';
 import { jsonClient } from './lib/http-client';
 import type { Measurement } from './lib/measure';
 import { markdownTable, measureAlternating, numberOption, pairedOverhead } from './lib/measure';
@@ -127,6 +130,8 @@ export async function run(args: string[]): Promise<void> {
   };
   const leanRoute = (i: number) => lean.send('GET', `/v1/ontology/nodes/${pick(i)}`);
   const rows: { subject: Measurement; anchor: Measurement }[] = [];
+  // CPU per request of this process (the client and the server) and of the bench database's Postgres backends.
+  const cpu = { weft: () => [process.pid], postgres: () => postgresBackends([service.database]) };
   const sides = [
     { client: 'fetch', subject: viaRawRpc, anchor: viaRoute },
     { client: 'node:http', subject: leanRpc, anchor: leanRoute },
@@ -138,7 +143,7 @@ export async function run(args: string[]): Promise<void> {
       const { subject, anchor } = await measureAlternating(
         { name: `ontology_get_node via MCP tools/call (${by})`, operation: rpc },
         { name: `GET /v1/ontology/nodes/{id} (${by})`, operation: get },
-        { concurrency, durationMs: seconds * 1000 },
+        { concurrency, durationMs: seconds * 1000, cpu },
       );
       rows.push({ subject, anchor });
       console.error(
@@ -213,6 +218,18 @@ export async function run(args: string[]): Promise<void> {
       'is a pair below.\n',
   );
   console.log(markdownTable(rows));
+  console.log(
+    '\n| operation | clients | CPU ms/req, this process (client and server) | Postgres | anchor: this process | ' +
+      'Postgres | CPU ratio (anchor ÷ MCP) |\n|---|---|---|---|---|---|---|',
+  );
+  for (const { subject, anchor } of rows) {
+    const [s, a] = [subject.cpuMsPerRequest!, anchor.cpuMsPerRequest!];
+    const total = (use: Record<string, number>) => use.weft! + use.postgres!;
+    console.log(
+      `| ${subject.name} | ${subject.concurrency} | ${s.weft!.toFixed(3)} | ${s.postgres!.toFixed(3)} | ` +
+        `${a.weft!.toFixed(3)} | ${a.postgres!.toFixed(3)} | ×${(total(a) / total(s)).toFixed(2)} |`,
+    );
+  }
   console.log('\n| pair (1 client, alternating) | pairs | p50 ms | anchor p50 ms | median difference ms | p50 ratio |');
   console.log('|---|---|---|---|---|---|');
   for (const { pair, subjectP50, anchorP50, medianDifference, pairs: count } of paired) {

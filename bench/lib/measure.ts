@@ -1,3 +1,6 @@
+import type { CpuGroups } from './cpu';
+import { cpuWindow } from './cpu';
+
 /** `--name N` from a benchmark's arguments, else `fallback`. */
 export function numberOption(args: readonly string[], name: string, fallback: number): number {
   const index = args.indexOf(`--${name}`);
@@ -18,6 +21,8 @@ export interface Measurement {
   p50: number;
   p95: number;
   p99: number;
+  /** CPU milliseconds per request of each group `measureAlternating` was given (its phases only). */
+  cpuMsPerRequest?: Record<string, number>;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -81,28 +86,38 @@ export async function measure(
  * A subject's throughput against its anchor's at one concurrency, fair to both: each is first warmed
  * at that concurrency for `warmupMs` (the JIT, the pools), then they run in four alternating phases
  * (subject, anchor, anchor, subject), each a quarter of `durationMs`, so neither pays the warm-up
- * alone and a drift in the machine's load falls on both alike. Each side's phases are pooled.
+ * alone and a drift in the machine's load falls on both alike. Each side's phases are pooled. With
+ * `cpu`, each side's CPU per request of those process groups too (bench/lib/cpu.ts): on a shared
+ * machine, a figure other processes' load moves much less than req/s.
  */
 export async function measureAlternating(
   subject: { name: string; operation: (iteration: number) => Promise<unknown> },
   anchor: { name: string; operation: (iteration: number) => Promise<unknown> },
-  options: { concurrency: number; durationMs: number; warmupMs?: number },
+  options: { concurrency: number; durationMs: number; warmupMs?: number; cpu?: CpuGroups },
 ): Promise<{ subject: Measurement; anchor: Measurement }> {
-  const { concurrency, durationMs, warmupMs = 1000 } = options;
+  const { concurrency, durationMs, warmupMs = 1000, cpu } = options;
   for (const side of [subject, anchor]) await load(side.operation, concurrency, warmupMs);
-  const pooled = new Map<typeof subject, { latencies: number[]; seconds: number }>([
-    [subject, { latencies: [], seconds: 0 }],
-    [anchor, { latencies: [], seconds: 0 }],
+  const pooled = new Map<typeof subject, { latencies: number[]; seconds: number; cpu: Record<string, number> }>([
+    [subject, { latencies: [], seconds: 0, cpu: {} }],
+    [anchor, { latencies: [], seconds: 0, cpu: {} }],
   ]);
   for (const side of [subject, anchor, anchor, subject]) {
+    const window = cpu && cpuWindow(cpu);
     const phase = await load(side.operation, concurrency, durationMs / 4);
     const into = pooled.get(side)!;
     for (const latency of phase.latencies) into.latencies.push(latency);
     into.seconds += phase.seconds;
+    for (const [group, seconds] of Object.entries(window?.stop().seconds ?? {})) {
+      into.cpu[group] = (into.cpu[group] ?? 0) + seconds;
+    }
   }
   const of = (side: typeof subject) => {
-    const { latencies, seconds } = pooled.get(side)!;
-    return summary(side.name, concurrency, latencies, seconds);
+    const { latencies, seconds, cpu: used } = pooled.get(side)!;
+    const count = latencies.length;
+    const measured = summary(side.name, concurrency, latencies, seconds);
+    if (!cpu) return measured;
+    const perRequest = Object.fromEntries(Object.entries(used).map(([group, s]) => [group, (s * 1000) / count]));
+    return { ...measured, cpuMsPerRequest: perRequest };
   };
   return { subject: of(subject), anchor: of(anchor) };
 }
