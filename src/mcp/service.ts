@@ -96,9 +96,10 @@ function holdLimit(body: unknown, signal?: AbortSignal) {
 }
 
 /**
- * The MCP server over the capability registry. Stateless: every HTTP request gets a fresh `Server`
- * and transport bound to the caller, since every tool call is one request/response and the
- * credential is checked on each request anyway; nothing is kept between requests.
+ * The MCP server over the capability registry. Stateless: nothing is kept between requests, since every
+ * tool call is one request/response and the credential is checked on each request anyway. A plain
+ * `tools/call` goes to the process's one server for them, which holds no caller (direct-calls.ts); any
+ * other message gets a fresh `Server` and Streamable HTTP transport bound to the caller.
  */
 export function createMcpService(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke' | 'toolsFor'>;
