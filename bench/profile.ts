@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- profile [--op node|list|me|replay|cap-node|mcp-node] [--seconds 5] [--clients 4]
+ * `npm run bench -- profile [--op node|list|me|replay|cap-node|mcp-node|rpc-node] [--seconds 5] [--clients 4]
  *   [--out file.cpuprofile]`
  * `npm run bench -- profile --summarise <file.cpuprofile>`
  *
@@ -8,7 +8,8 @@
  * `GET /v1/ontology/nodes/{id}` (node), `GET /v1/ontology/nodes?type=…&limit=50` (list),
  * `GET /v1/auth/me/api-keys/scopes` (me: authentication and nothing else), an idempotent replay of
  * `agent.start_session` (replay), or `ontology.get_node` through `POST /v1/cap` (cap-node) or as an MCP
- * `tools/call` of the SDK's client (mcp-node, so the client's own share is in the profile too). Prints
+ * `tools/call` of the SDK's client (mcp-node, so the client's own share is in the profile too) or as a
+ * plain JSON-RPC POST to `/mcp` (rpc-node: the server's MCP path alone, as bench/tools.ts sends it). Prints
  * where the self time went, by package and by function, and writes the profile for a flame-graph
  * viewer (Chrome DevTools, speedscope). The client's fetch runs in the same process, so undici's share
  * is the client's. `--summarise` prints the same tables for any
@@ -25,7 +26,7 @@ import type { CpuProfile } from './lib/profile-summary';
 import { profileTables, summariseProfile } from './lib/profile-summary';
 import { bootBenchService, serveLocally } from './lib/servers';
 
-const OPS = ['node', 'list', 'me', 'replay', 'cap-node', 'mcp-node'] as const;
+const OPS = ['node', 'list', 'me', 'replay', 'cap-node', 'mcp-node', 'rpc-node'] as const;
 
 export async function run(args: string[]): Promise<void> {
   const summarise = stringOption(args, 'summarise');
@@ -48,6 +49,15 @@ export async function run(args: string[]): Promise<void> {
      FROM generate_series(0, 999) g RETURNING id`,
     [tenant.workspace_id],
   );
+  // As bench/tools.ts: node i links to i+1, i+7 and i+31 (mod n), so ontology.get_node answers six edges.
+  await owner.query(
+    `INSERT INTO edges (workspace_id, type, source_node_id, target_node_id)
+     SELECT $1, 'RELATES_TO', ids[1 + i], ids[1 + (i + step) % cardinality(ids)]
+     FROM (SELECT $2::uuid[] AS ids) a, generate_series(0, cardinality($2::uuid[]) - 1) i,
+       unnest(ARRAY[1, 7, 31]) step`,
+    [tenant.workspace_id, nodes.map((node) => node.id)],
+  );
+  await owner.query(`ANALYZE nodes; ANALYZE edges`);
   const api = await serveLocally(createApp(runtime));
   const headers = { authorization: `Bearer ${tenant.api_key}`, 'content-type': 'application/json' };
   const send = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
@@ -85,6 +95,18 @@ export async function run(args: string[]): Promise<void> {
       });
       if (result.isError) throw new Error(JSON.stringify(result.content));
     },
+    'rpc-node': (i: number) =>
+      send(
+        'POST',
+        '/mcp',
+        {
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 'ontology_get_node', arguments: { node_id: nodes[i % nodes.length]!.id } },
+        },
+        { accept: 'application/json, text/event-stream' },
+      ),
   }[op];
 
   // Warm the JIT and the pools before the profiler starts.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- tools [--seconds 3] [--nodes 1000]`
+ * `npm run bench -- tools [--seconds 3] [--nodes 1000] [--skip-runs]`
  *
  * The agent tools of issue 40, each figure beside its anchor measured in the same run:
  * - `ontology.get_node` as an MCP `tools/call` against `GET /v1/ontology/nodes/{id}`, at 1 and 4 clients
@@ -9,13 +9,20 @@
  *   layer, so it is measured beside it instead. The tool answers more than the route (the node's edges
  *   each way with the node at the other end), so the ratio holds the tool's extra read as well as the
  *   MCP layer.
+ *   Then again from a lean node:http client (bench/lib/http-client.ts): the client shares the server's thread,
+ *   and fetch's per-request cost of a POST body (a Web stream) is several hundred µs more than a GET's.
+ *   Each point warms both sides at its concurrency, then measures them in alternating phases (MCP, route,
+ *   route, MCP), so that neither pays the JIT's warm-up alone nor meets the machine's load at another time,
+ *   and each side's CPU per request (this process, the database's backends): on a shared machine, req/s
+ *   moves with other processes' load, CPU per request much less.
  * - Where the difference goes, one client alternating request by request: the SDK's `Client` (over
  *   Streamable HTTP, connected once) against the route, the same tool through
  *   `POST /v1/cap/ontology.get_node` (the capability layer without MCP) against the route, and the
  *   plain JSON-RPC POST against `/v1/cap`.
  * - A run whose steps are `runs.dispatch` of a 1-step child and `runs.wait` on it (its id taken by
  *   `$from`) against two sequential 1-step runs, each dispatched over HTTP and awaited to its end
- *   (goal ≤ 1.3× their p50), alternating run by run; the worker runs in a process of its own.
+ *   (goal ≤ 1.3× their p50), alternating run by run; the worker runs in a process of its own
+ *   (`--skip-runs` leaves this measure out).
  * Every node has three outgoing and three incoming edges. Data goes into weft_bench through the owner
  * connection. `npm run bench -- profile --op mcp-node` profiles the MCP path.
  */
@@ -24,8 +31,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import { postgresBackends } from './lib/cpu';
+import { jsonClient } from './lib/http-client';
 import type { Measurement } from './lib/measure';
-import { markdownTable, measure, numberOption, pairedOverhead } from './lib/measure';
+import { markdownTable, measureAlternating, numberOption, pairedOverhead } from './lib/measure';
 import { forkWorker, runResult } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
 
@@ -105,21 +114,44 @@ export async function run(args: string[]): Promise<void> {
     throw new Error(`expected 3 edges each way, got ${JSON.stringify(sample.edges)}`);
   }
 
+  // The same two requests from a lean node:http client (bench/lib/http-client.ts): fetch's cost of a POST body,
+  // paid on this thread, is the client's and not the server's.
+  const lean = jsonClient(url, headers);
+  const rpcBody = (i: number) => ({
+    jsonrpc: '2.0',
+    id: i,
+    method: 'tools/call',
+    params: { name: 'ontology_get_node', arguments: { node_id: pick(i) } },
+  });
+  const leanRpc = async (i: number) => {
+    const answer = await lean.send('POST', '/mcp', rpcBody(i), { accept: 'application/json, text/event-stream' });
+    if (!answer.result || answer.result.isError) throw new Error(JSON.stringify(answer));
+    return answer;
+  };
+  const leanRoute = (i: number) => lean.send('GET', `/v1/ontology/nodes/${pick(i)}`);
   const rows: { subject: Measurement; anchor: Measurement }[] = [];
-  for (const concurrency of [1, 4]) {
-    const subject = await measure('ontology_get_node via MCP tools/call (plain HTTP client)', viaRawRpc, {
-      concurrency,
-      durationMs: seconds * 1000,
-    });
-    const anchor = await measure('GET /v1/ontology/nodes/{id}', viaRoute, {
-      concurrency,
-      durationMs: seconds * 1000,
-    });
-    rows.push({ subject, anchor });
-    console.error(
-      `[bench] get_node c=${concurrency}: ${subject.rps.toFixed(0)} req/s (p50 ${subject.p50.toFixed(2)} ms) | ` +
-        `anchor ${anchor.rps.toFixed(0)} req/s (p50 ${anchor.p50.toFixed(2)} ms)`,
-    );
+  // CPU per request of this process (the client and the server) and of the bench database's Postgres backends.
+  const cpu = { weft: () => [process.pid], postgres: () => postgresBackends([service.database]) };
+  const sides = [
+    { client: 'fetch', subject: viaRawRpc, anchor: viaRoute },
+    { client: 'node:http', subject: leanRpc, anchor: leanRoute },
+  ];
+  for (const { client: by, subject: rpc, anchor: get } of sides) {
+    for (const concurrency of [1, 4]) {
+      // Both warmed, then alternating phases (bench/lib/measure.ts): the side measured first no longer
+      // pays the JIT's warm-up alone.
+      const { subject, anchor } = await measureAlternating(
+        { name: `ontology_get_node via MCP tools/call (${by})`, operation: rpc },
+        { name: `GET /v1/ontology/nodes/{id} (${by})`, operation: get },
+        { concurrency, durationMs: seconds * 1000, cpu },
+      );
+      rows.push({ subject, anchor });
+      console.error(
+        `[bench] get_node ${by} c=${concurrency}: ${subject.rps.toFixed(0)} req/s ` +
+          `(p50 ${subject.p50.toFixed(2)} ms) | anchor ${anchor.rps.toFixed(0)} req/s ` +
+          `(p50 ${anchor.p50.toFixed(2)} ms)`,
+      );
+    }
   }
   const pairs = [
     {
@@ -144,43 +176,60 @@ export async function run(args: string[]): Promise<void> {
   const paired = [];
   for (const pair of pairs) paired.push({ pair, ...(await pairedOverhead(pair.subject, pair.anchor, seconds * 2000)) });
 
-  // The issue's second measure: a parent that starts a 1-step child and waits for it, against the two
-  // runs dispatched one after the other by a client.
-  await ensureSearchAttributes(runtime.temporal);
-  // The worker process also runs bench/runs.ts's anchor workflows, on a queue of their own.
-  service.env.BENCH_ANCHOR_TASK_QUEUE = `${service.env.TEMPORAL_TASK_QUEUE}-anchor`;
-  const worker = await forkWorker(service.env);
-  const balance = { tool: 'billing.credits_balance', input: {} };
-  const oneStep = { agent: 'playbook', input: { steps: [balance] } };
-  const runToEnd = async (body: unknown) => {
-    const { execution_id } = await http('POST', '/v1/runs', body, 202);
-    const { status } = await runResult(runtime.temporal.client, execution_id);
-    if (status !== 'SUCCEEDED') throw new Error(`run ${execution_id} ended ${status}`);
+  const measureRuns = async () => {
+    // The issue's second measure: a parent that starts a 1-step child and waits for it, against the two
+    // runs dispatched one after the other by a client.
+    await ensureSearchAttributes(runtime.temporal);
+    // The worker process also runs bench/runs.ts's anchor workflows, on a queue of their own.
+    service.env.BENCH_ANCHOR_TASK_QUEUE = `${service.env.TEMPORAL_TASK_QUEUE}-anchor`;
+    const worker = await forkWorker(service.env);
+    const balance = { tool: 'billing.credits_balance', input: {} };
+    const oneStep = { agent: 'playbook', input: { steps: [balance] } };
+    const runToEnd = async (body: unknown) => {
+      const { execution_id } = await http('POST', '/v1/runs', body, 202);
+      const { status } = await runResult(runtime.temporal.client, execution_id);
+      if (status !== 'SUCCEEDED') throw new Error(`run ${execution_id} ended ${status}`);
+    };
+    const parentAndChild = () =>
+      runToEnd({
+        agent: 'playbook',
+        input: {
+          steps: [
+            { tool: 'runs.dispatch', input: oneStep },
+            { tool: 'runs.wait', input: { execution_id: { $from: 'steps[0].output.execution_id' } } },
+          ],
+        },
+      });
+    const twoRuns = async () => {
+      await runToEnd(oneStep);
+      await runToEnd(oneStep);
+    };
+    await parentAndChild(); // warm both paths
+    await twoRuns();
+    const runsPaired = await pairedOverhead(parentAndChild, twoRuns, seconds * 4000);
+    await worker.stop();
+    return runsPaired;
   };
-  const parentAndChild = () =>
-    runToEnd({
-      agent: 'playbook',
-      input: {
-        steps: [
-          { tool: 'runs.dispatch', input: oneStep },
-          { tool: 'runs.wait', input: { execution_id: { $from: 'steps[0].output.execution_id' } } },
-        ],
-      },
-    });
-  const twoRuns = async () => {
-    await runToEnd(oneStep);
-    await runToEnd(oneStep);
-  };
-  await parentAndChild(); // warm both paths
-  await twoRuns();
-  const runsPaired = await pairedOverhead(parentAndChild, twoRuns, seconds * 4000);
-  await worker.stop();
+  const runsPaired = args.includes('--skip-runs') ? undefined : await measureRuns();
 
   console.log(`\nData: ${nodeCount} nodes, 3 edges out and 3 in each; ${seconds} s per point.`);
   console.log(
-    'The MCP call and its anchor are sent by the same plain HTTP client (fetch); the SDK Client is a pair below.\n',
+    'The MCP call and its anchor are sent by the same plain HTTP client (fetch, then node:http); the SDK Client ' +
+      'is a pair below.\n',
   );
   console.log(markdownTable(rows));
+  console.log(
+    '\n| operation | clients | CPU ms/req, this process (client and server) | Postgres | anchor: this process | ' +
+      'Postgres | CPU ratio (anchor ÷ MCP) |\n|---|---|---|---|---|---|---|',
+  );
+  for (const { subject, anchor } of rows) {
+    const [s, a] = [subject.cpuMsPerRequest!, anchor.cpuMsPerRequest!];
+    const total = (use: Record<string, number>) => use.weft! + use.postgres!;
+    console.log(
+      `| ${subject.name} | ${subject.concurrency} | ${s.weft!.toFixed(3)} | ${s.postgres!.toFixed(3)} | ` +
+        `${a.weft!.toFixed(3)} | ${a.postgres!.toFixed(3)} | ×${(total(a) / total(s)).toFixed(2)} |`,
+    );
+  }
   console.log('\n| pair (1 client, alternating) | pairs | p50 ms | anchor p50 ms | median difference ms | p50 ratio |');
   console.log('|---|---|---|---|---|---|');
   for (const { pair, subjectP50, anchorP50, medianDifference, pairs: count } of paired) {
@@ -189,28 +238,32 @@ export async function run(args: string[]): Promise<void> {
         `${medianDifference.toFixed(2)} | ×${(subjectP50 / anchorP50).toFixed(2)} |`,
     );
   }
-  console.log(
-    `\n| runs (1 client, alternating) | pairs | p50 ms | anchor p50 ms | p50 ratio |\n|---|---|---|---|---|\n` +
-      `| runs.dispatch + runs.wait of a 1-step child vs two sequential 1-step runs | ${runsPaired.pairs} | ` +
-      `${runsPaired.subjectP50.toFixed(1)} | ${runsPaired.anchorP50.toFixed(1)} | ` +
-      `×${(runsPaired.subjectP50 / runsPaired.anchorP50).toFixed(2)} |`,
-  );
+  if (runsPaired) {
+    console.log(
+      `\n| runs (1 client, alternating) | pairs | p50 ms | anchor p50 ms | p50 ratio |\n|---|---|---|---|---|\n` +
+        `| runs.dispatch + runs.wait of a 1-step child vs two sequential 1-step runs | ${runsPaired.pairs} | ` +
+        `${runsPaired.subjectP50.toFixed(1)} | ${runsPaired.anchorP50.toFixed(1)} | ` +
+        `×${(runsPaired.subjectP50 / runsPaired.anchorP50).toFixed(2)} |`,
+    );
+  }
   console.log('\n| goal | result |\n|---|---|');
   for (const { subject, anchor } of rows) {
     const ratio = subject.rps / anchor.rps;
     console.log(
-      `| ontology.get_node over MCP ≥ ${GET_NODE_GOAL}× GET /v1/ontology/nodes/{id} req/s, ${subject.concurrency} ` +
+      `| ${subject.name} ≥ ${GET_NODE_GOAL}× ${anchor.name} req/s, ${subject.concurrency} ` +
         `client${subject.concurrency > 1 ? 's' : ''} | ${ratio >= GET_NODE_GOAL ? 'met' : '**missed**'}: ` +
         `×${ratio.toFixed(2)} |`,
     );
   }
-  const runsRatio = runsPaired.subjectP50 / runsPaired.anchorP50;
-  console.log(
-    `| runs.dispatch + runs.wait ≤ ${RUNS_GOAL}× two sequential 1-step runs (p50) | ` +
-      `${runsRatio <= RUNS_GOAL ? 'met' : '**missed**'}: ×${runsRatio.toFixed(2)} |`,
-  );
-
+  if (runsPaired) {
+    const runsRatio = runsPaired.subjectP50 / runsPaired.anchorP50;
+    console.log(
+      `| runs.dispatch + runs.wait ≤ ${RUNS_GOAL}× two sequential 1-step runs (p50) | ` +
+        `${runsRatio <= RUNS_GOAL ? 'met' : '**missed**'}: ×${runsRatio.toFixed(2)} |`,
+    );
+  }
   await client.close();
+  lean.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await service.stop();
 }

@@ -556,29 +556,31 @@ BEGIN
 END
 $function$;
 
--- weft_node_edges(uuid,uuid,boolean,integer): SECURITY INVOKER; the app role may execute: yes
-CREATE OR REPLACE FUNCTION public.weft_node_edges(p_workspace uuid, p_node uuid, p_incoming boolean, p_limit integer)
- RETURNS json
+-- weft_node_with_edges(uuid,integer): SECURITY INVOKER; the app role may execute: yes
+CREATE OR REPLACE FUNCTION public.weft_node_with_edges(p_node uuid, p_limit integer)
+ RETURNS jsonb
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'public'
 AS $function$
 BEGIN
-  IF p_incoming THEN
-    RETURN (SELECT coalesce(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM (
-      SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
-             json_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
-      FROM edges e JOIN nodes o ON o.id = e.source_node_id AND NOT o.is_deleted
-      WHERE e.workspace_id = p_workspace AND e.target_node_id = p_node AND NOT e.is_deleted
-        AND e.source_node_id <> p_node
-      ORDER BY e.created_at, e.id LIMIT p_limit) x);
-  END IF;
-  RETURN (SELECT coalesce(json_agg(x ORDER BY x.created_at, x.id), '[]') FROM (
-    SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
-           json_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
-    FROM edges e JOIN nodes o ON o.id = e.target_node_id AND NOT o.is_deleted
-    WHERE e.workspace_id = p_workspace AND e.source_node_id = p_node AND NOT e.is_deleted
-    ORDER BY e.created_at, e.id LIMIT p_limit) x);
+  RETURN (SELECT to_jsonb(x) FROM (
+    SELECT n.id, n.workspace_id, n.type, n.name, n.properties, n.importance_score, n.base_salience,
+      n.reference_count, n.connection_id, n.has_embedding, n.last_touch_at, n.created_at, n.updated_at, n.is_deleted,
+      (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'created_at' ORDER BY e.created_at, e.id), '[]') FROM (
+        SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
+               jsonb_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
+        FROM edges e JOIN nodes o ON o.id = e.target_node_id AND NOT o.is_deleted
+        WHERE e.workspace_id = n.workspace_id AND e.source_node_id = n.id AND NOT e.is_deleted
+        ORDER BY e.created_at, e.id LIMIT p_limit) e) AS outgoing,
+      (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'created_at' ORDER BY e.created_at, e.id), '[]') FROM (
+        SELECT e.id, e.type, e.source_node_id, e.target_node_id, e.created_at,
+               jsonb_build_object('id', o.id, 'type', o.type, 'name', o.name) AS other
+        FROM edges e JOIN nodes o ON o.id = e.source_node_id AND NOT o.is_deleted
+        WHERE e.workspace_id = n.workspace_id AND e.target_node_id = n.id AND NOT e.is_deleted
+          AND e.source_node_id <> n.id
+        ORDER BY e.created_at, e.id LIMIT p_limit) e) AS incoming
+    FROM nodes n WHERE n.id = p_node AND NOT n.is_deleted) x);
 END
 $function$;
 

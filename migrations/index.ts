@@ -70,6 +70,7 @@ import { CallbackFormats1763780022800 } from './1763780022800-callback-formats';
 import { RunPriorityGate1763780022900 } from './1763780022900-run-priority-gate';
 import { RunsQueuedIndex1763780022950 } from './1763780022950-runs-queued-index';
 import { ReserveCreditsFunction1763780023000 } from './1763780023000-reserve-credits-function';
+import { NodeWithEdgesFunction1763780023040 } from './1763780023040-node-with-edges-function';
 
 /** Every migration, in order. Later features append theirs here (timestamped names keep the order). */
 export const migrations = [
@@ -145,4 +146,5 @@ export const migrations = [
   RunPriorityGate1763780022900,
   RunsQueuedIndex1763780022950,
   ReserveCreditsFunction1763780023000,
+  NodeWithEdgesFunction1763780023040,
 ];

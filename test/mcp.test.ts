@@ -259,6 +259,37 @@ describe('MCP server (/mcp)', () => {
     ]);
   });
 
+  it('answers concurrent tool calls of two workspaces that reuse one JSON-RPC id, each with its own node', async () => {
+    const a = await newTenant();
+    const b = await newTenant();
+    const nodes = [
+      { token: a.api_key, id: await createNode(a.api_key, 'person', 'Ida of A') },
+      { token: b.api_key, id: await createNode(b.api_key, 'person', 'Ida of B') },
+    ];
+    const accept = 'application/json, text/event-stream';
+    const getNode = (token: string, nodeId: string) =>
+      request('POST', '/mcp', {
+        token,
+        headers: { accept },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'ontology_get_node', arguments: { node_id: nodeId } },
+        },
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => getNode(nodes[i % 2]!.token, nodes[i % 2]!.id)),
+    );
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.body.id).to.equal(1);
+      expect(answer.body.result.structuredContent.node.id, `call ${i}`).to.equal(nodes[i % 2]!.id);
+    }
+    // Another workspace's node is not found, whoever else is calling.
+    const foreign = await getNode(a.api_key, nodes[1]!.id);
+    expect(refusalOf(foreign.body.result).status).to.equal(404);
+  });
+
   it('refuses a page of another Origin (403, before the credential); none or an allowed one passes', async () => {
     const tenant = await newTenant();
     const accept = 'application/json, text/event-stream';

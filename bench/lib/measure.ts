@@ -1,3 +1,6 @@
+import type { CpuGroups } from './cpu';
+import { cpuWindow } from './cpu';
+
 /** `--name N` from a benchmark's arguments, else `fallback`. */
 export function numberOption(args: readonly string[], name: string, fallback: number): number {
   const index = args.indexOf(`--${name}`);
@@ -18,11 +21,49 @@ export interface Measurement {
   p50: number;
   p95: number;
   p99: number;
+  /** CPU milliseconds per request of each group `measureAlternating` was given (its phases only). */
+  cpuMsPerRequest?: Record<string, number>;
 }
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** `concurrency` loops running `operation` for `durationMs`: every call's latency (ms) and the elapsed seconds. */
+async function load(
+  operation: (iteration: number) => Promise<unknown>,
+  concurrency: number,
+  durationMs: number,
+  start = 0,
+): Promise<{ latencies: number[]; seconds: number }> {
+  let i = start;
+  const latencies: number[] = [];
+  const started = process.hrtime.bigint();
+  const end = Date.now() + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const t0 = process.hrtime.bigint();
+        await operation(i++);
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  return { latencies, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+function summary(name: string, concurrency: number, latencies: number[], seconds: number): Measurement {
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    concurrency,
+    count: latencies.length,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+  };
 }
 
 /**
@@ -37,29 +78,48 @@ export async function measure(
   const warmupEnd = Date.now() + (options.warmupMs ?? 300);
   let i = 0;
   while (Date.now() < warmupEnd) await operation(i++);
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  const end = Date.now() + options.durationMs;
-  await Promise.all(
-    Array.from({ length: options.concurrency }, async () => {
-      while (Date.now() < end) {
-        const t0 = process.hrtime.bigint();
-        await operation(i++);
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: options.concurrency,
-    count: latencies.length,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
+  const { latencies, seconds } = await load(operation, options.concurrency, options.durationMs, i);
+  return summary(name, options.concurrency, latencies, seconds);
+}
+
+/**
+ * A subject's throughput against its anchor's at one concurrency, fair to both: each is first warmed
+ * at that concurrency for `warmupMs` (the JIT, the pools), then they run in four alternating phases
+ * (subject, anchor, anchor, subject), each a quarter of `durationMs`, so neither pays the warm-up
+ * alone and a drift in the machine's load falls on both alike. Each side's phases are pooled. With
+ * `cpu`, each side's CPU per request of those process groups too (bench/lib/cpu.ts): on a shared
+ * machine, a figure other processes' load moves much less than req/s.
+ */
+export async function measureAlternating(
+  subject: { name: string; operation: (iteration: number) => Promise<unknown> },
+  anchor: { name: string; operation: (iteration: number) => Promise<unknown> },
+  options: { concurrency: number; durationMs: number; warmupMs?: number; cpu?: CpuGroups },
+): Promise<{ subject: Measurement; anchor: Measurement }> {
+  const { concurrency, durationMs, warmupMs = 1000, cpu } = options;
+  for (const side of [subject, anchor]) await load(side.operation, concurrency, warmupMs);
+  const pooled = new Map<typeof subject, { latencies: number[]; seconds: number; cpu: Record<string, number> }>([
+    [subject, { latencies: [], seconds: 0, cpu: {} }],
+    [anchor, { latencies: [], seconds: 0, cpu: {} }],
+  ]);
+  for (const side of [subject, anchor, anchor, subject]) {
+    const window = cpu && cpuWindow(cpu);
+    const phase = await load(side.operation, concurrency, durationMs / 4);
+    const into = pooled.get(side)!;
+    for (const latency of phase.latencies) into.latencies.push(latency);
+    into.seconds += phase.seconds;
+    for (const [group, seconds] of Object.entries(window?.stop().seconds ?? {})) {
+      into.cpu[group] = (into.cpu[group] ?? 0) + seconds;
+    }
+  }
+  const of = (side: typeof subject) => {
+    const { latencies, seconds, cpu: used } = pooled.get(side)!;
+    const count = latencies.length;
+    const measured = summary(side.name, concurrency, latencies, seconds);
+    if (!cpu) return measured;
+    const perRequest = Object.fromEntries(Object.entries(used).map(([group, s]) => [group, (s * 1000) / count]));
+    return { ...measured, cpuMsPerRequest: perRequest };
   };
+  return { subject: of(subject), anchor: of(anchor) };
 }
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -135,14 +195,5 @@ export async function timeEach<T>(name: string, items: readonly T[], operation: 
     latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    name,
-    concurrency: 1,
-    count: latencies.length,
-    rps: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p95: percentile(latencies, 95),
-    p99: percentile(latencies, 99),
-  } satisfies Measurement;
+  return summary(name, 1, latencies, seconds);
 }

@@ -1,6 +1,5 @@
 import type { Scope, ScopedRead } from '../platform/db/unit-of-work';
 import type { NodeRow } from './repository';
-import { NODE_COLUMNS } from './repository';
 
 /* A node with its edges each way, as `ontology.get_node` reads it: one scoped statement. */
 
@@ -23,24 +22,12 @@ export async function readLiveNodeWithEdges(
   nodeId: string,
   edgeLimit: number,
 ): Promise<(NodeRow & { outgoing: NodeEdgeRow[]; incoming: NodeEdgeRow[] }) | undefined> {
-  const [row] = await read<NodeRow & { outgoing: NodeEdgeRow[]; incoming: NodeEdgeRow[] }>(
+  // All of it in weft_node_with_edges, whose statements are planned once per connection (the scoped read
+  // plans its own statement, here a bare call, on every call): the node's columns are NODE_COLUMNS'.
+  const [row] = await read<{ found: (NodeRow & { outgoing: NodeEdgeRow[]; incoming: NodeEdgeRow[] }) | null }>(
     scope,
-    // The edges come from weft_node_edges, whose statements are planned once per connection (the scoped
-    // read plans its own on every call): each up to $2 + 1 live edges, oldest first, with their other end.
-    `SELECT ${NODE_COLUMNS},
-       weft_node_edges(n.workspace_id, n.id, false, $2::int + 1) AS outgoing,
-       weft_node_edges(n.workspace_id, n.id, true, $2::int + 1) AS incoming
-     FROM nodes n WHERE n.id = $1::uuid AND NOT n.is_deleted`,
+    `SELECT weft_node_with_edges($1::uuid, $2::int + 1) AS found`,
     [nodeId, edgeLimit],
   );
-  if (!row) return undefined;
-  // Each edge row also carries its created_at (the order); the answer does not.
-  const edge = ({ id, type, source_node_id, target_node_id, other }: NodeEdgeRow) => ({
-    id,
-    type,
-    source_node_id,
-    target_node_id,
-    other,
-  });
-  return { ...row, outgoing: row.outgoing.map(edge), incoming: row.incoming.map(edge) };
+  return row?.found ?? undefined;
 }

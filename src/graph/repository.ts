@@ -15,7 +15,10 @@ import type { EdgeResponse, NodeResponse } from './schemas';
  * Entities serve the rest.
  */
 
-/** Columns of `nodes` that `toNodeResponse` reads; select with `SELECT ${NODE_COLUMNS} FROM nodes n`. */
+/**
+ * Columns of `nodes` that `toNodeResponse` reads; select with `SELECT ${NODE_COLUMNS} FROM nodes n`. The SQL
+ * function weft_node_with_edges (`ontology.get_node`) lists them too: a new one goes there as well.
+ */
 export const NODE_COLUMNS = `n.id, n.workspace_id, n.type, n.name, n.properties, n.importance_score, n.base_salience,
   n.reference_count, n.connection_id, n.has_embedding, n.last_touch_at, n.created_at, n.updated_at, n.is_deleted`;
 

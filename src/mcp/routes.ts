@@ -114,9 +114,8 @@ export const mcpRoutes = (mcp: McpService) => [
         })
         .finally(() => ctx.res.off('close', leave));
       for (const [name, value] of response.headers) ctx.set(name, value);
-      const text = await response.text();
       // A 202 has no body; Koa would otherwise write its status text.
-      ctx.body = text === '' ? null : text;
+      ctx.body = response.body === '' ? null : response.body;
       ctx.status = response.status;
     },
   }),

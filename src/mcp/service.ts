@@ -1,7 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 // The Web-standard transport (Request in, Response out) rather than the Node one: Koa keeps the response.
 import * as streamableHttp from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  CreateTaskResult,
+  JSONRPCRequest,
+  RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -25,6 +31,7 @@ import { ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { API_VERSION } from '../platform/openapi/document';
 import { LIMITS } from '../rules/limits';
+import { directCalls, plainToolCall } from './direct-calls';
 import { startTask, withTaskSupport } from './task-calls';
 import type { TaskDeps } from './tasks';
 import { protocolError, runTaskStore } from './tasks';
@@ -34,6 +41,7 @@ import { errorResult, locateInArguments, META, mcpTools, successResult } from '.
 /** MCP's code for an unknown resource (the specification's `resources/read`, not a JSON-RPC standard code). */
 const RESOURCE_NOT_FOUND = -32002;
 const NODE_URI = /^weft:\/\/nodes\/([^/?#]+)$/;
+const SERVER_INFO = { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION };
 
 const INSTRUCTIONS =
   'Weft is a workspace-scoped knowledge graph for agents. ontology_search and ontology_ask read the graph; ' +
@@ -51,6 +59,19 @@ export interface McpCall {
   signal?: AbortSignal;
 }
 
+/** The HTTP answer to one `POST /mcp`: its status, headers and body (empty for a 202). */
+export interface McpAnswer {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+const json = (status: number, value: unknown): McpAnswer => ({
+  status,
+  headers: [['content-type', 'application/json']],
+  body: JSON.stringify(value),
+});
+
 /**
  * `tasks/result` holds its request until the task finishes: at most LIMITS.mcpTasks.resultWaitMs, then
  * each request of the message is answered with an error saying to ask again (the task goes on). The
@@ -58,15 +79,15 @@ export interface McpCall {
  */
 function holdLimit(body: unknown, signal?: AbortSignal) {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<Response>((resolve) => {
+  const expired = new Promise<McpAnswer>((resolve) => {
     const answer = () => {
       const ids = (Array.isArray(body) ? body : [body]).flatMap((message) =>
         message && typeof message === 'object' && 'id' in message && 'method' in message ? [message.id] : [],
       );
       const error = { code: ErrorCode.RequestTimeout, message: 'The task is still working: call tasks/result again' };
       const replies = ids.map((id) => ({ jsonrpc: '2.0', id, error }));
-      if (replies.length === 0) resolve(new Response(null, { status: 202 }));
-      else resolve(Response.json(Array.isArray(body) ? replies : replies[0]));
+      if (replies.length === 0) resolve({ status: 202, headers: [], body: '' });
+      else resolve(json(200, Array.isArray(body) ? replies : replies[0]));
     };
     timer = setTimeout(answer, LIMITS.mcpTasks.resultWaitMs);
     signal?.addEventListener('abort', answer, { once: true });
@@ -75,9 +96,10 @@ function holdLimit(body: unknown, signal?: AbortSignal) {
 }
 
 /**
- * The MCP server over the capability registry. Stateless: every HTTP request gets a fresh `Server`
- * and transport bound to the caller, since every tool call is one request/response and the
- * credential is checked on each request anyway; nothing is kept between requests.
+ * The MCP server over the capability registry. Stateless: nothing is kept between requests, since every
+ * tool call is one request/response and the credential is checked on each request anyway. A plain
+ * `tools/call` goes to the process's one server for them, which holds no caller (direct-calls.ts); any
+ * other message gets a fresh `Server` and Streamable HTTP transport bound to the caller.
  */
 export function createMcpService(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke' | 'toolsFor'>;
@@ -119,23 +141,79 @@ export function createMcpService(deps: {
     return parseIdempotencyKey(CallerIdempotencyKey, value, ['_meta', META.idempotencyKey]);
   }
 
+  /** A `tools/call`, for `call`; `changed`: where a call that met PrincipalChanged leaves it, for `handle`. */
+  async function callTool(
+    call: McpCall,
+    changed: (error: PrincipalChanged) => void,
+    request: CallToolRequest,
+  ): Promise<CallToolResult | CreateTaskResult> {
+    const { principal } = call;
+    const { name, arguments: input, _meta, task } = request.params;
+    const registered = byWireName.get(name);
+    const tool =
+      registered ?? (await workspaceTools(principal.workspaceId)).find((own) => own.definition.name === name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
+    try {
+      const idempotencyKey = idempotencyKeyOf(_meta);
+      if (task) {
+        const own = registered === undefined;
+        const started = {
+          principal,
+          tool,
+          own,
+          input: input ?? {},
+          idempotencyKey,
+          correlationId: call.correlationId,
+        };
+        return await startTask({ ...taskDeps, capabilities }, started);
+      }
+      const outcome = await capabilities.invoke(principal, tool.capability, input ?? {}, {
+        idempotencyKey,
+        correlationId: call.correlationId,
+      });
+      return successResult(outcome);
+    } catch (error) {
+      // A recalled credential is now another principal: nothing was written, and the router serves
+      // the request again as what it is; the SDK would make the error a result, so it is carried out.
+      if (error instanceof PrincipalChanged) {
+        changed(error);
+        return errorResult(500, 'Internal server error');
+      }
+      // A task's refusal is a protocol error: its answer must be a task or an error, never a result.
+      if (task) throw protocolError(error, logger, 'task start');
+      return refusal(error, tool.capability);
+    }
+  }
+
+  const serverOptions = {
+    capabilities: {
+      tools: { listChanged: false },
+      resources: {},
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator,
+  };
+
+  // The plain tool calls' server (direct-calls.ts): it holds no credential, each call finds its own by
+  // the id the server gave it. Tasks never come this way, so it needs no task store.
+  const direct = new Map<RequestId, { call: McpCall; changed: (error: PrincipalChanged) => void }>();
+  const directServer = new Server(SERVER_INFO, serverOptions);
+  directServer.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const at = direct.get(extra.requestId);
+    if (!at) throw new McpError(ErrorCode.InternalError, 'Internal server error');
+    return callTool(at.call, at.changed, request);
+  });
+  const directs = directCalls(directServer);
+
   /** `changed`: where a tool call that met PrincipalChanged leaves it, for `handle` to rethrow. */
   function serverFor(call: McpCall, changed: (error: PrincipalChanged) => void): Server {
     const { principal } = call;
-    const server = new Server(
-      { name: 'weft', title: 'Weft knowledge graph', version: API_VERSION },
-      {
-        capabilities: {
-          tools: { listChanged: false },
-          resources: {},
-          tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
-        },
-        instructions: INSTRUCTIONS,
-        jsonSchemaValidator,
-        // tasks/get, tasks/result, tasks/list and tasks/cancel: the SDK's handlers over Weft's runs.
-        taskStore: runTaskStore(principal, taskDeps),
-      },
-    );
+    const server = new Server(SERVER_INFO, {
+      ...serverOptions,
+      // tasks/get, tasks/result, tasks/list and tasks/cancel: the SDK's handlers over Weft's runs.
+      taskStore: runTaskStore(principal, taskDeps),
+    });
 
     // Only the tools this credential may call: a read-only key is not offered tools it would be refused.
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -144,43 +222,7 @@ export function createMcpService(deps: {
         .map((tool) => withTaskSupport(tool, !byWireName.has(tool.definition.name), principal)),
     }));
 
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const { name, arguments: input, _meta, task } = request.params;
-      const registered = byWireName.get(name);
-      const tool =
-        registered ?? (await workspaceTools(principal.workspaceId)).find((own) => own.definition.name === name);
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
-      try {
-        const idempotencyKey = idempotencyKeyOf(_meta);
-        if (task) {
-          const own = registered === undefined;
-          const started = {
-            principal,
-            tool,
-            own,
-            input: input ?? {},
-            idempotencyKey,
-            correlationId: call.correlationId,
-          };
-          return await startTask({ ...taskDeps, capabilities }, started);
-        }
-        const outcome = await capabilities.invoke(principal, tool.capability, input ?? {}, {
-          idempotencyKey,
-          correlationId: call.correlationId,
-        });
-        return successResult(outcome);
-      } catch (error) {
-        // A recalled credential is now another principal: nothing was written, and the router serves
-        // the request again as what it is; the SDK would make the error a result, so it is carried out.
-        if (error instanceof PrincipalChanged) {
-          changed(error);
-          return errorResult(500, 'Internal server error');
-        }
-        // A task's refusal is a protocol error: its answer must be a task or an error, never a result.
-        if (task) throw protocolError(error, logger, 'task start');
-        return refusal(error, tool.capability);
-      }
-    });
+    server.setRequestHandler(CallToolRequestSchema, (request) => callTool(call, changed, request));
 
     server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -219,13 +261,42 @@ export function createMcpService(deps: {
     return server;
   }
 
+  /** A plain `tools/call` (direct-calls.ts), held as long as any message may be (`holdLimit`). */
+  async function answerDirectly(request: JSONRPCRequest, body: unknown, call: McpCall): Promise<McpAnswer> {
+    let principalChanged: PrincipalChanged | undefined;
+    let serverId: RequestId | undefined;
+    const changed = (error: PrincipalChanged) => {
+      principalChanged = error;
+    };
+    const held = holdLimit(body, call.signal);
+    try {
+      const { answer, cancel } = await directs.call(request, (id) => {
+        serverId = id;
+        direct.set(id, { call, changed });
+      });
+      const outcome = await Promise.race([answer, held.expired]);
+      if (!('jsonrpc' in outcome)) {
+        cancel();
+        return outcome;
+      }
+      if (principalChanged) throw principalChanged;
+      return json(200, outcome);
+    } finally {
+      held.clear();
+      if (serverId !== undefined) direct.delete(serverId);
+    }
+  }
+
   return {
     /**
      * Answers one HTTP request of the Streamable HTTP transport (the SDK checks the headers and
      * the JSON-RPC shape, and negotiates the protocol version) as JSON, never as an SSE stream:
-     * no tool reports progress, so a plain response is simpler for every client.
+     * no tool reports progress, so a plain response is simpler for every client. A plain `tools/call`
+     * goes to the process's one server for them (direct-calls.ts), anything else to a fresh one.
      */
-    async handle(request: Request, body: unknown, call: McpCall): Promise<Response> {
+    async handle(request: Request, body: unknown, call: McpCall): Promise<McpAnswer> {
+      const plain = plainToolCall(request, body);
+      if (plain) return answerDirectly(plain, body, call);
       let principalChanged: PrincipalChanged | undefined;
       const server = serverFor(call, (error) => {
         principalChanged = error;
@@ -239,9 +310,9 @@ export function createMcpService(deps: {
       try {
         await server.connect(transport);
         const response = await Promise.race([
-          transport.handleRequest(request, { parsedBody: body }).then((answer) => {
+          transport.handleRequest(request, { parsedBody: body }).then(async (answer) => {
             answered = true;
-            return answer;
+            return { status: answer.status, headers: [...answer.headers], body: await answer.text() };
           }),
           held.expired,
         ]);
