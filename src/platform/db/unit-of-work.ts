@@ -267,9 +267,16 @@ function asLiteral(value: unknown): string | undefined {
   return undefined;
 }
 
-/** `sql` with `$n` replaced by its value as a literal, or undefined when one value cannot be written so. */
-function withLiterals(sql: string, params: readonly unknown[]): string | undefined {
-  const literals = params.map(asLiteral);
+/**
+ * `sql` with `$n` replaced by its value as a literal (`literal`: how one is written, undefined when it
+ * cannot be), or undefined when one value cannot be written so.
+ */
+function withLiterals(
+  sql: string,
+  params: readonly unknown[],
+  literal: (value: unknown) => string | undefined = asLiteral,
+): string | undefined {
+  const literals = params.map(literal);
   if (literals.some((literal) => literal === undefined)) return undefined;
   let complete = true;
   const written = sql.replace(/\$(\d+)/g, (_, at: string) => {
@@ -308,15 +315,10 @@ export async function commitWith<Row>(m: EntityManager, sql: string, params: rea
 }
 
 /** The credential's lookup with its parameters written in, when every one is a uuid, a hex digest or null. */
-function lookupWithLiterals(proof: CredentialProof): string | undefined {
-  if (!proof.params.every((value) => value === null || (typeof value === 'string' && LITERAL_SAFE.test(value)))) {
-    return undefined;
-  }
-  return proof.sql.replace(/\$(\d+)/g, (_, at: string) => {
-    const value = proof.params[Number(at) - 1];
-    return value === null ? 'NULL' : `'${value as string}'`;
-  });
-}
+const lookupWithLiterals = (proof: CredentialProof) =>
+  withLiterals(proof.sql, proof.params, (value) =>
+    value === null ? 'NULL' : typeof value === 'string' && LITERAL_SAFE.test(value) ? `'${value}'` : undefined,
+  );
 
 /**
  * One statement, one round trip: `weft_scoped_read` sets the scope and runs `sql` under RLS in the
