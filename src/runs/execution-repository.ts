@@ -14,6 +14,7 @@ import { finishingWithKey } from './concurrency';
 import type { RunError, RunPrincipal, RunStatus } from './entities';
 import { RunExecution, RunStep } from './entities';
 import { recordRunEvent } from './event-repository';
+import { BACKLOG_COUNTED } from './fair-share';
 import type { GateState } from './priority-gate';
 import { oweGate } from './priority-gate';
 import { GATE_STATE_SQL } from './priority-gate-repository';
@@ -56,7 +57,8 @@ const PINNED_CONNECTORS = `CASE WHEN $9::uuid IS NULL
  * Inserts the execution, or nothing when its idempotency key is taken (raw SQL for the partial
  * unique index's ON CONFLICT, which waits for a concurrent holder to commit). Null when taken. With
  * the priority gate's state of the workspace before it (`priority-gate.ts`), and `waiting`: how many of
- * the workspace's runs were QUEUED before it (its fair share, `fair-share.ts`), in the same statement.
+ * the workspace's runs were QUEUED before it (its fair share, `fair-share.ts`, counted as far as it
+ * matters), in the same statement.
  */
 export async function insertExecution(
   m: EntityManager,
@@ -70,7 +72,8 @@ export async function insertExecution(
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${PINNED_CONNECTORS})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id, run_id, ${GATE_STATE_SQL},
-       (SELECT count(*)::int FROM run_executions q WHERE q.workspace_id = $1 AND q.status = 'QUEUED') AS waiting`,
+       (SELECT count(*)::int FROM (SELECT 1 FROM run_executions WHERE workspace_id = $1 AND status = 'QUEUED'
+         LIMIT ${BACKLOG_COUNTED}) q) AS waiting`,
     [
       row.workspaceId,
       row.userId,

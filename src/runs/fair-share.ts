@@ -14,3 +14,10 @@ export function backlogWeight(waiting: number): number | undefined {
   if (waiting <= freeBacklog) return undefined;
   return Math.max(minWeight, Math.round((freeBacklog / waiting) * 1000) / 1000);
 }
+
+/**
+ * The most waiting runs that still change a weight: beyond freeBacklog ÷ minWeight every run weighs
+ * minWeight, so a dispatch counts its workspace's backlog only this far (a flood of 10,000 costs what
+ * one of 320 does).
+ */
+export const BACKLOG_COUNTED = Math.ceil(LIMITS.runs.fairShare.freeBacklog / LIMITS.runs.fairShare.minWeight);

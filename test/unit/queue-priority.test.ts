@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import { communityRefreshWorkflow } from '../../src/communities/workflow';
 import { WorkflowStarter } from '../../src/platform/temporal/starter';
-import { backlogWeight } from '../../src/runs/fair-share';
+import { BACKLOG_COUNTED, backlogWeight } from '../../src/runs/fair-share';
 import { priorityOf, RunFlow } from '../../src/runs/flow-schemas';
 import { runWorkflow } from '../../src/runs/workflow';
 
@@ -27,6 +27,9 @@ describe('queue priority and fairness keys (issue 43)', () => {
     expect([32, 160, 400, 10_000].map(backlogWeight)).to.deep.equal([0.5, 0.1, 0.05, 0.05]);
     const falling = [17, 20, 50, 100, 200, 320].map((waiting) => backlogWeight(waiting)!);
     expect(falling).to.deep.equal([...falling].sort((a, b) => b - a));
+    // A dispatch counts the backlog only as far as it changes the weight.
+    expect(BACKLOG_COUNTED).to.equal(320);
+    expect(backlogWeight(BACKLOG_COUNTED)).to.equal(backlogWeight(1_000_000));
   });
 
   it('leaves system-wide jobs without a fairness key', () => {
