@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- profile [--op node|list|me|replay|cap-node|mcp-node|rpc-node] [--seconds 5] [--clients 4]
- *   [--out file.cpuprofile]`
+ *   [--external] [--out file.cpuprofile]`
  * `npm run bench -- profile --summarise <file.cpuprofile>`
  *
  * A CPU profile of the API under one request kind, taken with the inspector over the measured
@@ -12,7 +12,8 @@
  * plain JSON-RPC POST to `/mcp` (rpc-node: the server's MCP path alone, as bench/tools.ts sends it). Prints
  * where the self time went, by package and by function, and writes the profile for a flame-graph
  * viewer (Chrome DevTools, speedscope). The client's fetch runs in the same process, so undici's share
- * is the client's. `--summarise` prints the same tables for any
+ * is the client's; with `--external` (node, cap-node, rpc-node) autocannon sends them from a process of its own
+ * (bench/lib/external-load.ts), so the profile is the server's alone. `--summarise` prints the same tables for any
  * `.cpuprofile` (`node --cpu-prof` of the runs bench's worker, say).
  */
 
@@ -21,6 +22,7 @@ import { Session } from 'node:inspector/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createApp } from '../src/app/http';
+import { externalLoad } from './lib/external-load';
 import { measure, numberOption, stringOption } from './lib/measure';
 import type { CpuProfile } from './lib/profile-summary';
 import { profileTables, summariseProfile } from './lib/profile-summary';
@@ -109,14 +111,43 @@ export async function run(args: string[]): Promise<void> {
       ),
   }[op];
 
+  const external = args.includes('--external') ? await externalLoad() : undefined;
+  const externalRun = () => {
+    const node = (i: number) => nodes[i % nodes.length]!.id;
+    const ring = Array.from({ length: 256 }, (_, i) => i);
+    const post = (path: string, body: (i: number) => unknown) =>
+      ring.map((i) => ({ method: 'POST' as const, path, body: JSON.stringify(body(i)) }));
+    const requests = {
+      node: ring.map((i) => ({ method: 'GET' as const, path: `/v1/ontology/nodes/${node(i)}` })),
+      'cap-node': post('/v1/cap/ontology.get_node', (i) => ({ node_id: node(i) })),
+      'rpc-node': post('/mcp', (i) => ({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'ontology_get_node', arguments: { node_id: node(i) } },
+      })),
+    }[op as string];
+    if (!requests) throw new Error('--external takes --op node, cap-node or rpc-node');
+    return {
+      url: api.url,
+      headers: { ...headers, accept: 'application/json, text/event-stream' },
+      requests,
+      connections: clients,
+    };
+  };
+  const load = async (durationMs: number) => {
+    if (!external) return measure(op, operation, { concurrency: clients, durationMs, warmupMs: 0 });
+    const result = await external.load({ ...externalRun(), seconds: durationMs / 1000 });
+    return { count: result.count, rps: result.rps, p50: result.p50 };
+  };
   // Warm the JIT and the pools before the profiler starts.
-  await measure(op, operation, { concurrency: clients, durationMs: 1000 });
+  await load(1000);
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 200 });
   await session.post('Profiler.start');
-  const figures = await measure(op, operation, { concurrency: clients, durationMs: seconds * 1000, warmupMs: 0 });
+  const figures = await load(seconds * 1000);
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
   writeFileSync(out, JSON.stringify(profile));
@@ -129,6 +160,7 @@ export async function run(args: string[]): Promise<void> {
   );
   console.log(profileTables(summary));
 
+  await external?.stop();
   await mcp.close();
   await new Promise<void>((resolve) => api.server.close(() => resolve()));
   await service.stop();

@@ -111,6 +111,7 @@ describe('runs: a retried step is charged once', function () {
         logger: runtime.logger,
         credits: runtime.services.credits,
         tools: [flaky],
+        validateOutputs: true,
       }),
     );
 

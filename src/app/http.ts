@@ -7,6 +7,7 @@ import type { RateLimiter } from '../platform/api/rate-limit';
 import { requestContext, requestLogger } from '../platform/api/request-context';
 import type { AnyRoute } from '../platform/api/route';
 import { JSON_BODY_LIMIT, JSON_MEDIA_TYPES, mountRoutes } from '../platform/api/route';
+import { checksAnswers } from '../platform/config';
 import { httpMetrics } from '../platform/metrics/http';
 import { openApiRoutes } from '../platform/openapi/routes';
 import { codecCors } from '../platform/temporal/codec-server/cors';
@@ -51,11 +52,10 @@ export function createApp(runtime: Runtime): Koa {
   const router = new Router();
   const { rateLimiter } = runtime;
   const routes = allRoutes(runtime, rateLimiter);
-  const { RESPONSE_VALIDATION, NODE_ENV } = runtime.config;
   mountRoutes(router, routes, {
     authenticator: runtime.authenticator,
     rateLimiter,
-    validateResponses: RESPONSE_VALIDATION ?? NODE_ENV !== 'production',
+    validateResponses: checksAnswers(runtime.config),
     standby: runtime.standby !== undefined,
   });
 

@@ -3,6 +3,8 @@ import type { CreditService } from '../credits/service';
 import type { NodeService } from '../graph/node-service';
 import type { TraversalService } from '../graph/traversal-service';
 import type { VersionService } from '../graph/versions-service';
+import type { Config } from '../platform/config';
+import { checksAnswers } from '../platform/config';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
 import type { Logger } from '../platform/logger';
 import type { OutboxRelay } from '../platform/outbox/relay';
@@ -36,6 +38,7 @@ export const capabilitiesFeature = {
       logger: Logger;
       services: { credits: CreditService; connectors: WorkspaceToolSource };
       tools: () => readonly AnyCapability[];
+      config: Pick<Config, 'RESPONSE_VALIDATION' | 'NODE_ENV'>;
     }) =>
       createCapabilityService({
         uow: ctx.uow,
@@ -44,6 +47,7 @@ export const capabilitiesFeature = {
         credits: ctx.services.credits,
         tools: ctx.tools(),
         workspaceTools: ctx.services.connectors,
+        validateOutputs: checksAnswers(ctx.config),
       }),
     /** Deletes Idempotency-Keys past the replay window (the purge schedule). */
     capabilityKeys: (ctx: { uow: UnitOfWork }) => createKeyPurger({ uow: ctx.uow }),

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import type { CreditReceipt } from '../credits/repository';
 import { reserveCredits } from '../credits/repository';
 import type { CreditService } from '../credits/service';
+import { answerCheck } from '../platform/api/answer-check';
 import type { Principal } from '../platform/auth/principal';
 import { scopeOf } from '../platform/auth/principal';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { ScopedRead, UnitOfWork } from '../platform/db/unit-of-work';
-import { ConflictError, ForbiddenError, InternalError, NotFoundError, ValidationFailedError } from '../platform/errors';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { CreditKind } from '../rules/costs';
 import { CAPABILITY_CREDIT_KINDS, creditCost } from '../rules/costs';
@@ -107,13 +108,6 @@ function replayStored(capability: AnyCapability, stored: StoredKey, hash: string
   return { envelope: stored.envelope as Envelope, replayed: true };
 }
 
-/** A result that does not match its tool's output schema is Weft's bug: a 500, never stored. */
-function shapeOutput(capability: AnyCapability, result: unknown): unknown {
-  const shaped = (capability.output as z.ZodType).safeParse(result);
-  if (shaped.success) return shaped.data;
-  throw new InternalError(`output of ${capability.name} does not match its schema: ${shaped.error.message}`);
-}
-
 /**
  * The capability layer: one registry, one way to call a tool whichever door the call comes through
  * (`POST /v1/cap/<tool>`, a run's step, the MCP server). It checks the scope, validates the input,
@@ -130,6 +124,8 @@ export function createCapabilityService(deps: {
   tools: readonly AnyCapability[];
   /** The workspace's own tools (its connectors'), consulted for a name the registry does not hold. */
   workspaceTools?: WorkspaceToolSource;
+  /** Whether outputs are checked against their schemas (RESPONSE_VALIDATION, as routes' responses are). */
+  validateOutputs: boolean;
 }) {
   const { uow, read, logger, credits } = deps;
   const byName = new Map(deps.tools.map((tool) => [tool.name, tool]));
@@ -138,6 +134,16 @@ export function createCapabilityService(deps: {
   const reserve = (m: EntityManager, principal: Principal, kind: CreditKind) =>
     reserveCredits(m, { tenantId: principal.tenantId, workspaceId: principal.workspaceId, kind });
   const free = async () => {};
+  /** A result that does not match its tool's output schema is Weft's bug: a 500, never stored (answer-check.ts). */
+  const outputChecks = new WeakMap<AnyCapability, ((result: unknown) => unknown) | undefined>();
+  const shapeOutput = (capability: AnyCapability, result: unknown): unknown => {
+    if (!outputChecks.has(capability)) {
+      const what = `output of ${capability.name}`;
+      outputChecks.set(capability, answerCheck(capability.output as z.ZodType, what, deps.validateOutputs));
+    }
+    const check = outputChecks.get(capability);
+    return check ? check(result) : result;
+  };
 
   async function invokeRead(
     capability: ReadCapability<any, any, any>,

@@ -1,71 +1,86 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * The one message `POST /mcp` answers on a shorter way: a single `tools/call` request without a task, sent
- * as the SDK's Streamable HTTP transport would take it (Accept, Content-Type, a supported MCP-Protocol-Version),
- * read with the SDK's own JSON-RPC schema. Anything else (a batch, a notification, a task, another method, a
- * header that transport refuses) goes through that transport, which answers it and its errors.
+ * as the SDK's Streamable HTTP transport would take it (Accept, Content-Type, a supported MCP-Protocol-Version).
+ * The route has checked the JSON-RPC envelope (McpRequestBody); `answerToolCall` reads the rest with the
+ * SDK's own schema. Anything else (a batch, a notification, a task, another method, a header that transport
+ * refuses) goes through that transport, which answers it and its errors.
  */
 export function plainToolCall(request: Request, body: unknown): JSONRPCRequest | undefined {
-  if (Array.isArray(body)) return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const message = body as Partial<JSONRPCRequest> & { result?: unknown; error?: unknown };
+  if (message.method !== 'tools/call' || message.id === undefined) return undefined;
+  if (message.result !== undefined || message.error !== undefined) return undefined;
+  if ((message.params as { task?: unknown } | undefined)?.task !== undefined) return undefined;
   const accept = request.headers.get('accept');
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!isJsonContentType(request.headers.get('content-type'))) return undefined;
   const version = request.headers.get('mcp-protocol-version');
   if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  const parsed = JSONRPCMessageSchema.safeParse(body);
-  if (!parsed.success || !('method' in parsed.data) || !('id' in parsed.data)) return undefined;
-  const message = parsed.data as JSONRPCRequest;
-  const params = message.params as { task?: unknown } | undefined;
-  return message.method === 'tools/call' && params?.task === undefined ? message : undefined;
+  return message as JSONRPCRequest;
+}
+
+/** The JSON text of results `toolResult` made, by result: the answer embeds it instead of serialising it again. */
+const serialised = new WeakMap<CallToolResult, string>();
+
+/**
+ * A tool result whose structured content is `structured`, with its JSON text as the text block (MCP: a tool
+ * returning structured content should return it serialised too). The text is kept, so that `answerToolCall`
+ * writes it once more as a string and never serialises the structured content a second time.
+ */
+export function toolResult(structured: Record<string, unknown>, meta: Record<string, unknown>): CallToolResult {
+  const text = JSON.stringify(structured);
+  const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: structured, _meta: meta };
+  serialised.set(result, text);
+  return result;
+}
+
+function resultJson(result: CallToolResult): string {
+  const text = serialised.get(result);
+  if (text === undefined || result.content.length !== 1 || Object.keys(result).length !== 3) {
+    return JSON.stringify(result);
+  }
+  const block = `[{"type":"text","text":${JSON.stringify(text)}}]`;
+  return `{"content":${block},"structuredContent":${text},"_meta":${JSON.stringify(result._meta)}}`;
 }
 
 /**
- * One SDK `Server` for every plain `tools/call` of the process, over an in-process transport (the SDK's
- * `Transport` interface): a fresh server and Streamable HTTP transport per request, with a Web `Response`
- * read back as a stream, cost about three times the call's own MCP work (docs/benchmarks.md, round 3).
- * Each call gets an id of the server's own, so concurrent clients' ids never meet in it; the answer
- * carries the client's id again. The server's handlers find their call by that id (`extra.requestId`).
+ * A plain `tools/call` answered without the SDK's `Server`: its protocol layer (a JSON-RPC schema check of the
+ * message three times over, an AbortController, a promise chain and a check of the result) cost a plain call
+ * about a fifth of its time on the server (docs/benchmarks.md), for nothing such a call uses. What a client
+ * sees is the same: the params read with the SDK's own schema (a bad one is -32602), an `McpError` as its
+ * JSON-RPC error, any other failure as -32603 (told to `failed`, not to the client), and, where answers are
+ * checked (`checksAnswers`: the test suite), the result checked with the SDK's result schema. Answers the
+ * JSON-RPC body.
  */
-export function directCalls(server: Server) {
-  const waiting = new Map<RequestId, (answer: JSONRPCMessage) => void>();
-  let lastId = 0;
-  const transport: Transport = {
-    start: async () => {},
-    close: async () => {},
-    // The server only answers: a plain tool call sends no notification or request of its own.
-    send: async (message) => {
-      if (!('id' in message) || message.id === undefined) return;
-      const answer = waiting.get(message.id);
-      waiting.delete(message.id);
-      answer?.(message);
-    },
-  };
-  const connected = server.connect(transport);
-
-  return {
-    /**
-     * Hands `request` to the server under an id of its own (`started` learns it before any handler runs)
-     * and answers its JSON-RPC answer with the client's id. `cancel` drops a call whose client no longer
-     * waits: the server aborts its handler's signal, and its answer goes nowhere.
-     */
-    async call(request: JSONRPCRequest, started: (id: number) => void) {
-      await connected;
-      const id = ++lastId;
-      started(id);
-      const answered = new Promise<JSONRPCMessage>((resolve) => waiting.set(id, resolve));
-      transport.onmessage?.({ ...request, id });
-      return {
-        answer: answered.then((answer) => ({ ...answer, id: request.id }) as JSONRPCMessage),
-        cancel() {
-          waiting.delete(id);
-          transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
-        },
-      };
-    },
-  };
+export async function answerToolCall(
+  message: JSONRPCRequest,
+  call: (request: CallToolRequest) => Promise<CallToolResult>,
+  options: { checkResult: boolean; failed: (error: unknown) => void },
+): Promise<string> {
+  const id = JSON.stringify(message.id);
+  const error = (code: number, text: string, data?: unknown) =>
+    `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify({ code, message: text, data })}}`;
+  const request = CallToolRequestSchema.safeParse(message);
+  if (!request.success) return error(ErrorCode.InvalidParams, `Invalid tools/call request: ${request.error.message}`);
+  try {
+    const result = await call(request.data);
+    if (options.checkResult && !CallToolResultSchema.safeParse(result).success) {
+      throw new Error('a tools/call result does not match the MCP result schema');
+    }
+    return `{"jsonrpc":"2.0","id":${id},"result":${resultJson(result)}}`;
+  } catch (failure) {
+    if (failure instanceof McpError) return error(failure.code, failure.message, failure.data);
+    options.failed(failure);
+    return error(ErrorCode.InternalError, 'Internal server error');
+  }
 }

@@ -1,6 +1,7 @@
 import type { CapabilityService } from '../capabilities/service';
 import type { NodeService } from '../graph/node-service';
 import type { Config } from '../platform/config';
+import { checksAnswers } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import type { RunService } from '../runs/service';
 import type { WaitpointService } from '../runs/waitpoints';
@@ -15,6 +16,7 @@ export const mcpFeature = {
     /** The MCP server at `/mcp`: the capability registry as MCP tools, and runs as MCP tasks. */
     mcp: (ctx: {
       logger: Logger;
+      config: Pick<Config, 'RESPONSE_VALIDATION' | 'NODE_ENV'>;
       services: { capabilities: CapabilityService; nodes: NodeService; runs: RunService; waitpoints: WaitpointService };
     }) =>
       createMcpService({
@@ -23,6 +25,7 @@ export const mcpFeature = {
         runs: ctx.services.runs,
         waitpoints: ctx.services.waitpoints,
         logger: ctx.logger,
+        checkResults: checksAnswers(ctx.config),
       }),
   },
   tags: {

@@ -28,6 +28,30 @@ function webRequestOf(ctx: Context): Request {
   return request as Request;
 }
 
+/**
+ * The response closing before it was written: the client went away (a `tasks/result` stops waiting). The
+ * AbortSignal is made only when asked for, which a plain tool call never does.
+ */
+function clientGone(ctx: Context) {
+  let controller: AbortController | undefined;
+  let left = false;
+  const leave = () => {
+    left = true;
+    controller?.abort();
+  };
+  ctx.res.once('close', leave);
+  return {
+    signal(): AbortSignal {
+      if (!controller) {
+        controller = new AbortController();
+        if (left) controller.abort();
+      }
+      return controller.signal;
+    },
+    dispose: () => ctx.res.off('close', leave),
+  };
+}
+
 export const MCP_PATH = '/mcp';
 
 /**
@@ -101,18 +125,17 @@ export const mcpRoutes = (mcp: McpService) => [
       },
     },
     handler: async ({ auth, body, ctx }) => {
-      // The response closing before it was written: the client went away (a `tasks/result` stops waiting).
-      const gone = new AbortController();
-      const leave = () => gone.abort();
-      ctx.res.once('close', leave);
+      const gone = clientGone(ctx);
       const response = await mcp
         .handle(webRequestOf(ctx), body, {
           principal: auth,
           // A batch's calls each get their own, so two `ontology.ask`s cannot collide on one.
           correlationId: Array.isArray(body) ? undefined : ctx.state.correlationId,
-          signal: gone.signal,
+          get signal() {
+            return gone.signal();
+          },
         })
-        .finally(() => ctx.res.off('close', leave));
+        .finally(gone.dispose);
       for (const [name, value] of response.headers) ctx.set(name, value);
       // A 202 has no body; Koa would otherwise write its status text.
       ctx.body = response.body === '' ? null : response.body;

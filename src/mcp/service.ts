@@ -6,7 +6,6 @@ import type {
   CallToolResult,
   CreateTaskResult,
   JSONRPCRequest,
-  RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolRequestSchema,
@@ -31,7 +30,7 @@ import { ValidationFailedError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import { API_VERSION } from '../platform/openapi/document';
 import { LIMITS } from '../rules/limits';
-import { directCalls, plainToolCall } from './direct-calls';
+import { answerToolCall, plainToolCall } from './direct-calls';
 import { startTask, withTaskSupport } from './task-calls';
 import type { TaskDeps } from './tasks';
 import { protocolError, runTaskStore } from './tasks';
@@ -98,8 +97,8 @@ function holdLimit(body: unknown, signal?: AbortSignal) {
 /**
  * The MCP server over the capability registry. Stateless: nothing is kept between requests, since every
  * tool call is one request/response and the credential is checked on each request anyway. A plain
- * `tools/call` goes to the process's one server for them, which holds no caller (direct-calls.ts); any
- * other message gets a fresh `Server` and Streamable HTTP transport bound to the caller.
+ * `tools/call` is answered without an SDK `Server` (direct-calls.ts); any other message gets a fresh
+ * `Server` and Streamable HTTP transport bound to the caller.
  */
 export function createMcpService(deps: {
   capabilities: Pick<CapabilityService, 'tools' | 'describe' | 'invoke' | 'toolsFor'>;
@@ -108,6 +107,8 @@ export function createMcpService(deps: {
   /** Tasks are runs (tasks.ts): read, listed and cancelled through the runs service. */
   runs: TaskDeps['runs'];
   waitpoints: TaskDeps['waitpoints'];
+  /** Whether a plain call's result is checked against the MCP result schema (`checksAnswers`). */
+  checkResults: boolean;
 }) {
   const { capabilities, nodes, logger } = deps;
   const taskDeps: TaskDeps = { runs: deps.runs, waitpoints: deps.waitpoints, logger };
@@ -195,17 +196,6 @@ export function createMcpService(deps: {
     jsonSchemaValidator,
   };
 
-  // The plain tool calls' server (direct-calls.ts): it holds no credential, each call finds its own by
-  // the id the server gave it. Tasks never come this way, so it needs no task store.
-  const direct = new Map<RequestId, { call: McpCall; changed: (error: PrincipalChanged) => void }>();
-  const directServer = new Server(SERVER_INFO, serverOptions);
-  directServer.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const at = direct.get(extra.requestId);
-    if (!at) throw new McpError(ErrorCode.InternalError, 'Internal server error');
-    return callTool(at.call, at.changed, request);
-  });
-  const directs = directCalls(directServer);
-
   /** `changed`: where a tool call that met PrincipalChanged leaves it, for `handle` to rethrow. */
   function serverFor(call: McpCall, changed: (error: PrincipalChanged) => void): Server {
     const { principal } = call;
@@ -264,26 +254,22 @@ export function createMcpService(deps: {
   /** A plain `tools/call` (direct-calls.ts), held as long as any message may be (`holdLimit`). */
   async function answerDirectly(request: JSONRPCRequest, body: unknown, call: McpCall): Promise<McpAnswer> {
     let principalChanged: PrincipalChanged | undefined;
-    let serverId: RequestId | undefined;
     const changed = (error: PrincipalChanged) => {
       principalChanged = error;
     };
-    const held = holdLimit(body, call.signal);
+    // Not the client's leaving: a plain call's answer then simply goes nowhere, and its AbortSignal is not made.
+    const held = holdLimit(body);
     try {
-      const { answer, cancel } = await directs.call(request, (id) => {
-        serverId = id;
-        direct.set(id, { call, changed });
+      const answered = answerToolCall(request, (params) => callTool(call, changed, params) as Promise<CallToolResult>, {
+        checkResult: deps.checkResults,
+        failed: (error) => logger.error({ err: error }, 'mcp tool call failed'),
       });
-      const outcome = await Promise.race([answer, held.expired]);
-      if (!('jsonrpc' in outcome)) {
-        cancel();
-        return outcome;
-      }
+      const outcome = await Promise.race([answered, held.expired]);
+      if (typeof outcome !== 'string') return outcome;
       if (principalChanged) throw principalChanged;
-      return json(200, outcome);
+      return { status: 200, headers: [['content-type', 'application/json']], body: outcome };
     } finally {
       held.clear();
-      if (serverId !== undefined) direct.delete(serverId);
     }
   }
 
@@ -292,7 +278,7 @@ export function createMcpService(deps: {
      * Answers one HTTP request of the Streamable HTTP transport (the SDK checks the headers and
      * the JSON-RPC shape, and negotiates the protocol version) as JSON, never as an SSE stream:
      * no tool reports progress, so a plain response is simpler for every client. A plain `tools/call`
-     * goes to the process's one server for them (direct-calls.ts), anything else to a fresh one.
+     * is answered directly (direct-calls.ts), anything else by a fresh server.
      */
     async handle(request: Request, body: unknown, call: McpCall): Promise<McpAnswer> {
       const plain = plainToolCall(request, body);

@@ -6,6 +6,7 @@ import { scopesFor } from '../capabilities/service';
 import { toWireName } from '../capabilities/wire-names';
 import type { ScopeName } from '../platform/auth/scopes';
 import type { ValidationIssue } from '../platform/errors';
+import { toolResult } from './direct-calls';
 
 /**
  * The `_meta` keys Weft reads on `tools/call` and writes on its results. `weft/` is Weft's own
@@ -70,16 +71,11 @@ export function mcpTools(tools: readonly AnyCapability[], descriptions: readonly
 
 /** A tool's answer: its result as structured content and as JSON text, the envelope's rest in `_meta`. */
 export function successResult({ envelope, replayed }: InvokeOutcome): CallToolResult {
-  const result = envelope.result as Record<string, unknown>;
-  return {
-    content: [{ type: 'text', text: JSON.stringify(result) }],
-    structuredContent: result,
-    _meta: {
-      [META.creditsCharged]: envelope.credits_charged,
-      [META.idempotencyKey]: envelope.idempotency_key,
-      ...(replayed ? { [META.replayed]: true } : {}),
-    },
-  };
+  return toolResult(envelope.result as Record<string, unknown>, {
+    [META.creditsCharged]: envelope.credits_charged,
+    [META.idempotencyKey]: envelope.idempotency_key,
+    ...(replayed ? { [META.replayed]: true } : {}),
+  });
 }
 
 /**

@@ -431,3 +431,7 @@ export function withDatabaseSuffix(env: NodeJS.ProcessEnv, suffix: '_test' | '_b
 }
 
 export const withTestDatabase = (env: NodeJS.ProcessEnv) => withDatabaseSuffix(env, '_test');
+
+/** Whether answers (routes' responses, capabilities' outputs) are checked against their schemas. */
+export const checksAnswers = (config: Pick<Config, 'RESPONSE_VALIDATION' | 'NODE_ENV'>): boolean =>
+  config.RESPONSE_VALIDATION ?? config.NODE_ENV !== 'production';

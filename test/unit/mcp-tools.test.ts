@@ -23,7 +23,14 @@ const registry = () => {
     approvals: () => unused,
     waitpoints: () => unused,
   });
-  const service = createCapabilityService({ uow: unused, read: unused, logger: unused, credits: unused, tools });
+  const service = createCapabilityService({
+    uow: unused,
+    read: unused,
+    logger: unused,
+    credits: unused,
+    tools,
+    validateOutputs: true,
+  });
   return { tools, described: mcpTools(service.tools, service.describe()) };
 };
 

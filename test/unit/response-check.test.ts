@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { rewrites } from '../../src/platform/api/route';
+import { rewrites } from '../../src/platform/api/answer-check';
 
 describe('response schemas that rewrite what they accept', () => {
   it('finds a default, transform, pipe, catch or coercion anywhere in the schema', () => {

@@ -6,6 +6,7 @@ import type { Authenticator } from '../auth/authenticator';
 import type { Principal } from '../auth/principal';
 import type { ScopeName } from '../auth/scopes';
 import { ForbiddenError } from '../errors';
+import { answerCheck } from './answer-check';
 import { assertCleanInput } from './clean-input';
 import { HttpError, validationError } from './errors';
 import type { RateLimiter } from './rate-limit';
@@ -170,72 +171,6 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, part: 'body' | 'q
   return result.data;
 }
 
-/** A response that fails its own schema is Weft's bug: a 500, never a 422 about the client's body. */
-function shapeResponse(route: AnyRoute, result: unknown): unknown {
-  const shaped = (route.response as z.ZodType).safeParse(result);
-  if (shaped.success) return shaped.data;
-  throw new Error(
-    `response of ${route.method.toUpperCase()} ${route.path} does not match its schema: ${shaped.error.message}`,
-  );
-}
-
-/**
- * Checks a response whose schema changes nothing it accepts (no default, transform or coercion): the
- * body sent is the handler's own, so that it is the same whether or not responses are checked
- * (production skips the check); a field the schema would strip is a bug of ours too (500).
- */
-function checkResponse(route: AnyRoute, result: unknown): unknown {
-  const shaped = shapeResponse(route, result);
-  const difference = firstDifference(
-    JSON.parse(JSON.stringify(result) ?? 'null'),
-    JSON.parse(JSON.stringify(shaped) ?? 'null'),
-    '$',
-  );
-  if (difference) {
-    throw new Error(
-      `response of ${route.method.toUpperCase()} ${route.path} has a field its schema strips: ${difference}`,
-    );
-  }
-  return result;
-}
-
-const REWRITING = new Set(['default', 'prefault', 'transform', 'pipe', 'catch']);
-
-/**
- * Whether parsing with `schema` may change what it accepts (a default filled in, a transform, a
- * coercion), found by walking its definition: such a route's response is always shaped by its schema.
- */
-export function rewrites(schema: unknown, seen = new Set<unknown>()): boolean {
-  if (typeof schema !== 'object' || schema === null || seen.has(schema)) return false;
-  seen.add(schema);
-  const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
-  if (!def) return false;
-  if (REWRITING.has(def.type as string) || def.coerce === true) return true;
-  if (def.type === 'lazy' && typeof def.getter === 'function') return rewrites(def.getter(), seen);
-  const inner = (value: unknown): boolean =>
-    Array.isArray(value)
-      ? value.some(inner)
-      : typeof value === 'object' && value !== null && !('_zod' in value)
-        ? Object.values(value).some(inner)
-        : rewrites(value, seen);
-  return Object.entries(def).some(([key, value]) => key !== 'checks' && inner(value));
-}
-
-/** Where two parsed JSON values first differ (object keys in any order), as a path; undefined when equal. */
-function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
-  if (a === b) return undefined;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return path;
-  if (Array.isArray(a) !== Array.isArray(b)) return path;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  for (const key of new Set([...Object.keys(left), ...Object.keys(right)])) {
-    if (!Object.hasOwn(left, key) || !Object.hasOwn(right, key)) return `${path}.${key}`;
-    const inner = firstDifference(left[key], right[key], `${path}.${key}`);
-    if (inner) return inner;
-  }
-  return undefined;
-}
-
 /** The media types a route with a `body` takes (koa-body parses these and no others); another answers 415. */
 export const JSON_MEDIA_TYPES: readonly string[] = ['application/json'];
 
@@ -296,15 +231,13 @@ export function mountRoutes(
   const guarded = <T>(ctx: Context, attempt: () => Promise<T>): Promise<T> =>
     rateLimiter ? rateLimiter.guardAuthentication(ctx.ip, attempt) : attempt();
   for (const route of routes) {
-    // A schema that fills in or rewrites fields shapes every response, checked or not; the others are
-    // only checked, outside production (RESPONSE_VALIDATION).
-    const respond: ((route: AnyRoute, result: unknown) => unknown) | undefined = !route.response
-      ? undefined
-      : rewrites(route.response)
-        ? shapeResponse
-        : validateResponses
-          ? checkResponse
-          : undefined;
+    const respond = route.response
+      ? answerCheck(
+          route.response as z.ZodType,
+          `response of ${route.method.toUpperCase()} ${route.path}`,
+          validateResponses,
+        )
+      : undefined;
     /** Validates the request, runs the handler and shapes its answer, as `principal`. */
     const serve = async (ctx: Context, caller: Principal | undefined) => {
       const principal = caller && standby ? placeRequestReads(ctx, caller, route.reads === 'standby') : caller;
@@ -322,7 +255,7 @@ export function mountRoutes(
       if (result instanceof RouteAnswer) {
         ctx.status = result.status;
         ctx.body = result.body;
-      } else if (respond) ctx.body = respond(route, result);
+      } else if (respond) ctx.body = respond(result);
       else if (result !== undefined) ctx.body = result;
     };
     const recalls = mayRecall(route);
