@@ -3,14 +3,15 @@
  *
  * The agent tools of issue 40, each figure beside its anchor measured in the same run:
  * - `ontology.get_node` as an MCP `tools/call` against `GET /v1/ontology/nodes/{id}`, at 1 and 4 clients
- *   (goal ≥ 0.8× its throughput), both sent by the same plain HTTP client (`fetch`; the call a JSON-RPC
- *   POST to the real `/mcp`): the goal is about the server, and the SDK's own `Client` in this process
- *   (its zod parse of each result and Ajv check of `structuredContent`) cost as much as the server's MCP
- *   layer, so it is measured beside it instead. The tool answers more than the route (the node's edges
- *   each way with the node at the other end), so the ratio holds the tool's extra read as well as the
- *   MCP layer.
- *   Then again from a lean node:http client (bench/lib/http-client.ts): the client shares the server's thread,
- *   and fetch's per-request cost of a POST body (a Web stream) is several hundred µs more than a GET's.
+ *   (goal ≥ 0.8× its throughput), both sent by the same client. The goal's figure comes from autocannon in a
+ *   process of its own (bench/lib/external-load.ts), as a service's throughput is measured: this process is
+ *   then the server alone, and an MCP answer whose result is an `isError` tool result counts as a failure.
+ *   Then, for comparison with earlier rounds, from clients in this process: a plain `fetch` (whose POST body,
+ *   a Web stream, costs this thread several hundred µs more than a GET) and a lean node:http client
+ *   (bench/lib/http-client.ts). The SDK's own `Client` (its zod parse of each result and Ajv check of
+ *   `structuredContent`) is a pair below. The tool answers more than the route (the node's edges each way
+ *   with the node at the other end, and MCP sends the result as text and as structured content), so the
+ *   ratio holds the tool's larger answer as well as the MCP layer.
  *   Each point warms both sides at its concurrency, then measures them in alternating phases (MCP, route,
  *   route, MCP), so that neither pays the JIT's warm-up alone nor meets the machine's load at another time,
  *   and each side's CPU per request (this process, the database's backends): on a shared machine, req/s
@@ -24,7 +25,7 @@
  *   (goal ≤ 1.3× their p50), alternating run by run; the worker runs in a process of its own
  *   (`--skip-runs` leaves this measure out).
  * Every node has three outgoing and three incoming edges. Data goes into weft_bench through the owner
- * connection. `npm run bench -- profile --op mcp-node` profiles the MCP path.
+ * connection. `npm run bench -- profile --op rpc-node --external` profiles the server's MCP path alone.
  */
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -255,8 +255,8 @@ export const EnvSchema = z.object({
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   REQUEST_LOGGING: booleanFlag.default(true),
   /**
-   * Whether every response is checked against its route's schema before it is sent (a mismatch is a
-   * 500; see checkResponse in route.ts). Default: on, except with NODE_ENV=production, where the
+   * Whether every response (and every tool's output) is checked against its schema before it is sent (a
+   * mismatch is a 500; src/platform/api/answer-check.ts). Default: on, except with NODE_ENV=production, where the
    * check's cost is paid by every request for a bug the test suite (which keeps it on) would catch.
    */
   RESPONSE_VALIDATION: booleanFlag.optional(),
