@@ -9,7 +9,8 @@
  *   times; their start delay (dispatch → first step started, the database's clock), p50 and p95;
  * - workspace A dispatches `--flood` one-step runs (32 requests in flight), then B its `--runs` again:
  *   B's start delay under the flood and its ratio to the anchor (issue 43's goal: p95 ≤ 2×), and how
- *   many of A's runs were still waiting once B's had started.
+ *   many of A's runs were still waiting once B's had started;
+ * - then how fast A's flood drained: its runs finished per second, from its first dispatch to its last end.
  * `--fairness off` starts the dev server without fairness (first come, first served), for comparison.
  * Data goes into weft_bench; each run makes its own tenants.
  */
@@ -88,6 +89,15 @@ export async function run(args: string[]): Promise<void> {
       )[0].n,
     );
 
+  const unfinished = async (workspaceId: string) =>
+    Number(
+      (
+        await owner.query(`SELECT count(*) AS n FROM run_executions WHERE workspace_id = $1 AND finished_at IS NULL`, [
+          workspaceId,
+        ])
+      )[0].n,
+    );
+
   try {
     await delays(await dispatch(b.api_key, runs)); // warm-up
     const alone: number[] = [];
@@ -108,6 +118,21 @@ export async function run(args: string[]): Promise<void> {
     console.log(
       `p95 under the flood ÷ alone: ×${(percentile(under, 95) / percentile(alone, 95)).toFixed(2)} (goal ≤ 2); ` +
         `A had ${backlog} runs QUEUED when B dispatched, ${left} still once B's had started`,
+    );
+    // What the fairness costs the flood: its runs finished per second, from its first dispatch to its last end.
+    const drainDeadline = Date.now() + 600_000;
+    while ((await unfinished(a.workspace_id)) > 0) {
+      if (Date.now() > drainDeadline) throw new Error("A's flood did not finish within 10 minutes");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const [span] = await owner.query(
+      `SELECT extract(epoch FROM max(finished_at) - min(created_at)) AS seconds FROM run_executions
+        WHERE workspace_id = $1`,
+      [a.workspace_id],
+    );
+    const seconds = Number(span.seconds);
+    console.log(
+      `A's flood: ${flood} runs finished in ${seconds.toFixed(1)} s (${(flood / seconds).toFixed(1)} runs/s)`,
     );
   } finally {
     server.close();
