@@ -231,6 +231,15 @@ async function skipsOverItsRateLimit(client: ReturnType<typeof as>, id: string) 
     what: 'the first fire’s run',
   });
   await succeeded(client, first.execution_id);
+  // Temporal names a manual fire's workflow by the second it fired in: a second trigger within that second,
+  // while the first fire's workflow still waits to see its run end, would be dropped as already running.
+  await eventually(
+    async () => {
+      const read = await client.get(`/v1/run-schedules/${id}`);
+      return read.body.temporal?.running.length === 0 ? true : undefined;
+    },
+    { what: 'the first fire’s workflow to end' },
+  );
   expect((await client.post(`/v1/run-schedules/${id}/trigger`)).status).to.equal(202);
   const skipped = await eventually(
     async () => {
