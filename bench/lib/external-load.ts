@@ -3,9 +3,9 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import type { CpuGroups } from './cpu';
-import { cpuWindow } from './cpu';
 import type { LoadResult, LoadRun } from './load-process';
 import type { Measurement } from './measure';
+import { alternatePhases, cpuPerRequest } from './measure';
 
 /**
  * A load generator in a process of its own (autocannon, bench/lib/load-process.ts), as a service's
@@ -45,21 +45,18 @@ export async function externalLoad() {
     ): Promise<{ subject: Measurement; anchor: Measurement }> {
       const { connections, seconds, warmupSeconds = 1, cpu } = options;
       for (const side of [subject, anchor]) await send({ ...side.run, connections, seconds: warmupSeconds });
-      const pooled = new Map(
-        [subject, anchor].map((side) => [side, { phases: [] as LoadResult[], cpu: {} as Record<string, number> }]),
+      const pooled = await alternatePhases(
+        subject,
+        anchor,
+        async (side) => {
+          const phase = await send({ ...side.run, connections, seconds: seconds / 4 });
+          if (phase.failures > 0) throw new Error(`${side.name}: ${phase.failures} failed answers`);
+          return phase;
+        },
+        cpu,
       );
-      for (const side of [subject, anchor, anchor, subject]) {
-        const window = cpu && cpuWindow(cpu);
-        const phase = await send({ ...side.run, connections, seconds: seconds / 4 });
-        if (phase.failures > 0) throw new Error(`${side.name}: ${phase.failures} failed answers`);
-        const into = pooled.get(side)!;
-        into.phases.push(phase);
-        for (const [group, used] of Object.entries(window?.stop().seconds ?? {})) {
-          into.cpu[group] = (into.cpu[group] ?? 0) + used;
-        }
-      }
       const of = (side: typeof subject): Measurement => {
-        const { phases, cpu: used } = pooled.get(side)!;
+        const { phases, cpuSeconds } = pooled.get(side)!;
         const count = phases.reduce((sum, phase) => sum + phase.count, 0);
         const mean = (pick: (phase: LoadResult) => number) =>
           phases.reduce((sum, phase) => sum + pick(phase) * phase.count, 0) / count;
@@ -72,9 +69,7 @@ export async function externalLoad() {
           p50: mean((phase) => phase.p50),
           p95: mean((phase) => phase.p97_5),
           p99: mean((phase) => phase.p99),
-          ...(cpu
-            ? { cpuMsPerRequest: Object.fromEntries(Object.entries(used).map(([g, s]) => [g, (s * 1000) / count])) }
-            : {}),
+          ...(cpu ? { cpuMsPerRequest: cpuPerRequest(cpuSeconds, count) } : {}),
         };
       };
       return { subject: of(subject), anchor: of(anchor) };

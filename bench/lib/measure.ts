@@ -97,30 +97,50 @@ export async function measureAlternating(
 ): Promise<{ subject: Measurement; anchor: Measurement }> {
   const { concurrency, durationMs, warmupMs = 1000, cpu } = options;
   for (const side of [subject, anchor]) await load(side.operation, concurrency, warmupMs);
-  const pooled = new Map<typeof subject, { latencies: number[]; seconds: number; cpu: Record<string, number> }>([
-    [subject, { latencies: [], seconds: 0, cpu: {} }],
-    [anchor, { latencies: [], seconds: 0, cpu: {} }],
-  ]);
-  for (const side of [subject, anchor, anchor, subject]) {
-    const window = cpu && cpuWindow(cpu);
-    const phase = await load(side.operation, concurrency, durationMs / 4);
-    const into = pooled.get(side)!;
-    for (const latency of phase.latencies) into.latencies.push(latency);
-    into.seconds += phase.seconds;
-    for (const [group, seconds] of Object.entries(window?.stop().seconds ?? {})) {
-      into.cpu[group] = (into.cpu[group] ?? 0) + seconds;
-    }
-  }
+  const pooled = await alternatePhases(
+    subject,
+    anchor,
+    (side) => load(side.operation, concurrency, durationMs / 4),
+    cpu,
+  );
   const of = (side: typeof subject) => {
-    const { latencies, seconds, cpu: used } = pooled.get(side)!;
-    const count = latencies.length;
+    const { phases, cpuSeconds } = pooled.get(side)!;
+    const latencies = phases.flatMap((phase) => phase.latencies);
+    const seconds = phases.reduce((sum, phase) => sum + phase.seconds, 0);
     const measured = summary(side.name, concurrency, latencies, seconds);
-    if (!cpu) return measured;
-    const perRequest = Object.fromEntries(Object.entries(used).map(([group, s]) => [group, (s * 1000) / count]));
-    return { ...measured, cpuMsPerRequest: perRequest };
+    return cpu ? { ...measured, cpuMsPerRequest: cpuPerRequest(cpuSeconds, latencies.length) } : measured;
   };
   return { subject: of(subject), anchor: of(anchor) };
 }
+
+/**
+ * The order both alternating measures keep (this file's `measureAlternating`, external-load.ts's `alternate`):
+ * four phases, subject, anchor, anchor, subject, each run by `phase`, with the CPU of `cpu`'s groups read
+ * around each. Answers each side's phases and CPU seconds per group, pooled.
+ */
+export async function alternatePhases<Side, Phase>(
+  subject: Side,
+  anchor: Side,
+  phase: (side: Side) => Promise<Phase>,
+  cpu?: CpuGroups,
+): Promise<Map<Side, { phases: Phase[]; cpuSeconds: Record<string, number> }>> {
+  const pooled = new Map(
+    [subject, anchor].map((side) => [side, { phases: [] as Phase[], cpuSeconds: {} as Record<string, number> }]),
+  );
+  for (const side of [subject, anchor, anchor, subject]) {
+    const window = cpu && cpuWindow(cpu);
+    const into = pooled.get(side)!;
+    into.phases.push(await phase(side));
+    for (const [group, seconds] of Object.entries(window?.stop().seconds ?? {})) {
+      into.cpuSeconds[group] = (into.cpuSeconds[group] ?? 0) + seconds;
+    }
+  }
+  return pooled;
+}
+
+/** Each group's CPU milliseconds per request, from its CPU seconds over `count` requests. */
+export const cpuPerRequest = (cpuSeconds: Record<string, number>, count: number): Record<string, number> =>
+  Object.fromEntries(Object.entries(cpuSeconds).map(([group, seconds]) => [group, (seconds * 1000) / count]));
 
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
