@@ -1,10 +1,11 @@
 /**
- * `npm run bench -- fairness [--flood 500] [--runs 5] [--rounds 3] [--fairness on|off]`
+ * `npm run bench -- fairness [--flood 500] [--runs 5] [--rounds 3] [--fairness on|off] [--trace]
+ *   [--temporal key=value,…]`
  *
  * Issue 43 item 1: another workspace's runs while one workspace floods the task queue. On a private
- * Temporal dev server (`npm start`'s dispatch settings, `matching.enableFairness` among them) with the
- * worker in a process of its own (WORKER_MAX_ACTIVITIES 10, WORKER_MAX_WORKFLOW_TASKS 4, as
- * test/runs-fairness.test.ts) and the API in this one, over HTTP:
+ * Temporal dev server (`npm start`'s dispatch settings, `matching.enableFairness` among them, and one
+ * task-queue partition) with the worker in a process of its own (WORKER_MAX_ACTIVITIES 10,
+ * WORKER_MAX_WORKFLOW_TASKS 4, as test/runs-fairness.test.ts) and the API in this one, over HTTP:
  * - the anchor: workspace B dispatches `--runs` one-step runs at once on an idle service, `--rounds`
  *   times; their start delay (dispatch → first step started, the database's clock), p50 and p95;
  * - workspace A dispatches `--flood` one-step runs (32 requests in flight), then B its `--runs` again:
@@ -12,11 +13,18 @@
  *   many of A's runs were still waiting once B's had started;
  * - then how fast A's flood drained: its runs finished per second, from its first dispatch to its last end.
  * `--fairness off` starts the dev server without fairness (first come, first served), for comparison.
+ * `--temporal` adds dynamic config to the dev server's (its partitions, say). `--trace` prints where each of
+ * B's runs under the flood spent its start delay, from its workflow's history.
  * Data goes into weft_bench; each run makes its own tenants.
  */
 
+import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import type { DataSource } from 'typeorm';
 import { createApp } from '../src/app/http';
 import { ensureSearchAttributes } from '../src/platform/temporal/connection';
+import { runWorkflowId } from '../src/runs/workflow';
 import { numberOption, percentile, stringOption } from './lib/measure';
 import { forkWorker } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
@@ -28,11 +36,15 @@ export async function run(args: string[]): Promise<void> {
   const runs = numberOption(args, 'runs', 5);
   const rounds = numberOption(args, 'rounds', 3);
   const fairness = stringOption(args, 'fairness') !== 'off';
+  const trace = args.includes('--trace');
   const settings = { TEMPORAL_NAMESPACE: 'default', WORKER_MAX_ACTIVITIES: '10', WORKER_MAX_WORKFLOW_TASKS: '4' };
   const service = await bootBenchService({
     queue: 'weft-bench-fairness',
     settings,
-    temporalSettings: fairness ? [] : ['matching.enableFairness=false'],
+    temporalSettings: [
+      ...(fairness ? [] : ['matching.enableFairness=false']),
+      ...(stringOption(args, 'temporal')?.split(',') ?? []),
+    ],
   });
   const { runtime, owner, provisioning, env } = service;
   await ensureSearchAttributes(runtime.temporal);
@@ -107,8 +119,10 @@ export async function run(args: string[]): Promise<void> {
     await dispatch(a.api_key, flood, 32);
     const dispatchedIn = Date.now() - began;
     const backlog = await queued(a.workspace_id);
-    const under = await delays(await dispatch(b.api_key, runs));
+    const bUnder = await dispatch(b.api_key, runs);
+    const under = await delays(bUnder);
     const left = await queued(a.workspace_id);
+    if (trace) for (const id of bUnder) console.log(await startTrace(runtime.temporal.client, owner, id));
     const row = (name: string, values: number[]) =>
       `| ${name} | ${values.length} | ${percentile(values, 50).toFixed(0)} | ${percentile(values, 95).toFixed(0)} |`;
     console.log(`fairness ${fairness ? 'on' : 'off'}; A's ${flood} dispatches took ${dispatchedIn} ms`);
@@ -139,4 +153,23 @@ export async function run(args: string[]): Promise<void> {
     await worker.stop();
     await service.stop();
   }
+}
+
+/**
+ * Where a run's start delay went, from its workflow's history: ms after the dispatch's commit (the database's
+ * clock) of each event, up to its first activity's start.
+ */
+async function startTrace(client: Client, owner: DataSource, executionId: string): Promise<string> {
+  const [{ created }] = await owner.query('SELECT created_at AS created FROM run_executions WHERE id = $1', [
+    executionId,
+  ]);
+  const history = await client.workflow.getHandle(runWorkflowId(executionId)).fetchHistory();
+  const marks: string[] = [];
+  for (const event of history.events ?? []) {
+    const at = tsToMs(event.eventTime) - (created as Date).getTime();
+    const type = temporal.api.enums.v1.EventType[event.eventType ?? 0]?.replace('EVENT_TYPE_', '').toLowerCase();
+    marks.push(`${type} ${at}`);
+    if (event.activityTaskStartedEventAttributes) break;
+  }
+  return `  ${executionId.slice(0, 8)}: ${marks.join(' → ')}`;
 }

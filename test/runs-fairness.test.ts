@@ -95,23 +95,32 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
   it("starts another workspace's runs ahead of 500 of another's, and priority 1 before 5", async () => {
     const [a, b] = await Promise.all([newTenant(100_000), newTenant(100_000)]);
     const [clientA, clientB] = [clientOf(a.api_key), clientOf(b.api_key)];
-    // Warm-up, then B's idle baseline: twice five runs dispatched at once on an idle queue.
+    // Warm-up, then B's idle baseline: three times five runs dispatched at once on an idle queue.
     await startDelays(await dispatch(clientB, 5, oneStep()), 'the warm-up runs to start');
     const idleDelays = [];
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < 3; round++) {
       idleDelays.push(...(await startDelays(await dispatch(clientB, 5, oneStep()), "B's idle runs to start")));
     }
     const idle = p95(idleDelays);
 
     const flood = await dispatch(clientA, 500, oneStep(), 32);
     const backlog = await queuedIn(a.workspace_id);
-    const bUnderFlood = await dispatch(clientB, 5, oneStep());
-    const underFlood = p95(await startDelays(bUnderFlood, "B's runs to start"));
+    // Under the flood, B dispatches its five runs three times over (one batch after the other, each while most
+    // of A's backlog still waits): a p95 of five runs is their slowest, so one batch is one noisy sample.
+    const ratios: number[] = [];
+    let bUnderFlood: string[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      bUnderFlood = await dispatch(clientB, 5, oneStep());
+      ratios.push(p95(await startDelays(bUnderFlood, "B's runs to start")) / idle);
+    }
     const leftBehind = await queuedIn(a.workspace_id);
+    const ratio = [...ratios].sort((x, y) => x - y)[1]!;
     console.log(
-      `      B's p95 start delay: ${idle} ms idle, ${underFlood} ms under A's flood ` +
-        `(×${(underFlood / idle).toFixed(2)}); A had ${backlog} runs QUEUED, ${leftBehind} still when B's had started`,
+      `      B's p95 start delay: ${idle} ms idle; under A's flood ×${ratios.map((r) => r.toFixed(2)).join(', ×')} ` +
+        `(median ×${ratio.toFixed(2)}); A had ${backlog} runs QUEUED, ${leftBehind} still when B's had started`,
     );
+    // Issue 43's bound: B's p95 start delay under A's 500-run flood within 2× of its idle one (the median batch).
+    expect(ratio, "B's p95 start delay under the flood ÷ idle (median of three batches)").to.be.at.most(2);
 
     // Within A, behind what is left of its backlog (priority 3): priority-5 runs, then priority-1 ones.
     const low = await dispatch(clientA, 10, oneStep(5));
@@ -128,9 +137,7 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     expect(stillQueued, 'runs of priority 3 and 5 still waiting').to.be.greaterThan(10);
 
     // B's runs overtook A's backlog: most of it still waited once all of B's had started (first come, first
-    // served leaves none). The issue's 2× bound on B's start delay is measured, not asserted: on a loaded 2-core
-    // box the idle baseline itself swings (365–734 ms across CI runs, ×3.3 and ×7.7 under the flood), while the
-    // overtaking holds (374 of 440 and 406 of 436 still queued); docs/benchmarks.md has the bench's figures.
+    // served leaves none).
     expect(leftBehind, "A's runs still waiting once B's started").to.be.greaterThan(backlog / 2);
 
     // A's flood was weighed down by its own backlog (src/runs/fair-share.ts), B's runs kept the default weight:

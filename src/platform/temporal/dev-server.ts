@@ -62,7 +62,10 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite file; omit for an in-memory server. */
   dbFile?: string;
-  /** Dynamic config beyond DISPATCH_SETTINGS (`key=value`; it wins), as a bench's `matching.enableFairness=false`. */
+  /**
+   * Dynamic config beyond DISPATCH_SETTINGS and SINGLE_HOST_SETTINGS (`key=value`; it wins), as a bench's
+   * `matching.enableFairness=false`.
+   */
   dynamicConfig?: readonly string[];
   log?: (line: string) => void;
 }
@@ -89,11 +92,27 @@ export const DISPATCH_SETTINGS = [
   'matching.enableFairness=true',
 ] as const;
 
+/**
+ * A dev server is one matching host, so its task queues have one partition each rather than Temporal's
+ * default 4. Fairness between keys holds within a partition: with 4, a workspace's task on a partition
+ * no poll was waiting on waited behind another workspace's flood on the partitions the worker did poll
+ * (a worker of 4 workflow-task slots keeps one non-sticky poll open), and another workspace's p95 start
+ * delay under a 500-run flood was ×1.1–3.5 its idle figure; with 1 it was ×1.0–1.5 (docs/benchmarks.md,
+ * "Fairness between workspaces"). One partition dispatches on the order of 1,000 tasks a second, more
+ * than one dev server's worker takes. A cluster's matching hosts share a queue by its partitions
+ * (deploy/temporal/dynamic-config.yaml, docs/scale-out.md).
+ */
+export const SINGLE_HOST_SETTINGS = [
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+] as const;
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { host, port } = splitAddress(options.address);
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'error'];
   for (const key of CUSTOM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${devServerTypeName(key)}`);
-  const settings = new Map([...DISPATCH_SETTINGS, ...(options.dynamicConfig ?? [])].map((s) => [s.split('=')[0], s]));
+  const given = [...DISPATCH_SETTINGS, ...SINGLE_HOST_SETTINGS, ...(options.dynamicConfig ?? [])];
+  const settings = new Map(given.map((s) => [s.split('=')[0], s]));
   for (const setting of settings.values()) args.push('--dynamic-config-value', setting);
   if (options.uiPort) {
     args.push('--ui-port', String(options.uiPort), '--ui-ip', host);
