@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- fairness [--flood 500] [--runs 5] [--rounds 3] [--fairness on|off] [--trace]
- *   [--temporal key=value,…]`
+ *   [--dynamic-config key=value,…] [--temporal dev|cluster] [--workers 1] [--workflow-tasks 4]`
  *
  * Issue 43 item 1: another workspace's runs while one workspace floods the task queue. On a private
  * Temporal dev server (`npm start`'s dispatch settings, `matching.enableFairness` among them, and one
@@ -13,8 +13,10 @@
  *   many of A's runs were still waiting once B's had started;
  * - then how fast A's flood drained: its runs finished per second, from its first dispatch to its last end.
  * `--fairness off` starts the dev server without fairness (first come, first served), for comparison.
- * `--temporal` adds dynamic config to the dev server's (its partitions, say). `--trace` prints where each of
- * B's runs under the flood spent its start delay, from its workflow's history.
+ * `--dynamic-config` adds to the dev server's (its partitions, say). `--temporal cluster` runs on `npm run
+ * cluster`'s Temporal instead (two matching hosts; the bench's queue has Temporal's default 4 partitions).
+ * `--workers` forks that many worker processes, each with `--workflow-tasks` slots (the SDK's default: 0).
+ * `--trace` prints where each of B's runs under the flood spent its start delay, from its workflow's history.
  * Data goes into weft_bench; each run makes its own tenants.
  */
 
@@ -28,6 +30,7 @@ import { runWorkflowId } from '../src/runs/workflow';
 import { numberOption, percentile, stringOption } from './lib/measure';
 import { forkWorker } from './lib/run-worker';
 import { bootBenchService, serveLocally } from './lib/servers';
+import { temporalKinds, useCluster } from './lib/temporal-target';
 
 const ONE_STEP = JSON.stringify({ agent: 'playbook', input: { steps: [{ tool: 'billing.credits_balance' }] } });
 
@@ -37,20 +40,27 @@ export async function run(args: string[]): Promise<void> {
   const rounds = numberOption(args, 'rounds', 3);
   const fairness = stringOption(args, 'fairness') !== 'off';
   const trace = args.includes('--trace');
-  const settings = { TEMPORAL_NAMESPACE: 'default', WORKER_MAX_ACTIVITIES: '10', WORKER_MAX_WORKFLOW_TASKS: '4' };
+  const workers = numberOption(args, 'workers', 1);
+  const workflowTasks = numberOption(args, 'workflow-tasks', 4);
+  const [kind, ...more] = temporalKinds(args);
+  if (more.length > 0 || (kind === 'cluster' && !fairness)) throw new Error('--temporal dev or cluster, fairness on');
+  const settings: Record<string, string> = { TEMPORAL_NAMESPACE: 'default', WORKER_MAX_ACTIVITIES: '10' };
+  if (workflowTasks > 0) settings.WORKER_MAX_WORKFLOW_TASKS = String(workflowTasks);
+  const cluster = kind === 'cluster' ? await useCluster((line) => console.error(line)) : undefined;
   const service = await bootBenchService({
     queue: 'weft-bench-fairness',
     settings,
     temporalSettings: [
       ...(fairness ? [] : ['matching.enableFairness=false']),
-      ...(stringOption(args, 'temporal')?.split(',') ?? []),
+      ...(stringOption(args, 'dynamic-config')?.split(',') ?? []),
     ],
+    ...(cluster ? { temporal: cluster } : {}),
   });
   const { runtime, owner, provisioning, env } = service;
   await ensureSearchAttributes(runtime.temporal);
   // The worker process serves the runs bench's anchor queue too; nothing is started on it here.
   env.BENCH_ANCHOR_TASK_QUEUE = `${env.TEMPORAL_TASK_QUEUE}-anchor`;
-  const worker = await forkWorker(env);
+  const forked = await Promise.all(Array.from({ length: workers }, () => forkWorker(env)));
   const { server, url } = await serveLocally(createApp(runtime));
   const [a, b] = [
     await provisioning.bootstrap({ credits: 1_000_000 }),
@@ -125,7 +135,10 @@ export async function run(args: string[]): Promise<void> {
     if (trace) for (const id of bUnder) console.log(await startTrace(runtime.temporal.client, owner, id));
     const row = (name: string, values: number[]) =>
       `| ${name} | ${values.length} | ${percentile(values, 50).toFixed(0)} | ${percentile(values, 95).toFixed(0)} |`;
-    console.log(`fairness ${fairness ? 'on' : 'off'}; A's ${flood} dispatches took ${dispatchedIn} ms`);
+    console.log(
+      `fairness ${fairness ? 'on' : 'off'} on the ${kind} server; ${workers} worker(s) of ` +
+        `${workflowTasks || "the SDK's"} workflow-task slots; A's ${flood} dispatches took ${dispatchedIn} ms`,
+    );
     console.log('| B start delay | runs | p50 ms | p95 ms |\n|---|---|---|---|');
     console.log(row('alone (anchor)', alone));
     console.log(row(`under A's flood of ${flood}`, under));
@@ -150,8 +163,9 @@ export async function run(args: string[]): Promise<void> {
     );
   } finally {
     server.close();
-    await worker.stop();
+    await Promise.all(forked.map((worker) => worker.stop()));
     await service.stop();
+    await cluster?.release();
   }
 }
 
