@@ -99,8 +99,8 @@ export const DISPATCH_SETTINGS = [
  * (a worker of 4 workflow-task slots keeps one non-sticky poll open), and another workspace's p95 start
  * delay under a 500-run flood was ×1.1–3.5 its idle figure; with 1 it was ×1.0–1.5 (docs/benchmarks.md,
  * "Fairness between workspaces"). One partition dispatches on the order of 1,000 tasks a second, more
- * than one dev server's worker takes. A cluster's matching hosts share a queue by its partitions
- * (deploy/temporal/dynamic-config.yaml, docs/scale-out.md).
+ * than one dev server's worker takes. Compose's and the cluster's `weft` queue has one too
+ * (deploy/temporal/dynamic-config.yaml; raising it: docs/scale-out.md).
  */
 export const SINGLE_HOST_SETTINGS = [
   'matching.numTaskqueueReadPartitions=1',
