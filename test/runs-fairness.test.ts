@@ -105,22 +105,22 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
 
     const flood = await dispatch(clientA, 500, oneStep(), 32);
     const backlog = await queuedIn(a.workspace_id);
-    // Under the flood, B dispatches its five runs three times over (one batch after the other, each while most
+    // Under the flood, B dispatches its five runs five times over (one batch after the other, each while most
     // of A's backlog still waits): a p95 of five runs is their slowest, so one batch is one noisy sample.
     const ratios: number[] = [];
     let bUnderFlood: string[] = [];
-    for (let batch = 0; batch < 3; batch++) {
+    for (let batch = 0; batch < 5; batch++) {
       bUnderFlood = await dispatch(clientB, 5, oneStep());
       ratios.push(p95(await startDelays(bUnderFlood, "B's runs to start")) / idle);
     }
     const leftBehind = await queuedIn(a.workspace_id);
-    const ratio = [...ratios].sort((x, y) => x - y)[1]!;
+    const ratio = [...ratios].sort((x, y) => x - y)[2]!;
     console.log(
       `      B's p95 start delay: ${idle} ms idle; under A's flood ×${ratios.map((r) => r.toFixed(2)).join(', ×')} ` +
         `(median ×${ratio.toFixed(2)}); A had ${backlog} runs QUEUED, ${leftBehind} still when B's had started`,
     );
     // Issue 43's bound: B's p95 start delay under A's 500-run flood within 2× of its idle one (the median batch).
-    expect(ratio, "B's p95 start delay under the flood ÷ idle (median of three batches)").to.be.at.most(2);
+    expect(ratio, "B's p95 start delay under the flood ÷ idle (median of five batches)").to.be.at.most(2);
 
     // Within A, behind what is left of its backlog (priority 3): priority-5 runs, then priority-1 ones.
     const low = await dispatch(clientA, 10, oneStep(5));
