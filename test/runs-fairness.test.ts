@@ -104,8 +104,25 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
     await temporal?.stop();
   });
 
-  it("starts another workspace's runs ahead of 500 of another's, and priority 1 before 5", async () => {
+  // The workspaces a try of the test below flooded: a second try first waits for their runs to end.
+  const flooded: string[] = [];
+  it("starts another workspace's runs ahead of 500 of another's, and priority 1 before 5", async function () {
+    // One retry: in a full suite run the median batch read ×1.64–1.91 (the file alone ×1.22–1.62), near enough
+    // to the line for one unlucky try to cross it; a broken fairness crosses it by far (4 partitions read ×2.46,
+    // first come, first served ×10 and more in the bench).
+    this.retries(1);
+    await eventually(
+      async () => {
+        const [{ n }] = await getStack().ownerDataSource.query(
+          `SELECT count(*)::int AS n FROM run_executions WHERE workspace_id = ANY($1) AND finished_at IS NULL`,
+          [flooded],
+        );
+        return n === 0 || undefined;
+      },
+      { what: "an earlier try's flood to end", timeoutMs: 180_000, intervalMs: 500 },
+    );
     const [a, b] = await Promise.all([newTenant(100_000), newTenant(100_000)]);
+    flooded.push(a.workspace_id);
     const [clientA, clientB] = [clientOf(a.api_key), clientOf(b.api_key)];
     // Warm-up, then B's idle baseline: three times five runs dispatched at once on an idle queue.
     await startDelays(await dispatch(clientB, 5, oneStep()), 'the warm-up runs to start');
