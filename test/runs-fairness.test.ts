@@ -85,8 +85,8 @@ describe('fair queueing between workspaces, and priority within one (issue 43)',
   let temporal: DevServer | undefined;
   before(async function () {
     this.timeout(60_000);
-    // A Temporal server of its own, as the bench's: in the suite's shared one, which by then holds every
-    // earlier file's workflows, B's ratio read ×1.64–1.82 in full runs against ×1.22–1.58 for this file alone.
+    // A Temporal server of its own, as the bench's, apart from every earlier file's workflows. (It did not lower
+    // B's ratio in full runs: ×1.91 with it against ×1.64–1.82 on the suite's shared server.)
     const address = `127.0.0.1:${await freePort()}`;
     temporal = await startDevServer({ address });
     // A worker that takes about what its database pool can run at once: the rest waits, in Temporal's
